@@ -1,0 +1,61 @@
+"""Sentence-vs-context alignment scorers (the "semantic alignment" signal, ``align_score`` in [0, 1]).
+
+Use :func:`get_scorer` to build one from a spec string:
+
+* ``"lexical"`` - surface overlap (numbers, entities, content words, bigrams), no model;
+* ``"embedding"`` - max cosine similarity with the context's sentences (packaged MiniLM);
+* ``"lexical+embedding"`` - the default, mean of the two (weights 0.5 / 0.5);
+* ``"nli:<path-or-hub-id>"`` - max entailment probability of a Hugging Face NLI model over context chunks;
+* ``"none"`` - no alignment scoring (``get_scorer`` returns ``None``).
+"""
+
+from __future__ import annotations
+
+from faithwatch.alignment.base import AlignmentScorer, validate_inputs
+from faithwatch.alignment.combined import CombinedScorer
+from faithwatch.alignment.embedding import EmbeddingScorer
+from faithwatch.alignment.lexical import NEUTRAL_SCORE, LexicalScorer
+from faithwatch.alignment.nli import NLIScorer
+
+#: the scorer used when the user does not choose one
+DEFAULT_SCORER = "lexical+embedding"
+#: the spec strings :func:`get_scorer` accepts (``nli:`` takes a model path or hub id after the colon)
+VALID_SPECS = ("lexical", "embedding", "lexical+embedding", "nli:<path-or-hub-id>", "none")
+
+__all__ = [
+    "DEFAULT_SCORER",
+    "NEUTRAL_SCORE",
+    "VALID_SPECS",
+    "AlignmentScorer",
+    "CombinedScorer",
+    "EmbeddingScorer",
+    "LexicalScorer",
+    "NLIScorer",
+    "get_scorer",
+    "validate_inputs",
+]
+
+
+def get_scorer(spec: str = DEFAULT_SCORER, device: str = "cpu") -> AlignmentScorer | None:
+    """Build the alignment scorer named by ``spec`` (see :data:`VALID_SPECS`); ``"none"`` gives ``None``.
+
+    Raises ``ValueError`` for an unknown spec or an ``nli:`` spec without a model.
+    """
+    if not isinstance(spec, str):
+        raise TypeError(f"scorer spec must be a str, got {type(spec).__name__}")
+    key = spec.strip()
+    if key.lower().startswith("nli:"):
+        model = key[4:].strip()  # paths/hub ids are case-sensitive: keep them as given
+        if not model:
+            raise ValueError("the 'nli:' scorer needs a model, e.g. 'nli:/path/to/model' or 'nli:<hub-id>'")
+        return NLIScorer(model, device=device)
+    key = key.lower()
+    if key == "none":
+        return None
+    if key == "lexical":
+        return LexicalScorer()
+    if key == "embedding":
+        return EmbeddingScorer(device=device)
+    if key == "lexical+embedding":
+        return CombinedScorer([LexicalScorer(), EmbeddingScorer(device=device)], [0.5, 0.5])
+    raise ValueError(f"unknown alignment scorer {spec!r}; valid: {', '.join(VALID_SPECS)}")

@@ -1,0 +1,58 @@
+"""The sentence-vs-context alignment interface ("semantic alignment" signal, ``align_score``)."""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+
+class AlignmentScorer(ABC):
+    """Scores how well each sentence is supported by a context, in [0, 1].
+
+    Implementations must return finite values in [0, 1] and raise ``ValueError`` on
+    empty input rather than returning a number that looks like a result.
+    """
+
+    #: registry name, e.g. ``"lexical"``; shown in outputs so users know which scorer ran
+    name: str = "base"
+
+    @abstractmethod
+    def score_many(self, sentences: Sequence[str], context: str) -> list[float]:
+        """Score several sentences against one context (one value per sentence)."""
+
+    def score(self, sentence: str, context: str) -> float:
+        """Score one sentence against a context."""
+        return self.score_many([sentence], context)[0]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+def validate_inputs(sentences: Sequence[str], context: str) -> list[str]:
+    """Check the arguments of :meth:`AlignmentScorer.score_many` and return the sentences as a list.
+
+    Raises ``ValueError`` for an empty/blank context or a blank sentence, and ``TypeError``
+    for non-string input (a bare ``str`` passed as ``sentences`` is rejected too, since it
+    would otherwise be scored character by character).
+    """
+    if isinstance(sentences, str):
+        raise TypeError("sentences must be a sequence of strings, not a single str; use score() for one")
+    if not isinstance(context, str):
+        raise TypeError(f"context must be a str, got {type(context).__name__}")
+    if not context.strip():
+        raise ValueError("context is empty: there is nothing to align the sentences against")
+    out = list(sentences)
+    for i, s in enumerate(out):
+        if not isinstance(s, str):
+            raise TypeError(f"sentences[{i}] must be a str, got {type(s).__name__}")
+        if not s.strip():
+            raise ValueError(f"sentences[{i}] is empty or blank; cannot score it")
+    return out
+
+
+def clamp01(value: float) -> float:
+    """Clip a score to [0, 1], raising ``ValueError`` if it is NaN (never let a NaN through)."""
+    if math.isnan(value):
+        raise ValueError("alignment score is NaN")
+    return min(1.0, max(0.0, float(value)))

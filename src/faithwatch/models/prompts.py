@@ -1,0 +1,108 @@
+"""The RAG prompt [x; c] and its no-context twin [x] (paper 000 §3.2, "Context Influence").
+
+Both prompts are rendered from one template; the twin is the RAG prompt with the context block
+removed and nothing else changed, so the contrastive KL measures the context's influence alone.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from transformers import PreTrainedTokenizerBase
+
+from faithwatch.errors import ContextTooLongError, InputError
+
+log = logging.getLogger(__name__)
+
+#: the task instruction used when none is given
+DEFAULT_INSTRUCTION = "Answer the question using only the information in the context."
+CONTEXT_OPEN = "Context:\n"
+CONTEXT_CLOSE = "\n\n"
+
+
+def user_message(question: str, context: str | None, instruction: str = DEFAULT_INSTRUCTION) -> str:
+    """The user turn: instruction, the context block (absent in the twin), the question."""
+    block = f"{CONTEXT_OPEN}{context}{CONTEXT_CLOSE}" if context is not None else ""
+    return f"{instruction}\n\n{block}Question: {question}"
+
+
+def render(tokenizer: PreTrainedTokenizerBase, message: str) -> str:
+    """Apply the model's chat template when it has one, else a plain 'Question/Answer' layout."""
+    if getattr(tokenizer, "chat_template", None):
+        return tokenizer.apply_chat_template(
+            [{"role": "user", "content": message}], tokenize=False, add_generation_prompt=True
+        )
+    return f"{message}\nAnswer:"
+
+
+@dataclass
+class PromptPair:
+    """Token ids of the RAG prompt and of its no-context twin."""
+
+    rag_ids: list[int]
+    twin_ids: list[int]
+    rag_text: str
+    twin_text: str
+    context_tokens_cut: int = 0
+
+
+def _check(name: str, value: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(f"The {name} is empty: faithwatch needs a non-empty {name}.")
+    return value
+
+
+def _encode(tokenizer: PreTrainedTokenizerBase, text: str) -> list[int]:
+    # the chat template already holds the special tokens
+    return list(tokenizer(text, add_special_tokens=not getattr(tokenizer, "chat_template", None))["input_ids"])
+
+
+def build_prompts(
+    tokenizer: PreTrainedTokenizerBase,
+    question: str,
+    context: str,
+    *,
+    instruction: str = DEFAULT_INSTRUCTION,
+    max_length: int | None = None,
+    reserve: int = 0,
+    truncate_context: bool = False,
+) -> PromptPair:
+    """Build the RAG prompt and its twin.
+
+    ``max_length`` is the model window and ``reserve`` the tokens kept free for the response. When the
+    RAG prompt does not fit, a :class:`ContextTooLongError` is raised, unless ``truncate_context`` is
+    set: then the context's tail is cut and a warning states how many tokens were cut.
+    """
+    _check("question", question)
+    _check("context", context)
+    cut = 0
+    rag_text = render(tokenizer, user_message(question, context, instruction))
+    rag_ids = _encode(tokenizer, rag_text)
+    if max_length is not None and len(rag_ids) + reserve > max_length:
+        over = len(rag_ids) + reserve - max_length
+        if not truncate_context:
+            raise ContextTooLongError(
+                f"The prompt is {len(rag_ids)} tokens and {reserve} are reserved for the answer, "
+                f"{over} more than the model window of {max_length}. Shorten the context, lower "
+                "max_new_tokens, or allow truncation (--truncate-context)."
+            )
+        ctx_ids = tokenizer(context, add_special_tokens=False)["input_ids"]
+        if over >= len(ctx_ids):
+            raise ContextTooLongError(
+                f"Even with the whole context cut, the prompt needs {over - len(ctx_ids)} tokens more than "
+                f"the model window of {max_length}; shorten the question or lower max_new_tokens."
+            )
+        keep = len(ctx_ids) - over
+        while True:  # re-tokenising may shift by a token or two
+            context = tokenizer.decode(ctx_ids[:keep], skip_special_tokens=True)
+            rag_text = render(tokenizer, user_message(question, context, instruction))
+            rag_ids = _encode(tokenizer, rag_text)
+            if len(rag_ids) + reserve <= max_length or keep == 0:
+                break
+            keep -= 1
+        cut = len(ctx_ids) - keep
+        log.warning("Context truncated: %d of %d context tokens cut to fit the model window of %d.",
+                    cut, len(ctx_ids), max_length)
+    twin_text = render(tokenizer, user_message(question, None, instruction))
+    return PromptPair(rag_ids, _encode(tokenizer, twin_text), rag_text, twin_text, cut)

@@ -1,0 +1,218 @@
+"""The Monitor: live sentence-by-sentence faithfulness monitoring, and the same by teacher forcing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from faithwatch.alignment import DEFAULT_SCORER, get_scorer
+from faithwatch.alignment.base import AlignmentScorer
+from faithwatch.detectors import Detector, get_detector
+from faithwatch.errors import InputError
+from faithwatch.models.engine import DecodingEngine, EngineSession, Needs
+from faithwatch.models.loading import LoadedModel, load_model
+from faithwatch.models.prompts import DEFAULT_INSTRUCTION, PromptPair, build_prompts
+from faithwatch.results import MonitorResult, SentenceReport, check_finite
+from faithwatch.sentences import Sentence, SentenceTracker
+from faithwatch.signals import (
+    SIGNALS,
+    AlignmentSignal,
+    ContrastiveSignal,
+    EntropySignal,
+    LIDBank,
+    LIDSignal,
+    LikelihoodSignal,
+    LookbackSignal,
+    SentenceTrace,
+    Signal,
+    default_lid_layers,
+)
+
+#: picks the next token from log-probabilities [V]
+TokenChooser = Callable[[torch.Tensor], int]
+TEACHER_FORCING_CHUNK = 256
+
+
+def greedy(logprobs: torch.Tensor) -> int:
+    """The most likely token."""
+    return int(torch.argmax(logprobs))
+
+
+class Monitor:
+    """Scores every sentence of a RAG answer for faithfulness, live or for a given response.
+
+    ``model``: a :class:`LoadedModel`, a model directory / hub id, or ``None`` for the embedded
+    SmolLM2-135M-Instruct. ``signals``: families to compute (default all of :data:`SIGNALS`).
+    ``alignment``: an alignment scorer or its spec (default ``"lexical+embedding"``; ``"none"`` for none).
+    ``lid_bank``: reference hidden states for ``lid_layer_*`` (absent without one).
+    """
+
+    def __init__(
+        self,
+        model: LoadedModel | str | None = None,
+        *,
+        signals: Sequence[str] | None = None,
+        alignment: AlignmentScorer | str | None = DEFAULT_SCORER,
+        lid_bank: LIDBank | str | Path | None = None,
+        lid_layers: Sequence[int] | None = None,
+        detector: Detector | str | None = None,
+        instruction: str = DEFAULT_INSTRUCTION,
+        max_new_tokens: int = 256,
+        truncate_context: bool = False,
+        device: str | None = None,
+    ) -> None:
+        self.lm = model if isinstance(model, LoadedModel) else load_model(model, device=device)
+        self.instruction = instruction
+        self.max_new_tokens = max_new_tokens
+        self.truncate_context = truncate_context
+        self.detector = detector if isinstance(detector, Detector) else get_detector(detector)
+        self.alignment = get_scorer(alignment, device=str(self.lm.device)) if isinstance(alignment, str) else alignment
+        if isinstance(lid_bank, (str, Path)):
+            lid_bank = LIDBank.load(lid_bank, expect_model_id=self.lm.model_id)
+        layers = tuple(lid_layers) if lid_layers else default_lid_layers(self.lm.num_layers)
+        self.signals = self._build_signals(signals or SIGNALS, layers, lid_bank)
+        needs = Needs()
+        for signal in self.signals:
+            needs = needs | signal.needs
+        self.engine = DecodingEngine(self.lm, needs)
+
+    def _build_signals(self, names: Sequence[str], layers: tuple[int, ...], bank: LIDBank | None) -> list[Signal]:
+        unknown = sorted(set(names) - set(SIGNALS))
+        if unknown:
+            raise InputError(f"unknown signals {unknown}; available: {', '.join(SIGNALS)}")
+        factories = {
+            "likelihood": LikelihoodSignal,
+            "entropy": EntropySignal,
+            "lid": lambda: LIDSignal(layers, bank),
+            "contrastive": ContrastiveSignal,
+            "lookback": LookbackSignal,
+            "alignment": lambda: AlignmentSignal(self.alignment),
+        }
+        return [factories[name]() for name in SIGNALS if name in names]
+
+    @property
+    def feature_names(self) -> list[str]:
+        """Every feature the monitor emits, in order."""
+        return [name for signal in self.signals for name in signal.feature_names]
+
+    # --- live -------------------------------------------------------------------------------------------
+    def stream(
+        self,
+        question: str,
+        context: str,
+        *,
+        max_new_tokens: int | None = None,
+        choose: TokenChooser = greedy,
+    ) -> Iterator[SentenceReport]:
+        """Generate an answer and yield each sentence the moment it is final, scored."""
+        for item in self._live(question, context, max_new_tokens, choose):
+            if isinstance(item, SentenceReport):
+                yield item
+
+    def generate(
+        self,
+        question: str,
+        context: str,
+        *,
+        max_new_tokens: int | None = None,
+        choose: TokenChooser = greedy,
+        on_sentence: Callable[[SentenceReport], None] | None = None,
+    ) -> MonitorResult:
+        """Generate an answer and return it with every sentence scored (``on_sentence`` sees each live)."""
+        for item in self._live(question, context, max_new_tokens, choose):
+            if isinstance(item, SentenceReport):
+                if on_sentence is not None:
+                    on_sentence(item)
+            else:
+                return item
+        raise AssertionError("unreachable")
+
+    def _live(self, question: str, context: str, max_new_tokens: int | None, choose: TokenChooser):
+        budget = self.max_new_tokens if max_new_tokens is None else max_new_tokens
+        if budget < 1:
+            raise InputError(f"max_new_tokens must be at least 1, got {budget}")
+        prompts, session = self._start(question, context, reserve=budget)
+        tracker = SentenceTracker(self.lm.tokenizer)
+        reports: list[SentenceReport] = []
+        eos, stop = self.lm.eos_token_ids, "max_new_tokens"
+        for _ in range(budget):
+            token = choose(session.next_logprobs())
+            if token in eos:
+                stop = "eos"
+                break
+            session.feed([token])
+            for report in self._reports(tracker.add([token]), session, question, context):
+                reports.append(report)
+                yield report
+        for report in self._reports(tracker.finish(), session, question, context):
+            reports.append(report)
+            yield report
+        yield self._result(question, context, tracker, reports, prompts, "live", stop)
+
+    # --- teacher forcing ----------------------------------------------------------------------------------
+    def score(self, question: str, context: str, response: str | Sequence[int]) -> MonitorResult:
+        """Score an existing response (text, or the model's token ids) by teacher forcing."""
+        if isinstance(response, str):
+            if not response.strip():
+                raise InputError("The response is empty: there is nothing to score.")
+            ids = self.lm.tokenizer(response, add_special_tokens=False)["input_ids"]
+        else:
+            ids = [int(t) for t in response]
+            if not ids:
+                raise InputError("The response has no tokens: there is nothing to score.")
+        prompts, session = self._start(question, context, reserve=len(ids))
+        for i in range(0, len(ids), TEACHER_FORCING_CHUNK):
+            session.feed(ids[i : i + TEACHER_FORCING_CHUNK])
+        tracker = SentenceTracker(self.lm.tokenizer)
+        sentences = tracker.add(ids) + tracker.finish()
+        reports = self._reports(sentences, session, question, context)
+        return self._result(question, context, tracker, reports, prompts, "teacher-forced", "given")
+
+    # --- shared -------------------------------------------------------------------------------------------
+    def _start(self, question: str, context: str, reserve: int) -> tuple[PromptPair, EngineSession]:
+        prompts = build_prompts(
+            self.lm.tokenizer, question, context, instruction=self.instruction,
+            max_length=self.lm.max_length, reserve=reserve, truncate_context=self.truncate_context,
+        )
+        return prompts, self.engine.start(prompts)
+
+    def _reports(
+        self, sentences: list[Sentence], session: EngineSession, question: str, context: str
+    ) -> list[SentenceReport]:
+        if not sentences:
+            return []
+        traces = [SentenceTrace(s, session.records, question, context) for s in sentences]
+        values: list[dict] = [{} for _ in traces]
+        for signal in self.signals:
+            for out, computed in zip(values, signal.compute_many(traces), strict=True):
+                out.update(computed)
+        reports = []
+        for sentence, feats in zip(sentences, values, strict=True):
+            scalars: dict[str, float | None] = {}
+            vectors: dict[str, list] = {}
+            for name, value in feats.items():
+                if isinstance(value, np.ndarray):
+                    if not np.isfinite(value).all():
+                        check_finite(name, float("nan"))
+                    vectors[name] = value.tolist()
+                else:
+                    scalars[name] = None if value is None else check_finite(name, float(value))
+            score = check_finite("score", self.detector.score(scalars))
+            reports.append(SentenceReport(
+                index=sentence.index, text=sentence.text, start=sentence.start, end=sentence.end,
+                token_start=sentence.token_start, token_end=sentence.token_end, features=scalars,
+                score=score, flagged=score < self.detector.threshold, detector=self.detector.name,
+                vectors=vectors,
+            ))
+        return reports
+
+    def _result(self, question, context, tracker, reports, prompts, mode, stop) -> MonitorResult:
+        return MonitorResult(
+            question=question, context=context, response=tracker.text, sentences=reports,
+            model_id=self.lm.model_id, detector=self.detector.name,
+            alignment=None if self.alignment is None else self.alignment.name, mode=mode,
+            num_tokens=len(tracker.ids), stop_reason=stop, context_tokens_cut=prompts.context_tokens_cut,
+        )

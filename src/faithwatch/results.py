@@ -1,0 +1,67 @@
+"""Typed results of monitoring and scoring."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from faithwatch.errors import NonFiniteError
+
+
+@dataclass
+class SentenceReport:
+    """One sentence of a response with its signals and faithfulness score (1 = faithful)."""
+
+    index: int
+    text: str
+    start: int  # character span in the response, end exclusive
+    end: int
+    token_start: int  # token span in the response tokens, end exclusive
+    token_end: int
+    features: dict[str, float | None]  # None = absent (e.g. LID without a reference bank)
+    score: float
+    flagged: bool  # score below the detector's threshold
+    detector: str
+    vectors: dict[str, list] = field(default_factory=dict)  # e.g. lookback_ratio [layers][heads]
+
+    def to_dict(self, vectors: bool = True) -> dict[str, Any]:
+        out = asdict(self)
+        if not vectors:
+            out.pop("vectors")
+        return out
+
+
+@dataclass
+class MonitorResult:
+    """A whole response: text, sentences, and how it was produced."""
+
+    question: str
+    context: str
+    response: str
+    sentences: list[SentenceReport]
+    model_id: str
+    detector: str
+    alignment: str | None
+    mode: str  # "live" or "teacher-forced"
+    num_tokens: int
+    stop_reason: str  # "eos", "max_new_tokens" or "given"
+    context_tokens_cut: int = 0
+
+    @property
+    def score(self) -> float | None:
+        """Response score: the minimum sentence score (a response is as faithful as its worst sentence)."""
+        return min((s.score for s in self.sentences), default=None)
+
+    def to_dict(self, vectors: bool = True) -> dict[str, Any]:
+        out = {k: v for k, v in asdict(self).items() if k != "sentences"}
+        out["score"] = self.score
+        out["sentences"] = [s.to_dict(vectors) for s in self.sentences]
+        return out
+
+
+def check_finite(name: str, value: float) -> float:
+    """Return ``value`` or raise :class:`NonFiniteError` naming the feature."""
+    if not math.isfinite(value):
+        raise NonFiniteError(f"feature '{name}' is {value}; faithwatch does not emit non-finite numbers")
+    return value

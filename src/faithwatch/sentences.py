@@ -1,0 +1,99 @@
+"""Sentence segmentation of decoded text with character offsets, token by token (pysbd).
+
+The same tracker runs while streaming and when teacher forcing, so both see identical sentences.
+A sentence is final only when the splitter is sure: a following sentence has begun with at least one
+complete word, or the generation ended.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pysbd
+from transformers import PreTrainedTokenizerBase
+
+_BOUNDARY_CHARS = re.compile(r"[.!?…。！？\n:;\"')\]]")
+_COMPLETE_WORD = re.compile(r"\w+[\s,;:.!?]")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A sentence of the response: its text, character span and the generated tokens that form it."""
+
+    index: int
+    text: str
+    start: int  # character offsets into the response text, end exclusive
+    end: int
+    token_start: int  # token indices into the response tokens, end exclusive
+    token_end: int
+
+
+class SentenceTracker:
+    """Turns a growing list of response token ids into final sentences."""
+
+    def __init__(self, tokenizer: PreTrainedTokenizerBase, language: str = "en") -> None:
+        self.tokenizer = tokenizer
+        self._seg = pysbd.Segmenter(language=language, clean=False, char_span=True)
+        self.ids: list[int] = []
+        self.text = ""
+        self._token_ends: list[int] = []  # character end offset of each token
+        self._final_end = 0  # characters before this offset belong to final sentences
+        self._count = 0
+
+    def add(self, token_ids: Sequence[int]) -> list[Sentence]:
+        """Add tokens one by one; return the sentences that became final."""
+        done: list[Sentence] = []
+        for token in token_ids:
+            self.ids.append(int(token))
+            text = self.tokenizer.decode(self.ids, skip_special_tokens=True)
+            if not text.startswith(self.text):  # a decoder that rewrites earlier text: keep what is stable
+                stable = len(_common_prefix(self.text, text))
+                self._token_ends = [min(e, stable) for e in self._token_ends]
+            self.text = text
+            self._token_ends.append(len(text))
+            if _BOUNDARY_CHARS.search(text, self._final_end):
+                done.extend(self._split(final=False))
+        return done
+
+    def finish(self) -> list[Sentence]:
+        """End of generation: every remaining sentence is final."""
+        return self._split(final=True)
+
+    def _split(self, final: bool) -> list[Sentence]:
+        tail = self.text[self._final_end :]
+        if tail.endswith("\ufffd") and not final:  # an incomplete multi-byte character
+            return []
+        spans = [s for s in self._seg.segment(tail) if s.sent.strip()]
+        if not final:
+            if len(spans) < 2 or not _COMPLETE_WORD.search(tail[spans[-1].start :]):
+                return []
+            spans = spans[:-1]
+        out = []
+        for span in spans:
+            raw = tail[span.start : span.end]
+            lead = len(raw) - len(raw.lstrip())
+            start = self._final_end + span.start + lead
+            end = start + len(raw.strip())
+            out.append(self._sentence(start, end))
+        if out:
+            self._final_end = out[-1].end if final else self._final_end + spans[-1].end
+        return out
+
+    def _sentence(self, start: int, end: int) -> Sentence:
+        ends = self._token_ends
+        starts = [0, *ends[:-1]]
+        tokens = [i for i, (s, e) in enumerate(zip(starts, ends, strict=True)) if e > start and s < end]
+        sentence = Sentence(self._count, self.text[start:end], start, end, tokens[0], tokens[-1] + 1)
+        self._count += 1
+        return sentence
+
+
+def _common_prefix(a: str, b: str) -> str:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return a[:n]

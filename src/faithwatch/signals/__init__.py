@@ -1,0 +1,28 @@
+"""Per-sentence faithfulness signals. Adding a signal = one module + one entry in :data:`SIGNALS`."""
+
+from faithwatch.signals.alignment import AlignmentSignal
+from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
+from faithwatch.signals.contrastive import ContrastiveSignal
+from faithwatch.signals.entropy import EntropySignal
+from faithwatch.signals.lid import LIDBank, LIDSignal, default_lid_layers, lid_mle
+from faithwatch.signals.likelihood import LikelihoodSignal
+from faithwatch.signals.lookback import LookbackSignal
+
+#: signal families by name, in output order
+SIGNALS = ("likelihood", "entropy", "lid", "contrastive", "lookback", "alignment")
+
+__all__ = [
+    "SIGNALS",
+    "AlignmentSignal",
+    "ContrastiveSignal",
+    "EntropySignal",
+    "FeatureValue",
+    "LIDBank",
+    "LIDSignal",
+    "LikelihoodSignal",
+    "LookbackSignal",
+    "SentenceTrace",
+    "Signal",
+    "default_lid_layers",
+    "lid_mle",
+]

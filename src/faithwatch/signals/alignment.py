@@ -1,0 +1,37 @@
+"""Semantic alignment: ``align_score`` of the sentence against the context, from any alignment scorer."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from faithwatch.alignment.base import AlignmentScorer
+from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
+
+
+class AlignmentSignal(Signal):
+    """Emits ``align_score`` in [0, 1] (``None`` when no scorer is configured)."""
+
+    name = "alignment"
+
+    def __init__(self, scorer: AlignmentScorer | None) -> None:
+        self.scorer = scorer
+
+    @property
+    def feature_names(self) -> list[str]:
+        return ["align_score"]
+
+    def compute(self, trace: SentenceTrace) -> dict[str, FeatureValue]:
+        return self.compute_many([trace])[0]
+
+    def compute_many(self, traces: Sequence[SentenceTrace]) -> list[dict[str, FeatureValue]]:
+        if self.scorer is None or not traces:
+            return [{"align_score": None} for _ in traces]
+        out: list[dict[str, FeatureValue]] = [{} for _ in traces]
+        by_context: dict[str, list[int]] = {}
+        for i, trace in enumerate(traces):
+            by_context.setdefault(trace.context, []).append(i)
+        for context, idx in by_context.items():
+            scores = self.scorer.score_many([traces[i].sentence.text for i in idx], context)
+            for i, score in zip(idx, scores, strict=True):
+                out[i] = {"align_score": float(score)}
+        return out

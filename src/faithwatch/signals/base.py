@@ -1,0 +1,73 @@
+"""The signal interface: a unit declares what it needs recorded and maps a sentence trace to features."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from faithwatch.models.engine import Needs, TokenRecords
+from faithwatch.sentences import Sentence
+
+#: a feature value: a scalar, ``None`` for "absent" (e.g. LID with no reference bank), or a vector
+FeatureValue = float | None | np.ndarray
+
+
+@dataclass
+class SentenceTrace:
+    """Everything recorded for one sentence of a response, plus the inputs it was generated from."""
+
+    sentence: Sentence
+    records: TokenRecords
+    question: str
+    context: str
+
+    def _pick(self, values: list) -> np.ndarray:
+        return np.asarray(values[self.sentence.token_start : self.sentence.token_end])
+
+    @property
+    def logprob(self) -> np.ndarray:
+        return self._pick(self.records.logprob)
+
+    @property
+    def entropy(self) -> np.ndarray:
+        return self._pick(self.records.entropy)
+
+    @property
+    def kl(self) -> np.ndarray:
+        return self._pick(self.records.kl)
+
+    @property
+    def lookback(self) -> np.ndarray:
+        return self._pick(self.records.lookback)
+
+    @property
+    def last_hidden(self) -> np.ndarray:
+        """Hidden states [n_layers_recorded, d] at the step that produced the sentence's last token."""
+        return self.records.hidden[self.sentence.token_end - 1]
+
+
+class Signal(ABC):
+    """A family of per-sentence features (paper 000 Table 4 names)."""
+
+    name: str = "signal"
+
+    @property
+    def needs(self) -> Needs:
+        """What the engine must record for this signal."""
+        return Needs()
+
+    @property
+    @abstractmethod
+    def feature_names(self) -> list[str]:
+        """Names of the features this signal emits, in order."""
+
+    @abstractmethod
+    def compute(self, trace: SentenceTrace) -> dict[str, FeatureValue]:
+        """Features of one sentence."""
+
+    def compute_many(self, traces: Sequence[SentenceTrace]) -> list[dict[str, FeatureValue]]:
+        """Features of several sentences (override to batch)."""
+        return [self.compute(t) for t in traces]

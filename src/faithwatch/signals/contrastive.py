@@ -1,0 +1,32 @@
+"""Context influence: KL(p(.|x,c,prefix) || p(.|x,prefix)) per token (paper 000 §3.2, A.1).
+
+The second distribution comes from a genuinely context-free twin prompt run alongside decoding.
+``mean_contrastive_kl`` is the mean KL in nats; ``large_kl_pos`` counts tokens with KL > 3.0.
+"""
+
+from __future__ import annotations
+
+from faithwatch.models.engine import Needs
+from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
+
+
+class ContrastiveSignal(Signal):
+    name = "contrastive"
+
+    def __init__(self, large_kl_threshold: float = 3.0) -> None:
+        self.large_kl_threshold = large_kl_threshold
+
+    @property
+    def needs(self) -> Needs:
+        return Needs(twin=True)
+
+    @property
+    def feature_names(self) -> list[str]:
+        return ["mean_contrastive_kl", "large_kl_pos"]
+
+    def compute(self, trace: SentenceTrace) -> dict[str, FeatureValue]:
+        kl = trace.kl
+        return {
+            "mean_contrastive_kl": float(kl.mean()),
+            "large_kl_pos": float((kl > self.large_kl_threshold).sum()),
+        }

@@ -1,0 +1,17 @@
+"""Uncertainty: entropy of the full next-token distribution, normalised by log |V| (paper 000 A.1)."""
+
+from __future__ import annotations
+
+from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
+
+
+class EntropySignal(Signal):
+    name = "entropy"
+
+    @property
+    def feature_names(self) -> list[str]:
+        return ["max_entropy", "mean_entropy"]
+
+    def compute(self, trace: SentenceTrace) -> dict[str, FeatureValue]:
+        h = trace.entropy
+        return {"max_entropy": float(h.max()), "mean_entropy": float(h.mean())}

@@ -1,0 +1,24 @@
+"""Lookback ratio per layer and head (paper 003 §2.1), averaged over the sentence's tokens."""
+
+from __future__ import annotations
+
+from faithwatch.models.engine import Needs
+from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
+
+
+class LookbackSignal(Signal):
+    """Emits ``lookback_ratio`` (a [layers, heads] array) and its mean ``lookback_mean``."""
+
+    name = "lookback"
+
+    @property
+    def needs(self) -> Needs:
+        return Needs(lookback=True)
+
+    @property
+    def feature_names(self) -> list[str]:
+        return ["lookback_mean", "lookback_ratio"]
+
+    def compute(self, trace: SentenceTrace) -> dict[str, FeatureValue]:
+        ratios = trace.lookback.mean(axis=0)  # [layers, heads]
+        return {"lookback_mean": float(ratios.mean()), "lookback_ratio": ratios}
