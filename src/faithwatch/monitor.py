@@ -153,7 +153,9 @@ class Monitor:
         yield self._result(question, context, tracker, reports, prompts, "live", stop)
 
     # --- teacher forcing ----------------------------------------------------------------------------------
-    def score(self, question: str, context: str, response: str | Sequence[int]) -> MonitorResult:
+    def score(
+        self, question: str, context: str, response: str | Sequence[int], *, instruction: str | None = None
+    ) -> MonitorResult:
         """Score an existing response (text, or the model's token ids) by teacher forcing."""
         if isinstance(response, str):
             if not response.strip():
@@ -163,7 +165,7 @@ class Monitor:
             ids = [int(t) for t in response]
             if not ids:
                 raise InputError("The response has no tokens: there is nothing to score.")
-        prompts, session = self._start(question, context, reserve=len(ids))
+        prompts, session = self._start(question, context, reserve=len(ids), instruction=instruction)
         for i in range(0, len(ids), TEACHER_FORCING_CHUNK):
             session.feed(ids[i : i + TEACHER_FORCING_CHUNK])
         tracker = SentenceTracker(self.lm.tokenizer)
@@ -172,9 +174,11 @@ class Monitor:
         return self._result(question, context, tracker, reports, prompts, "teacher-forced", "given")
 
     # --- shared -------------------------------------------------------------------------------------------
-    def _start(self, question: str, context: str, reserve: int) -> tuple[PromptPair, EngineSession]:
+    def _start(
+        self, question: str, context: str, reserve: int, instruction: str | None = None
+    ) -> tuple[PromptPair, EngineSession]:
         prompts = build_prompts(
-            self.lm.tokenizer, question, context, instruction=self.instruction,
+            self.lm.tokenizer, question, context, instruction=instruction or self.instruction,
             max_length=self.lm.max_length, reserve=reserve, truncate_context=self.truncate_context,
         )
         return prompts, self.engine.start(prompts)

@@ -39,9 +39,8 @@ class CombinedScorer(AlignmentScorer):
         for scorer, weight in zip(self.scorers, self.weights, strict=True):
             scores = scorer.score_many(sents, context)
             if len(scores) != len(sents):
-                raise ValueError(
-                    f"scorer {scorer.name!r} returned {len(scores)} scores for {len(sents)} sentences"
-                )
+                got = f"{len(scores)} scores for {len(sents)} sentences"
+                raise ValueError(f"scorer {scorer.name!r} returned {got}")
             for i, s in enumerate(scores):
                 totals[i] += weight * s
         return [clamp01(t) for t in totals]

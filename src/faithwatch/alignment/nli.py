@@ -13,6 +13,7 @@ entailment/not_entailment models both work). Probability dicts use lowercased la
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +24,8 @@ from faithwatch.alignment.embedding import split_sentences
 _SANE_MAX = 100_000
 #: used when neither the tokenizer nor the config gives a usable maximum length
 _FALLBACK_MAX_LENGTH = 512
+
+log = logging.getLogger(__name__)
 
 
 def find_entailment_index(id2label: dict[int, str] | dict[str, str]) -> int:
@@ -114,14 +117,15 @@ class NLIScorer(AlignmentScorer):
 
     def n_tokens(self, text: str) -> int:
         """Number of tokens of ``text`` without special tokens."""
-        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        # verbose=False: counting a long text is fine, it is not fed to the model as is
+        return len(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
     def _token_windows(self, text: str, size: int) -> list[str]:
         """Split ``text`` into consecutive pieces of at most ``size`` tokens (cut at token boundaries)."""
         try:
-            enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+            enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
         except NotImplementedError:  # tokenizers without offsets: decode windows of token ids instead
-            ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+            ids = self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"]
             return [self.tokenizer.decode(ids[i : i + size]).strip() for i in range(0, len(ids), size)]
         offsets = [tuple(o) for o in enc["offset_mapping"]]
         pieces: list[str] = []
@@ -141,7 +145,10 @@ class NLIScorer(AlignmentScorer):
     def _hypothesis(self, sentence: str) -> str:
         # keep at least half of the input for the premise: an over-long sentence is truncated
         limit = (self.max_length - self._n_special) // 2
-        if self.n_tokens(sentence) > limit:
+        n = self.n_tokens(sentence)
+        if n > limit:
+            log.warning("NLI hypothesis truncated: %d of %d tokens kept (half the window of %s is reserved for "
+                        "the context)", limit, n, self.name)
             return self._token_windows(sentence, limit)[0]
         return sentence
 

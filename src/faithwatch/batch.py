@@ -1,0 +1,152 @@
+"""Scoring a JSONL file of (context, question, response) records: resumable, bad records reported.
+
+Input lines: ``{"id"?: str|int, "context": str, "question": str, "response": str, "instruction"?: str}``.
+Each finished record is appended to the output and flushed to disk at once, so a crash loses at most
+the record in progress; re-running skips the records already in the output (a torn last line is
+dropped). A bad record is reported with its line number and the rest are processed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from faithwatch.errors import FaithwatchError
+from faithwatch.monitor import Monitor
+
+REQUIRED_FIELDS = ("context", "question", "response")
+
+
+@dataclass
+class BadRecord:
+    """A record that could not be scored."""
+
+    line: int
+    id: str | None
+    error: str
+
+
+@dataclass
+class BatchSummary:
+    """What a batch run did."""
+
+    total: int = 0
+    scored: int = 0
+    skipped_done: int = 0
+    bad: list[BadRecord] = field(default_factory=list)
+
+
+@dataclass
+class Record:
+    line: int
+    id: str
+    data: dict[str, Any]
+
+
+def read_records(path: Path) -> Iterator[Record | BadRecord]:
+    """Parse and validate input lines; malformed ones come back as :class:`BadRecord`."""
+    with path.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield BadRecord(line_no, None, f"invalid JSON: {exc.msg} at column {exc.colno}")
+                continue
+            if not isinstance(data, dict):
+                yield BadRecord(line_no, None, f"expected a JSON object, got {type(data).__name__}")
+                continue
+            rid = str(data["id"]) if data.get("id") is not None else f"line-{line_no}"
+            problems = [f"'{k}' is missing" for k in REQUIRED_FIELDS if k not in data]
+            problems += [f"'{k}' must be a non-empty string" for k in REQUIRED_FIELDS
+                         if k in data and (not isinstance(data[k], str) or not data[k].strip())]
+            if problems:
+                yield BadRecord(line_no, rid, "; ".join(problems))
+                continue
+            yield Record(line_no, rid, data)
+
+
+def finished_ids(output: Path) -> set[str]:
+    """Ids already in ``output``; a torn last line (crash mid-write) is cut off the file."""
+    if not output.exists():
+        return set()
+    done: set[str] = set()
+    good_bytes = 0
+    with output.open("rb") as handle:
+        for raw in handle:
+            try:
+                done.add(str(json.loads(raw)["id"]))
+            except (json.JSONDecodeError, KeyError, UnicodeDecodeError):
+                break
+            if not raw.endswith(b"\n"):
+                break
+            good_bytes += len(raw)
+    if good_bytes != output.stat().st_size:
+        with output.open("r+b") as handle:
+            handle.truncate(good_bytes)
+    return done
+
+
+def _append(handle, obj: dict[str, Any]) -> None:
+    handle.write(json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n")
+    handle.flush()
+    os.fsync(handle.fileno())
+
+
+def score_file(
+    monitor: Monitor,
+    input_path: Path,
+    output_path: Path,
+    *,
+    vectors: bool = True,
+    overwrite: bool = False,
+    on_progress: Callable[[int, int], None] | None = None,
+    on_bad: Callable[[BadRecord], None] | None = None,
+) -> BatchSummary:
+    """Score every record of ``input_path`` into ``output_path`` (resuming unless ``overwrite``)."""
+    items = list(read_records(input_path))
+    summary = BatchSummary(total=len(items))
+    if overwrite and output_path.exists():
+        output_path.unlink()
+    done = finished_ids(output_path)
+    seen: set[str] = set()
+    errors_path = output_path.with_name(output_path.name + ".errors.jsonl")
+    errors_path.unlink(missing_ok=True)
+
+    def bad(record: BadRecord) -> None:
+        summary.bad.append(record)
+        with errors_path.open("a", encoding="utf-8") as err:
+            _append(err, {"line": record.line, "id": record.id, "error": record.error})
+        if on_bad:
+            on_bad(record)
+
+    with output_path.open("a", encoding="utf-8") as out:
+        for n, item in enumerate(items, start=1):
+            if isinstance(item, BadRecord):
+                bad(item)
+            elif item.id in seen:
+                bad(BadRecord(item.line, item.id, f"duplicate id '{item.id}'"))
+            elif item.id in done:
+                seen.add(item.id)
+                summary.skipped_done += 1
+            else:
+                seen.add(item.id)
+                d = item.data
+                try:
+                    result = monitor.score(d["question"], d["context"], d["response"],
+                                           instruction=d.get("instruction"))
+                except FaithwatchError as exc:
+                    bad(BadRecord(item.line, item.id, str(exc)))
+                else:
+                    row = result.to_dict(vectors=vectors)
+                    row.pop("context")  # the input holds it; keep the output compact
+                    _append(out, {"id": item.id, "line": item.line, **row})
+                    summary.scored += 1
+            if on_progress:
+                on_progress(n, len(items))
+    return summary

@@ -1,0 +1,191 @@
+"""The ``faithwatch`` command line.
+
+Exit codes: 0 success; 1 some records of a batch failed (the rest were written); 2 bad input or usage;
+3 the model cannot be loaded; 4 an internal error.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from faithwatch._version import __version__
+from faithwatch.alignment import DEFAULT_SCORER
+from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
+from faithwatch.results import SentenceReport
+from faithwatch.signals import SIGNALS
+
+app = typer.Typer(help="faithwatch: keep RAG answers faithful to their context.", no_args_is_help=True,
+                  pretty_exceptions_enable=False)
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+EXIT_PARTIAL, EXIT_INPUT, EXIT_MODEL, EXIT_INTERNAL = 1, 2, 3, 4
+SHOWN = ("align_score", "min_prob", "mean_entropy", "mean_contrastive_kl", "lookback_mean")
+
+ModelOpt = typer.Option(None, "--model", "-m", help="HF causal LM dir or hub id (default: embedded SmolLM2-135M).")
+AlignOpt = typer.Option(DEFAULT_SCORER, "--alignment", help="lexical | embedding | lexical+embedding | nli:<model> | none")
+SignalsOpt = typer.Option(",".join(SIGNALS), "--signals", help="Comma-separated signal families to compute.")
+LidOpt = typer.Option(None, "--lid-bank", help="LID reference bank (.safetensors); without it lid_* are absent.")
+DetectorOpt = typer.Option("heuristic", "--detector", help="Detector producing the score.")
+TruncOpt = typer.Option(False, "--truncate-context", help="Cut the context's tail to fit the model (with a warning).")
+DeviceOpt = typer.Option(None, "--device", help="cpu, cuda, ... (default: cuda if available).")
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"faithwatch {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show library logs."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    """faithwatch: keep RAG answers faithful to their context."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s: %(message)s")
+    if not verbose:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+
+
+def _fail(exc: Exception) -> typer.Exit:
+    code = EXIT_MODEL if isinstance(exc, ModelNotAvailableError) else EXIT_INPUT
+    err.print(f"[bold red]error:[/] {exc}")
+    return typer.Exit(code)
+
+
+def _read_text(path: Path, what: str) -> str:
+    if str(path) == "-":
+        return sys.stdin.read()
+    if not path.is_file():
+        raise InputError(f"{what} file not found: {path}")
+    return path.read_text(encoding="utf-8")
+
+
+def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, device, max_new_tokens=256):
+    from faithwatch.monitor import Monitor
+
+    with err.status("Loading model…", spinner="dots"):
+        return Monitor(
+            model, alignment=alignment, signals=[s.strip() for s in signals.split(",") if s.strip()],
+            lid_bank=lid_bank, detector=detector, truncate_context=truncate, device=device,
+            max_new_tokens=max_new_tokens,
+        )
+
+
+def _colour(score: float, threshold: float) -> str:
+    return "red" if score < threshold else ("green" if score >= 0.7 else "yellow")
+
+
+def _print_sentence(report: SentenceReport, threshold: float) -> None:
+    colour = _colour(report.score, threshold)
+    flag = " [bold red]UNFAITHFUL?[/]" if report.flagged else ""
+    out.print(f"[{colour}]■ {report.score:.2f}[/] {report.text}{flag}")
+    shown = [f"{k}={report.features[k]:.3f}" for k in SHOWN if report.features.get(k) is not None]
+    out.print(f"  [dim]{'  '.join(shown)}[/]")
+
+
+@app.command()
+def monitor(
+    context: Path = typer.Option(..., "--context", "-c", help="File with the retrieved context ('-' for stdin)."),
+    question: str = typer.Option(..., "--question", "-q", help="The user's question."),
+    model: str | None = ModelOpt,
+    max_new_tokens: int = typer.Option(256, "--max-new-tokens", min=1, help="Generation budget in tokens."),
+    json_lines: bool = typer.Option(False, "--json", help="One JSON object per line instead of coloured text."),
+    vectors: bool = typer.Option(False, "--vectors", help="With --json: include per-head lookback ratios."),
+    alignment: str = AlignOpt,
+    signals: str = SignalsOpt,
+    lid_bank: Path | None = LidOpt,
+    detector: str = DetectorOpt,
+    truncate_context: bool = TruncOpt,
+    device: str | None = DeviceOpt,
+) -> None:
+    """Generate an answer and print each sentence the moment it is complete, with its score and signals."""
+    try:
+        ctx = _read_text(context, "context")
+        mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device, max_new_tokens)
+        threshold = mon.detector.threshold
+
+        def emit(report: SentenceReport) -> None:
+            if json_lines:
+                print(json.dumps({"type": "sentence", **report.to_dict(vectors)}, allow_nan=False), flush=True)
+            else:
+                _print_sentence(report, threshold)
+
+        if not json_lines:
+            out.print(f"[dim]model {mon.lm.model_id} · detector {mon.detector.name} · alignment "
+                      f"{mon.alignment.name if mon.alignment else 'none'}[/]")
+        result = mon.generate(question, ctx, on_sentence=emit)
+    except FaithwatchError as exc:
+        raise _fail(exc) from None
+    summary = {k: v for k, v in result.to_dict(False).items() if k not in ("sentences", "context")}
+    if json_lines:
+        print(json.dumps({"type": "summary", **summary}, allow_nan=False), flush=True)
+        return
+    score = result.score
+    verdict = "no sentence" if score is None else f"[{_colour(score, threshold)}]{score:.2f}[/] (worst sentence)"
+    out.print(f"[bold]response score:[/] {verdict} · {result.num_tokens} tokens · stop: {result.stop_reason}"
+              + (f" · context cut by {result.context_tokens_cut} tokens" if result.context_tokens_cut else ""))
+    if mon.detector.name.startswith("heuristic"):
+        out.print("[dim]score: untrained heuristic combination of signals (see docs); train a detector for SynCheck.[/]")
+
+
+@app.command()
+def score(
+    input: Path = typer.Option(..., "--input", "-i", help="JSONL: {id?, context, question, response, instruction?}."),
+    output: Path = typer.Option(..., "--output", "-o", help="JSONL of per-sentence features (appended, resumable)."),
+    model: str | None = ModelOpt,
+    vectors: bool = typer.Option(True, "--vectors/--no-vectors", help="Include per-head lookback ratios."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Start afresh instead of resuming."),
+    alignment: str = AlignOpt,
+    signals: str = SignalsOpt,
+    lid_bank: Path | None = LidOpt,
+    detector: str = DetectorOpt,
+    truncate_context: bool = TruncOpt,
+    device: str | None = DeviceOpt,
+) -> None:
+    """Compute the per-sentence signals of existing responses by teacher forcing (resumable)."""
+    from faithwatch.batch import score_file
+
+    if not input.is_file():
+        raise _fail(InputError(f"input file not found: {input}"))
+    try:
+        mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device)
+    except FaithwatchError as exc:
+        raise _fail(exc) from None
+    columns = (TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=err) as progress:
+        task = progress.add_task("score", total=None)
+
+        def on_bad(record) -> None:
+            where = f"line {record.line}" + (f" (id {record.id})" if record.id else "")
+            progress.console.print(f"[yellow]skipped {where}:[/] {record.error}")
+
+        summary = score_file(
+            mon, input, output, vectors=vectors, overwrite=overwrite,
+            on_progress=lambda n, total: progress.update(task, completed=n, total=total), on_bad=on_bad,
+        )
+    err.print(f"{summary.scored} scored, {summary.skipped_done} already done, {len(summary.bad)} bad "
+              f"of {summary.total} records → {output}")
+    if summary.bad:
+        err.print(f"bad records are listed in {output.name}.errors.jsonl")
+        raise typer.Exit(EXIT_PARTIAL)
+
+
+def run() -> None:
+    """Entry point with a last-resort handler: internal errors get exit code 4."""
+    try:
+        app()
+    except Exception as exc:  # noqa: BLE001
+        err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc}")
+        raise SystemExit(EXIT_INTERNAL) from exc

