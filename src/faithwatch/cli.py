@@ -30,7 +30,9 @@ EXIT_PARTIAL, EXIT_INPUT, EXIT_MODEL, EXIT_INTERNAL = 1, 2, 3, 4
 SHOWN = ("align_score", "min_prob", "mean_entropy", "mean_contrastive_kl", "lookback_mean")
 
 ModelOpt = typer.Option(None, "--model", "-m", help="HF causal LM dir or hub id (default: embedded SmolLM2-135M).")
-AlignOpt = typer.Option(DEFAULT_SCORER, "--alignment", help="lexical | embedding | lexical+embedding | nli:<model> | none")
+AlignOpt = typer.Option(
+    DEFAULT_SCORER, "--alignment", help="lexical | embedding | lexical+embedding | nli:<model> | none"
+)
 SignalsOpt = typer.Option(",".join(SIGNALS), "--signals", help="Comma-separated signal families to compute.")
 LidOpt = typer.Option(None, "--lid-bank", help="LID reference bank (.safetensors); without it lid_* are absent.")
 DetectorOpt = typer.Option("heuristic", "--detector", help="Detector producing the score.")
@@ -137,7 +139,7 @@ def monitor(
     out.print(f"[bold]response score:[/] {verdict} · {result.num_tokens} tokens · stop: {result.stop_reason}"
               + (f" · context cut by {result.context_tokens_cut} tokens" if result.context_tokens_cut else ""))
     if mon.detector.name.startswith("heuristic"):
-        out.print("[dim]score: untrained heuristic combination of signals (see docs); train a detector for SynCheck.[/]")
+        out.print("[dim]score: an untrained heuristic of the signals (see README), not a trained detector.[/]")
 
 
 @app.command()

@@ -16,6 +16,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, P
 
 from faithwatch.errors import ModelNotAvailableError
 from faithwatch.models.attention import ATTENTION_NAME, register_attention
+from faithwatch.models.fastpath import enable_cpu_fast_linear
 
 log = logging.getLogger(__name__)
 
@@ -145,4 +146,6 @@ def load_model(
             "with network access (faithwatch's default, the embedded model, needs no network)."
         ) from exc
     model.to(device).eval()
+    if str(device).startswith("cpu"):
+        enable_cpu_fast_linear(model)
     return LoadedModel(model=model, tokenizer=tokenizer, model_id=model_id, revision=revision)

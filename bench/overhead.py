@@ -1,0 +1,156 @@
+"""Overhead of monitoring: wall time and peak memory of the Monitor (all signals) vs plain greedy generate.
+
+Both generate exactly the same new tokens for the same prompt (EOS suppressed, greedy). Each mode runs in
+its own subprocess so peak memory is its own; the printed ratio is monitor / plain, measured in this run.
+
+    python bench/overhead.py                               # CPU, embedded SmolLM2-135M-Instruct
+    python bench/overhead.py --device cuda --random-model llama-1b --tokens 256   # GPU, random ~1B Llama
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+QUESTION = "When was the Eiffel Tower built, and how tall is it?"
+
+# Llama-3.2-1B-like shape (1.24B parameters with a 128k vocabulary)
+RANDOM_MODELS = {
+    "llama-1b": dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32,
+                     num_key_value_heads=8, vocab_size=128256, max_position_embeddings=8192,
+                     tie_word_embeddings=True, rope_theta=500000.0),
+    "llama-tiny": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                       num_key_value_heads=2, vocab_size=49152, max_position_embeddings=2048),
+}
+
+
+def _load(args):
+    import torch
+    from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
+
+    from faithwatch.models.attention import ATTENTION_NAME, register_attention
+    from faithwatch.models.loading import LoadedModel, _materialise_embedded, load_model
+
+    register_attention()
+    if args.random_model is None:
+        lm = load_model(None, device=args.device)
+        if args.mode == "plain":  # default attention for the baseline
+            plain = AutoModelForCausalLM.from_pretrained(_materialise_embedded(), dtype=torch.float32)
+            lm.model = plain.to(args.device)
+        return lm
+    from transformers import AutoTokenizer
+
+    tok_dir = args.tokenizer or _materialise_embedded()
+    tokenizer = AutoTokenizer.from_pretrained(tok_dir)
+    torch.manual_seed(0)
+    config = LlamaConfig(**RANDOM_MODELS[args.random_model], bos_token_id=1, eos_token_id=2, pad_token_id=2)
+    config._attn_implementation = "sdpa" if args.mode == "plain" else ATTENTION_NAME
+    dtype = torch.bfloat16 if args.device.startswith("cuda") else torch.float32
+    with torch.device(args.device):
+        model = LlamaForCausalLM(config).to(dtype)
+    model.eval()
+    return LoadedModel(model=model, tokenizer=tokenizer, model_id=f"random:{args.random_model}")
+
+
+def child(args) -> dict:
+    import torch
+
+    from faithwatch.models.prompts import build_prompts
+
+    lm = _load(args)
+    context = (ROOT / "examples" / "eiffel.txt").read_text()
+    eos = sorted(lm.eos_token_ids)
+    cuda = args.device.startswith("cuda")
+
+    def sync():
+        if cuda:
+            torch.cuda.synchronize()
+
+    if args.mode == "plain":
+        prompts = build_prompts(lm.tokenizer, QUESTION, context)
+        ids = torch.tensor([prompts.rag_ids], device=lm.device)
+
+        def run():
+            with torch.inference_mode():
+                out = lm.model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=args.tokens,
+                                        min_new_tokens=args.tokens, do_sample=False, pad_token_id=eos[0])
+            return out.shape[1] - ids.shape[1]
+    else:
+        import numpy as np
+
+        from faithwatch.monitor import Monitor
+        from faithwatch.signals import LIDBank, default_lid_layers
+
+        layers = default_lid_layers(lm.num_layers)
+        d = lm.model.config.hidden_size
+        rng = np.random.default_rng(0)  # a synthetic bank of realistic size: the LID cost is the kNN search
+        bank = LIDBank(lm.model_id, {layer: rng.standard_normal((2000, d)).astype(np.float32) for layer in layers})
+        monitor = Monitor(lm, lid_bank=bank, max_new_tokens=args.tokens, alignment=args.alignment)
+
+        def no_eos(logprobs):
+            lp = logprobs.clone()
+            lp[eos] = float("-inf")
+            return int(lp.argmax())
+
+        def run():
+            return monitor.generate(QUESTION, context, choose=no_eos).num_tokens
+
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    run()  # warm-up (kernel selection, lazy loads)
+    times = []
+    for _ in range(args.repeats):
+        sync()
+        start = time.perf_counter()
+        n = run()
+        sync()
+        times.append(time.perf_counter() - start)
+    if cuda:
+        peak = torch.cuda.max_memory_allocated() / 2**20
+    else:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"mode": args.mode, "tokens": n, "seconds": statistics.median(times), "all": times, "peak_mib": peak}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--tokens", type=int, default=128, help="new tokens per generation")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--random-model", choices=sorted(RANDOM_MODELS), default=None)
+    parser.add_argument("--tokenizer", default=None, help="tokenizer dir for --random-model (default: embedded)")
+    parser.add_argument("--alignment", default="lexical+embedding")
+    parser.add_argument("--mode", choices=["plain", "monitor"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.mode:
+        print(json.dumps(child(args)))
+        return
+    results = {}
+    for mode in ("plain", "monitor"):
+        cmd = [sys.executable, __file__, "--mode", mode, *sys.argv[1:]]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            sys.exit(f"{mode} run failed:\n{proc.stderr[-3000:]}")
+        results[mode] = json.loads(proc.stdout.strip().splitlines()[-1])
+    plain, mon = results["plain"], results["monitor"]
+    assert plain["tokens"] == mon["tokens"], (plain["tokens"], mon["tokens"])
+    model = args.random_model or "embedded SmolLM2-135M-Instruct"
+    unit = "peak GPU MiB" if args.device.startswith("cuda") else "peak RSS MiB"
+    print(f"model: {model} · device: {args.device} · new tokens: {plain['tokens']} · median of {args.repeats}")
+    print(f"plain generate : {plain['seconds']:.3f} s  ({plain['tokens'] / plain['seconds']:.1f} tok/s)  "
+          f"{unit} {plain['peak_mib']:.0f}")
+    print(f"monitor (all)  : {mon['seconds']:.3f} s  ({mon['tokens'] / mon['seconds']:.1f} tok/s)  "
+          f"{unit} {mon['peak_mib']:.0f}")
+    print(f"ratio monitor/plain: time {mon['seconds'] / plain['seconds']:.2f}x · memory "
+          f"{mon['peak_mib'] / plain['peak_mib']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

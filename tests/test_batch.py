@@ -1,0 +1,98 @@
+"""Batch scoring: resumable after a crash, bad records reported by line, the rest kept."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from faithwatch.batch import finished_ids, score_file
+
+CONTEXT = "The river Avon flows through the old town. The bridge was built in 1820 by local masons."
+GOOD = [
+    {"id": "a", "context": CONTEXT, "question": "When was the bridge built?", "response": "It was built in 1820."},
+    {"id": "b", "context": CONTEXT, "question": "What flows there?", "response": "The river Avon. It is old."},
+    {"id": "c", "context": CONTEXT, "question": "Who built it?", "response": "Local masons built the bridge."},
+]
+
+
+def _write(path, rows):
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+
+
+def _ids(path):
+    return [json.loads(line)["id"] for line in path.read_text().splitlines()]
+
+
+def test_scores_every_record_and_resumes_without_duplicates(monitor, tmp_path):
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    _write(src, GOOD)
+    summary = score_file(monitor, src, out)
+    assert (summary.scored, summary.skipped_done, summary.bad) == (3, 0, [])
+    assert _ids(out) == ["a", "b", "c"]
+    row = json.loads(out.read_text().splitlines()[1])
+    assert row["sentences"] and all("score" in s and "features" in s for s in row["sentences"])
+    assert "lookback_ratio" in row["sentences"][0]["vectors"]
+
+    again = score_file(monitor, src, out)
+    assert (again.scored, again.skipped_done) == (0, 3)
+    assert _ids(out) == ["a", "b", "c"]
+
+
+def test_crash_mid_write_loses_only_the_torn_record(monitor, tmp_path):
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    _write(src, GOOD)
+    score_file(monitor, src, out)
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text(lines[0] + lines[1][: len(lines[1]) // 2])  # crash while writing record b
+    assert finished_ids(out) == {"a"}
+    assert out.read_text() == lines[0]  # the torn line was cut off
+    summary = score_file(monitor, src, out)
+    assert (summary.scored, summary.skipped_done) == (2, 1)
+    assert _ids(out) == ["a", "b", "c"]
+    assert out.read_text().splitlines(keepends=True)[0] == lines[0]  # finished work untouched
+
+
+def test_bad_records_are_reported_by_line_and_the_rest_scored(monitor, tmp_path):
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    rows = [
+        GOOD[0],
+        '{"context": "broken',  # line 2: invalid JSON
+        {"id": "x", "context": CONTEXT, "question": "q?"},  # line 3: no response
+        {"id": "a", **{k: v for k, v in GOOD[1].items() if k != "id"}},  # line 4: duplicate id
+        {"id": "long", "context": "word " * 2000, "question": "q?", "response": "An answer."},  # line 5: too long
+        "[1, 2]",  # line 6: not an object
+        GOOD[2],
+    ]
+    _write(src, rows)
+    seen = []
+    summary = score_file(monitor, src, out, on_bad=seen.append)
+    assert summary.scored == 2 and _ids(out) == ["a", "c"]
+    by_line = {b.line: b.error for b in summary.bad}
+    assert sorted(by_line) == [2, 3, 4, 5, 6]
+    assert "invalid JSON" in by_line[2]
+    assert "'response' is missing" in by_line[3]
+    assert "duplicate id" in by_line[4]
+    assert "model window" in by_line[5]
+    assert "JSON object" in by_line[6]
+    assert len(seen) == 5
+    errors = [json.loads(x) for x in (tmp_path / "out.jsonl.errors.jsonl").read_text().splitlines()]
+    assert [e["line"] for e in errors] == [2, 3, 4, 5, 6]
+
+
+def test_overwrite_starts_afresh(monitor, tmp_path):
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    _write(src, GOOD[:1])
+    out.write_text(json.dumps({"id": "stale"}) + "\n")
+    score_file(monitor, src, out, overwrite=True)
+    assert _ids(out) == ["a"]
+
+
+@pytest.mark.parametrize("vectors", [True, False])
+def test_output_is_strict_json(monitor, tmp_path, vectors):
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    _write(src, GOOD[:1])
+    score_file(monitor, src, out, vectors=vectors)
+    row = json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"non-finite {c} in output"))
+    assert ("vectors" in row["sentences"][0]) is vectors
+    assert "context" not in row

@@ -1,0 +1,71 @@
+"""The command line: JSON streaming, batch scoring and meaningful exit codes."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from faithwatch.cli import app
+
+runner = CliRunner()
+CONTEXT = "The river Avon flows through the old town. The bridge was built in 1820 by local masons."
+
+
+def _ctx(tmp_path, text=CONTEXT):
+    path = tmp_path / "ctx.txt"
+    path.write_text(text)
+    return str(path)
+
+
+def test_monitor_json_lines(tiny_model_dir, tmp_path, one_thread):
+    result = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path), "-q", "When was the bridge built?",
+                                 "--model", str(tiny_model_dir), "--alignment", "lexical", "--json",
+                                 "--max-new-tokens", "12"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    assert rows[-1]["type"] == "summary" and rows[-1]["num_tokens"] <= 12
+    sentences = [r for r in rows if r["type"] == "sentence"]
+    assert sentences and all(0.0 <= s["score"] <= 1.0 for s in sentences)
+    assert "vectors" not in sentences[0]  # only with --vectors
+    assert sentences[0]["detector"] == "heuristic-v1"
+
+
+def test_monitor_text_output(tiny_model_dir, tmp_path, one_thread):
+    result = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path), "-q", "When?", "--model", str(tiny_model_dir),
+                                 "--alignment", "lexical", "--max-new-tokens", "8"])
+    assert result.exit_code == 0, result.output
+    assert "response score" in result.stdout and "heuristic" in result.stdout
+
+
+def test_exit_codes(tiny_model_dir, tmp_path, one_thread):
+    model = ["--model", str(tiny_model_dir), "--alignment", "lexical"]
+    missing = runner.invoke(app, ["monitor", "-c", str(tmp_path / "nope.txt"), "-q", "q?", *model])
+    assert missing.exit_code == 2 and "not found" in missing.output
+    empty_q = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path), "-q", "  ", *model])
+    assert empty_q.exit_code == 2 and "question is empty" in empty_q.output
+    too_long = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path, "word " * 2000), "-q", "q?", *model])
+    assert too_long.exit_code == 2 and "--truncate-context" in too_long.output
+    truncated = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path, "word " * 2000), "-q", "q?", *model,
+                                    "--truncate-context", "--max-new-tokens", "4", "--json"])
+    assert truncated.exit_code == 0, truncated.output
+    summary = json.loads(truncated.stdout.strip().splitlines()[-1])
+    assert summary["context_tokens_cut"] > 0
+    bad_model = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path), "-q", "q?", "--model", str(tmp_path / "none")])
+    assert bad_model.exit_code == 3 and "Could not load" in bad_model.output
+    bad_signal = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path), "-q", "q?", *model, "--signals", "magic"])
+    assert bad_signal.exit_code == 2 and "unknown signals" in bad_signal.output
+
+
+def test_score_command_partial_failure_exit_code(tiny_model_dir, tmp_path, one_thread):
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    good = {"id": 1, "context": CONTEXT, "question": "When?", "response": "It was built in 1820."}
+    src.write_text(json.dumps(good) + "\nnot json\n")
+    args = ["score", "-i", str(src), "-o", str(out), "--model", str(tiny_model_dir), "--alignment", "lexical"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1, result.output
+    assert "line 2" in result.output and "1 scored" in result.output
+    assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == ["1"]
+    src.write_text(json.dumps(good) + "\n")
+    again = runner.invoke(app, args)
+    assert again.exit_code == 0 and "1 already done" in again.output
