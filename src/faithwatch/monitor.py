@@ -69,11 +69,14 @@ class Monitor:
         self.max_new_tokens = max_new_tokens
         self.truncate_context = truncate_context
         self.detector = detector if isinstance(detector, Detector) else get_detector(detector)
+        wanted = signals or SIGNALS
+        if "alignment" not in wanted:
+            alignment = None
         self.alignment = get_scorer(alignment, device=str(self.lm.device)) if isinstance(alignment, str) else alignment
         if isinstance(lid_bank, (str, Path)):
             lid_bank = LIDBank.load(lid_bank, expect_model_id=self.lm.model_id)
         layers = tuple(lid_layers) if lid_layers else default_lid_layers(self.lm.num_layers)
-        self.signals = self._build_signals(signals or SIGNALS, layers, lid_bank)
+        self.signals = self._build_signals(wanted, layers, lid_bank)
         needs = Needs()
         for signal in self.signals:
             needs = needs | signal.needs

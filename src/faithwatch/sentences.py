@@ -16,6 +16,7 @@ from transformers import PreTrainedTokenizerBase
 
 _BOUNDARY_CHARS = re.compile(r"[.!?…。！？\n:;\"')\]]")
 _COMPLETE_WORD = re.compile(r"\w+[\s,;:.!?]")
+_WORDISH = re.compile(r"\w")
 
 
 @dataclass(frozen=True)
@@ -70,13 +71,22 @@ class SentenceTracker:
             if len(spans) < 2 or not _COMPLETE_WORD.search(tail[spans[-1].start :]):
                 return []
             spans = spans[:-1]
-        out = []
-        for span in spans:
-            raw = tail[span.start : span.end]
+        out: list[Sentence] = []
+        prev_end = 0  # pysbd may return overlapping spans (e.g. on "......"): clamp, and merge
+        for span in spans:  # punctuation-only pieces into the sentence before them
+            lo = max(span.start, prev_end)
+            raw = tail[lo : span.end]
+            prev_end = max(prev_end, span.end)
+            if not raw.strip():
+                continue
             lead = len(raw) - len(raw.lstrip())
-            start = self._final_end + span.start + lead
+            start = self._final_end + lo + lead
             end = start + len(raw.strip())
-            out.append(self._sentence(start, end))
+            if out and not _WORDISH.search(raw):
+                self._count -= 1
+                out[-1] = self._sentence(out[-1].start, end)
+            else:
+                out.append(self._sentence(start, end))
         if out:
             self._final_end = out[-1].end if final else self._final_end + spans[-1].end
         return out

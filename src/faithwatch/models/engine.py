@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from transformers import DynamicCache
 
-from faithwatch.errors import ContextTooLongError
+from faithwatch.errors import ContextTooLongError, InputError
 from faithwatch.models.attention import LookbackRecorder, recording
 from faithwatch.models.loading import LoadedModel
 from faithwatch.models.prompts import PromptPair
@@ -84,7 +84,7 @@ class DecodingEngine:
     def __init__(self, lm: LoadedModel, needs: Needs) -> None:
         bad = [layer for layer in needs.hidden_layers if not 1 <= layer <= lm.num_layers]
         if bad:
-            raise ValueError(f"hidden layers {bad} out of range 1..{lm.num_layers} for {lm.model_id}")
+            raise InputError(f"hidden layers {bad} out of range 1..{lm.num_layers} for {lm.model_id}")
         self.lm = lm
         self.needs = needs
         self._layers = _decoder_layers(lm.model) if needs.hidden_layers else None

@@ -140,7 +140,7 @@ def load_model(
         model = AutoModelForCausalLM.from_pretrained(
             path, revision=revision, dtype=dtype or torch.float32, attn_implementation=ATTENTION_NAME
         )
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
         raise ModelNotAvailableError(
             f"Could not load the causal LM '{name}': {exc}. Pass a local model directory, or a hub id "
             "with network access (faithwatch's default, the embedded model, needs no network)."

