@@ -146,6 +146,6 @@ def load_model(
             "with network access (faithwatch's default, the embedded model, needs no network)."
         ) from exc
     model.to(device).eval()
-    if str(device).startswith("cpu"):
+    if str(device).startswith("cpu") and os.environ.get("FAITHWATCH_FAST_LINEAR", "1") != "0":
         enable_cpu_fast_linear(model)
     return LoadedModel(model=model, tokenizer=tokenizer, model_id=model_id, revision=revision)
