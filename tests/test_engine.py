@@ -174,7 +174,7 @@ def test_no_needs_records_nothing_optional_and_runs_no_twin(lm, prompts, respons
     with pytest.raises(RuntimeError, match="twin"):
         session.next_twin_logprobs()
     assert batches[:4] == [1, 1, 1, 1]  # prefill + 3 chunks, one row each
-    assert batches[4:] == [2, 2]  # the twin runs as a second row
+    assert batches[4:] == [1, 1, 2]  # main and twin prefilled apart (no padding cost), then one 2-row call
     assert len(with_twin.records.kl) == len(response_ids) and with_twin.records.lookback == []
 
 

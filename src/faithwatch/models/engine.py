@@ -105,23 +105,39 @@ class EngineSession:
         self.records = TokenRecords(hidden_layers=self.needs.hidden_layers)
         self._cache = DynamicCache()
         device = self.lm.device
-        main = torch.tensor(prompts.rag_ids, device=device)
+        main = torch.tensor(prompts.rag_ids, device=device)[None]
+        self._mask = torch.ones_like(main)
+        self._lengths = [self.prompt_len]
+        logits, hidden, lookback = self._run(main, torch.arange(self.prompt_len, device=device)[None], rows=1)
         if self.needs.twin:
-            twin = torch.tensor(prompts.twin_ids, device=device)
-            pad = self.prompt_len - len(twin)
-            if pad < 0:
-                raise ValueError("the no-context twin prompt is longer than the RAG prompt")
-            ids = torch.stack([main, torch.cat([torch.zeros(pad, dtype=twin.dtype, device=device), twin])])
-            mask = torch.ones_like(ids)
-            mask[1, :pad] = 0
-            pos = torch.stack([torch.arange(self.prompt_len), (torch.arange(self.prompt_len) - pad).clamp(min=0)])
-            self._lengths = [self.prompt_len, len(twin)]
-        else:
-            ids, mask = main[None], torch.ones(1, self.prompt_len, dtype=torch.long, device=device)
-            pos = torch.arange(self.prompt_len)[None]
-            self._lengths = [self.prompt_len]
+            twin_logits = self._prefill_twin(prompts.twin_ids)
+            logits = torch.cat([logits, twin_logits])
+        self._pending = self._stats(logits, hidden, lookback)
+
+    def _prefill_twin(self, twin_ids: list[int]) -> torch.Tensor:
+        """Prefill the twin alone (no padding cost), then join its KV cache to the main one as batch row 1."""
+        pad = self.prompt_len - len(twin_ids)
+        if pad < 0:
+            raise ValueError("the no-context twin prompt is longer than the RAG prompt")
+        device = self.lm.device
+        cache = DynamicCache()
+        with torch.inference_mode():
+            out = self.lm.model(
+                input_ids=torch.tensor([twin_ids], device=device),
+                position_ids=torch.arange(len(twin_ids), device=device)[None],
+                past_key_values=cache, use_cache=True, logits_to_keep=1,
+            )
+        for main_layer, twin_layer in zip(self._cache.layers, cache.layers, strict=True):
+            # left-pad the twin's keys/values to the main length; the mask hides the padding
+            main_layer.keys = torch.cat([main_layer.keys, torch.nn.functional.pad(twin_layer.keys, (0, 0, pad, 0))])
+            main_layer.values = torch.cat(
+                [main_layer.values, torch.nn.functional.pad(twin_layer.values, (0, 0, pad, 0))]
+            )
+        mask = torch.ones(2, self.prompt_len, dtype=torch.long, device=device)
+        mask[1, :pad] = 0
         self._mask = mask
-        self._pending = self._forward(ids, pos.to(device), rows=1)
+        self._lengths = [self.prompt_len, len(twin_ids)]
+        return out.logits[:, -1:, :].float()
 
     # --- public API -------------------------------------------------------------------------------------
     @property
@@ -162,8 +178,12 @@ class EngineSession:
         self._pending = step.row(len(tokens) - 1)
 
     # --- internals --------------------------------------------------------------------------------------
-    @torch.inference_mode()
     def _forward(self, ids: torch.Tensor, pos: torch.Tensor, rows: int) -> _Step:
+        return self._stats(*self._run(ids, pos, rows))
+
+    @torch.inference_mode()
+    def _run(self, ids: torch.Tensor, pos: torch.Tensor, rows: int):
+        """One model call on all rows; returns the newest ``rows`` logits, hidden states and lookback ratios."""
         needs = self.needs
         captured: dict[int, torch.Tensor] = {}
         hooks = []
@@ -185,17 +205,21 @@ class EngineSession:
         finally:
             for hook in hooks:
                 hook.remove()
-        logits = out.logits[:, -rows:, :].float()
-        logp = torch.log_softmax(logits[0], dim=-1)
-        entropy = -(logp.exp() * logp).sum(-1) / math.log(logp.shape[-1])
-        twin_logp = kl = None
-        if needs.twin:
-            twin_logp = torch.log_softmax(logits[1], dim=-1)
-            kl = (logp.exp() * (logp - twin_logp)).sum(-1).clamp(min=0.0).cpu().numpy()
         hidden = None
         if needs.hidden_layers:
             hidden = torch.stack([captured[layer] for layer in needs.hidden_layers], 1).float().cpu().numpy()
         lookback = recorder.ratios(self.lm.num_layers).float().cpu().numpy() if recorder else None
+        return out.logits[:, -rows:, :].float(), hidden, lookback
+
+    @torch.inference_mode()
+    def _stats(self, logits: torch.Tensor, hidden, lookback) -> _Step:
+        """Per-position statistics from the logits of the main row (0) and the twin row (1)."""
+        logp = torch.log_softmax(logits[0], dim=-1)
+        entropy = -(logp.exp() * logp).sum(-1) / math.log(logp.shape[-1])
+        twin_logp = kl = None
+        if self.needs.twin:
+            twin_logp = torch.log_softmax(logits[1], dim=-1)
+            kl = (logp.exp() * (logp - twin_logp)).sum(-1).clamp(min=0.0).cpu().numpy()
         return _Step(logp, twin_logp, entropy.cpu().numpy(), kl, hidden, lookback)
 
     def _record(self, step: _Step, tokens: list[int]) -> None:
