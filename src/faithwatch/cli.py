@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from faithwatch._version import __version__
 from faithwatch.alignment import DEFAULT_SCORER
+from faithwatch.cli_eval import register as register_eval_commands
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 from faithwatch.results import SentenceReport
 from faithwatch.signals import SIGNALS
@@ -182,6 +183,9 @@ def score(
     if summary.bad:
         err.print(f"bad records are listed in {output.name}.errors.jsonl")
         raise typer.Exit(EXIT_PARTIAL)
+
+
+register_eval_commands(app, out, err, _fail)
 
 
 def run() -> None:

@@ -11,6 +11,7 @@ import torch
 from faithwatch.alignment import DEFAULT_SCORER, get_scorer
 from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.detectors import Detector, get_detector
+from faithwatch.detectors.shipped import default_detector
 from faithwatch.errors import InputError
 from faithwatch.models.engine import DecodingEngine, EngineSession, Needs
 from faithwatch.models.loading import LoadedModel, load_model
@@ -18,10 +19,12 @@ from faithwatch.models.prompts import DEFAULT_INSTRUCTION, PromptPair, build_pro
 from faithwatch.results import MonitorResult, SentenceReport, check_finite
 from faithwatch.sentences import Sentence, SentenceTracker
 from faithwatch.signals import (
+    EXTRA_SIGNALS,
     SIGNALS,
     AlignmentSignal,
     ContrastiveSignal,
     EntropySignal,
+    HiddenStateSignal,
     LIDBank,
     LIDSignal,
     LikelihoodSignal,
@@ -55,7 +58,7 @@ class Monitor:
         model: LoadedModel | str | None = None,
         *,
         signals: Sequence[str] | None = None,
-        alignment: AlignmentScorer | str | None = DEFAULT_SCORER,
+        alignment: AlignmentScorer | str | None = "auto",
         lid_bank: LIDBank | str | Path | None = None,
         lid_layers: Sequence[int] | None = None,
         detector: Detector | str | None = None,
@@ -68,8 +71,13 @@ class Monitor:
         self.instruction = instruction
         self.max_new_tokens = max_new_tokens
         self.truncate_context = truncate_context
-        self.detector = detector if isinstance(detector, Detector) else get_detector(detector)
+        self.detector = self._resolve_detector(detector)
+        meta = getattr(self.detector, "meta", None)
+        if lid_bank is None and getattr(self.detector, "lid_bank", None) is not None:
+            lid_bank = self.detector.lid_bank  # the bank the detector was trained with
+            lid_layers = lid_layers or meta.layers.get("lid")
         wanted = signals or SIGNALS
+        alignment = self._resolve_alignment(alignment, meta)
         if "alignment" not in wanted:
             alignment = None
         self.alignment = get_scorer(alignment, device=str(self.lm.device)) if isinstance(alignment, str) else alignment
@@ -77,15 +85,37 @@ class Monitor:
             lid_bank = LIDBank.load(lid_bank, expect_model_id=self.lm.model_id)
         layers = tuple(lid_layers) if lid_layers else default_lid_layers(self.lm.num_layers)
         self.signals = self._build_signals(wanted, layers, lid_bank)
+        missing = sorted(set(getattr(meta, "feature_names", [])) - set(self.feature_names))
+        if missing:
+            raise InputError(f"detector '{self.detector.name}' needs features {missing} that the chosen signals "
+                             "do not compute")
         needs = Needs()
         for signal in self.signals:
             needs = needs | signal.needs
         self.engine = DecodingEngine(self.lm, needs)
 
+    def _resolve_detector(self, detector: Detector | str | Path | None) -> Detector:
+        if isinstance(detector, Detector):
+            return detector
+        if detector is None:
+            return default_detector(self.lm.model_id)
+        return get_detector(str(detector), expect_model_id=self.lm.model_id)
+
+    @staticmethod
+    def _resolve_alignment(alignment: AlignmentScorer | str | None, meta) -> AlignmentScorer | str | None:
+        trained = (getattr(meta, "metrics", None) or {}).get("alignment") if meta is not None else None
+        if alignment == "auto":
+            return trained or DEFAULT_SCORER
+        name = alignment.name if isinstance(alignment, AlignmentScorer) else alignment
+        if trained and name != trained:
+            raise InputError(f"the detector was trained with alignment '{trained}', not '{name}'; "
+                             "leave --alignment out to use the detector's")
+        return alignment
+
     def _build_signals(self, names: Sequence[str], layers: tuple[int, ...], bank: LIDBank | None) -> list[Signal]:
-        unknown = sorted(set(names) - set(SIGNALS))
+        unknown = sorted(set(names) - set(SIGNALS) - set(EXTRA_SIGNALS))
         if unknown:
-            raise InputError(f"unknown signals {unknown}; available: {', '.join(SIGNALS)}")
+            raise InputError(f"unknown signals {unknown}; available: {', '.join(SIGNALS + EXTRA_SIGNALS)}")
         factories = {
             "likelihood": LikelihoodSignal,
             "entropy": EntropySignal,
@@ -93,8 +123,9 @@ class Monitor:
             "contrastive": ContrastiveSignal,
             "lookback": LookbackSignal,
             "alignment": lambda: AlignmentSignal(self.alignment),
+            "hidden": lambda: HiddenStateSignal(layers),
         }
-        return [factories[name]() for name in SIGNALS if name in names]
+        return [factories[name]() for name in SIGNALS + EXTRA_SIGNALS if name in names]
 
     @property
     def feature_names(self) -> list[str]:
@@ -153,7 +184,7 @@ class Monitor:
         for report in self._reports(tracker.finish(), session, question, context):
             reports.append(report)
             yield report
-        yield self._result(question, context, tracker, reports, prompts, "live", stop)
+        yield self._result(question, context, tracker, reports, prompts, "live", stop, session)
 
     # --- teacher forcing ----------------------------------------------------------------------------------
     def score(
@@ -174,7 +205,7 @@ class Monitor:
         tracker = SentenceTracker(self.lm.tokenizer)
         sentences = tracker.add(ids) + tracker.finish()
         reports = self._reports(sentences, session, question, context)
-        return self._result(question, context, tracker, reports, prompts, "teacher-forced", "given")
+        return self._result(question, context, tracker, reports, prompts, "teacher-forced", "given", session)
 
     # --- shared -------------------------------------------------------------------------------------------
     def _start(
@@ -207,7 +238,8 @@ class Monitor:
                     vectors[name] = value.tolist()
                 else:
                     scalars[name] = None if value is None else check_finite(name, float(value))
-            score = check_finite("score", self.detector.score(scalars))
+            arrays = {k: np.asarray(v) for k, v in feats.items() if isinstance(v, np.ndarray)}
+            score = check_finite("score", self.detector.score({**scalars, **arrays}))
             reports.append(SentenceReport(
                 index=sentence.index, text=sentence.text, start=sentence.start, end=sentence.end,
                 token_start=sentence.token_start, token_end=sentence.token_end, features=scalars,
@@ -216,10 +248,11 @@ class Monitor:
             ))
         return reports
 
-    def _result(self, question, context, tracker, reports, prompts, mode, stop) -> MonitorResult:
+    def _result(self, question, context, tracker, reports, prompts, mode, stop, session) -> MonitorResult:
         return MonitorResult(
             question=question, context=context, response=tracker.text, sentences=reports,
             model_id=self.lm.model_id, detector=self.detector.name,
             alignment=None if self.alignment is None else self.alignment.name, mode=mode,
             num_tokens=len(tracker.ids), stop_reason=stop, context_tokens_cut=prompts.context_tokens_cut,
+            records=session.records, token_ends=list(tracker.token_ends),
         )

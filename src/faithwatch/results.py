@@ -47,6 +47,9 @@ class MonitorResult:
     num_tokens: int
     stop_reason: str  # "eos", "max_new_tokens" or "given"
     context_tokens_cut: int = 0
+    #: raw per-token records and each token's end offset in ``response`` (kept in memory, not serialised)
+    records: Any = field(default=None, repr=False, compare=False)
+    token_ends: list[int] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def score(self) -> float | None:
@@ -54,7 +57,8 @@ class MonitorResult:
         return min((s.score for s in self.sentences), default=None)
 
     def to_dict(self, vectors: bool = True) -> dict[str, Any]:
-        out = {k: v for k, v in asdict(self).items() if k != "sentences"}
+        skip = ("sentences", "records", "token_ends")
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in skip}
         out["score"] = self.score
         out["sentences"] = [s.to_dict(vectors) for s in self.sentences]
         return out

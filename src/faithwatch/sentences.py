@@ -58,6 +58,11 @@ class SentenceTracker:
                 done.extend(self._split(final=False))
         return done
 
+    @property
+    def token_ends(self) -> list[int]:
+        """Character end offset of each token in :attr:`text`."""
+        return self._token_ends
+
     def finish(self) -> list[Sentence]:
         """End of generation: every remaining sentence is final."""
         return self._split(final=True)

@@ -1,14 +1,63 @@
-"""Detectors: features -> faithfulness score."""
+"""Detectors: features -> faithfulness score P(faithful) in [0, 1].
 
+``heuristic`` is the untrained default; trained detectors (SynCheck aggregators, Lookback Lens) live in
+artifact directories (see :mod:`faithwatch.detectors.artifact`) and are loaded by path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from faithwatch.detectors.aggregator import SYNCHECK_KINDS, SynCheckDetector
+from faithwatch.detectors.artifact import META_FILE, ArtifactError, ArtifactMeta
 from faithwatch.detectors.base import Detector
 from faithwatch.detectors.heuristic import HeuristicDetector
+from faithwatch.detectors.lookback_lens import LENS_KIND, HeadMapping, LookbackLens
 
 
-def get_detector(name: str | None) -> Detector:
-    """Detector by name: ``heuristic`` (default until trained detectors ship)."""
+def load_detector(
+    path: str | Path,
+    expect_model_id: str | None = None,
+    expect_features: Sequence[str] | None = None,
+) -> SynCheckDetector | LookbackLens:
+    """Load a trained detector artifact directory, choosing the class by its recorded ``kind``.
+
+    ``expect_model_id``: the model the monitor runs; a detector trained on another model is refused.
+    ``expect_features``: the features the monitor computes; a detector needing others is refused.
+    """
+    directory = Path(path)
+    meta = ArtifactMeta.load(directory, expect_model_id=expect_model_id, expect_features=expect_features)
+    if meta.kind in SYNCHECK_KINDS:
+        return SynCheckDetector._from_artifact(directory, meta)
+    if meta.kind == LENS_KIND:
+        return LookbackLens._from_artifact(directory, meta)
+    raise ArtifactError(f"detector {directory} has kind '{meta.kind}', which this faithwatch cannot load")
+
+
+def get_detector(name: str | Path | None, expect_model_id: str | None = None) -> Detector:
+    """Detector by name or path: ``heuristic`` (the default), or a trained artifact directory."""
     if name in (None, "", "heuristic", HeuristicDetector.name):
         return HeuristicDetector()
-    raise ValueError(f"unknown detector '{name}'; available: heuristic")
+    path = Path(name)  # type: ignore[arg-type]
+    if path.is_file() and path.name == META_FILE:
+        path = path.parent
+    if path.is_dir():
+        return load_detector(path, expect_model_id=expect_model_id)
+    raise ValueError(
+        f"unknown detector '{name}'; available: heuristic, or the path of a trained detector directory "
+        f"(containing {META_FILE}; kinds {', '.join((*SYNCHECK_KINDS, LENS_KIND))})"
+    )
 
 
-__all__ = ["Detector", "HeuristicDetector", "get_detector"]
+__all__ = [
+    "ArtifactError",
+    "ArtifactMeta",
+    "Detector",
+    "HeadMapping",
+    "HeuristicDetector",
+    "LookbackLens",
+    "SynCheckDetector",
+    "get_detector",
+    "load_detector",
+]

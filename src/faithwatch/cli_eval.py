@@ -1,0 +1,171 @@
+"""`faithwatch train` and `faithwatch eval`: detectors from labelled data, and their evaluation."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pandas as pd
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from faithwatch.errors import FaithwatchError, InputError
+
+KINDS = ("lr", "xgb", "mlp")
+
+
+def _progress(console):
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    TimeRemainingColumn(), console=console)
+
+
+def _datasets(spec: str) -> list[str]:
+    names = [d.strip() for d in spec.split(",") if d.strip()]
+    if not names:
+        raise InputError("--data names no data set")
+    return names
+
+
+def _load(names, model, alignment, data_root, console):
+    from faithwatch.eval.pipeline import extraction_monitor, load_labelled
+
+    with console.status("Loading model…"):
+        monitor = extraction_monitor(model, alignment)
+    with _progress(console) as progress:
+        tasks: dict[str, int] = {}
+
+        def on_progress(name: str, n: int, total: int) -> None:
+            if name not in tasks:
+                tasks[name] = progress.add_task(f"features {name}", total=total)
+            progress.update(tasks[name], completed=n)
+
+        data = load_labelled(names, monitor, data_root=data_root, on_progress=on_progress)
+    for d in data.values():
+        if d.failed:
+            console.print(f"[yellow]{d.name}: {len(d.failed)} examples could not be scored[/] "
+                          f"(first: {next(iter(d.failed.items()))})")
+        console.print(f"{d.name}: {len(d.sentences)} labelled sentences "
+                      f"({int(d.sentences.label.sum())} unfaithful), {d.unlabelled_sentences} without a label left out")
+    return monitor, data
+
+
+def register(app: typer.Typer, out, err, fail) -> None:
+    """Add the commands to the main app."""
+
+    @app.command()
+    def train(
+        data: str = typer.Option(..., "--data", help="Comma-separated data sets (faithbench, qags-cnndm, begin-dev) "
+                                 "or .jsonl files in the generic format."),
+        detector: str = typer.Option("lr", "--detector", help="Aggregator: lr | xgb | mlp."),
+        out_dir: Path = typer.Option(..., "--out", help="Folder for the detector artifact."),
+        lens: str = typer.Option("span", "--lens", help="Also train a Lookback Lens: span | window | none."),
+        seed: int = typer.Option(0, "--seed"),
+        model: str | None = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2)."),
+        alignment: str | None = typer.Option(None, "--alignment", help="Alignment scorer (default: the default)."),
+        data_root: str | None = typer.Option(None, "--data-root", help="Folder of the shared data sets."),
+    ) -> None:
+        """Train a SynCheck aggregator (and a Lookback Lens) on labelled data; features are cached."""
+        from faithwatch.eval.training import fit_lookback_lens, fit_syncheck
+
+        if detector not in KINDS:
+            raise fail(InputError(f"--detector must be one of {', '.join(KINDS)}"))
+        if lens not in ("span", "window", "none"):
+            raise fail(InputError("--lens must be span, window or none"))
+        try:
+            monitor, tables = _load(_datasets(data), model, alignment, data_root, err)
+            train_df = pd.concat([t.sentences for t in tables.values()], ignore_index=True)
+            start = time.perf_counter()
+            det = fit_syncheck(train_df, detector, model_id=monitor.lm.model_id, seed=seed)
+            det.meta.metrics["alignment"] = monitor.alignment.name if monitor.alignment else None
+            det.save(out_dir)
+            if lens != "none":
+                lens_df = train_df if lens == "span" else pd.concat([t.windows for t in tables.values()])
+                lens_det = fit_lookback_lens(lens_df, model_id=monitor.lm.model_id, num_layers=monitor.lm.num_layers,
+                                             num_heads=monitor.lm.num_heads, mode=lens, seed=seed)
+                lens_det.save(out_dir / "lookback-lens")
+        except FaithwatchError as exc:
+            raise fail(exc) from None
+        err.print(f"trained {det.name} on {len(train_df)} sentences in {time.perf_counter() - start:.1f} s; "
+                  f"threshold {det.threshold:.3f}; saved to {out_dir}")
+        out.print(json.dumps({"detector": str(out_dir), "kind": detector, "n_train": len(train_df),
+                              "threshold": det.threshold, "metrics": det.meta.metrics}, default=str))
+
+    @app.command(name="eval")
+    def evaluate(
+        detector: Path = typer.Option(..., "--detector", help="A detector folder made by `faithwatch train`."),
+        data: str = typer.Option(..., "--data", help="Comma-separated data sets to evaluate on."),
+        report: Path = typer.Option(Path("results"), "--report", help="Folder for results.md/.json and ROC PNGs."),
+        transfer: bool = typer.Option(False, "--transfer", help="Also the transfer matrix, leave-one-out and "
+                                      "ablation tables across the --data sets (trains many detectors)."),
+        n_boot: int = typer.Option(1000, "--n-boot", min=1, help="Bootstrap replicates for the 95% intervals."),
+        seed: int = typer.Option(0, "--seed"),
+        data_root: str | None = typer.Option(None, "--data-root", help="Folder of the shared data sets."),
+    ) -> None:
+        """AUROC / AUPRC / balanced accuracy of a detector and every baseline, side by side, with 95% CIs."""
+        from faithwatch.eval import harness
+        from faithwatch.eval.report import detection_table, format_ci, write_report
+
+        try:
+            meta = json.loads((detector / "detector.json").read_text()) if (detector / "detector.json").is_file() \
+                else None
+            if meta is None:
+                raise InputError(f"{detector} is not a detector folder (no detector.json)")
+            alignment = meta.get("metrics", {}).get("alignment")
+            monitor, tables = _load(_datasets(data), meta["model_id"], alignment, data_root, err)
+            det, lens = harness.load_artifacts(detector, monitor.lm.model_id)
+        except FaithwatchError as exc:
+            raise fail(exc) from None
+        start = time.perf_counter()
+        out_tables, curves = {}, {}
+        for name, d in tables.items():
+            if d.sentences.label.nunique() < 2:
+                err.print(f"[yellow]{name}: sentence labels have one class; sentence-level metrics skipped[/]")
+            else:
+                ev = harness.score_dataset(name, d.sentences, det, lens)
+                metrics = ev.metrics(n_boot, seed)
+                out_tables[f"{name} · sentence level"] = detection_table(metrics).reset_index()
+                curves[name] = {m: (ev.table.label.to_numpy(), 1 - s) for m, s in ev.scores.items()
+                                if m in (det.name, harness.FLARE, "align_score", "Lookback Lens")}
+                _print_table(out, f"{name} · sentence level (n={len(d.sentences)})", metrics, format_ci)
+            responses = harness.response_level(d.examples, d.sentences, harness.syncheck_scores(det, d.sentences))
+            if len(responses) and responses.label.nunique() == 2 and (name != "qags-cnndm"):
+                from faithwatch.eval.metrics import detection_metrics
+
+                rm = {det.name + " (min sentence score)": detection_metrics(
+                    responses.label, 1 - responses.score, threshold=1 - det.threshold, n_boot=n_boot, seed=seed)}
+                out_tables[f"{name} · response level"] = detection_table(rm).reset_index()
+                _print_table(out, f"{name} · response level (n={len(responses)})", rm, format_ci)
+                if name == "faithbench":
+                    comp = harness.faithbench_comparison(responses, det.threshold, det.name)
+                    out_tables["faithbench · response level vs stored detectors"] = comp
+                    out.print(comp.to_string(index=False))
+        if transfer and len(tables) >= 2:
+            frames = {n: d.sentences for n, d in tables.items()}
+            kind = det.meta.kind
+            with err.status("transfer matrix, leave-one-out, ablation…"):
+                out_tables["transfer matrix (AUROC, train row → test column)"] = harness.transfer_matrix(
+                    frames, kind, monitor.lm.model_id, seed)
+                out_tables["leave one data set out: SynCheck vs best single signal"] = harness.leave_one_out(
+                    frames, kind, monitor.lm.model_id, seed)
+                out_tables["feature-family ablation (leave-one-out AUROC)"] = harness.ablation(
+                    frames, kind, monitor.lm.model_id, seed)
+            for title in list(out_tables)[-3:]:
+                out.print(f"[bold]{title}[/]")
+                out.print(out_tables[title].round(3).to_string(index=False))
+        paths = write_report(report, f"faithwatch eval: {det.name}", out_tables, curves,
+                             {"detector": str(detector), "data": list(tables), "n_boot": n_boot, "seed": seed,
+                              "model_id": monitor.lm.model_id, "alignment": alignment,
+                              "seconds_after_features": round(time.perf_counter() - start, 1)})
+        err.print(f"report: {', '.join(str(p) for p in paths[:2])} and {len(paths) - 2} plots")
+
+
+def _print_table(console, title, metrics, format_ci) -> None:
+    table = Table(title=title, title_justify="left")
+    for col in ("method", "AUROC [95% CI]", "AUPRC [95% CI]", "bal. acc. [95% CI]"):
+        table.add_column(col)
+    for method, m in sorted(metrics.items(), key=lambda kv: -kv[1].auroc.value):
+        table.add_row(method, format_ci(m.auroc), format_ci(m.auprc),
+                      format_ci(m.balanced_accuracy) if m.balanced_accuracy else "—")
+    console.print(table)

@@ -1,0 +1,171 @@
+"""Loaders for the labelled data sets in ``shared/data`` and for users' own JSONL."""
+
+from __future__ import annotations
+
+import csv
+import glob
+import json
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from faithwatch.data.schema import (
+    DIALOGUE_INSTRUCTION,
+    QA_INSTRUCTION,
+    SUMMARY_INSTRUCTION,
+    SUMMARY_QUESTION,
+    LabelledExample,
+    LabelledSpan,
+)
+from faithwatch.errors import InputError
+
+log = logging.getLogger(__name__)
+
+Policy = Literal["exclude", "faithful", "unfaithful"]
+#: FaithBench's response-level predictions of other detectors kept in ``meta`` (1 = consistent)
+FAITHBENCH_DETECTORS = ("hhem-2.1", "trueteacher", "true_nli", "gpt_4o")
+
+
+def data_root(root: str | Path | None = None) -> Path:
+    """The shared data folder: ``root``, ``$FAITHWATCH_DATA``, or ``shared/data`` here or one level up."""
+    candidates = [root, os.environ.get("FAITHWATCH_DATA"), "shared/data", "../shared/data"]
+    for c in candidates:
+        if c and Path(c).is_dir():
+            return Path(c)
+    raise InputError("cannot find the data folder: pass --data-root or set FAITHWATCH_DATA")
+
+
+def _policy_label(policy: Policy) -> str:
+    return {"exclude": "excluded", "faithful": "faithful", "unfaithful": "unfaithful"}[policy]
+
+
+def load_faithbench(root: Path, questionable: Policy = "exclude") -> list[LabelledExample]:
+    """FaithBench: summaries with annotators' character spans (Unwanted / Questionable / Benign).
+
+    Unwanted spans are unfaithful, Benign ones faithful, Questionable ones follow ``questionable``.
+    Sentences with no span are faithful. Response label: 1 if any Unwanted span, else None if any
+    Questionable span under the "exclude" policy, else 0.
+    """
+    out = []
+    for path in sorted(glob.glob(str(root / "faithbench" / "batch_*.json"))):
+        batch = Path(path).stem
+        for sample in json.loads(Path(path).read_text(encoding="utf-8"))["samples"]:
+            summary = sample["summary"]
+            spans = []
+            for ann in sample["annotations"]:
+                top = ann["label"][0].split(".")[0] if ann["label"] else ""
+                label = {"Unwanted": "unfaithful", "Benign": "faithful"}.get(top, _policy_label(questionable))
+                start, end = ann.get("summary_start"), ann.get("summary_end")
+                if start is None or end is None or summary[start:end] != ann.get("summary_span"):
+                    text = ann.get("summary_span") or ""
+                    found = summary.find(text) if text else -1
+                    if found < 0:
+                        log.info("faithbench %s/%s: annotation %s has no locatable span; skipped",
+                                 batch, sample["sample_id"], ann.get("annot_id"))
+                        continue
+                    start, end = found, found + len(text)
+                spans.append(LabelledSpan(start, end, label, ann.get("annotator_id")))
+            labels = {s.label for s in spans}
+            response_label = 1 if "unfaithful" in labels else (None if "excluded" in labels else 0)
+            meta = sample.get("metadata", {})
+            out.append(LabelledExample(
+                dataset="faithbench", id=f"{batch}-{sample['sample_id']}", context=sample["source"],
+                question=SUMMARY_QUESTION, instruction=SUMMARY_INSTRUCTION, response=summary, spans=spans,
+                default_label=0, response_label=response_label, source_model=meta.get("summarizer"), meta=meta,
+            ))
+    return out
+
+
+def load_qags(root: Path) -> list[LabelledExample]:
+    """QAGS (CNN/DM): summary sentences with 3 yes/no votes each; majority vote gives the label."""
+    out = []
+    lines = (root / "qags-cnndm" / "mturk_cnndm.jsonl").read_text(encoding="utf-8").splitlines()
+    for i, line in enumerate(lines):
+        row = json.loads(line)
+        parts, spans, pos = [], [], 0
+        for sent in row["summary_sentences"]:
+            text = sent["sentence"].strip()
+            votes = [r["response"].strip().lower() == "yes" for r in sent["responses"]]
+            label = "faithful" if sum(votes) * 2 > len(votes) else "unfaithful"
+            if sum(votes) * 2 == len(votes):
+                label = "excluded"  # a tie (only with an even number of workers)
+            spans.append(LabelledSpan(pos, pos + len(text), label))
+            parts.append(text)
+            pos += len(text) + 1
+        response = " ".join(parts)
+        labels = {s.label for s in spans}
+        out.append(LabelledExample(
+            dataset="qags-cnndm", id=f"qags-{i}", context=row["article"], question=SUMMARY_QUESTION,
+            instruction=SUMMARY_INSTRUCTION, response=response, spans=spans, default_label=None,
+            response_label=1 if "unfaithful" in labels else 0,
+        ))
+    return out
+
+
+def load_begin(root: Path, generic: Policy = "exclude") -> list[LabelledExample]:
+    """BEGIN (WoW dev): response-level labels; 'Generic' follows ``generic`` (default: excluded)."""
+    out = []
+    with (root / "begin-dev" / "begin_dev_wow.tsv").open(encoding="utf-8") as handle:
+        for i, row in enumerate(csv.DictReader(handle, delimiter="\t")):
+            label = {"Fully attributable": 0, "Not fully attributable": 1}.get(row["begin_label"])
+            if label is None:
+                label = {"exclude": None, "faithful": 0, "unfaithful": 1}[generic]
+            out.append(LabelledExample(
+                dataset="begin-dev", id=f"begin-{i}", context=row["knowledge"], question=row["message"],
+                instruction=DIALOGUE_INSTRUCTION, response=row["response"], default_label=None,
+                response_label=label, source_model=row["model_name"],
+            ))
+    return out
+
+
+def load_jsonl(path: Path) -> list[LabelledExample]:
+    """Users' own data. One JSON object per line::
+
+        {"id"?, "context", "question", "response", "instruction"?,
+         "spans"?: [{"start", "end", "label"?: "unfaithful"|"faithful"|"excluded"}],   # label defaults to unfaithful
+         "label"?: 0|1}                                                                 # response level, 1 = unfaithful
+
+    With ``spans``, sentences not covered by any span are faithful. Bad lines raise InputError naming the line.
+    """
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            missing = [k for k in ("context", "question", "response") if not str(row.get(k) or "").strip()]
+            if missing:
+                raise InputError(f"missing or empty {missing}")
+            spans = [LabelledSpan(int(s["start"]), int(s["end"]), s.get("label", "unfaithful"))
+                     for s in row.get("spans", [])]
+            for s in spans:
+                if not 0 <= s.start < s.end <= len(row["response"]) or s.label not in (
+                        "unfaithful", "faithful", "excluded"):
+                    raise InputError(f"bad span {s}")
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"{path}:{n}: {exc}") from exc
+        out.append(LabelledExample(
+            dataset=path.stem, id=str(row.get("id", f"line-{n}")), context=row["context"], question=row["question"],
+            response=row["response"], instruction=row.get("instruction", QA_INSTRUCTION), spans=spans,
+            default_label=0 if "spans" in row else None, response_label=row.get("label"),
+        ))
+    return out
+
+
+DATASETS: dict[str, Callable[[Path], list[LabelledExample]]] = {
+    "faithbench": load_faithbench,
+    "qags-cnndm": load_qags,
+    "begin-dev": load_begin,
+}
+
+
+def load_dataset(name: str, root: str | Path | None = None) -> list[LabelledExample]:
+    """A dataset by name (see :data:`DATASETS`) or a path to a JSONL file in the generic format."""
+    if name in DATASETS:
+        return DATASETS[name](data_root(root))
+    path = Path(name)
+    if path.suffix == ".jsonl" and path.is_file():
+        return load_jsonl(path)
+    raise InputError(f"unknown dataset '{name}': use one of {', '.join(DATASETS)} or a .jsonl file")

@@ -1,0 +1,353 @@
+"""Trained-detector artifacts: a directory with a human-readable ``detector.json`` and pickle-free weights.
+
+Layout of an artifact directory::
+
+    detector.json          ArtifactMeta (indented JSON): kind, features, model, threshold, provenance, checksums
+    weights.safetensors    numpy arrays (scaler, coefficients, MLP layers, lookback head map), float64
+    booster.json           xgboost's native JSON model (kind "xgb" only)
+    lid_bank.safetensors   optional LID reference bank (see faithwatch.signals.lid.LIDBank)
+
+Nothing is ever pickled: arrays go through ``safetensors.numpy`` and xgboost through its own JSON format, so
+loading an artifact cannot execute code. Loading verifies the format tag, the faithwatch major version, the
+``schema_hash`` (sha256 over kind + feature_names + model_id + layers) and the sha256 of every weight file.
+
+This module also holds the pieces of training shared by every trained detector (input validation,
+threshold choice, training metrics, a stable logistic function).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from safetensors.numpy import load_file, save_file
+
+from faithwatch._version import __version__
+from faithwatch.errors import InputError
+
+#: tag written into every detector.json
+ARTIFACT_FORMAT = "faithwatch-detector"
+#: bumped when the on-disk layout changes incompatibly
+FORMAT_VERSION = 1
+META_FILE = "detector.json"
+WEIGHTS_FILE = "weights.safetensors"
+BOOSTER_FILE = "booster.json"
+LID_BANK_FILE = "lid_bank.safetensors"
+#: every value ``ArtifactMeta.kind`` may take
+KINDS = ("lr", "xgb", "mlp", "lookback-lens")
+
+
+class ArtifactError(InputError):
+    """A detector artifact is missing, corrupted, tampered with, or incompatible with this faithwatch."""
+
+
+# --- metadata -------------------------------------------------------------------------------------------------
+def _json_normal(value: Any) -> Any:
+    """``value`` as it reads back from JSON (tuples -> lists, int keys -> str keys), so hashes are stable."""
+    return json.loads(json.dumps(value, allow_nan=False))
+
+
+def compute_schema_hash(kind: str, feature_names: Sequence[str], model_id: str, layers: Mapping[str, Any]) -> str:
+    """sha256 of the canonical JSON of what fixes a detector's input schema."""
+    payload = {"kind": kind, "feature_names": list(feature_names), "model_id": model_id, "layers": layers}
+    text = json.dumps(_json_normal(payload), sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def file_sha256(path: str | Path) -> str:
+    """sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _major(version: str) -> int:
+    try:
+        return int(str(version).split(".")[0])
+    except ValueError as exc:
+        raise ArtifactError(f"unreadable faithwatch version '{version}' in a detector artifact") from exc
+
+
+def check_version(found: str, what: str) -> None:
+    """Refuse an artifact written by a newer major version of faithwatch than the one running."""
+    if _major(found) > _major(__version__):
+        raise ArtifactError(
+            f"{what} was written by faithwatch {found}, newer than the installed {__version__} "
+            f"(major {_major(found)} > {_major(__version__)}); upgrade faithwatch to load it."
+        )
+
+
+@dataclass
+class ArtifactMeta:
+    """Everything ``detector.json`` records about a trained detector."""
+
+    kind: str  # one of KINDS
+    feature_names: list[str]
+    model_id: str
+    model_revision: str | None = None
+    layers: dict[str, Any] = field(default_factory=dict)  # {"lid": [14, 15, 16]} or {"num_layers": L, "num_heads": H}
+    threshold: float = 0.5  # on the P(faithful) scale: flagged when score < threshold
+    training_data: list[str] = field(default_factory=list)  # e.g. ["ragtruth-qa: 400"]
+    n_train: int = 0
+    seed: int = 0
+    faithwatch_version: str = __version__
+    created: str = ""
+    schema_hash: str = ""
+    metrics: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)  # hyper-parameters and kind-specific settings
+    files: dict[str, str] = field(default_factory=dict)  # file name -> sha256
+
+    def compute_schema_hash(self) -> str:
+        """The schema hash of this metadata's current kind, features, model and layers."""
+        return compute_schema_hash(self.kind, self.feature_names, self.model_id, self.layers)
+
+    def save(self, directory: str | Path) -> Path:
+        """Write ``detector.json`` (after the weight files, whose checksums must already be in ``files``)."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        if self.kind not in KINDS:
+            raise InputError(f"unknown detector kind '{self.kind}'; expected one of {', '.join(KINDS)}")
+        self.layers = _json_normal(self.layers)
+        self.created = self.created or datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self.schema_hash = self.compute_schema_hash()
+        payload = {"format": ARTIFACT_FORMAT, "format_version": FORMAT_VERSION, **asdict(self)}
+        path = directory / META_FILE
+        path.write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(
+        cls,
+        directory: str | Path,
+        *,
+        expect_model_id: str | None = None,
+        expect_features: Sequence[str] | None = None,
+        expect_kinds: Sequence[str] | None = None,
+    ) -> ArtifactMeta:
+        """Read and verify ``directory/detector.json``.
+
+        Raises :class:`ArtifactError` when the file is missing, not a faithwatch artifact, written by a newer
+        major version, or fails its schema hash or a weight-file checksum; :class:`InputError` when the
+        artifact's model differs from ``expect_model_id`` or needs features absent from ``expect_features``
+        (the features the caller can supply), or its kind is not in ``expect_kinds``.
+        """
+        directory = Path(directory)
+        path = directory / META_FILE
+        if not path.is_file():
+            raise ArtifactError(f"{directory} is not a detector artifact: {META_FILE} not found")
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ArtifactError(f"{path} is not valid JSON ({exc}); the artifact is corrupted") from exc
+        if not isinstance(raw, dict) or raw.get("format") != ARTIFACT_FORMAT:
+            raise ArtifactError(f'{path} is not a faithwatch detector artifact (no "format": "{ARTIFACT_FORMAT}")')
+        check_version(str(raw.get("faithwatch_version", "0")), f"detector {directory}")
+        if int(raw.get("format_version", 0)) > FORMAT_VERSION:
+            raise ArtifactError(
+                f"detector {directory} uses artifact format {raw['format_version']}, this faithwatch reads "
+                f"up to {FORMAT_VERSION}; upgrade faithwatch."
+            )
+        known = {f.name for f in fields(cls)}
+        missing = sorted({"kind", "feature_names", "model_id", "schema_hash"} - raw.keys())
+        if missing:
+            raise ArtifactError(f"{path} lacks required fields {missing}; the artifact is corrupted")
+        meta = cls(**{k: v for k, v in raw.items() if k in known})
+        if meta.kind not in KINDS:
+            raise ArtifactError(f"{path} has unknown kind '{meta.kind}'; expected one of {', '.join(KINDS)}")
+        if meta.compute_schema_hash() != meta.schema_hash:
+            raise ArtifactError(
+                f"{path} fails its schema check: kind, feature_names, model_id or layers were changed after "
+                "training (schema_hash mismatch). The artifact is corrupted or was edited; retrain or restore it."
+            )
+        for name, digest in meta.files.items():
+            file = directory / name
+            if not file.is_file():
+                raise ArtifactError(f"detector {directory} is incomplete: {name} is missing")
+            if file_sha256(file) != digest:
+                raise ArtifactError(
+                    f"{file} does not match the checksum recorded in {META_FILE}: it is corrupted or was replaced"
+                )
+        if expect_kinds is not None and meta.kind not in expect_kinds:
+            raise InputError(
+                f"detector {directory} is of kind '{meta.kind}', expected one of {', '.join(expect_kinds)}"
+            )
+        meta.check_compatible(expect_model_id=expect_model_id, expect_features=expect_features, where=str(directory))
+        return meta
+
+    def check_compatible(
+        self,
+        *,
+        expect_model_id: str | None = None,
+        expect_features: Sequence[str] | None = None,
+        where: str = "",
+    ) -> None:
+        """Refuse a model or feature mismatch with a message naming both sides."""
+        label = f"detector {where}".rstrip() if where else f"detector '{self.kind}'"
+        if expect_model_id is not None and expect_model_id != self.model_id:
+            raise InputError(
+                f"{label} was trained on features of model '{self.model_id}'; the monitor runs model "
+                f"'{expect_model_id}'. Signals of different models are not comparable: use a detector trained "
+                f"for '{expect_model_id}'."
+            )
+        if expect_features is not None:
+            absent = [name for name in self.feature_names if name not in set(expect_features)]
+            if absent:
+                raise InputError(
+                    f"{label} needs features {self.feature_names}, but the monitor provides "
+                    f"{list(expect_features)} (missing: {absent})."
+                )
+
+
+# --- weight files ---------------------------------------------------------------------------------------------
+def avoid_pickle_magic(path: str | Path) -> None:
+    """Re-save a safetensors file whose first byte happens to be 0x80 (the pickle protocol opcode).
+
+    A safetensors file starts with its little-endian header length; when that length is 128 mod 256 the file
+    would look like a pickle to naive scanners. Padding the metadata shifts the length (headers are 8-aligned).
+    """
+    path = Path(path)
+    with open(path, "rb") as f:
+        if f.read(1) != b"\x80":
+            return
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="numpy") as f:
+        metadata = dict(f.metadata() or {})
+    arrays = load_file(str(path))
+    for width in range(1, 64):
+        metadata["_pad"] = " " * width
+        save_file(arrays, str(path), metadata=metadata)
+        with open(path, "rb") as f:
+            if f.read(1) != b"\x80":
+                return
+
+
+def save_arrays(path: str | Path, arrays: Mapping[str, np.ndarray], metadata: Mapping[str, str] | None = None) -> str:
+    """Save float64 arrays with safetensors; returns the file's sha256."""
+    tensors = {name: np.ascontiguousarray(value, dtype=np.float64) for name, value in arrays.items()}
+    meta = {"format": ARTIFACT_FORMAT, "faithwatch_version": __version__, **(metadata or {})}
+    save_file(tensors, str(path), metadata=meta)
+    avoid_pickle_magic(path)
+    return file_sha256(path)
+
+
+def load_arrays(path: str | Path, required: Sequence[str] = ()) -> dict[str, np.ndarray]:
+    """Load a safetensors file, checking that ``required`` arrays are present and finite."""
+    try:
+        arrays = load_file(str(path))
+    except Exception as exc:  # safetensors raises its own error types for a damaged header
+        raise ArtifactError(f"{path} is not a readable safetensors file ({exc})") from exc
+    missing = [name for name in required if name not in arrays]
+    if missing:
+        raise ArtifactError(f"{path} lacks arrays {missing}; the artifact is corrupted")
+    for name, value in arrays.items():
+        if not np.all(np.isfinite(value)):
+            raise ArtifactError(f"{path}: array '{name}' holds NaN or infinite values; the artifact is corrupted")
+    return arrays
+
+
+# --- shared training pieces -----------------------------------------------------------------------------------
+def as_matrix(X: Any, feature_names: Sequence[str], what: str = "X") -> np.ndarray:
+    """``X`` as a finite float64 [n, len(feature_names)] array; InputError naming the first bad column."""
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{what} must be a numeric array ({exc})") from exc
+    if arr.ndim != 2:
+        raise InputError(f"{what} must be 2-D [n_samples, n_features], got shape {arr.shape}")
+    if arr.shape[1] != len(feature_names):
+        raise InputError(
+            f"{what} has {arr.shape[1]} columns but {len(feature_names)} feature names were given: "
+            f"{list(feature_names)}"
+        )
+    if arr.shape[0] == 0:
+        raise InputError(f"{what} has no rows")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        col = int(np.flatnonzero(bad.any(axis=0))[0])
+        rows = int(bad[:, col].sum())
+        raise InputError(f"{what} column '{feature_names[col]}' has {rows} NaN or infinite value(s); clean it first")
+    return arr
+
+
+def as_labels(y: Any, n: int) -> np.ndarray:
+    """Labels as a bool array (True = unfaithful); both classes must be present."""
+    arr = np.asarray(y)
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise InputError(f"y must be 1-D with one label per row ({n}), got shape {arr.shape}")
+    try:
+        values = arr.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"y must hold 0 (faithful) / 1 (unfaithful) labels ({exc})") from exc
+    if not np.all((values == 0) | (values == 1)):
+        raise InputError("y must hold only 0 (faithful) and 1 (unfaithful)")
+    labels = values == 1
+    if labels.all() or not labels.any():
+        only = "unfaithful (1)" if labels.all() else "faithful (0)"
+        raise InputError(f"y holds a single class ({only}); a detector needs both faithful and unfaithful examples")
+    return labels
+
+
+def sigmoid(z: np.ndarray) -> np.ndarray:
+    """Numerically stable logistic function."""
+    z = np.asarray(z, dtype=np.float64)
+    out = np.empty_like(z)
+    pos = z >= 0
+    out[pos] = 1.0 / (1.0 + np.exp(-z[pos]))
+    ez = np.exp(z[~pos])
+    out[~pos] = ez / (1.0 + ez)
+    return out
+
+
+def balanced_accuracy(p_faithful: np.ndarray, unfaithful: np.ndarray, threshold: float) -> float:
+    """Mean of recall on unfaithful (flagged: score < threshold) and on faithful (score >= threshold)."""
+    flagged = np.asarray(p_faithful) < threshold
+    return float((flagged[unfaithful].mean() + (~flagged[~unfaithful]).mean()) / 2)
+
+
+def choose_threshold(p_faithful: np.ndarray, unfaithful: np.ndarray) -> float:
+    """Threshold on P(faithful) maximising balanced accuracy (flag when score < threshold).
+
+    Candidates are midpoints between consecutive distinct scores, so the result lies strictly inside (0, 1);
+    among tied optima the middle one is taken (the widest margin on the training data).
+    """
+    scores = np.asarray(p_faithful, dtype=np.float64)
+    distinct = np.unique(scores)
+    if len(distinct) < 2:
+        return 0.5
+    candidates = (distinct[:-1] + distinct[1:]) / 2
+    unf, fai = np.sort(scores[unfaithful]), np.sort(scores[~unfaithful])
+    tpr = np.searchsorted(unf, candidates, side="left") / len(unf)  # unfaithful with score < t
+    tnr = 1.0 - np.searchsorted(fai, candidates, side="left") / len(fai)  # faithful with score >= t
+    ba = (tpr + tnr) / 2
+    best = np.flatnonzero(ba >= ba.max() - 1e-12)
+    return float(candidates[best[len(best) // 2]])
+
+
+def training_metrics(p_faithful: np.ndarray, unfaithful: np.ndarray, threshold: float) -> dict[str, Any]:
+    """AUROC (unfaithful as positive, scored by 1 - P(faithful)), balanced accuracy and class counts."""
+    from sklearn.metrics import roc_auc_score
+
+    return {
+        "train_auroc": round(float(roc_auc_score(unfaithful, 1.0 - p_faithful)), 6),
+        "train_balanced_accuracy": round(balanced_accuracy(p_faithful, unfaithful, threshold), 6),
+        "n_faithful": int((~unfaithful).sum()),
+        "n_unfaithful": int(unfaithful.sum()),
+    }
+
+
+def check_probabilities(p: np.ndarray, what: str) -> np.ndarray:
+    """Clip to [0, 1]; refuse NaN (never emitted silently)."""
+    from faithwatch.errors import NonFiniteError
+
+    if not np.all(np.isfinite(p)):
+        raise NonFiniteError(f"{what} produced a NaN or infinite probability")
+    return np.clip(p, 0.0, 1.0)

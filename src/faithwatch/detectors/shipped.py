@@ -1,0 +1,27 @@
+"""The detector shipped inside faithwatch for the embedded model (rebuilt by ``training/default_detector.sh``)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from faithwatch.detectors.base import Detector
+from faithwatch.detectors.heuristic import HeuristicDetector
+
+log = logging.getLogger(__name__)
+
+SHIPPED_DIR = Path(__file__).parent / "default"
+
+
+def default_detector(model_id: str) -> Detector:
+    """The shipped trained detector when it was trained for ``model_id``, else the heuristic."""
+    from faithwatch.detectors import load_detector
+
+    if (SHIPPED_DIR / "detector.json").is_file():
+        import json
+
+        trained_for = json.loads((SHIPPED_DIR / "detector.json").read_text()).get("model_id")
+        if trained_for == model_id:
+            return load_detector(SHIPPED_DIR, expect_model_id=model_id)
+        log.info("the shipped detector is for %s, not %s: using the heuristic", trained_for, model_id)
+    return HeuristicDetector()

@@ -1,0 +1,152 @@
+"""Feature extraction for labelled data sets by teacher forcing, cached as Parquet shards and resumable.
+
+Per example the cache holds one row per sentence (scalar signals, the sentence's lookback-ratio vector,
+last-token hidden states at the LID layers) and one row per 8-token window (Lookback Lens, sliding-window
+mode). Labels are not cached: they are joined from the loaders, so a label policy change needs no re-run.
+Shards are written atomically every few examples; a re-run skips finished examples and retries failed ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from faithwatch.data.schema import LabelledExample
+from faithwatch.errors import FaithwatchError
+from faithwatch.models.loading import cache_dir
+from faithwatch.monitor import Monitor
+
+log = logging.getLogger(__name__)
+
+#: bump when the meaning of cached columns changes
+CACHE_SCHEMA = 1
+WINDOW = 8
+SHARD_EXAMPLES = 16
+#: signals extracted for training and evaluation (LID is computed afterwards from the hidden states,
+#: against a bank built from the training split)
+EXTRACTION_SIGNALS = ("likelihood", "entropy", "contrastive", "lookback", "alignment", "hidden")
+
+
+@dataclass
+class FeatureTables:
+    """Cached features of one data set: per-sentence and per-window rows, plus failed example ids."""
+
+    sentences: pd.DataFrame
+    windows: pd.DataFrame
+    failed: dict[str, str]
+
+
+def cache_key(monitor: Monitor, dataset: str) -> str:
+    """Folder name that changes whenever anything that shapes the features changes."""
+    spec = {
+        "schema": CACHE_SCHEMA, "model": monitor.lm.model_id, "revision": monitor.lm.revision,
+        "alignment": monitor.alignment.name if monitor.alignment else None,
+        "features": monitor.feature_names, "window": WINDOW,
+    }
+    digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset)
+    return f"{safe}-{digest}"
+
+
+def _rows(example: LabelledExample, monitor: Monitor) -> tuple[list[dict], list[dict]]:
+    result = monitor.score(example.question, example.context, example.response, instruction=example.instruction)
+    sentences = []
+    for s in result.sentences:
+        row = {"example_id": example.id, "sentence_index": s.index, "text": s.text, "start": s.start, "end": s.end,
+               "token_start": s.token_start, "token_end": s.token_end}
+        row.update({k: (np.nan if v is None else v) for k, v in s.features.items()})
+        for name, vec in s.vectors.items():
+            row[name] = np.asarray(vec, dtype=np.float32).ravel()
+        sentences.append(row)
+    windows = []
+    lookback = result.records.lookback if result.records is not None else []
+    ends = result.token_ends
+    for w, lo in enumerate(range(0, len(lookback), WINDOW)):
+        hi = min(lo + WINDOW, len(lookback))
+        windows.append({
+            "example_id": example.id, "window_index": w, "start": ends[lo - 1] if lo else 0, "end": ends[hi - 1],
+            "lookback_ratio": np.mean(lookback[lo:hi], axis=0).astype(np.float32).ravel(),
+        })
+    return sentences, windows
+
+
+def _write_shard(folder: Path, kind: str, rows: list[dict], index: int) -> None:
+    if not rows:
+        return
+    table = pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False)
+    tmp = folder / f".{kind}-{index:05d}.parquet.tmp"
+    pq.write_table(table, tmp)
+    os.replace(tmp, folder / f"{kind}-{index:05d}.parquet")
+
+
+def _read(folder: Path, kind: str) -> pd.DataFrame:
+    files = sorted(folder.glob(f"{kind}-*.parquet"))
+    if not files:
+        return pd.DataFrame()
+    return pd.concat([pq.read_table(f).to_pandas() for f in files], ignore_index=True)
+
+
+def extract_features(
+    monitor: Monitor,
+    dataset: str,
+    examples: Sequence[LabelledExample],
+    *,
+    root: Path | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> FeatureTables:
+    """Teacher-force every example through ``monitor`` (cached, resumable) and return the tables."""
+    folder = (root or cache_dir() / "features") / cache_key(monitor, dataset)
+    folder.mkdir(parents=True, exist_ok=True)
+    done = set(_read(folder, "examples").get("example_id", pd.Series(dtype=str)))
+    failed_path = folder / "failed.jsonl"
+    todo = [e for e in examples if e.id not in done]
+    shard = len(list(folder.glob("examples-*.parquet")))
+    buf_s, buf_w, buf_e = [], [], []
+    failed: dict[str, str] = {}
+    if on_progress:
+        on_progress(len(examples) - len(todo), len(examples))
+
+    def flush() -> None:
+        nonlocal shard, buf_s, buf_w, buf_e
+        if buf_e:  # the examples shard goes last: an example counts as done only when all its rows are on disk
+            _write_shard(folder, "sentences", buf_s, shard)
+            _write_shard(folder, "windows", buf_w, shard)
+            _write_shard(folder, "examples", buf_e, shard)
+            shard += 1
+        buf_s, buf_w, buf_e = [], [], []
+
+    for n, example in enumerate(todo, start=1):
+        try:
+            sentences, windows = _rows(example, monitor)
+            if not sentences:
+                raise FaithwatchError("the response produced no sentence")
+        except FaithwatchError as exc:
+            failed[example.id] = str(exc)
+            log.warning("%s %s: %s", dataset, example.id, exc)
+        else:
+            buf_s += sentences
+            buf_w += windows
+            buf_e.append({"example_id": example.id, "n_sentences": len(sentences)})
+        if len(buf_e) >= SHARD_EXAMPLES:
+            flush()
+        if on_progress:
+            on_progress(len(examples) - len(todo) + n, len(examples))
+    flush()
+    failed_path.write_text("".join(json.dumps({"id": k, "error": v}) + "\n" for k, v in failed.items()))
+    wanted = {e.id for e in examples}
+    sentences = _read(folder, "sentences")
+    windows = _read(folder, "windows")
+    if len(sentences):
+        sentences = sentences[sentences.example_id.isin(wanted)].reset_index(drop=True)
+        windows = windows[windows.example_id.isin(wanted)].reset_index(drop=True)
+    return FeatureTables(sentences=sentences, windows=windows, failed=failed)

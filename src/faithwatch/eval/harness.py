@@ -1,0 +1,184 @@
+"""The evaluation harness: a detector and its baselines side by side on labelled data, plus transfer and ablation."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import balanced_accuracy_score, roc_auc_score
+
+from faithwatch.data.loaders import FAITHBENCH_DETECTORS
+from faithwatch.data.schema import LabelledExample
+from faithwatch.detectors.aggregator import SynCheckDetector
+from faithwatch.detectors.lookback_lens import LookbackLens
+from faithwatch.eval.lid_features import add_lid, build_bank, hidden_layers_in
+from faithwatch.eval.metrics import DetectionMetrics, detection_metrics
+from faithwatch.eval.training import FAMILIES, fit_syncheck, lookback_matrix, syncheck_features, syncheck_scores
+
+FLARE = "FLARE (min_prob)"
+
+
+@dataclass
+class DatasetEval:
+    """Scores of every method on one data set (``scores``: P(faithful)-like, higher = more faithful)."""
+
+    name: str
+    table: pd.DataFrame
+    scores: dict[str, np.ndarray] = field(default_factory=dict)
+    thresholds: dict[str, float] = field(default_factory=dict)
+
+    def metrics(self, n_boot: int, seed: int) -> dict[str, DetectionMetrics]:
+        labels = self.table.label.to_numpy()
+        groups = self.table.example_id.to_numpy()
+        return {
+            method: detection_metrics(labels, 1.0 - s, threshold=_unfaithful_threshold(self.thresholds.get(method)),
+                                      n_boot=n_boot, seed=seed, groups=groups)
+            for method, s in self.scores.items()
+        }
+
+
+def _unfaithful_threshold(faithful_threshold: float | None) -> float | None:
+    return None if faithful_threshold is None else 1.0 - faithful_threshold
+
+
+def _oriented(values: np.ndarray, direction: int) -> np.ndarray:
+    """Map a feature to a 'faithfulness' ranking score (rank-preserving into [0, 1] is not needed for AUROC)."""
+    v = values.astype(np.float64) * direction
+    lo, hi = v.min(), v.max()
+    return (v - lo) / (hi - lo) if hi > lo else np.full_like(v, 0.5)
+
+
+def score_dataset(
+    name: str, table: pd.DataFrame, detector: SynCheckDetector, lens: LookbackLens | None = None
+) -> DatasetEval:
+    """The detector, FLARE, every SynCheck feature alone, alignment alone, and the Lookback Lens on one table."""
+    ev = DatasetEval(name, table)
+    ev.scores[detector.name] = syncheck_scores(detector, table)
+    ev.thresholds[detector.name] = detector.threshold
+    with_lid = add_lid(table, detector.lid_bank) if detector.lid_bank is not None else table
+    ev.scores[FLARE] = table.min_prob.to_numpy()
+    directions = detector.meta.metrics.get("feature_directions", {})
+    for feature in detector.meta.feature_names:
+        ev.scores[feature] = _oriented(with_lid[feature].to_numpy(), directions.get(feature, 1))
+    if lens is not None:
+        ev.scores["Lookback Lens"] = lens.predict_proba_faithful(lookback_matrix(table))
+        ev.thresholds["Lookback Lens"] = lens.threshold
+    return ev
+
+
+def response_level(examples: Sequence[LabelledExample], table: pd.DataFrame, scores: np.ndarray) -> pd.DataFrame:
+    """Per response: the minimum sentence score of the detector, the response label, stored detector verdicts."""
+    by_id = {e.id: e for e in examples}
+    frame = pd.DataFrame({"example_id": table.example_id, "score": scores}).groupby("example_id").score.min()
+    rows = []
+    for ex_id, score in frame.items():
+        ex = by_id[ex_id]
+        if ex.response_label is None:
+            continue
+        row = {"example_id": ex_id, "label": ex.response_label, "score": score, "source_model": ex.source_model}
+        for det in FAITHBENCH_DETECTORS:
+            if det in ex.meta and ex.meta[det] is not None:
+                row[det] = float(ex.meta[det])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def faithbench_comparison(responses: pd.DataFrame, threshold: float, detector_name: str) -> pd.DataFrame:
+    """Response-level balanced accuracy of faithwatch and FaithBench's stored detectors on the same samples."""
+    cols = [d for d in FAITHBENCH_DETECTORS if d in responses]
+    common = responses.dropna(subset=cols)
+    y = common.label.to_numpy()
+    rows = [{"method": f"faithwatch {detector_name} (min sentence score)",
+             "balanced_accuracy": balanced_accuracy_score(y, (common.score < threshold).astype(int)),
+             "auroc": roc_auc_score(y, -common.score), "n": len(common)}]
+    for det in cols:
+        value = common[det].to_numpy()
+        # hhem-2.1 is a consistency probability; the others are 0/1 verdicts (1 = consistent)
+        predicted = (value < 0.5).astype(int)
+        rows.append({"method": det, "balanced_accuracy": balanced_accuracy_score(y, predicted),
+                     "auroc": roc_auc_score(y, -value) if det == "hhem-2.1" else None, "n": len(common)})
+    return pd.DataFrame(rows)
+
+
+def _single_signal_scores(train: pd.DataFrame, test: pd.DataFrame, model_id: str, seed: int) -> dict[str, float]:
+    """AUROC on ``test`` of every single SynCheck signal, its direction fixed on ``train``."""
+    layers = hidden_layers_in(train)
+    bank = build_bank(train, model_id, seed=seed) if layers else None
+    tr = add_lid(train, bank) if bank else train
+    te = add_lid(test, bank) if bank else test
+    out = {}
+    for feature in syncheck_features(layers):
+        direction = -1 if roc_auc_score(tr.label, tr[feature]) > 0.5 else 1
+        out[feature] = roc_auc_score(te.label, -direction * te[feature].to_numpy())
+    return out
+
+
+def transfer_matrix(tables: Mapping[str, pd.DataFrame], kind: str, model_id: str, seed: int = 0) -> pd.DataFrame:
+    """AUROC of SynCheck trained on the row data set and tested on the column data set (diagonal: 2-fold by example)."""
+    names = list(tables)
+    rows = []
+    for a in names:
+        row = {"train": a}
+        for b in names:
+            if a == b:
+                row[b] = _two_fold_auroc(tables[a], kind, model_id, seed)
+            else:
+                det = fit_syncheck(tables[a], kind, model_id=model_id, seed=seed)
+                row[b] = roc_auc_score(tables[b].label, 1 - syncheck_scores(det, tables[b]))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _two_fold_auroc(table: pd.DataFrame, kind: str, model_id: str, seed: int) -> float:
+    ids = table.example_id.unique()
+    rng = np.random.default_rng(seed)
+    fold = dict(zip(ids, rng.permutation(len(ids)) % 2, strict=True))
+    f = table.example_id.map(fold).to_numpy()
+    labels, scores = [], []
+    for k in (0, 1):
+        train, test = table[f != k], table[f == k]
+        det = fit_syncheck(train, kind, model_id=model_id, seed=seed)
+        labels.append(test.label.to_numpy())
+        scores.append(1 - syncheck_scores(det, test))
+    return roc_auc_score(np.concatenate(labels), np.concatenate(scores))
+
+
+def leave_one_out(tables: Mapping[str, pd.DataFrame], kind: str, model_id: str, seed: int = 0) -> pd.DataFrame:
+    """Train on all other data sets, test on one: SynCheck vs the best single signal (paper 000 Fig. 4 setting)."""
+    rows = []
+    for held in tables:
+        train = pd.concat([t for n, t in tables.items() if n != held], ignore_index=True)
+        test = tables[held]
+        det = fit_syncheck(train, kind, model_id=model_id, seed=seed)
+        syn = roc_auc_score(test.label, 1 - syncheck_scores(det, test))
+        singles = _single_signal_scores(train, test, model_id, seed)
+        best = max(singles, key=singles.get)
+        rows.append({"test": held, "syncheck_auroc": syn, "best_single_signal": best,
+                     "best_single_auroc": singles[best], "gain": syn - singles[best]})
+    return pd.DataFrame(rows)
+
+
+def ablation(tables: Mapping[str, pd.DataFrame], kind: str, model_id: str, seed: int = 0) -> pd.DataFrame:
+    """Leave-one-data-set-out AUROC with every family, and without each family in turn (paper 000 Fig. 3)."""
+    rows = []
+    settings = {"all": list(FAMILIES)} | {f"without {f}": [g for g in FAMILIES if g != f] for f in FAMILIES}
+    for label, families in settings.items():
+        row = {"features": label}
+        for held in tables:
+            train = pd.concat([t for n, t in tables.items() if n != held], ignore_index=True)
+            det = fit_syncheck(train, kind, model_id=model_id, seed=seed, families=families)
+            row[held] = roc_auc_score(tables[held].label, 1 - syncheck_scores(det, tables[held]))
+        row["mean"] = float(np.mean([row[h] for h in tables]))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def load_artifacts(path: Path, model_id: str) -> tuple[SynCheckDetector, LookbackLens | None]:
+    """A trained detector folder: the SynCheck aggregator and, when present, its Lookback Lens sub-folder."""
+    detector = SynCheckDetector.load(path, expect_model_id=model_id)
+    lens_dir = path / "lookback-lens"
+    lens = LookbackLens.load(lens_dir, expect_model_id=model_id) if lens_dir.is_dir() else None
+    return detector, lens

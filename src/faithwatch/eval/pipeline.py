@@ -1,0 +1,54 @@
+"""From data set names to labelled feature tables (extraction cached), shared by `train` and `eval`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from faithwatch.data.loaders import load_dataset
+from faithwatch.data.schema import LabelledExample
+from faithwatch.eval.features import EXTRACTION_SIGNALS, extract_features
+from faithwatch.eval.labels import label_sentences, label_windows
+from faithwatch.models.loading import LoadedModel
+from faithwatch.monitor import Monitor
+
+
+@dataclass
+class LabelledData:
+    """One data set: its examples, labelled sentence and window tables, and what was left out."""
+
+    name: str
+    examples: list[LabelledExample]
+    sentences: pd.DataFrame
+    windows: pd.DataFrame
+    failed: dict[str, str]
+    unlabelled_sentences: int
+
+
+def extraction_monitor(model: LoadedModel | str | None = None, alignment: str | None = None) -> Monitor:
+    """The monitor whose features training and evaluation use (fixed signal set, see the cache key)."""
+    kwargs = {} if alignment is None else {"alignment": alignment}
+    return Monitor(model, signals=list(EXTRACTION_SIGNALS), detector="heuristic", **kwargs)
+
+
+def load_labelled(
+    names: Sequence[str],
+    monitor: Monitor,
+    *,
+    data_root: str | None = None,
+    on_progress: Callable[[str, int, int], None] | None = None,
+) -> dict[str, LabelledData]:
+    """Load, extract (cached) and label each data set."""
+    out = {}
+    for name in names:
+        examples = load_dataset(name, data_root)
+        progress = (lambda n, t, _name=name: on_progress(_name, n, t)) if on_progress else None
+        tables = extract_features(monitor, name, examples, on_progress=progress)
+        sentences = label_sentences(examples, tables.sentences)
+        out[name] = LabelledData(
+            name=name, examples=examples, sentences=sentences, windows=label_windows(examples, tables.windows),
+            failed=tables.failed, unlabelled_sentences=sentences.attrs.get("dropped", 0),
+        )
+    return out

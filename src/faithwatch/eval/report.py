@@ -1,0 +1,322 @@
+"""Evaluation reports: strict JSON, markdown tables and ROC-curve PNGs.
+
+``results.json`` is the machine-readable source of truth (an HTML page can be rendered from it alone)::
+
+    {
+      "schema_version": 1,
+      "title": "...",
+      "meta": {...},
+      "tables": [{"name": "...", "columns": ["..."], "records": [{"column": value, ...}, ...]}],
+      "curves": [{"name": "...", "image": "roc_<name>.png",
+                  "methods": [{"method": "...", "auroc": 0.71, "n": 500, "n_positive": 120,
+                               "fpr": [...], "tpr": [...]}]}],
+      "files": {"json": "results.json", "markdown": "results.md", "images": ["roc_<name>.png", ...]}
+    }
+
+Missing values (None, NaN, NA, NaT) and infinities become ``null``; :class:`MetricCI` cells become
+``{"value", "low", "high"}`` objects (rendered as ``0.712 [0.680, 0.741]`` in markdown). Curve scores are
+*unfaithfulness* scores (higher = more likely unfaithful) with labels 1 = unfaithful.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import decimal
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from faithwatch.errors import InputError
+from faithwatch.eval.metrics import DetectionMetrics, MetricCI, roc_points
+
+__all__ = ["SCHEMA_VERSION", "detection_table", "format_ci", "write_report"]
+
+SCHEMA_VERSION = 1
+_MISSING_MD = "n/a"
+
+
+def format_ci(metric_ci: MetricCI, digits: int = 3) -> str:
+    """``"0.712 [0.680, 0.741]"``: the value and its confidence interval, ``digits`` decimals."""
+    return f"{metric_ci.value:.{digits}f} [{metric_ci.low:.{digits}f}, {metric_ci.high:.{digits}f}]"
+
+
+def detection_table(results: Mapping[str, DetectionMetrics]) -> pd.DataFrame:
+    """One row per method from :class:`DetectionMetrics`; metric columns hold :class:`MetricCI` cells (or None)."""
+    rows = []
+    for method, m in results.items():
+        rows.append(
+            {
+                "method": method,
+                "auroc": m.auroc,
+                "auprc": m.auprc,
+                "balanced_accuracy": m.balanced_accuracy,
+                "threshold": m.threshold,
+                "n": m.n,
+                "n_positive": m.n_positive,
+                "n_boot_used": m.n_boot_used,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def _is_missing(x: Any) -> bool:
+    """None, NaN, pd.NA or NaT (scalars only)."""
+    if x is None or x is pd.NA or x is pd.NaT:
+        return True
+    return isinstance(x, (float, np.floating)) and math.isnan(x)
+
+
+def _jsonable(x: Any) -> Any:
+    """Convert to plain JSON types; missing and non-finite numbers become None."""
+    if _is_missing(x):
+        return None
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating, decimal.Decimal)):
+        f = float(x)
+        return f if math.isfinite(f) else None
+    if isinstance(x, str):
+        return x
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return _jsonable(dataclasses.asdict(x))
+    if isinstance(x, Mapping):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, (pd.Series, pd.Index)):
+        return _jsonable(x.tolist())
+    if isinstance(x, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, (dt.datetime, dt.date, dt.time)):  # includes pd.Timestamp
+        return x.isoformat()
+    if isinstance(x, (dt.timedelta, pd.Timedelta)):
+        return x.total_seconds()
+    if isinstance(x, Path):
+        return str(x)
+    return str(x)
+
+
+def _columns(df: pd.DataFrame, name: str) -> list[str]:
+    cols = [" / ".join(map(str, c)) if isinstance(c, tuple) else str(c) for c in df.columns]
+    dupes = sorted({c for c in cols if cols.count(c) > 1})
+    if dupes:
+        raise InputError(f"table {name!r} has duplicate column names {dupes}; records need unique columns")
+    return cols
+
+
+def _prepare_table(df: pd.DataFrame, name: str) -> tuple[list[str], list[list[Any]], list[bool]]:
+    """Columns, row values (raw) and a right-align flag per column; a meaningful index becomes columns."""
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"table {name!r} must be a pandas DataFrame, got {type(df).__name__}")
+    # keep a named or non-integer index (e.g. method names) as columns; drop a plain unnamed row number
+    if any(n is not None for n in df.index.names) or not pd.api.types.is_integer_dtype(df.index.dtype):
+        df = df.reset_index()
+    cols = _columns(df, name)
+    numeric = [pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype) for dtype in df.dtypes]
+    rows = [list(r) for r in df.itertuples(index=False, name=None)]
+    return cols, rows, numeric
+
+
+# ---------------------------------------------------------------- markdown
+
+
+def _md_value(x: Any) -> str:
+    if isinstance(x, MetricCI):
+        return format_ci(x)
+    if _is_missing(x):
+        return _MISSING_MD
+    if isinstance(x, (bool, np.bool_)):
+        return "true" if x else "false"
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    if isinstance(x, (float, np.floating)):
+        f = float(x)
+        if not math.isfinite(f):
+            return "inf" if f > 0 else "-inf"
+        if f.is_integer() and abs(f) < 1e15:
+            return str(int(f))
+        if 1e-3 <= abs(f) < 1e6:
+            return f"{f:.4f}".rstrip("0").rstrip(".")
+        return f"{f:.3e}"
+    if isinstance(x, (dict, list, tuple)):
+        return json.dumps(_jsonable(x), allow_nan=False)
+    return str(x)
+
+
+def _md_cell(x: Any) -> str:
+    """A value as one markdown table cell: pipes escaped, line breaks flattened."""
+    text = _md_value(x)
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", " ").replace("\n", " ")
+
+
+def _md_table(cols: Sequence[str], rows: Sequence[Sequence[Any]], right: Sequence[bool]) -> str:
+    """A GitHub-flavoured markdown table (no third-party formatter)."""
+    header = [_md_cell(c) for c in cols]
+    body = [[_md_cell(v) for v in row] for row in rows]
+    widths = [max([len(h), 3, *(len(r[i]) for r in body)]) for i, h in enumerate(header)]
+
+    def line(cells: Sequence[str]) -> str:
+        padded = [c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right, strict=True)]
+        return "| " + " | ".join(padded) + " |"
+
+    sep = "| " + " | ".join(("-" * (w - 1) + ":") if r else "-" * w for w, r in zip(widths, right, strict=True)) + " |"
+    return "\n".join([line(header), sep, *(line(r) for r in body)])
+
+
+# ---------------------------------------------------------------- ROC plots
+
+
+def _safe_name(name: str, taken: set[str]) -> str:
+    """A file-name-safe, unique version of ``name``."""
+    base = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "curve"
+    candidate, k = base, 2
+    while candidate.lower() in taken:
+        candidate, k = f"{base}_{k}", k + 1
+    taken.add(candidate.lower())
+    return candidate
+
+
+def _plot_roc(path: Path, title: str, methods: list[dict[str, Any]]) -> None:
+    # the object-oriented API with the Agg canvas: no pyplot, no global backend switch
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(5.5, 5.0))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    for m in methods:
+        ax.plot(m["fpr"], m["tpr"], lw=1.6, label=f"{m['method']} (AUROC {m['auroc']:.3f})")
+    ax.plot([0, 1], [0, 1], ls="--", lw=1.0, color="grey", label="chance")
+    ax.set_xlim(-0.01, 1.01)  # a small margin keeps lines along the axes visible
+    ax.set_ylim(-0.01, 1.01)
+    ax.set_aspect("equal")
+    ax.set_xlabel("False positive rate (faithful sentences flagged)")
+    ax.set_ylabel("True positive rate (unfaithful sentences flagged)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
+    fig.savefig(path, dpi=120, bbox_inches="tight", metadata={"Software": None})
+
+
+def _curve_methods(name: str, methods: Mapping[str, tuple[ArrayLike, ArrayLike]]) -> list[dict[str, Any]]:
+    from sklearn.metrics import roc_auc_score
+
+    if not methods:
+        raise InputError(f"curve {name!r} has no methods")
+    out = []
+    for method, pair in methods.items():
+        try:
+            labels, scores = pair
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"curve {name!r} / {method!r} must be a (labels, unfaithful_scores) pair") from exc
+        fpr, tpr, _ = roc_points(labels, scores)  # validates: both classes, finite scores
+        y = np.asarray(labels, dtype=np.float64)
+        out.append(
+            {
+                "method": str(method),
+                "auroc": float(roc_auc_score(y, np.asarray(scores, dtype=np.float64))),
+                "n": len(y),
+                "n_positive": int(y.sum()),
+                "fpr": fpr.tolist(),
+                "tpr": tpr.tolist(),
+            }
+        )
+    return out
+
+
+# ---------------------------------------------------------------- report
+
+
+def write_report(
+    out_dir: str | Path,
+    title: str,
+    tables: Mapping[str, pd.DataFrame],
+    curves: Mapping[str, Mapping[str, tuple[ArrayLike, ArrayLike]]],
+    meta: Mapping[str, Any],
+) -> list[Path]:
+    """Write ``results.json``, ``results.md`` and one ``roc_<name>.png`` per entry of ``curves`` into ``out_dir``.
+
+    Args:
+        out_dir: created if missing; existing files of the same names are overwritten.
+        title: report title (markdown heading, JSON ``title``, prefix of the plot titles).
+        tables: name -> DataFrame; written as records (JSON) and markdown tables. A non-default index is kept as
+            columns. Missing values become ``null`` / ``n/a``; :class:`MetricCI` cells are supported.
+        curves: curve name -> {method name -> (labels, unfaithful_scores)}; labels 1 = unfaithful, scores higher =
+            more likely unfaithful. One PNG per curve name, one line per method with its AUROC in the legend.
+        meta: free-form run information (model, dataset, seed, ...), stored as-is (made JSON-safe).
+
+    Returns:
+        The written paths: ``results.json``, ``results.md``, then the PNGs in the order of ``curves``.
+
+    Raises:
+        ValueError (:class:`faithwatch.errors.InputError`): a table that is not a DataFrame or has duplicate
+            columns, a curve without methods, single-class labels or non-finite scores.
+    """
+    out = Path(out_dir)
+    # prepare everything first, so bad input fails before any file (or the folder) is written
+    prepared = {name: _prepare_table(df, str(name)) for name, df in tables.items()}
+    taken = {"results"}
+    curve_data = []
+    for name, methods in curves.items():
+        curve_data.append(
+            {
+                "name": str(name),
+                "image": f"roc_{_safe_name(str(name), taken)}.png",
+                "methods": _curve_methods(str(name), methods),
+            }
+        )
+
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    images: list[Path] = []
+    for c in curve_data:
+        path = out / c["image"]
+        _plot_roc(path, f"{title}: ROC, {c['name']}", c["methods"])
+        images.append(path)
+
+    doc = {
+        "schema_version": SCHEMA_VERSION,
+        "title": str(title),
+        "meta": _jsonable(dict(meta)),
+        "tables": [
+            {"name": str(name), "columns": cols, "records": [dict(zip(cols, _jsonable(r), strict=True)) for r in rows]}
+            for name, (cols, rows, _) in prepared.items()
+        ],
+        "curves": _jsonable(curve_data),
+        "files": {"json": "results.json", "markdown": "results.md", "images": [p.name for p in images]},
+    }
+    json_path = out / "results.json"
+    json_path.write_text(json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False) + "\n", encoding="utf-8")
+    written.append(json_path)
+
+    md = [f"# {title}", ""]
+    if meta:
+        md += ["## Run", ""]
+        for k, v in doc["meta"].items():
+            md.append(f"- **{k}**: {_md_value(v)}")
+        md.append("")
+    for name, (cols, rows, right) in prepared.items():
+        md += [f"## {name}", "", _md_table(cols, rows, right), ""]
+    if curve_data:
+        md += ["## ROC curves", ""]
+        for c in curve_data:
+            aucs = ", ".join(f"{m['method']} {m['auroc']:.3f}" for m in c["methods"])
+            md += [f"### {c['name']}", "", f"AUROC: {aucs}", "", f"![ROC {c['name']}]({c['image']})", ""]
+    md_path = out / "results.md"
+    md_path.write_text("\n".join(md), encoding="utf-8")
+    written.append(md_path)
+
+    return written + images

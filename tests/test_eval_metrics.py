@@ -1,0 +1,302 @@
+"""Detection metrics with bootstrap CIs (faithwatch.eval.metrics) and report writing (faithwatch.eval.report)."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import auc, average_precision_score, balanced_accuracy_score, roc_auc_score
+
+from faithwatch.eval.metrics import (
+    DetectionMetrics,
+    MetricCI,
+    _row_bincount,
+    _weighted_stats,
+    best_threshold,
+    detection_metrics,
+    roc_points,
+    unfaithfulness_scores,
+)
+from faithwatch.eval.report import detection_table, format_ci, write_report
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _noisy(n: int, seed: int, shift: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Labels with a positive rate of ~0.3 and scores that separate them partially."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.3).astype(int)
+    return y, rng.normal(size=n) + shift * y
+
+
+def _width(ci: MetricCI) -> float:
+    return ci.high - ci.low
+
+
+def test_perfect_scores_give_one_with_degenerate_ci() -> None:
+    y = np.array([0, 0, 0, 1, 1, 0, 1, 0, 1, 0] * 5)
+    m = detection_metrics(y, y * 0.8 + 0.1, threshold=0.5, n_boot=200)
+    assert (m.auroc.value, m.auroc.low, m.auroc.high) == (1.0, 1.0, 1.0)
+    assert (m.auprc.value, m.auprc.low, m.auprc.high) == (1.0, 1.0, 1.0)
+    assert m.balanced_accuracy is not None and m.balanced_accuracy.value == 1.0
+    assert m.n == 50 and m.n_positive == 20 and m.threshold == 0.5
+
+
+def test_reversed_scores_give_zero() -> None:
+    y = np.array([0, 1] * 30)
+    m = detection_metrics(y, 1.0 - y, n_boot=200)
+    assert (m.auroc.value, m.auroc.low, m.auroc.high) == (0.0, 0.0, 0.0)
+    assert m.balanced_accuracy is None and m.threshold is None
+
+
+def test_random_scores_are_near_chance() -> None:
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 2, 5000)
+    m = detection_metrics(y, rng.random(5000), n_boot=500)
+    assert abs(m.auroc.value - 0.5) < 0.05
+    assert m.auroc.low <= 0.5 <= m.auroc.high
+    assert m.auroc.low <= m.auroc.value <= m.auroc.high
+
+
+def test_ci_width_shrinks_with_n() -> None:
+    small = detection_metrics(*_noisy(200, seed=1), n_boot=500)
+    large = detection_metrics(*_noisy(5000, seed=1), n_boot=500)
+    assert _width(large.auroc) < _width(small.auroc) / 2
+    assert _width(large.auprc) < _width(small.auprc)
+
+
+def test_grouped_bootstrap_is_wider_under_within_group_correlation() -> None:
+    # 60 responses x 20 sentences; label and most of the score are shared within a response
+    rng = np.random.default_rng(3)
+    n_groups, size = 60, 20
+    group_label = rng.integers(0, 2, n_groups)
+    group_effect = rng.normal(size=n_groups) + 0.8 * group_label
+    groups = np.repeat(np.arange(n_groups), size)
+    y = group_label[groups]
+    s = group_effect[groups] + 0.1 * rng.normal(size=n_groups * size)
+    flat = detection_metrics(y, s, n_boot=500, seed=0)
+    grouped = detection_metrics(y, s, n_boot=500, seed=0, groups=groups)
+    assert grouped.auroc.value == flat.auroc.value  # point estimates do not depend on groups
+    assert grouped.n_groups == n_groups and flat.n_groups is None
+    assert _width(grouped.auroc) >= _width(flat.auroc)
+    assert _width(grouped.auroc) > 2 * _width(flat.auroc)  # effective sample size is ~60, not 1200
+
+
+def test_grouped_bootstrap_accepts_string_ids() -> None:
+    y, s = _noisy(300, seed=4)
+    ids = np.array([f"ex{i // 3}" for i in range(300)])
+    m = detection_metrics(y, s, n_boot=100, groups=ids)
+    assert m.n_groups == 100
+
+
+def test_balanced_accuracy_matches_sklearn() -> None:
+    y, s = _noisy(800, seed=2)
+    for t in (-0.5, 0.3, 1.2):
+        m = detection_metrics(y, s, threshold=t, n_boot=50)
+        assert m.balanced_accuracy is not None
+        assert m.balanced_accuracy.value == pytest.approx(balanced_accuracy_score(y, (s >= t).astype(int)))
+        assert m.balanced_accuracy.low <= m.balanced_accuracy.value <= m.balanced_accuracy.high
+
+
+def test_point_estimates_match_sklearn() -> None:
+    y, s = _noisy(500, seed=5)
+    m = detection_metrics(y, s, n_boot=50)
+    assert m.auroc.value == pytest.approx(roc_auc_score(y, s))
+    assert m.auprc.value == pytest.approx(average_precision_score(y, s))
+
+
+def test_vectorised_replicates_match_sklearn_on_resampled_arrays() -> None:
+    # the count-weighted formulas equal sklearn on the explicitly resampled data, ties included
+    rng = np.random.default_rng(6)
+    n = 300
+    y = rng.integers(0, 2, n)
+    s = np.round(rng.normal(size=n) + 0.7 * y, 1)
+    idx = rng.integers(0, n, (15, n))
+    auroc, ap, bacc, valid = _weighted_stats(_row_bincount(idx, n), y, s, s >= 0.3)
+    assert valid.all() and bacc is not None
+    for r in range(len(idx)):
+        yy, ss = y[idx[r]], s[idx[r]]
+        assert auroc[r] == pytest.approx(roc_auc_score(yy, ss))
+        assert ap[r] == pytest.approx(average_precision_score(yy, ss))
+        assert bacc[r] == pytest.approx(balanced_accuracy_score(yy, (ss >= 0.3).astype(int)))
+
+
+def test_best_threshold_separable_data() -> None:
+    rng = np.random.default_rng(8)
+    y = rng.integers(0, 2, 200)
+    s = np.where(y == 1, rng.uniform(0.6, 1.0, 200), rng.uniform(0.0, 0.4, 200))
+    t = best_threshold(y, s)
+    assert balanced_accuracy_score(y, (s >= t).astype(int)) == 1.0
+    m = detection_metrics(y, s, threshold=t, n_boot=100)
+    assert m.balanced_accuracy is not None and m.balanced_accuracy.value == 1.0
+
+
+def test_best_threshold_is_optimal_on_noisy_data() -> None:
+    y, s = _noisy(400, seed=9)
+    t = best_threshold(y, s)
+    best = balanced_accuracy_score(y, (s >= t).astype(int))
+    assert all(balanced_accuracy_score(y, (s >= c).astype(int)) <= best + 1e-12 for c in np.unique(s))
+
+
+def test_direction_is_explicit() -> None:
+    faithful = np.array([0.9, 0.8, 0.2, 0.1])
+    y = np.array([0, 0, 1, 1])
+    assert detection_metrics(y, unfaithfulness_scores(faithful, higher_means="faithful"), n_boot=20).auroc.value == 1.0
+    assert np.array_equal(unfaithfulness_scores(faithful, higher_means="unfaithful"), faithful)
+    with pytest.raises(ValueError, match="higher_means"):
+        unfaithfulness_scores(faithful, higher_means="up")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("labels", [[0, 0, 0, 0], [1, 1, 1, 1]])
+def test_single_class_raises(labels: list[int]) -> None:
+    with pytest.raises(ValueError, match="single class"):
+        detection_metrics(labels, [0.1, 0.2, 0.3, 0.4])
+    with pytest.raises(ValueError, match="single class"):
+        best_threshold(labels, [0.1, 0.2, 0.3, 0.4])
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_scores_raise(bad: float) -> None:
+    with pytest.raises(ValueError, match="finite"):
+        detection_metrics([0, 1, 0, 1], [0.1, bad, 0.3, 0.4])
+    with pytest.raises(ValueError, match="finite"):
+        roc_points([0, 1, 0, 1], [0.1, bad, 0.3, 0.4])
+
+
+def test_other_bad_inputs_raise() -> None:
+    with pytest.raises(ValueError, match="0/1"):
+        detection_metrics([0, 2, 1], [0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match="length"):
+        detection_metrics([0, 1, 1], [0.1, 0.2])
+    with pytest.raises(ValueError, match="threshold"):
+        detection_metrics([0, 1], [0.1, 0.2], threshold=float("nan"))
+    with pytest.raises(ValueError, match="groups"):
+        detection_metrics([0, 1], [0.1, 0.2], groups=[1])
+    with pytest.raises(ValueError, match="n_boot"):
+        detection_metrics([0, 1], [0.1, 0.2], n_boot=0)
+
+
+def test_single_class_replicates_are_skipped_and_counted() -> None:
+    # one positive among 10 items: ~35% of replicates miss it
+    y = np.array([1] + [0] * 9)
+    s = np.linspace(1.0, 0.0, 10)
+    m = detection_metrics(y, s, n_boot=400)
+    assert m.n_boot == 400 and 0 < m.n_boot_used < 400
+    assert all(np.isfinite(v) for v in (m.auroc.value, m.auroc.low, m.auroc.high, m.auprc.low, m.auprc.high))
+
+
+def test_deterministic_under_seed() -> None:
+    y, s = _noisy(600, seed=10)
+    groups = np.arange(600) // 4
+    a = detection_metrics(y, s, threshold=0.5, n_boot=300, seed=11, groups=groups)
+    b = detection_metrics(y, s, threshold=0.5, n_boot=300, seed=11, groups=groups)
+    c = detection_metrics(y, s, threshold=0.5, n_boot=300, seed=12, groups=groups)
+    assert a == b
+    assert a.auroc.low != c.auroc.low or a.auroc.high != c.auroc.high
+
+
+def test_to_dict_is_strict_json() -> None:
+    m = detection_metrics(*_noisy(200, seed=12), n_boot=50)
+    d = m.to_dict()
+    assert d["auroc"].keys() == {"value", "low", "high"} and d["balanced_accuracy"] is None
+    json.dumps(d, allow_nan=False)
+    flat = m.to_flat_dict()
+    assert flat["auroc_low"] == m.auroc.low and flat["balanced_accuracy"] is None
+
+
+def test_roc_points() -> None:
+    y, s = _noisy(300, seed=13)
+    fpr, tpr, thr = roc_points(y, s)
+    assert fpr[0] == 0.0 and tpr[0] == 0.0 and fpr[-1] == 1.0 and tpr[-1] == 1.0
+    assert np.all(np.diff(fpr) >= 0) and np.all(np.diff(tpr) >= 0)
+    assert auc(fpr, tpr) == pytest.approx(roc_auc_score(y, s))
+    assert len(thr) == len(fpr)
+
+
+def test_format_ci() -> None:
+    assert format_ci(MetricCI(0.7123, 0.68, 0.7411)) == "0.712 [0.680, 0.741]"
+    assert format_ci(MetricCI(1.0, 1.0, 1.0), digits=2) == "1.00 [1.00, 1.00]"
+
+
+def _strict_loads(text: str) -> object:
+    def reject(token: str) -> None:
+        raise ValueError(f"non-strict JSON constant {token}")
+
+    return json.loads(text, parse_constant=reject)
+
+
+def test_write_report(tmp_path: Path) -> None:
+    y1, s1 = _noisy(300, seed=14)
+    y2, s2 = _noisy(300, seed=15, shift=2.0)
+    results: dict[str, DetectionMetrics] = {
+        "lookback": detection_metrics(y1, s1, threshold=0.5, n_boot=100),
+        "nli": detection_metrics(y2, s2, n_boot=100),
+    }
+    summary = detection_table(results)
+    extra = pd.DataFrame(
+        {"dataset": ["ragtruth", "halueval|qa"], "f1": [0.5125, np.nan], "count": [10, 20], "note": [None, "a\nb"]}
+    ).set_index("dataset")
+    out = tmp_path / "report"
+    paths = write_report(
+        out,
+        "Detector comparison",
+        {"summary": summary, "per dataset": extra},
+        {"all": {"lookback": (y1, s1), "nli": (y2, s2)}, "nli / only": {"nli": (y2, s2)}},
+        {"seed": np.int64(0), "model": "SmolLM2-135M", "ratio": float("nan"), "path": Path("/tmp/x")},
+    )
+    assert paths[:2] == [out / "results.json", out / "results.md"]
+    assert [p.name for p in paths[2:]] == ["roc_all.png", "roc_nli_only.png"]
+    assert all(p.exists() for p in paths)
+
+    doc = _strict_loads((out / "results.json").read_text())
+    assert isinstance(doc, dict)
+    assert doc["meta"] == {"seed": 0, "model": "SmolLM2-135M", "ratio": None, "path": "/tmp/x"}
+    tables = {t["name"]: t for t in doc["tables"]}
+    assert tables["summary"]["columns"][0] == "method"
+    rec = tables["summary"]["records"][0]
+    assert rec["method"] == "lookback" and rec["auroc"]["value"] == pytest.approx(results["lookback"].auroc.value)
+    assert tables["summary"]["records"][1]["balanced_accuracy"] is None
+    assert tables["per dataset"]["columns"] == ["dataset", "f1", "count", "note"]
+    assert tables["per dataset"]["records"][1] == {"dataset": "halueval|qa", "f1": None, "count": 20, "note": "a\nb"}
+    curve = doc["curves"][0]
+    assert curve["image"] == "roc_all.png" and [m["method"] for m in curve["methods"]] == ["lookback", "nli"]
+    assert curve["methods"][0]["auroc"] == pytest.approx(roc_auc_score(y1, s1))
+
+    md = (out / "results.md").read_text()
+    assert md.startswith("# Detector comparison")
+    for header in ("method", "auroc", "auprc", "balanced_accuracy", "n_positive", "dataset", "f1", "count", "note"):
+        assert header in md
+    assert format_ci(results["lookback"].auroc) in md
+    assert "ragtruth" in md and "halueval\\|qa" in md and "0.5125" in md and "n/a" in md
+    for block in md.split("\n\n"):  # every row of a table has as many (unescaped) cell separators as its header
+        rows = [ln for ln in block.splitlines() if ln.startswith("|")]
+        assert len({len(re.findall(r"(?<!\\)\|", ln)) for ln in rows}) <= 1, block
+    assert "![ROC all](roc_all.png)" in md
+
+    for p in paths[2:]:
+        assert p.read_bytes()[:8] == PNG_MAGIC
+
+
+def test_write_report_rejects_bad_curves(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="single class"):
+        write_report(tmp_path, "t", {}, {"c": {"m": ([0, 0], [0.1, 0.2])}}, {})
+    with pytest.raises(ValueError, match="no methods"):
+        write_report(tmp_path, "t", {}, {"c": {}}, {})
+    assert not any(tmp_path.iterdir())  # nothing written when the input is bad
+
+
+def test_bootstrap_timing() -> None:
+    y, s = _noisy(5000, seed=16)
+    start = time.perf_counter()
+    m = detection_metrics(y, s, threshold=0.5, n_boot=1000, seed=0)
+    ungrouped = time.perf_counter() - start
+    start = time.perf_counter()
+    detection_metrics(y, s, threshold=0.5, n_boot=1000, seed=0, groups=np.arange(5000) // 5)
+    grouped = time.perf_counter() - start
+    print(f"\n1000 bootstrap replicates, n=5000: {ungrouped:.3f} s ungrouped, {grouped:.3f} s grouped (1000 groups)")
+    assert m.n_boot_used == 1000
