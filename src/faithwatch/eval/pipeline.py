@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
@@ -47,8 +48,9 @@ def load_labelled(
         progress = (lambda n, t, _name=name: on_progress(_name, n, t)) if on_progress else None
         tables = extract_features(monitor, name, examples, on_progress=progress)
         sentences = label_sentences(examples, tables.sentences)
-        out[name] = LabelledData(
-            name=name, examples=examples, sentences=sentences, windows=label_windows(examples, tables.windows),
+        short = Path(name).stem if name.endswith(".jsonl") else name
+        out[short] = LabelledData(
+            name=short, examples=examples, sentences=sentences, windows=label_windows(examples, tables.windows),
             failed=tables.failed, unlabelled_sentences=sentences.attrs.get("dropped", 0),
         )
     return out

@@ -1,0 +1,103 @@
+"""End to end on the tiny model: train a detector from generic JSONL data, evaluate it, monitor with it."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from typer.testing import CliRunner
+
+from faithwatch.cli import app
+from faithwatch.errors import InputError
+
+runner = CliRunner()
+PLACES = ["Lyon", "Porto", "Graz", "Turku", "Split", "Ghent", "Bergen", "Kassel"]
+THINGS = ["bridge", "museum", "library", "tower", "market", "station"]
+
+
+def _dataset(path, seed: int, n: int = 28) -> None:
+    """Faithful sentences copy the context; unfaithful ones invent a year and a place (marked as spans)."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        place, thing = rng.choice(PLACES), rng.choice(THINGS)
+        year = rng.randint(1700, 1950)
+        facts = [f"The {thing} in {place} opened in {year}.", f"It was designed by local masons in {place}.",
+                 f"Visitors reach the {thing} by tram."]
+        context = " ".join(facts)
+        good = facts[rng.randrange(3)]
+        bad = f"The {thing} was moved to {rng.choice([p for p in PLACES if p != place])} in {year + 37}."
+        response = f"{good} {bad}" if i % 2 else f"{good} {facts[(facts.index(good) + 1) % 3]}"
+        spans = [{"start": len(good) + 1, "end": len(response)}] if i % 2 else []
+        rows.append({"id": f"{seed}-{i}", "context": context, "question": f"What about the {thing}?",
+                     "response": response, "spans": spans})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+@pytest.fixture
+def datasets(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    a, b = tmp_path / "towns_a.jsonl", tmp_path / "towns_b.jsonl"
+    _dataset(a, 1)
+    _dataset(b, 2)
+    return a, b
+
+
+def test_train_eval_monitor(datasets, tiny_model_dir, tmp_path, one_thread, lm):
+    a, b = datasets
+    model = ["--model", str(tiny_model_dir)]
+    det = tmp_path / "det"
+    trained = runner.invoke(app, ["train", "--data", f"{a},{b}", "--detector", "lr", "--out", str(det),
+                                  "--alignment", "lexical", *model])
+    assert trained.exit_code == 0, trained.output
+    meta = json.loads((det / "detector.json").read_text())
+    assert meta["kind"] == "lr" and meta["model_id"] == str(tiny_model_dir)
+    assert meta["metrics"]["alignment"] == "lexical" and "align_score" in meta["feature_names"]
+    assert any(f.startswith("lid_layer_") for f in meta["feature_names"])
+    assert (det / "lid_bank.safetensors").is_file() and (det / "lookback-lens" / "detector.json").is_file()
+    cache = list((tmp_path / "cache" / "faithwatch" / "features").glob("*/examples-*.parquet"))
+    assert cache, "features were not cached"
+
+    report = tmp_path / "report"
+    result = runner.invoke(app, ["eval", "--detector", str(det), "--data", f"{a},{b}", "--report", str(report),
+                                 "--transfer", "--n-boot", "50"])
+    assert result.exit_code == 0, result.output
+    assert sorted(cache) == sorted((tmp_path / "cache" / "faithwatch" / "features").glob("*/examples-*.parquet"))
+    doc = json.loads((report / "results.json").read_text())
+    tables = {t["name"]: t for t in doc["tables"]}
+    sentence = tables["towns_a · sentence level"]["records"]
+    methods = {r["method"]: r for r in sentence}
+    assert {"syncheck-lr", "FLARE (min_prob)", "align_score", "Lookback Lens"} <= set(methods)
+    assert methods["syncheck-lr"]["auroc"]["value"] > 0.8  # the label is a known function of align_score
+    assert any(name.startswith("transfer matrix") for name in tables)
+    assert any(name.startswith("feature-family ablation") for name in tables)
+    assert list(report.glob("roc_*.png")) and (report / "results.md").read_text().count("|") > 10
+
+    from faithwatch.monitor import Monitor
+
+    monitor = Monitor(lm, detector=str(det))
+    assert monitor.detector.name == "syncheck-lr" and monitor.alignment.name == "lexical"
+    out = monitor.score("What about the bridge?", "The bridge in Lyon opened in 1820.",
+                        "The bridge in Lyon opened in 1820. It was moved to Graz in 1901.")
+    assert [s.detector for s in out.sentences] == ["syncheck-lr"] * len(out.sentences)
+    assert all(s.features[f] is not None for s in out.sentences for f in meta["feature_names"])
+    with pytest.raises(InputError, match="alignment"):
+        Monitor(lm, detector=str(det), alignment="embedding")
+    lens = Monitor(lm, detector=str(det / "lookback-lens"))
+    assert 0.0 <= lens.score("q?", "The bridge opened in 1820.", "It opened in 1820.").sentences[0].score <= 1.0
+
+
+def test_detector_for_another_model_is_refused(datasets, tiny_model_dir, tmp_path, one_thread, lm):
+    a, _ = datasets
+    det = tmp_path / "det"
+    result = runner.invoke(app, ["train", "--data", str(a), "--out", str(det), "--alignment", "lexical",
+                                 "--lens", "none", "--model", str(tiny_model_dir)])
+    assert result.exit_code == 0, result.output
+    meta = json.loads((det / "detector.json").read_text())
+    meta["model_id"] = "someone/else"
+    (det / "detector.json").write_text(json.dumps(meta))
+    from faithwatch.monitor import Monitor
+
+    with pytest.raises(InputError):
+        Monitor(lm, detector=str(det))
