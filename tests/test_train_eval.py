@@ -101,3 +101,41 @@ def test_detector_for_another_model_is_refused(datasets, tiny_model_dir, tmp_pat
 
     with pytest.raises(InputError):
         Monitor(lm, detector=str(det))
+
+
+def test_transfer_lens_to_another_model(datasets, tiny_model_dir, tmp_path, one_thread, lm):
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from faithwatch.models.loading import load_model
+    from faithwatch.monitor import Monitor
+
+    a, _ = datasets
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    torch.manual_seed(7)
+    other = LlamaForCausalLM(LlamaConfig(
+        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, max_position_embeddings=512, eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id, bos_token_id=None))
+    other_dir = tmp_path / "other-model"
+    other.save_pretrained(other_dir)
+    tokenizer.save_pretrained(other_dir)
+
+    det = tmp_path / "det"
+    assert runner.invoke(app, ["train", "--data", str(a), "--out", str(det), "--alignment", "lexical",
+                               "--model", str(tiny_model_dir)]).exit_code == 0
+    mapped_dir = tmp_path / "mapped"
+    result = runner.invoke(app, ["transfer-lens", "--lens", str(det / "lookback-lens"), "--target-model",
+                                 str(other_dir), "--data", str(a), "--out", str(mapped_dir)])
+    assert result.exit_code == 0, result.output
+    assert "R²" in result.output
+    meta = json.loads((mapped_dir / "detector.json").read_text())
+    assert meta["model_id"] == str(other_dir)
+    assert meta["layers"]["lens_source"]["model_id"] == str(tiny_model_dir)
+    assert (meta["layers"]["num_layers"], meta["layers"]["num_heads"]) == (2, 2)
+
+    target = Monitor(load_model(str(other_dir), device="cpu"), detector=str(mapped_dir), alignment="none")
+    report = target.score("q?", "The bridge opened in 1820.", "It opened in 1820. It was moved.")
+    assert all(0.0 <= s.score <= 1.0 and s.detector.startswith("lookback-lens") for s in report.sentences)
+    with pytest.raises(InputError):
+        Monitor(lm, detector=str(mapped_dir))  # the mapped lens reads the target model's heads only

@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from faithwatch._version import __version__
 from faithwatch.alignment import DEFAULT_SCORER
 from faithwatch.cli_eval import register as register_eval_commands
+from faithwatch.cli_eval import register_transfer
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 from faithwatch.results import SentenceReport
 from faithwatch.signals import SIGNALS
@@ -186,6 +187,7 @@ def score(
 
 
 register_eval_commands(app, out, err, _fail)
+register_transfer(app, out, err, _fail)
 
 
 def run() -> None:

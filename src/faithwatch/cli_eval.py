@@ -161,6 +161,42 @@ def register(app: typer.Typer, out, err, fail) -> None:
         err.print(f"report: {', '.join(str(p) for p in paths[:2])} and {len(paths) - 2} plots")
 
 
+def register_transfer(app: typer.Typer, out, err, fail) -> None:
+    """Add `transfer-lens`."""
+
+    @app.command(name="transfer-lens")
+    def transfer_lens_cmd(
+        lens_dir: Path = typer.Option(..., "--lens", help="A Lookback Lens folder (e.g. <detector>/lookback-lens)."),
+        target_model: str = typer.Option(..., "--target-model", help="The model to transfer the lens to."),
+        data: str = typer.Option(..., "--data", help="Data sets whose texts are run through both models."),
+        out_dir: Path = typer.Option(..., "--out", help="Folder for the mapped lens."),
+        max_examples: int = typer.Option(300, "--max-examples", min=2, help="Texts used to fit the mapping."),
+        source_model: str | None = typer.Option(None, "--source-model", help="Override the lens's model path."),
+        data_root: str | None = typer.Option(None, "--data-root"),
+    ) -> None:
+        """Map a Lookback Lens to another model by a linear head mapping fitted on shared texts (paper 003 §4)."""
+        from faithwatch.data.loaders import load_dataset
+        from faithwatch.detectors import LookbackLens
+        from faithwatch.eval.lens_transfer import transfer_lens
+        from faithwatch.monitor import Monitor
+
+        try:
+            lens = LookbackLens.load(lens_dir)
+            with err.status("Loading both models…"):
+                kw = {"signals": ["likelihood", "entropy", "lookback"], "detector": "heuristic", "alignment": "none"}
+                source = Monitor(source_model or lens.model_id, **kw)
+                target = Monitor(target_model, **kw)
+            examples = [e for name in _datasets(data) for e in load_dataset(name, data_root)][:max_examples]
+            with _progress(err) as progress:
+                task = progress.add_task("both models", total=len(examples))
+                mapped, mapping = transfer_lens(lens, source, target, examples,
+                                                on_progress=lambda n, t: progress.update(task, completed=n))
+            mapped.save(out_dir)
+        except FaithwatchError as exc:
+            raise fail(exc) from None
+        err.print(f"head mapping fitted on {mapping.n_train} sentences, R² {mapping.r2:.3f}; mapped lens → {out_dir}")
+
+
 def _print_table(console, title, metrics, format_ci) -> None:
     table = Table(title=title, title_justify="left")
     for col in ("method", "AUROC [95% CI]", "AUPRC [95% CI]", "bal. acc. [95% CI]"):
