@@ -28,7 +28,7 @@ def _datasets(spec: str) -> list[str]:
     return names
 
 
-def _load(names, model, alignment, data_root, console):
+def _load(names, model, alignment, data_root, console, questionable="exclude"):
     from faithwatch.eval.pipeline import extraction_monitor, load_labelled
 
     with console.status("Loading model…"):
@@ -41,7 +41,7 @@ def _load(names, model, alignment, data_root, console):
                 tasks[name] = progress.add_task(f"features {name}", total=total)
             progress.update(tasks[name], completed=n)
 
-        data = load_labelled(names, monitor, data_root=data_root, on_progress=on_progress)
+        data = load_labelled(names, monitor, data_root=data_root, questionable=questionable, on_progress=on_progress)
     for d in data.values():
         if d.failed:
             console.print(f"[yellow]{d.name}: {len(d.failed)} examples could not be scored[/] "
@@ -64,6 +64,8 @@ def register(app: typer.Typer, out, err, fail) -> None:
         seed: int = typer.Option(0, "--seed"),
         model: str | None = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2)."),
         alignment: str | None = typer.Option(None, "--alignment", help="Alignment scorer (default: the default)."),
+        questionable: str = typer.Option("exclude", "--questionable", help="FaithBench Questionable spans: "
+                                         "exclude | faithful | unfaithful."),
         data_root: str | None = typer.Option(None, "--data-root", help="Folder of the shared data sets."),
     ) -> None:
         """Train a SynCheck aggregator (and a Lookback Lens) on labelled data; features are cached."""
@@ -74,11 +76,12 @@ def register(app: typer.Typer, out, err, fail) -> None:
         if lens not in ("span", "window", "none"):
             raise fail(InputError("--lens must be span, window or none"))
         try:
-            monitor, tables = _load(_datasets(data), model, alignment, data_root, err)
+            monitor, tables = _load(_datasets(data), model, alignment, data_root, err, questionable)
             train_df = pd.concat([t.sentences for t in tables.values()], ignore_index=True)
             start = time.perf_counter()
             det = fit_syncheck(train_df, detector, model_id=monitor.lm.model_id, seed=seed)
             det.meta.metrics["alignment"] = monitor.alignment.name if monitor.alignment else None
+            det.meta.metrics["label_policy"] = {"faithbench_questionable": questionable}
             det.save(out_dir)
             if lens != "none":
                 lens_df = train_df if lens == "span" else pd.concat([t.windows for t in tables.values()])
@@ -101,6 +104,8 @@ def register(app: typer.Typer, out, err, fail) -> None:
                                       "ablation tables across the --data sets (trains many detectors)."),
         n_boot: int = typer.Option(1000, "--n-boot", min=1, help="Bootstrap replicates for the 95% intervals."),
         seed: int = typer.Option(0, "--seed"),
+        questionable: str = typer.Option("exclude", "--questionable", help="FaithBench Questionable spans: "
+                                         "exclude | faithful | unfaithful."),
         data_root: str | None = typer.Option(None, "--data-root", help="Folder of the shared data sets."),
     ) -> None:
         """AUROC / AUPRC / balanced accuracy of a detector and every baseline, side by side, with 95% CIs."""
@@ -113,7 +118,7 @@ def register(app: typer.Typer, out, err, fail) -> None:
             if meta is None:
                 raise InputError(f"{detector} is not a detector folder (no detector.json)")
             alignment = meta.get("metrics", {}).get("alignment")
-            monitor, tables = _load(_datasets(data), meta["model_id"], alignment, data_root, err)
+            monitor, tables = _load(_datasets(data), meta["model_id"], alignment, data_root, err, questionable)
             det, lens = harness.load_artifacts(detector, monitor.lm.model_id)
         except FaithwatchError as exc:
             raise fail(exc) from None

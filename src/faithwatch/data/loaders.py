@@ -161,8 +161,19 @@ DATASETS: dict[str, Callable[[Path], list[LabelledExample]]] = {
 }
 
 
-def load_dataset(name: str, root: str | Path | None = None) -> list[LabelledExample]:
-    """A dataset by name (see :data:`DATASETS`) or a path to a JSONL file in the generic format."""
+def load_dataset(name: str, root: str | Path | None = None, *, questionable: Policy = "exclude",
+                 generic: Policy = "exclude") -> list[LabelledExample]:
+    """A dataset by name (see :data:`DATASETS`) or a path to a JSONL file in the generic format.
+
+    ``questionable``: FaithBench's Questionable spans; ``generic``: BEGIN's Generic responses.
+    """
+    policies = ("exclude", "faithful", "unfaithful")
+    if questionable not in policies or generic not in policies:
+        raise InputError("label policies must be exclude, faithful or unfaithful")
+    if name == "faithbench":
+        return load_faithbench(data_root(root), questionable)
+    if name == "begin-dev":
+        return load_begin(data_root(root), generic)
     if name in DATASETS:
         return DATASETS[name](data_root(root))
     path = Path(name)

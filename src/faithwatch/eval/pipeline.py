@@ -39,12 +39,13 @@ def load_labelled(
     monitor: Monitor,
     *,
     data_root: str | None = None,
+    questionable: str = "exclude",
     on_progress: Callable[[str, int, int], None] | None = None,
 ) -> dict[str, LabelledData]:
     """Load, extract (cached) and label each data set."""
     out = {}
     for name in names:
-        examples = load_dataset(name, data_root)
+        examples = load_dataset(name, data_root, questionable=questionable)
         progress = (lambda n, t, _name=name: on_progress(_name, n, t)) if on_progress else None
         tables = extract_features(monitor, name, examples, on_progress=progress)
         sentences = label_sentences(examples, tables.sentences)
