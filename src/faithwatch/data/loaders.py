@@ -30,7 +30,11 @@ FAITHBENCH_DETECTORS = ("hhem-2.1", "trueteacher", "true_nli", "gpt_4o")
 
 def data_root(root: str | Path | None = None) -> Path:
     """The shared data folder: ``root``, ``$FAITHWATCH_DATA``, or ``shared/data`` here or one level up."""
-    candidates = [root, os.environ.get("FAITHWATCH_DATA"), "shared/data", "../shared/data"]
+    if root is not None:
+        if not Path(root).is_dir():
+            raise InputError(f"data folder not found: {root}")
+        return Path(root)
+    candidates = [os.environ.get("FAITHWATCH_DATA"), "shared/data", "../shared/data"]
     for c in candidates:
         if c and Path(c).is_dir():
             return Path(c)
@@ -53,10 +57,14 @@ def load_faithbench(root: Path, questionable: Policy = "exclude") -> list[Labell
         batch = Path(path).stem
         for sample in json.loads(Path(path).read_text(encoding="utf-8"))["samples"]:
             summary = sample["summary"]
-            spans = []
+            spans, categories = [], set()
             for ann in sample["annotations"]:
-                top = ann["label"][0].split(".")[0] if ann["label"] else ""
-                label = {"Unwanted": "unfaithful", "Benign": "faithful"}.get(top, _policy_label(questionable))
+                label = _faithbench_label(ann.get("label") or [], questionable)
+                if label is None:
+                    log.info("faithbench %s/%s: annotation %s has no label; skipped", batch, sample["sample_id"],
+                             ann.get("annot_id"))
+                    continue
+                categories.add(label)
                 start, end = ann.get("summary_start"), ann.get("summary_end")
                 if start is None or end is None or summary[start:end] != ann.get("summary_span"):
                     text = ann.get("summary_span") or ""
@@ -67,8 +75,8 @@ def load_faithbench(root: Path, questionable: Policy = "exclude") -> list[Labell
                         continue
                     start, end = found, found + len(text)
                 spans.append(LabelledSpan(start, end, label, ann.get("annotator_id")))
-            labels = {s.label for s in spans}
-            response_label = 1 if "unfaithful" in labels else (None if "excluded" in labels else 0)
+            # the response label counts every labelled annotation, located or not
+            response_label = 1 if "unfaithful" in categories else (None if "excluded" in categories else 0)
             meta = sample.get("metadata", {})
             out.append(LabelledExample(
                 dataset="faithbench", id=f"{batch}-{sample['sample_id']}", context=sample["source"],
@@ -76,6 +84,18 @@ def load_faithbench(root: Path, questionable: Policy = "exclude") -> list[Labell
                 default_label=0, response_label=response_label, source_model=meta.get("summarizer"), meta=meta,
             ))
     return out
+
+
+def _faithbench_label(labels: list[str], questionable: Policy) -> str | None:
+    """Span label from an annotation's label list: any Unwanted wins, then Questionable, then Benign."""
+    tops = {label.split(".")[0] for label in labels}
+    if "Unwanted" in tops:
+        return "unfaithful"
+    if "Questionable" in tops:
+        return _policy_label(questionable)
+    if "Benign" in tops:
+        return "faithful"
+    return None
 
 
 def load_qags(root: Path) -> list[LabelledExample]:
@@ -135,6 +155,10 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
             continue
         try:
             row = json.loads(line)
+            if not isinstance(row, dict):
+                raise InputError(f"expected a JSON object, got {type(row).__name__}")
+            if row.get("label") not in (None, 0, 1) or isinstance(row.get("label"), bool):
+                raise InputError(f"'label' must be 0 (faithful) or 1 (unfaithful), got {row.get('label')!r}")
             missing = [k for k in ("context", "question", "response") if not str(row.get(k) or "").strip()]
             if missing:
                 raise InputError(f"missing or empty {missing}")
@@ -144,7 +168,7 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
                 if not 0 <= s.start < s.end <= len(row["response"]) or s.label not in (
                         "unfaithful", "faithful", "excluded"):
                     raise InputError(f"bad span {s}")
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InputError(f"{path}:{n}: {exc}") from exc
         out.append(LabelledExample(
             dataset=path.stem, id=str(row.get("id", f"line-{n}")), context=row["context"], question=row["question"],

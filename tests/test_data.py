@@ -1,0 +1,527 @@
+"""Data loaders and sentence labels: miniature raw files of each shared data set, the generic JSONL, the labels.
+
+Offline and fast: everything is hand-written into tmp_path; one smoke test reads the real ../shared/data when present.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from faithwatch.data.loaders import data_root, load_begin, load_dataset, load_faithbench, load_jsonl, load_qags
+from faithwatch.data.schema import (
+    DIALOGUE_INSTRUCTION,
+    QA_INSTRUCTION,
+    SUMMARY_INSTRUCTION,
+    SUMMARY_QUESTION,
+    LabelledExample,
+    LabelledSpan,
+    sentence_label,
+)
+from faithwatch.errors import InputError
+from faithwatch.eval.labels import label_sentences, label_windows
+
+REAL_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+# ---------------------------------------------------------------------------------------------------------------
+# FaithBench
+# ---------------------------------------------------------------------------------------------------------------
+
+#: sentences [0, 23) [24, 35) [36, 58)
+SUMMARY = "The cat sat on the mat. It was red. The dog barked loudly."
+SENTENCES = [(0, 23), (24, 35), (36, 58)]
+
+
+def _ann(annot_id, annotator, label, span, start, end):
+    return {
+        "annot_id": annot_id, "annotator_id": annotator, "annotator_name": f"name-{annotator}", "label": label,
+        "note": "", "summary_span": span, "summary_start": start, "summary_end": end,
+        "source_span": None, "source_start": None, "source_end": None,
+    }
+
+
+def _sample(sample_id, summary, annotations, summarizer):
+    return {
+        "sample_id": sample_id, "source": f"source text {sample_id}", "summary": summary, "annotations": annotations,
+        "metadata": {"summarizer": summarizer, "hhem-2.1": 0.5, "gpt_4o": 1, "raw_sample_id": 100 + sample_id},
+    }
+
+
+def _write_faithbench(root: Path, batches: dict[str, list[dict]]) -> Path:
+    folder = root / "faithbench"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, samples in batches.items():
+        (folder / f"{name}.json").write_text(json.dumps({"samples": samples}), encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def faithbench_root(tmp_path: Path) -> Path:
+    main = [
+        _ann(1, "ann-A", ["Unwanted", "Unwanted.Intrinsic"], "red", 31, 34),
+        _ann(2, "ann-B", ["Unwanted", "Unwanted.Extrinsic"], "It was red", None, None),  # null offsets, findable
+        _ann(3, "ann-A", ["Questionable"], "dog barked loudly", 40, 57),
+        _ann(4, "ann-B", ["Benign"], "The cat sat", 0, 11),
+        _ann(5, "ann-C", ["Unwanted"], "purple elephant", None, None),  # not in the summary: skipped
+        _ann(6, "ann-C", ["Benign"], "on the mat", 0, 10),  # wrong offsets: found again by its text
+    ]
+    batch_1 = [
+        _sample(0, SUMMARY, main, "org/model-a"),
+        _sample(1, "Paris is in France.", [_ann(7, "ann-A", ["Questionable"], "Paris", 0, 5)], "org/model-b"),
+        _sample(2, "Nothing to see here.", [], "org/model-c"),
+        _sample(3, "All fine here.", [_ann(8, "ann-B", ["Benign"], "fine", 4, 8)], "org/model-a"),
+    ]
+    batch_2 = [_sample(0, "Another batch.", [], "org/model-d")]
+    return _write_faithbench(tmp_path, {"batch_1": batch_1, "batch_2": batch_2})
+
+
+def test_faithbench_spans_labels_and_meta(faithbench_root: Path) -> None:
+    examples = load_faithbench(faithbench_root)
+    by_id = {e.id: e for e in examples}
+    assert sorted(by_id) == ["batch_1-0", "batch_1-1", "batch_1-2", "batch_1-3", "batch_2-0"]
+
+    ex = by_id["batch_1-0"]
+    assert ex.dataset == "faithbench"
+    assert ex.response == SUMMARY
+    assert ex.context == "source text 0"
+    assert ex.question == SUMMARY_QUESTION
+    assert ex.instruction == SUMMARY_INSTRUCTION
+    assert ex.default_label == 0
+    assert ex.spans == [
+        LabelledSpan(31, 34, "unfaithful", "ann-A"),
+        LabelledSpan(24, 34, "unfaithful", "ann-B"),
+        LabelledSpan(40, 57, "excluded", "ann-A"),
+        LabelledSpan(0, 11, "faithful", "ann-B"),
+        LabelledSpan(12, 22, "faithful", "ann-C"),
+    ]
+    assert all(ex.response[s.start : s.end] for s in ex.spans)
+    assert ex.response_label == 1
+    assert ex.source_model == "org/model-a"
+    assert ex.meta["hhem-2.1"] == 0.5 and ex.meta["raw_sample_id"] == 100
+
+    assert by_id["batch_1-1"].spans == [LabelledSpan(0, 5, "excluded", "ann-A")]
+    assert by_id["batch_1-1"].response_label is None  # only Questionable, excluded by default
+    assert by_id["batch_1-2"].spans == [] and by_id["batch_1-2"].response_label == 0
+    assert by_id["batch_1-3"].spans == [LabelledSpan(4, 8, "faithful", "ann-B")]
+    assert by_id["batch_1-3"].response_label == 0
+    assert by_id["batch_2-0"].source_model == "org/model-d"
+
+
+@pytest.mark.parametrize(
+    ("policy", "span_label", "only_questionable_label"),
+    [("exclude", "excluded", None), ("faithful", "faithful", 0), ("unfaithful", "unfaithful", 1)],
+)
+def test_faithbench_questionable_policy(faithbench_root: Path, policy, span_label, only_questionable_label) -> None:
+    by_id = {e.id: e for e in load_faithbench(faithbench_root, questionable=policy)}
+    assert by_id["batch_1-0"].spans[2] == LabelledSpan(40, 57, span_label, "ann-A")
+    assert by_id["batch_1-0"].response_label == 1  # Unwanted spans decide whatever the policy
+    assert by_id["batch_1-1"].spans == [LabelledSpan(0, 5, span_label, "ann-A")]
+    assert by_id["batch_1-1"].response_label == only_questionable_label
+    assert by_id["batch_1-3"].response_label == 0  # Benign stays faithful
+
+
+def test_faithbench_sentences_through_sentence_label(faithbench_root: Path) -> None:
+    ex = {e.id: e for e in load_faithbench(faithbench_root)}["batch_1-0"]
+    assert [sentence_label(ex, a, b) for a, b in SENTENCES] == [0, 1, None]
+    # "It was red." is marked by ann-A and ann-B: two distinct annotators
+    assert [sentence_label(ex, a, b, min_unfaithful=2) for a, b in SENTENCES] == [0, 1, None]
+    assert sentence_label(ex, 24, 35, min_unfaithful=3) is None
+
+
+def test_faithbench_no_batches_gives_no_examples(tmp_path: Path) -> None:
+    (tmp_path / "faithbench").mkdir()
+    assert load_faithbench(tmp_path) == []
+
+
+def test_faithbench_unlocatable_unwanted_still_marks_response(tmp_path: Path) -> None:
+    _write_faithbench(tmp_path, {"batch_1": [
+        _sample(0, "The sky is green.", [_ann(1, "ann-A", ["Unwanted"], "sky is blue", None, None)], "m"),
+    ]})
+    (ex,) = load_faithbench(tmp_path)
+    assert ex.spans == []
+    assert ex.response_label == 1
+
+
+def test_faithbench_unlabelled_annotation_is_not_questionable(tmp_path: Path) -> None:
+    _write_faithbench(tmp_path, {"batch_1": [
+        _sample(0, "All is right.", [_ann(1, "ann-A", [], "All is right.", 0, 13)], "m"),
+    ]})
+    (ex,) = load_faithbench(tmp_path, questionable="unfaithful")
+    assert all(s.label != "unfaithful" for s in ex.spans)
+    assert ex.response_label != 1
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# QAGS
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _votes(*answers: str) -> list[dict]:
+    return [{"worker_id": i, "response": a} for i, a in enumerate(answers)]
+
+
+def test_qags_majority_vote(tmp_path: Path) -> None:
+    rows = [
+        {"article": "Article one.", "summary_sentences": [
+            {"sentence": " The cat sat. ", "responses": _votes("yes", "YES ", "no")},
+            {"sentence": "It was red.", "responses": _votes("no", " No", "yes")},
+        ]},
+        {"article": "Article two.", "summary_sentences": [
+            {"sentence": "All good.", "responses": _votes("yes", "yes", "yes")},
+        ]},
+        {"article": "Article three.", "summary_sentences": [
+            {"sentence": "A tie.", "responses": _votes("yes", "no")},  # only possible with an even count
+        ]},
+    ]
+    (tmp_path / "qags-cnndm").mkdir()
+    (tmp_path / "qags-cnndm" / "mturk_cnndm.jsonl").write_text(
+        "\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+
+    first, second, third = load_qags(tmp_path)
+    assert first.id == "qags-0" and first.dataset == "qags-cnndm"
+    assert first.context == "Article one."
+    assert first.question == SUMMARY_QUESTION and first.instruction == SUMMARY_INSTRUCTION
+    assert first.response == "The cat sat. It was red."
+    assert first.spans == [LabelledSpan(0, 12, "faithful"), LabelledSpan(13, 24, "unfaithful")]
+    assert [first.response[s.start : s.end] for s in first.spans] == ["The cat sat.", "It was red."]
+    assert first.default_label is None
+    assert first.response_label == 1
+    assert first.source_model is None
+
+    assert second.spans == [LabelledSpan(0, 9, "faithful")]
+    assert second.response_label == 0
+    assert third.spans == [LabelledSpan(0, 6, "excluded")]
+    assert [sentence_label(first, 0, 12), sentence_label(first, 13, 24)] == [0, 1]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# BEGIN
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def begin_root(tmp_path: Path) -> Path:
+    (tmp_path / "begin-dev").mkdir()
+    header = ["model_name", "data_source", "knowledge", "message", "response", "begin_label"]
+    rows = [
+        ["t5", "wow", "Crayola began with chalk.", "Odd name.", "Crayola started with chalk.", "Fully attributable"],
+        ["gpt2", "wow", "The tower is 330 m tall.", "How tall?", "It is 500 m tall. Wow.", "Not fully attributable"],
+        ["ctrl", "wow", "Cats purr.", "I like cats", "That is nice!", "Generic"],
+    ]
+    with (tmp_path / "begin-dev" / "begin_dev_wow.tsv").open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, delimiter="\t")
+        writer.writerow(header)
+        writer.writerows(rows)
+    return tmp_path
+
+
+def test_begin_labels(begin_root: Path) -> None:
+    full, partial, generic = load_begin(begin_root)
+    assert [e.id for e in (full, partial, generic)] == ["begin-0", "begin-1", "begin-2"]
+    assert full.dataset == "begin-dev"
+    assert full.context == "Crayola began with chalk."
+    assert full.question == "Odd name."
+    assert full.response == "Crayola started with chalk."
+    assert full.instruction == DIALOGUE_INSTRUCTION
+    assert full.spans == [] and full.default_label is None
+    assert [e.response_label for e in (full, partial, generic)] == [0, 1, None]
+    assert [e.source_model for e in (full, partial, generic)] == ["t5", "gpt2", "ctrl"]
+
+
+@pytest.mark.parametrize(("policy", "expected"), [("exclude", None), ("faithful", 0), ("unfaithful", 1)])
+def test_begin_generic_policy(begin_root: Path, policy, expected) -> None:
+    full, partial, generic = load_begin(begin_root, generic=policy)
+    assert (full.response_label, partial.response_label, generic.response_label) == (0, 1, expected)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# sentence_label
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _ex(spans=(), default_label=0, response_label=None, id_="x", response="x" * 100, **kw) -> LabelledExample:
+    return LabelledExample(dataset=kw.pop("dataset", "toy"), id=id_, context="c", question="q", response=response,
+                           spans=list(spans), default_label=default_label, response_label=response_label, **kw)
+
+
+def test_sentence_containing_an_unfaithful_span_is_unfaithful() -> None:
+    ex = _ex([LabelledSpan(12, 15, "unfaithful", "a")])
+    assert sentence_label(ex, 10, 20) == 1
+
+
+def test_sentence_inside_an_unfaithful_span_is_unfaithful() -> None:
+    ex = _ex([LabelledSpan(0, 50, "unfaithful", "a")])
+    assert sentence_label(ex, 10, 20) == 1
+    assert sentence_label(ex, 45, 60) == 1  # partial overlap
+
+
+def test_spans_are_half_open() -> None:
+    ex = _ex([LabelledSpan(10, 20, "unfaithful", "a")])
+    assert sentence_label(ex, 0, 10) == 0  # touches the span's start only
+    assert sentence_label(ex, 20, 30) == 0  # starts at the span's end
+
+
+def test_only_excluded_is_none_and_benign_only_is_faithful() -> None:
+    assert sentence_label(_ex([LabelledSpan(10, 20, "excluded", "a")]), 5, 25) is None
+    assert sentence_label(_ex([LabelledSpan(10, 20, "faithful", "a")]), 5, 25) == 0
+    # excluded wins over faithful when both overlap
+    mixed = _ex([LabelledSpan(10, 20, "faithful", "a"), LabelledSpan(12, 14, "excluded", "b")])
+    assert sentence_label(mixed, 5, 25) is None
+    # unfaithful wins over everything
+    bad = _ex([LabelledSpan(10, 20, "faithful", "a"), LabelledSpan(12, 14, "excluded", "b"),
+               LabelledSpan(15, 16, "unfaithful", "c")])
+    assert sentence_label(bad, 5, 25) == 1
+
+
+@pytest.mark.parametrize("default", [0, 1, None])
+def test_no_span_gives_default_label(default) -> None:
+    ex = _ex([LabelledSpan(50, 60, "unfaithful", "a")], default_label=default)
+    assert sentence_label(ex, 0, 10) == default
+
+
+def test_min_unfaithful_counts_distinct_annotators() -> None:
+    one = _ex([LabelledSpan(10, 12, "unfaithful", "a"), LabelledSpan(14, 16, "unfaithful", "a")])
+    assert sentence_label(one, 5, 25, min_unfaithful=1) == 1
+    assert sentence_label(one, 5, 25, min_unfaithful=2) is None  # one annotator, two spans: a minority
+    two = _ex([LabelledSpan(10, 12, "unfaithful", "a"), LabelledSpan(14, 16, "unfaithful", "b")])
+    assert sentence_label(two, 5, 25, min_unfaithful=2) == 1
+    # a minority vote is left out, not counted as faithful, even next to a Benign span
+    minority = _ex([LabelledSpan(10, 12, "unfaithful", "a"), LabelledSpan(5, 25, "faithful", "b")])
+    assert sentence_label(minority, 5, 25, min_unfaithful=2) is None
+    # spans without an annotator count as one voter each
+    anonymous = _ex([LabelledSpan(10, 12, "unfaithful"), LabelledSpan(14, 16, "unfaithful")])
+    assert sentence_label(anonymous, 5, 25, min_unfaithful=2) == 1
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# label_sentences / label_windows
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _table(rows: list[tuple[str, int, int]]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [{"example_id": e, "sentence_index": i, "start": s, "end": t, "feat": float(i)} for i, (e, s, t) in
+         enumerate(rows)])
+
+
+@pytest.fixture
+def mixed_examples() -> list[LabelledExample]:
+    return [
+        # span-labelled: "Aaa. Bbb. Ccc." -> sentences 0 / 1 / excluded
+        _ex([LabelledSpan(5, 8, "unfaithful", "a"), LabelledSpan(10, 13, "excluded", "a")], id_="spans",
+            response="Aaa. Bbb. Ccc.", response_label=1, source_model="m1", dataset="fb"),
+        # response-level only (default_label None, no spans)
+        _ex(id_="ok", default_label=None, response_label=0, source_model="m2", dataset="begin"),
+        _ex(id_="bad1", default_label=None, response_label=1, dataset="begin"),
+        _ex(id_="bad2", default_label=None, response_label=1, dataset="begin"),
+        _ex(id_="unknown", default_label=None, response_label=None, dataset="begin"),
+    ]
+
+
+def test_label_sentences(mixed_examples) -> None:
+    table = _table([
+        ("spans", 0, 4), ("spans", 5, 9), ("spans", 10, 14),
+        ("ok", 0, 10), ("ok", 11, 20),
+        ("bad1", 0, 10),
+        ("bad2", 0, 10), ("bad2", 11, 20),
+        ("unknown", 0, 10),
+    ])
+    out = label_sentences(mixed_examples, table)
+    got = list(zip(out.example_id, out.start, out.label, strict=True))
+    assert got == [("spans", 0, 0), ("spans", 5, 1), ("ok", 0, 0), ("ok", 11, 0), ("bad1", 0, 1)]
+    assert out.attrs["dropped"] == 4  # excluded sentence, two of the unfaithful multi-sentence response, unknown
+    assert out.label.dtype.kind == "i"
+    assert list(out.dataset) == ["fb", "fb", "begin", "begin", "begin"]
+    assert list(out.source_model) == ["m1", "m1", "m2", "m2", "unknown"]
+    assert list(out.response_label) == [1, 1, 0, 0, 1]
+    assert list(out.feat) == [0.0, 1.0, 3.0, 4.0, 5.0]  # the other columns are kept
+    assert list(out.index) == list(range(5))
+
+
+def test_label_sentences_min_unfaithful(faithbench_root: Path) -> None:
+    examples = load_faithbench(faithbench_root)
+    table = _table([("batch_1-0", a, b) for a, b in SENTENCES] + [("batch_1-1", 0, 19)])
+    out = label_sentences(examples, table, min_unfaithful=2)
+    assert list(out.label) == [0, 1]
+    assert out.attrs["dropped"] == 2  # the Questionable-only sentences
+    ex = next(e for e in examples if e.id == "batch_1-0")
+    ex.spans = [s for s in ex.spans if s.annotator != "ann-B"]  # "It was red." now has one annotator
+    out = label_sentences(examples, table, min_unfaithful=2)
+    assert list(out.label) == [0] and out.attrs["dropped"] == 3
+
+
+def test_label_windows(mixed_examples) -> None:
+    windows = pd.DataFrame([
+        {"example_id": "spans", "window_index": 0, "start": 0, "end": 6},  # overlaps the unfaithful span at 5
+        {"example_id": "spans", "window_index": 1, "start": 8, "end": 10},  # between the spans
+        {"example_id": "spans", "window_index": 2, "start": 11, "end": 14},  # only excluded
+        {"example_id": "ok", "window_index": 0, "start": 0, "end": 10},  # response-level only: no window label
+    ])
+    out = label_windows(mixed_examples, windows)
+    assert list(zip(out.example_id, out.window_index, out.label, strict=True)) == [("spans", 0, 1), ("spans", 1, 0)]
+    assert list(out.dataset) == ["fb", "fb"]
+    assert out.label.dtype.kind == "i"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# generic JSONL
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def test_load_jsonl_valid(tmp_path: Path) -> None:
+    path = tmp_path / "mine.jsonl"
+    lines = [
+        {"id": "a", "context": "Paris is in France.", "question": "Where is Paris?",
+         "response": "Paris is in Spain. It is big.",
+         "spans": [{"start": 12, "end": 17}, {"start": 19, "end": 29, "label": "excluded"}], "label": 1},
+        {"context": "c", "question": "q", "response": "r", "instruction": "Be brief.", "label": 0},
+        {"id": 7, "context": "c", "question": "q", "response": "r"},
+    ]
+    path.write_text("\n".join([json.dumps(lines[0]), "", json.dumps(lines[1]), json.dumps(lines[2])]) + "\n",
+                    encoding="utf-8")
+    first, second, third = load_jsonl(path)
+    assert first.id == "a" and first.dataset == "mine"
+    assert first.instruction == QA_INSTRUCTION
+    assert first.spans == [LabelledSpan(12, 17, "unfaithful"), LabelledSpan(19, 29, "excluded")]
+    assert first.response[12:17] == "Spain"
+    assert first.default_label == 0 and first.response_label == 1
+    assert second.id == "line-3"  # numbered by file line, blank lines included
+    assert second.instruction == "Be brief."
+    assert second.spans == [] and second.default_label is None and second.response_label == 0
+    assert third.id == "7" and third.response_label is None
+    # the same file through load_dataset
+    assert [e.id for e in load_dataset(str(path))] == ["a", "line-3", "7"]
+
+
+GOOD = {"context": "c", "question": "q", "response": "hello"}
+
+
+@pytest.mark.parametrize("bad", [
+    "{not json",
+    json.dumps({**GOOD, "response": "   "}),
+    json.dumps({"context": "c", "response": "hello"}),
+    json.dumps({**GOOD, "spans": [{"start": 2, "end": 9}]}),
+    json.dumps({**GOOD, "spans": [{"start": 3, "end": 3}]}),
+    json.dumps({**GOOD, "spans": [{"start": 0, "end": 2, "label": "wrong"}]}),
+    json.dumps({**GOOD, "spans": [{"end": 2}]}),
+    json.dumps({**GOOD, "spans": [{"start": "x", "end": 2}]}),
+], ids=["json", "empty-response", "missing-question", "span-out-of-range", "empty-span", "span-label",
+        "span-no-start", "span-start-not-int"])
+def test_load_jsonl_bad_line_names_the_line(tmp_path: Path, bad: str) -> None:
+    path = tmp_path / "mine.jsonl"
+    path.write_text(json.dumps(GOOD) + "\n" + bad + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"mine\.jsonl:2\b"):
+        load_jsonl(path)
+
+
+@pytest.mark.parametrize("label", [2, "yes"])
+def test_load_jsonl_bad_response_label(tmp_path: Path, label) -> None:
+    path = tmp_path / "mine.jsonl"
+    path.write_text(json.dumps({**GOOD, "label": label}) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"mine\.jsonl:1\b"):
+        load_jsonl(path)
+
+
+def test_load_jsonl_non_object_line(tmp_path: Path) -> None:
+    path = tmp_path / "mine.jsonl"
+    path.write_text("[1, 2]\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"mine\.jsonl:1\b"):
+        load_jsonl(path)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# load_dataset / data_root
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def test_load_dataset_unknown_name_lists_names(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as info:
+        load_dataset("no-such-set", tmp_path)
+    for name in ("faithbench", "qags-cnndm", "begin-dev", ".jsonl"):
+        assert name in str(info.value)
+    with pytest.raises(InputError):
+        load_dataset(str(tmp_path / "missing.jsonl"))  # a .jsonl that does not exist
+
+
+def test_load_dataset_by_name_uses_root(faithbench_root: Path) -> None:
+    assert len(load_dataset("faithbench", faithbench_root)) == 5
+    assert len(load_dataset("faithbench", str(faithbench_root))) == 5
+
+
+@pytest.mark.parametrize(("policy", "expected"), [("exclude", None), ("faithful", 0), ("unfaithful", 1)])
+def test_load_dataset_passes_policies(faithbench_root: Path, begin_root: Path, policy, expected) -> None:
+    # both fixtures share tmp_path, so one root holds faithbench/ and begin-dev/
+    assert faithbench_root == begin_root
+    by_id = {e.id: e for e in load_dataset("faithbench", faithbench_root, questionable=policy)}
+    assert by_id["batch_1-1"].response_label == expected
+    begin = load_dataset("begin-dev", begin_root, generic=policy)
+    assert begin[2].response_label == expected
+    # the default is "exclude" for both
+    assert {e.id: e for e in load_dataset("faithbench", faithbench_root)}["batch_1-1"].response_label is None
+    assert load_dataset("begin-dev", begin_root)[2].response_label is None
+
+
+def test_load_dataset_rejects_unknown_policy(faithbench_root: Path) -> None:
+    with pytest.raises(InputError, match="exclude, faithful or unfaithful"):
+        load_dataset("faithbench", faithbench_root, questionable="maybe")
+    with pytest.raises(InputError, match="exclude, faithful or unfaithful"):
+        load_dataset("begin-dev", faithbench_root, generic="maybe")
+
+
+def test_data_root_env_and_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    empty = tmp_path / "work" / "empty"
+    empty.mkdir(parents=True)
+    monkeypatch.chdir(empty)
+    data = tmp_path / "data"
+    data.mkdir()
+    monkeypatch.setenv("FAITHWATCH_DATA", str(data))
+    assert data_root() == data
+    other = tmp_path / "other"
+    other.mkdir()
+    assert data_root(other) == other  # an explicit root wins over the environment
+    monkeypatch.delenv("FAITHWATCH_DATA")
+    with pytest.raises(InputError, match="FAITHWATCH_DATA"):
+        data_root()
+    with pytest.raises(InputError, match="data folder"):
+        load_dataset("faithbench")
+
+
+def test_data_root_finds_shared_data_in_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FAITHWATCH_DATA", raising=False)
+    (tmp_path / "shared" / "data").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    assert data_root() == Path("shared/data")
+
+
+def test_data_root_explicit_missing_root_raises(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAITHWATCH_DATA", str(tmp_path))
+    with pytest.raises(InputError):
+        data_root(tmp_path / "typo")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the real shared data
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def test_real_shared_data_smoke() -> None:
+    if not REAL_DATA.is_dir():
+        pytest.skip(f"{REAL_DATA} not present")
+    expected = {"faithbench": (750, 2186), "qags-cnndm": (235, 714), "begin-dev": (430, 0)}
+    for name, (n_examples, n_spans) in expected.items():
+        examples = load_dataset(name, REAL_DATA)
+        assert len(examples) == n_examples, name
+        assert len({e.id for e in examples}) == n_examples, name
+        assert sum(len(e.spans) for e in examples) == n_spans, name
+        for e in examples:
+            assert e.response.strip() and e.context.strip() and e.question.strip(), e.id
+            assert e.response_label in (0, 1, None), e.id
+            for s in e.spans:
+                assert 0 <= s.start < s.end <= len(e.response), (e.id, s)
+    qags = load_dataset("qags-cnndm", REAL_DATA)
+    assert Counter(s.label for e in qags for s in e.spans) == {"faithful": 531, "unfaithful": 183}
