@@ -25,8 +25,9 @@ from faithwatch.signals import SIGNALS
 
 app = typer.Typer(help="faithwatch: keep RAG answers faithful to their context.", no_args_is_help=True,
                   pretty_exceptions_enable=False)
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+_WIDTH = None if sys.stdout.isatty() else 160  # piped output: wide tables instead of wrapped cells
+out = Console(highlight=False, width=_WIDTH)
+err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
 
 EXIT_PARTIAL, EXIT_INPUT, EXIT_MODEL, EXIT_INTERNAL = 1, 2, 3, 4
 SHOWN = ("align_score", "min_prob", "mean_entropy", "mean_contrastive_kl", "lookback_mean")

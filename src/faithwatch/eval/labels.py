@@ -10,14 +10,16 @@ from faithwatch.data.schema import LabelledExample, sentence_label
 
 
 def label_sentences(
-    examples: Sequence[LabelledExample], sentences: pd.DataFrame, min_unfaithful: int = 1
+    examples: Sequence[LabelledExample], sentences: pd.DataFrame, min_unfaithful: int = 1,
+    keep_unlabelled: bool = False,
 ) -> pd.DataFrame:
     """Add ``label`` (1 unfaithful, 0 faithful), ``dataset``, ``source_model`` and ``response_label``.
 
     Span-labelled examples label each sentence by overlap (see :func:`sentence_label`). Examples with only a
     response label: every sentence of a faithful response is faithful; the single sentence of an unfaithful
     one-sentence response is unfaithful; sentences of longer unfaithful responses are left out (which one is
-    wrong is unknown). Rows without a label are dropped; ``df.attrs["dropped"]`` says how many.
+    wrong is unknown). Rows without a label are dropped (``df.attrs["dropped"]`` says how many) unless
+    ``keep_unlabelled`` (then ``label`` is None there; response-level evaluation needs every sentence).
     """
     by_id = {e.id: e for e in examples}
     n_sent = sentences.groupby("example_id").size()
@@ -37,6 +39,8 @@ def label_sentences(
         sources.append(ex.source_model or "unknown")
         responses.append(ex.response_label)
     out = sentences.assign(label=labels, dataset=datasets, source_model=sources, response_label=responses)
+    if keep_unlabelled:
+        return out
     kept = out[out.label.notna()].copy()
     kept["label"] = kept.label.astype(int)
     kept.attrs["dropped"] = len(out) - len(kept)

@@ -22,7 +22,8 @@ class LabelledData:
 
     name: str
     examples: list[LabelledExample]
-    sentences: pd.DataFrame
+    sentences: pd.DataFrame  # labelled sentences only
+    all_sentences: pd.DataFrame  # every sentence, label None where unknown (response-level evaluation)
     windows: pd.DataFrame
     failed: dict[str, str]
     unlabelled_sentences: int
@@ -51,7 +52,9 @@ def load_labelled(
         sentences = label_sentences(examples, tables.sentences)
         short = Path(name).stem if name.endswith(".jsonl") else name
         out[short] = LabelledData(
-            name=short, examples=examples, sentences=sentences, windows=label_windows(examples, tables.windows),
+            name=short, examples=examples, sentences=sentences,
+            all_sentences=label_sentences(examples, tables.sentences, keep_unlabelled=True),
+            windows=label_windows(examples, tables.windows),
             failed=tables.failed, unlabelled_sentences=sentences.attrs.get("dropped", 0),
         )
     return out
