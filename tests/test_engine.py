@@ -216,12 +216,12 @@ def test_prefill_builds_no_prompt_by_prompt_attention(lm, monkeypatch):
     heads, layers = lm.num_heads, lm.num_layers
     session = DecodingEngine(lm, Needs(twin=True, lookback=True)).start(prompts)
     # prefill: the model sees all t query rows, but only the newest one is softmaxed, per layer
-    assert calls == [(t, t, (1, heads))] * layers
+    assert calls == [(t, t, (1, 1, heads))] * layers
     assert softmax_shapes == [(1, heads, 1, t)] * layers
     calls.clear()
     softmax_shapes.clear()
     session.feed([5, 6, 7])
-    assert calls == [(3, t + 3, (3, heads))] * layers
+    assert calls == [(3, t + 3, (1, 3, heads))] * layers
     assert softmax_shapes == [(1, heads, 3, t + 3)] * layers
     assert len(session.records.lookback) == 3
 

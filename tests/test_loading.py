@@ -85,7 +85,7 @@ def test_custom_attention_records_every_layer(lm):
     with torch.no_grad(), recording(recorder):
         lm.model(input_ids=torch.tensor([[5, 6, 7, 8, 9, 10]]))
     ratios = recorder.ratios(lm.num_layers)
-    assert ratios.shape == (2, lm.num_layers, lm.num_heads)
+    assert ratios.shape == (1, 2, lm.num_layers, lm.num_heads)  # [branches, rows, layers, heads]
     with pytest.raises(RuntimeError, match="missing"):
         LookbackRecorder(prompt_len=4, rows=1).ratios(lm.num_layers)
 

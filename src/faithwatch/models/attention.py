@@ -21,19 +21,20 @@ ATTENTION_NAME = "faithwatch_sdpa"
 
 @dataclass
 class LookbackRecorder:
-    """Collects per-layer lookback ratios for the newest ``rows`` query positions of batch row 0."""
+    """Collects per-layer lookback ratios for the newest ``rows`` query positions of batch rows [0, branches)."""
 
-    prompt_len: int  # tokens [0, prompt_len) of row 0 are the prompt ("context" in paper 003)
+    prompt_len: int  # tokens [0, prompt_len) of the main rows are the prompt ("context" in paper 003)
     rows: int
-    per_layer: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> [rows, heads]
+    branches: int = 1  # the main (RAG) rows come first in the batch and carry no padding
+    per_layer: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> [branches, rows, heads]
 
     def ratios(self, num_layers: int) -> torch.Tensor:
-        """Stacked ratios, shape [rows, layers, heads]."""
+        """Stacked ratios, shape [branches, rows, layers, heads]."""
         missing = [i for i in range(num_layers) if i not in self.per_layer]
         if missing:
             raise RuntimeError(f"lookback ratios missing for layers {missing}: the model does not route "
                                f"attention through '{ATTENTION_NAME}'")
-        return torch.stack([self.per_layer[i] for i in range(num_layers)], dim=1)
+        return torch.stack([self.per_layer[i] for i in range(num_layers)], dim=2)
 
 
 _active: LookbackRecorder | None = None
@@ -51,24 +52,24 @@ def recording(recorder: LookbackRecorder | None):
 
 
 def _lookback(module, query, key, attention_mask, scaling, rec: LookbackRecorder) -> torch.Tensor:
-    rows = min(rec.rows, query.shape[2])
-    q = query[0:1, :, -rows:, :].float()  # [1, H, rows, D]
-    k = repeat_kv(key[0:1], query.shape[1] // key.shape[1]).float()  # [1, H, kv, D]
+    rows, b = min(rec.rows, query.shape[2]), rec.branches
+    q = query[0:b, :, -rows:, :].float()  # [B, H, rows, D]
+    k = repeat_kv(key[0:b], query.shape[1] // key.shape[1]).float()  # [B, H, kv, D]
     kv_len = k.shape[2]
     scores = torch.matmul(q, k.transpose(-1, -2)) * (scaling if scaling is not None else q.shape[-1] ** -0.5)
-    # absolute positions of the query rows (row 0 has no padding: it is the longest sequence)
+    # absolute positions of the query rows (main rows have no padding: they are the longest sequences)
     q_pos = torch.arange(kv_len - rows, kv_len, device=q.device)
     kv_pos = torch.arange(kv_len, device=q.device)
-    visible = kv_pos[None, :] <= q_pos[:, None]
+    visible = (kv_pos[None, :] <= q_pos[:, None])[None, None]  # [1, 1, rows, kv]
     if attention_mask is not None:
-        m = attention_mask[0:1, :, -rows:, :kv_len]
-        visible = visible & (m if m.dtype == torch.bool else m > torch.finfo(m.dtype).min / 2)[0, 0]
-    weights = torch.softmax(scores.masked_fill(~visible, float("-inf")), dim=-1)[0]  # [H, rows, kv]
+        m = attention_mask[0:b, :, -rows:, :kv_len]
+        visible = visible & (m if m.dtype == torch.bool else m > torch.finfo(m.dtype).min / 2)
+    weights = torch.softmax(scores.masked_fill(~visible, float("-inf")), dim=-1)  # [B, H, rows, kv]
     is_ctx = kv_pos < rec.prompt_len
     a_ctx = weights[..., is_ctx].sum(-1) / max(rec.prompt_len, 1)
     n_new = (q_pos - rec.prompt_len + 1).clamp(min=0)  # generated tokens visible to each query
     a_new = weights[..., ~is_ctx].sum(-1) / n_new.clamp(min=1)
-    return (a_ctx / (a_ctx + a_new)).transpose(0, 1)  # [rows, H]
+    return (a_ctx / (a_ctx + a_new)).transpose(1, 2)  # [B, rows, H]
 
 
 def faithwatch_attention(module, query, key, value, attention_mask, dropout=0.0, scaling=None, **kwargs):

@@ -57,17 +57,33 @@ class TokenRecords:
 
 @dataclass
 class _Step:
-    """Statistics of the newest positions of one forward pass (row i predicts the token after it)."""
+    """Statistics of the newest positions of one forward pass, per branch (position i predicts the next token)."""
 
-    logp: torch.Tensor  # [rows, V] main log-probabilities
-    twin_logp: torch.Tensor | None
-    entropy: np.ndarray
-    kl: np.ndarray | None
-    hidden: np.ndarray | None  # [rows, n_layers, d]
-    lookback: np.ndarray | None  # [rows, L, H]
+    logp: torch.Tensor  # [B, rows, V] main log-probabilities
+    twin_logp: torch.Tensor | None  # [B, rows, V]
+    entropy: np.ndarray  # [B, rows]
+    kl: np.ndarray | None  # [B, rows]
+    hidden: np.ndarray | None  # [B, rows, n_layers, d]
+    lookback: np.ndarray | None  # [B, rows, L, H]
 
-    def row(self, i: int) -> _Step:
-        return _slice(self, i, i + 1)
+    def take(self, branches: Sequence[int] | slice = slice(None), rows: slice = slice(None)) -> _Step:
+        b = list(branches) if not isinstance(branches, slice) else branches
+
+        def pick(x):
+            return None if x is None else x[b][:, rows]
+
+        return _Step(pick(self.logp), pick(self.twin_logp), pick(self.entropy), pick(self.kl), pick(self.hidden),
+                     pick(self.lookback))
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A session state to return to (same branches): lengths, records and the pending distribution."""
+
+    main_len: int
+    twin_len: int
+    n_records: int
+    pending: _Step
 
 
 def _decoder_layers(model: torch.nn.Module) -> torch.nn.ModuleList:
@@ -95,19 +111,24 @@ class DecodingEngine:
 
 
 class EngineSession:
-    """One generation: KV caches, per-token records, and the distribution for the next token."""
+    """One generation: KV caches, per-token records, and the distribution for the next token.
+
+    A session starts with one branch; ``fork``/``select`` turn it into B branches that share the prefix's KV
+    cache and advance in lockstep (``feed_branches``), e.g. candidate sentences sampled as one batch. Batch rows
+    are [main_0 .. main_B-1, twin_0 .. twin_B-1].
+    """
 
     def __init__(self, engine: DecodingEngine, prompts: PromptPair) -> None:
         self.engine = engine
         self.lm = engine.lm
         self.needs = engine.needs
         self.prompt_len = len(prompts.rag_ids)
-        self.records = TokenRecords(hidden_layers=self.needs.hidden_layers)
+        self.branch_records = [TokenRecords(hidden_layers=self.needs.hidden_layers)]
         self._cache = DynamicCache()
         device = self.lm.device
         main = torch.tensor(prompts.rag_ids, device=device)[None]
         self._mask = torch.ones_like(main)
-        self._lengths = [self.prompt_len]
+        self._main_len, self._twin_len = self.prompt_len, 0
         logits, hidden, lookback = self._run(main, torch.arange(self.prompt_len, device=device)[None], rows=1)
         if self.needs.twin:
             twin_logits = self._prefill_twin(prompts.twin_ids)
@@ -136,48 +157,121 @@ class EngineSession:
         mask = torch.ones(2, self.prompt_len, dtype=torch.long, device=device)
         mask[1, :pad] = 0
         self._mask = mask
-        self._lengths = [self.prompt_len, len(twin_ids)]
+        self._twin_len = len(twin_ids)
         return out.logits[:, -1:, :].float()
 
     # --- public API -------------------------------------------------------------------------------------
     @property
+    def branches(self) -> int:
+        """Number of parallel branches."""
+        return len(self.branch_records)
+
+    @property
+    def records(self) -> TokenRecords:
+        """Records of the (single) branch."""
+        self._single("records")
+        return self.branch_records[0]
+
+    @property
     def position(self) -> int:
-        """Tokens in the RAG sequence so far (prompt + fed tokens)."""
-        return self._lengths[0]
+        """Tokens in each RAG sequence so far (prompt + fed tokens)."""
+        return self._main_len
 
     def next_logprobs(self) -> torch.Tensor:
         """Log-probabilities of the next token given the RAG prompt and the tokens fed so far, [V]."""
-        return self._pending.logp[0]
+        self._single("next_logprobs")
+        return self._pending.logp[0, 0]
 
     def next_twin_logprobs(self) -> torch.Tensor:
         """The same without the context (needs ``Needs(twin=True)``), [V]."""
+        self._single("next_twin_logprobs")
+        return self.branch_twin_logprobs()[0]
+
+    def branch_logprobs(self) -> torch.Tensor:
+        """Next-token log-probabilities of every branch, [B, V]."""
+        return self._pending.logp[:, 0]
+
+    def branch_twin_logprobs(self) -> torch.Tensor:
+        """Next-token log-probabilities of every branch without the context, [B, V]."""
         if self._pending.twin_logp is None:
             raise RuntimeError("this session runs no twin pass; enable a signal that needs it")
-        return self._pending.twin_logp[0]
+        return self._pending.twin_logp[:, 0]
 
     def feed(self, token_ids: Sequence[int]) -> None:
-        """Append tokens (chosen live or given), record their signals and advance the caches."""
+        """Append tokens (chosen live or given) to the single branch, record their signals, advance the caches."""
+        self._single("feed")
         tokens = [int(t) for t in token_ids]
-        if not tokens:
-            return
-        if self.position + len(tokens) > self.lm.max_length:
-            raise ContextTooLongError(
-                f"{self.position + len(tokens)} tokens exceed the model window of {self.lm.max_length}"
-            )
-        device = self.lm.device
-        batch = len(self._lengths)
-        ids = torch.tensor(tokens, device=device)[None].expand(batch, -1)
-        pos = torch.stack([torch.arange(n, n + len(tokens)) for n in self._lengths]).to(device)
-        self._mask = torch.cat([self._mask, torch.ones(batch, len(tokens), dtype=torch.long, device=device)], 1)
-        given = self._pending
-        step = self._forward(ids, pos, rows=len(tokens))
-        self._lengths = [n + len(tokens) for n in self._lengths]
-        self._record(given, tokens[:1])
-        if len(tokens) > 1:
-            self._record(_slice(step, 0, len(tokens) - 1), tokens[1:])
-        self._pending = step.row(len(tokens) - 1)
+        if tokens:
+            self._feed(torch.tensor([tokens], device=self.lm.device))
+
+    def feed_branches(self, token_ids: Sequence[int]) -> None:
+        """Append one token to every branch (``token_ids[b]`` to branch b)."""
+        if len(token_ids) != self.branches:
+            raise ValueError(f"{len(token_ids)} tokens for {self.branches} branches")
+        self._feed(torch.tensor([[int(t)] for t in token_ids], device=self.lm.device))
+
+    def select(self, branches: Sequence[int]) -> None:
+        """Keep the given branches, in this order (repeats allowed: ``fork`` is ``select`` with repeats)."""
+        idx = [int(b) for b in branches]
+        if not idx or any(not 0 <= b < self.branches for b in idx):
+            raise ValueError(f"branch indices {idx} out of range for {self.branches} branches")
+        rows = idx + ([self.branches + b for b in idx] if self.needs.twin else [])
+        index = torch.tensor(rows, device=self.lm.device)
+        for layer in self._cache.layers:
+            layer.keys = layer.keys.index_select(0, index)
+            layer.values = layer.values.index_select(0, index)
+        self._mask = self._mask.index_select(0, index)
+        self._pending = self._pending.take(idx)
+        self.branch_records = [_copy_records(self.branch_records[b]) for b in idx]
+
+    def fork(self, n: int) -> None:
+        """Repeat every branch ``n`` times (branch b becomes branches b*n .. b*n+n-1), sharing the cache."""
+        self.select([b for b in range(self.branches) for _ in range(n)])
+
+    def checkpoint(self) -> Checkpoint:
+        """The current state, to :meth:`restore` later (e.g. to backtrack over a rejected sentence)."""
+        return Checkpoint(self._main_len, self._twin_len, len(self.branch_records[0]), self._pending)
+
+    def restore(self, cp: Checkpoint) -> None:
+        """Return to a checkpoint taken with the same branches: later tokens are dropped from caches and records."""
+        drop = self._main_len - cp.main_len
+        if drop < 0 or cp.pending.logp.shape[0] != self.branches:
+            raise ValueError("the checkpoint is not an earlier state of these branches")
+        if drop:
+            self._cache.crop(-drop)  # transformers 5: a negative count removes that many tokens
+            self._mask = self._mask[:, : cp.main_len]
+        self._main_len, self._twin_len, self._pending = cp.main_len, cp.twin_len, cp.pending
+        for rec in self.branch_records:
+            _truncate(rec, cp.n_records)
 
     # --- internals --------------------------------------------------------------------------------------
+    def _single(self, what: str) -> None:
+        if self.branches != 1:
+            raise RuntimeError(f"{what} needs a single-branch session; this one has {self.branches} branches")
+
+    def _feed(self, ids: torch.Tensor) -> None:
+        """ids: [B, k] tokens per branch."""
+        k = ids.shape[1]
+        if self._main_len + k > self.lm.max_length:
+            raise ContextTooLongError(f"{self._main_len + k} tokens exceed the model window of {self.lm.max_length}")
+        device = self.lm.device
+        b = self.branches
+        steps = torch.arange(k, device=device)
+        pos = (self._main_len + steps)[None].expand(b, -1)
+        if self.needs.twin:
+            ids = torch.cat([ids, ids])
+            pos = torch.cat([pos, (self._twin_len + steps)[None].expand(b, -1)])
+        self._mask = torch.cat([self._mask, torch.ones(ids.shape[0], k, dtype=torch.long, device=device)], 1)
+        given = self._pending
+        step = self._forward(ids, pos, rows=k)
+        self._main_len += k
+        self._twin_len += k if self.needs.twin else 0
+        tokens = ids[:b].tolist()
+        self._record(given, [t[:1] for t in tokens])
+        if k > 1:
+            self._record(step.take(rows=slice(0, k - 1)), [t[1:] for t in tokens])
+        self._pending = step.take(rows=slice(k - 1, k))
+
     def _forward(self, ids: torch.Tensor, pos: torch.Tensor, rows: int) -> _Step:
         return self._stats(*self._run(ids, pos, rows))
 
@@ -185,13 +279,14 @@ class EngineSession:
     def _run(self, ids: torch.Tensor, pos: torch.Tensor, rows: int):
         """One model call on all rows; returns the newest ``rows`` logits, hidden states and lookback ratios."""
         needs = self.needs
+        b = len(self.branch_records)
         captured: dict[int, torch.Tensor] = {}
         hooks = []
         if needs.hidden_layers:
             for layer in needs.hidden_layers:
                 module = self.engine._layers[layer - 1]
-                hooks.append(module.register_forward_hook(_capture(captured, layer, rows)))
-        recorder = LookbackRecorder(prompt_len=self.prompt_len, rows=rows) if needs.lookback else None
+                hooks.append(module.register_forward_hook(_capture(captured, layer, rows, b)))
+        recorder = LookbackRecorder(prompt_len=self.prompt_len, rows=rows, branches=b) if needs.lookback else None
         try:
             with recording(recorder):
                 out = self.lm.model(
@@ -207,50 +302,53 @@ class EngineSession:
                 hook.remove()
         hidden = None
         if needs.hidden_layers:
-            hidden = torch.stack([captured[layer] for layer in needs.hidden_layers], 1).float().cpu().numpy()
+            hidden = torch.stack([captured[layer] for layer in needs.hidden_layers], 2).float().cpu().numpy()
         lookback = recorder.ratios(self.lm.num_layers).float().cpu().numpy() if recorder else None
         return out.logits[:, -rows:, :].float(), hidden, lookback
 
     @torch.inference_mode()
     def _stats(self, logits: torch.Tensor, hidden, lookback) -> _Step:
-        """Per-position statistics from the logits of the main row (0) and the twin row (1)."""
-        logp = torch.log_softmax(logits[0], dim=-1)
+        """Per-position statistics from the logits of the main rows and the twin rows."""
+        b = len(self.branch_records)
+        logp = torch.log_softmax(logits[:b], dim=-1)
         entropy = -(logp.exp() * logp).sum(-1) / math.log(logp.shape[-1])
         twin_logp = kl = None
         if self.needs.twin:
-            twin_logp = torch.log_softmax(logits[1], dim=-1)
+            twin_logp = torch.log_softmax(logits[b:], dim=-1)
             kl = (logp.exp() * (logp - twin_logp)).sum(-1).clamp(min=0.0).cpu().numpy()
         return _Step(logp, twin_logp, entropy.cpu().numpy(), kl, hidden, lookback)
 
-    def _record(self, step: _Step, tokens: list[int]) -> None:
-        rec = self.records
-        idx = torch.tensor(tokens, device=step.logp.device)
-        rec.token_ids.extend(tokens)
-        rec.logprob.extend(step.logp.gather(1, idx[:, None])[:, 0].cpu().tolist())
-        rec.entropy.extend(step.entropy.tolist())
-        if step.kl is not None:
-            rec.kl.extend(step.kl.tolist())
-        if step.hidden is not None:
-            rec.hidden.extend(step.hidden)
-        if step.lookback is not None:
-            rec.lookback.extend(step.lookback)
+    def _record(self, step: _Step, tokens: list[list[int]]) -> None:
+        idx = torch.tensor(tokens, device=step.logp.device)  # [B, rows]
+        chosen = step.logp.gather(2, idx[..., None])[..., 0].cpu().tolist()
+        for b, rec in enumerate(self.branch_records):
+            rec.token_ids.extend(tokens[b])
+            rec.logprob.extend(chosen[b])
+            rec.entropy.extend(step.entropy[b].tolist())
+            if step.kl is not None:
+                rec.kl.extend(step.kl[b].tolist())
+            if step.hidden is not None:
+                rec.hidden.extend(step.hidden[b])
+            if step.lookback is not None:
+                rec.lookback.extend(step.lookback[b])
 
 
-def _slice(step: _Step, start: int, stop: int) -> _Step:
-    pick = slice(start, stop)
-    return _Step(
-        step.logp[pick],
-        None if step.twin_logp is None else step.twin_logp[pick],
-        step.entropy[pick],
-        None if step.kl is None else step.kl[pick],
-        None if step.hidden is None else step.hidden[pick],
-        None if step.lookback is None else step.lookback[pick],
-    )
+_RECORD_LISTS = ("token_ids", "logprob", "entropy", "kl", "hidden", "lookback")
 
 
-def _capture(store: dict[int, torch.Tensor], layer: int, rows: int):
+def _copy_records(rec: TokenRecords) -> TokenRecords:
+    return TokenRecords(**{f: list(getattr(rec, f)) for f in _RECORD_LISTS}, hidden_layers=rec.hidden_layers)
+
+
+def _truncate(rec: TokenRecords, n: int) -> None:
+    for f in _RECORD_LISTS:
+        values = getattr(rec, f)
+        del values[n:]
+
+
+def _capture(store: dict[int, torch.Tensor], layer: int, rows: int, branches: int):
     def hook(_module, _inputs, output):
         hidden = output[0] if isinstance(output, (tuple, list)) else output
-        store[layer] = hidden[0, -rows:, :].detach()
+        store[layer] = hidden[:branches, -rows:, :].detach()
 
     return hook

@@ -1,0 +1,81 @@
+"""Branches: forked sessions decode in one batch yet match independent runs; checkpoints rewind exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from faithwatch.models.engine import DecodingEngine, Needs
+from faithwatch.models.prompts import build_prompts
+
+ALL = Needs(twin=True, hidden_layers=(1, 3), lookback=True)
+TOL = 1e-4
+
+
+@pytest.fixture(scope="module")
+def prompts(lm):
+    return build_prompts(lm.tokenizer, "When did it open?", "The bridge opened in 1820. The tower opened in 1889.")
+
+
+def _same(a, b):
+    assert a.token_ids == b.token_ids
+    for name in ("logprob", "entropy", "kl", "hidden", "lookback"):
+        np.testing.assert_allclose(np.asarray(getattr(a, name)), np.asarray(getattr(b, name)), atol=TOL, err_msg=name)
+
+
+def _single(lm, prompts, tokens, needs=ALL):
+    session = DecodingEngine(lm, needs).start(prompts)
+    for t in tokens:
+        session.feed([t])
+    return session
+
+
+@pytest.mark.parametrize("needs", [ALL, Needs()])
+def test_forked_branches_match_independent_runs(lm, prompts, needs, one_thread):
+    rng = np.random.default_rng(0)
+    prefix = rng.integers(10, 300, size=3).tolist()
+    paths = rng.integers(10, 300, size=(4, 5)).tolist()  # 4 branches, 5 tokens each
+    session = _single(lm, prompts, prefix, needs)
+    session.fork(4)
+    assert session.branches == 4
+    for step in range(5):
+        session.feed_branches([p[step] for p in paths])
+    logps = session.branch_logprobs()
+    for b, path in enumerate(paths):
+        ref = _single(lm, prompts, prefix + path, needs)
+        _same(session.branch_records[b], ref.records)
+        torch.testing.assert_close(logps[b], ref.next_logprobs(), atol=TOL, rtol=0)
+        if needs.twin:
+            torch.testing.assert_close(session.branch_twin_logprobs()[b], ref.next_twin_logprobs(), atol=TOL, rtol=0)
+
+
+def test_select_keeps_and_reorders_branches(lm, prompts, one_thread):
+    session = _single(lm, prompts, [11, 12])
+    session.fork(3)
+    session.feed_branches([20, 21, 22])
+    session.select([2, 2, 0])  # beams may repeat
+    assert [r.token_ids[-1] for r in session.branch_records] == [22, 22, 20]
+    session.feed_branches([30, 31, 32])
+    for b, path in enumerate([[22, 30], [22, 31], [20, 32]]):
+        _same(session.branch_records[b], _single(lm, prompts, [11, 12, *path]).records)
+    with pytest.raises(ValueError):
+        session.select([5])
+    with pytest.raises(RuntimeError, match="single-branch"):
+        session.next_logprobs()
+
+
+def test_restore_rewinds_exactly(lm, prompts, one_thread):
+    session = _single(lm, prompts, [11, 12, 13])
+    cp = session.checkpoint()
+    before = session.next_logprobs().clone()
+    session.feed([40, 41, 42, 43])
+    session.restore(cp)
+    assert session.position == cp.main_len and len(session.records) == 3
+    torch.testing.assert_close(session.next_logprobs(), before)
+    session.feed([50, 51])
+    _same(session.records, _single(lm, prompts, [11, 12, 13, 50, 51]).records)
+    later = session.checkpoint()
+    session.restore(cp)
+    with pytest.raises(ValueError, match="checkpoint"):
+        session.restore(later)  # a later state cannot be restored from an earlier one
