@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from faithwatch._version import __version__
 from faithwatch.alignment import DEFAULT_SCORER
+from faithwatch.cli_claims import register as register_claims
 from faithwatch.cli_eval import register as register_eval_commands
 from faithwatch.cli_eval import register_transfer
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
@@ -189,6 +190,7 @@ def score(
 
 register_eval_commands(app, out, err, _fail)
 register_transfer(app, out, err, _fail)
+register_claims(app, out, err, _fail)
 
 
 def run() -> None:

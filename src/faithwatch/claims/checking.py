@@ -1,0 +1,555 @@
+"""Checkers: a 3-way verdict (Entailment / Neutral / Contradiction) for every claim against one or
+more reference passages, with confidence and evidence spans (paper 002 §3.2, §4.2).
+
+* :class:`NLIChecker` - a 3-class Hugging Face NLI model (through :class:`~faithwatch.alignment.NLIScorer`);
+  each passage is cut into chunks that fit the model next to the claim.
+* :class:`LLMJudgeChecker` - an LLM (either backend of :mod:`faithwatch.claims.llm`) judges each
+  (claim, passage) pair and answers schema-validated JSON with a quote of its evidence.
+* :class:`AlignmentChecker` - any alignment scorer of faithwatch (support score in [0, 1]) with two
+  thresholds.
+
+Combining verdicts
+------------------
+Inside one passage, chunk verdicts (argmax of the NLI probabilities) are merged as in RefChecker:
+Entailment if any chunk entails the claim, else Contradiction if any chunk contradicts it, else Neutral
+(under ``any-contradiction`` the order of the first two is swapped). Across passages the ``combine``
+rule decides:
+
+=====================  ===========================================================================
+``conflict`` (default) one passage supports and another contradicts -> ``Conflict``, with both
+                       evidences; otherwise Entailment if any passage supports, Contradiction if any
+                       contradicts, else Neutral.
+``max-entail``         Entailment if any passage supports (paper 002's Noisy-Context rule), else
+                       Contradiction if any contradicts, else Neutral.
+``any-contradiction``  Contradiction if any passage (or chunk) contradicts, else Entailment if any
+                       supports, else Neutral (the most conservative).
+=====================  ===========================================================================
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from faithwatch.alignment.base import AlignmentScorer
+from faithwatch.claims.llm import LLMBackend, Message
+from faithwatch.claims.spans import chunk_spans, find_quote, locate, sentence_spans
+from faithwatch.claims.types import CONFLICT, CONTRADICTION, ENTAILMENT, NEUTRAL, Claim, ClaimVerdict, Evidence
+from faithwatch.errors import FaithwatchError, InputError
+
+#: the rules for combining verdicts across reference passages (see the module doc)
+COMBINE_RULES: tuple[str, ...] = ("conflict", "max-entail", "any-contradiction")
+DEFAULT_COMBINE = "conflict"
+#: alignment score at or above which a claim is Entailment
+DEFAULT_ENTAIL_THRESHOLD = 0.7
+#: alignment score below which a claim is Contradiction (in between: Neutral)
+DEFAULT_CONTRADICT_THRESHOLD = 0.2
+
+
+class CheckError(FaithwatchError):
+    """A checker could not give a verdict (e.g. the LLM judge never answered valid JSON)."""
+
+
+def validate_references(references: str | Sequence[str]) -> list[str]:
+    """The reference passages as a list; a bare string is one passage.
+
+    Raises :class:`InputError` for no passage, a non-string or a blank passage.
+    """
+    refs = [references] if isinstance(references, str) else list(references)
+    if not refs:
+        raise InputError("no reference passage: a claim needs a reference to be checked against")
+    for i, ref in enumerate(refs):
+        if not isinstance(ref, str):
+            raise InputError(f"reference passage {i} must be a string, got {type(ref).__name__}")
+        if not ref.strip():
+            raise InputError(f"reference passage {i} is empty")
+    return refs
+
+
+def _check_rule(combine: str) -> str:
+    if combine not in COMBINE_RULES:
+        raise InputError(f"unknown combination rule {combine!r}; choose one of {', '.join(COMBINE_RULES)}")
+    return combine
+
+
+@runtime_checkable
+class Checker(Protocol):
+    """Gives every claim a verdict against the reference passages."""
+
+    #: shown in outputs
+    name: str
+
+    def check(
+        self, claims: Sequence[Claim], references: str | Sequence[str], question: str | None = None
+    ) -> list[ClaimVerdict]:
+        """One verdict per claim, in order."""
+        ...
+
+
+# ---- combination ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PassageVerdict:
+    """The verdict of one passage (or of one chunk of it) on a claim.
+
+    ``relevance`` ranks the passages of a Neutral verdict: the most relevant one's evidence is shown.
+    """
+
+    label: str
+    confidence: float | None
+    evidence: Evidence | None
+    relevance: float = 0.0
+
+
+def _best(items: Sequence[PassageVerdict]) -> PassageVerdict:
+    return max(items, key=lambda v: (v.confidence if v.confidence is not None else -1.0, v.relevance))
+
+
+def merge_verdicts(verdicts: Sequence[PassageVerdict], rule: str) -> tuple[str, float | None, tuple[Evidence, ...]]:
+    """Combine per-passage (or per-chunk) verdicts into ``(label, confidence, evidence)`` by ``rule``.
+
+    Confidence: the best confidence among the units carrying the label; for Conflict the smaller of the
+    best supporting and the best contradicting confidence (both must hold); for Neutral the smallest
+    neutral confidence (every unit must be neutral). ``None`` when a needed confidence is unknown.
+    """
+    if not verdicts:
+        raise ValueError("no verdict to merge")
+    _check_rule(rule)
+    ent = [v for v in verdicts if v.label == ENTAILMENT]
+    con = [v for v in verdicts if v.label == CONTRADICTION]
+
+    def evidence(*vs: PassageVerdict) -> tuple[Evidence, ...]:
+        return tuple(v.evidence for v in vs if v.evidence is not None)
+
+    if rule == "conflict" and ent and con:
+        e, c = _best(ent), _best(con)
+        conf = None if e.confidence is None or c.confidence is None else min(e.confidence, c.confidence)
+        return CONFLICT, conf, evidence(e, c)
+    order = (con, ent) if rule == "any-contradiction" else (ent, con)
+    for group in order:
+        if group:
+            top = _best(group)
+            return top.label, top.confidence, evidence(top)
+    confs = [v.confidence for v in verdicts]
+    conf = None if any(c is None for c in confs) else min(c for c in confs if c is not None)
+    return NEUTRAL, conf, evidence(max(verdicts, key=lambda v: v.relevance))
+
+
+# ---- NLI -------------------------------------------------------------------------------------------
+
+
+@runtime_checkable
+class NLIModel(Protocol):
+    """What :class:`NLIChecker` uses of :class:`~faithwatch.alignment.NLIScorer` (a test fake needs only this)."""
+
+    name: str
+    labels: list[str]
+
+    def n_tokens(self, text: str) -> int: ...
+
+    def budget_for(self, sentence: str) -> int: ...
+
+    def probabilities_many(self, sentences: Sequence[str], context: str) -> list[dict[str, float]]: ...
+
+
+def _label_names(labels: Sequence[str], name: str) -> dict[str, str]:
+    """Map our 3 labels to the model's lowercase label names (by prefix)."""
+    found: dict[str, str] = {}
+    for ours, prefix in ((ENTAILMENT, "entail"), (NEUTRAL, "neutral"), (CONTRADICTION, "contradict")):
+        match = [lab for lab in labels if lab.strip().lower().startswith(prefix)]
+        if match:
+            found[ours] = match[0]
+    if len(found) < 3:
+        raise InputError(
+            f"{name} is not a 3-class NLI model (labels: {', '.join(labels)}); the NLI checker needs "
+            "entailment, neutral and contradiction. A 2-class model can be used as "
+            "--checker alignment --alignment nli:<model>."
+        )
+    return found
+
+
+class NLIChecker:
+    """3-way NLI verdicts (paper 002 §4.2, RoBERTa-NLI style) with chunked references.
+
+    Each passage is split into sentence-aligned chunks of at most ``budget`` tokens, where the budget
+    is what the model window leaves next to the longest claim (or ``max_chunk_tokens`` if smaller;
+    RefChecker uses about 200). Every claim is scored against every chunk; a chunk's verdict is the
+    argmax label, its confidence that label's probability. Chunks, then passages, are combined by
+    ``combine`` (module doc). Evidence: the chunk(s) behind the verdict, with the probability of
+    their label as score. ``scores`` holds the largest entailment and contradiction probabilities seen.
+    """
+
+    def __init__(self, scorer: NLIModel, combine: str = DEFAULT_COMBINE, max_chunk_tokens: int | None = None) -> None:
+        self.scorer = scorer
+        self.combine = _check_rule(combine)
+        if max_chunk_tokens is not None and max_chunk_tokens < 8:
+            raise InputError(f"max_chunk_tokens must be >= 8, got {max_chunk_tokens}")
+        self.max_chunk_tokens = max_chunk_tokens
+        self.label_names = _label_names(list(scorer.labels), scorer.name)
+        self.name = scorer.name
+
+    def check(
+        self, claims: Sequence[Claim], references: str | Sequence[str], question: str | None = None
+    ) -> list[ClaimVerdict]:
+        refs = validate_references(references)
+        claims = list(claims)
+        if not claims:
+            return []
+        texts = [c.text for c in claims]
+        budget = min(self.scorer.budget_for(t) for t in texts)
+        if self.max_chunk_tokens is not None:
+            budget = min(budget, self.max_chunk_tokens)
+        if budget < 1:
+            raise InputError(f"a claim is too long for {self.name}: no room is left for the reference")
+        # units[i][p] = per-chunk verdicts of claim i on passage p
+        units: list[list[list[PassageVerdict]]] = [[[] for _ in refs] for _ in claims]
+        peaks = [[0.0, 0.0] for _ in claims]  # max P(entailment), max P(contradiction)
+        for p, passage in enumerate(refs):
+            for start, end in chunk_spans(passage, budget, self.scorer.n_tokens):
+                chunk = passage[start:end]
+                try:
+                    chunk_probs = self.scorer.probabilities_many(texts, chunk)
+                except ValueError as exc:  # e.g. non-finite probabilities: no verdict rather than a wrong one
+                    raise CheckError(f"{self.name} could not score passage {p}: {exc}") from None
+                for i, probs in enumerate(chunk_probs):
+                    units[i][p].append(self._unit(probs, p, start, end, chunk))
+                    peaks[i][0] = max(peaks[i][0], self._p(probs, ENTAILMENT))
+                    peaks[i][1] = max(peaks[i][1], self._p(probs, CONTRADICTION))
+        inner = "any-contradiction" if self.combine == "any-contradiction" else "max-entail"
+        out: list[ClaimVerdict] = []
+        for claim, per_passage, (p_ent, p_con) in zip(claims, units, peaks, strict=True):
+            passages = []
+            for chunk_verdicts in per_passage:
+                label, conf, ev = merge_verdicts(chunk_verdicts, inner)
+                relevance = max(u.relevance for u in chunk_verdicts)
+                passages.append(PassageVerdict(label, conf, ev[0] if ev else None, relevance))
+            label, conf, evidence = merge_verdicts(passages, self.combine)
+            out.append(ClaimVerdict(claim, label, conf, evidence,
+                                    {"max_entailment": p_ent, "max_contradiction": p_con}))
+        return out
+
+    def _p(self, probs: Mapping[str, float], label: str) -> float:
+        value = probs.get(self.label_names[label])
+        if value is None:
+            raise CheckError(f"{self.name} returned no probability for {self.label_names[label]!r}")
+        return float(value)
+
+    def _unit(self, probs: Mapping[str, float], p: int, start: int, end: int, text: str) -> PassageVerdict:
+        scored = {lab: self._p(probs, lab) for lab in (ENTAILMENT, NEUTRAL, CONTRADICTION)}
+        label = max(scored, key=lambda lab: scored[lab])
+        ev = Evidence(p, start, end, text, label, scored[label])
+        return PassageVerdict(label, scored[label], ev, relevance=max(scored[ENTAILMENT], scored[CONTRADICTION]))
+
+
+# ---- alignment scorers -----------------------------------------------------------------------------
+
+
+class AlignmentChecker:
+    """Alignment scores (support in [0, 1]) thresholded into 3 classes.
+
+    With ``s`` the best score of the claim over the passages (the scorer's own chunking applies):
+    ``s >= entail_threshold`` (default 0.7) -> Entailment; ``s < contradict_threshold`` (default 0.2)
+    -> Contradiction; otherwise Neutral.
+
+    Alignment scorers measure *support* only: they cannot tell "contradicted" from "not mentioned".
+    Contradiction here means "strongly unsupported" (e.g. a number or name the reference does not have),
+    so read Neutral vs Contradiction with care; the hallucination rate (Neutral + Contradiction) is the
+    meaningful output. For the same reason passages are combined by the maximum (a low score in one
+    passage is absence of support, not a contradiction) and this checker never returns Conflict.
+
+    Confidence is the margin from the decision boundary, in [0, 1]: ``(s - e) / (1 - e)`` for
+    Entailment, ``(c - s) / c`` for Contradiction, and for Neutral 1 at the middle of the band falling
+    to 0 at either threshold. The raw score is in ``scores["align_score"]``. Evidence: the sentence of
+    the best passage that the scorer rates highest, with that score.
+    """
+
+    def __init__(
+        self,
+        scorer: AlignmentScorer,
+        entail_threshold: float = DEFAULT_ENTAIL_THRESHOLD,
+        contradict_threshold: float = DEFAULT_CONTRADICT_THRESHOLD,
+    ) -> None:
+        if not 0.0 <= contradict_threshold < entail_threshold <= 1.0:
+            raise InputError(
+                "thresholds must satisfy 0 <= contradict_threshold < entail_threshold <= 1, got "
+                f"{contradict_threshold} and {entail_threshold}"
+            )
+        self.scorer = scorer
+        self.entail_threshold = float(entail_threshold)
+        self.contradict_threshold = float(contradict_threshold)
+        self.name = f"alignment:{scorer.name}"
+
+    def label_of(self, score: float) -> tuple[str, float]:
+        """``(label, margin confidence)`` of an alignment score."""
+        e, c = self.entail_threshold, self.contradict_threshold
+        if score >= e:
+            return ENTAILMENT, 1.0 if e >= 1.0 else (score - e) / (1.0 - e)
+        if score < c:
+            return CONTRADICTION, (c - score) / c
+        half = (e - c) / 2.0
+        return NEUTRAL, max(0.0, 1.0 - abs(score - (c + half)) / half)
+
+    def check(
+        self, claims: Sequence[Claim], references: str | Sequence[str], question: str | None = None
+    ) -> list[ClaimVerdict]:
+        refs = validate_references(references)
+        claims = list(claims)
+        if not claims:
+            return []
+        texts = [c.text for c in claims]
+        try:
+            per_passage = [self.scorer.score_many(texts, ref) for ref in refs]
+        except ValueError as exc:
+            raise InputError(f"{self.scorer.name} cannot score these claims: {exc}") from None
+        best = [max(range(len(refs)), key=lambda p, i=i: per_passage[p][i]) for i in range(len(claims))]
+        evidence = self._evidence(texts, refs, best)
+        out = []
+        for i, claim in enumerate(claims):
+            score = float(per_passage[best[i]][i])
+            label, conf = self.label_of(score)
+            p, start, end, ev_score = evidence[i]
+            ev = Evidence(p, start, end, refs[p][start:end], label, ev_score)
+            out.append(ClaimVerdict(claim, label, min(1.0, max(0.0, conf)), (ev,), {"align_score": score}))
+        return out
+
+    def _evidence(self, texts: list[str], refs: list[str], best: list[int]) -> list[tuple[int, int, int, float]]:
+        """Per claim: the sentence of its best passage with the highest score."""
+        out: list[tuple[int, int, int, float] | None] = [None] * len(texts)
+        for p in sorted(set(best)):
+            owners = [i for i, b in enumerate(best) if b == p]
+            for start, end in sentence_spans(refs[p]):
+                scores = self.scorer.score_many([texts[i] for i in owners], refs[p][start:end])
+                for i, s in zip(owners, scores, strict=True):
+                    cur = out[i]
+                    if cur is None or s > cur[3]:
+                        out[i] = (p, start, end, float(s))
+        return [x if x is not None else (b, 0, len(refs[b]), 0.0) for x, b in zip(out, best, strict=True)]
+
+
+# ---- LLM judge ---------------------------------------------------------------------------------------
+
+JUDGE_SYSTEM = """You check a claim against a reference passage and answer with JSON only.
+
+Decide how the passage relates to the claim:
+- "Entailment": the passage states the claim or directly implies it.
+- "Contradiction": the passage states something that makes the claim false.
+- "Neutral": the passage is unrelated to the claim or lacks the information to verify it.
+Do NOT use your own knowledge: compare the claim with the passage only. A claim written as \
+(subject, predicate, object) is one statement.
+Answer with one JSON object and no other text:
+{"label": "Entailment" or "Neutral" or "Contradiction", "quote": the shortest exact quote of the \
+passage your label rests on (null for Neutral), "confidence": a number from 0 to 1}"""
+
+JUDGE_USER = "{question}Passage:\n{passage}\n\nClaim: {claim}"
+
+#: the in-context examples (user turn, assistant answer), one per label
+JUDGE_EXAMPLES: tuple[tuple[str, str], ...] = (
+    ("Passage:\nThe museum opens at nine and closes at six. Entry is free on Sundays.\n\n"
+     "Claim: (museum, closes at, six)",
+     '{"label": "Entailment", "quote": "closes at six", "confidence": 0.95}'),
+    ("Passage:\nThe museum opens at nine and closes at six. Entry is free on Sundays.\n\n"
+     "Claim: (museum, opens at, ten)",
+     '{"label": "Contradiction", "quote": "opens at nine", "confidence": 0.9}'),
+    ("Passage:\nThe museum opens at nine and closes at six. Entry is free on Sundays.\n\n"
+     "Claim: (museum, founded in, 1920)",
+     '{"label": "Neutral", "quote": null, "confidence": 0.8}'),
+)
+
+JUDGE_RETRY = (
+    "Your answer could not be used: {error}\n"
+    'Answer again with only the JSON object {{"label": ..., "quote": ..., "confidence": ...}}.'
+)
+
+
+class Judgement(BaseModel):
+    """The schema of the LLM judge's answer."""
+
+    model_config = ConfigDict(extra="ignore")
+    label: Literal["Entailment", "Neutral", "Contradiction"]
+    quote: str | None = None
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+
+    @field_validator("label", mode="before")
+    @classmethod
+    def _label_case(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            canon = {lab.lower(): lab for lab in (ENTAILMENT, NEUTRAL, CONTRADICTION)}
+            return canon.get(value.strip().lower(), value)
+        return value
+
+
+_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
+
+
+def parse_judgement(text: str) -> Judgement:
+    """Parse and validate the judge's answer (a JSON object; code fences and prose around it are ignored).
+
+    Raises ``ValueError`` with a message meant to be shown to the LLM.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("the answer is empty")
+    body = text.strip()
+    fence = _FENCE.search(body)
+    if fence and fence.group(1).strip():
+        body = fence.group(1).strip()
+    start = body.find("{")
+    if start < 0:
+        raise ValueError("no JSON object found in the answer")
+    try:
+        value, _ = json.JSONDecoder().raw_decode(body, start)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"invalid JSON: {exc.msg} at character {exc.pos}") from None
+    try:
+        return Judgement.model_validate(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "answer"
+        raise ValueError(f"'{where}': {first['msg']}") from None
+
+
+def _sentence_around(span: tuple[int, int] | None, text: str) -> tuple[int, int] | None:
+    if span is None:
+        return None
+    return next(((s, e) for s, e in sentence_spans(text) if s <= span[0] and span[1] <= e), span)
+
+
+class LLMJudgeChecker:
+    """An LLM judges each (claim, passage) pair (paper 002 §4.2, prompt adapted from Appendix B.2).
+
+    The answer must validate against :class:`Judgement`; an invalid one is sent back with the error
+    at most ``max_retries`` times, then :class:`CheckError` is raised (no verdict is invented).
+    Passages are combined by ``combine``. Confidence is the LLM's *self-reported* confidence (``None``
+    when it gave none) - not a calibrated probability. Evidence: the quoted span located in the
+    passage (case/whitespace-insensitive); when the quote is missing or not verbatim, the passage
+    sentence sharing most words with the claim, and ``scores["quote_found"]`` is 0.
+    """
+
+    def __init__(
+        self,
+        backend: LLMBackend,
+        combine: str = DEFAULT_COMBINE,
+        max_retries: int = 2,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+    ) -> None:
+        if max_retries < 0:
+            raise InputError(f"max_retries must be >= 0, got {max_retries}")
+        self.backend = backend
+        self.combine = _check_rule(combine)
+        self.max_retries = max_retries
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.name = f"llm:{backend.name}"
+
+    def messages(self, claim: Claim, passage: str, question: str | None = None) -> list[Message]:
+        """The chat of the first attempt for one (claim, passage) pair."""
+        q = f"Question: {question.strip()}\n\n" if question and question.strip() else ""
+        claim_text = f"({', '.join(claim.triplet)})" if claim.triplet else claim.text
+        examples = [{"role": role, "content": text} for pair in JUDGE_EXAMPLES
+                    for role, text in zip(("user", "assistant"), pair, strict=True)]
+        return [
+            {"role": "system", "content": JUDGE_SYSTEM},
+            *examples,
+            {"role": "user", "content": JUDGE_USER.format(question=q, passage=passage.strip(), claim=claim_text)},
+        ]
+
+    def judge(self, claim: Claim, passage: str, question: str | None = None) -> Judgement:
+        """The validated judgement of one pair; raises :class:`CheckError` after the last attempt."""
+        first = self.messages(claim, passage, question)
+        messages = first
+        errors: list[str] = []
+        for _ in range(self.max_retries + 1):
+            raw = self.backend.complete(messages, max_tokens=self.max_tokens, temperature=self.temperature)
+            try:
+                return parse_judgement(raw)
+            except ValueError as exc:
+                errors.append(str(exc))
+                messages = [*first, {"role": "assistant", "content": raw[:4000]},
+                            {"role": "user", "content": JUDGE_RETRY.format(error=exc)}]
+        raise CheckError(f"the LLM judge ({self.backend.name}) gave no valid verdict for claim {claim.text!r} "
+                         f"after {len(errors)} attempt(s): {errors[-1]}")
+
+    def check(
+        self, claims: Sequence[Claim], references: str | Sequence[str], question: str | None = None
+    ) -> list[ClaimVerdict]:
+        refs = validate_references(references)
+        out: list[ClaimVerdict] = []
+        for claim in claims:
+            passages: list[PassageVerdict] = []
+            found: list[float] = []
+            for p, passage in enumerate(refs):
+                j = self.judge(claim, passage, question)
+                span = find_quote(j.quote, passage) if j.quote else None
+                found.append(1.0 if span else 0.0)
+                if span is None:  # fall back to the sentence sharing most words with the claim
+                    span = _sentence_around(locate(claim.text, passage)[0], passage)
+                ev = Evidence(p, span[0], span[1], passage[span[0] : span[1]], j.label, j.confidence) if span else None
+                # for a Neutral verdict, show the passage where the judge found something to quote
+                relevance = found[-1] + (j.confidence or 0.0) / 2
+                passages.append(PassageVerdict(j.label, j.confidence, ev, relevance=relevance))
+            label, conf, evidence = merge_verdicts(passages, self.combine)
+            out.append(ClaimVerdict(claim, label, conf, evidence, {"quote_found": min(found) if found else 0.0}))
+        return out
+
+
+# ---- factory -------------------------------------------------------------------------------------------
+
+CHECKERS: tuple[str, ...] = ("nli", "llm", "alignment")
+
+
+@dataclass
+class CheckerSpec:
+    """What :func:`get_checker` needs; unused fields are ignored."""
+
+    kind: str = "nli"
+    nli_model: str | None = None
+    alignment: str = "lexical+embedding"
+    combine: str = DEFAULT_COMBINE
+    entail_threshold: float = DEFAULT_ENTAIL_THRESHOLD
+    contradict_threshold: float = DEFAULT_CONTRADICT_THRESHOLD
+    max_chunk_tokens: int | None = None
+    max_retries: int = 2
+    device: str = "cpu"
+
+
+def get_checker(spec: CheckerSpec, backend: LLMBackend | Callable[[], LLMBackend] | None = None) -> Checker:
+    """Build the checker named by ``spec.kind``; ``llm`` needs a ``backend`` (or a function making one)."""
+    _check_rule(spec.combine)
+    if spec.kind == "nli":
+        if not spec.nli_model:
+            raise InputError(
+                "--checker nli needs --nli-model (a 3-class NLI model directory or hub id, e.g. "
+                "ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli): faithwatch ships no NLI model. "
+                "Or use --checker alignment (no NLI model needed) or --checker llm."
+            )
+        from faithwatch.alignment import NLIScorer
+
+        try:
+            scorer = NLIScorer(spec.nli_model, device=spec.device)
+        except (OSError, ValueError) as exc:
+            from faithwatch.errors import ModelNotAvailableError
+
+            raise ModelNotAvailableError(f"could not load the NLI model {spec.nli_model!r}: {exc}") from None
+        return NLIChecker(scorer, spec.combine, spec.max_chunk_tokens)
+    if spec.kind == "alignment":
+        from faithwatch.alignment import get_scorer
+
+        try:
+            scorer = get_scorer(spec.alignment, device=spec.device)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        if scorer is None:
+            raise InputError("--checker alignment needs an alignment scorer, not 'none'")
+        return AlignmentChecker(scorer, spec.entail_threshold, spec.contradict_threshold)
+    if spec.kind == "llm":
+        if backend is None:
+            raise InputError("--checker llm needs an LLM backend")
+        made = backend if isinstance(backend, LLMBackend) else backend()
+        return LLMJudgeChecker(made, spec.combine, max_retries=spec.max_retries)
+    raise InputError(f"unknown checker {spec.kind!r}; choose one of {', '.join(CHECKERS)}")

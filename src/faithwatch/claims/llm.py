@@ -1,0 +1,259 @@
+"""LLM backends for triplet extraction and the LLM judge: a local Hugging Face chat model, or any
+OpenAI-compatible HTTP endpoint (vLLM, Ollama, llama.cpp server, OpenAI).
+
+Both implement :class:`LLMBackend`: ``complete(messages, *, max_tokens, temperature) -> str``, where
+``messages`` is a chat (``[{"role": "system"|"user"|"assistant", "content": ...}, ...]``). Failures of
+the backend itself (HTTP errors, time-outs, a prompt too long for the model) raise
+:class:`LLMBackendError` with a message meant for users; an endpoint that cannot be reached at all
+raises :class:`LLMUnavailableError` (a :class:`~faithwatch.errors.ModelNotAvailableError`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
+
+if TYPE_CHECKING:
+    from faithwatch.models.loading import LoadedModel
+
+log = logging.getLogger(__name__)
+
+#: a chat message: ``{"role": ..., "content": ...}``
+Message = dict[str, str]
+#: the environment variable the API key is read from unless told otherwise
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+_ROLES = ("system", "user", "assistant")
+_BODY_EXCERPT = 300  # characters of an error body quoted in messages
+
+
+class LLMBackendError(FaithwatchError):
+    """The LLM backend failed (HTTP error, time-out, malformed answer, prompt too long)."""
+
+
+class LLMUnavailableError(LLMBackendError, ModelNotAvailableError):
+    """The LLM endpoint cannot be reached at all (connection refused, unknown host)."""
+
+
+@runtime_checkable
+class LLMBackend(Protocol):
+    """Anything that completes a chat: the extractor and the LLM judge only need this."""
+
+    #: shown in outputs, e.g. ``"hf:embedded:smollm2-135m-instruct"`` or ``"openai:my-model@http://..."``
+    name: str
+
+    def complete(self, messages: Sequence[Message], *, max_tokens: int, temperature: float) -> str:
+        """The assistant's reply to ``messages`` (text only)."""
+        ...
+
+
+def _check_messages(messages: Sequence[Message]) -> list[Message]:
+    out = list(messages)
+    if not out:
+        raise ValueError("messages is empty")
+    for i, m in enumerate(out):
+        if not isinstance(m, dict) or m.get("role") not in _ROLES or not isinstance(m.get("content"), str):
+            raise ValueError(f"messages[{i}] must be {{'role': one of {_ROLES}, 'content': str}}, got {m!r}")
+    return out
+
+
+def _check_generation(max_tokens: int, temperature: float) -> None:
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+    if not 0.0 <= temperature <= 2.0:
+        raise ValueError(f"temperature must be in [0, 2], got {temperature}")
+
+
+# ---- local Hugging Face chat model -------------------------------------------------------------
+
+
+class HFChatBackend:
+    """A local causal LM (e.g. the embedded SmolLM2-135M-Instruct from ``load_model(None)``).
+
+    The chat is rendered with the tokenizer's chat template (a plain ``Role: text`` layout when it has
+    none). ``temperature == 0`` decodes greedily (deterministic); above 0 it samples. A prompt that
+    does not fit the model window raises :class:`LLMBackendError`; the answer budget is cut to what is
+    left of the window.
+    """
+
+    def __init__(self, lm: LoadedModel) -> None:
+        self.lm = lm
+        self.name = f"hf:{lm.model_id}"
+
+    def render(self, messages: Sequence[Message]) -> str:
+        """The prompt text the model sees."""
+        msgs = _check_messages(messages)
+        tok = self.lm.tokenizer
+        if getattr(tok, "chat_template", None):
+            return tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
+        turns = [f"{m['role'].capitalize()}: {m['content']}" for m in msgs]
+        return "\n\n".join(turns) + "\n\nAssistant:"
+
+    def complete(self, messages: Sequence[Message], *, max_tokens: int = 512, temperature: float = 0.0) -> str:
+        import torch
+        from transformers import GenerationConfig
+
+        _check_generation(max_tokens, temperature)
+        tok = self.lm.tokenizer
+        text = self.render(messages)
+        # a chat template already holds the special tokens
+        ids = tok(text, add_special_tokens=not getattr(tok, "chat_template", None))["input_ids"]
+        window = self.lm.max_length
+        if len(ids) >= window:
+            raise LLMBackendError(
+                f"the prompt has {len(ids)} tokens but {self.lm.model_id} has a window of {window}: "
+                "shorten the response/reference or use a model with a longer window"
+            )
+        eos = sorted(self.lm.eos_token_ids)
+        pad = tok.pad_token_id if tok.pad_token_id is not None else (eos[0] if eos else 0)
+        config = GenerationConfig(
+            max_new_tokens=min(max_tokens, window - len(ids)),
+            do_sample=temperature > 0,
+            temperature=temperature if temperature > 0 else None,
+            top_p=None,
+            top_k=None,
+            eos_token_id=eos or None,
+            pad_token_id=pad,
+        )
+        input_ids = torch.tensor([ids], device=self.lm.device)
+        with torch.inference_mode():
+            out = self.lm.model.generate(
+                input_ids, attention_mask=torch.ones_like(input_ids), generation_config=config
+            )
+        return tok.decode(out[0, len(ids) :].tolist(), skip_special_tokens=True)
+
+
+# ---- OpenAI-compatible HTTP endpoint -----------------------------------------------------------
+
+
+class OpenAICompatibleBackend:
+    """``POST {base_url}/chat/completions`` of any OpenAI-compatible server.
+
+    Args:
+        base_url: e.g. ``http://localhost:8000/v1`` (vLLM), ``http://localhost:11434/v1`` (Ollama),
+            ``http://localhost:8080/v1`` (llama.cpp server) or ``https://api.openai.com/v1``.
+        model: the model name the server expects.
+        api_key_env: the environment variable holding the API key; when it is unset or empty no
+            ``Authorization`` header is sent (local servers need none). The key itself is never logged.
+        timeout: seconds to wait for the whole answer.
+        extra_body: more fields of the request body (e.g. ``{"seed": 0}``).
+
+    Uses only the standard library (``urllib``).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key_env: str | None = DEFAULT_API_KEY_ENV,
+        timeout: float = 120.0,
+        extra_body: dict[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(base_url, str) or not base_url.strip().lower().startswith(("http://", "https://")):
+            raise InputError(f"the LLM URL must start with http:// or https://, got {base_url!r}")
+        if not model or not str(model).strip():
+            raise InputError("an OpenAI-compatible endpoint needs a model name (--llm-model)")
+        if timeout <= 0:
+            raise InputError(f"the LLM timeout must be > 0 seconds, got {timeout}")
+        self.base_url = base_url.strip().rstrip("/")
+        self.model = str(model).strip()
+        self.api_key_env = api_key_env or None
+        self.timeout = float(timeout)
+        self.extra_body = dict(extra_body or {})
+        self.name = f"openai:{self.model}@{self.base_url}"
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        key = os.environ.get(self.api_key_env, "").strip() if self.api_key_env else ""
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def complete(self, messages: Sequence[Message], *, max_tokens: int = 512, temperature: float = 0.0) -> str:
+        _check_generation(max_tokens, temperature)
+        body = {
+            **self.extra_body,
+            "model": self.model,
+            "messages": _check_messages(messages),
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "stream": False,
+        }
+        request = urllib.request.Request(
+            self.url, data=json.dumps(body).encode("utf-8"), headers=self._headers(), method="POST"
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                raw = response.read()
+        except urllib.error.HTTPError as exc:
+            raise LLMBackendError(self._http_error(exc)) from None
+        except urllib.error.URLError as exc:
+            if isinstance(exc.reason, TimeoutError):
+                raise LLMBackendError(f"{self.url} did not answer within {self.timeout:g} s") from None
+            raise LLMUnavailableError(f"cannot reach the LLM endpoint {self.url}: {exc.reason}") from None
+        except TimeoutError:
+            raise LLMBackendError(f"{self.url} did not answer within {self.timeout:g} s") from None
+        except OSError as exc:  # e.g. the server closed the connection mid-answer
+            raise LLMBackendError(f"connection to {self.url} failed: {exc}") from None
+        return self._content(raw)
+
+    def _http_error(self, exc: urllib.error.HTTPError) -> str:
+        try:
+            detail = exc.read().decode("utf-8", "replace").strip()
+        except OSError:
+            detail = ""
+        msg = f"{self.url} answered HTTP {exc.code} {exc.reason}"
+        if detail:
+            msg += f": {detail[:_BODY_EXCERPT]}"
+        if exc.code in (401, 403):
+            where = f"${self.api_key_env}" if self.api_key_env else "no API key variable"
+            state = "set" if self.api_key_env and os.environ.get(self.api_key_env) else "not set"
+            msg += f" (the API key is read from {where}, which is {state})"
+        elif exc.code == 404:
+            msg += " (check the base URL, which usually ends in /v1, and the model name)"
+        return msg
+
+    def _content(self, raw: bytes) -> str:
+        try:
+            data = json.loads(raw)
+            choice = data["choices"][0]
+            content = choice["message"]["content"]
+        except (json.JSONDecodeError, UnicodeDecodeError, KeyError, IndexError, TypeError):
+            excerpt = raw[:_BODY_EXCERPT].decode("utf-8", "replace")
+            raise LLMBackendError(f"{self.url} sent an answer that is not a chat completion: {excerpt!r}") from None
+        if content is None:  # e.g. a refusal or tool call
+            content = ""
+        if not isinstance(content, str):
+            raise LLMBackendError(f"{self.url}: message content is {type(content).__name__}, expected text")
+        if choice.get("finish_reason") == "length":
+            log.info("%s: the answer was cut at max_tokens", self.name)
+        return content
+
+
+def get_backend(
+    url: str | None = None,
+    model: str | None = None,
+    *,
+    api_key_env: str | None = DEFAULT_API_KEY_ENV,
+    timeout: float = 120.0,
+    device: str | None = None,
+) -> LLMBackend:
+    """An :class:`OpenAICompatibleBackend` when ``url`` is given (``model`` then required), else an
+    :class:`HFChatBackend` over ``model`` (a local dir or hub id; ``None``: the embedded SmolLM2)."""
+    if url:
+        if not model:
+            raise InputError("--llm-url needs --llm-model (the model name the endpoint serves)")
+        return OpenAICompatibleBackend(url, model, api_key_env=api_key_env, timeout=timeout)
+    from faithwatch.models.loading import load_model
+
+    return HFChatBackend(load_model(model, device=device))

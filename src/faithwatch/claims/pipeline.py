@@ -1,0 +1,249 @@
+"""Extract-then-check for one response, and for a JSONL file of responses (resumable).
+
+Input lines: ``{"id"?: str|int, "context": str | [str, ...], "response": str, "question"?: str,
+"model"?: str, "dataset"?: str}``; a list ``context`` holds several reference passages.
+
+As in :mod:`faithwatch.batch`, every finished record is appended to the output and flushed at once,
+re-running skips the ids already in the output (a torn last line is dropped), and a bad record is
+reported with its line number in ``<output>.errors.jsonl`` while the rest go on. A response whose
+claims could not be extracted (or judged) is such a bad record: it is never written as a result, and
+a re-run tries it again. Summaries per model / data set go to ``<output>.summary.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from faithwatch.claims.aggregation import AGGREGATIONS, GroupSummary, aggregate, hallucination_rate, soft, summarize
+from faithwatch.claims.checking import Checker, CheckError, validate_references
+from faithwatch.claims.extraction import ClaimExtractor, ExtractionError
+from faithwatch.claims.llm import LLMUnavailableError
+from faithwatch.claims.types import ResponseCheck
+from faithwatch.errors import FaithwatchError, InputError
+
+#: input fields copied to the output row (and usable as summary groups)
+CARRIED_FIELDS = ("model", "dataset")
+DEFAULT_GROUP_BY = ("model", "dataset")
+
+
+def _name(obj: Any) -> str:
+    return str(getattr(obj, "name", type(obj).__name__))
+
+
+def check_response(
+    response: str,
+    references: str | Sequence[str],
+    extractor: ClaimExtractor,
+    checker: Checker,
+    *,
+    question: str | None = None,
+    aggregation: str = "strict",
+) -> ResponseCheck:
+    """Extract the claims of ``response`` and check each against the reference passage(s).
+
+    An :class:`~faithwatch.claims.extraction.ExtractionError` is returned as a result whose
+    ``extraction_error`` says why (no claims, no aggregate, no rate). Input errors, backend errors and
+    :class:`~faithwatch.claims.checking.CheckError` are raised.
+    """
+    if aggregation not in AGGREGATIONS:
+        raise InputError(f"unknown aggregation {aggregation!r}; choose one of {', '.join(AGGREGATIONS)}")
+    refs = validate_references(references)  # fail on a bad reference before paying for extraction
+    if not isinstance(response, str) or not response.strip():
+        raise InputError("the response is empty: there is no claim to check")
+    try:
+        claims = extractor.extract(response, question)
+    except ExtractionError as exc:
+        return ResponseCheck(response, [], [], aggregation, None, None, None, _name(extractor), _name(checker),
+                             extraction_error=str(exc))
+    verdicts = checker.check(claims, refs, question) if claims else []
+    return ResponseCheck(
+        response=response,
+        claims=claims,
+        verdicts=verdicts,
+        aggregation=aggregation,
+        aggregate=aggregate(verdicts, aggregation),
+        hallucination_rate=hallucination_rate(verdicts),
+        label_ratios=soft(verdicts),
+        extractor=_name(extractor),
+        checker=_name(checker),
+    )
+
+
+# ---- JSONL batches ------------------------------------------------------------------------------------
+
+
+def _problems(data: dict[str, Any]) -> list[str]:
+    problems = []
+    resp = data.get("response")
+    if "response" not in data:
+        problems.append("'response' is missing")
+    elif not isinstance(resp, str) or not resp.strip():
+        problems.append("'response' must be a non-empty string")
+    ctx = data.get("context")
+    if "context" not in data:
+        problems.append("'context' is missing")
+    elif isinstance(ctx, str):
+        if not ctx.strip():
+            problems.append("'context' must be a non-empty string or a list of them")
+    elif not isinstance(ctx, list) or not ctx:
+        problems.append("'context' must be a non-empty string or a non-empty list of strings")
+    else:
+        bad = [i for i, c in enumerate(ctx) if not isinstance(c, str) or not c.strip()]
+        if bad:
+            problems.append(f"'context' passages {bad[:5]} are not non-empty strings")
+    q = data.get("question")
+    if q is not None and not isinstance(q, str):
+        problems.append("'question' must be a string")
+    return problems
+
+
+def read_claim_records(path: Path) -> Iterator[Any]:
+    """Parse and validate input lines: :class:`faithwatch.batch.Record` or :class:`faithwatch.batch.BadRecord`."""
+    from faithwatch.batch import BadRecord, Record
+
+    with path.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield BadRecord(line_no, None, f"invalid JSON: {exc.msg} at column {exc.colno}")
+                continue
+            if not isinstance(data, dict):
+                yield BadRecord(line_no, None, f"expected a JSON object, got {type(data).__name__}")
+                continue
+            rid = str(data["id"]) if data.get("id") is not None else f"line-{line_no}"
+            problems = _problems(data)
+            if problems:
+                yield BadRecord(line_no, rid, "; ".join(problems))
+                continue
+            yield Record(line_no, rid, data)
+
+
+@dataclass
+class ClaimsBatchSummary:
+    """What a batch run did, and the per-group summaries of everything in the output."""
+
+    total: int = 0
+    checked: int = 0
+    skipped_done: int = 0
+    failed: int = 0  # valid records whose extraction or checking failed (among ``bad``)
+    bad: list[Any] = field(default_factory=list)  # faithwatch.batch.BadRecord
+    summaries: dict[str, dict[str, GroupSummary]] = field(default_factory=dict)
+
+    def summaries_dict(self) -> dict[str, Any]:
+        return {by: {g: s.to_dict() for g, s in groups.items()} for by, groups in self.summaries.items()}
+
+
+def _read_rows(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _check_compatible(rows: list[dict[str, Any]], extractor: str, checker: str, aggregation: str) -> None:
+    """Refuse to resume an output made with another extractor/checker/aggregation (mixed results)."""
+    if not rows:
+        return
+    first = rows[0]
+    was = (first.get("extractor"), first.get("checker"), first.get("aggregation"))
+    now = (extractor, checker, aggregation)
+    if was != now:
+        raise InputError(
+            f"the output already holds results of extractor {was[0]!r}, checker {was[1]!r}, aggregation "
+            f"{was[2]!r}; this run uses {now[0]!r}, {now[1]!r}, {now[2]!r}. Use --overwrite or another output."
+        )
+
+
+def build_summaries(rows: Iterable[dict[str, Any]], group_by: Sequence[str] = DEFAULT_GROUP_BY
+                    ) -> dict[str, dict[str, GroupSummary]]:
+    """``{"all": {"all": ...}, "<field>": {<value>: ...}}`` for each ``group_by`` field present in the rows."""
+    rows = list(rows)
+    out = {"all": summarize(rows)}
+    for key in group_by:
+        if any(r.get(key) is not None for r in rows):
+            out[key] = summarize(rows, by=key)
+    return out
+
+
+def check_file(
+    extractor: ClaimExtractor,
+    checker: Checker,
+    input_path: Path,
+    output_path: Path,
+    *,
+    aggregation: str = "strict",
+    overwrite: bool = False,
+    group_by: Sequence[str] = DEFAULT_GROUP_BY,
+    on_progress: Callable[[int, int], None] | None = None,
+    on_bad: Callable[[Any], None] | None = None,
+) -> ClaimsBatchSummary:
+    """Check every record of ``input_path`` into ``output_path`` (resuming unless ``overwrite``).
+
+    Raises :class:`~faithwatch.claims.llm.LLMUnavailableError` when the LLM endpoint cannot be reached
+    (every record would fail; the finished ones are kept and a re-run resumes).
+    """
+    from faithwatch.batch import BadRecord, _append, finished_ids
+
+    if aggregation not in AGGREGATIONS:
+        raise InputError(f"unknown aggregation {aggregation!r}; choose one of {', '.join(AGGREGATIONS)}")
+    items = list(read_claim_records(input_path))
+    summary = ClaimsBatchSummary(total=len(items))
+    if overwrite and output_path.exists():
+        output_path.unlink()
+    done = finished_ids(output_path)
+    _check_compatible(_read_rows(output_path), _name(extractor), _name(checker), aggregation)
+    seen: set[str] = set()
+    failures: list[dict[str, Any]] = []  # failed checks, for the summaries
+    errors_path = output_path.with_name(output_path.name + ".errors.jsonl")
+    errors_path.unlink(missing_ok=True)
+
+    def bad(record: Any) -> None:
+        summary.bad.append(record)
+        with errors_path.open("a", encoding="utf-8") as err:
+            _append(err, {"line": record.line, "id": record.id, "error": record.error})
+        if on_bad:
+            on_bad(record)
+
+    with output_path.open("a", encoding="utf-8") as out:
+        for n, item in enumerate(items, start=1):
+            if isinstance(item, BadRecord):
+                bad(item)
+            elif item.id in seen:
+                bad(BadRecord(item.line, item.id, f"duplicate id '{item.id}'"))
+            elif item.id in done:
+                seen.add(item.id)
+                summary.skipped_done += 1
+            else:
+                seen.add(item.id)
+                d = item.data
+                carried = {k: d[k] for k in CARRIED_FIELDS if d.get(k) is not None}
+                try:
+                    result = check_response(d["response"], d["context"], extractor, checker,
+                                            question=d.get("question"), aggregation=aggregation)
+                except LLMUnavailableError:
+                    raise
+                except FaithwatchError as exc:
+                    error = f"check failed: {exc}" if isinstance(exc, CheckError) else str(exc)
+                    failures.append({**carried, "error": error})
+                    summary.failed += 1
+                    bad(BadRecord(item.line, item.id, error))
+                else:
+                    if result.extraction_error is not None:
+                        failures.append({**carried, "error": result.extraction_error})
+                        summary.failed += 1
+                        bad(BadRecord(item.line, item.id, f"extraction failed: {result.extraction_error}"))
+                    else:
+                        _append(out, {"id": item.id, "line": item.line, **carried, **result.to_dict()})
+                        summary.checked += 1
+            if on_progress:
+                on_progress(n, len(items))
+    summary.summaries = build_summaries([*_read_rows(output_path), *failures], group_by)
+    summary_path = output_path.with_name(output_path.name + ".summary.json")
+    summary_path.write_text(json.dumps(summary.summaries_dict(), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    return summary

@@ -1,0 +1,458 @@
+"""Checkers (NLI, alignment, LLM judge), the combination rules, aggregation, batches and the CLI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+import typer
+from rich.console import Console
+from typer.testing import CliRunner
+
+from faithwatch.alignment import AlignmentScorer, LexicalScorer
+from faithwatch.claims import (
+    ABSTAIN,
+    AlignmentChecker,
+    CheckError,
+    Claim,
+    ClaimVerdict,
+    Evidence,
+    LLMJudgeChecker,
+    NLIChecker,
+    SegmentExtractor,
+    aggregate,
+    check_file,
+    check_response,
+    hallucination_rate,
+    merge_verdicts,
+    summarize,
+)
+from faithwatch.claims.checking import CheckerSpec, PassageVerdict, get_checker, parse_judgement
+from faithwatch.claims.extraction import ExtractionError
+from faithwatch.cli_claims import register
+from faithwatch.errors import InputError, ModelNotAvailableError, NonFiniteError
+
+
+def claim(text: str) -> Claim:
+    return Claim(text, "sentence", (0, len(text)))
+
+
+# ---- a fake NLI model whose verdicts are set by keywords -------------------------------------------------
+
+
+class KeywordNLI:
+    """Implements what NLIChecker uses of NLIScorer. Tokens are words.
+
+    A claim whose first word is ``w`` is entailed by a chunk containing ``"w yes"``, contradicted by one
+    containing ``"w no"``, neutral otherwise.
+    """
+
+    name = "nli:keyword"
+    labels = ["contradiction", "entailment", "neutral"]
+
+    def __init__(self, window: int = 40) -> None:
+        self.window = window
+        self.contexts: list[str] = []
+
+    def n_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def budget_for(self, sentence: str) -> int:
+        return self.window - self.n_tokens(sentence)
+
+    def probabilities_many(self, sentences: Sequence[str], context: str) -> list[dict[str, float]]:
+        self.contexts.append(context)
+        assert self.n_tokens(context) <= self.window - max(self.n_tokens(s) for s in sentences)
+        out = []
+        for s in sentences:
+            key, ctx = s.split()[0].lower(), context.lower()
+            if f"{key} yes" in ctx:
+                out.append({"entailment": 0.9, "neutral": 0.07, "contradiction": 0.03})
+            elif f"{key} no" in ctx:
+                out.append({"entailment": 0.05, "neutral": 0.15, "contradiction": 0.8})
+            else:
+                out.append({"entailment": 0.2, "neutral": 0.7, "contradiction": 0.1})
+        return out
+
+
+PASSAGE_YES = "Alpha yes is stated here. Beta has nothing."
+PASSAGE_NO = "Other text. Alpha no is stated there."
+
+
+def test_nli_single_passage_labels_confidence_and_evidence() -> None:
+    checker = NLIChecker(KeywordNLI())
+    v_alpha, v_beta = checker.check([claim("alpha is true"), claim("beta is true")], PASSAGE_YES)
+    assert (v_alpha.label, v_alpha.confidence) == ("Entailment", 0.9)
+    ev = v_alpha.evidence[0]
+    assert ev.passage_index == 0 and PASSAGE_YES[ev.start : ev.end] == ev.text and ev.label == "Entailment"
+    assert v_alpha.scores == {"max_entailment": 0.9, "max_contradiction": 0.03}
+    assert (v_beta.label, v_beta.confidence) == ("Neutral", 0.7)
+    (v_no,) = checker.check([claim("alpha is true")], PASSAGE_NO)
+    assert (v_no.label, v_no.confidence) == ("Contradiction", 0.8)
+
+
+def test_nli_conflict_across_passages_shows_both_evidences() -> None:
+    claims = [claim("alpha is true"), claim("beta is true")]
+    v, neutral = NLIChecker(KeywordNLI()).check(claims, [PASSAGE_YES, PASSAGE_NO])
+    assert v.label == "Conflict" and v.confidence == pytest.approx(0.8)  # min(0.9 support, 0.8 contradiction)
+    assert [(e.passage_index, e.label) for e in v.evidence] == [(0, "Entailment"), (1, "Contradiction")]
+    assert "alpha no" in v.evidence[1].text.lower()
+    assert neutral.label == "Neutral"
+    (v,) = NLIChecker(KeywordNLI(), combine="max-entail").check(claims[:1], [PASSAGE_YES, PASSAGE_NO])
+    assert v.label == "Entailment" and [e.passage_index for e in v.evidence] == [0]
+    (v,) = NLIChecker(KeywordNLI(), combine="any-contradiction").check(claims[:1], [PASSAGE_YES, PASSAGE_NO])
+    assert v.label == "Contradiction" and [e.passage_index for e in v.evidence] == [1]
+
+
+def test_nli_chunks_fit_and_locate_the_evidence() -> None:
+    filler = " ".join(f"Sentence {i} says nothing." for i in range(20))
+    passage = f"{filler} Alpha yes at the end."
+    fake = KeywordNLI(window=20)
+    (v,) = NLIChecker(fake).check([claim("alpha holds")], passage)
+    assert len(fake.contexts) > 3  # the passage was chunked
+    ev = v.evidence[0]
+    assert v.label == "Entailment" and passage[ev.start : ev.end] == ev.text
+    assert ev.text.endswith("Alpha yes at the end.")
+    # inside one passage, support in one chunk beats a contradiction in another (RefChecker's rule)
+    mixed = f"Alpha no here. {filler} Alpha yes at the end."
+    (v,) = NLIChecker(KeywordNLI(window=20)).check([claim("alpha holds")], mixed)
+    assert v.label == "Entailment"
+    (v,) = NLIChecker(KeywordNLI(window=20), combine="any-contradiction").check([claim("alpha holds")], mixed)
+    assert v.label == "Contradiction"
+    smaller = KeywordNLI(window=40)
+    NLIChecker(smaller, max_chunk_tokens=8).check([claim("alpha holds")], passage)
+    assert max(len(c.split()) for c in smaller.contexts) <= 8
+
+
+def test_nli_checker_rejects_two_class_models_and_bad_rules() -> None:
+    two = KeywordNLI()
+    two.labels = ["entailment", "not_entailment"]
+    with pytest.raises(InputError, match="not a 3-class NLI model"):
+        NLIChecker(two)
+    with pytest.raises(InputError, match="combination rule"):
+        NLIChecker(KeywordNLI(), combine="vote")
+    with pytest.raises(InputError, match="empty"):
+        NLIChecker(KeywordNLI()).check([claim("alpha")], ["ok", "  "])
+    with pytest.raises(InputError, match="needs --nli-model"):
+        get_checker(CheckerSpec(kind="nli"))
+    assert NLIChecker(KeywordNLI()).check([], "text") == []
+
+
+def _tiny_nli(path: Path) -> str:
+    """A tiny random 3-class BERT classifier (as in test_alignment), saved to ``path``."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    from faithwatch.alignment.embedding import default_minilm_path
+
+    tok = AutoTokenizer.from_pretrained(default_minilm_path())
+    labels = {0: "ENTAILMENT", 1: "neutral", 2: "contradiction"}
+    config = BertConfig(vocab_size=tok.vocab_size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=32, max_position_embeddings=64, id2label=labels,
+                        label2id={v: k for k, v in labels.items()})
+    torch.manual_seed(0)
+    BertForSequenceClassification(config).save_pretrained(path)
+    tok.save_pretrained(path)
+    return str(path)
+
+
+def test_nli_checker_with_a_real_tiny_model(tmp_path, one_thread) -> None:
+    checker = get_checker(CheckerSpec(kind="nli", nli_model=_tiny_nli(tmp_path)))
+    assert isinstance(checker, NLIChecker)
+    passages = [" ".join(f"Paragraph {i} says the revenue of Acme grew in Berlin." for i in range(8)),
+                "The office is in Paris."]
+    verdicts = checker.check([claim("Acme revenue grew."), claim("The office is in Rome.")], passages)
+    assert len(verdicts) == 2
+    for v in verdicts:
+        assert v.label in ("Entailment", "Neutral", "Contradiction", "Conflict")
+        assert v.confidence is not None and 0.0 <= v.confidence <= 1.0
+        for ev in v.evidence:
+            assert passages[ev.passage_index][ev.start : ev.end] == ev.text
+            assert checker.scorer.n_tokens(ev.text) <= checker.scorer.max_length
+        assert 0.0 <= v.scores["max_entailment"] <= 1.0
+    with pytest.raises(ModelNotAvailableError):
+        get_checker(CheckerSpec(kind="nli", nli_model=str(tmp_path / "missing")))
+
+
+# ---- alignment thresholds --------------------------------------------------------------------------------
+
+
+class FixedScorer(AlignmentScorer):
+    """Scores by a table: ``score = table[claim]`` when the context contains ``"GOOD"``, else 0.1."""
+
+    name = "fixed"
+
+    def __init__(self, table: dict[str, float]) -> None:
+        self.table = table
+
+    def score_many(self, sentences: Sequence[str], context: str) -> list[float]:
+        return [self.table[s] if "GOOD" in context else 0.1 for s in sentences]
+
+
+def test_alignment_thresholds_and_margins() -> None:
+    table = {"a": 0.7, "b": 0.69, "c": 0.2, "d": 0.19, "e": 1.0, "f": 0.45}
+    checker = AlignmentChecker(FixedScorer(table))
+    verdicts = checker.check([claim(k) for k in table], "Nothing. GOOD here.")
+    assert [v.label for v in verdicts] == ["Entailment", "Neutral", "Neutral", "Contradiction", "Entailment",
+                                           "Neutral"]
+    conf = {v.claim.text: v.confidence for v in verdicts}
+    assert conf["a"] == pytest.approx(0.0) and conf["e"] == pytest.approx(1.0)  # margins from the boundary
+    assert conf["f"] == pytest.approx(1.0) and conf["d"] == pytest.approx(0.05)
+    assert verdicts[0].scores == {"align_score": 0.7}
+    assert verdicts[0].evidence[0].text == "GOOD here."  # the best sentence of the best passage
+    with pytest.raises(InputError, match="thresholds"):
+        AlignmentChecker(FixedScorer(table), entail_threshold=0.3, contradict_threshold=0.5)
+
+
+def test_alignment_takes_the_best_passage_and_never_conflicts() -> None:
+    checker = AlignmentChecker(FixedScorer({"a": 0.9}))
+    (v,) = checker.check([claim("a")], ["unrelated", "GOOD support"])
+    assert v.label == "Entailment" and v.evidence[0].passage_index == 1
+
+
+def test_alignment_checker_with_the_lexical_scorer() -> None:
+    ctx = "Acme reported revenue of 4.2 billion dollars in 2023. The CEO is Jane Smith."
+    good, wrong = AlignmentChecker(LexicalScorer()).check(
+        [claim("Acme reported revenue of 4.2 billion dollars."), claim("Acme reported revenue of 9.9 billion.")], ctx)
+    assert good.label == "Entailment" and wrong.label != "Entailment"
+
+
+# ---- the LLM judge ------------------------------------------------------------------------------------------
+
+
+class Scripted:
+    name = "scripted"
+
+    def __init__(self, *replies: str) -> None:
+        self.replies = list(replies)
+        self.calls: list[list[dict]] = []
+
+    def complete(self, messages, *, max_tokens, temperature):
+        self.calls.append([dict(m) for m in messages])
+        return self.replies[min(len(self.calls), len(self.replies)) - 1]
+
+
+def test_llm_judge_schema_quote_and_retry() -> None:
+    passage = "The bridge was built in 1820 by local masons."
+    fenced = '```json\n{"label": "ENTAILMENT", "quote": "built in  1820", "confidence": 1}\n```'
+    backend = Scripted("Entailment!", fenced)
+    (v,) = LLMJudgeChecker(backend).check([Claim("bridge built in 1820", "triplet", (0, 5),
+                                                 ("bridge", "built in", "1820"))], passage, question="When?")
+    assert v.label == "Entailment" and v.confidence == 1.0 and v.scores == {"quote_found": 1.0}
+    assert v.evidence[0].text == "built in 1820"
+    first = backend.calls[0]
+    assert "(bridge, built in, 1820)" in first[-1]["content"] and "Question: When?" in first[-1]["content"]
+    assert "no JSON object" in backend.calls[1][-1]["content"]
+
+
+def test_llm_judge_unfound_quote_falls_back_and_invalid_fails() -> None:
+    passage = "The bridge was built in 1820 by local masons. It is old."
+    (v,) = LLMJudgeChecker(Scripted('{"label": "Contradiction", "quote": "built in 1900"}')).check(
+        [claim("The bridge was built in 1900.")], passage)
+    assert v.label == "Contradiction" and v.confidence is None and v.scores == {"quote_found": 0.0}
+    assert v.evidence[0].text == "The bridge was built in 1820 by local masons."
+    backend = Scripted('{"label": "True"}')
+    with pytest.raises(CheckError, match="after 2 attempt"):
+        LLMJudgeChecker(backend, max_retries=1).check([claim("x y z")], passage)
+    assert len(backend.calls) == 2
+
+
+@pytest.mark.parametrize("answer", ['{"label": "Maybe"}', '{"label": "Neutral", "confidence": 3}', "[1]", ""])
+def test_parse_judgement_rejects(answer: str) -> None:
+    with pytest.raises(ValueError):
+        parse_judgement(answer)
+
+
+# ---- the combination rule -----------------------------------------------------------------------------------
+
+
+def _pv(label: str, conf: float | None, p: int = 0) -> PassageVerdict:
+    return PassageVerdict(label, conf, Evidence(p, 0, 1, "x", label, conf), relevance=conf or 0.0)
+
+
+def test_merge_verdicts_rules() -> None:
+    both = [_pv("Entailment", 0.6, 0), _pv("Neutral", 0.9, 1), _pv("Contradiction", 0.7, 2)]
+    assert merge_verdicts(both, "conflict")[:2] == ("Conflict", 0.6)
+    assert merge_verdicts(both, "max-entail")[:2] == ("Entailment", 0.6)
+    assert merge_verdicts(both, "any-contradiction")[:2] == ("Contradiction", 0.7)
+    neutral = [_pv("Neutral", 0.9), _pv("Neutral", 0.6)]
+    assert merge_verdicts(neutral, "conflict")[:2] == ("Neutral", 0.6)
+    assert merge_verdicts([_pv("Neutral", None), _pv("Neutral", 0.6)], "conflict")[1] is None
+    with pytest.raises(ValueError):
+        merge_verdicts([], "conflict")
+
+
+# ---- aggregation --------------------------------------------------------------------------------------------
+
+E, N, C, X = "Entailment", "Neutral", "Contradiction", "Conflict"
+
+
+def test_strict_soft_majority_and_hallucination_rate() -> None:
+    labels = [E, E, N, C, X]
+    assert aggregate(labels, "strict") == C
+    assert aggregate([E, X, N], "strict") == N and aggregate([E, X], "strict") == X and aggregate([E], "strict") == E
+    assert aggregate(labels, "soft") == {E: 0.4, N: 0.2, C: 0.2, X: 0.2}
+    assert aggregate(labels, "majority") == E
+    assert aggregate([E, C], "majority") == C  # a tie goes to the more severe label
+    assert hallucination_rate(labels) == pytest.approx(0.4)  # Neutral + Contradiction; Conflict not counted
+    assert aggregate([], "strict") == ABSTAIN and aggregate([], "majority") == ABSTAIN
+    assert aggregate([], "soft") is None and hallucination_rate([]) is None
+    with pytest.raises(InputError):
+        aggregate(labels, "mean")
+    with pytest.raises(ValueError):
+        hallucination_rate(["Maybe"])
+    verdicts = [ClaimVerdict(claim("a"), E, 0.9), ClaimVerdict(claim("b"), N, None)]
+    assert aggregate(verdicts, "strict") == N and hallucination_rate(verdicts) == 0.5
+    with pytest.raises(NonFiniteError):
+        ClaimVerdict(claim("a"), E, float("nan"))
+
+
+def test_summaries_macro_average_by_group() -> None:
+    def row(model: str, labels: list[str]) -> dict:
+        return {"model": model, "dataset": "d1", "claims": [{"label": lab} for lab in labels]}
+
+    rows = [row("m1", [E, N]), row("m1", [C, C, E, E]), row("m1", []), row("m2", [E]),
+            {"model": "m2", "error": "extraction failed"}]
+    groups = summarize(rows, by="model")
+    m1, m2 = groups["m1"], groups["m2"]
+    assert (m1.responses, m1.checked, m1.abstained, m1.claims, m1.failed) == (3, 3, 1, 6, 0)
+    assert m1.label_rates[E] == pytest.approx(0.5) and m1.label_rates[C] == pytest.approx(0.25)
+    assert m1.hallucination_rate == pytest.approx(0.5) and m1.abstain_rate == pytest.approx(1 / 3)
+    assert m1.strict_labels == {N: 1, C: 1, ABSTAIN: 1}
+    assert (m2.failed, m2.checked, m2.hallucination_rate) == (1, 1, 0.0)
+    assert summarize(rows)["all"].responses == 5
+    only_failed = summarize([{"error": "x"}])["all"]
+    assert only_failed.hallucination_rate is None and only_failed.abstain_rate is None
+
+
+# ---- pipeline and batches -----------------------------------------------------------------------------------
+
+CTX = "The river Avon flows through the old town. The bridge was built in 1820 by local masons."
+
+
+def test_check_response_and_abstain() -> None:
+    checker = AlignmentChecker(LexicalScorer())
+    res = check_response("The bridge was built in 1820. It cost 7 million euros.", CTX,
+                         SegmentExtractor("sentence"), checker, aggregation="soft")
+    assert [v.label for v in res.verdicts][0] == "Entailment" and res.verdicts[1].label != "Entailment"
+    assert isinstance(res.aggregate, dict) and res.hallucination_rate == 0.5
+    d = res.to_dict()
+    assert d["claims"][0]["response_span"] == [0, 29] and d["extraction_error"] is None
+
+    class NoClaims:
+        name, granularity = "none", "triplet"
+
+        def extract(self, response, question=None):
+            return []
+
+    res = check_response("Hmm.", CTX, NoClaims(), checker)
+    assert res.abstained and res.aggregate == ABSTAIN and res.hallucination_rate is None
+
+
+class FlakyExtractor:
+    """Sentence claims, but extraction fails for responses containing 'FAIL'."""
+
+    name, granularity = "flaky", "sentence"
+
+    def extract(self, response, question=None):
+        if "FAIL" in response:
+            raise ExtractionError("triplet extraction failed after 3 attempt(s): no JSON list found")
+        return SegmentExtractor("sentence").extract(response)
+
+
+def _write(path: Path, rows: list) -> None:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+
+
+GOOD = [
+    {"id": "a", "context": CTX, "response": "The bridge was built in 1820.", "model": "m1", "dataset": "d"},
+    {"id": "b", "context": [CTX, "Masons came from Bath."], "response": "Masons from Bath built it in 1820.",
+     "model": "m2", "dataset": "d"},
+    {"id": "c", "context": CTX, "response": "It FAIL was built in 1999.", "model": "m2", "dataset": "d"},
+]
+
+
+def test_check_file_resumes_reports_bad_records_and_summarises(tmp_path) -> None:
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    _write(src, [*GOOD, "{not json", {"id": "e", "context": [], "response": "x"}])
+    checker = AlignmentChecker(LexicalScorer())
+    summary = check_file(FlakyExtractor(), checker, src, out)
+    assert (summary.checked, summary.failed, summary.skipped_done) == (2, 1, 0)
+    assert [(b.line, b.id) for b in summary.bad] == [(3, "c"), (4, None), (5, "e")]
+    assert "extraction failed" in summary.bad[0].error and "'context'" in summary.bad[2].error
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["id"] for r in rows] == ["a", "b"] and rows[1]["model"] == "m2"
+    assert rows[0]["claims"][0]["evidence"][0]["text"] == "The bridge was built in 1820 by local masons."
+    errors = [json.loads(line) for line in (tmp_path / "out.jsonl.errors.jsonl").read_text().splitlines()]
+    assert [e["line"] for e in errors] == [3, 4, 5]
+    saved = json.loads((tmp_path / "out.jsonl.summary.json").read_text())
+    assert saved["model"]["m2"]["failed"] == 1 and saved["all"]["all"]["responses"] == 3
+
+    again = check_file(FlakyExtractor(), checker, src, out)  # resumes: nothing new, the failure retried
+    assert (again.checked, again.skipped_done, again.failed) == (0, 2, 1)
+    assert len(out.read_text().splitlines()) == 2
+    with pytest.raises(InputError, match="--overwrite"):
+        check_file(SegmentExtractor("response"), checker, src, out)
+    fresh = check_file(SegmentExtractor("response"), checker, src, out, overwrite=True, aggregation="majority")
+    assert fresh.checked == 3
+
+
+# ---- the CLI ----------------------------------------------------------------------------------------------------
+
+
+def _fail(exc: Exception) -> typer.Exit:
+    typer.echo(f"error: {exc}", err=True)
+    return typer.Exit(3 if isinstance(exc, ModelNotAvailableError) else 2)
+
+
+@pytest.fixture
+def cli() -> typer.Typer:
+    app = typer.Typer()
+
+    @app.callback()
+    def main() -> None:
+        """test app"""
+
+    register(app, Console(highlight=False, width=200), Console(stderr=True, highlight=False, width=200), _fail)
+    return app
+
+
+def test_cli_batch_with_a_bad_record(cli, tmp_path) -> None:
+    src, out = tmp_path / "in.jsonl", tmp_path / "checked.jsonl"
+    _write(src, [GOOD[0], GOOD[1], '{"id": "z", "response": "no context"}'])
+    args = ["check", "-i", str(src), "-o", str(out), "--extractor", "sentence", "--checker", "alignment",
+            "--alignment", "lexical", "--aggregate", "strict"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1, result.output
+    assert "line 3 (id z)" in result.output and "'context' is missing" in result.output
+    assert "by model" in result.output and "m2" in result.output
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["a", "b"]
+    assert json.loads(out.read_text().splitlines()[0])["aggregate"] == "Entailment"
+
+
+def test_cli_single_response_text_output(cli, tmp_path) -> None:
+    (tmp_path / "ctx.txt").write_text(CTX)
+    (tmp_path / "ans.txt").write_text("The bridge was built in 1820. It cost 7 million euros.")
+    result = CliRunner().invoke(cli, ["check", "-c", str(tmp_path / "ctx.txt"), "-r", str(tmp_path / "ans.txt"),
+                                      "--extractor", "sentence", "--checker", "alignment", "--alignment", "lexical",
+                                      "-o", str(tmp_path / "one.json")])
+    assert result.exit_code == 0, result.output
+    assert "Entailment" in result.stdout and "hallucination rate 0.50" in result.stdout
+    assert json.loads((tmp_path / "one.json").read_text())["n_claims"] == 2
+
+
+def test_cli_usage_errors(cli, tmp_path) -> None:
+    (tmp_path / "c.txt").write_text(CTX)
+    runner = CliRunner()
+    no_nli = runner.invoke(cli, ["check", "-c", str(tmp_path / "c.txt"), "-r", str(tmp_path / "c.txt")])
+    assert no_nli.exit_code == 2 and "--nli-model" in no_nli.output
+    both = runner.invoke(cli, ["check", "-i", "x.jsonl", "-o", "y.jsonl", "-c", str(tmp_path / "c.txt")])
+    assert both.exit_code == 2 and "not both" in both.output
+    bad_choice = runner.invoke(cli, ["check", "-c", str(tmp_path / "c.txt"), "-r", str(tmp_path / "c.txt"),
+                                     "--extractor", "word", "--checker", "alignment"])
+    assert bad_choice.exit_code == 2 and "--extractor must be one of" in bad_choice.output
+    missing = runner.invoke(cli, ["check", "-c", str(tmp_path / "nope.txt"), "-r", str(tmp_path / "c.txt"),
+                                  "--extractor", "sentence", "--checker", "alignment", "--alignment", "lexical"])
+    assert missing.exit_code == 2 and "not found" in missing.output
