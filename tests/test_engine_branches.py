@@ -79,3 +79,22 @@ def test_restore_rewinds_exactly(lm, prompts, one_thread):
     session.restore(cp)
     with pytest.raises(ValueError, match="checkpoint"):
         session.restore(later)  # a later state cannot be restored from an earlier one
+
+
+def test_inactive_branches_leave_invisible_holes(lm, prompts, one_thread):
+    session = _single(lm, prompts, [11, 12])
+    session.fork(2)
+    session.feed_branches([20, 30])
+    session.feed_branches([21, 99], active=[True, False])  # branch 1 finished: its row gets a masked hole
+    session.feed_branches([22, 98], active=[True, False])
+    assert session.positions == [session.positions[1] + 2, session.positions[1]]
+    session.feed_branches([23, 31])  # branch 1 resumes after the holes
+    for b, path in enumerate([[20, 21, 22, 23], [30, 31]]):
+        ref = _single(lm, prompts, [11, 12, *path])
+        _same(session.branch_records[b], ref.records)
+        torch.testing.assert_close(session.branch_logprobs()[b], ref.next_logprobs(), atol=TOL, rtol=0)
+    cp_lens = session.checkpoint().main_lens
+    session.select([1])
+    assert session.position == cp_lens[1]
+    session.feed([32])
+    _same(session.records, _single(lm, prompts, [11, 12, 30, 31, 32]).records)

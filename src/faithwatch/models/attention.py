@@ -57,7 +57,8 @@ def _lookback(module, query, key, attention_mask, scaling, rec: LookbackRecorder
     k = repeat_kv(key[0:b], query.shape[1] // key.shape[1]).float()  # [B, H, kv, D]
     kv_len = k.shape[2]
     scores = torch.matmul(q, k.transpose(-1, -2)) * (scaling if scaling is not None else q.shape[-1] ** -0.5)
-    # absolute positions of the query rows (main rows have no padding: they are the longest sequences)
+    # physical cache positions of the query rows; main rows may hold masked "holes" (tokens fed to a branch that
+    # had already finished), so what a query sees comes from the mask, not from positions alone
     q_pos = torch.arange(kv_len - rows, kv_len, device=q.device)
     kv_pos = torch.arange(kv_len, device=q.device)
     visible = (kv_pos[None, :] <= q_pos[:, None])[None, None]  # [1, 1, rows, kv]
@@ -67,7 +68,7 @@ def _lookback(module, query, key, attention_mask, scaling, rec: LookbackRecorder
     weights = torch.softmax(scores.masked_fill(~visible, float("-inf")), dim=-1)  # [B, H, rows, kv]
     is_ctx = kv_pos < rec.prompt_len
     a_ctx = weights[..., is_ctx].sum(-1) / max(rec.prompt_len, 1)
-    n_new = (q_pos - rec.prompt_len + 1).clamp(min=0)  # generated tokens visible to each query
+    n_new = (visible & ~is_ctx).sum(-1)  # generated tokens visible to each query, [B or 1, 1, rows]
     a_new = weights[..., ~is_ctx].sum(-1) / n_new.clamp(min=1)
     return (a_ctx / (a_ctx + a_new)).transpose(1, 2)  # [B, rows, H]
 

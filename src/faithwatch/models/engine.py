@@ -80,10 +80,15 @@ class _Step:
 class Checkpoint:
     """A session state to return to (same branches): lengths, records and the pending distribution."""
 
-    main_len: int
-    twin_len: int
-    n_records: int
+    cache_len: int
+    main_lens: tuple[int, ...]
+    twin_lens: tuple[int, ...]
+    n_records: tuple[int, ...]
     pending: _Step
+
+    @property
+    def main_len(self) -> int:
+        return self.main_lens[0]
 
 
 def _decoder_layers(model: torch.nn.Module) -> torch.nn.ModuleList:
@@ -128,7 +133,8 @@ class EngineSession:
         device = self.lm.device
         main = torch.tensor(prompts.rag_ids, device=device)[None]
         self._mask = torch.ones_like(main)
-        self._main_len, self._twin_len = self.prompt_len, 0
+        self._cache_len = self.prompt_len  # physical cache length (branches may hold masked holes)
+        self._main_lens, self._twin_lens = [self.prompt_len], [0]
         logits, hidden, lookback = self._run(main, torch.arange(self.prompt_len, device=device)[None], rows=1)
         if self.needs.twin:
             twin_logits = self._prefill_twin(prompts.twin_ids)
@@ -157,7 +163,7 @@ class EngineSession:
         mask = torch.ones(2, self.prompt_len, dtype=torch.long, device=device)
         mask[1, :pad] = 0
         self._mask = mask
-        self._twin_len = len(twin_ids)
+        self._twin_lens = [len(twin_ids)]
         return out.logits[:, -1:, :].float()
 
     # --- public API -------------------------------------------------------------------------------------
@@ -174,8 +180,14 @@ class EngineSession:
 
     @property
     def position(self) -> int:
-        """Tokens in each RAG sequence so far (prompt + fed tokens)."""
-        return self._main_len
+        """Tokens in the RAG sequence so far (prompt + fed tokens) of the single branch."""
+        self._single("position")
+        return self._main_lens[0]
+
+    @property
+    def positions(self) -> list[int]:
+        """Tokens in each branch's RAG sequence so far."""
+        return list(self._main_lens)
 
     def next_logprobs(self) -> torch.Tensor:
         """Log-probabilities of the next token given the RAG prompt and the tokens fed so far, [V]."""
@@ -204,11 +216,17 @@ class EngineSession:
         if tokens:
             self._feed(torch.tensor([tokens], device=self.lm.device))
 
-    def feed_branches(self, token_ids: Sequence[int]) -> None:
-        """Append one token to every branch (``token_ids[b]`` to branch b)."""
-        if len(token_ids) != self.branches:
+    def feed_branches(self, token_ids: Sequence[int], active: Sequence[bool] | None = None) -> None:
+        """Append one token to every active branch (``token_ids[b]`` to branch b).
+
+        Inactive branches (e.g. a candidate sentence that already ended) are left as they are: the token fed to
+        their batch row is masked out, their position does not advance and nothing is recorded.
+        """
+        if len(token_ids) != self.branches or (active is not None and len(active) != self.branches):
             raise ValueError(f"{len(token_ids)} tokens for {self.branches} branches")
-        self._feed(torch.tensor([[int(t)] for t in token_ids], device=self.lm.device))
+        flags = [True] * self.branches if active is None else [bool(a) for a in active]
+        if any(flags):
+            self._feed(torch.tensor([[int(t)] for t in token_ids], device=self.lm.device), flags)
 
     def select(self, branches: Sequence[int]) -> None:
         """Keep the given branches, in this order (repeats allowed: ``fork`` is ``select`` with repeats)."""
@@ -222,6 +240,8 @@ class EngineSession:
             layer.values = layer.values.index_select(0, index)
         self._mask = self._mask.index_select(0, index)
         self._pending = self._pending.take(idx)
+        self._main_lens = [self._main_lens[b] for b in idx]
+        self._twin_lens = [self._twin_lens[b] for b in idx]
         self.branch_records = [_copy_records(self.branch_records[b]) for b in idx]
 
     def fork(self, n: int) -> None:
@@ -230,47 +250,55 @@ class EngineSession:
 
     def checkpoint(self) -> Checkpoint:
         """The current state, to :meth:`restore` later (e.g. to backtrack over a rejected sentence)."""
-        return Checkpoint(self._main_len, self._twin_len, len(self.branch_records[0]), self._pending)
+        return Checkpoint(self._cache_len, tuple(self._main_lens), tuple(self._twin_lens),
+                          tuple(len(r) for r in self.branch_records), self._pending)
 
     def restore(self, cp: Checkpoint) -> None:
         """Return to a checkpoint taken with the same branches: later tokens are dropped from caches and records."""
-        drop = self._main_len - cp.main_len
-        if drop < 0 or cp.pending.logp.shape[0] != self.branches:
+        drop = self._cache_len - cp.cache_len
+        if drop < 0 or len(cp.main_lens) != self.branches:
             raise ValueError("the checkpoint is not an earlier state of these branches")
         if drop:
             self._cache.crop(-drop)  # transformers 5: a negative count removes that many tokens
-            self._mask = self._mask[:, : cp.main_len]
-        self._main_len, self._twin_len, self._pending = cp.main_len, cp.twin_len, cp.pending
-        for rec in self.branch_records:
-            _truncate(rec, cp.n_records)
+            self._mask = self._mask[:, : cp.cache_len]
+        self._cache_len, self._pending = cp.cache_len, cp.pending
+        self._main_lens, self._twin_lens = list(cp.main_lens), list(cp.twin_lens)
+        for rec, n in zip(self.branch_records, cp.n_records, strict=True):
+            _truncate(rec, n)
 
     # --- internals --------------------------------------------------------------------------------------
     def _single(self, what: str) -> None:
         if self.branches != 1:
             raise RuntimeError(f"{what} needs a single-branch session; this one has {self.branches} branches")
 
-    def _feed(self, ids: torch.Tensor) -> None:
-        """ids: [B, k] tokens per branch."""
-        k = ids.shape[1]
-        if self._main_len + k > self.lm.max_length:
-            raise ContextTooLongError(f"{self._main_len + k} tokens exceed the model window of {self.lm.max_length}")
+    def _feed(self, ids: torch.Tensor, active: list[bool] | None = None) -> None:
+        """ids: [B, k] tokens per branch; ``active`` (only with k == 1): which branches take their token."""
+        k, b = ids.shape[1], self.branches
+        flags = active or [True] * b
+        longest = max(n for n, a in zip(self._main_lens, flags, strict=True) if a) + k
+        if longest > self.lm.max_length:
+            raise ContextTooLongError(f"{longest} tokens exceed the model window of {self.lm.max_length}")
         device = self.lm.device
-        b = self.branches
         steps = torch.arange(k, device=device)
-        pos = (self._main_len + steps)[None].expand(b, -1)
+        lens = torch.tensor(self._main_lens, device=device)
+        pos = lens[:, None] + steps[None]
+        keep = torch.tensor(flags, dtype=torch.long, device=device)
         if self.needs.twin:
             ids = torch.cat([ids, ids])
-            pos = torch.cat([pos, (self._twin_len + steps)[None].expand(b, -1)])
-        self._mask = torch.cat([self._mask, torch.ones(ids.shape[0], k, dtype=torch.long, device=device)], 1)
+            pos = torch.cat([pos, torch.tensor(self._twin_lens, device=device)[:, None] + steps[None]])
+            keep = torch.cat([keep, keep])
+        self._mask = torch.cat([self._mask, keep[:, None].expand(-1, k)], 1)
         given = self._pending
         step = self._forward(ids, pos, rows=k)
-        self._main_len += k
-        self._twin_len += k if self.needs.twin else 0
+        self._cache_len += k
+        self._main_lens = [n + k * a for n, a in zip(self._main_lens, flags, strict=True)]
+        self._twin_lens = [n + k * a for n, a in zip(self._twin_lens, flags, strict=True)]
         tokens = ids[:b].tolist()
-        self._record(given, [t[:1] for t in tokens])
+        self._record(given, [t[:1] for t in tokens], flags)
         if k > 1:
-            self._record(step.take(rows=slice(0, k - 1)), [t[1:] for t in tokens])
-        self._pending = step.take(rows=slice(k - 1, k))
+            self._record(step.take(rows=slice(0, k - 1)), [t[1:] for t in tokens], flags)
+        new = step.take(rows=slice(k - 1, k))
+        self._pending = new if all(flags) else _merge(given, new, flags)
 
     def _forward(self, ids: torch.Tensor, pos: torch.Tensor, rows: int) -> _Step:
         return self._stats(*self._run(ids, pos, rows))
@@ -318,10 +346,12 @@ class EngineSession:
             kl = (logp.exp() * (logp - twin_logp)).sum(-1).clamp(min=0.0).cpu().numpy()
         return _Step(logp, twin_logp, entropy.cpu().numpy(), kl, hidden, lookback)
 
-    def _record(self, step: _Step, tokens: list[list[int]]) -> None:
+    def _record(self, step: _Step, tokens: list[list[int]], active: list[bool]) -> None:
         idx = torch.tensor(tokens, device=step.logp.device)  # [B, rows]
         chosen = step.logp.gather(2, idx[..., None])[..., 0].cpu().tolist()
         for b, rec in enumerate(self.branch_records):
+            if not active[b]:
+                continue
             rec.token_ids.extend(tokens[b])
             rec.logprob.extend(chosen[b])
             rec.entropy.extend(step.entropy[b].tolist())
@@ -331,6 +361,22 @@ class EngineSession:
                 rec.hidden.extend(step.hidden[b])
             if step.lookback is not None:
                 rec.lookback.extend(step.lookback[b])
+
+
+def _merge(old: _Step, new: _Step, active: list[bool]) -> _Step:
+    """Per branch: ``new`` where active, ``old`` elsewhere."""
+
+    def pick(a, b):
+        if a is None:
+            return None
+        if isinstance(a, torch.Tensor):
+            m = torch.tensor(active, device=a.device).view(-1, *([1] * (a.dim() - 1)))
+            return torch.where(m, b, a)
+        m = np.asarray(active).reshape(-1, *([1] * (a.ndim - 1)))
+        return np.where(m, b, a)
+
+    return _Step(*(pick(getattr(old, f), getattr(new, f)) for f in
+                   ("logp", "twin_logp", "entropy", "kl", "hidden", "lookback")))
 
 
 _RECORD_LISTS = ("token_ids", "logprob", "entropy", "kl", "hidden", "lookback")
