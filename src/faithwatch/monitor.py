@@ -13,7 +13,7 @@ from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.detectors import Detector, get_detector
 from faithwatch.detectors.shipped import default_detector
 from faithwatch.errors import InputError
-from faithwatch.models.engine import DecodingEngine, EngineSession, Needs
+from faithwatch.models.engine import DecodingEngine, EngineSession, Needs, TokenRecords
 from faithwatch.models.loading import LoadedModel, load_model
 from faithwatch.models.prompts import DEFAULT_INSTRUCTION, PromptPair, build_prompts
 from faithwatch.results import MonitorResult, SentenceReport, check_finite
@@ -178,10 +178,10 @@ class Monitor:
                 stop = "eos"
                 break
             session.feed([token])
-            for report in self._reports(tracker.add([token]), session, question, context):
+            for report in self._reports(tracker.add([token]), session.records, question, context):
                 reports.append(report)
                 yield report
-        for report in self._reports(tracker.finish(), session, question, context):
+        for report in self._reports(tracker.finish(), session.records, question, context):
             reports.append(report)
             yield report
         yield self._result(question, context, tracker, reports, prompts, "live", stop, session)
@@ -204,7 +204,7 @@ class Monitor:
             session.feed(ids[i : i + TEACHER_FORCING_CHUNK])
         tracker = SentenceTracker(self.lm.tokenizer)
         sentences = tracker.add(ids) + tracker.finish()
-        reports = self._reports(sentences, session, question, context)
+        reports = self._reports(sentences, session.records, question, context)
         return self._result(question, context, tracker, reports, prompts, "teacher-forced", "given", session)
 
     # --- shared -------------------------------------------------------------------------------------------
@@ -218,11 +218,12 @@ class Monitor:
         return prompts, self.engine.start(prompts)
 
     def _reports(
-        self, sentences: list[Sentence], session: EngineSession, question: str, context: str
+        self, sentences: list[Sentence], records: TokenRecords, question: str, context: str
     ) -> list[SentenceReport]:
+        """Signals and score of final sentences, from one branch's token records."""
         if not sentences:
             return []
-        traces = [SentenceTrace(s, session.records, question, context) for s in sentences]
+        traces = [SentenceTrace(s, records, question, context) for s in sentences]
         values: list[dict] = [{} for _ in traces]
         for signal in self.signals:
             for out, computed in zip(values, signal.compute_many(traces), strict=True):

@@ -1,0 +1,194 @@
+"""The one decoding loop every strategy uses: beams grow by sentences (or chunks) sampled as one batch.
+
+All candidates of a round are branches of one engine session: they share the prefix's KV cache (and the
+no-context twin), advance in lockstep, and a branch that has finished its sentence leaves masked holes while the
+others go on. A sentence ends when its text ends in terminal punctuation, pysbd agrees, and the next token the
+branch would take starts a new word (or is EOS); that next token is not fed, so the next sentence is sampled
+afresh from the same distribution.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import pysbd
+import torch
+
+from faithwatch.errors import InputError
+from faithwatch.results import SentenceReport
+from faithwatch.sentences import Sentence
+
+#: picks one token per branch from main log-probs [B, V] and twin log-probs [B, V] (or None)
+Chooser = Callable[[torch.Tensor, torch.Tensor | None], list[int]]
+
+_TERMINAL = re.compile(r"[.!?…。！？][\"'”’)\]]*$")
+_WORD = re.compile(r"\w")
+
+
+def greedy_chooser() -> Chooser:
+    """The most likely token of every branch."""
+    return lambda logp, _twin: logp.argmax(-1).tolist()
+
+
+def sampling_chooser(temperature: float, generator: torch.Generator) -> Chooser:
+    """Temperature sampling (greedy at temperature 0), reproducible through ``generator``."""
+    if temperature <= 0:
+        return greedy_chooser()
+
+    def choose(logp: torch.Tensor, _twin: torch.Tensor | None) -> list[int]:
+        probs = torch.softmax(logp.float().cpu() / temperature, dim=-1)
+        return torch.multinomial(probs, 1, generator=generator)[:, 0].tolist()
+
+    return choose
+
+
+def cad_logprobs(logp: torch.Tensor, twin: torch.Tensor, alpha: float) -> torch.Tensor:
+    """Context-aware decoding (Shi et al. 2023): (1+α)·logit(y|c,x) − α·logit(y|x), renormalised.
+
+    Log-probabilities differ from logits by a per-distribution constant, which the softmax removes.
+    """
+    return torch.log_softmax((1 + alpha) * logp - alpha * twin, dim=-1)
+
+
+def cad_chooser(alpha: float, inner: Chooser) -> Chooser:
+    """Apply CAD to the distributions, then choose with ``inner``."""
+
+    def choose(logp: torch.Tensor, twin: torch.Tensor | None) -> list[int]:
+        if twin is None:
+            raise InputError("CAD needs the no-context twin pass: enable the 'contrastive' signal")
+        return inner(cad_logprobs(logp, twin, alpha), twin)
+
+    return choose
+
+
+@dataclass
+class Beam:
+    """One branch of the search: the answer's tokens so far and its scored sentences."""
+
+    ids: list[int] = field(default_factory=list)
+    sentences: list[SentenceReport] = field(default_factory=list)
+    finished: bool = False
+    stop_reason: str = ""
+
+    @property
+    def mean_score(self) -> float:
+        return sum(s.score for s in self.sentences) / len(self.sentences) if self.sentences else 0.0
+
+
+@dataclass
+class Candidate:
+    """A unit sampled from a beam: new tokens and, for sentences, the scored sentence."""
+
+    parent: int
+    branch: int
+    ids: list[int]
+    report: SentenceReport | None
+    eos: bool = False
+    truncated: bool = False  # the sentence or answer hit its token budget
+    carried: bool = False  # the parent had already finished; nothing was sampled
+
+
+class DecodingLoop:
+    """Beams over one engine session, grown a sentence (or chunk) at a time."""
+
+    def __init__(self, monitor, question: str, context: str, *, max_new_tokens: int = 128,
+                 max_sentence_tokens: int = 96, instruction: str | None = None) -> None:
+        self.monitor = monitor
+        self.question, self.context = question, context
+        self.max_new_tokens, self.max_sentence_tokens = max_new_tokens, max_sentence_tokens
+        self.prompts, self.session = monitor._start(question, context, reserve=max_new_tokens, instruction=instruction)
+        self.tokenizer = monitor.lm.tokenizer
+        self.eos = monitor.lm.eos_token_ids
+        self.beams = [Beam()]
+        self.generated = 0
+        self._segmenter = pysbd.Segmenter(language="en", clean=False)
+
+    def text(self, ids: Sequence[int]) -> str:
+        return self.tokenizer.decode(list(ids), skip_special_tokens=True)
+
+    def _sentence_ends(self, tail: str, next_token: int) -> bool:
+        if not _WORD.search(tail) or not _TERMINAL.search(tail.rstrip()) or tail != tail.rstrip():
+            return False
+        if next_token in self.eos:
+            return True
+        nxt = self.tokenizer.decode([next_token])
+        if not nxt[:1].isspace():
+            return False
+        segments = self._segmenter.segment(tail + nxt + "Next")
+        return len(segments) > 1 and segments[0].strip() == tail.strip()
+
+    def sample(
+        self, per_beam: int, choose: Chooser, *, unit: str = "sentence", chunk_tokens: int = 8
+    ) -> list[Candidate]:
+        """From every unfinished beam, sample ``per_beam`` candidates as one batch; finished beams are carried."""
+        counts = [1 if beam.finished else per_beam for beam in self.beams]
+        parents = [p for p, n in enumerate(counts) for _ in range(n)]
+        self.session.select(parents)
+        n = len(parents)
+        new: list[list[int]] = [[] for _ in range(n)]
+        active = [not self.beams[p].finished for p in parents]
+        eos, truncated = [False] * n, [False] * n
+        bases = [self.text(self.beams[p].ids) for p in parents]
+        needs_twin = self.session.needs.twin
+        while any(active):
+            logp = self.session.branch_logprobs()
+            twin = self.session.branch_twin_logprobs() if needs_twin else None
+            tokens = choose(logp, twin)
+            feed = list(active)
+            for b in range(n):
+                if not active[b]:
+                    continue
+                total = len(self.beams[parents[b]].ids) + len(new[b])
+                if tokens[b] in self.eos:
+                    eos[b], active[b], feed[b] = True, False, False
+                elif unit == "sentence" and self._sentence_ends(self.text(self.beams[parents[b]].ids + new[b])
+                                                                [len(bases[b]):], tokens[b]):
+                    active[b], feed[b] = False, False
+                elif total >= self.max_new_tokens:
+                    truncated[b], active[b], feed[b] = True, False, False
+            if any(feed):
+                self.session.feed_branches([t if f else 0 for t, f in zip(tokens, feed, strict=True)], feed)
+                self.generated += sum(feed)
+            for b in range(n):
+                if feed[b]:
+                    new[b].append(int(tokens[b]))
+                    limit = chunk_tokens if unit == "chunk" else self.max_sentence_tokens
+                    if len(new[b]) >= limit:
+                        active[b] = False
+                        truncated[b] = unit == "sentence"
+        return [self._candidate(parents[b], b, new[b], eos[b], truncated[b], self.beams[parents[b]].finished,
+                                unit) for b in range(n)]
+
+    def _candidate(self, parent: int, branch: int, ids: list[int], eos: bool, truncated: bool, carried: bool,
+                   unit: str) -> Candidate:
+        beam = self.beams[parent]
+        if carried or unit != "sentence" or not ids:
+            return Candidate(parent, branch, ids, None, eos, truncated, carried)
+        base = self.text(beam.ids)
+        text = self.text(beam.ids + ids)
+        tail = text[len(base):]
+        if not _WORD.search(tail):
+            return Candidate(parent, branch, ids, None, eos, truncated)
+        start = len(base) + len(tail) - len(tail.lstrip())
+        sentence = Sentence(len(beam.sentences), tail.strip(), start, start + len(tail.strip()),
+                            len(beam.ids), len(beam.ids) + len(ids))
+        report = self.monitor._reports([sentence], self.session.branch_records[branch], self.question,
+                                       self.context)[0]
+        return Candidate(parent, branch, ids, report, eos, truncated)
+
+    def keep(self, candidates: Sequence[Candidate]) -> None:
+        """Make the given candidates the beams (their branches are kept, in order)."""
+        if not candidates:
+            raise ValueError("keep() needs at least one candidate")
+        self.session.select([c.branch for c in candidates])
+        beams = []
+        for c in candidates:
+            parent = self.beams[c.parent]
+            sentences = parent.sentences + ([c.report] if c.report is not None else [])
+            ids = parent.ids + c.ids
+            finished = parent.finished or c.eos or len(ids) >= self.max_new_tokens
+            reason = parent.stop_reason or ("eos" if c.eos else ("max_new_tokens" if finished else ""))
+            beams.append(Beam(ids, sentences, finished, reason))
+        self.beams = beams

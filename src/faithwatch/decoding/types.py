@@ -1,0 +1,56 @@
+"""Results of guided decoding: the answer and a trace of every candidate considered."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from faithwatch.results import SentenceReport
+
+EventKind = Literal["accept", "backtrack", "candidate", "prune", "keep", "drop", "select", "refuse", "stop"]
+
+#: what an abstaining strategy answers instead (the refusal is explicit: ``DecodingResult.refused``)
+REFUSAL = "I cannot answer this faithfully from the given context."
+
+
+@dataclass
+class TraceEvent:
+    """One decision of a strategy: a candidate sentence (or chunk), its score, and what happened to it."""
+
+    kind: EventKind
+    step: int  # sentence (or chunk) position in the answer, 0-based
+    text: str = ""
+    score: float | None = None
+    beam: int | None = None  # the beam / sample the candidate belongs to
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class DecodingResult:
+    """An answer from a decoding strategy, with its scored sentences and the trace of the search."""
+
+    strategy: str
+    answer: str
+    refused: bool
+    sentences: list[SentenceReport]
+    trace: list[TraceEvent] = field(default_factory=list)
+    num_tokens: int = 0  # tokens of the returned answer
+    generated_tokens: int = 0  # every token the search generated (candidates included)
+    stop_reason: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+    detector: str = ""
+
+    @property
+    def mean_score(self) -> float | None:
+        """Mean sentence score of the answer."""
+        return sum(s.score for s in self.sentences) / len(self.sentences) if self.sentences else None
+
+    def to_dict(self, vectors: bool = False) -> dict[str, Any]:
+        out = {k: v for k, v in asdict(self).items() if k not in ("sentences", "trace")}
+        out["mean_score"] = self.mean_score
+        out["sentences"] = [s.to_dict(vectors) for s in self.sentences]
+        out["trace"] = [e.to_dict() for e in self.trace]
+        return out
