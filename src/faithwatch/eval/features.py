@@ -84,16 +84,23 @@ def _write_shard(folder: Path, kind: str, rows: list[dict], index: int) -> None:
     if not rows:
         return
     table = pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False)
-    tmp = folder / f".{kind}-{index:05d}.parquet.tmp"
+    name = f"{kind}-{index:05d}-{os.getpid()}"  # the pid keeps concurrent workers' shards apart
+    tmp = folder / f".{name}.parquet.tmp"
     pq.write_table(table, tmp)
-    os.replace(tmp, folder / f"{kind}-{index:05d}.parquet")
+    os.replace(tmp, folder / f"{name}.parquet")
+
+
+_KEYS = {"examples": ["example_id"], "sentences": ["example_id", "sentence_index"],
+         "windows": ["example_id", "window_index"]}
 
 
 def _read(folder: Path, kind: str) -> pd.DataFrame:
     files = sorted(folder.glob(f"{kind}-*.parquet"))
     if not files:
         return pd.DataFrame()
-    return pd.concat([pq.read_table(f).to_pandas() for f in files], ignore_index=True)
+    table = pd.concat([pq.read_table(f).to_pandas() for f in files], ignore_index=True)
+    # an example finished by two concurrent workers appears twice: keep one copy
+    return table.drop_duplicates(subset=_KEYS[kind], keep="first").reset_index(drop=True)
 
 
 def extract_features(

@@ -1,0 +1,141 @@
+"""Decoding strategies on the tiny model with controlled sentence scores: the search logic of each strategy."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+import torch
+
+from faithwatch.decoding import REFUSAL, generate
+from faithwatch.decoding.loop import cad_logprobs
+from faithwatch.monitor import Monitor
+
+Q, C = "When did the bridge open?", "The bridge in Lyon opened in 1820. It was built by local masons."
+SHORT = {"max_sentence_tokens": 4, "max_new_tokens": 16}  # sentences of 4 tokens: structure on a random model
+
+
+def _hash_score(text: str) -> float:
+    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+
+
+@pytest.fixture
+def scored(monkeypatch, monitor):
+    """Patch sentence scores: ``schedule[i]`` for the i-th sentence of an answer when given, else a hash of the text."""
+    original = Monitor._reports
+    state = {"schedule": {}}
+
+    def fake(self, sentences, records, question, context):
+        reports = original(self, sentences, records, question, context)
+        for r in reports:
+            r.score = state["schedule"].get(r.index, _hash_score(r.text))
+            r.flagged = r.score < 0.5
+        return reports
+
+    monkeypatch.setattr(Monitor, "_reports", fake)
+    return state
+
+
+def test_cad_formula():
+    torch.manual_seed(0)
+    z_ctx, z_plain = torch.randn(3, 50), torch.randn(3, 50)
+    lp_ctx, lp_plain = torch.log_softmax(z_ctx, -1), torch.log_softmax(z_plain, -1)
+    alpha = 0.5
+    expected = torch.log_softmax((1 + alpha) * z_ctx - alpha * z_plain, -1)
+    torch.testing.assert_close(cad_logprobs(lp_ctx, lp_plain, alpha), expected)
+    torch.testing.assert_close(cad_logprobs(lp_ctx, lp_plain, 0.0), lp_ctx)
+
+
+def test_greedy_matches_the_monitor(monitor, one_thread):
+    result = generate(monitor, Q, C, strategy="greedy", max_new_tokens=12)
+    live = monitor.generate(Q, C, max_new_tokens=12)
+    assert result.answer == live.response.strip()
+    assert result.num_tokens == live.num_tokens and not result.refused
+
+
+def test_abstention_refuses_explicitly(monitor, scored, one_thread):
+    scored["schedule"] = {0: 0.9, 1: 0.9, 2: 0.9, 3: 0.9}
+    ok = generate(monitor, Q, C, strategy="abstain", **SHORT)
+    assert not ok.refused and ok.answer and ok.answer != REFUSAL
+    scored["schedule"] = {0: 0.9, 1: 0.3, 2: 0.9, 3: 0.9}
+    refused = generate(monitor, Q, C, strategy="abstain", **SHORT)
+    assert refused.refused and refused.answer == REFUSAL and refused.stop_reason == "refused"
+    assert [e.kind for e in refused.trace][-1] == "refuse" and refused.trace[-1].step == 1
+
+
+def test_fod_bt_backtracks_at_the_first_sentence_below_tau1(monitor, scored, one_thread):
+    scored["schedule"] = {0: 0.9, 1: 0.8, 2: 0.2, 3: 0.9}
+    result = generate(monitor, Q, C, strategy="fod-bt", tau1=0.7, **SHORT)
+    kinds = [(e.kind, e.step) for e in result.trace]
+    assert kinds == [("accept", 0), ("accept", 1), ("backtrack", 2)]
+    assert [s.index for s in result.sentences] == [0, 1]
+    assert result.stop_reason == "backtracked" and result.num_tokens == 8  # the rejected sentence is gone
+    assert result.answer.startswith(result.sentences[0].text) and result.answer.endswith(result.sentences[1].text)
+
+
+def test_fod_prunes_below_tau2_and_respects_the_beam_size(monitor, scored, one_thread):
+    scored["schedule"] = {0: 0.9}  # greedy sentence 0 passes; later sentences get hash scores
+    result = generate(monitor, Q, C, strategy="fod", tau1=0.7, tau2=0.4, beams=2, samples=6, seed=3, **SHORT)
+    events = result.trace
+    assert (events[0].kind, events[0].step) == ("accept", 0)
+    assert any(e.kind == "backtrack" for e in events)
+    for e in events:
+        if e.kind == "prune":
+            assert e.score < 0.4
+    by_step: dict[int, list] = {}
+    for e in events:
+        by_step.setdefault(e.step, []).append(e)
+    for step, evs in by_step.items():
+        assert sum(e.kind == "keep" for e in evs) <= 2, step
+        assert sum(e.kind == "candidate" for e in evs) <= 6, step
+    assert all(s.score >= 0.4 for s in result.sentences[1:])
+    again = generate(monitor, Q, C, strategy="fod", tau1=0.7, tau2=0.4, beams=2, samples=6, seed=3, **SHORT)
+    assert again.answer == result.answer and [e.to_dict() for e in again.trace] == [e.to_dict() for e in events]
+
+
+def test_fod_refuses_when_nothing_survives(monitor, scored, one_thread):
+    scored["schedule"] = {0: 0.1}
+    result = generate(monitor, Q, C, strategy="fod", tau1=0.7, tau2=1.01, **SHORT)  # no score reaches 1.01
+    assert result.refused and result.answer == REFUSAL
+    assert any(e.kind == "prune" for e in result.trace) and not any(e.kind == "keep" for e in result.trace)
+
+
+def test_rerank_returns_the_best_sample(monitor, scored, one_thread):
+    result = generate(monitor, Q, C, strategy="rerank", samples=4, seed=1, **SHORT)
+    candidates = [e for e in result.trace if e.kind == "candidate"]
+    assert len(candidates) == 4
+    best = max(c.score for c in candidates)
+    assert result.trace[-1].kind == "select" and result.trace[-1].score == pytest.approx(best)
+    assert result.mean_score == pytest.approx(best)
+
+
+def test_candidates_share_one_batch(monitor, scored, one_thread, monkeypatch):
+    widths = []
+    hook = monitor.lm.model.register_forward_pre_hook(
+        lambda _m, _a, kw: widths.append(kw["input_ids"].shape[0]), with_kwargs=True)
+    try:
+        generate(monitor, Q, C, strategy="rerank", samples=5, seed=1, **SHORT)
+    finally:
+        hook.remove()
+    assert max(widths) == 10  # 5 samples x (RAG row + no-context twin row) in one forward pass
+
+
+def test_lookback_guided_chunks(monitor, lm, one_thread):
+    from faithwatch.detectors import LookbackLens
+
+    rng = np.random.default_rng(0)
+    vectors = rng.random((60, lm.num_layers * lm.num_heads))
+    lens = LookbackLens.fit(vectors, (vectors[:, 0] > 0.5).astype(int), num_layers=lm.num_layers,
+                            num_heads=lm.num_heads, model_id=lm.model_id)
+    result = generate(monitor, Q, C, strategy="lookback", lens=lens, max_new_tokens=20, chunk_tokens=8, seed=0)
+    selects = [e for e in result.trace if e.kind == "select"]
+    assert len(selects) == 3  # 8 + 8 + 4 tokens
+    assert result.num_tokens == 20 and all(0.0 <= e.score <= 1.0 for e in selects)
+
+
+def test_unknown_strategy_is_a_clear_error(monitor):
+    from faithwatch.errors import InputError
+
+    with pytest.raises(InputError, match="unknown strategy"):
+        generate(monitor, Q, C, strategy="magic")
