@@ -18,6 +18,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from faithwatch._version import __version__
 from faithwatch.alignment import DEFAULT_SCORER
 from faithwatch.cli_claims import register as register_claims
+from faithwatch.cli_decoding import register as register_decoding
+from faithwatch.cli_decoding_eval import register as register_decoding_eval
 from faithwatch.cli_eval import register as register_eval_commands
 from faithwatch.cli_eval import register_transfer
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
@@ -191,6 +193,8 @@ def score(
 register_eval_commands(app, out, err, _fail)
 register_transfer(app, out, err, _fail)
 register_claims(app, out, err, _fail)
+register_decoding(app, out, err, _fail)
+register_decoding_eval(app, out, err, _fail)
 
 
 def run() -> None:

@@ -224,12 +224,12 @@ def _lookback(loop: DecodingLoop, monitor, lens, sampler: Chooser, samples: int,
 
 def _result(loop: DecodingLoop, monitor, strategy: str, beam: Beam, trace: list[TraceEvent], params: dict,
             refused: bool = False) -> DecodingResult:
-    sentences = beam.sentences
-    if strategy == "lookback" and beam.ids:  # chunks are not sentences: score the answer's sentences afterwards
+    sentences = [] if refused else beam.sentences  # a refusal has no answer sentences (the trace keeps them)
+    if strategy == "lookback" and beam.ids and not refused:  # chunks are not sentences: score them afterwards
         sentences = monitor.score(loop.question, loop.context, beam.ids).sentences
     return DecodingResult(
         strategy=strategy, answer=REFUSAL if refused else loop.text(beam.ids).strip(), refused=refused,
-        sentences=sentences, trace=trace, num_tokens=len(beam.ids), generated_tokens=loop.generated,
+        sentences=sentences, trace=trace, num_tokens=0 if refused else len(beam.ids), generated_tokens=loop.generated,
         stop_reason="refused" if refused else (beam.stop_reason or "eos"), params=params,
         detector=monitor.detector.name,
     )

@@ -1,0 +1,69 @@
+"""`faithwatch generate`: answer with a decoding strategy and show its trace."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from faithwatch.errors import FaithwatchError
+
+_KIND_STYLE = {"accept": "green", "keep": "green", "select": "bold green", "backtrack": "red", "prune": "red",
+               "drop": "yellow", "refuse": "bold red", "candidate": "dim", "stop": "magenta"}
+
+
+def register(app: typer.Typer, out, err, fail) -> None:
+    """Add `generate`."""
+    from faithwatch.decoding.strategies import STRATEGIES
+
+    @app.command()
+    def generate(
+        context: Path = typer.Option(..., "--context", "-c", help="File with the retrieved context."),
+        question: str = typer.Option(..., "--question", "-q", help="The user's question."),
+        strategy: str = typer.Option("fod", "--strategy", "-s", help=" | ".join(STRATEGIES)),
+        tau1: float = typer.Option(0.7, "--tau1", help="FOD: greedy sentences below this trigger backtracking."),
+        tau2: float = typer.Option(0.85, "--tau2", help="FOD: candidate sentences below this are pruned."),
+        beams: int = typer.Option(2, "--beams", min=1, help="FOD: beams kept (K)."),
+        samples: int = typer.Option(6, "--samples", min=1, help="FOD/rerank: sampled candidates per step (S)."),
+        temperature: float = typer.Option(0.7, "--temperature", min=0.0, help="Sampling temperature."),
+        alpha: float = typer.Option(0.5, "--alpha", help="CAD: weight of the context contrast."),
+        abstain_threshold: float = typer.Option(0.7, "--abstain-threshold", help="Abstain below this score."),
+        max_new_tokens: int = typer.Option(128, "--max-new-tokens", min=1),
+        seed: int = typer.Option(0, "--seed"),
+        lens: Path | None = typer.Option(None, "--lens", help="Lookback Lens folder for --strategy lookback."),
+        model: str | None = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2)."),
+        detector: str | None = typer.Option(None, "--detector", help="Sentence scorer (default: shipped/heuristic)."),
+        json_out: bool = typer.Option(False, "--json", help="Print the result (answer, sentences, trace) as JSON."),
+    ) -> None:
+        """Generate an answer with a faithfulness-oriented strategy; every candidate and decision is traced."""
+        from faithwatch.decoding import generate as run
+        from faithwatch.errors import InputError
+        from faithwatch.monitor import Monitor
+
+        try:
+            if not context.is_file():
+                raise InputError(f"context file not found: {context}")
+            with err.status("Loading model…"):
+                monitor = Monitor(model, detector=detector)
+            with err.status(f"Decoding with {strategy}…"):
+                result = run(monitor, question, context.read_text(encoding="utf-8"), strategy, tau1=tau1, tau2=tau2,
+                             beams=beams, samples=samples, temperature=temperature, alpha=alpha,
+                             abstain_threshold=abstain_threshold, max_new_tokens=max_new_tokens, seed=seed,
+                             lens=lens)
+        except FaithwatchError as exc:
+            raise fail(exc) from None
+        if json_out:
+            print(json.dumps(result.to_dict(), allow_nan=False))
+            return
+        for e in result.trace:
+            style = _KIND_STYLE.get(e.kind, "")
+            score = "" if e.score is None else f"{e.score:.2f} "
+            beam = "" if e.beam is None else f"b{e.beam} "
+            out.print(f"[{style}]{e.kind:>9}[/] s{e.step} {beam}{score}{e.text[:90]}"
+                      + (f" [dim]({e.reason})[/]" if e.reason else ""))
+        label = "[bold red]REFUSED[/] " if result.refused else ""
+        out.print(f"\n{label}[bold]{result.answer}[/]")
+        mean = "n/a" if result.mean_score is None else f"{result.mean_score:.2f}"
+        out.print(f"[dim]{strategy} · {result.num_tokens} tokens in the answer, {result.generated_tokens} generated · "
+                  f"mean sentence score {mean} ({result.detector}) · stop: {result.stop_reason}[/]")

@@ -1,0 +1,550 @@
+"""Evaluating decoding strategies side by side: faithfulness, informativeness, abstention, cost and, on
+counterfactual items, whether the answer follows the context (paper 000 §4.3, §5.2).
+
+:func:`evaluate_strategies` runs every strategy on every item (item by item, so an interrupted run has
+comparable results for all strategies) and returns a :class:`DecodingEvaluation`: a summary table with one
+row per strategy, the per-item rows, and a success-by-topic table for counterfactual items.
+
+Metrics per strategy
+--------------------
+* ``success_rate`` [``success_low``, ``success_high``] - counterfactual items only: share of items whose
+  answer states the context's answer and no common-knowledge answer
+  (:func:`faithwatch.decoding.counterfactual.success`; a refusal is a failure), with a 95% percentile
+  bootstrap interval; ``common_rate`` - share of answers stating the common-knowledge answer;
+* ``abstention_rate`` - share of refused answers;
+* ``faithfulness`` - mean, over answered non-empty responses, of the share of claims the *checker* labels
+  Entailment (paper 000 §4.3: abstained and empty responses are left out);
+* ``informativeness`` - mean number of claims per response, 0 for abstained or empty ones (paper 000 §4.3
+  counts propositions; claims here are **sentences**, from ``SegmentExtractor("sentence")``, until a
+  proposition extractor is used);
+* ``answer_tokens`` / ``answer_sentences`` - mean length of the answered responses (tokens of the returned
+  answer; sentences as the monitor split them);
+* ``generated_tokens`` - mean number of tokens the search generated per item (candidates included): its cost;
+* ``backtracks`` - mean number of ``backtrack`` trace events; ``guide_score`` - mean sentence score of the
+  answers by the monitor's detector (the score that guided the search, *not* an evaluation);
+* ``seconds`` - mean wall time per item (new runs only; cached rows keep their original time).
+
+The checker
+-----------
+Faithfulness is judged by a claim checker of :mod:`faithwatch.claims` that is **not** the detector that
+guided the search: by default :class:`~faithwatch.claims.AlignmentChecker` over the lexical alignment
+scorer (score >= 0.7: Entailment). Scoring answers with the guiding detector would reward a search for
+fooling its own judge. Caveat: the lexical scorer is one input of the default monitor's alignment signal
+(``lexical+embedding``), so for a fully independent judge use an NLI checker (``--checker nli:<model>``).
+
+Caching
+-------
+With ``cache_path``, each finished (strategy, item) is appended to a JSONL file at once (flushed and
+synced), keyed by ``(strategy, item id, params hash)``; the params hash covers the generation parameters
+and the monitor's model, detector and alignment scorer. A re-run reuses every cached row whose item
+(question, context, answers) is unchanged, so a crash loses at most the item in progress; a torn last line
+is cut off. Cached answers checked by another checker are re-checked without generating again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+import numpy as np
+import pandas as pd
+
+from faithwatch.claims.checking import AlignmentChecker, Checker
+from faithwatch.claims.extraction import ClaimExtractor, SegmentExtractor
+from faithwatch.claims.pipeline import check_response
+from faithwatch.claims.types import ENTAILMENT
+from faithwatch.decoding.counterfactual import QAItem, is_refusal, judge
+from faithwatch.decoding.types import DecodingResult
+from faithwatch.errors import FaithwatchError, InputError
+
+CACHE_VERSION = 1
+#: the generation parameters of paper 000 (Table 2): tau1 0.7, tau2 0.85, K=2 beams, S=6 samples, abstain at 0.7
+DEFAULT_PARAMS: dict[str, Any] = {
+    "tau1": 0.7,
+    "tau2": 0.85,
+    "beams": 2,
+    "samples": 6,
+    "temperature": 0.7,
+    "alpha": 0.5,
+    "abstain_threshold": 0.7,
+    "max_new_tokens": 128,
+    "seed": 0,
+}
+#: the strategies of :mod:`faithwatch.decoding.strategies` (used only while that module is not installed)
+_FALLBACK_STRATEGIES = ("greedy", "abstain", "rerank", "cad", "lookback", "fod-bt", "fod")
+INFORMATIVENESS_UNIT = "sentences"
+
+
+class GenerateFn(Protocol):
+    """Runs one strategy: ``generate_fn(monitor, question, context, strategy=..., **params)``."""
+
+    def __call__(self, monitor: Any, question: str, context: str, strategy: str = ..., **params: Any
+                 ) -> DecodingResult: ...
+
+
+#: ``on_progress(done, total, strategy, item_id)`` after each (strategy, item), cached or not
+ProgressFn = Callable[[int, int, str, str], None]
+
+
+def generate(monitor: Any, question: str, context: str, strategy: str = "fod", **params: Any) -> DecodingResult:
+    """The default ``generate_fn``: :func:`faithwatch.decoding.strategies.generate` (imported on first use)."""
+    from faithwatch.decoding.strategies import generate as strategies_generate
+
+    return strategies_generate(monitor, question, context, strategy=strategy, **params)
+
+
+def known_strategies() -> tuple[str, ...]:
+    """The strategy names of :data:`faithwatch.decoding.strategies.STRATEGIES`."""
+    try:
+        from faithwatch.decoding.strategies import STRATEGIES
+    except ModuleNotFoundError as exc:
+        if exc.name != "faithwatch.decoding.strategies":
+            raise
+        return _FALLBACK_STRATEGIES
+    return tuple(STRATEGIES)
+
+
+def parse_strategies(spec: str | Sequence[str], known: Sequence[str] | None = None) -> list[str]:
+    """Strategy names from ``"greedy,cad,fod"`` (or a list): non-empty, no repeats, all known (if ``known``)."""
+    names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s and s.strip()]
+    if not names:
+        raise InputError("no strategy given")
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise InputError(f"strategies given twice: {', '.join(dupes)}")
+    if known is not None:
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise InputError(f"unknown strategies {unknown}; available: {', '.join(known)}")
+    return names
+
+
+# ---- the checker ----------------------------------------------------------------------------------------
+
+
+def default_checker() -> Checker:
+    """The default faithfulness judge: alignment checker over the lexical scorer (no model)."""
+    from faithwatch.alignment import LexicalScorer
+
+    return AlignmentChecker(LexicalScorer())
+
+
+def _checker_name(checker: Checker, extractor: ClaimExtractor) -> str:
+    return f"{getattr(checker, 'name', type(checker).__name__)} on {getattr(extractor, 'name', '?')} claims"
+
+
+def _no_claims(name: str, error: str | None = None) -> dict[str, Any]:
+    return {"checker": name, "n_claims": 0, "n_supported": 0, "labels": {}, "error": error}
+
+
+def _abstained(gen: Mapping[str, Any]) -> bool:
+    return bool(gen["refused"]) or is_refusal(gen["answer"])
+
+
+def check_answer(answer: str, item: QAItem, checker: Checker, extractor: ClaimExtractor) -> dict[str, Any]:
+    """Claims of ``answer`` and how many the checker finds supported (Entailment) by the item's context.
+
+    A checker failure (:class:`~faithwatch.errors.FaithwatchError`) is returned in ``error`` with no claims.
+    """
+    name = _checker_name(checker, extractor)
+    if not answer.strip():
+        return _no_claims(name)
+    try:
+        result = check_response(answer, [item.context], extractor, checker, question=item.question)
+    except FaithwatchError as exc:
+        return _no_claims(name, f"{type(exc).__name__}: {exc}")
+    if not result.ok:
+        return {"checker": name, "n_claims": 0, "n_supported": 0, "labels": {}, "error": result.extraction_error}
+    labels = Counter(v.label for v in result.verdicts)
+    return {"checker": name, "n_claims": len(result.claims), "n_supported": labels.get(ENTAILMENT, 0),
+            "labels": dict(labels), "error": None}
+
+
+# ---- parameters and identity ---------------------------------------------------------------------------
+
+
+def _identity(obj: Any) -> Any:
+    """A JSON-able identity of a parameter value (objects: type, name, model and creation time)."""
+    if obj is None or isinstance(obj, (bool, int, str)):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else str(obj)
+    if isinstance(obj, (Path,)):
+        return str(obj)
+    if isinstance(obj, Mapping):
+        return {str(k): _identity(v) for k, v in sorted(obj.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(obj, (list, tuple)):
+        return [_identity(v) for v in obj]
+    meta = getattr(obj, "meta", None)
+    return {"type": type(obj).__name__, "name": getattr(obj, "name", None),
+            "model_id": getattr(obj, "model_id", None) or getattr(meta, "model_id", None),
+            "created": getattr(meta, "created", None)}
+
+
+def monitor_identity(monitor: Any) -> dict[str, Any]:
+    """Model, detector and alignment scorer of a monitor (what the cache key depends on)."""
+    lm = getattr(monitor, "lm", None)
+    alignment = getattr(monitor, "alignment", None)
+    return {"model_id": getattr(lm, "model_id", None), "detector": _identity(getattr(monitor, "detector", None)),
+            "alignment": getattr(alignment, "name", None)}
+
+
+def params_hash(params: Mapping[str, Any], monitor: Any = None) -> str:
+    """16 hex digits identifying the generation parameters and the monitor."""
+    blob = json.dumps({"params": _identity(dict(params)), "monitor": monitor_identity(monitor)}, sort_keys=True)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+# ---- the cache --------------------------------------------------------------------------------------------
+
+CacheKey = tuple[str, str, str]
+
+
+def read_cache(path: Path) -> dict[CacheKey, dict[str, Any]]:
+    """Rows of a cache file by key (the last row of a key wins); a torn last line is cut off the file."""
+    rows: dict[CacheKey, dict[str, Any]] = {}
+    if not path.exists():
+        return rows
+    good = 0
+    with path.open("rb") as handle:
+        for raw in handle:
+            if not raw.endswith(b"\n"):
+                break
+            try:
+                row = json.loads(raw)
+                key = (str(row["strategy"]), str(row["id"]), str(row["params_hash"]))
+            except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError):
+                break
+            good += len(raw)
+            if row.get("cache_version") == CACHE_VERSION:
+                rows[key] = row
+    if good != path.stat().st_size:
+        with path.open("r+b") as handle:
+            handle.truncate(good)
+    return rows
+
+
+def _append(handle: IO[str], row: Mapping[str, Any]) -> None:
+    handle.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
+    handle.flush()
+    os.fsync(handle.fileno())
+
+
+# ---- one run -----------------------------------------------------------------------------------------------
+
+
+def _finite(value: Any, what: str) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    if not math.isfinite(value):
+        raise InputError(f"{what} is not finite ({value})")
+    return value
+
+
+def generation_record(result: DecodingResult, seconds: float, keep_trace: bool = False) -> dict[str, Any]:
+    """What is kept of a :class:`DecodingResult` (the trace only as counts unless ``keep_trace``)."""
+    if not isinstance(getattr(result, "answer", None), str):
+        raise TypeError(f"generate_fn must return a DecodingResult, got {type(result).__name__}")
+    sentences = [{"text": s.text, "score": _finite(s.score, "sentence score")} for s in result.sentences]
+    scores = [s["score"] for s in sentences if s["score"] is not None]
+    out: dict[str, Any] = {
+        "answer": result.answer,
+        "refused": bool(result.refused),
+        "num_tokens": int(result.num_tokens),
+        "generated_tokens": int(result.generated_tokens),
+        "n_sentences": len(sentences),
+        "guide_score": sum(scores) / len(scores) if scores else None,
+        "sentences": sentences,
+        "stop_reason": result.stop_reason,
+        "detector": result.detector,
+        "trace_counts": dict(Counter(e.kind for e in result.trace)),
+        "seconds": round(float(seconds), 4),
+    }
+    if keep_trace:
+        out["trace"] = [e.to_dict() for e in result.trace]
+    return out
+
+
+def item_row(strategy: str, item: QAItem, gen: Mapping[str, Any], check: Mapping[str, Any] | None,
+             cached: bool) -> dict[str, Any]:
+    """The per-item output row: the generation, the checker's verdicts and the counterfactual outcome."""
+    abstained = _abstained(gen)
+    answered = not abstained and bool(gen["answer"].strip())
+    n_claims = int(check["n_claims"]) if check else 0
+    row: dict[str, Any] = {
+        "strategy": strategy,
+        "id": item.id,
+        "topic": item.topic,
+        "question": item.question,
+        **{k: v for k, v in gen.items() if k != "sentences"},
+        "abstained": abstained,
+        "empty": not abstained and not gen["answer"].strip(),
+        "n_claims": n_claims if answered else 0,
+        "n_supported": int(check["n_supported"]) if check and answered else 0,
+        "faithfulness": (int(check["n_supported"]) / n_claims) if check and answered and n_claims else None,
+        "checker": check["checker"] if check else None,
+        "check_error": check.get("error") if check else None,
+        "sentences": gen["sentences"],
+        "cached": cached,
+    }
+    if item.is_counterfactual:
+        outcome = judge(gen["answer"], item, refused=abstained)
+        row.update(success=outcome.success, context_hit=outcome.context_hit, common_hit=outcome.common_hit,
+                   context_answers=list(item.context_answers), common_answers=list(item.common_answers))
+    return row
+
+
+# ---- summary ---------------------------------------------------------------------------------------------------
+
+
+def bootstrap_ci(values: Sequence[float], n_boot: int = 1000, seed: int = 0, confidence: float = 0.95
+                 ) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of the mean of ``values``; ``None`` for no values."""
+    x = np.asarray(values, dtype=np.float64)
+    if x.size == 0:
+        return None
+    if n_boot < 1:
+        raise InputError(f"n_boot must be at least 1, got {n_boot}")
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, x.size, size=(n_boot, x.size))].mean(axis=1)
+    alpha = (1.0 - confidence) / 2.0
+    return float(np.quantile(means, alpha)), float(np.quantile(means, 1.0 - alpha))
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return float(sum(values) / len(values)) if values else None
+
+
+def _frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """A DataFrame whose missing cells stay ``None`` (never NaN)."""
+    df = pd.DataFrame.from_records(records)
+    for col in df.columns:
+        if any(r.get(col) is None for r in records):
+            df[col] = pd.Series([r.get(col) for r in records], dtype=object, index=df.index)
+    return df
+
+
+def summarize(rows: Sequence[Mapping[str, Any]], strategies: Sequence[str], *, n_boot: int = 1000,
+              seed: int = 0) -> pd.DataFrame:
+    """One row per strategy (see the module doc for the columns); ``rows`` with an ``error`` are only counted."""
+    counterfactual = any("success" in r for r in rows)
+    records = []
+    for strategy in strategies:
+        mine = [r for r in rows if r["strategy"] == strategy]
+        ok = [r for r in mine if not r.get("error")]
+        answered = [r for r in ok if not r["abstained"] and not r["empty"]]
+        rec: dict[str, Any] = {"strategy": strategy, "n": len(ok), "errors": len(mine) - len(ok)}
+        if counterfactual:
+            judged = [float(r["success"]) for r in ok if "success" in r]
+            ci = bootstrap_ci(judged, n_boot, seed)
+            rec.update(
+                success_rate=_mean(judged),
+                success_low=ci[0] if ci else None,
+                success_high=ci[1] if ci else None,
+                common_rate=_mean([float(r["common_hit"]) for r in ok if "common_hit" in r]),
+            )
+        faith = [r["faithfulness"] for r in answered if r["faithfulness"] is not None]
+        guide = [r["guide_score"] for r in answered if r.get("guide_score") is not None]
+        rec.update(
+            abstention_rate=_mean([float(r["abstained"]) for r in ok]),
+            faithfulness=_mean(faith),
+            informativeness=_mean([float(r["n_claims"]) for r in ok]),
+            answer_tokens=_mean([float(r["num_tokens"]) for r in answered]),
+            answer_sentences=_mean([float(r["n_sentences"]) for r in answered]),
+            generated_tokens=_mean([float(r["generated_tokens"]) for r in ok]),
+            backtracks=_mean([float(r["trace_counts"].get("backtrack", 0)) for r in ok]),
+            guide_score=_mean(guide),
+            seconds=_mean([float(r["seconds"]) for r in ok]),
+        )
+        records.append(rec)
+    return _frame(records)
+
+
+def topic_table(rows: Sequence[Mapping[str, Any]], strategies: Sequence[str]) -> pd.DataFrame | None:
+    """Success rate per topic (rows) and strategy (columns), with the number of items; ``None`` without topics."""
+    judged = [r for r in rows if "success" in r and not r.get("error") and r.get("topic")]
+    if not judged:
+        return None
+    records = []
+    for topic in dict.fromkeys(r["topic"] for r in judged):
+        rec: dict[str, Any] = {"topic": topic, "items": len({r["id"] for r in judged if r["topic"] == topic})}
+        for s in strategies:
+            rec[s] = _mean([float(r["success"]) for r in judged if r["topic"] == topic and r["strategy"] == s])
+        records.append(rec)
+    return _frame(records)
+
+
+# ---- the evaluation -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class DecodingEvaluation:
+    """What :func:`evaluate_strategies` returns."""
+
+    summary: pd.DataFrame
+    rows: list[dict[str, Any]]
+    by_topic: pd.DataFrame | None
+    meta: dict[str, Any] = field(default_factory=dict)
+    generated: int = 0  # new generate_fn calls
+    reused: int = 0  # (strategy, item) results taken from the cache
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The report tables, by title."""
+        out = {"strategies": self.summary}
+        if self.by_topic is not None:
+            out["success rate by topic"] = self.by_topic
+        return out
+
+
+def evaluate_strategies(
+    monitor: Any,
+    items: Sequence[QAItem],
+    strategies: Sequence[str],
+    *,
+    generate_fn: GenerateFn | None = None,
+    checker: Checker | None = None,
+    extractor: ClaimExtractor | None = None,
+    params: Mapping[str, Any] | None = None,
+    on_progress: ProgressFn | None = None,
+    cache_path: str | Path | None = None,
+    keep_trace: bool = False,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> DecodingEvaluation:
+    """Run each strategy on each item and compare them (see the module doc for metrics and caching).
+
+    Args:
+        monitor: a :class:`faithwatch.monitor.Monitor`, handed to ``generate_fn``.
+        items: from :func:`faithwatch.decoding.counterfactual.load_items` (counterfactual items or plain prompts).
+        strategies: strategy names, passed as ``strategy=`` to ``generate_fn``.
+        generate_fn: default :func:`generate` (the strategies of :mod:`faithwatch.decoding.strategies`).
+        checker / extractor: the faithfulness judge (default :func:`default_checker` on sentence claims).
+        params: generation keyword arguments (default :data:`DEFAULT_PARAMS`; given keys replace defaults).
+        on_progress: called after each (strategy, item) as ``(done, total, strategy, item_id)``.
+        cache_path: JSONL file of finished results, created if missing, reused when present.
+        keep_trace: keep every result's full trace in the rows (else counts per event kind).
+        n_boot / seed: bootstrap replicates and seed of the success-rate interval.
+
+    A :class:`~faithwatch.errors.FaithwatchError` raised by ``generate_fn`` for one item (e.g. a context
+    too long for the model) becomes a row with ``error`` (counted in ``errors``, left out of the metrics,
+    not cached: a re-run tries it again); any other exception stops the run (finished rows stay cached).
+    """
+    items = list(items)
+    if not items:
+        raise InputError("no items to evaluate")
+    ids = [i.id for i in items]
+    if len(set(ids)) != len(ids):
+        raise InputError(f"item ids must be unique; repeated: {sorted({i for i in ids if ids.count(i) > 1})[:5]}")
+    strategies = parse_strategies(list(strategies))
+    run = generate_fn or generate
+    checker = checker or default_checker()
+    extractor = extractor or SegmentExtractor("sentence")
+    check_name = _checker_name(checker, extractor)
+    full = {**DEFAULT_PARAMS, **dict(params or {})}
+    phash = params_hash(full, monitor)
+
+    cache_file = Path(cache_path) if cache_path is not None else None
+    cached: dict[CacheKey, dict[str, Any]] = {}
+    handle: IO[str] | None = None
+    if cache_file is not None:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        cached = read_cache(cache_file)
+        handle = cache_file.open("a", encoding="utf-8")
+
+    rows: list[dict[str, Any]] = []
+    total, done, generated, reused = len(items) * len(strategies), 0, 0, 0
+    try:
+        for item in items:
+            for strategy in strategies:
+                key = (strategy, item.id, phash)
+                hit = cached.get(key)
+                if hit is not None and hit.get("item_hash") == item.fingerprint:
+                    gen, check = hit["generation"], hit.get("check")
+                    if not check or check.get("checker") != check_name or check.get("error"):
+                        check = _no_claims(check_name) if _abstained(gen) else \
+                            check_answer(gen["answer"], item, checker, extractor)
+                        if handle is not None:
+                            _append(handle, {**hit, "check": check})
+                    rows.append(item_row(strategy, item, gen, check, cached=True))
+                    reused += 1
+                else:
+                    start = time.perf_counter()
+                    try:
+                        result = run(monitor, item.question, item.context, strategy=strategy, **full)
+                    except FaithwatchError as exc:
+                        rows.append({"strategy": strategy, "id": item.id, "topic": item.topic,
+                                     "question": item.question, "error": f"{type(exc).__name__}: {exc}"})
+                    else:
+                        generated += 1
+                        gen = generation_record(result, time.perf_counter() - start, keep_trace)
+                        check = _no_claims(check_name) if _abstained(gen) else \
+                            check_answer(gen["answer"], item, checker, extractor)
+                        if handle is not None:
+                            _append(handle, {"cache_version": CACHE_VERSION, "strategy": strategy, "id": item.id,
+                                             "params_hash": phash, "item_hash": item.fingerprint,
+                                             "generation": gen, "check": check})
+                        rows.append(item_row(strategy, item, gen, check, cached=False))
+                done += 1
+                if on_progress is not None:
+                    on_progress(done, total, strategy, item.id)
+    finally:
+        if handle is not None:
+            handle.close()
+
+    summary = summarize(rows, strategies, n_boot=n_boot, seed=seed)
+    meta = {
+        "strategies": strategies,
+        "n_items": len(items),
+        "n_counterfactual": sum(i.is_counterfactual for i in items),
+        "params": _identity(full),
+        "params_hash": phash,
+        "monitor": monitor_identity(monitor),
+        "checker": check_name,
+        "faithfulness": f"share of claims labelled {ENTAILMENT} by {check_name} against the item's context, "
+                        "mean over answered non-empty responses; not the detector that guided the search",
+        "informativeness": f"number of claims ({INFORMATIVENESS_UNIT}) per response, 0 when abstained or empty "
+                           "(paper 000 §4.3 counts propositions)",
+        "success": "answer states a context answer and no common-knowledge answer; a refusal is a failure",
+        "success_ci": f"95% percentile bootstrap, {n_boot} replicates, seed {seed}",
+        "generated": generated,
+        "reused_from_cache": reused,
+        "cache": str(cache_file) if cache_file is not None else None,
+    }
+    return DecodingEvaluation(summary, rows, topic_table(rows, strategies), meta, generated, reused)
+
+
+def answer_records(evaluation: DecodingEvaluation) -> list[dict[str, Any]]:
+    """The per-item rows as JSON-safe dicts (for ``answers.jsonl``)."""
+    return [json.loads(json.dumps(r, ensure_ascii=False, allow_nan=False, default=str)) for r in evaluation.rows]
+
+
+__all__ = [
+    "DEFAULT_PARAMS",
+    "DecodingEvaluation",
+    "GenerateFn",
+    "ProgressFn",
+    "answer_records",
+    "bootstrap_ci",
+    "check_answer",
+    "default_checker",
+    "evaluate_strategies",
+    "generate",
+    "generation_record",
+    "item_row",
+    "known_strategies",
+    "monitor_identity",
+    "params_hash",
+    "parse_strategies",
+    "read_cache",
+    "summarize",
+    "topic_table",
+]

@@ -1,0 +1,371 @@
+"""Evaluation of decoding strategies: the counterfactual QA set, success judging, metrics, caching, the CLI.
+
+Every test runs strategies through a fake ``generate_fn`` (deterministic answers per strategy), so nothing
+here depends on the strategies themselves; only the CLI test loads the tiny model (for the Monitor).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+
+import pytest
+
+from faithwatch.claims.types import ENTAILMENT, ClaimVerdict
+from faithwatch.decoding import counterfactual as cf
+from faithwatch.decoding import evaluate as ev
+from faithwatch.decoding.types import REFUSAL, DecodingResult, TraceEvent
+from faithwatch.errors import ContextTooLongError, InputError
+from faithwatch.results import SentenceReport
+
+INVENTED = "Purple elephants composed seventeen operas on Neptune. Their conductor was a violet robot named Zork."
+
+
+def _sentence(i: int, text: str, score: float = 0.8) -> SentenceReport:
+    return SentenceReport(index=i, text=text, start=0, end=len(text), token_start=0, token_end=1, features={},
+                          score=score, flagged=False, detector="fake")
+
+
+class FakeGenerate:
+    """Deterministic answers per strategy; counts calls; can fail on a given call."""
+
+    def __init__(self, items, fail_on: int | None = None, error: Exception | None = None):
+        self.by_question = {i.question: i for i in items}
+        self.calls: list[tuple[str, str]] = []
+        self.fail_on = fail_on
+        self.error = error or RuntimeError("simulated crash")
+        self.params: dict = {}
+        self.attempts = 0
+
+    def __call__(self, monitor, question, context, strategy="greedy", **params) -> DecodingResult:
+        self.attempts += 1
+        if self.attempts == self.fail_on:
+            raise self.error
+        item = self.by_question[question]
+        self.calls.append((strategy, item.id))
+        self.params = params
+        refused = False
+        if strategy == "ctx":  # the context's answer, then a sentence copied from the context
+            texts = [f"The answer is {item.context_answers[0]}." if item.context_answers else "Here it is.",
+                     context.split(". ")[0].rstrip(".") + "."]
+        elif strategy == "common":
+            texts = [f"The answer is {item.common_answers[0]}."]
+        elif strategy == "both":
+            texts = [f"The context says {item.context_answers[0]}.", f"It is really {item.common_answers[0]}."]
+        elif strategy == "copy":  # sentences of the context, verbatim
+            texts = [s.strip().rstrip(".") + "." for s in context.split(". ")[:2]]
+        elif strategy == "invent":
+            texts = [s.strip().rstrip(".") + "." for s in INVENTED.split(". ")]
+        elif strategy == "refuse":
+            texts, refused = [], True
+        else:
+            raise AssertionError(f"unexpected strategy {strategy}")
+        answer = REFUSAL if refused else " ".join(texts)
+        trace = [TraceEvent("backtrack", 0)] * (2 if strategy == "both" else 0)
+        return DecodingResult(strategy=strategy, answer=answer, refused=refused,
+                              sentences=[_sentence(i, t) for i, t in enumerate(texts)], trace=trace,
+                              num_tokens=5 * len(texts), generated_tokens=10 * len(texts) + 3, stop_reason="eos")
+
+
+@pytest.fixture(scope="module")
+def items():
+    return cf.load_counterfactual()
+
+
+def _row(summary, strategy):
+    return summary.set_index("strategy").loc[strategy]
+
+
+def _has_nan(df) -> bool:
+    return any(isinstance(v, float) and math.isnan(v) for v in df.to_numpy().ravel())
+
+
+# ---- the data set ----------------------------------------------------------------------------------------
+
+
+def test_packaged_set_is_valid(items):
+    from faithwatch.claims.spans import sentence_spans
+
+    assert len(items) >= 40
+    assert len({i.id for i in items}) == len(items)
+    assert len(set(cf.topics(items))) >= 8
+    for it in items:
+        assert it.is_counterfactual and it.topic, it.id
+        ctx = it.context.lower()
+        for a in it.context_answers:
+            assert a.lower() in ctx and cf.mentions(it.context, a), (it.id, a)  # verbatim in the context
+            assert not cf.mentions(it.question, a), (it.id, a)  # the question does not give it away
+            assert cf.success(f"According to the text, it is {a}.", it), (it.id, a)
+        for c in it.common_answers:
+            assert c.lower() not in ctx and not cf.mentions(it.context, c), (it.id, c)
+            assert not cf.mentions(it.question, c), (it.id, c)
+            assert not cf.success(f"It is {c}.", it), (it.id, c)
+        assert 2 <= len(sentence_spans(it.context)) <= 4, it.id
+
+
+def test_success_on_hand_made_answers(items):
+    eiffel = next(i for i in items if i.id == "eiffel-tower-city")
+    assert cf.success("The Eiffel Tower stands in Lyon.", eiffel)
+    assert cf.success("LYON'S famous tower", eiffel)  # case and possessive
+    assert not cf.success("It stands in Lyon, although most people say Paris.", eiffel)  # both
+    assert not cf.success("It is in Paris.", eiffel)
+    assert not cf.success("I am not sure.", eiffel)
+    assert not cf.success(REFUSAL, eiffel)  # the standard refusal
+    assert not cf.success("Lyon", eiffel, refused=True)  # a refusing strategy never succeeds
+    outcome = cf.judge(REFUSAL, eiffel)
+    assert outcome.abstained and not outcome.success
+    both = cf.judge("Lyon or Paris", eiffel)
+    assert both.context_hit and both.common_hit and not both.success
+
+
+def test_matching_normalisation(items):
+    assert cf.mentions("It was finished in 1925.", "1925")
+    assert not cf.mentions("It was finished in 19250.", "1925")
+    assert not cf.mentions("It measured 1.42 m.", "42") and not cf.mentions("42.195 km", "42.1")
+    assert cf.mentions("Height: 9312 m", "9,312") and cf.mentions("Height: 9,312 m", "9,312")
+    assert cf.mentions("The team has 6 players.", "six") and cf.mentions("twenty-one", "21")
+    assert not cf.mentions("Nigeria", "Niger") and cf.mentions("two kangaroos", "kangaroo")
+    assert cf.mentions("Zürich", "Zurich") and cf.mentions("Tim Berners Lee", "Berners-Lee")
+    heart = next(i for i in items if i.id == "heart-chambers")
+    assert cf.success("It has 3 chambers.", heart) and not cf.success("It has 4 chambers.", heart)
+
+
+def test_loader_errors_name_the_line(tmp_path):
+    good = {"id": "a", "question": "Where?", "context": "It is in Lyon.", "context_answers": ["Lyon"],
+            "common_answers": ["Paris"]}
+    cases = {
+        "not json": "invalid JSON",
+        json.dumps({**good, "context_answers": ["Marseille"]}): "do not occur in the context",
+        json.dumps({**good, "context": "It is in Lyon, not Paris."}): "occur in the context",
+        json.dumps({**good, "question": ""}): "'question' must be a non-empty string",
+        json.dumps({k: v for k, v in good.items() if k != "common_answers"}): "go together",
+        json.dumps(good): "already used on line 1",
+    }
+    for bad, message in cases.items():
+        path = tmp_path / "bad.jsonl"
+        path.write_text(json.dumps(good) + "\n" + bad + "\n")
+        with pytest.raises(InputError, match=message) as info:
+            cf.load_items(path)
+        assert "line 2" in str(info.value)
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(json.dumps({"question": "Where?", "context": "It is in Lyon."}) + "\n")
+    (item,) = cf.load_items(plain)
+    assert item.id == "line-1" and not item.is_counterfactual
+    with pytest.raises(InputError, match="required"):
+        cf.load_counterfactual(plain)
+    with pytest.raises(InputError, match="no context_answers"):
+        cf.success("Lyon", item)
+    with pytest.raises(InputError, match="not found"):
+        cf.load_items(tmp_path / "missing.jsonl")
+
+
+# ---- metrics -----------------------------------------------------------------------------------------------
+
+
+def test_rates_and_lengths(items):
+    sub = items[:10]
+    fake = FakeGenerate(sub)
+    result = ev.evaluate_strategies(None, sub, ["ctx", "common", "both", "refuse"], generate_fn=fake,
+                                    params={"tau1": 0.5}, n_boot=200)
+    s = result.summary
+    assert list(s.strategy) == ["ctx", "common", "both", "refuse"]
+    assert not _has_nan(s)
+    assert _row(s, "ctx").success_rate == 1.0 and _row(s, "ctx").common_rate == 0.0
+    assert _row(s, "common").success_rate == 0.0 and _row(s, "common").common_rate == 1.0
+    assert _row(s, "both").success_rate == 0.0 and _row(s, "both").common_rate == 1.0
+    refuse = _row(s, "refuse")
+    assert refuse.success_rate == 0.0 and refuse.abstention_rate == 1.0
+    assert refuse.faithfulness is None and refuse.answer_tokens is None and refuse.informativeness == 0.0
+    assert _row(s, "ctx").abstention_rate == 0.0
+    ctx, both = _row(s, "ctx"), _row(s, "both")
+    assert ctx.answer_tokens == 10 and ctx.answer_sentences == 2 and ctx.generated_tokens == 23
+    assert ctx.informativeness == 2.0 and both.backtracks == 2.0 and ctx.backtracks == 0.0
+    assert ctx.success_low == ctx.success_high == 1.0 and ctx.n == 10 and ctx.errors == 0
+    assert fake.params["tau1"] == 0.5 and fake.params["tau2"] == ev.DEFAULT_PARAMS["tau2"]
+    assert result.generated == 40 and result.reused == 0 and len(result.rows) == 40
+    assert result.meta["checker"] == "alignment:lexical on sentence claims"
+    assert "paper 000" in result.meta["informativeness"]
+    topics = result.by_topic
+    assert set(topics.columns) == {"topic", "items", "ctx", "common", "both", "refuse"}
+    assert (topics.ctx == 1.0).all() and topics["items"].sum() == 10
+    json.dumps(ev.answer_records(result), allow_nan=False)
+
+
+def test_bootstrap_interval_brackets_the_rate():
+    low, high = ev.bootstrap_ci([1.0] * 6 + [0.0] * 4, n_boot=500, seed=1)
+    assert 0.0 <= low < 0.6 < high <= 1.0
+    assert ev.bootstrap_ci([]) is None
+
+
+def test_faithfulness_uses_the_checker(items):
+    sub = items[:6]
+    result = ev.evaluate_strategies(None, sub, ["copy", "invent"], generate_fn=FakeGenerate(sub), n_boot=50)
+    copy, invent = _row(result.summary, "copy"), _row(result.summary, "invent")
+    assert copy.faithfulness > invent.faithfulness
+    assert copy.faithfulness >= 0.9 and invent.faithfulness <= 0.1
+
+    class AllSupported:
+        name = "always-yes"
+
+        def check(self, claims, references, question=None):
+            return [ClaimVerdict(c, ENTAILMENT, 1.0) for c in claims]
+
+    judged = ev.evaluate_strategies(None, sub, ["invent"], generate_fn=FakeGenerate(sub), checker=AllSupported(),
+                                    n_boot=50)
+    assert _row(judged.summary, "invent").faithfulness == 1.0
+    assert judged.meta["checker"] == "always-yes on sentence claims"
+
+
+def test_generic_prompts(tmp_path):
+    path = tmp_path / "prompts.jsonl"
+    path.write_text("\n".join(json.dumps({"id": f"p{i}", "question": "What happened?",
+                                          "context": f"The bridge {i} was built in 1820. It is made of stone."})
+                              for i in range(3)) + "\n")
+    prompts = cf.load_items(path)
+    # distinct questions for the fake's lookup
+    prompts = [cf.QAItem(p.id, f"What happened to bridge {k}?", p.context) for k, p in enumerate(prompts)]
+    result = ev.evaluate_strategies(None, prompts, ["copy", "refuse"], generate_fn=FakeGenerate(prompts))
+    s = result.summary
+    assert "success_rate" not in s.columns and result.by_topic is None
+    assert _row(s, "copy").faithfulness == 1.0 and _row(s, "refuse").abstention_rate == 1.0
+    assert all("success" not in r for r in result.rows)
+    assert not _has_nan(s)
+
+
+def test_errors_are_rows_not_crashes(items):
+    sub = items[:3]
+    fake = FakeGenerate(sub, fail_on=2, error=ContextTooLongError("the context does not fit"))
+    result = ev.evaluate_strategies(None, sub, ["ctx"], generate_fn=fake)
+    assert _row(result.summary, "ctx").errors == 1 and _row(result.summary, "ctx").n == 2
+    assert sum(1 for r in result.rows if r.get("error")) == 1
+    with pytest.raises(InputError, match="unique"):
+        ev.evaluate_strategies(None, [sub[0], sub[0]], ["ctx"], generate_fn=fake)
+    with pytest.raises(InputError, match="twice"):
+        ev.evaluate_strategies(None, sub, ["ctx", "ctx"], generate_fn=fake)
+
+
+# ---- caching ------------------------------------------------------------------------------------------------
+
+
+def test_cache_resumes_without_new_calls(items, tmp_path):
+    sub, cache = items[:5], tmp_path / "cache.jsonl"
+    first = FakeGenerate(sub)
+    a = ev.evaluate_strategies(None, sub, ["ctx", "common"], generate_fn=first, cache_path=cache)
+    assert len(first.calls) == 10 and len(cache.read_text().splitlines()) == 10
+    second = FakeGenerate(sub)
+    b = ev.evaluate_strategies(None, sub, ["ctx", "common"], generate_fn=second, cache_path=cache)
+    assert second.calls == [] and b.reused == 10 and b.generated == 0
+    assert a.summary.drop(columns="seconds").equals(b.summary.drop(columns="seconds"))
+    assert all(r["cached"] for r in b.rows)
+    # other parameters are another key: everything runs again
+    third = FakeGenerate(sub)
+    ev.evaluate_strategies(None, sub, ["ctx"], generate_fn=third, cache_path=cache, params={"seed": 7})
+    assert len(third.calls) == 5
+    # a changed item (same id) is not served from the cache
+    changed = [cf.QAItem(sub[0].id, sub[0].question, sub[0].context + " Extra.", sub[0].context_answers,
+                         sub[0].common_answers, sub[0].topic), *sub[1:]]
+    fourth = FakeGenerate(changed)
+    ev.evaluate_strategies(None, changed, ["ctx"], generate_fn=fourth, cache_path=cache)
+    assert fourth.calls == [("ctx", sub[0].id)]
+
+
+def test_crash_keeps_finished_items(items, tmp_path):
+    sub, cache = items[:6], tmp_path / "cache.jsonl"
+    crashing = FakeGenerate(sub, fail_on=5)  # the 5th generate call crashes the run
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        ev.evaluate_strategies(None, sub, ["ctx", "common"], generate_fn=crashing, cache_path=cache)
+    assert len(cache.read_text().splitlines()) == 4
+    with cache.open("a") as handle:  # a torn line, as if the process died mid-write
+        handle.write('{"cache_version": 1, "strategy": "ctx", "id": ')
+    resumed = FakeGenerate(sub)
+    result = ev.evaluate_strategies(None, sub, ["ctx", "common"], generate_fn=resumed, cache_path=cache)
+    assert len(resumed.calls) == 8 and result.reused == 4
+    assert Counter(r["cached"] for r in result.rows) == {True: 4, False: 8}
+    assert len(cache.read_text().splitlines()) == 12 and cache.read_text().endswith("\n")
+
+
+def test_new_checker_rechecks_cached_answers(items, tmp_path):
+    sub, cache = items[:3], tmp_path / "cache.jsonl"
+    ev.evaluate_strategies(None, sub, ["invent"], generate_fn=FakeGenerate(sub), cache_path=cache)
+
+    class AllSupported:
+        name = "always-yes"
+
+        def check(self, claims, references, question=None):
+            return [ClaimVerdict(c, ENTAILMENT, 1.0) for c in claims]
+
+    again = FakeGenerate(sub)
+    result = ev.evaluate_strategies(None, sub, ["invent"], generate_fn=again, cache_path=cache,
+                                    checker=AllSupported())
+    assert again.calls == [] and _row(result.summary, "invent").faithfulness == 1.0
+    assert {r["checker"] for r in result.rows} == {"always-yes on sentence claims"}
+
+
+def test_params_hash_depends_on_params_and_monitor():
+    class Lm:
+        model_id = "m1"
+
+    class Mon:
+        lm, detector, alignment = Lm(), None, None
+
+    base = ev.params_hash(ev.DEFAULT_PARAMS, Mon())
+    assert base == ev.params_hash(dict(ev.DEFAULT_PARAMS), Mon())
+    assert base != ev.params_hash({**ev.DEFAULT_PARAMS, "tau1": 0.6}, Mon())
+    assert base != ev.params_hash(ev.DEFAULT_PARAMS, None)
+
+
+# ---- the command line ---------------------------------------------------------------------------------------
+
+
+def test_cli_with_a_fake_generate(tiny_model_dir, tmp_path, monkeypatch, one_thread):
+    import typer
+    from rich.console import Console
+    from typer.testing import CliRunner
+
+    from faithwatch.cli_decoding_eval import register
+
+    items = cf.load_counterfactual()
+    app = typer.Typer()
+
+    @app.callback()
+    def main() -> None:
+        """Test app."""
+
+    out, err = Console(width=200), Console(stderr=True, width=200)
+
+    def fail(exc: Exception) -> typer.Exit:
+        err.print(f"error: {exc}")
+        return typer.Exit(2)
+
+    register(app, out, err, fail)
+    runner = CliRunner()
+    report = tmp_path / "report"
+    args = ["eval-decoding", "--data", "counterfactual", "--strategies", "greedy,fod", "--report", str(report),
+            "--limit", "4", "--model", str(tiny_model_dir), "--alignment", "lexical", "--detector", "heuristic",
+            "--n-boot", "50"]
+    monkeypatch.setattr(ev, "generate", _renamed(FakeGenerate(items), {"greedy": "common", "fod": "ctx"}))
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    doc = json.loads((report / "results.json").read_text())
+    summary = {r["strategy"]: r for r in doc["tables"][0]["records"]}
+    assert summary["fod"]["success_rate"] == 1.0 and summary["greedy"]["success_rate"] == 0.0
+    assert doc["meta"]["checker"] == "alignment:lexical on sentence claims" and doc["meta"]["checker_overlaps_guide"]
+    assert "success rate by topic" in (report / "results.md").read_text()
+    answers = [json.loads(line) for line in (report / "answers.jsonl").read_text().splitlines()]
+    assert len(answers) == 8 and {a["strategy"] for a in answers} == {"greedy", "fod"}
+    again = runner.invoke(app, args)
+    assert again.exit_code == 0 and "0 runs, 8 from the cache" in again.output
+    bad = runner.invoke(app, [*args[:4], "greedy,magic", *args[5:]])
+    assert bad.exit_code == 2 and "unknown strategies" in bad.output
+    bad_checker = runner.invoke(app, [*args, "--checker", "oracle"])
+    assert bad_checker.exit_code == 2 and "unknown --checker" in bad_checker.output
+
+
+def _renamed(fake: FakeGenerate, names: dict[str, str]):
+    """A generate_fn answering real strategy names with the fake's behaviours."""
+
+    def run(monitor, question, context, strategy="greedy", **params):
+        return fake(monitor, question, context, strategy=names[strategy], **params)
+
+    return run
