@@ -1,0 +1,77 @@
+"""Cost of each decoding strategy as wall time divided by greedy's, on the same prompts, in one run.
+
+    python bench/decoding.py                                     # CPU, embedded SmolLM2-135M-Instruct
+    python bench/decoding.py --device cuda --random-model llama-1b   # GPU, random ~1.2B Llama (see overhead.py)
+
+Prompts come from the counterfactual QA set. Every strategy uses the monitor's detector for sentence scores
+and its defaults (FOD: tau1 0.7, tau2 0.85, K=2, S=6). The number of generated tokens differs per strategy, so
+tokens generated per second is printed too. Target: FOD (K=2, S=6) <= 3x greedy on the GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--prompts", type=int, default=5)
+    parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument("--strategies", default="greedy,abstain,cad,rerank,fod-bt,fod")
+    parser.add_argument("--random-model", default=None, help="e.g. llama-1b (weights random; see overhead.py)")
+    parser.add_argument("--detector", default=None, help="default: shipped detector (embedded model) or heuristic")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    args = parser.parse_args()
+
+    import torch
+
+    from faithwatch.decoding import generate
+    from faithwatch.decoding.counterfactual import load_counterfactual
+    from faithwatch.monitor import Monitor
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    if args.random_model:
+        from overhead import _load  # the same random-model builder as the overhead benchmark
+
+        class _Args:
+            random_model, device, mode, tokenizer = args.random_model, args.device, "monitor", None
+
+        lm = _load(_Args)
+        monitor = Monitor(lm, detector=args.detector or "heuristic", alignment="lexical")
+    else:
+        monitor = Monitor(None, device=args.device, detector=args.detector)
+    items = load_counterfactual()[: args.prompts]
+    strategies = args.strategies.split(",")
+    sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
+    generate(monitor, items[0].question, items[0].context, "greedy", max_new_tokens=8)  # warm-up
+    seconds: dict[str, list[float]] = {s: [] for s in strategies}
+    tokens: dict[str, int] = dict.fromkeys(strategies, 0)
+    for item in items:
+        for strategy in strategies:
+            sync()
+            start = time.perf_counter()
+            result = generate(monitor, item.question, item.context, strategy, max_new_tokens=args.max_new_tokens)
+            sync()
+            seconds[strategy].append(time.perf_counter() - start)
+            tokens[strategy] += result.generated_tokens
+    base = sum(seconds["greedy"]) if "greedy" in seconds else None
+    print(f"model: {args.random_model or monitor.lm.model_id} · device: {args.device} · {len(items)} prompts · "
+          f"max {args.max_new_tokens} new tokens · detector {monitor.detector.name}")
+    print(f"{'strategy':<10} {'total s':>8} {'median s':>9} {'x greedy':>9} {'gen tok':>8} {'tok/s':>7}")
+    for s in strategies:
+        total = sum(seconds[s])
+        ratio = f"{total / base:.2f}" if base else "-"
+        print(f"{s:<10} {total:8.2f} {statistics.median(seconds[s]):9.2f} {ratio:>9} {tokens[s]:8d} "
+              f"{tokens[s] / total:7.1f}")
+
+
+if __name__ == "__main__":
+    main()
