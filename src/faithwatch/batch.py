@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faithwatch.errors import FaithwatchError
+from faithwatch.errors import FaithwatchError, ModelNotAvailableError
 from faithwatch.monitor import Monitor
 
 REQUIRED_FIELDS = ("context", "question", "response")
@@ -98,22 +98,28 @@ def _append(handle, obj: dict[str, Any]) -> None:
     os.fsync(handle.fileno())
 
 
-def score_file(
-    monitor: Monitor,
-    input_path: Path,
+def run_batch(
+    items: list[Record | BadRecord],
     output_path: Path,
+    process: Callable[[Record], dict[str, Any]],
     *,
-    vectors: bool = True,
     overwrite: bool = False,
+    prepare: Callable[[Path], None] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
     on_bad: Callable[[BadRecord], None] | None = None,
 ) -> BatchSummary:
-    """Score every record of ``input_path`` into ``output_path`` (resuming unless ``overwrite``)."""
-    items = list(read_records(input_path))
+    """Run ``process`` over records into ``output_path``: resumable, bad records reported and skipped.
+
+    ``process`` returns the output row of a record or raises a :class:`FaithwatchError` (reported as a bad
+    record, the rest go on); a :class:`ModelNotAvailableError` aborts the run (finished records are kept).
+    ``prepare`` sees the output path before work starts (e.g. to refuse resuming an incompatible run).
+    """
     summary = BatchSummary(total=len(items))
     if overwrite and output_path.exists():
         output_path.unlink()
     done = finished_ids(output_path)
+    if prepare:
+        prepare(output_path)
     seen: set[str] = set()
     errors_path = output_path.with_name(output_path.name + ".errors.jsonl")
     errors_path.unlink(missing_ok=True)
@@ -136,17 +142,38 @@ def score_file(
                 summary.skipped_done += 1
             else:
                 seen.add(item.id)
-                d = item.data
                 try:
-                    result = monitor.score(d["question"], d["context"], d["response"],
-                                           instruction=d.get("instruction"))
+                    row = process(item)
+                except ModelNotAvailableError:
+                    raise
                 except FaithwatchError as exc:
                     bad(BadRecord(item.line, item.id, str(exc)))
                 else:
-                    row = result.to_dict(vectors=vectors)
-                    row.pop("context")  # the input holds it; keep the output compact
                     _append(out, {"id": item.id, "line": item.line, **row})
                     summary.scored += 1
             if on_progress:
                 on_progress(n, len(items))
     return summary
+
+
+def score_file(
+    monitor: Monitor,
+    input_path: Path,
+    output_path: Path,
+    *,
+    vectors: bool = True,
+    overwrite: bool = False,
+    on_progress: Callable[[int, int], None] | None = None,
+    on_bad: Callable[[BadRecord], None] | None = None,
+) -> BatchSummary:
+    """Score every record of ``input_path`` into ``output_path`` (resuming unless ``overwrite``)."""
+
+    def process(item: Record) -> dict[str, Any]:
+        d = item.data
+        row = monitor.score(d["question"], d["context"], d["response"], instruction=d.get("instruction"))
+        out = row.to_dict(vectors=vectors)
+        out.pop("context")  # the input holds it; keep the output compact
+        return out
+
+    return run_batch(list(read_records(input_path)), output_path, process, overwrite=overwrite,
+                     on_progress=on_progress, on_bad=on_bad)

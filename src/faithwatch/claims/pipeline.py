@@ -188,61 +188,37 @@ def check_file(
     Raises :class:`~faithwatch.claims.llm.LLMUnavailableError` when the LLM endpoint cannot be reached
     (every record would fail; the finished ones are kept and a re-run resumes).
     """
-    from faithwatch.batch import BadRecord, _append, finished_ids
+    from faithwatch.batch import run_batch
 
     if aggregation not in AGGREGATIONS:
         raise InputError(f"unknown aggregation {aggregation!r}; choose one of {', '.join(AGGREGATIONS)}")
     items = list(read_claim_records(input_path))
-    summary = ClaimsBatchSummary(total=len(items))
-    if overwrite and output_path.exists():
-        output_path.unlink()
-    done = finished_ids(output_path)
-    _check_compatible(_read_rows(output_path), _name(extractor), _name(checker), aggregation)
-    seen: set[str] = set()
     failures: list[dict[str, Any]] = []  # failed checks, for the summaries
-    errors_path = output_path.with_name(output_path.name + ".errors.jsonl")
-    errors_path.unlink(missing_ok=True)
 
-    def bad(record: Any) -> None:
-        summary.bad.append(record)
-        with errors_path.open("a", encoding="utf-8") as err:
-            _append(err, {"line": record.line, "id": record.id, "error": record.error})
-        if on_bad:
-            on_bad(record)
+    def process(item) -> dict[str, Any]:
+        d = item.data
+        carried = {k: d[k] for k in CARRIED_FIELDS if d.get(k) is not None}
+        try:
+            result = check_response(d["response"], d["context"], extractor, checker,
+                                    question=d.get("question"), aggregation=aggregation)
+        except LLMUnavailableError:
+            raise
+        except FaithwatchError as exc:
+            error = f"check failed: {exc}" if isinstance(exc, CheckError) else str(exc)
+            failures.append({**carried, "error": error})
+            raise FaithwatchError(error) from exc
+        if result.extraction_error is not None:
+            failures.append({**carried, "error": result.extraction_error})
+            raise FaithwatchError(f"extraction failed: {result.extraction_error}")
+        return {**carried, **result.to_dict()}
 
-    with output_path.open("a", encoding="utf-8") as out:
-        for n, item in enumerate(items, start=1):
-            if isinstance(item, BadRecord):
-                bad(item)
-            elif item.id in seen:
-                bad(BadRecord(item.line, item.id, f"duplicate id '{item.id}'"))
-            elif item.id in done:
-                seen.add(item.id)
-                summary.skipped_done += 1
-            else:
-                seen.add(item.id)
-                d = item.data
-                carried = {k: d[k] for k in CARRIED_FIELDS if d.get(k) is not None}
-                try:
-                    result = check_response(d["response"], d["context"], extractor, checker,
-                                            question=d.get("question"), aggregation=aggregation)
-                except LLMUnavailableError:
-                    raise
-                except FaithwatchError as exc:
-                    error = f"check failed: {exc}" if isinstance(exc, CheckError) else str(exc)
-                    failures.append({**carried, "error": error})
-                    summary.failed += 1
-                    bad(BadRecord(item.line, item.id, error))
-                else:
-                    if result.extraction_error is not None:
-                        failures.append({**carried, "error": result.extraction_error})
-                        summary.failed += 1
-                        bad(BadRecord(item.line, item.id, f"extraction failed: {result.extraction_error}"))
-                    else:
-                        _append(out, {"id": item.id, "line": item.line, **carried, **result.to_dict()})
-                        summary.checked += 1
-            if on_progress:
-                on_progress(n, len(items))
+    def prepare(path: Path) -> None:
+        _check_compatible(_read_rows(path), _name(extractor), _name(checker), aggregation)
+
+    run = run_batch(items, output_path, process, overwrite=overwrite, prepare=prepare, on_progress=on_progress,
+                    on_bad=on_bad)
+    summary = ClaimsBatchSummary(total=run.total, checked=run.scored, skipped_done=run.skipped_done, bad=run.bad,
+                                 failed=len(failures))
     summary.summaries = build_summaries([*_read_rows(output_path), *failures], group_by)
     summary_path = output_path.with_name(output_path.name + ".summary.json")
     summary_path.write_text(json.dumps(summary.summaries_dict(), indent=2, allow_nan=False) + "\n", encoding="utf-8")
