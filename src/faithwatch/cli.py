@@ -20,6 +20,7 @@ from faithwatch.alignment import DEFAULT_SCORER
 from faithwatch.cli_claims import register as register_claims
 from faithwatch.cli_decoding import register as register_decoding
 from faithwatch.cli_decoding_eval import register as register_decoding_eval
+from faithwatch.cli_lss import register as register_lss
 from faithwatch.cli_eval import register as register_eval_commands
 from faithwatch.cli_eval import register_transfer
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
@@ -195,6 +196,7 @@ register_transfer(app, out, err, _fail)
 register_claims(app, out, err, _fail)
 register_decoding(app, out, err, _fail)
 register_decoding_eval(app, out, err, _fail)
+register_lss(app, out, err, _fail)
 
 
 def run() -> None:

@@ -1,0 +1,519 @@
+"""Longest Supported Subsequence (LSS, paper 004): the longest subsequence of a claim's words that a reference supports.
+
+The paper generates the LSS with a fine-tuned T5-XL; no such model is available here, so faithwatch *searches*
+for it, guided by any :class:`~faithwatch.alignment.AlignmentScorer`: a word subsequence ``S`` is **supported**
+when ``scorer.score(" ".join(S), reference) >= threshold``.
+
+Words
+    The claim is split on whitespace; a token without any letter or digit (``"-"``, ``"—"``) is glued to the
+    word before it (or after it, at the start), so ``len(words)`` counts real words. A word is a *content word*
+    when one of its alphanumeric tokens is not a stop word (:data:`faithwatch.alignment.lexical.STOP_WORDS`).
+
+Lexical pre-filter (``prefilter=True``)
+    A word is *absent* when one of its content tokens does not occur in the reference (tokens compared after the
+    lexical scorer's crude stemming; numbers after normalisation, ``"1,000"`` = ``"1000"``, and spelled-out small
+    numbers of the reference count). Absent words are the first deletion candidates.
+
+Search (deterministic; every scorer call goes through ``score_many`` in batches, results are cached by text)
+    1. Score the whole claim (its *claim support*). Supported: the LSS is the whole claim, stop.
+    2. Pre-filter jump: with ``prefilter`` and at least one absent word, also score the claim without all absent
+       words (one call). It joins the beam.
+    3. Beam deletion: the beam (at most ``beam_width`` states, best first) is expanded by deleting one span of
+       1..``max_span`` consecutive kept words from each state; children with fewer than ``min_content_words``
+       content words are never scored (a run of function words asserts nothing). Children are scored in priority
+       order (spans with an absent word first, then by beam rank, start position, span length), so when the
+       budget runs out the most promising ones have been scored. If any scored state is supported, the longest
+       supported one is taken (ties: higher support, then earliest deleted positions) and the deletion stops;
+       otherwise the ``beam_width`` best children (support, then length, then earliest deleted positions) form
+       the next beam. No children left: the LSS is empty.
+    4. Re-insertion (``reinsert=True``): words removed on the way are tried back one at a time (all candidates
+       in one batch); the candidate with the highest support that stays supported is kept (ties: earliest
+       position), until no single word can be added. Without truncation the result is thus 1-maximal: adding
+       any one removed word makes it unsupported.
+
+Budget
+    At most ``max_evaluations`` distinct texts are scored per claim. When the cap stops the search before it
+    ends, ``truncated_search`` is ``True`` and the result is the best *verified* supported subsequence found so
+    far, or empty: the score is then a lower bound. It is never filled with unverified words.
+
+Scores
+    ``LSSResult.score`` = LSS words / claim words (0 for an empty LSS, 1 for a supported claim). The paper also
+    computes standard metrics with the LSS in place of the reference (:func:`lss_rouge_l`, ``ROUGE-L(claim,
+    LSS)``); its LSS* (the LSS with spelling/grammar fixed by a human or the model) cannot be produced by a
+    search over subsequences, but human LSS* texts can be scored with the same functions. To compare a found LSS
+    with a human one there are :func:`align_to_claim` and :func:`word_prf` (word-level precision/recall/F1).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from faithwatch.alignment.base import AlignmentScorer
+from faithwatch.alignment.lexical import STOP_WORDS, normalise_number, stem
+from faithwatch.errors import InputError, NonFiniteError
+
+__all__ = [
+    "ALGORITHM",
+    "LSSResult",
+    "RougeScore",
+    "absent_words",
+    "align_to_claim",
+    "content_words",
+    "lcs_length",
+    "lss",
+    "lss_rouge_l",
+    "rouge_l",
+    "rouge_n",
+    "rouge_tokens",
+    "split_words",
+    "word_prf",
+]
+
+#: name/version of the search algorithm (part of every cache key: bump it when the search changes)
+ALGORITHM = "lss-search-v1"
+
+_ALNUM_RE = re.compile(r"[^\W_]")
+# alphanumeric tokens of a word, keeping inner apostrophes ("don't"); "2012-15" -> "2012", "15"
+_TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+# a number, as in the lexical scorer: digits with optional thousands separators and decimals
+_NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?")
+# ROUGE tokens: lowercase ASCII letters/digits, as the reference implementation (rouge-score) does
+_ROUGE_TOKEN_RE = re.compile(r"[a-z0-9]+")
+_SPELLED = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty"
+)
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(_SPELLED.split())}
+
+
+# ---------------------------------------------------------------- words
+
+
+def split_words(text: str) -> list[str]:
+    """The claim's words: whitespace tokens, punctuation-only tokens glued to a neighbour (see module doc)."""
+    words: list[str] = []
+    pending = ""  # punctuation-only tokens before the first real word
+    for tok in text.split():
+        if _ALNUM_RE.search(tok):
+            words.append(f"{pending} {tok}" if pending else tok)
+            pending = ""
+        elif words:
+            words[-1] = f"{words[-1]} {tok}"
+        else:
+            pending = f"{pending} {tok}" if pending else tok
+    if pending:  # no real word at all: keep the punctuation as one "word"
+        words.append(pending)
+    return words
+
+
+def _tokens(word: str) -> list[str]:
+    return _TOKEN_RE.findall(word)
+
+
+def _units(text: str) -> tuple[list[str], list[str]]:
+    """(normalised numbers, word tokens not starting with a digit) of a text, as the lexical scorer sees them."""
+    numbers = [normalise_number(m.group(0)) for m in _NUMBER_RE.finditer(text)]
+    return numbers, [t for t in _tokens(text) if not t[0].isdigit()]
+
+
+def _is_stop(token: str) -> bool:
+    return token.lower().replace("’", "'") in STOP_WORDS
+
+
+def content_words(words: Sequence[str]) -> list[bool]:
+    """Per word: does it hold a number or a token that is not a stop word?"""
+    out = []
+    for w in words:
+        numbers, toks = _units(w)
+        out.append(bool(numbers) or any(not _is_stop(t) for t in toks))
+    return out
+
+
+def _reference_index(reference: str) -> tuple[frozenset[str], frozenset[str]]:
+    numbers, toks = _units(reference)
+    stems = frozenset(stem(t) for t in toks)
+    spelled = {_NUMBER_WORDS[t.lower()] for t in toks if t.lower() in _NUMBER_WORDS}
+    return stems, frozenset(numbers) | spelled
+
+
+def absent_words(words: Sequence[str], reference: str) -> list[bool]:
+    """Per word: is one of its numbers or non-stop tokens missing from the reference (the lexical pre-filter)?"""
+    stems, ref_numbers = _reference_index(reference)
+    out = []
+    for w in words:
+        numbers, toks = _units(w)
+        out.append(any(n not in ref_numbers for n in numbers)
+                   or any(stem(t) not in stems for t in toks if not _is_stop(t)))
+    return out
+
+
+# ---------------------------------------------------------------- result
+
+
+@dataclass(frozen=True)
+class LSSResult:
+    """The outcome of :func:`lss` for one claim.
+
+    Attributes:
+        claim_words: the claim's words (see :func:`split_words`).
+        kept_indices: indices into ``claim_words`` of the LSS, increasing; empty when nothing is supported.
+        evaluations: distinct texts scored by the scorer (<= ``max_evaluations``).
+        truncated_search: the evaluation cap stopped the search: the score is a lower bound.
+        support_of_subsequence: the scorer's support of the LSS text (``None`` for an empty LSS).
+        support_of_claim: the scorer's support of the whole claim (its plain alignment score).
+        threshold: the support threshold used.
+        scorer: the scorer's name.
+    """
+
+    claim_words: tuple[str, ...]
+    kept_indices: tuple[int, ...]
+    evaluations: int
+    truncated_search: bool
+    support_of_subsequence: float | None
+    support_of_claim: float
+    threshold: float
+    scorer: str = ""
+    algorithm: str = field(default=ALGORITHM)
+
+    @property
+    def subsequence_words(self) -> list[str]:
+        """The LSS as a list of words."""
+        return [self.claim_words[i] for i in self.kept_indices]
+
+    @property
+    def text(self) -> str:
+        """The LSS as text (its words joined by single spaces; ``""`` when empty)."""
+        return " ".join(self.subsequence_words)
+
+    @property
+    def length(self) -> int:
+        """Number of words of the LSS."""
+        return len(self.kept_indices)
+
+    @property
+    def score(self) -> float:
+        """LSS score: LSS words / claim words, in [0, 1]."""
+        return len(self.kept_indices) / len(self.claim_words)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (strict JSON: no NaN)."""
+        return {
+            "lss": self.text,
+            "kept_indices": list(self.kept_indices),
+            "lss_length": self.length,
+            "claim_length": len(self.claim_words),
+            "score": self.score,
+            "evaluations": self.evaluations,
+            "truncated_search": self.truncated_search,
+            "support_of_subsequence": self.support_of_subsequence,
+            "support_of_claim": self.support_of_claim,
+            "threshold": self.threshold,
+            "scorer": self.scorer,
+            "algorithm": self.algorithm,
+        }
+
+
+# ---------------------------------------------------------------- search
+
+State = tuple[int, ...]
+
+
+class _Search:
+    """One claim's search state: the cache of supports and the evaluation budget."""
+
+    def __init__(self, words: list[str], reference: str, scorer: AlignmentScorer, threshold: float,
+                 max_evaluations: int, prefilter: bool, min_content_words: int) -> None:
+        self.words = words
+        self.reference = reference
+        self.scorer = scorer
+        self.threshold = threshold
+        self.budget = max_evaluations
+        self.content = content_words(words)
+        self.absent = absent_words(words, reference) if prefilter else [False] * len(words)
+        self.min_content = min_content_words
+        self.by_text: dict[str, float] = {}
+        self.evaluations = 0
+        self.truncated = False
+
+    def text(self, state: State) -> str:
+        return " ".join(self.words[i] for i in state)
+
+    def valid(self, state: State) -> bool:
+        return bool(state) and sum(self.content[i] for i in state) >= self.min_content
+
+    def support(self, state: State) -> float:
+        return self.by_text[self.text(state)]
+
+    def supported(self, state: State) -> bool:
+        return self.support(state) >= self.threshold
+
+    def evaluate(self, states: Sequence[State]) -> list[State]:
+        """Score the states not scored yet (in the given priority order, within budget); return the scored ones."""
+        todo = list(dict.fromkeys(t for t in map(self.text, states) if t not in self.by_text))  # ordered, unique
+        room = self.budget - self.evaluations
+        if len(todo) > room:
+            self.truncated = True
+            todo = todo[:room]
+        if todo:
+            scores = self.scorer.score_many(todo, self.reference)
+            if len(scores) != len(todo):
+                raise InputError(f"scorer {self.scorer.name!r} returned {len(scores)} scores for {len(todo)} texts")
+            for t, v in zip(todo, scores, strict=True):
+                v = float(v)
+                if not math.isfinite(v):
+                    raise NonFiniteError(f"scorer {self.scorer.name!r} returned {v} for {t!r}")
+                self.by_text[t] = v
+            self.evaluations += len(todo)
+        return [s for s in states if self.text(s) in self.by_text]
+
+    def deleted(self, state: State) -> tuple[int, ...]:
+        kept = set(state)
+        return tuple(i for i in range(len(self.words)) if i not in kept)
+
+    def rank_key(self, state: State) -> tuple[float, int, tuple[int, ...]]:
+        # best first: higher support, then longer, then earliest deleted positions
+        return (-self.support(state), -len(state), self.deleted(state))
+
+
+def _children(search: _Search, beam: Sequence[State], max_span: int) -> list[State]:
+    """Deletion children of the beam states, in scoring-priority order, deduplicated, valid ones only."""
+    ranked: list[tuple[tuple[int, int, int, int], State]] = []
+    for rank, state in enumerate(beam):
+        for start in range(len(state)):
+            for span in range(1, max_span + 1):
+                if start + span > len(state):
+                    break
+                child = state[:start] + state[start + span :]
+                if not search.valid(child):
+                    continue
+                has_absent = any(search.absent[i] for i in state[start : start + span])
+                ranked.append(((0 if has_absent else 1, rank, state[start], span), child))
+    ranked.sort(key=lambda kv: kv[0])
+    seen: set[State] = set()
+    out: list[State] = []
+    for _, child in ranked:
+        if child not in seen:
+            seen.add(child)
+            out.append(child)
+    return out
+
+
+def _reinsert(search: _Search, state: State) -> State:
+    """Add removed words back one at a time while the subsequence stays supported (best support first)."""
+    while True:
+        kept = set(state)
+        removed = [i for i in range(len(search.words)) if i not in kept]
+        if not removed:
+            return state
+        # present words first (likelier to stay supported), then by position
+        removed.sort(key=lambda i: (search.absent[i], i))
+        cands = [tuple(sorted((*state, i))) for i in removed]
+        scored = search.evaluate(cands)
+        ok = [c for c in scored if search.supported(c)]
+        if not ok:
+            return state
+        # highest support; ties: the earliest re-inserted position
+        state = min(ok, key=lambda c: (-search.support(c), min(set(c) - kept)))
+        if search.truncated:
+            return state
+
+
+def lss(
+    claim: str,
+    reference: str,
+    scorer: AlignmentScorer,
+    *,
+    threshold: float = 0.5,
+    max_evaluations: int = 200,
+    beam_width: int = 2,
+    max_span: int = 1,
+    prefilter: bool = True,
+    reinsert: bool = True,
+    min_content_words: int = 1,
+) -> LSSResult:
+    """Find the Longest Supported Subsequence of ``claim`` given ``reference`` (algorithm in the module doc).
+
+    Args:
+        claim: the claim (non-blank).
+        reference: the reference text (non-blank).
+        scorer: the support scorer, e.g. ``get_scorer("lexical")``; its ``score_many`` is called in batches.
+        threshold: support needed to call a subsequence supported, in (0, 1].
+        max_evaluations: cap on distinct texts scored for this claim (>= 1).
+        beam_width: states kept per deletion step (>= 1).
+        max_span: longest run of consecutive kept words deleted in one step (>= 1).
+        prefilter: use the lexical pre-filter (absent words first, plus the jump without all of them).
+        reinsert: run the re-insertion pass on the supported subsequence found.
+        min_content_words: a proper subsequence needs at least this many content words to be scored (>= 0).
+
+    Raises:
+        InputError: blank claim or reference, or an out-of-range parameter.
+        NonFiniteError: the scorer returned NaN/inf.
+    """
+    if not isinstance(claim, str) or not claim.strip():
+        raise InputError("the claim is empty: there is nothing to find a supported subsequence of")
+    if not isinstance(reference, str) or not reference.strip():
+        raise InputError("the reference is empty: nothing can support the claim")
+    if not (isinstance(threshold, (int, float)) and 0.0 < threshold <= 1.0):
+        raise InputError(f"threshold must be in (0, 1], got {threshold!r}")
+    for name, value, low in (("max_evaluations", max_evaluations, 1), ("beam_width", beam_width, 1),
+                             ("max_span", max_span, 1), ("min_content_words", min_content_words, 0)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise InputError(f"{name} must be an integer >= {low}, got {value!r}")
+
+    words = split_words(claim)
+    search = _Search(words, reference, scorer, float(threshold), max_evaluations, prefilter, min_content_words)
+    full: State = tuple(range(len(words)))
+    search.evaluate([full])
+    claim_support = search.support(full)
+
+    best: State | None = full if search.supported(full) else None
+    beam: list[State] = [full]
+    if best is None and prefilter and any(search.absent):
+        jump = tuple(i for i in full if not search.absent[i])
+        if search.valid(jump) and search.evaluate([jump]):
+            beam.append(jump)
+            if search.supported(jump):
+                best = jump
+    while best is None and not search.truncated:
+        beam = sorted(beam, key=search.rank_key)[:beam_width]
+        children = search.evaluate(_children(search, beam, max_span))
+        if not children:  # nothing left to delete (or no budget for it)
+            break
+        supported = [c for c in children if search.supported(c)]
+        if supported:
+            best = min(supported, key=lambda c: (-len(c), -search.support(c), search.deleted(c)))
+        beam = children
+    if best is not None and reinsert and best != full and not search.truncated:
+        best = _reinsert(search, best)
+
+    kept = best if best is not None else ()
+    return LSSResult(
+        claim_words=tuple(words),
+        kept_indices=kept,
+        evaluations=search.evaluations,
+        truncated_search=search.truncated,
+        support_of_subsequence=search.support(kept) if kept else None,
+        support_of_claim=claim_support,
+        threshold=float(threshold),
+        scorer=getattr(scorer, "name", type(scorer).__name__),
+    )
+
+
+# ---------------------------------------------------------------- ROUGE and word-level metrics
+
+
+@dataclass(frozen=True)
+class RougeScore:
+    """Precision (over the candidate), recall (over the reference) and F1 of a ROUGE variant, all in [0, 1]."""
+
+    precision: float
+    recall: float
+    f1: float
+
+
+def rouge_tokens(text: str) -> list[str]:
+    """ROUGE tokens: lowercased, runs of ASCII letters/digits (no stemming), as ``rouge-score``'s default."""
+    return _ROUGE_TOKEN_RE.findall(text.lower())
+
+
+def lcs_length(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """Length of the longest common subsequence of two sequences (O(len(a) * len(b)) time, O(len(b)) memory)."""
+    if len(a) < len(b):
+        a, b = b, a
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0] * (len(b) + 1)
+        for j, y in enumerate(b, 1):
+            cur[j] = prev[j - 1] + 1 if x == y else max(prev[j], cur[j - 1])
+        prev = cur
+    return prev[-1]
+
+
+def _prf(overlap: int, n_candidate: int, n_reference: int) -> RougeScore:
+    if overlap == 0 or n_candidate == 0 or n_reference == 0:
+        return RougeScore(0.0, 0.0, 0.0)
+    p, r = overlap / n_candidate, overlap / n_reference
+    return RougeScore(p, r, 2 * p * r / (p + r))
+
+
+def rouge_l(candidate: str, reference: str) -> RougeScore:
+    """ROUGE-L: LCS of the lowercased word tokens; P = LCS/|candidate|, R = LCS/|reference|, F1 (beta = 1).
+
+    An empty side (no tokens) gives 0 for all three.
+    """
+    c, r = rouge_tokens(candidate), rouge_tokens(reference)
+    return _prf(lcs_length(c, r), len(c), len(r))
+
+
+def rouge_n(candidate: str, reference: str, n: int = 1) -> RougeScore:
+    """ROUGE-N: clipped n-gram overlap of the lowercased word tokens (P over the candidate, R over the reference)."""
+    if n < 1:
+        raise InputError(f"ROUGE-N needs n >= 1, got {n}")
+
+    def grams(toks: list[str]) -> dict[tuple[str, ...], int]:
+        out: dict[tuple[str, ...], int] = {}
+        for i in range(len(toks) - n + 1):
+            g = tuple(toks[i : i + n])
+            out[g] = out.get(g, 0) + 1
+        return out
+
+    c, r = grams(rouge_tokens(candidate)), grams(rouge_tokens(reference))
+    overlap = sum(min(k, r.get(g, 0)) for g, k in c.items())
+    return _prf(overlap, sum(c.values()), sum(r.values()))
+
+
+def lss_rouge_l(claim: str, lss_text: str) -> RougeScore:
+    """The paper's LSS-based ROUGE-L: ROUGE-L with the claim as candidate and the LSS in place of the reference.
+
+    For an LSS that is a subsequence of the claim, precision = LSS tokens / claim tokens, recall = 1 (0 for an
+    empty LSS); with a human LSS* (fixed grammar) it is a proper ROUGE-L.
+    """
+    return rouge_l(claim, lss_text)
+
+
+def _norm_word(word: str) -> str:
+    return "".join(t.lower() for t in _tokens(word))
+
+
+def align_to_claim(claim_words: Sequence[str], lss_text: str) -> tuple[int, ...]:
+    """Indices of the claim words matched by a (human) LSS text: an LCS of the normalised words.
+
+    Words are compared lowercased with punctuation removed, so ``"Star,"`` matches ``"Star."``; LSS words that are
+    not claim words (e.g. in an LSS*) are ignored. Ties of the LCS are resolved towards the earliest claim words.
+    """
+    a = [_norm_word(w) for w in claim_words]
+    b = [_norm_word(w) for w in split_words(lss_text)]
+    b = [w for w in b if w]
+    n, m = len(a), len(b)
+    # suffix DP so that a forward greedy walk takes the earliest matches
+    dp = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            dp[i][j] = dp[i + 1][j + 1] + 1 if a[i] and a[i] == b[j] else max(dp[i + 1][j], dp[i][j + 1])
+    out: list[int] = []
+    i = j = 0
+    while i < n and j < m:
+        if a[i] and a[i] == b[j] and dp[i][j] == dp[i + 1][j + 1] + 1:
+            out.append(i)
+            i += 1
+            j += 1
+        elif dp[i + 1][j] >= dp[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return tuple(out)
+
+
+def word_prf(predicted: Iterable[int], gold: Iterable[int]) -> RougeScore:
+    """Word-level precision/recall/F1 of predicted kept-word indices against gold ones (paper 004's word metrics).
+
+    Both empty: all 1 (agreement that nothing is supported); exactly one empty: all 0.
+    """
+    p, g = set(predicted), set(gold)
+    if not p and not g:
+        return RougeScore(1.0, 1.0, 1.0)
+    return _prf(len(p & g), len(p), len(g))

@@ -1,0 +1,689 @@
+"""Evaluation of the LSS search (paper 004) on ``lss-dev``, and what can honestly be measured on
+``refchecker-annotations``.
+
+lss-dev (``<data>/lss-dev/LSS_dev.csv``)
+    One row per annotation: a (Statement, Reference) pair, the annotator's LSS, LSS* and 1-5 support rating.
+    Many pairs were annotated twice. The search runs once per distinct pair (results cached in JSONL, resumable)
+    and every row gets its pair's values. Reported per row (n = annotations), with 95% intervals from a bootstrap
+    over *pairs* (rows of one pair move together):
+
+    * Pearson and Spearman correlation with the human rating of: the LSS score (|LSS| / |claim|) and the paper's
+      ROUGE-L(claim, LSS) for every scorer, the plain alignment score of the claim (the scorer's support of the
+      whole claim), ROUGE-L(claim, reference) (F1 and precision), and the lexical pre-filter alone (share of
+      claim words found in the reference);
+    * the same for the *human* LSS / LSS* of the same row: an oracle of what a perfect LSS extractor could reach
+      (inflated: the annotator wrote the LSS and the rating together);
+    * agreement of the found LSS with the human LSS (word-level P/R/F1, exact match, length correlation).
+
+refchecker-annotations
+    Claim triplets of 2,100 responses (7 LLMs x 3 context settings) with human Entailment / Neutral /
+    Contradiction labels, but *without* the questions and references. Only descriptive statistics are computed
+    (:func:`summarize_refchecker`); :data:`REFCHECKER_NOT_EVALUABLE` lists what cannot be evaluated and why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from faithwatch.alignment.base import AlignmentScorer
+from faithwatch.claims.lss import (
+    ALGORITHM,
+    absent_words,
+    align_to_claim,
+    lss,
+    lss_rouge_l,
+    rouge_l,
+    split_words,
+    word_prf,
+)
+from faithwatch.errors import InputError
+
+__all__ = [
+    "LSS_DEV_FILE",
+    "PAPER_T5_XL_PEARSON",
+    "REFCHECKER_DIR",
+    "REFCHECKER_LABELS",
+    "REFCHECKER_NOT_EVALUABLE",
+    "LSSConfig",
+    "LSSEvalResult",
+    "correlate",
+    "evaluate_lss_dev",
+    "load_lss_dev",
+    "load_refchecker",
+    "run_lss_eval",
+    "score_pairs",
+    "summarize_refchecker",
+]
+
+LSS_DEV_FILE = "lss-dev/LSS_dev.csv"
+REFCHECKER_DIR = "refchecker-annotations"
+REFCHECKER_LABELS = ("Entailment", "Neutral", "Contradiction")
+#: Pearson correlation of the paper's fine-tuned T5-XL LSS with the human rating (paper 004, section 6.1)
+PAPER_T5_XL_PEARSON = 0.48
+
+#: short name -> how the long lss-dev column header starts
+_COLUMNS = {
+    "statement": "Statement",
+    "reference": "Reference",
+    "unrelated": "Does the statement seem unrelated",
+    "human_lss": "LSS - ",
+    "human_lss_star": "LSS* - ",
+    "lss_star_difficult": "Was it difficult",
+    "rating": "On a scale of 1-5",
+}
+_RATING_RE = re.compile(r"^\s*([1-5])(?:\s|-|$)")
+
+ProgressFn = Callable[[str, int, int], None]
+
+# ---------------------------------------------------------------- lss-dev loading
+
+
+def _find_file(path: str | Path, relative: str) -> Path:
+    p = Path(path)
+    if p.is_file():
+        return p
+    for cand in (p / relative, p / Path(relative).name):
+        if cand.is_file():
+            return cand
+    raise InputError(f"cannot find {relative} under {p}")
+
+
+def load_lss_dev(path: str | Path) -> pd.DataFrame:
+    """Load LSS_dev.csv (a file, the ``lss-dev`` folder or the data root) into short, typed columns.
+
+    Columns: ``row_id``, ``worker_id``, ``statement``, ``reference``, ``human_lss`` / ``human_lss_star`` (``""``
+    when the annotator found nothing supported), ``unrelated`` / ``lss_star_difficult`` (bool), ``rating``
+    (int 1-5) and ``pair_id`` (same for the rows of one (statement, reference) pair).
+
+    Raises:
+        InputError: missing file or column, a blank statement/reference, or a rating that is not 1-5.
+    """
+    file = _find_file(path, LSS_DEV_FILE)
+    raw = pd.read_csv(file, dtype=str, keep_default_na=False)
+    found: dict[str, str] = {}
+    for short, prefix in _COLUMNS.items():
+        matches = [c for c in raw.columns if c.strip().startswith(prefix)]
+        if len(matches) != 1:
+            raise InputError(f"{file}: expected one column starting with {prefix!r}, found {len(matches)} "
+                             f"(columns: {list(raw.columns)})")
+        found[short] = matches[0]
+    df = pd.DataFrame({short: raw[col].astype(str) for short, col in found.items()})
+    df.insert(0, "row_id", raw.get("task_response_id", pd.Series([str(i) for i in range(len(raw))])))
+    df.insert(1, "worker_id", raw.get("worker_id", ""))
+    ratings = []
+    for i, value in enumerate(df["rating"]):
+        m = _RATING_RE.match(value)
+        if not m:
+            raise InputError(f"{file}: row {i + 2}: rating {value!r} is not 1-5")
+        ratings.append(int(m.group(1)))
+    df["rating"] = ratings
+    for col in ("statement", "reference"):
+        blank = df[col].str.strip() == ""
+        if blank.any():
+            raise InputError(f"{file}: row {int(np.flatnonzero(blank)[0]) + 2}: blank {col}")
+    for col in ("human_lss", "human_lss_star"):
+        df[col] = df[col].str.strip()
+    for col in ("unrelated", "lss_star_difficult"):
+        df[col] = df[col].str.strip().str.lower().isin(("yes", "true", "1", "x"))
+    df["pair_id"] = [_digest(s, r) for s, r in zip(df.statement, df.reference, strict=True)]
+    return df
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()[:24]
+
+
+# ---------------------------------------------------------------- scoring pairs (cached)
+
+
+@dataclass(frozen=True)
+class LSSConfig:
+    """Search settings of :func:`faithwatch.claims.lss.lss` used by the evaluation (all part of the cache key)."""
+
+    threshold: float = 0.5
+    max_evaluations: int = 200
+    beam_width: int = 2
+    max_span: int = 1
+    prefilter: bool = True
+    reinsert: bool = True
+
+    def key(self, scorer: str, statement: str, reference: str) -> str:
+        """Cache key of one pair under these settings, this scorer and this algorithm version."""
+        return _digest(ALGORITHM, scorer, json.dumps(asdict(self), sort_keys=True), statement, reference)
+
+
+def _read_cache(path: Path) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    if not path.is_file():
+        return out
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:  # a line cut by an interrupted run: recomputed
+            continue
+        if isinstance(rec, dict) and "key" in rec:
+            out[rec["key"]] = rec
+    return out
+
+
+def score_pairs(
+    df: pd.DataFrame,
+    scorer: AlignmentScorer,
+    config: LSSConfig | None = None,
+    cache: str | Path | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> pd.DataFrame:
+    """Run the LSS search once per distinct (statement, reference) pair of ``df``; resumable through ``cache``.
+
+    Args:
+        df: rows with ``statement`` and ``reference`` (e.g. from :func:`load_lss_dev`).
+        scorer: the support scorer.
+        config: search settings (default :class:`LSSConfig`).
+        cache: JSONL file; pairs already in it (same key) are not searched again, new ones are appended.
+        on_progress: called with (pairs done, pairs in all) after every pair.
+
+    Returns:
+        One row per pair: ``pair_id``, ``lss``, ``kept_indices``, ``lss_length``, ``claim_length``, ``lss_score``,
+        ``lss_rouge_l``, ``claim_support``, ``lss_support``, ``evaluations``, ``truncated_search``, ``seconds``.
+    """
+    config = config or LSSConfig()
+    pairs = df.drop_duplicates(["statement", "reference"])[["statement", "reference"]]
+    cache_path = Path(cache) if cache is not None else None
+    done = _read_cache(cache_path) if cache_path else {}
+    handle = None
+    if cache_path:
+        cache_path.parent.mkdir(parents=True, exist_ok=True)
+        # an interrupted run can leave a cut last line: start on a fresh line
+        needs_newline = cache_path.is_file() and cache_path.stat().st_size > 0 and \
+            not cache_path.read_bytes().endswith(b"\n")
+        handle = cache_path.open("a", encoding="utf-8")
+        if needs_newline:
+            handle.write("\n")
+    rows: list[dict[str, Any]] = []
+    try:
+        for n, (statement, reference) in enumerate(pairs.itertuples(index=False), 1):
+            key = config.key(scorer.name, statement, reference)
+            rec = done.get(key)
+            if rec is None:
+                start = time.perf_counter()
+                res = lss(statement, reference, scorer, threshold=config.threshold,
+                          max_evaluations=config.max_evaluations, beam_width=config.beam_width,
+                          max_span=config.max_span, prefilter=config.prefilter, reinsert=config.reinsert)
+                rec = {
+                    "key": key,
+                    "pair_id": _digest(statement, reference),
+                    "lss": res.text,
+                    "kept_indices": list(res.kept_indices),
+                    "lss_length": res.length,
+                    "claim_length": len(res.claim_words),
+                    "lss_score": res.score,
+                    "lss_rouge_l": lss_rouge_l(statement, res.text).f1,
+                    "claim_support": res.support_of_claim,
+                    "lss_support": res.support_of_subsequence,
+                    "evaluations": res.evaluations,
+                    "truncated_search": res.truncated_search,
+                    "seconds": round(time.perf_counter() - start, 4),
+                }
+                if handle:
+                    handle.write(json.dumps(rec, ensure_ascii=False, allow_nan=False) + "\n")
+                    handle.flush()
+                done[key] = rec
+            rows.append(rec)
+            if on_progress:
+                on_progress(n, len(pairs))
+    finally:
+        if handle:
+            handle.close()
+    out = pd.DataFrame(rows)
+    return out.drop(columns=["key"]) if len(out) else out
+
+
+# ---------------------------------------------------------------- correlations
+
+
+def _check_corr_input(x: np.ndarray, y: np.ndarray, what: str) -> None:
+    if len(x) != len(y):
+        raise InputError(f"{what}: {len(x)} scores for {len(y)} ratings")
+    if len(x) < 3:
+        raise InputError(f"{what}: a correlation needs at least 3 values, got {len(x)}")
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise InputError(f"{what}: non-finite values")
+    for arr, side in ((x, "the scores"), (y, "the ratings")):
+        if np.ptp(arr) == 0:
+            raise InputError(f"{what}: {side} are constant ({arr[0]:g} for all {len(arr)} rows); "
+                             "the correlation is undefined")
+
+
+def _pearson(x: np.ndarray, y: np.ndarray) -> float:
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+def _spearman(x: np.ndarray, y: np.ndarray) -> float:
+    return _pearson(stats.rankdata(x), stats.rankdata(y))  # Spearman = Pearson of the (average) ranks
+
+
+def _boot_samples(groups: Sequence[Any] | None, n: int, n_boot: int, seed: int) -> list[np.ndarray]:
+    """Row indices of ``n_boot`` cluster-bootstrap replicates (clusters = ``groups``; default: each row)."""
+    g = np.arange(n) if groups is None else pd.factorize(pd.Series(list(groups)))[0]
+    if len(g) != n:
+        raise InputError(f"{len(g)} groups for {n} values")
+    n_groups = int(g.max()) + 1 if n else 0
+    order = np.argsort(g, kind="stable")
+    starts = np.searchsorted(g[order], np.arange(n_groups + 1))
+    members = [order[starts[k] : starts[k + 1]] for k in range(n_groups)]
+    rng = np.random.default_rng(seed)
+    return [np.concatenate([members[k] for k in rng.integers(0, n_groups, n_groups)]) for _ in range(max(0, n_boot))]
+
+
+def _correlate(x: np.ndarray, y: np.ndarray, samples: list[np.ndarray], n_groups: int, what: str) -> dict[str, Any]:
+    _check_corr_input(x, y, what)
+    out: dict[str, Any] = {"pearson": _pearson(x, y), "spearman": _spearman(x, y), "n": len(x), "n_groups": n_groups}
+    boot_p: list[float] = []
+    boot_s: list[float] = []
+    for idx in samples:
+        bx, by = x[idx], y[idx]
+        if np.ptp(bx) == 0 or np.ptp(by) == 0:  # undefined on this replicate: skipped (and counted)
+            continue
+        boot_p.append(_pearson(bx, by))
+        boot_s.append(_spearman(bx, by))
+    for name, values in (("pearson", boot_p), ("spearman", boot_s)):
+        ok = bool(values)
+        out[f"{name}_low"] = float(np.percentile(values, 2.5)) if ok else None
+        out[f"{name}_high"] = float(np.percentile(values, 97.5)) if ok else None
+    out["n_boot_used"] = len(boot_p)
+    for k in ("pearson", "spearman"):
+        if not math.isfinite(out[k]):  # cannot happen after the checks above; never let a NaN out
+            raise InputError(f"{what}: {k} correlation is not finite")
+    return out
+
+
+def correlate(
+    scores: Sequence[float],
+    ratings: Sequence[float],
+    groups: Sequence[Any] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    what: str = "correlation",
+) -> dict[str, Any]:
+    """Pearson and Spearman correlation with 95% percentile intervals from a (cluster) bootstrap.
+
+    Args:
+        scores, ratings: paired values.
+        groups: cluster id per value (e.g. the pair id); the bootstrap resamples clusters. Default: each value.
+        n_boot: bootstrap replicates (0: no intervals); replicates with a constant side are skipped and counted.
+        seed: bootstrap seed.
+        what: name used in error messages.
+
+    Returns:
+        ``pearson``, ``pearson_low``, ``pearson_high``, ``spearman``, ``spearman_low``, ``spearman_high``, ``n``,
+        ``n_groups``, ``n_boot_used`` (intervals are ``None`` when no replicate was usable).
+
+    Raises:
+        InputError: fewer than 3 values, non-finite values, or constant scores or ratings.
+    """
+    x = np.asarray(scores, dtype=float)
+    y = np.asarray(ratings, dtype=float)
+    _check_corr_input(x, y, what)
+    n_groups = len(x) if groups is None else len(set(groups))
+    return _correlate(x, y, _boot_samples(groups, len(x), n_boot, seed), n_groups, what)
+
+
+# ---------------------------------------------------------------- lss-dev evaluation
+
+
+def _human_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """Per row: the human LSS aligned to the claim words, oracle scores and the pre-filter baseline."""
+    rows = []
+    for statement, reference, human, star in zip(df.statement, df.reference, df.human_lss, df.human_lss_star,
+                                                 strict=True):
+        words = split_words(statement)
+        kept = align_to_claim(words, human) if human else ()
+        absent = absent_words(words, reference)
+        rows.append({
+            "claim_length": len(words),
+            "human_kept": kept,
+            "human_lss_score": len(kept) / len(words),
+            "human_lss_rouge_l": lss_rouge_l(statement, human).f1,
+            "human_lss_star_rouge_l": lss_rouge_l(statement, star).f1,
+            "rouge_l_f1": rouge_l(statement, reference).f1,
+            "rouge_l_precision": rouge_l(statement, reference).precision,
+            "prefilter_score": sum(not a for a in absent) / len(words),
+        })
+    return pd.DataFrame(rows, index=df.index)
+
+
+def evaluate_lss_dev(
+    df: pd.DataFrame,
+    per_scorer: dict[str, pd.DataFrame],
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> dict[str, pd.DataFrame]:
+    """The lss-dev tables from loaded rows and each scorer's :func:`score_pairs` output.
+
+    Returns:
+        ``"correlation with the human 1-5 rating"`` (method, scorer, kind, Pearson/Spearman with 95% CI, n, note),
+        ``"agreement with the human LSS"`` and ``"mean score per human rating"``. A method whose scores are
+        constant gets ``None`` values and a note instead of a number.
+    """
+    human = _human_columns(df)
+    ratings = df.rating.to_numpy(dtype=float)
+    methods: list[tuple[str, str, str, np.ndarray]] = []
+    agreement = []
+    per_rating = {"human LSS score (oracle)": human.human_lss_score}
+    for spec, pairs in per_scorer.items():
+        by_pair = pairs.set_index("pair_id")
+        missing = set(df.pair_id) - set(by_pair.index)
+        if missing:
+            raise InputError(f"scorer {spec}: {len(missing)} pairs of the data have no LSS result")
+        rows = by_pair.loc[df.pair_id]
+        methods += [
+            ("LSS score |LSS|/|claim|", spec, "LSS (ours)", rows.lss_score.to_numpy(float)),
+            ("ROUGE-L F1(claim, LSS)", spec, "LSS (ours)", rows.lss_rouge_l.to_numpy(float)),
+            ("alignment score of the claim", spec, "baseline", rows.claim_support.to_numpy(float)),
+        ]
+        per_rating[f"LSS score ({spec})"] = rows.lss_score.reset_index(drop=True).set_axis(df.index)
+        prf = [word_prf(k, h) for k, h in zip(rows.kept_indices, human.human_kept, strict=True)]
+        full = [word_prf(range(n), h) for n, h in zip(human.claim_length, human.human_kept, strict=True)]
+        agreement.append(_agreement_row(f"LSS search ({spec})", prf, rows, human, df))
+        if len(agreement) == 1:  # scorer-independent reference point, once
+            agreement.insert(0, _agreement_row("keep the whole claim (trivial)", full, None, human, df))
+        agreement[-1]["mean evaluations per pair"] = float(pairs.evaluations.mean())
+        agreement[-1]["truncated pairs"] = int(pairs.truncated_search.sum())
+        agreement[-1]["seconds per pair"] = float(pairs.seconds.mean())
+    methods += [
+        ("ROUGE-L F1(claim, reference)", "-", "baseline", human.rouge_l_f1.to_numpy(float)),
+        ("ROUGE-L precision(claim, reference)", "-", "baseline", human.rouge_l_precision.to_numpy(float)),
+        ("lexical pre-filter only: share of claim words in the reference", "-", "baseline",
+         human.prefilter_score.to_numpy(float)),
+        ("human LSS score |LSS|/|claim|", "human", "oracle (same annotator)", human.human_lss_score.to_numpy(float)),
+        ("ROUGE-L F1(claim, human LSS)", "human", "oracle (same annotator)", human.human_lss_rouge_l.to_numpy(float)),
+        ("ROUGE-L F1(claim, human LSS*)", "human", "oracle (same annotator)",
+         human.human_lss_star_rouge_l.to_numpy(float)),
+    ]
+    # the same replicates for every method, so their intervals are comparable
+    samples = _boot_samples(df.pair_id, len(df), n_boot, seed)
+    n_groups = int(df.pair_id.nunique())
+    corr_rows = []
+    for method, spec, kind, scores in methods:
+        row: dict[str, Any] = {"method": method, "scorer": spec, "kind": kind}
+        try:
+            row.update(_correlate(scores, ratings, samples, n_groups, f"{method} ({spec})"))
+            row["note"] = ""
+        except InputError as exc:
+            row.update({k: None for k in ("pearson", "spearman", "n", "n_groups")})
+            row["n"] = len(scores)
+            row["note"] = str(exc)
+        corr_rows.append(row)
+    cols = ["method", "scorer", "kind", "pearson", "pearson_low", "pearson_high", "spearman", "spearman_low",
+            "spearman_high", "n", "n_groups", "n_boot_used", "note"]
+    corr = pd.DataFrame(corr_rows).reindex(columns=cols)
+    means = pd.DataFrame({name: pd.Series(v.to_numpy(float), index=df.index) for name, v in per_rating.items()})
+    means["rating"] = df.rating
+    by_rating = means.groupby("rating").mean()
+    by_rating.insert(0, "n", df.groupby("rating").size())
+    return {
+        "correlation with the human 1-5 rating": corr,
+        "agreement with the human LSS": pd.DataFrame(agreement),
+        "mean score per human rating": by_rating.reset_index(),
+    }
+
+
+def _agreement_row(name: str, prf: list, rows: pd.DataFrame | None, human: pd.DataFrame,
+                   df: pd.DataFrame) -> dict[str, Any]:
+    ours = (rows.lss_length.to_numpy(float) if rows is not None else human.claim_length.to_numpy(float))
+    gold = np.array([len(k) for k in human.human_kept], dtype=float)
+    try:
+        length_r: float | None = correlate(ours, gold, n_boot=0, what=name)["pearson"]
+    except InputError:
+        length_r = None
+    gold_sets = [set(k) for k in human.human_kept]
+    pred_sets = ([set(k) for k in rows.kept_indices] if rows is not None
+                 else [set(range(n)) for n in human.claim_length])
+    return {
+        "method": name,
+        "word precision": float(np.mean([p.precision for p in prf])),
+        "word recall": float(np.mean([p.recall for p in prf])),
+        "word F1": float(np.mean([p.f1 for p in prf])),
+        "exact match": float(np.mean([p == g for p, g in zip(pred_sets, gold_sets, strict=True)])),
+        "Pearson LSS length vs human": length_r,
+        "mean LSS score": float(np.mean(ours / human.claim_length.to_numpy(float))),
+        "n": len(df),
+    }
+
+
+# ---------------------------------------------------------------- refchecker-annotations
+
+#: what cannot be evaluated on refchecker-annotations, and why (shown in reports and docs)
+REFCHECKER_NOT_EVALUABLE: tuple[tuple[str, str], ...] = (
+    ("agreement of an alignment scorer / NLI / LSS with the human labels",
+     "the labels judge each triplet against a reference (NQ answer, MS MARCO passages, dolly context) that is not "
+     "in the release; scoring the triplet against the response instead measures extraction, not faithfulness"),
+    ("LSS score of a response or triplet against its reference",
+     "no reference text"),
+    ("RefChecker's checker accuracy / macro-F1 (paper 002)",
+     "needs the references and a checker's predictions; neither is included"),
+    ("the paper's copy rate vs label analysis",
+     "copy rate is measured against the context, which is not included"),
+    ("inter-annotator agreement",
+     "one human label per triplet in this release"),
+    ("whether the extracted triplets answer the question",
+     "the questions are not included"),
+)
+
+
+def load_refchecker(root: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Load refchecker-annotations (the folder, or the data root holding it).
+
+    Files are ``<setting>/<source>_<model>_answers.json``: a list of ``{"id", "response", "claude2_response_kg":
+    [{"triplet": [head, relation, tail], "human_label": "Entailment" | "Neutral" | "Contradiction"}]}``.
+
+    Returns:
+        ``(responses, triplets)``: one row per response (``setting``, ``source``, ``model``, ``id``, ``response``,
+        ``n_triplets``) and one per triplet (``setting``, ``model``, ``id``, ``head``, ``relation``, ``tail``,
+        ``label``).
+
+    Raises:
+        InputError: no files, or a file not in this format (the message names the file and entry).
+    """
+    base = Path(root)
+    if (base / REFCHECKER_DIR).is_dir():
+        base = base / REFCHECKER_DIR
+    files = sorted(base.glob("*/*_answers.json"))
+    if not files:
+        raise InputError(f"no refchecker-annotations files (<setting>/<source>_<model>_answers.json) under {root}")
+    responses, triplets = [], []
+    for f in files:
+        setting = f.parent.name
+        source, _, model = f.name[: -len("_answers.json")].partition("_")
+        try:
+            data = json.loads(f.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{f}: not valid JSON ({exc})") from None
+        if not isinstance(data, list):
+            raise InputError(f"{f}: expected a JSON list of responses")
+        for i, item in enumerate(data):
+            where = f"{f} entry {i}"
+            if not isinstance(item, dict) or "response" not in item or "claude2_response_kg" not in item:
+                raise InputError(f"{where}: expected an object with 'response' and 'claude2_response_kg'")
+            kg = item["claude2_response_kg"] or []
+            if not isinstance(kg, list):
+                raise InputError(f"{where}: 'claude2_response_kg' must be a list")
+            rid = str(item.get("id", i))
+            responses.append({"setting": setting, "source": source, "model": model, "id": rid,
+                              "response": str(item["response"] or ""), "n_triplets": len(kg)})
+            for j, t in enumerate(kg):
+                trip = t.get("triplet") if isinstance(t, dict) else None
+                label = t.get("human_label") if isinstance(t, dict) else None
+                if not (isinstance(trip, list) and len(trip) == 3):
+                    raise InputError(f"{where} triplet {j}: 'triplet' must be [head, relation, tail]")
+                if label not in REFCHECKER_LABELS:
+                    raise InputError(f"{where} triplet {j}: human_label {label!r} is not one of "
+                                     f"{', '.join(REFCHECKER_LABELS)}")
+                triplets.append({"setting": setting, "model": model, "id": rid, "head": str(trip[0]),
+                                 "relation": str(trip[1]), "tail": str(trip[2]), "label": label})
+    tcols = ["setting", "model", "id", "head", "relation", "tail", "label"]
+    return pd.DataFrame(responses), pd.DataFrame(triplets, columns=tcols)
+
+
+def _grounding(triplet: pd.Series, response: str) -> float | None:
+    """Share of the triplet's content words found in the response it was extracted from (lexical pre-filter)."""
+    words = split_words(" ".join((triplet["head"], triplet["relation"], triplet["tail"])))
+    if not response.strip() or not words:
+        return None
+    return sum(not a for a in absent_words(words, response)) / len(words)
+
+
+def summarize_refchecker(root: str | Path) -> dict[str, pd.DataFrame]:
+    """Descriptive statistics of refchecker-annotations: what can be measured without the references.
+
+    Tables: label distribution and claim granularity per setting; per setting x model the paper's aggregations
+    (macro-averaged per-response label ratios, share of responses with a Contradiction, share "non-factual" =
+    any Neutral or Contradiction) over responses with at least one triplet; lexical grounding of the triplets in
+    their *response* (an extraction check, not a faithfulness measure) per setting and label; and the list of
+    what cannot be evaluated (:data:`REFCHECKER_NOT_EVALUABLE`).
+    """
+    responses, triplets = load_refchecker(root)
+    tables: dict[str, pd.DataFrame] = {}
+
+    def label_shares(t: pd.DataFrame) -> dict[str, float]:
+        n = len(t)
+        return {f"share {lab}": (float((t.label == lab).mean()) if n else None) for lab in REFCHECKER_LABELS}
+
+    rows = []
+    for setting, r in [*responses.groupby("setting", sort=True), ("all", responses)]:
+        t = triplets if setting == "all" else triplets[triplets.setting == setting]
+        rows.append({"setting": setting, "responses": len(r), "responses without triplets": int((r.n_triplets == 0)
+                     .sum()), "triplets": len(t), "triplets per response (mean)": float(r.n_triplets.mean()),
+                     "median": float(r.n_triplets.median()), "max": int(r.n_triplets.max()), **label_shares(t)})
+    tables["refchecker: labels and claim granularity per setting"] = pd.DataFrame(rows)
+
+    rows = []
+    for (setting, model), r in responses.groupby(["setting", "model"], sort=True):
+        t = triplets[(triplets.setting == setting) & (triplets.model == model)]
+        per_resp = t.groupby("id").label.agg(list)
+        ratios = {lab: float(np.mean([lbls.count(lab) / len(lbls) for lbls in per_resp])) if len(per_resp) else None
+                  for lab in REFCHECKER_LABELS}
+        rows.append({
+            "setting": setting, "model": model, "responses": len(r), "with triplets": len(per_resp),
+            "triplets per response": float(r.n_triplets.mean()),
+            **{f"macro {lab} ratio": v for lab, v in ratios.items()},
+            "responses with a Contradiction": float(np.mean(["Contradiction" in x for x in per_resp]))
+            if len(per_resp) else None,
+            "non-factual responses (any Neutral/Contradiction)": float(np.mean(
+                [("Contradiction" in x) or ("Neutral" in x) for x in per_resp])) if len(per_resp) else None,
+        })
+    tables["refchecker: per LLM (responses with triplets; paper 002 aggregations)"] = pd.DataFrame(rows)
+
+    text = {(s, m, i): resp for s, m, i, resp in
+            responses[["setting", "model", "id", "response"]].itertuples(index=False)}
+    g = triplets.copy()
+    g["grounding"] = [_grounding(t, text.get((t["setting"], t["model"], t["id"]), "")) for _, t in g.iterrows()]
+    grounded = g.dropna(subset=["grounding"])
+    if len(grounded):
+        pivot = grounded.pivot_table(index="setting", columns="label", values="grounding", aggfunc="mean")
+        pivot = pivot.reindex(columns=[lab for lab in REFCHECKER_LABELS if lab in pivot.columns])
+        pivot["all"] = grounded.groupby("setting").grounding.mean()
+        tables["refchecker: triplet words found in their own response (extraction check, NOT faithfulness)"] = \
+            pivot.reset_index()
+    tables["refchecker: not evaluable without the references"] = pd.DataFrame(
+        list(REFCHECKER_NOT_EVALUABLE), columns=["what", "why not"])
+    return tables
+
+
+# ---------------------------------------------------------------- one run
+
+
+@dataclass
+class LSSEvalResult:
+    """All tables of one ``eval-lss`` run, its metadata, and each scorer's per-pair results."""
+
+    tables: dict[str, pd.DataFrame]
+    meta: dict[str, Any]
+    pairs: dict[str, pd.DataFrame]
+
+
+def _cache_file(cache_dir: Path, spec: str, config: LSSConfig) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9.+-]+", "_", spec)[:60]
+    return cache_dir / f"lss_{safe}_{_digest(json.dumps(asdict(config), sort_keys=True))[:8]}.jsonl"
+
+
+def run_lss_eval(
+    data_root: str | Path,
+    scorers: Sequence[str] | dict[str, AlignmentScorer],
+    config: LSSConfig | None = None,
+    *,
+    limit: int | None = None,
+    cache_dir: str | Path | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    refchecker: bool = True,
+    device: str = "cpu",
+    on_progress: ProgressFn | None = None,
+) -> LSSEvalResult:
+    """Evaluate the LSS search on lss-dev with each scorer (and summarise refchecker-annotations) in one run.
+
+    Args:
+        data_root: folder holding ``lss-dev/`` (and ``refchecker-annotations/``).
+        scorers: scorer specs for :func:`faithwatch.alignment.get_scorer`, or ready scorers by name.
+        config: search settings.
+        limit: use only the first ``limit`` rows of LSS_dev.csv.
+        cache_dir: folder of the resumable per-pair JSONL caches (one per scorer and config).
+        n_boot, seed: bootstrap of the correlation intervals.
+        refchecker: also summarise refchecker-annotations when the folder exists.
+        device: torch device of model-based scorers.
+        on_progress: called with (scorer, pairs done, pairs in all).
+    """
+    from faithwatch.alignment import get_scorer
+
+    config = config or LSSConfig()
+    df = load_lss_dev(data_root)
+    if limit is not None:
+        if limit < 3:
+            raise InputError(f"--limit must be at least 3 rows, got {limit}")
+        df = df.iloc[:limit].reset_index(drop=True)
+    if not len(scorers):
+        raise InputError("no scorer given")
+    per_scorer: dict[str, pd.DataFrame] = {}
+    seconds: dict[str, float] = {}
+    for spec in scorers:
+        scorer = scorers[spec] if isinstance(scorers, dict) else get_scorer(spec, device=device)
+        if scorer is None:
+            raise InputError("the LSS search needs a scorer; 'none' is not one")
+        start = time.perf_counter()
+        cache = _cache_file(Path(cache_dir), spec, config) if cache_dir is not None else None
+        per_scorer[spec] = score_pairs(df, scorer, config, cache,
+                                       on_progress=(lambda n, t, s=spec: on_progress(s, n, t)) if on_progress
+                                       else None)
+        seconds[spec] = round(time.perf_counter() - start, 1)
+    tables = evaluate_lss_dev(df, per_scorer, n_boot=n_boot, seed=seed)
+    meta: dict[str, Any] = {
+        "data": str(_find_file(data_root, LSS_DEV_FILE).resolve()),
+        "rows": len(df),
+        "pairs": int(df.pair_id.nunique()),
+        "scorers": list(per_scorer),
+        "algorithm": ALGORITHM,
+        **{f"search {k}": v for k, v in asdict(config).items()},
+        "seconds per scorer (incl. cached pairs)": seconds,
+        "n_boot": n_boot,
+        "seed": seed,
+        "paper 004 T5-XL Pearson (for reference)": PAPER_T5_XL_PEARSON,
+    }
+    ref_dir = Path(data_root) / REFCHECKER_DIR
+    if refchecker and ref_dir.is_dir():
+        tables.update(summarize_refchecker(ref_dir))
+        meta["refchecker"] = str(ref_dir.resolve())
+    elif refchecker:
+        meta["refchecker"] = f"not found: {ref_dir}"
+    return LSSEvalResult(tables, meta, per_scorer)
