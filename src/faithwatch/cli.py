@@ -20,9 +20,9 @@ from faithwatch.alignment import DEFAULT_SCORER
 from faithwatch.cli_claims import register as register_claims
 from faithwatch.cli_decoding import register as register_decoding
 from faithwatch.cli_decoding_eval import register as register_decoding_eval
-from faithwatch.cli_lss import register as register_lss
 from faithwatch.cli_eval import register as register_eval_commands
 from faithwatch.cli_eval import register_transfer
+from faithwatch.cli_lss import register as register_lss
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 from faithwatch.results import SentenceReport
 from faithwatch.signals import SIGNALS
