@@ -42,7 +42,8 @@ AlignOpt = typer.Option(
 )
 SignalsOpt = typer.Option(",".join(SIGNALS), "--signals", help="Comma-separated signal families to compute.")
 LidOpt = typer.Option(None, "--lid-bank", help="LID reference bank (.safetensors); without it lid_* are absent.")
-DetectorOpt = typer.Option("heuristic", "--detector", help="Detector producing the score.")
+DetectorOpt = typer.Option(None, "--detector", help="heuristic, or a detector folder (default: the shipped detector "
+                           "for the embedded model, else the heuristic).")
 TruncOpt = typer.Option(False, "--truncate-context", help="Cut the context's tail to fit the model (with a warning).")
 DeviceOpt = typer.Option(None, "--device", help="cpu, cuda, ... (default: cuda if available).")
 
@@ -115,7 +116,7 @@ def monitor(
     alignment: str = AlignOpt,
     signals: str = SignalsOpt,
     lid_bank: Path | None = LidOpt,
-    detector: str = DetectorOpt,
+    detector: str | None = DetectorOpt,
     truncate_context: bool = TruncOpt,
     device: str | None = DeviceOpt,
 ) -> None:
@@ -159,7 +160,7 @@ def score(
     alignment: str = AlignOpt,
     signals: str = SignalsOpt,
     lid_bank: Path | None = LidOpt,
-    detector: str = DetectorOpt,
+    detector: str | None = DetectorOpt,
     truncate_context: bool = TruncOpt,
     device: str | None = DeviceOpt,
 ) -> None:

@@ -62,6 +62,8 @@ def register(app: typer.Typer, out, err, fail) -> None:
         out_dir: Path = typer.Option(..., "--out", help="Folder for the detector artifact."),
         lens: str = typer.Option("span", "--lens", help="Also train a Lookback Lens: span | window | none."),
         seed: int = typer.Option(0, "--seed"),
+        lid: bool = typer.Option(True, "--lid/--no-lid", help="Use the LID features (paper 000 drops them for "
+                                 "summarisation-style data)."),
         model: str | None = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2)."),
         alignment: str | None = typer.Option(None, "--alignment", help="Alignment scorer (default: the default)."),
         questionable: str = typer.Option("exclude", "--questionable", help="FaithBench Questionable spans: "
@@ -79,7 +81,7 @@ def register(app: typer.Typer, out, err, fail) -> None:
             monitor, tables = _load(_datasets(data), model, alignment, data_root, err, questionable)
             train_df = pd.concat([t.sentences for t in tables.values()], ignore_index=True)
             start = time.perf_counter()
-            det = fit_syncheck(train_df, detector, model_id=monitor.lm.model_id, seed=seed)
+            det = fit_syncheck(train_df, detector, model_id=monitor.lm.model_id, seed=seed, lid=lid)
             det.meta.metrics["alignment"] = monitor.alignment.name if monitor.alignment else None
             det.meta.metrics["label_policy"] = {"faithbench_questionable": questionable}
             det.save(out_dir)
@@ -150,13 +152,14 @@ def register(app: typer.Typer, out, err, fail) -> None:
         if transfer and len(tables) >= 2:
             frames = {n: d.sentences for n, d in tables.items()}
             kind = det.meta.kind
+            lid = det.lid_bank is not None  # transfer and ablation retrain with the detector's own feature choice
             with err.status("transfer matrix, leave-one-out, ablation…"):
                 out_tables["transfer matrix (AUROC, train row → test column)"] = harness.transfer_matrix(
-                    frames, kind, monitor.lm.model_id, seed)
+                    frames, kind, monitor.lm.model_id, seed, lid)
                 out_tables["leave one data set out: SynCheck vs best single signal"] = harness.leave_one_out(
-                    frames, kind, monitor.lm.model_id, seed)
+                    frames, kind, monitor.lm.model_id, seed, lid)
                 out_tables["feature-family ablation (leave-one-out AUROC)"] = harness.ablation(
-                    frames, kind, monitor.lm.model_id, seed)
+                    frames, kind, monitor.lm.model_id, seed, lid)
             for title in list(out_tables)[-3:]:
                 out.print(f"[bold]{title}[/]")
                 out.print(out_tables[title].round(3).to_string(index=False))

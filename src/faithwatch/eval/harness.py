@@ -116,7 +116,8 @@ def _single_signal_scores(train: pd.DataFrame, test: pd.DataFrame, model_id: str
     return out
 
 
-def transfer_matrix(tables: Mapping[str, pd.DataFrame], kind: str, model_id: str, seed: int = 0) -> pd.DataFrame:
+def transfer_matrix(tables: Mapping[str, pd.DataFrame], kind: str, model_id: str, seed: int = 0,
+                    lid: bool = True) -> pd.DataFrame:
     """AUROC of SynCheck trained on the row data set and tested on the column data set (diagonal: 2-fold by example)."""
     names = list(tables)
     rows = []
@@ -124,15 +125,15 @@ def transfer_matrix(tables: Mapping[str, pd.DataFrame], kind: str, model_id: str
         row = {"train": a}
         for b in names:
             if a == b:
-                row[b] = _two_fold_auroc(tables[a], kind, model_id, seed)
+                row[b] = _two_fold_auroc(tables[a], kind, model_id, seed, lid)
             else:
-                det = fit_syncheck(tables[a], kind, model_id=model_id, seed=seed)
+                det = fit_syncheck(tables[a], kind, model_id=model_id, seed=seed, lid=lid)
                 row[b] = roc_auc_score(tables[b].label, 1 - syncheck_scores(det, tables[b]))
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def _two_fold_auroc(table: pd.DataFrame, kind: str, model_id: str, seed: int) -> float:
+def _two_fold_auroc(table: pd.DataFrame, kind: str, model_id: str, seed: int, lid: bool = True) -> float:
     ids = table.example_id.unique()
     rng = np.random.default_rng(seed)
     fold = dict(zip(ids, rng.permutation(len(ids)) % 2, strict=True))
@@ -140,19 +141,20 @@ def _two_fold_auroc(table: pd.DataFrame, kind: str, model_id: str, seed: int) ->
     labels, scores = [], []
     for k in (0, 1):
         train, test = table[f != k], table[f == k]
-        det = fit_syncheck(train, kind, model_id=model_id, seed=seed)
+        det = fit_syncheck(train, kind, model_id=model_id, seed=seed, lid=lid)
         labels.append(test.label.to_numpy())
         scores.append(1 - syncheck_scores(det, test))
     return roc_auc_score(np.concatenate(labels), np.concatenate(scores))
 
 
-def leave_one_out(tables: Mapping[str, pd.DataFrame], kind: str, model_id: str, seed: int = 0) -> pd.DataFrame:
+def leave_one_out(tables: Mapping[str, pd.DataFrame], kind: str, model_id: str, seed: int = 0,
+                  lid: bool = True) -> pd.DataFrame:
     """Train on all other data sets, test on one: SynCheck vs the best single signal (paper 000 Fig. 4 setting)."""
     rows = []
     for held in tables:
         train = pd.concat([t for n, t in tables.items() if n != held], ignore_index=True)
         test = tables[held]
-        det = fit_syncheck(train, kind, model_id=model_id, seed=seed)
+        det = fit_syncheck(train, kind, model_id=model_id, seed=seed, lid=lid)
         syn = roc_auc_score(test.label, 1 - syncheck_scores(det, test))
         singles = _single_signal_scores(train, test, model_id, seed)
         best = max(singles, key=singles.get)
@@ -161,7 +163,8 @@ def leave_one_out(tables: Mapping[str, pd.DataFrame], kind: str, model_id: str, 
     return pd.DataFrame(rows)
 
 
-def ablation(tables: Mapping[str, pd.DataFrame], kind: str, model_id: str, seed: int = 0) -> pd.DataFrame:
+def ablation(tables: Mapping[str, pd.DataFrame], kind: str, model_id: str, seed: int = 0,
+             lid: bool = True) -> pd.DataFrame:
     """Leave-one-data-set-out AUROC with every family, and without each family in turn (paper 000 Fig. 3)."""
     rows = []
     settings = {"all": list(FAMILIES)} | {f"without {f}": [g for g in FAMILIES if g != f] for f in FAMILIES}
@@ -169,7 +172,7 @@ def ablation(tables: Mapping[str, pd.DataFrame], kind: str, model_id: str, seed:
         row = {"features": label}
         for held in tables:
             train = pd.concat([t for n, t in tables.items() if n != held], ignore_index=True)
-            det = fit_syncheck(train, kind, model_id=model_id, seed=seed, families=families)
+            det = fit_syncheck(train, kind, model_id=model_id, seed=seed, families=families, lid=lid)
             row[held] = roc_auc_score(tables[held].label, 1 - syncheck_scores(det, tables[held]))
         row["mean"] = float(np.mean([row[h] for h in tables]))
         rows.append(row)

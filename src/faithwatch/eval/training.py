@@ -45,11 +45,13 @@ def feature_directions(table: pd.DataFrame, names: Sequence[str]) -> dict[str, i
 
 
 def fit_syncheck(
-    train: pd.DataFrame, kind: str, *, model_id: str, seed: int = 0, families: Sequence[str] | None = None
+    train: pd.DataFrame, kind: str, *, model_id: str, seed: int = 0, families: Sequence[str] | None = None,
+    lid: bool = True,
 ) -> SynCheckDetector:
-    """Fit an aggregator; with the uncertainty family, a LID bank of faithful training sentences is built."""
+    """Fit an aggregator; with the uncertainty family (and ``lid``), a LID bank of faithful training sentences
+    is built. Paper 000 A.1 drops LID for summarisation-style data, where it did not help."""
     layers = hidden_layers_in(train)
-    use_lid = "uncertainty" in (families or FAMILIES) and bool(layers)
+    use_lid = lid and "uncertainty" in (families or FAMILIES) and bool(layers)
     bank = build_bank(train, model_id, seed=seed) if use_lid else None
     table = add_lid(train, bank) if bank else train
     names = syncheck_features(layers if use_lid else [], families)
