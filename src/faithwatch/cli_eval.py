@@ -148,7 +148,7 @@ def register(app: typer.Typer, out, err, fail) -> None:
                 if name == "faithbench":
                     comp = harness.faithbench_comparison(responses, det.threshold, det.name)
                     out_tables["faithbench · response level vs stored detectors"] = comp
-                    out.print(comp.to_string(index=False))
+                    out.print(comp.to_string(index=False, na_rep="—"))
         if transfer and len(tables) >= 2:
             frames = {n: d.sentences for n, d in tables.items()}
             kind = det.meta.kind
