@@ -28,6 +28,8 @@ def main() -> None:
     parser.add_argument("--random-model", default=None, help="e.g. llama-1b (weights random; see overhead.py)")
     parser.add_argument("--detector", default=None, help="default: shipped detector (embedded model) or heuristic")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    parser.add_argument("--tau1", type=float, default=0.7, help="FOD: > 1 forces the beam search on every prompt")
+    parser.add_argument("--tau2", type=float, default=0.85, help="FOD: 0 prunes nothing (the most work)")
     args = parser.parse_args()
 
     import torch
@@ -58,13 +60,15 @@ def main() -> None:
         for strategy in strategies:
             sync()
             start = time.perf_counter()
-            result = generate(monitor, item.question, item.context, strategy, max_new_tokens=args.max_new_tokens)
+            result = generate(monitor, item.question, item.context, strategy, max_new_tokens=args.max_new_tokens,
+                              tau1=args.tau1, tau2=args.tau2)
             sync()
             seconds[strategy].append(time.perf_counter() - start)
             tokens[strategy] += result.generated_tokens
     base = sum(seconds["greedy"]) if "greedy" in seconds else None
     print(f"model: {args.random_model or monitor.lm.model_id} · device: {args.device} · {len(items)} prompts · "
-          f"max {args.max_new_tokens} new tokens · detector {monitor.detector.name}")
+          f"max {args.max_new_tokens} new tokens · detector {monitor.detector.name} · "
+          f"tau1 {args.tau1} tau2 {args.tau2}")
     print(f"{'strategy':<10} {'total s':>8} {'median s':>9} {'x greedy':>9} {'gen tok':>8} {'tok/s':>7}")
     for s in strategies:
         total = sum(seconds[s])
