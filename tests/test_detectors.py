@@ -254,3 +254,16 @@ def test_safetensors_never_look_like_pickle(tmp_path) -> None:
     avoid_pickle_magic(path)
     assert path.read_bytes()[:1] != b"\x80"
     np.testing.assert_array_equal(load_file(str(path))["w"], arrays["w"])
+
+
+def test_features_are_clipped_to_the_training_range():
+    """A feature far outside the training range scores like the range's edge: no unbounded extrapolation."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = (X[:, 0] + 0.3 * rng.normal(size=300) > 0).astype(int)
+    det = SynCheckDetector.fit(X, y, ["a", "b"], "lr", model_id="m")
+    edge = np.percentile(X[:, 0], 95)
+    far = det.predict_proba_faithful(np.array([[edge, 0.0], [1e6, 0.0]]))
+    assert far[0] == pytest.approx(far[1])
+    inside = det.predict_proba_faithful(np.array([[0.0, 0.0]]))
+    assert inside[0] != pytest.approx(far[0])

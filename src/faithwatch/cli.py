@@ -119,6 +119,7 @@ def monitor(
     detector: str | None = DetectorOpt,
     truncate_context: bool = TruncOpt,
     device: str | None = DeviceOpt,
+    html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report of the answer."),
 ) -> None:
     """Generate an answer and print each sentence the moment it is complete, with its score and signals."""
     try:
@@ -138,6 +139,11 @@ def monitor(
         result = mon.generate(question, ctx, on_sentence=emit)
     except FaithwatchError as exc:
         raise _fail(exc) from None
+    if html is not None:
+        from faithwatch.report import write_response_html
+
+        write_response_html(html, result, question=question, context=ctx, title=f"faithwatch monitor: {question}")
+        err.print(f"HTML report → {html}")
     summary = {k: v for k, v in result.to_dict(False).items() if k not in ("sentences", "context")}
     if json_lines:
         print(json.dumps({"type": "summary", **summary}, allow_nan=False), flush=True)

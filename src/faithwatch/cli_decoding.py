@@ -35,6 +35,8 @@ def register(app: typer.Typer, out, err, fail) -> None:
         model: str | None = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2)."),
         detector: str | None = typer.Option(None, "--detector", help="Sentence scorer (default: shipped/heuristic)."),
         json_out: bool = typer.Option(False, "--json", help="Print the result (answer, sentences, trace) as JSON."),
+        html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report (answer, "
+                                         "sentence scores, evidence, trace)."),
     ) -> None:
         """Generate an answer with a faithfulness-oriented strategy; every candidate and decision is traced."""
         from faithwatch.decoding import generate as run
@@ -46,13 +48,21 @@ def register(app: typer.Typer, out, err, fail) -> None:
                 raise InputError(f"context file not found: {context}")
             with err.status("Loading model…"):
                 monitor = Monitor(model, detector=detector)
+            ctx = context.read_text(encoding="utf-8")
             with err.status(f"Decoding with {strategy}…"):
-                result = run(monitor, question, context.read_text(encoding="utf-8"), strategy, tau1=tau1, tau2=tau2,
+                result = run(monitor, question, ctx, strategy, tau1=tau1, tau2=tau2,
                              beams=beams, samples=samples, temperature=temperature, alpha=alpha,
                              abstain_threshold=abstain_threshold, max_new_tokens=max_new_tokens, seed=seed,
                              lens=lens)
         except FaithwatchError as exc:
             raise fail(exc) from None
+        if html is not None:
+            from faithwatch.report import write_response_html
+
+            write_response_html(html, result, question=question, context=ctx,
+                                title=f"faithwatch generate ({strategy}): {question}",
+                                meta={"model": monitor.lm.model_id})
+            err.print(f"HTML report → {html}")
         if json_out:
             print(json.dumps(result.to_dict(), allow_nan=False))
             return

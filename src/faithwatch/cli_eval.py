@@ -167,7 +167,10 @@ def register(app: typer.Typer, out, err, fail) -> None:
                              {"detector": str(detector), "data": list(tables), "n_boot": n_boot, "seed": seed,
                               "model_id": monitor.lm.model_id, "alignment": alignment,
                               "seconds_after_features": round(time.perf_counter() - start, 1)})
-        err.print(f"report: {', '.join(str(p) for p in paths[:2])} and {len(paths) - 2} plots")
+        from faithwatch.report import write_dataset_html
+
+        index = write_dataset_html(report)
+        err.print(f"report: {', '.join(str(p) for p in paths[:2])}, {index} and {len(paths) - 2} plots")
 
 
 def register_transfer(app: typer.Typer, out, err, fail) -> None:

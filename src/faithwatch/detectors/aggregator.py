@@ -40,6 +40,8 @@ from faithwatch.signals.lid import LIDBank
 
 #: the aggregator kinds (paper 000: SynCheckLR, SynCheckXGB, SynCheckMLP)
 SYNCHECK_KINDS = ("lr", "xgb", "mlp")
+#: training percentiles every feature is clipped to (see ``fit``)
+CLIP_PERCENTILES = (5.0, 95.0)
 #: XGBoost hyper-parameters (the paper does not state them; modest trees, many of them)
 XGB_PARAMS: dict[str, Any] = {"n_estimators": 200, "max_depth": 3, "learning_rate": 0.1, "tree_method": "hist"}
 #: MLP hyper-parameters from paper 000 A.2 (batch size is capped by the number of examples)
@@ -148,13 +150,18 @@ class SynCheckDetector(Detector):
             if absent:
                 raise InputError(f"the LID bank lacks layers {absent} used by features {names}")
 
-        mean = Xa.mean(axis=0)
-        scale = Xa.std(axis=0)
+        # features are clipped to their 5th-95th training percentiles, at training and at inference: the monitored
+        # model's own text can lie far outside the training range (e.g. min_prob of greedy output vs teacher-forced
+        # third-party text), where a linear model would extrapolate without bound
+        low, high = np.percentile(Xa, CLIP_PERCENTILES[0], axis=0), np.percentile(Xa, CLIP_PERCENTILES[1], axis=0)
+        Xc = np.clip(Xa, low, high)
+        mean = Xc.mean(axis=0)
+        scale = Xc.std(axis=0)
         scale[scale < 1e-12] = 1.0  # constant column: centred, not divided
-        Xs = (Xa - mean) / scale
+        Xs = (Xc - mean) / scale
         target = unfaithful.astype(np.int64)
 
-        weights: dict[str, np.ndarray] = {}
+        weights: dict[str, np.ndarray] = {"clip.low": low, "clip.high": high}
         booster = None
         params: dict[str, Any]
         if kind == "lr":
@@ -162,7 +169,7 @@ class SynCheckDetector(Detector):
 
             lr = LogisticRegression(max_iter=1000, class_weight="balanced", random_state=seed)
             lr.fit(Xs, target)
-            weights = {"lr.coef": lr.coef_.reshape(-1), "lr.intercept": lr.intercept_.reshape(-1)}
+            weights.update({"lr.coef": lr.coef_.reshape(-1), "lr.intercept": lr.intercept_.reshape(-1)})
             params = {"max_iter": 1000, "class_weight": "balanced", "C": 1.0}
         elif kind == "mlp":
             from sklearn.exceptions import ConvergenceWarning
@@ -225,7 +232,10 @@ class SynCheckDetector(Detector):
 
     def predict_proba_faithful(self, X: Any) -> np.ndarray:
         """P(faithful) for each row of ``X`` [n, len(feature_names)] (columns in ``feature_names`` order)."""
-        Xs = (as_matrix(X, self.feature_names) - self.mean) / self.scale
+        X = as_matrix(X, self.feature_names)
+        if "clip.low" in self.weights:  # artifacts from before clipping have no bounds
+            X = np.clip(X, self.weights["clip.low"], self.weights["clip.high"])
+        Xs = (X - self.mean) / self.scale
         if self.kind == "lr":
             z = Xs @ self.weights["lr.coef"] + self.weights["lr.intercept"][0]
             p_unfaithful = sigmoid(z)
