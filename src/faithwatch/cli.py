@@ -23,6 +23,7 @@ from faithwatch.cli_decoding_eval import register as register_decoding_eval
 from faithwatch.cli_eval import register as register_eval_commands
 from faithwatch.cli_eval import register_transfer
 from faithwatch.cli_lss import register as register_lss
+from faithwatch.cli_server import register as register_server
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 from faithwatch.results import SentenceReport
 from faithwatch.signals import SIGNALS
@@ -204,6 +205,7 @@ register_claims(app, out, err, _fail)
 register_decoding(app, out, err, _fail)
 register_decoding_eval(app, out, err, _fail)
 register_lss(app, out, err, _fail)
+register_server(app, out, err, _fail)
 
 
 def run() -> None:

@@ -1,0 +1,265 @@
+"""The HTTP server: API tests on the tiny model, plus limits (413, 503, 504) and disconnects with a fake monitor."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+import torch
+
+pytest.importorskip("fastapi")
+httpx = pytest.importorskip("httpx")
+uvicorn = pytest.importorskip("uvicorn")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from faithwatch.results import MonitorResult, SentenceReport  # noqa: E402
+from faithwatch.server import create_app  # noqa: E402
+
+CONTEXT = "The Eiffel Tower is in Paris, France. It was built from 1887 to 1889 by the company of Gustave Eiffel."
+QUESTION = "Who built the tower?"
+
+
+def parse_sse(text: str) -> list[tuple[str, dict]]:
+    """(event, data) pairs of a text/event-stream body."""
+    events = []
+    for block in text.split("\n\n"):
+        lines = [line for line in block.splitlines() if line and not line.startswith(":")]
+        if not lines:
+            continue
+        kind = next(line[7:] for line in lines if line.startswith("event: "))
+        data = "\n".join(line[6:] for line in lines if line.startswith("data: "))
+        events.append((kind, json.loads(data)))
+    return events
+
+
+@pytest.fixture(scope="module")
+def client(monitor) -> Iterator[TestClient]:
+    torch.set_num_threads(1)
+    app = create_app(monitor, max_body_bytes=20_000, queue_size=4, check_alignment="lexical", max_new_tokens=64)
+    with TestClient(app) as c:
+        yield c
+
+
+def test_healthz_and_docs(client, monitor):
+    health = client.get("/healthz").json()
+    assert health["status"] == "ok"
+    assert health["model_id"] == monitor.lm.model_id
+    assert health["detector"] == monitor.detector.name
+    assert health["queue"]["queue_size"] == 4 and health["queue"]["workers"] == 1
+    assert health["limits"]["max_body_bytes"] == 20_000
+    paths = client.get("/openapi.json").json()["paths"]
+    assert {"/v1/monitor", "/v1/score", "/v1/generate", "/v1/check", "/healthz"} <= set(paths)
+    assert client.get("/docs").status_code == 200
+    page = client.get("/")
+    assert page.status_code == 200 and "/v1/monitor" in page.text
+
+
+def test_monitor_streams_sentences_then_summary(client):
+    with client.stream("POST", "/v1/monitor", json={"question": QUESTION, "context": CONTEXT,
+                                                    "max_new_tokens": 16}) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        events = parse_sse(response.read().decode())
+    kinds = [k for k, _ in events]
+    assert kinds[0] == "start" and kinds[-1] == "summary"
+    sentences = [d for k, d in events if k == "sentence"]
+    assert len(sentences) >= 1
+    assert all(0.0 <= s["score"] <= 1.0 and "features" in s and "vectors" not in s for s in sentences)
+    summary = events[-1][1]
+    assert summary["num_tokens"] <= 16
+    assert sentences[0]["text"].strip() in summary["response"]
+
+
+def test_monitor_rejects_too_many_tokens(client):
+    r = client.post("/v1/monitor", json={"question": QUESTION, "context": CONTEXT, "max_new_tokens": 10_000})
+    assert r.status_code == 422 and "limit" in r.json()["message"]
+
+
+def test_score_batch_with_one_bad_record(client):
+    records = [{"id": 1, "question": QUESTION, "context": CONTEXT, "response": "Gustave Eiffel built it. In Paris."},
+               {"id": "bad", "question": QUESTION, "context": CONTEXT, "response": "   "}]
+    r = client.post("/v1/score", json={"records": records})
+    assert r.status_code == 200
+    body = r.json()
+    assert body["ok"] == 1 and body["failed"] == 1
+    good, bad = body["results"]
+    assert good["id"] == 1 and good["ok"] and len(good["result"]["sentences"]) == 2
+    assert good["result"]["mode"] == "teacher-forced"
+    assert bad["id"] == "bad" and not bad["ok"] and bad["error"]["status"] == 422
+    assert client.post("/v1/score", json={"records": []}).status_code == 422
+
+
+def test_generate_greedy(client):
+    r = client.post("/v1/generate", json={"question": QUESTION, "context": CONTEXT, "strategy": "greedy",
+                                          "max_new_tokens": 12})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["strategy"] == "greedy" and isinstance(body["answer"], str) and "trace" in body
+    assert client.post("/v1/generate", json={"question": "q", "context": "c", "strategy": "nope"}).status_code == 422
+
+
+def test_check_alignment(client):
+    r = client.post("/v1/check", json={"response": "The tower is in Paris. It was built by aliens in 1999.",
+                                       "contexts": [CONTEXT], "alignment": "lexical"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["extractor"] and body["checker"] and len(body["claims"]) == 2
+    assert {c["label"] for c in body["claims"]} <= {"Entailment", "Neutral", "Contradiction", "Conflict"}
+    assert client.post("/v1/check", json={"response": "x", "contexts": "y", "alignment": "nli:evil"}).status_code == 422
+
+
+def test_413_on_large_body(client):
+    big = {"question": QUESTION, "context": "word " * 10_000}
+    r = client.post("/v1/monitor", json=big)
+    assert r.status_code == 413 and r.json()["error"] == "request_too_large"
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: the streamed length is counted
+        yield b'{"records": [{"context": "'
+        for _ in range(50):
+            yield b"x" * 1000
+        yield b'"}]}'
+
+    r = client.post("/v1/score", content=chunks(), headers={"content-type": "application/json"})
+    assert r.status_code == 413
+
+
+def test_413_on_context_tokens(monitor):
+    app = create_app(monitor, max_context_tokens=5)
+    with TestClient(app) as c:
+        r = c.post("/v1/monitor", json={"question": QUESTION, "context": CONTEXT})
+        assert r.status_code == 413 and r.json()["max_context_tokens"] == 5
+
+
+# --- limits under load and disconnects: a fake monitor on a real uvicorn server -------------------------------
+
+
+class FakeMonitor:
+    """Duck-typed Monitor: a token every ``delay`` s, a sentence every 5 tokens; ``gate`` holds jobs back."""
+
+    def __init__(self, lm, delay: float = 0.01) -> None:
+        self.lm, self.delay = lm, delay
+        self.detector = type("D", (), {"name": "fake", "threshold": 0.5})()
+        self.alignment = None
+        self.gate = threading.Event()
+        self.gate.set()
+        self.tokens = 0
+
+    def _result(self, reports: list[SentenceReport], n: int) -> MonitorResult:
+        return MonitorResult("q", "c", " ".join(r.text for r in reports), reports, "fake", "fake", None, "live", n,
+                             "max_new_tokens")
+
+    def generate(self, question, context, *, max_new_tokens=None, choose=None, on_sentence=None) -> MonitorResult:
+        assert self.gate.wait(10)
+        reports: list[SentenceReport] = []
+        for i in range(max_new_tokens or 100):
+            choose(torch.zeros(8))
+            self.tokens += 1
+            time.sleep(self.delay)
+            if i % 5 == 4:
+                report = SentenceReport(len(reports), "Fake.", 0, 5, i - 4, i + 1, {"x": 1.0}, 0.9, False, "fake")
+                reports.append(report)
+                on_sentence(report)
+        return self._result(reports, max_new_tokens or 100)
+
+    def score(self, question, context, response) -> MonitorResult:
+        assert self.gate.wait(10)
+        return self._result([], 0)
+
+
+@contextmanager
+def serve(app) -> Iterator[str]:
+    """Run ``app`` with uvicorn on 127.0.0.1 (ephemeral port) in a thread; always shut down."""
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not server.started:
+            assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+            time.sleep(0.02)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def test_disconnect_stops_generation(lm):
+    fake = FakeMonitor(lm, delay=0.01)
+    with serve(create_app(fake, max_new_tokens=5000)) as url, httpx.Client(base_url=url, timeout=10) as http:
+        body = {"question": "q", "context": "c", "max_new_tokens": 3000}
+        with http.stream("POST", "/v1/monitor", json=body) as response:
+            assert response.status_code == 200
+            seen = ""
+            for chunk in response.iter_text():
+                seen += chunk
+                if "event: sentence" in seen:
+                    break
+        # the client has closed the connection: generation must stop soon after
+        deadline = time.monotonic() + 5
+        while True:
+            before = fake.tokens
+            time.sleep(0.4)
+            if fake.tokens == before or time.monotonic() > deadline:
+                break
+        assert fake.tokens == before, "generation went on after the client disconnected"
+        assert fake.tokens < 500
+        assert http.get("/healthz").json()["queue"]["running"] == 0
+
+
+def test_503_when_queue_full_and_504_on_timeout(lm):
+    fake = FakeMonitor(lm)
+    fake.gate.clear()
+    app = create_app(fake, workers=1, queue_size=1, request_timeout_s=5)
+    with serve(app) as url, httpx.Client(base_url=url, timeout=15) as http:
+        record = {"records": [{"question": "q", "context": "c", "response": "r"}]}
+        answers: list[int] = []
+        threads = [threading.Thread(target=lambda: answers.append(http.post("/v1/score", json=record).status_code))
+                   for _ in range(2)]
+        try:
+            for t in threads:
+                t.start()
+            deadline = time.monotonic() + 5
+            while True:  # one running (held at the gate), one waiting
+                queue = http.get("/healthz").json()["queue"]
+                if queue["running"] == 1 and queue["waiting"] == 1:
+                    break
+                assert time.monotonic() < deadline, queue
+                time.sleep(0.02)
+            r = http.post("/v1/score", json=record)
+            assert r.status_code == 503
+            assert int(r.headers["retry-after"]) >= 1
+            assert r.json()["queue"]["waiting"] == 1 and r.json()["queue"]["queue_size"] == 1
+            r = http.post("/v1/monitor", json={"question": "q", "context": "c"})
+            assert r.status_code == 503
+        finally:
+            fake.gate.set()
+            for t in threads:
+                t.join(15)
+        assert answers == [200, 200]
+        assert http.get("/healthz").json()["queue"]["rejected"] == 2
+
+    fake.gate.clear()
+    app = create_app(fake, request_timeout_s=0.3)
+    with serve(app) as url, httpx.Client(base_url=url, timeout=15) as http:
+        try:
+            r = http.post("/v1/score", json={"records": [{"question": "q", "context": "c", "response": "r"}]})
+            assert r.status_code == 504 and r.json()["error"] == "timeout"
+        finally:
+            fake.gate.set()
+
+
+def test_stream_timeout_is_an_error_event(lm):
+    fake = FakeMonitor(lm, delay=0.01)
+    with TestClient(create_app(fake, request_timeout_s=0.3, max_new_tokens=5000)) as c:
+        r = c.post("/v1/monitor", json={"question": "q", "context": "c", "max_new_tokens": 3000})
+        assert r.status_code == 200
+        events = parse_sse(r.text)
+    assert events[-1][0] == "error" and events[-1][1]["error"] == "timeout"
+    assert any(k == "sentence" for k, _ in events)
+    assert fake.tokens < 300
