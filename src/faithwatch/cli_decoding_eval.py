@@ -141,6 +141,9 @@ def register(app: typer.Typer, out: Any, err: Any, fail: Any) -> None:
             if lens is not None:
                 meta["lens"] = str(lens)
             paths = write_report(report, "faithwatch eval-decoding", result.tables(), {}, meta)
+            from faithwatch.report import write_dataset_html
+
+            paths.append(write_dataset_html(report))
             answers = report / "answers.jsonl"
             with answers.open("w", encoding="utf-8") as handle:
                 for row in ev.answer_records(result):

@@ -136,6 +136,9 @@ def register(app: typer.Typer, out, err, fail) -> None:
                 curves[name] = {m: (ev.table.label.to_numpy(), 1 - s) for m, s in ev.scores.items()
                                 if m in (det.name, harness.FLARE, "align_score", "Lookback Lens")}
                 _print_table(out, f"{name} · sentence level (n={len(d.sentences)})", metrics, format_ci)
+                by_source = harness.by_source_model(ev, det.name)
+                if len(by_source) > 1:
+                    out_tables[f"{name} · by source model"] = by_source
             responses = harness.response_level(d.examples, d.all_sentences,
                                                harness.syncheck_scores(det, d.all_sentences))
             if len(responses) and responses.label.nunique() == 2 and (name != "qags-cnndm"):

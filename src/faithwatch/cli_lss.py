@@ -155,6 +155,9 @@ def register(app: typer.Typer, out, err, fail) -> None:
             result.meta["seconds"] = round(time.perf_counter() - start, 1)
             paths = write_report(report, "faithwatch eval-lss: Longest Supported Subsequence (paper 004)",
                                  result.tables, {}, result.meta)
+            from faithwatch.report import write_dataset_html
+
+            paths.append(write_dataset_html(report))
         except FaithwatchError as exc:
             raise fail(exc) from None
 

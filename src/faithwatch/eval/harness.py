@@ -69,6 +69,19 @@ def score_dataset(
     return ev
 
 
+def by_source_model(ev: DatasetEval, method: str) -> pd.DataFrame:
+    """Sentence-level AUROC of ``method`` per source model (the LLM that wrote the responses)."""
+    rows = []
+    for source, idx in ev.table.groupby("source_model").groups.items():
+        part = ev.table.loc[idx]
+        if part.label.nunique() < 2:
+            continue
+        scores = ev.scores[method][ev.table.index.get_indexer(idx)]
+        rows.append({"source_model": source, "n": len(part), "unfaithful": int(part.label.sum()),
+                     "auroc": roc_auc_score(part.label, 1 - scores)})
+    return pd.DataFrame(rows)
+
+
 def response_level(examples: Sequence[LabelledExample], table: pd.DataFrame, scores: np.ndarray) -> pd.DataFrame:
     """Per response: the minimum sentence score of the detector, the response label, stored detector verdicts."""
     by_id = {e.id: e for e in examples}
