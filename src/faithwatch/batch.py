@@ -47,8 +47,16 @@ class Record:
     data: dict[str, Any]
 
 
-def read_records(path: Path) -> Iterator[Record | BadRecord]:
-    """Parse and validate input lines; malformed ones come back as :class:`BadRecord`."""
+def _required_strings(data: dict[str, Any]) -> list[str]:
+    problems = [f"'{k}' is missing" for k in REQUIRED_FIELDS if k not in data]
+    return problems + [f"'{k}' must be a non-empty string" for k in REQUIRED_FIELDS
+                       if k in data and (not isinstance(data[k], str) or not data[k].strip())]
+
+
+def read_records(
+    path: Path, validate: Callable[[dict[str, Any]], list[str]] = _required_strings
+) -> Iterator[Record | BadRecord]:
+    """Parse input lines; malformed ones, or ones ``validate`` finds problems with, come back as :class:`BadRecord`."""
     with path.open(encoding="utf-8") as handle:
         for line_no, line in enumerate(handle, start=1):
             if not line.strip():
@@ -62,9 +70,7 @@ def read_records(path: Path) -> Iterator[Record | BadRecord]:
                 yield BadRecord(line_no, None, f"expected a JSON object, got {type(data).__name__}")
                 continue
             rid = str(data["id"]) if data.get("id") is not None else f"line-{line_no}"
-            problems = [f"'{k}' is missing" for k in REQUIRED_FIELDS if k not in data]
-            problems += [f"'{k}' must be a non-empty string" for k in REQUIRED_FIELDS
-                         if k in data and (not isinstance(data[k], str) or not data[k].strip())]
+            problems = validate(data)
             if problems:
                 yield BadRecord(line_no, rid, "; ".join(problems))
                 continue

@@ -103,26 +103,9 @@ def _problems(data: dict[str, Any]) -> list[str]:
 
 def read_claim_records(path: Path) -> Iterator[Any]:
     """Parse and validate input lines: :class:`faithwatch.batch.Record` or :class:`faithwatch.batch.BadRecord`."""
-    from faithwatch.batch import BadRecord, Record
+    from faithwatch.batch import read_records
 
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield BadRecord(line_no, None, f"invalid JSON: {exc.msg} at column {exc.colno}")
-                continue
-            if not isinstance(data, dict):
-                yield BadRecord(line_no, None, f"expected a JSON object, got {type(data).__name__}")
-                continue
-            rid = str(data["id"]) if data.get("id") is not None else f"line-{line_no}"
-            problems = _problems(data)
-            if problems:
-                yield BadRecord(line_no, rid, "; ".join(problems))
-                continue
-            yield Record(line_no, rid, data)
+    return read_records(path, _problems)
 
 
 @dataclass
