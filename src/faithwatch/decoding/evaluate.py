@@ -60,7 +60,7 @@ import pandas as pd
 from faithwatch.claims.checking import AlignmentChecker, Checker
 from faithwatch.claims.extraction import ClaimExtractor, SegmentExtractor
 from faithwatch.claims.pipeline import check_response
-from faithwatch.claims.types import ENTAILMENT
+from faithwatch.claims.types import ENTAILMENT, finite
 from faithwatch.decoding.counterfactual import QAItem, is_refusal, judge
 from faithwatch.decoding.types import DecodingResult
 from faithwatch.errors import FaithwatchError, InputError
@@ -241,20 +241,11 @@ def _append(handle: IO[str], row: Mapping[str, Any]) -> None:
 # ---- one run -----------------------------------------------------------------------------------------------
 
 
-def _finite(value: Any, what: str) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    if not math.isfinite(value):
-        raise InputError(f"{what} is not finite ({value})")
-    return value
-
-
 def generation_record(result: DecodingResult, seconds: float, keep_trace: bool = False) -> dict[str, Any]:
     """What is kept of a :class:`DecodingResult` (the trace only as counts unless ``keep_trace``)."""
     if not isinstance(getattr(result, "answer", None), str):
         raise TypeError(f"generate_fn must return a DecodingResult, got {type(result).__name__}")
-    sentences = [{"text": s.text, "score": _finite(s.score, "sentence score")} for s in result.sentences]
+    sentences = [{"text": s.text, "score": finite(s.score, "sentence score")} for s in result.sentences]
     scores = [s["score"] for s in sentences if s["score"] is not None]
     out: dict[str, Any] = {
         "answer": result.answer,

@@ -56,9 +56,10 @@ def score_dataset(
 ) -> DatasetEval:
     """The detector, FLARE, every SynCheck feature alone, alignment alone, and the Lookback Lens on one table."""
     ev = DatasetEval(name, table)
-    ev.scores[detector.name] = syncheck_scores(detector, table)
+    with_lid = add_lid(table, detector.lid_bank, detector.meta.layers.get("lid")) if detector.lid_bank else table
+    ev.scores[detector.name] = detector.predict_proba_faithful(
+        with_lid[detector.meta.feature_names].to_numpy(dtype=np.float64))
     ev.thresholds[detector.name] = detector.threshold
-    with_lid = add_lid(table, detector.lid_bank) if detector.lid_bank is not None else table
     ev.scores[FLARE] = table.min_prob.to_numpy()
     directions = detector.meta.metrics.get("feature_directions", {})
     for feature in detector.meta.feature_names:
