@@ -250,7 +250,7 @@ def test_write_report(tmp_path: Path) -> None:
         {"seed": np.int64(0), "model": "SmolLM2-135M", "ratio": float("nan"), "path": Path("/tmp/x")},
     )
     assert paths[:2] == [out / "results.json", out / "results.md"]
-    assert [p.name for p in paths[2:]] == ["roc_all.png", "roc_nli_only.png"]
+    assert [p.name for p in paths[2:]] == ["roc_all.png", "hist_all.png", "roc_nli_only.png", "hist_nli_only.png"]
     assert all(p.exists() for p in paths)
 
     doc = _strict_loads((out / "results.json").read_text())
@@ -276,7 +276,8 @@ def test_write_report(tmp_path: Path) -> None:
     for block in md.split("\n\n"):  # every row of a table has as many (unescaped) cell separators as its header
         rows = [ln for ln in block.splitlines() if ln.startswith("|")]
         assert len({len(re.findall(r"(?<!\\)\|", ln)) for ln in rows}) <= 1, block
-    assert "![ROC all](roc_all.png)" in md
+    assert "![ROC all](roc_all.png)" in md and "![scores all](hist_all.png)" in md
+    assert doc["files"]["images"] == [p.name for p in paths[2:]]
 
     for p in paths[2:]:
         assert p.read_bytes()[:8] == PNG_MAGIC

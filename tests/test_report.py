@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 import re
 from html.parser import HTMLParser
 
@@ -141,8 +140,9 @@ def results_dir(tmp_path):
 def test_dataset_html_embeds_png(results_dir):
     page = dataset_html(results_dir / "results.json")
     _check(page)
-    png = (results_dir / "roc_toy.png").read_bytes()
-    assert "data:image/png;base64," + base64.b64encode(png).decode("ascii") in page
+    for name in ("roc_toy.png", "hist_toy.png"):  # the ROC curve and the score histogram
+        png = (results_dir / name).read_bytes()
+        assert "data:image/png;base64," + base64.b64encode(png).decode("ascii") in page
     assert "0.712 [0.680, 0.741]" in page and "n/a" in page and "flare &lt;x&gt;" in page
     assert "toy · sentence level" in page and "by source model" in page
     out = write_dataset_html(results_dir)
@@ -153,9 +153,11 @@ def test_dataset_html_replots_missing_png(results_dir):
     (results_dir / "roc_toy.png").unlink()
     page = dataset_html(results_dir / "results.json")
     _check(page)
-    assert page.count("data:image/png;base64,") == 1 and "re-plotted" in page
-    doc = json.loads((results_dir / "results.json").read_text())
-    assert "histogram" not in page.lower() and "histograms" not in doc  # nothing invented
+    # the re-plotted ROC curve and the histogram PNG that is still there
+    assert page.count("data:image/png;base64,") == 2 and "re-plotted" in page
+    (results_dir / "hist_toy.png").unlink()
+    page = dataset_html(results_dir / "results.json")
+    assert page.count("data:image/png;base64,") == 1  # a missing histogram is not invented
 
 
 def test_cli_monitor_html(tiny_model_dir, tmp_path, one_thread):

@@ -211,6 +211,35 @@ def _plot_roc(path: Path, title: str, methods: list[dict[str, Any]]) -> None:
     fig.savefig(path, dpi=120, bbox_inches="tight", metadata={"Software": None})
 
 
+#: at most this many methods of a curve get a score histogram (the first ones: the detector comes first)
+HIST_METHODS = 4
+
+
+def _plot_histograms(path: Path, title: str, methods: Mapping[str, tuple[ArrayLike, ArrayLike]]) -> None:
+    """One panel per method: its unfaithfulness scores of faithful vs unfaithful sentences."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    items = list(methods.items())[:HIST_METHODS]
+    fig = Figure(figsize=(4.0 * len(items), 3.4))
+    FigureCanvasAgg(fig)
+    for k, (method, (labels, scores)) in enumerate(items):
+        ax = fig.add_subplot(1, len(items), k + 1)
+        y = np.asarray(labels, dtype=bool)
+        x = np.asarray(scores, dtype=np.float64)
+        bins = np.histogram_bin_edges(x, bins=30)
+        ax.hist(x[~y], bins=bins, alpha=0.6, density=True, label=f"faithful (n={int((~y).sum())})", color="#2b8a3e")
+        ax.hist(x[y], bins=bins, alpha=0.6, density=True, label=f"unfaithful (n={int(y.sum())})", color="#c92a2a")
+        ax.set_title(str(method), fontsize="medium")
+        ax.set_xlabel("unfaithfulness score")
+        if k == 0:
+            ax.set_ylabel("density")
+        ax.legend(fontsize="x-small")
+        ax.grid(alpha=0.3)
+    fig.suptitle(title, y=1.04)
+    fig.savefig(path, dpi=110, bbox_inches="tight", metadata={"Software": None})
+
+
 def _curve_methods(name: str, methods: Mapping[str, tuple[ArrayLike, ArrayLike]]) -> list[dict[str, Any]]:
     from sklearn.metrics import roc_auc_score
 
@@ -247,7 +276,8 @@ def write_report(
     curves: Mapping[str, Mapping[str, tuple[ArrayLike, ArrayLike]]],
     meta: Mapping[str, Any],
 ) -> list[Path]:
-    """Write ``results.json``, ``results.md`` and one ``roc_<name>.png`` per entry of ``curves`` into ``out_dir``.
+    """Write ``results.json``, ``results.md``, one ``roc_<name>.png`` and one ``hist_<name>.png`` (score
+    histograms of faithful vs unfaithful, first methods) per entry of ``curves`` into ``out_dir``.
 
     Args:
         out_dir: created if missing; existing files of the same names are overwritten.
@@ -259,7 +289,7 @@ def write_report(
         meta: free-form run information (model, dataset, seed, ...), stored as-is (made JSON-safe).
 
     Returns:
-        The written paths: ``results.json``, ``results.md``, then the PNGs in the order of ``curves``.
+        The written paths: ``results.json``, ``results.md``, then the PNGs (ROC, histogram) in the order of ``curves``.
 
     Raises:
         ValueError (:class:`faithwatch.errors.InputError`): a table that is not a DataFrame or has duplicate
@@ -274,7 +304,8 @@ def write_report(
         curve_data.append(
             {
                 "name": str(name),
-                "image": f"roc_{_safe_name(str(name), taken)}.png",
+                "image": f"roc_{(safe := _safe_name(str(name), taken))}.png",
+                "histogram": f"hist_{safe}.png",
                 "methods": _curve_methods(str(name), methods),
             }
         )
@@ -282,10 +313,12 @@ def write_report(
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     images: list[Path] = []
-    for c in curve_data:
+    for c, methods in zip(curve_data, curves.values(), strict=True):
         path = out / c["image"]
         _plot_roc(path, f"{title}: ROC, {c['name']}", c["methods"])
-        images.append(path)
+        hist = out / c["histogram"]
+        _plot_histograms(hist, f"{title}: scores, {c['name']}", methods)
+        images += [path, hist]
 
     doc = {
         "schema_version": SCHEMA_VERSION,
@@ -314,7 +347,8 @@ def write_report(
         md += ["## ROC curves", ""]
         for c in curve_data:
             aucs = ", ".join(f"{m['method']} {m['auroc']:.3f}" for m in c["methods"])
-            md += [f"### {c['name']}", "", f"AUROC: {aucs}", "", f"![ROC {c['name']}]({c['image']})", ""]
+            md += [f"### {c['name']}", "", f"AUROC: {aucs}", "", f"![ROC {c['name']}]({c['image']})", "",
+                   f"![scores {c['name']}]({c['histogram']})", ""]
     md_path = out / "results.md"
     md_path.write_text("\n".join(md), encoding="utf-8")
     written.append(md_path)
