@@ -255,15 +255,20 @@ def test_combined_weighted_mean() -> None:
 
 
 def test_factory(tmp_path: Path) -> None:
-    assert DEFAULT_SCORER == "lexical+embedding"
-    default = get_scorer(DEFAULT_SCORER)
-    assert isinstance(default, CombinedScorer) and default.name == "lexical+embedding"
-    assert default.weights == [0.5, 0.5]
+    assert DEFAULT_SCORER == "nli-minilm"
+    combined = get_scorer("lexical+embedding")
+    assert isinstance(combined, CombinedScorer) and combined.name == "lexical+embedding"
+    assert combined.weights == [0.5, 0.5]
+    three = get_scorer("lexical+embedding+lexical")
+    assert isinstance(three, CombinedScorer) and three.weights == pytest.approx([1 / 3] * 3)
     assert isinstance(get_scorer("lexical"), LexicalScorer)
     assert isinstance(get_scorer("embedding"), EmbeddingScorer)
     assert get_scorer("none") is None
     with pytest.raises(ValueError, match="lexical\\+embedding"):
         get_scorer("bogus")
+    for bad in ("lexical+", "lexical+none", "+embedding"):
+        with pytest.raises(ValueError, match="combined"):
+            get_scorer(bad)
     with pytest.raises(ValueError):
         get_scorer("nli:")
     with pytest.raises(ValueError):
@@ -272,6 +277,6 @@ def test_factory(tmp_path: Path) -> None:
     nli = get_scorer(f"nli:{path}")
     assert isinstance(nli, NLIScorer) and nli.name == f"nli:{path}"
     # only NLI scorers are called "nli..."
-    for spec in ("lexical", "embedding", DEFAULT_SCORER):
+    for spec in ("lexical", "embedding", "lexical+embedding"):
         scorer = get_scorer(spec)
         assert scorer is not None and not scorer.name.startswith("nli")

@@ -135,8 +135,10 @@ def test_nli_checker_rejects_two_class_models_and_bad_rules() -> None:
         NLIChecker(KeywordNLI(), combine="vote")
     with pytest.raises(InputError, match="empty"):
         NLIChecker(KeywordNLI()).check([claim("alpha")], ["ok", "  "])
-    with pytest.raises(InputError, match="needs --nli-model"):
-        get_checker(CheckerSpec(kind="nli"))
+    shipped = get_checker(CheckerSpec(kind="nli"))  # without --nli-model: the shipped nli-minilm
+    assert shipped.scorer.name == "nli-minilm"
+    verdicts = shipped.check([claim("The tower is in Paris.")], "The Eiffel Tower is a landmark in Paris, France.")
+    assert verdicts[0].label in ("Entailment", "Neutral", "Contradiction")
     assert NLIChecker(KeywordNLI()).check([], "text") == []
 
 
@@ -437,17 +439,27 @@ def test_cli_single_response_text_output(cli, tmp_path) -> None:
     (tmp_path / "ans.txt").write_text("The bridge was built in 1820. It cost 7 million euros.")
     result = CliRunner().invoke(cli, ["check", "-c", str(tmp_path / "ctx.txt"), "-r", str(tmp_path / "ans.txt"),
                                       "--extractor", "sentence", "--checker", "alignment", "--alignment", "lexical",
-                                      "-o", str(tmp_path / "one.json")])
+                                      "-o", str(tmp_path / "one.json"), "--html", str(tmp_path / "one.html")])
     assert result.exit_code == 0, result.output
     assert "Entailment" in result.stdout and "hallucination rate 0.50" in result.stdout
-    assert json.loads((tmp_path / "one.json").read_text())["n_claims"] == 2
+    doc = json.loads((tmp_path / "one.json").read_text())
+    assert doc["n_claims"] == 2
+    page = (tmp_path / "one.html").read_text()
+    assert page.count('<tr id="claim-') == 2 and "http" not in page.replace(
+        "http-equiv", "")  # self-contained: nothing fetched at view time
+    labels = [c["label"] for c in doc["claims"]]
+    for i, label in enumerate(labels):
+        assert f'<tr id="claim-{i}" data-claim="{i}">' in page and label in page
+    # the supported claim's evidence is highlighted in the reference and tied to claim 0
+    assert doc["claims"][0]["evidence"] and '<span class="ev" data-claims="0">' in page
+    assert '<span class="claim" data-claims="0"' in page and '<span class="claim" data-claims="1"' in page
 
 
 def test_cli_usage_errors(cli, tmp_path) -> None:
     (tmp_path / "c.txt").write_text(CTX)
     runner = CliRunner()
-    no_nli = runner.invoke(cli, ["check", "-c", str(tmp_path / "c.txt"), "-r", str(tmp_path / "c.txt")])
-    assert no_nli.exit_code == 2 and "--nli-model" in no_nli.output
+    html_batch = runner.invoke(cli, ["check", "-i", str(tmp_path / "c.txt"), "-o", "y.jsonl", "--html", "x.html"])
+    assert html_batch.exit_code == 2 and "--html reports one response" in html_batch.output
     both = runner.invoke(cli, ["check", "-i", "x.jsonl", "-o", "y.jsonl", "-c", str(tmp_path / "c.txt")])
     assert both.exit_code == 2 and "not both" in both.output
     bad_choice = runner.invoke(cli, ["check", "-c", str(tmp_path / "c.txt"), "-r", str(tmp_path / "c.txt"),

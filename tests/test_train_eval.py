@@ -139,3 +139,35 @@ def test_transfer_lens_to_another_model(datasets, tiny_model_dir, tmp_path, one_
     assert all(0.0 <= s.score <= 1.0 and s.detector.startswith("lookback-lens") for s in report.sentences)
     with pytest.raises(InputError):
         Monitor(lm, detector=str(mapped_dir))  # the mapped lens reads the target model's heads only
+
+
+def test_cache_with_other_alignment_is_reused(datasets, tmp_path, one_thread, lm):
+    """A new alignment scorer recomputes only align_score from a sibling cache; every other column is kept."""
+    import numpy as np
+
+    from faithwatch.alignment.base import AlignmentScorer
+    from faithwatch.data.loaders import load_dataset
+    from faithwatch.eval.features import extract_features
+    from faithwatch.eval.pipeline import extraction_monitor
+
+    class Half(AlignmentScorer):
+        name = "half"
+
+        def score_many(self, sentences, context):
+            return [0.5] * len(sentences)
+
+    a, _ = datasets
+    examples = load_dataset(str(a))
+    donor = extract_features(extraction_monitor(lm, "lexical"), "towns", examples)
+    monitor = extraction_monitor(lm, "lexical")
+    monitor.alignment = Half()
+    calls = []
+    monitor.lm = lm
+    derived = extract_features(monitor, "towns", examples, on_progress=lambda n, t: calls.append(n))
+    assert len(derived.sentences) == len(donor.sentences) and calls[-1] == len(examples)
+    assert (derived.sentences.align_score == 0.5).all()
+    assert not (donor.sentences.align_score == 0.5).all()
+    d = derived.sentences.sort_values(["example_id", "sentence_index"]).reset_index(drop=True)
+    s = donor.sentences.sort_values(["example_id", "sentence_index"]).reset_index(drop=True)
+    assert np.allclose(d.min_prob, s.min_prob) and list(d.text) == list(s.text)
+    assert len(derived.windows) == len(donor.windows)

@@ -23,6 +23,8 @@ from faithwatch.cli_decoding_eval import register as register_decoding_eval
 from faithwatch.cli_eval import register as register_eval_commands
 from faithwatch.cli_eval import register_transfer
 from faithwatch.cli_lss import register as register_lss
+from faithwatch.cli_nli import register as register_nli
+from faithwatch.cli_nli import register_alignment_eval
 from faithwatch.cli_server import register as register_server
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 from faithwatch.results import SentenceReport
@@ -39,7 +41,8 @@ SHOWN = ("align_score", "min_prob", "mean_entropy", "mean_contrastive_kl", "look
 
 ModelOpt = typer.Option(None, "--model", "-m", help="HF causal LM dir or hub id (default: embedded SmolLM2-135M).")
 AlignOpt = typer.Option(
-    DEFAULT_SCORER, "--alignment", help="lexical | embedding | lexical+embedding | nli:<model> | none"
+    "auto", "--alignment", help=f"auto (the detector's scorer, else {DEFAULT_SCORER}) | nli-minilm | lexical | "
+    "embedding | lexical+embedding | nli:<model> | none"
 )
 SignalsOpt = typer.Option(",".join(SIGNALS), "--signals", help="Comma-separated signal families to compute.")
 LidOpt = typer.Option(None, "--lid-bank", help="LID reference bank (.safetensors); without it lid_* are absent.")
@@ -205,6 +208,8 @@ register_claims(app, out, err, _fail)
 register_decoding(app, out, err, _fail)
 register_decoding_eval(app, out, err, _fail)
 register_lss(app, out, err, _fail)
+register_nli(app, out, err, _fail)
+register_alignment_eval(app, out, err, _fail)
 register_server(app, out, err, _fail)
 
 

@@ -105,10 +105,11 @@ def register(
         question: str | None = typer.Option(None, "--question", "-q", help="The question (optional) for one response."),
         extractor: str = typer.Option("triplet", "--extractor", help="Claims: response | sentence | subsentence | "
                                       "triplet (LLM)."),
-        checker: str = typer.Option("nli", "--checker", help="nli (needs --nli-model) | llm | alignment."),
-        nli_model: str | None = typer.Option(None, "--nli-model", help="3-class NLI model dir or hub id."),
-        alignment: str = typer.Option("lexical+embedding", "--alignment", help="Scorer of --checker alignment: "
-                                      "lexical | embedding | lexical+embedding | nli:<model>."),
+        checker: str = typer.Option("nli", "--checker", help="nli | llm | alignment."),
+        nli_model: str | None = typer.Option(None, "--nli-model", help="3-class NLI model dir or hub id (default: "
+                                             "nli-minilm, shipped with faithwatch)."),
+        alignment: str = typer.Option("nli-minilm", "--alignment", help="Scorer of --checker alignment: "
+                                      "nli-minilm | lexical | embedding | lexical+embedding | nli:<model>."),
         combine: str = typer.Option("conflict", "--combine", help="Across passages: conflict | max-entail | "
                                     "any-contradiction."),
         entail_threshold: float = typer.Option(0.7, "--entail-threshold", help="Alignment score >= this: "
@@ -130,6 +131,8 @@ def register(
                                      "batch summaries."),
         overwrite: bool = typer.Option(False, "--overwrite", help="Start afresh instead of resuming."),
         json_out: bool = typer.Option(False, "--json", help="One response: print its JSON instead of text."),
+        html: Path | None = typer.Option(None, "--html", help="One response: write a self-contained HTML report "
+                                         "(claims coloured by verdict, evidence highlighted in the references)."),
         device: str | None = typer.Option(None, "--device", help="cpu, cuda, ... (default: cuda if available)."),
     ) -> None:
         """Extract claims from responses and check each against the references (RefChecker-style)."""
@@ -143,6 +146,8 @@ def register(
         try:
             if batch and (context or response):
                 raise InputError("use either --input/--output (a JSONL batch) or --context/--response (one), not both")
+            if batch and html is not None:
+                raise InputError("--html reports one response (--context/--response), not a batch")
             if batch and output is None:
                 raise InputError("--input needs --output (the JSONL of results)")
             if not batch and (not context or response is None):
@@ -151,8 +156,6 @@ def register(
                                        (aggregate, AGGREGATIONS, "--aggregate"), (combine, COMBINE_RULES, "--combine")):
                 if value not in valid:
                     raise InputError(f"{what} must be one of {', '.join(valid)}, got {value!r}")
-            if checker == "nli" and not nli_model:
-                get_checker(CheckerSpec(kind="nli"))  # raises the explanatory error before anything loads
             if batch and not input.is_file():
                 raise InputError(f"input file not found: {input}")
             passages = [] if batch else [_read(p, "context") for p in context]
@@ -190,6 +193,10 @@ def register(
                 output.write_text(payload + "\n", encoding="utf-8")
             if json_out:
                 print(payload, flush=True)
+            if html is not None:
+                from faithwatch.report.claims import write_claims_html
+
+                err.print(f"HTML report: {write_claims_html(html, result, passages, question=question)}")
             if result.extraction_error is not None:
                 err.print(f"[bold red]extraction failed:[/] {escape(result.extraction_error)}")
                 raise typer.Exit(EXIT_PARTIAL)

@@ -19,7 +19,8 @@ from faithwatch.errors import FaithwatchError, InputError
 
 EXIT_PARTIAL = 1
 CHECKER_HELP = ("Faithfulness judge (never the guiding detector): lexical | embedding | lexical+embedding "
-                "(alignment checker, Entailment at score >= 0.7) | nli:<3-class NLI model>.")
+                "(alignment checker, Entailment at score >= 0.7) | nli-minilm (shipped NLI model) | "
+                "nli:<3-class NLI model>.")
 
 
 def build_checker(spec: str, device: str = "cpu") -> Any:
@@ -29,9 +30,12 @@ def build_checker(spec: str, device: str = "cpu") -> Any:
     spec = spec.strip()
     if spec.lower().startswith("nli:"):
         return get_checker(CheckerSpec(kind="nli", nli_model=spec[4:].strip() or None, device=device))
+    if spec.lower() == "nli-minilm" or spec.lower().startswith("nli-minilm:"):
+        return get_checker(CheckerSpec(kind="nli", nli_model=spec, device=device))
     if spec.lower() in ("lexical", "embedding", "lexical+embedding"):
         return get_checker(CheckerSpec(kind="alignment", alignment=spec.lower(), device=device))
-    raise InputError(f"unknown --checker {spec!r}; use lexical, embedding, lexical+embedding or nli:<model>")
+    raise InputError(f"unknown --checker {spec!r}; use nli-minilm, lexical, embedding, lexical+embedding or "
+                     "nli:<model>")
 
 
 def _fmt(value: Any, digits: int = 3) -> str:

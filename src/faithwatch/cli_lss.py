@@ -16,7 +16,7 @@ from rich.table import Table
 from faithwatch.alignment import DEFAULT_SCORER
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 
-ScorerHelp = "lexical | embedding | lexical+embedding | nli:<model>"
+ScorerHelp = "nli-minilm | lexical | embedding | lexical+embedding | nli:<model>"
 
 
 def _scorer(spec: str, device: str):

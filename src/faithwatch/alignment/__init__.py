@@ -4,7 +4,10 @@ Use :func:`get_scorer` to build one from a spec string:
 
 * ``"lexical"`` - surface overlap (numbers, entities, content words, bigrams), no model;
 * ``"embedding"`` - max cosine similarity with the context's sentences (packaged MiniLM);
-* ``"lexical+embedding"`` - the default, mean of the two (weights 0.5 / 0.5);
+* ``"lexical+embedding"`` - mean of the two (weights 0.5 / 0.5), the default before ``nli-minilm``; any
+  scorer names joined with ``+`` give their equally weighted mean (e.g. ``"nli-minilm+lexical"``);
+* ``"nli-minilm"`` - the default: max entailment probability of faithwatch's shipped MiniLM NLI model
+  over context windows (offline; ``"nli-minilm:<artifact-dir>"`` for another trained adapter);
 * ``"nli:<path-or-hub-id>"`` - max entailment probability of a Hugging Face NLI model over context chunks;
 * ``"none"`` - no alignment scoring (``get_scorer`` returns ``None``).
 """
@@ -15,12 +18,13 @@ from faithwatch.alignment.base import AlignmentScorer, validate_inputs
 from faithwatch.alignment.combined import CombinedScorer
 from faithwatch.alignment.embedding import EmbeddingScorer
 from faithwatch.alignment.lexical import NEUTRAL_SCORE, LexicalScorer
+from faithwatch.alignment.minilm import MiniLMNLIScorer
 from faithwatch.alignment.nli import NLIScorer
 
 #: the scorer used when the user does not choose one
-DEFAULT_SCORER = "lexical+embedding"
+DEFAULT_SCORER = "nli-minilm"
 #: the spec strings :func:`get_scorer` accepts (``nli:`` takes a model path or hub id after the colon)
-VALID_SPECS = ("lexical", "embedding", "lexical+embedding", "nli:<path-or-hub-id>", "none")
+VALID_SPECS = ("nli-minilm", "lexical", "embedding", "lexical+embedding", "nli:<path-or-hub-id>", "none")
 
 __all__ = [
     "DEFAULT_SCORER",
@@ -30,6 +34,7 @@ __all__ = [
     "CombinedScorer",
     "EmbeddingScorer",
     "LexicalScorer",
+    "MiniLMNLIScorer",
     "NLIScorer",
     "get_scorer",
     "validate_inputs",
@@ -44,6 +49,10 @@ def get_scorer(spec: str = DEFAULT_SCORER, device: str = "cpu") -> AlignmentScor
     if not isinstance(spec, str):
         raise TypeError(f"scorer spec must be a str, got {type(spec).__name__}")
     key = spec.strip()
+    if key.lower() == "nli-minilm":
+        return MiniLMNLIScorer(device=device)
+    if key.lower().startswith("nli-minilm:"):
+        return MiniLMNLIScorer(key[len("nli-minilm:"):].strip(), device=device)
     if key.lower().startswith("nli:"):
         model = key[4:].strip()  # paths/hub ids are case-sensitive: keep them as given
         if not model:
@@ -56,6 +65,9 @@ def get_scorer(spec: str = DEFAULT_SCORER, device: str = "cpu") -> AlignmentScor
         return LexicalScorer()
     if key == "embedding":
         return EmbeddingScorer(device=device)
-    if key == "lexical+embedding":
-        return CombinedScorer([LexicalScorer(), EmbeddingScorer(device=device)], [0.5, 0.5])
+    if "+" in key:  # e.g. "lexical+embedding", "nli-minilm+lexical": the equally weighted mean of the parts
+        parts = [p.strip() for p in key.split("+")]
+        if len(parts) < 2 or any(not p or p == "none" or "+" in p for p in parts):
+            raise ValueError(f"bad combined scorer {spec!r}: join two or more scorer names with '+'")
+        return CombinedScorer([get_scorer(p, device=device) for p in parts])  # type: ignore[misc]
     raise ValueError(f"unknown alignment scorer {spec!r}; valid: {', '.join(VALID_SPECS)}")

@@ -509,7 +509,7 @@ class CheckerSpec:
 
     kind: str = "nli"
     nli_model: str | None = None
-    alignment: str = "lexical+embedding"
+    alignment: str = "nli-minilm"
     combine: str = DEFAULT_COMBINE
     entail_threshold: float = DEFAULT_ENTAIL_THRESHOLD
     contradict_threshold: float = DEFAULT_CONTRADICT_THRESHOLD
@@ -522,20 +522,20 @@ def get_checker(spec: CheckerSpec, backend: LLMBackend | Callable[[], LLMBackend
     """Build the checker named by ``spec.kind``; ``llm`` needs a ``backend`` (or a function making one)."""
     _check_rule(spec.combine)
     if spec.kind == "nli":
-        if not spec.nli_model:
-            raise InputError(
-                "--checker nli needs --nli-model (a 3-class NLI model directory or hub id, e.g. "
-                "ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli): faithwatch ships no NLI model. "
-                "Or use --checker alignment (no NLI model needed) or --checker llm."
-            )
-        from faithwatch.alignment import NLIScorer
+        from faithwatch.alignment import MiniLMNLIScorer, NLIScorer
 
+        model = (spec.nli_model or "nli-minilm").strip()
         try:
-            scorer = NLIScorer(spec.nli_model, device=spec.device)
+            if model == "nli-minilm":  # the offline model shipped with faithwatch
+                scorer = MiniLMNLIScorer(device=spec.device)
+            elif model.startswith("nli-minilm:"):
+                scorer = MiniLMNLIScorer(model[len("nli-minilm:"):], device=spec.device)
+            else:
+                scorer = NLIScorer(model, device=spec.device)
         except (OSError, ValueError) as exc:
             from faithwatch.errors import ModelNotAvailableError
 
-            raise ModelNotAvailableError(f"could not load the NLI model {spec.nli_model!r}: {exc}") from None
+            raise ModelNotAvailableError(f"could not load the NLI model {model!r}: {exc}") from None
         return NLIChecker(scorer, spec.combine, spec.max_chunk_tokens)
     if spec.kind == "alignment":
         from faithwatch.alignment import get_scorer

@@ -13,8 +13,9 @@ Concurrency, explicitly:
 Limits: request bodies above ``max_body_bytes`` get **413** (Content-Length or the streamed length);
 a context above ``max_context_tokens`` gets **413**; a request past ``request_timeout_s`` gets **504** (or an
 ``error`` event on a stream). A client that disconnects from ``/v1/monitor`` stops its generation before the
-next token. ``/v1/score`` stops between records; ``/v1/generate`` and ``/v1/check`` are only dropped if they
-are still waiting when cancelled (a running decoding search finishes, and its result is discarded).
+next token, and one that disconnects from ``/v1/generate`` stops its decoding search before the next forward
+step (the server polls the connection while the job runs). ``/v1/score`` stops between records; ``/v1/check``
+is only dropped if it is still waiting when cancelled (a running check finishes, its result is discarded).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from faithwatch.server.schemas import CheckRequest, GenerateRequest, MonitorRequ
 log = logging.getLogger(__name__)
 
 #: alignment scorers a client may ask /v1/check for (no arbitrary model ids from clients)
-CHECK_ALIGNMENTS = ("lexical", "embedding", "lexical+embedding")
+CHECK_ALIGNMENTS = ("nli-minilm", "lexical", "embedding", "lexical+embedding")
 _KEEPALIVE_S = 10.0
 
 
@@ -109,7 +110,7 @@ def create_app(
     queue_size: int = 8,
     workers: int = 1,
     request_timeout_s: float = 120.0,
-    check_alignment: str = "lexical+embedding",
+    check_alignment: str = "nli-minilm",
 ) -> FastAPI:
     """Build the app around a :class:`~faithwatch.monitor.Monitor`.
 
@@ -164,16 +165,30 @@ def create_app(
             raise HTTPProblem(422, "invalid_input", f"max_new_tokens={n} is above this server's limit "
                               f"{max_new_tokens}")
 
-    async def run_job(fn: Callable[[CancelToken], Any]) -> Any:
-        """Admit ``fn`` to the pool and await it under the request timeout (503 / 504 / mapped errors)."""
+    async def run_job(fn: Callable[[CancelToken], Any], request: Request | None = None) -> Any:
+        """Admit ``fn`` to the pool and await it under the request timeout (503 / 504 / mapped errors).
+
+        With ``request`` the connection is polled while the job runs: a client that goes away cancels the token.
+        """
         token = CancelToken(request_timeout_s)
         try:
             future = pool.submit(fn, token)
         except QueueFullError as exc:
             raise _queue_full(exc) from None
         waiter = asyncio.wrap_future(future)
+        deadline = time.monotonic() + request_timeout_s
         try:
-            return await asyncio.wait_for(asyncio.shield(waiter), request_timeout_s)
+            while True:
+                if request is None:
+                    return await asyncio.wait_for(asyncio.shield(waiter), request_timeout_s)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise asyncio.TimeoutError
+                with contextlib.suppress(asyncio.TimeoutError):
+                    return await asyncio.wait_for(asyncio.shield(waiter), min(0.25, remaining))
+                if await request.is_disconnected():
+                    token.cancel("client disconnected")
+                    raise HTTPProblem(499, "client_closed", "the client disconnected")
         except asyncio.TimeoutError:  # not the builtin before Python 3.11
             token.cancel("timeout")
             raise HTTPProblem(504, "timeout", f"the request took longer than {request_timeout_s} s") from None
@@ -306,7 +321,7 @@ def create_app(
 
     # --- guided decoding ------------------------------------------------------------------------------------------
     @app.post("/v1/generate", summary="Answer with a decoding strategy; returns the answer and its trace")
-    async def generate(body: GenerateRequest) -> dict[str, Any]:
+    async def generate(body: GenerateRequest, request: Request) -> dict[str, Any]:
         check_context(body.context)
         check_new_tokens(body.max_new_tokens)
         from faithwatch.decoding.strategies import generate as run_strategy
@@ -316,10 +331,17 @@ def create_app(
         def job(tok: CancelToken) -> dict[str, Any]:
             with model_lock:
                 tok.check()
-                result = run_strategy(monitor, body.question, body.context, body.strategy, **params)
+                engine = getattr(monitor, "engine", None)
+                if engine is not None:
+                    engine.before_step = tok.check  # disconnect / timeout: stop before the next forward step
+                try:
+                    result = run_strategy(monitor, body.question, body.context, body.strategy, **params)
+                finally:
+                    if engine is not None:
+                        engine.before_step = None
             return result.to_dict(vectors=False)
 
-        return await run_job(job)
+        return await run_job(job, request)
 
     # --- claims --------------------------------------------------------------------------------------------------
     @app.post("/v1/check", summary="Extract claims and check each against the context(s)")

