@@ -263,3 +263,43 @@ def test_stream_timeout_is_an_error_event(lm):
     assert events[-1][0] == "error" and events[-1][1]["error"] == "timeout"
     assert any(k == "sentence" for k, _ in events)
     assert fake.tokens < 300
+
+
+def test_disconnect_stops_generate(monitor, monkeypatch):
+    """A client that goes away from /v1/generate stops the decoding search before its next forward step."""
+    from faithwatch.models import engine as engine_mod
+
+    steps, errors = [], []
+    real = engine_mod.EngineSession._feed
+
+    def slow_feed(self, *args, **kwargs):
+        steps.append(time.monotonic())
+        time.sleep(0.02)
+        try:
+            return real(self, *args, **kwargs)
+        except Exception as exc:
+            errors.append(type(exc).__name__)
+            raise
+
+    monkeypatch.setattr(engine_mod.EngineSession, "_feed", slow_feed)
+    with serve(create_app(monitor, max_new_tokens=2000, request_timeout_s=60)) as url:
+        body = {"question": QUESTION, "context": CONTEXT, "strategy": "rerank", "max_new_tokens": 400,
+                "samples": 6}
+        with httpx.Client(base_url=url, timeout=0.6) as http:
+            try:
+                r = http.post("/v1/generate", json=body)  # gives up after 0.6 s and closes the connection
+                pytest.fail(f"the search should take longer than 0.6 s: {r.status_code} {r.text[:300]} {len(steps)}")
+            except httpx.ReadTimeout:
+                pass
+        deadline = time.monotonic() + 5
+        while True:
+            before = len(steps)
+            time.sleep(0.5)
+            if len(steps) == before or time.monotonic() > deadline:
+                break
+        assert len(steps) == before, "decoding went on after the client disconnected"
+        assert errors == ["Cancelled"]  # stopped by the cancel token, not finished
+        assert before < 150  # the full search (6 samples of up to 400 tokens) takes far more steps
+        assert monitor.engine.before_step is None  # the hook is removed after the job
+        with httpx.Client(base_url=url, timeout=10) as http:
+            assert http.get("/healthz").json()["queue"]["running"] == 0

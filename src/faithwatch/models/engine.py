@@ -10,7 +10,7 @@ predicted it. Everything downstream is a pure function of these records.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -109,6 +109,8 @@ class DecodingEngine:
         self.lm = lm
         self.needs = needs
         self._layers = _decoder_layers(lm.model) if needs.hidden_layers else None
+        #: called before every forward step of every session; it may raise to stop (e.g. a server cancel token)
+        self.before_step: Callable[[], None] | None = None
 
     def start(self, prompts: PromptPair) -> EngineSession:
         """Prefill the prompt(s) and return a session ready to choose the first token."""
@@ -273,6 +275,8 @@ class EngineSession:
 
     def _feed(self, ids: torch.Tensor, active: list[bool] | None = None) -> None:
         """ids: [B, k] tokens per branch; ``active`` (only with k == 1): which branches take their token."""
+        if self.engine.before_step is not None:
+            self.engine.before_step()
         k, b = ids.shape[1], self.branches
         flags = active or [True] * b
         longest = max(n for n, a in zip(self._main_lens, flags, strict=True) if a) + k
