@@ -255,7 +255,7 @@ def test_combined_weighted_mean() -> None:
 
 
 def test_factory(tmp_path: Path) -> None:
-    assert DEFAULT_SCORER == "nli-minilm"
+    assert DEFAULT_SCORER == "lexical+embedding"
     combined = get_scorer("lexical+embedding")
     assert isinstance(combined, CombinedScorer) and combined.name == "lexical+embedding"
     assert combined.weights == [0.5, 0.5]

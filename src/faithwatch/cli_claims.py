@@ -108,7 +108,7 @@ def register(
         checker: str = typer.Option("nli", "--checker", help="nli | llm | alignment."),
         nli_model: str | None = typer.Option(None, "--nli-model", help="3-class NLI model dir or hub id (default: "
                                              "nli-minilm, shipped with faithwatch)."),
-        alignment: str = typer.Option("nli-minilm", "--alignment", help="Scorer of --checker alignment: "
+        alignment: str = typer.Option("lexical+embedding", "--alignment", help="Scorer of --checker alignment: "
                                       "nli-minilm | lexical | embedding | lexical+embedding | nli:<model>."),
         combine: str = typer.Option("conflict", "--combine", help="Across passages: conflict | max-entail | "
                                     "any-contradiction."),

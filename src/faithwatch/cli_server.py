@@ -23,7 +23,7 @@ def register(app: typer.Typer, out: Console, err: Console, fail: Callable[[Excep
                                             "the shipped detector for the embedded model)."),
         alignment: str = typer.Option("auto", "--alignment", help="Monitor alignment scorer (default: the "
                                       "detector's)."),
-        check_alignment: str = typer.Option("nli-minilm", "--check-alignment", help="Default scorer of "
+        check_alignment: str = typer.Option("lexical+embedding", "--check-alignment", help="Default scorer of "
                                             "/v1/check: nli-minilm | lexical | embedding | lexical+embedding."),
         truncate_context: bool = typer.Option(False, "--truncate-context", help="Cut a context's tail to fit the "
                                               "model instead of answering 413."),

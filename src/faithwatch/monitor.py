@@ -50,7 +50,7 @@ class Monitor:
     ``model``: a :class:`LoadedModel`, a model directory / hub id, or ``None`` for the embedded
     SmolLM2-135M-Instruct. ``signals``: families to compute (default all of :data:`SIGNALS`).
     ``alignment``: an alignment scorer or its spec (default ``"auto"``: the detector's scorer, else
-    ``"nli-minilm"``; ``"none"`` for none).
+    ``"lexical+embedding"``; ``"none"`` for none).
     ``lid_bank``: reference hidden states for ``lid_layer_*`` (absent without one).
     """
 

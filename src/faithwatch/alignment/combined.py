@@ -29,6 +29,9 @@ class CombinedScorer(AlignmentScorer):
         total = sum(raw)
         self.weights = [w / total for w in raw]
         self.name = "+".join(s.name for s in self.scorers)
+        versions = [str(getattr(s, "version", "") or "") for s in self.scorers]
+        #: the parts' versions (feature caches are keyed by it); None when no part declares one
+        self.version = "+".join(versions) if any(versions) else None
 
     def score_many(self, sentences: Sequence[str], context: str) -> list[float]:
         """Weighted mean of the component scores for each sentence, in [0, 1]."""

@@ -1,8 +1,10 @@
 """``nli-minilm``: faithwatch's own offline entailment model as an alignment scorer.
 
 The shipped MiniLM cross-encoder (:mod:`faithwatch.nli`) scored AlignScore-style: the context is
-packed into windows that fit next to the sentence (256 tokens in all), and the sentence's score is
-its highest entailment probability over the windows. 3-class probabilities of the best window are
+cut into sliding windows of whole sentences (from every sentence, as many following sentences as fit
+in ``chunk_tokens`` tokens, default 64, and never more than fits next to the sentence in 256), and the
+sentence's score is its highest entailment probability over the windows. Short windows suit this small
+model better than windows filling its whole input (measured on QAGS-CNNDM, see docs/nli.md). 3-class probabilities of the best window are
 available through :meth:`probabilities_many` (used by the claim checkers).
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from faithwatch.alignment.embedding import split_sentences
 from faithwatch.alignment.nli import NLIScorer
 from faithwatch.nli.data import LABELS
 
@@ -21,17 +24,23 @@ class MiniLMNLIScorer(NLIScorer):
         artifact: an NLI artifact folder (default: the one inside the package).
         device: torch device.
         batch_size: (window, sentence) pairs per forward pass.
+        chunk_tokens: maximum tokens of a context window.
         precision: ``auto`` (bf16 on CPUs with native bf16, else fp32), ``fp32`` or ``bf16``.
     """
 
     name = "nli-minilm"
 
     def __init__(self, artifact: str | Path | None = None, device: str = "cpu", batch_size: int = 32,
-                 precision: str = "auto") -> None:
+                 precision: str = "auto", chunk_tokens: int = 64) -> None:
         from faithwatch.nli.artifact import load_cross_encoder
 
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if chunk_tokens < 8:
+            raise ValueError(f"chunk_tokens must be >= 8, got {chunk_tokens}")
+        self.chunk_tokens = chunk_tokens
+        #: changes whenever the scores would (feature caches are keyed by it)
+        self.version = f"slide{chunk_tokens}"
         self.encoder = load_cross_encoder(artifact, device=device, precision=precision)
         self.model_id = str(artifact) if artifact is not None else "nli-minilm"
         self.name = "nli-minilm" if artifact is None else f"nli-minilm:{artifact}"
@@ -46,6 +55,34 @@ class MiniLMNLIScorer(NLIScorer):
         self._ctx_key = None
         self._ctx_sentences = []
         self._chunk_cache = {}
+
+    def budget_for(self, sentence: str) -> int:
+        """Window budget: ``chunk_tokens``, or less when the sentence leaves less room in the input."""
+        return min(self.chunk_tokens, super().budget_for(sentence))
+
+    def _chunks(self, context: str, budget: int) -> list[str]:
+        """Sliding windows: from every context sentence, as many following sentences as fit in ``budget``."""
+        if self._ctx_key != context:
+            self._ctx_key = context
+            self._ctx_sentences = split_sentences(context)
+            self._chunk_cache = {}
+        if budget in self._chunk_cache:
+            return self._chunk_cache[budget]
+        pieces: list[str] = []
+        for sent in self._ctx_sentences:
+            pieces.extend([sent] if self.n_tokens(sent) <= budget else self._token_windows(sent, budget))
+        sizes = [self.n_tokens(p) + 1 for p in pieces]
+        windows: list[str] = []
+        for i in range(len(pieces)):
+            j, used = i + 1, sizes[i]
+            while j < len(pieces) and used + sizes[j] <= budget:
+                used += sizes[j]
+                j += 1
+            window = " ".join(pieces[i:j])
+            if not windows or not windows[-1].endswith(window):  # a window inside the previous one adds nothing
+                windows.append(window)
+        self._chunk_cache[budget] = windows
+        return windows
 
     def _pair_probabilities(self, premises: list[str], hypotheses: list[str]) -> list[list[float]]:
         return self.encoder.predict_proba(premises, hypotheses, batch_size=self.batch_size).tolist()

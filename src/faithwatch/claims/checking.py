@@ -509,7 +509,7 @@ class CheckerSpec:
 
     kind: str = "nli"
     nli_model: str | None = None
-    alignment: str = "nli-minilm"
+    alignment: str = "lexical+embedding"
     combine: str = DEFAULT_COMBINE
     entail_threshold: float = DEFAULT_ENTAIL_THRESHOLD
     contradict_threshold: float = DEFAULT_CONTRADICT_THRESHOLD

@@ -52,6 +52,10 @@ KNOWN_ALIGNMENTS = ("lexical+embedding", "nli-minilm", "lexical", "embedding", N
 _SAME = object()
 
 
+def _current(monitor: Monitor) -> str | None:
+    return monitor.alignment.name if monitor.alignment else None
+
+
 def cache_key(monitor: Monitor, dataset: str, alignment: str | None | object = _SAME) -> str:
     """Folder name that changes whenever anything that shapes the features changes.
 
@@ -64,6 +68,9 @@ def cache_key(monitor: Monitor, dataset: str, alignment: str | None | object = _
         "alignment": alignment,
         "features": monitor.feature_names, "window": WINDOW,
     }
+    version = getattr(monitor.alignment, "version", None) if alignment == _current(monitor) else None
+    if version:  # only scorers that declare a version: older cache keys stay valid
+        spec["alignment_version"] = version
     digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset)
     return f"{safe}-{digest}"

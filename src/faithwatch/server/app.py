@@ -110,7 +110,7 @@ def create_app(
     queue_size: int = 8,
     workers: int = 1,
     request_timeout_s: float = 120.0,
-    check_alignment: str = "nli-minilm",
+    check_alignment: str = "lexical+embedding",
 ) -> FastAPI:
     """Build the app around a :class:`~faithwatch.monitor.Monitor`.
 
