@@ -4,15 +4,15 @@ The shipped MiniLM cross-encoder (:mod:`faithwatch.nli`) scored AlignScore-style
 cut into sliding windows of whole sentences (from every sentence, as many following sentences as fit
 in ``chunk_tokens`` tokens, default 64, and never more than fits next to the sentence in 256), and the
 sentence's score is its highest entailment probability over the windows. Short windows suit this small
-model better than windows filling its whole input (measured on QAGS-CNNDM, see docs/nli.md). 3-class probabilities of the best window are
-available through :meth:`probabilities_many` (used by the claim checkers).
+model better than windows filling its whole input (measured on QAGS-CNNDM, see docs/nli.md).
+3-class probabilities of the best window are available through :meth:`probabilities_many` (used by the
+claim checkers).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from faithwatch.alignment.embedding import split_sentences
 from faithwatch.alignment.nli import NLIScorer
 from faithwatch.nli.data import LABELS
 
@@ -52,25 +52,14 @@ class MiniLMNLIScorer(NLIScorer):
         self.model = self.encoder.model
         self.max_length = self.encoder.max_length
         self._n_special = int(self.tokenizer.num_special_tokens_to_add(pair=True))
-        self._ctx_key = None
-        self._ctx_sentences = []
-        self._chunk_cache = {}
+        self._reset_context_cache()
 
     def budget_for(self, sentence: str) -> int:
         """Window budget: ``chunk_tokens``, or less when the sentence leaves less room in the input."""
         return min(self.chunk_tokens, super().budget_for(sentence))
 
-    def _chunks(self, context: str, budget: int) -> list[str]:
-        """Sliding windows: from every context sentence, as many following sentences as fit in ``budget``."""
-        if self._ctx_key != context:
-            self._ctx_key = context
-            self._ctx_sentences = split_sentences(context)
-            self._chunk_cache = {}
-        if budget in self._chunk_cache:
-            return self._chunk_cache[budget]
-        pieces: list[str] = []
-        for sent in self._ctx_sentences:
-            pieces.extend([sent] if self.n_tokens(sent) <= budget else self._token_windows(sent, budget))
+    def _pack(self, pieces: list[str], budget: int) -> list[str]:
+        """Sliding windows: from every piece, as many following pieces as fit in ``budget`` tokens."""
         sizes = [self.n_tokens(p) + 1 for p in pieces]
         windows: list[str] = []
         for i in range(len(pieces)):
@@ -81,7 +70,6 @@ class MiniLMNLIScorer(NLIScorer):
             window = " ".join(pieces[i:j])
             if not windows or not windows[-1].endswith(window):  # a window inside the previous one adds nothing
                 windows.append(window)
-        self._chunk_cache[budget] = windows
         return windows
 
     def _pair_probabilities(self, premises: list[str], hypotheses: list[str]) -> list[list[float]]:

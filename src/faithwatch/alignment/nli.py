@@ -94,6 +94,9 @@ class NLIScorer(AlignmentScorer):
         self._n_special = int(self.tokenizer.num_special_tokens_to_add(pair=True))
         if self.max_length <= self._n_special + 2:
             raise ValueError(f"max_length {self.max_length} leaves no room for text in {model}")
+        self._reset_context_cache()
+
+    def _reset_context_cache(self) -> None:
         # per-context cache: chunks by token budget, for the last context seen
         self._ctx_key: str | None = None
         self._ctx_sentences: list[str] = []
@@ -162,16 +165,20 @@ class NLIScorer(AlignmentScorer):
         return self._chunks(context, self.budget_for(sentence))
 
     def _chunks(self, context: str, budget: int) -> list[str]:
+        """The context's sentences (over-long ones cut into token windows) grouped by :meth:`_pack`, cached."""
         if self._ctx_key != context:
             self._ctx_key = context
             self._ctx_sentences = split_sentences(context)
             self._chunk_cache = {}
-        if budget in self._chunk_cache:
-            return self._chunk_cache[budget]
+        if budget not in self._chunk_cache:
+            pieces: list[str] = []
+            for sent in self._ctx_sentences:
+                pieces.extend([sent] if self.n_tokens(sent) <= budget else self._token_windows(sent, budget))
+            self._chunk_cache[budget] = self._pack(pieces, budget)
+        return self._chunk_cache[budget]
 
-        pieces: list[str] = []
-        for sent in self._ctx_sentences:
-            pieces.extend([sent] if self.n_tokens(sent) <= budget else self._token_windows(sent, budget))
+    def _pack(self, pieces: list[str], budget: int) -> list[str]:
+        """Consecutive, non-overlapping chunks of whole pieces, each at most ``budget`` tokens (greedy)."""
         chunks: list[str] = []
         current = ""
         for piece in pieces:
@@ -183,7 +190,6 @@ class NLIScorer(AlignmentScorer):
                 current = candidate
         if current:
             chunks.append(current)
-        self._chunk_cache[budget] = chunks
         return chunks
 
     # ---- scoring ------------------------------------------------------------------------------

@@ -62,7 +62,7 @@ def cache_key(monitor: Monitor, dataset: str, alignment: str | None | object = _
     ``alignment`` overrides the monitor's scorer name (to find a sibling cache).
     """
     if alignment is _SAME:
-        alignment = monitor.alignment.name if monitor.alignment else None
+        alignment = _current(monitor)
     spec = {
         "schema": CACHE_SCHEMA, "model": monitor.lm.model_id, "revision": monitor.lm.revision,
         "alignment": alignment,
