@@ -69,3 +69,14 @@ def test_score_command_partial_failure_exit_code(tiny_model_dir, tmp_path, one_t
     src.write_text(json.dumps(good) + "\n")
     again = runner.invoke(app, args)
     assert again.exit_code == 0 and "1 already done" in again.output
+
+
+def test_python_dash_m_runs_the_cli() -> None:
+    import subprocess
+    import sys
+
+    from faithwatch._version import __version__
+
+    res = subprocess.run([sys.executable, "-m", "faithwatch", "--version"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert __version__ in res.stdout

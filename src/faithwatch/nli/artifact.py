@@ -97,6 +97,23 @@ def record_reference_predictions(art_dir: str | Path, base_dir: str | Path | Non
     return meta
 
 
+def rebase_artifact(art_dir: str | Path, base_dir: str | Path | None = None) -> NLIArtifactMeta:
+    """Bind an adapter trained on a copy of the base weights (e.g. an fp16 copy sent to a GPU machine) to ``base_dir``.
+
+    Records the new base's sha256 (the copy's is kept as ``training.trained_on_base_sha256``) and
+    re-records the reference predictions on the new base. Evaluation figures must be re-measured.
+    """
+    base = Path(base_dir) if base_dir is not None else default_base_dir()
+    meta = read_meta(art_dir)
+    new_sha = file_sha256(base / BASE_WEIGHTS)
+    if new_sha != meta.base_sha256:
+        meta.training.setdefault("trained_on_base_sha256", meta.base_sha256)
+        meta.base_sha256 = new_sha
+        meta.evaluation = {}
+        write_meta(art_dir, meta)
+    return record_reference_predictions(art_dir, base)
+
+
 def read_meta(art_dir: str | Path) -> NLIArtifactMeta:
     """Read and check ``faithwatch_nli.json`` and the files it lists (sha256)."""
     art = Path(art_dir)

@@ -15,6 +15,17 @@ def model_card(meta: Any) -> str:
     """Markdown card: what the model is, its training data and licences, recipe, settings and figures."""
     t = meta.training or {}
     cfg = t.get("config", {})
+    device = t.get("device", "cpu")
+    where = f"{t.get('threads')} CPU threads" if device == "cpu" else f"one {device} GPU"
+    rebased = ("" if not t.get("trained_on_base_sha256") else
+               f" Trained against a copy of the base weights (sha256 `{t['trained_on_base_sha256'][:16]}…`, the "
+               "fp16-rounded copy sent to the GPU machine), then bound to the packaged base with "
+               "`faithwatch.nli.artifact.rebase_artifact`, which re-records the reference predictions; the figures "
+               "below are measured on the packaged base.")
+    doc_syn = ("" if not cfg.get("doc_synthetic") else
+               f" {cfg['doc_synthetic']} on-topic synthetic pairs come from multi-sentence premises: a short window "
+               "of one document is the premise; same-document entity, number and negation swaps give "
+               "contradictions, and the document's sentences outside the window give neutrals.")
     lines = [
         f"# {meta.name}: faithwatch's offline NLI cross-encoder", "",
         "(premise, hypothesis) → entailment / neutral / contradiction. A LoRA adapter "
@@ -29,13 +40,13 @@ def model_card(meta: Any) -> str:
         "## Recipe", "", f"`{RECIPE}`", "",
         f"Seed {cfg.get('seed')}, {cfg.get('epochs')} epochs, batch {cfg.get('batch_size')}, lr {cfg.get('lr')} "
         f"(linear warm-up {cfg.get('warmup')}, linear decay), AdamW weight decay {cfg.get('weight_decay')}, "
-        f"bf16 autocast: {t.get('bf16')}, {t.get('threads')} CPU threads, {t.get('steps')} steps in "
+        f"bf16 autocast: {t.get('bf16')}, {where}, {t.get('steps')} steps in "
         f"{_fmt((t.get('seconds') or 0) / 60)} min. Binary `not_entailment` rows are trained with "
-        "-log(p_neutral + p_contradiction).", "",
+        f"-log(p_neutral + p_contradiction).{rebased}", "",
         "## Training data", "",
         f"From `{t.get('train_file')}` (faithwatch's shared NLI folder), only sources whose stated licence allows "
         "shipping a trained model, plus FactCC-style synthetic pairs built from those sources' premises "
-        "(`faithwatch.nli.synthetic`).", "",
+        f"(`faithwatch.nli.synthetic`).{doc_syn}", "",
         "| source | pairs | licence |", "|---|---|---|",
     ]
     licences = t.get("licences", {})

@@ -119,3 +119,61 @@ def synthetic_pairs(texts: Sequence[str], n: int, seed: int = 0, window: tuple[i
             continue
         pairs.append(NLIPair(" ".join(window_docs), hyp, LABEL_IDS[kind], f"synthetic_{kind}"))
     return pairs
+
+
+def _window(sents: list[str], rng: random.Random, max_words: int) -> tuple[int, int]:
+    """A random run of consecutive sentences ``[i, j)`` of at most ``max_words`` words (at least one sentence)."""
+    i = rng.randrange(len(sents))
+    j, used = i + 1, len(sents[i].split())
+    while j < len(sents) and used + len(sents[j].split()) <= max_words:
+        used += len(sents[j].split())
+        j += 1
+    return i, j
+
+
+def document_pairs(texts: Sequence[str], n: int, seed: int = 0, max_words: int = 48,
+                   min_sentences: int = 3) -> list[NLIPair]:
+    """Make ``n`` on-topic synthetic pairs (a third per class) from multi-sentence documents.
+
+    The premise is a short window of one document (about the 64 tokens the ``nli-minilm`` scorer
+    reads at a time). Contradictions swap a number, an entity of the *same* document or a negation;
+    neutrals are sentences of the same document outside the window, or a window sentence extended by
+    one of their clauses: related and plausible, but not stated in the window.
+    """
+    rng = random.Random(seed)
+    docs = [s for s in (sentences_of(detokenize(t)) for t in dict.fromkeys(texts)) if len(s) >= min_sentences]
+    if not docs:
+        raise ValueError(f"no document with at least {min_sentences} sentences to build on-topic pairs from")
+    pairs: list[NLIPair] = []
+    kinds = ["entailment", "contradiction", "neutral"]
+    attempts = 0
+    while len(pairs) < n:
+        attempts += 1
+        if attempts > 50 * n:
+            raise ValueError("could not build enough on-topic synthetic pairs from these documents")
+        kind = kinds[len(pairs) % 3]
+        sents = rng.choice(docs)
+        i, j = _window(sents, rng, max_words)
+        inside, outside = sents[i:j], sents[:i] + sents[j:]
+        sent = rng.choice(inside)
+        hyp: str | None
+        if kind == "entailment":
+            hyp = _shorten(sent) if rng.random() < 0.3 else sent
+        elif kind == "contradiction":
+            move = rng.choice(["number", "entity", "entity", "negation"])
+            hyp = (_swap_number(sent, rng) if move == "number" else
+                   _swap_entity(sent, [s for s in sents if s != sent], rng) if move == "entity" else
+                   _toggle_negation(sent, rng))
+        else:
+            if not outside:
+                continue
+            extra = rng.choice(outside)
+            if rng.random() < 0.5:
+                hyp = extra
+            else:
+                clause = extra.rstrip(".!?").split(",")[0]
+                hyp = f"{sent.rstrip('.!?')}, and {clause[0].lower()}{clause[1:]}."
+        if not hyp or hyp == sent and kind != "entailment" or kind == "neutral" and hyp in " ".join(inside):
+            continue
+        pairs.append(NLIPair(" ".join(inside), hyp, LABEL_IDS[kind], f"synthetic_doc_{kind}"))
+    return pairs

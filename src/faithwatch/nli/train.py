@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from faithwatch._version import __version__
+from faithwatch.errors import InputError
 from faithwatch.nli.artifact import NLIArtifactMeta, record_reference_predictions, save_artifact
 from faithwatch.nli.data import LICENSED_SOURCES, NOT_ENTAILMENT, NLIPair, read_pairs
 from faithwatch.nli.model import BASE_WEIGHTS, add_lora, default_base_dir, file_sha256, load_base
-from faithwatch.nli.synthetic import synthetic_pairs
+from faithwatch.nli.synthetic import document_pairs, synthetic_pairs
 
 log = logging.getLogger(__name__)
 ProgressFn = Callable[[int, int, float], None]  # (step, total steps, running loss)
@@ -38,6 +39,7 @@ class TrainConfig:
     out_dir: str
     sources: list[str] = field(default_factory=lambda: sorted(LICENSED_SOURCES))
     synthetic: int = 9000
+    doc_synthetic: int = 0  # on-topic pairs from multi-sentence premises (see synthetic.document_pairs)
     seed: int = 13
     epochs: int = 2
     batch_size: int = 32
@@ -53,9 +55,12 @@ class TrainConfig:
     holdout: float = 0.01
     checkpoint_every: int = 300
     base_dir: str | None = None
+    device: str = "cpu"
 
     def fingerprint(self) -> str:
-        keep = {k: v for k, v in asdict(self).items() if k not in ("out_dir", "checkpoint_every")}
+        keep = {k: v for k, v in asdict(self).items() if k not in ("out_dir", "checkpoint_every", "device")}
+        if not self.doc_synthetic:
+            keep.pop("doc_synthetic")  # fingerprints of runs made before the setting existed stay valid
         return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -84,6 +89,11 @@ def build_training_set(cfg: TrainConfig) -> tuple[list[NLIPair], list[NLIPair]]:
     if cfg.synthetic:
         n_syn = cfg.synthetic if cfg.limit is None else min(cfg.synthetic, max(3, cfg.limit // 5))
         pairs += synthetic_pairs([p.premise for p in pairs], n_syn, seed=cfg.seed)
+        rng.shuffle(pairs)
+    if cfg.doc_synthetic:
+        n_doc = cfg.doc_synthetic if cfg.limit is None else min(cfg.doc_synthetic, max(3, cfg.limit // 5))
+        pairs += document_pairs([p.premise for p in pairs if not p.source.startswith("synthetic")], n_doc,
+                                seed=cfg.seed + 1)
         rng.shuffle(pairs)
     n_hold = int(len(pairs) * cfg.holdout)
     return pairs[n_hold:], pairs[:n_hold]
@@ -162,12 +172,14 @@ def _load_checkpoint(path: Path, model: Any, opt: Any, fingerprint: str) -> int:
         if p.requires_grad:
             p.data.copy_(tensors[f"param/{n}"])
             if f"exp_avg/{n}" in tensors:
-                opt.state[p] = {"step": torch.tensor(float(meta["step"])), "exp_avg": tensors[f"exp_avg/{n}"],
-                                "exp_avg_sq": tensors[f"exp_avg_sq/{n}"]}
+                opt.state[p] = {"step": torch.tensor(float(meta["step"])),
+                                "exp_avg": tensors[f"exp_avg/{n}"].to(p.device),
+                                "exp_avg_sq": tensors[f"exp_avg_sq/{n}"].to(p.device)}
     return int(meta["step"])
 
 
-def _accuracy(model: Any, encoded: list[dict[str, list[int]]], pairs: list[NLIPair], pad_id: int, bf16: bool) -> float:
+def _accuracy(model: Any, encoded: list[dict[str, list[int]]], pairs: list[NLIPair], pad_id: int, bf16: bool,
+              device: str = "cpu") -> float:
     import torch
 
     model.eval()
@@ -175,13 +187,18 @@ def _accuracy(model: Any, encoded: list[dict[str, list[int]]], pairs: list[NLIPa
     with torch.inference_mode():
         for i in range(0, len(pairs), 64):
             rows = list(range(i, min(i + 64, len(pairs))))
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-                pred = model(**_collate(encoded, rows, pad_id)).logits.float().argmax(-1).tolist()
+            batch = {k: v.to(device) for k, v in _collate(encoded, rows, pad_id).items()}
+            with torch.autocast(_device_type(device), dtype=torch.bfloat16, enabled=bf16):
+                pred = model(**batch).logits.float().argmax(-1).tolist()
             for r, p in zip(rows, pred, strict=True):
                 gold = pairs[r].label
                 correct += (p != 0) if gold == NOT_ENTAILMENT else (p == gold)
     model.train()
     return correct / max(1, len(pairs))
+
+
+def _device_type(device: str) -> str:
+    return device.split(":")[0]
 
 
 def train_nli(cfg: TrainConfig, progress: ProgressFn | None = None) -> TrainResult:
@@ -190,13 +207,16 @@ def train_nli(cfg: TrainConfig, progress: ProgressFn | None = None) -> TrainResu
 
     from faithwatch.nli.model import bf16_supported
 
+    if _device_type(cfg.device) == "cuda" and not torch.cuda.is_available():
+        raise InputError(f"device {cfg.device!r} asked for, but torch sees no CUDA GPU here (use --device cpu)")
     start = time.time()
     base = Path(cfg.base_dir) if cfg.base_dir else default_base_dir()
     train, holdout = build_training_set(cfg)
     torch.manual_seed(cfg.seed)
     tokenizer, model = load_base(base)
-    model = add_lora(model, cfg.lora_r, cfg.lora_alpha, cfg.lora_dropout)
-    use_bf16 = cfg.bf16 and bf16_supported()
+    model = add_lora(model, cfg.lora_r, cfg.lora_alpha, cfg.lora_dropout).to(cfg.device)
+    on_cpu = _device_type(cfg.device) == "cpu"
+    use_bf16 = cfg.bf16 and (bf16_supported() if on_cpu else torch.cuda.is_bf16_supported())
 
     def encode(pairs: list[NLIPair]) -> list[dict[str, list[int]]]:
         if not pairs:
@@ -228,9 +248,10 @@ def train_nli(cfg: TrainConfig, progress: ProgressFn | None = None) -> TrainResu
         for g in opt.param_groups:
             g["lr"] = cfg.lr * min((step + 1) / warm, max(0.0, (total - step) / max(1, total - warm)))
         torch.manual_seed(cfg.seed * 100_003 + step)  # dropout masks depend on the step only: resumable
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
-            logits = model(**_collate(enc_train, rows, pad)).logits
-        loss = nli_loss(logits, labels[rows])
+        batch = {k: v.to(cfg.device) for k, v in _collate(enc_train, rows, pad).items()}
+        with torch.autocast(_device_type(cfg.device), dtype=torch.bfloat16, enabled=use_bf16):
+            logits = model(**batch).logits
+        loss = nli_loss(logits, labels[rows].to(cfg.device))
         if not torch.isfinite(loss):
             raise FloatingPointError(f"training loss became {loss.item()} at step {step}; lower the learning rate")
         loss.backward()
@@ -244,7 +265,8 @@ def train_nli(cfg: TrainConfig, progress: ProgressFn | None = None) -> TrainResu
         if step % cfg.checkpoint_every == 0 and step < total:
             _save_checkpoint(ckpt, model, opt, step, cfg.fingerprint())
 
-    acc = _accuracy(model, enc_hold, holdout, pad, use_bf16) if holdout else None
+    acc = _accuracy(model, enc_hold, holdout, pad, use_bf16, cfg.device) if holdout else None
+    model = model.to("cpu")
     counts: dict[str, int] = {}
     for p in train:
         counts[p.source] = counts.get(p.source, 0) + 1
@@ -266,6 +288,7 @@ def train_nli(cfg: TrainConfig, progress: ProgressFn | None = None) -> TrainResu
             "steps": total,
             "seconds": round(time.time() - start, 1),
             "threads": torch.get_num_threads(),
+            "device": torch.cuda.get_device_name(cfg.device) if not on_cpu else "cpu",
             "bf16": use_bf16,
         },
     )

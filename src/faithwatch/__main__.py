@@ -1,0 +1,5 @@
+"""``python -m faithwatch``: the command line."""
+
+from faithwatch.cli import run
+
+run()

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Run THERE (the GPU machine; carry .gpu and .whl): trains one adapter per "<name>:<train-nli args>" in
+# parallel on one GPU, evaluates each on MNLI-mismatched and QAGS, and leaves <name>.tgz and <name>.log in $OUT.
+# Back here, bind each adapter to the packaged base: python -c "from faithwatch.nli.artifact import
+# rebase_artifact; rebase_artifact('<dir>')" (it was trained on the fp16 copy), then re-run eval-nli here.
+set -u
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+  && export PYTHONPATH=/tmp/site:$PWD/src || exit 1
+export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
+mkdir -p /tmp/base /tmp/data/nli /tmp/data/qags-cnndm
+cp .gpu/base/*.json .gpu/base/vocab.txt /tmp/base/
+python3 -c "
+from safetensors.torch import load_file, save_file
+t = load_file('.gpu/base/model16.safetensors')
+save_file({k: v.float().contiguous() for k, v in t.items()}, '/tmp/base/model.safetensors', metadata={'format': 'pt'})"
+for f in .gpu/data/nli/*.gz; do gunzip -c "$f" > /tmp/data/nli/"$(basename "$f" .gz)"; done
+cp .gpu/data/qags-cnndm/* /tmp/data/qags-cnndm/
+pids=()
+for spec in "$@"; do
+  name=${spec%%:*}; args=${spec#*:}
+  (timeout 495 python3 -m faithwatch train-nli --out /tmp/runs/$name --train /tmp/data/nli/train.jsonl \
+     --base /tmp/base --device cuda --threads 2 $args > $OUT/$name.log 2>&1
+   python3 -m faithwatch eval-nli --model /tmp/runs/$name --base /tmp/base --device cuda --data-root /tmp/data \
+     --sets mnli_mismatched_3way,mnli_mismatched_binary --baselines "" >> $OUT/$name.log 2>&1
+   python3 .gpu/qags_quick_auroc.py /tmp/base /tmp/data /tmp/runs/$name >> $OUT/$name.log 2>&1
+   tar -C /tmp/runs -czf $OUT/$name.tgz --exclude checkpoint $name) &
+  pids+=($!)
+done
+wait "${pids[@]}"
+grep -a -h "QAGS\|mnli_mismatched" $OUT/*.log
