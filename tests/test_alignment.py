@@ -16,6 +16,7 @@ from faithwatch.alignment import (
     CombinedScorer,
     EmbeddingScorer,
     LexicalScorer,
+    MiniLMNLIScorer,
     NLIScorer,
     get_scorer,
 )
@@ -255,7 +256,10 @@ def test_combined_weighted_mean() -> None:
 
 
 def test_factory(tmp_path: Path) -> None:
-    assert DEFAULT_SCORER == "lexical+embedding"
+    default = get_scorer(DEFAULT_SCORER)  # the shipped NLI model checks support; lexical+embedding add relatedness
+    assert isinstance(default, CombinedScorer) and default.name == DEFAULT_SCORER == "nli-minilm+lexical+embedding"
+    assert isinstance(default.scorers[0], MiniLMNLIScorer) and default.weights == pytest.approx([1 / 3] * 3)
+    assert default.version.startswith("slide64-")  # feature caches follow the adapter's weights
     combined = get_scorer("lexical+embedding")
     assert isinstance(combined, CombinedScorer) and combined.name == "lexical+embedding"
     assert combined.weights == [0.5, 0.5]

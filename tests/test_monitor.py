@@ -233,3 +233,27 @@ def test_truncated_context_is_reported(lm):
     strict = Monitor(lm, signals=["likelihood"], alignment="none")
     with pytest.raises(InputError, match="window"):
         strict.score(QUESTION, long_context, RESPONSE)
+
+
+def test_detector_refuses_alignment_with_other_weights(lm) -> None:
+    """A detector records its alignment scorer's name and version; a scorer with other weights is refused."""
+    from faithwatch.alignment import AlignmentScorer
+    from faithwatch.detectors.shipped import default_detector
+
+    detector = default_detector("embedded:smollm2-135m-instruct")
+    trained = detector.meta.metrics
+    assert trained["alignment"] == "nli-minilm+lexical+embedding" and trained["alignment_version"]
+
+    class Scorer(AlignmentScorer):
+        name = trained["alignment"]
+
+        def __init__(self, version: str) -> None:
+            self.version = version
+
+        def score_many(self, sentences, context):
+            return [0.5 for _ in sentences]
+
+    ok = Monitor(lm, detector=detector, alignment=Scorer(trained["alignment_version"]))
+    assert ok.alignment.version == trained["alignment_version"]
+    with pytest.raises(InputError, match="retrain the detector"):
+        Monitor(lm, detector=detector, alignment=Scorer("slide64-000000000000++"))

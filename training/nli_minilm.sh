@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Rebuilds the NLI adapter shipped in src/faithwatch/nli/minilm (the `nli-minilm` alignment scorer).
-# DEVICE=cuda trains on a GPU (6 min on one H100); the default, cpu, takes about 2.5 hours on 2 cores.
+# DEVICE=cuda trains on a GPU (6 min on one H100); the default, cpu, takes about 2.7 hours on 2 cores (extrapolated).
 # Deterministic given the seed and the thread count on CPU; on a GPU, reruns agreed to 3 decimals here.
 # Needs ../shared/data/nli (or FAITHWATCH_DATA). Resumable: re-running it after an interruption continues
 # from the last checkpoint in $OUT/checkpoint. Then evaluates on every NLI dev set and records the figures.

@@ -83,6 +83,7 @@ def register(app: typer.Typer, out, err, fail) -> None:
             start = time.perf_counter()
             det = fit_syncheck(train_df, detector, model_id=monitor.lm.model_id, seed=seed, lid=lid)
             det.meta.metrics["alignment"] = monitor.alignment.name if monitor.alignment else None
+            det.meta.metrics["alignment_version"] = getattr(monitor.alignment, "version", None)
             det.meta.metrics["label_policy"] = {"faithbench_questionable": questionable}
             det.save(out_dir)
             if lens != "none":

@@ -13,10 +13,12 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from faithwatch.alignment import DEFAULT_SCORER
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 
 ScorerHelp = "nli-minilm | lexical | embedding | lexical+embedding | nli:<model>"
+#: the search calls the scorer up to --max-evaluations times per claim: the measured model-free default
+#: (docs/lss.md) rather than the monitor's NLI-based one
+LSS_SCORER = "lexical+embedding"
 
 
 def _scorer(spec: str, device: str):
@@ -58,7 +60,7 @@ def register(app: typer.Typer, out, err, fail) -> None:
     def lss_cmd(
         claim: str = typer.Option(..., "--claim", help="The claim (one sentence or a few)."),
         reference: Path = typer.Option(..., "--reference", "-r", help="File with the reference text ('-' for stdin)."),
-        scorer: str = typer.Option(DEFAULT_SCORER, "--scorer", help=f"Support scorer: {ScorerHelp}."),
+        scorer: str = typer.Option(LSS_SCORER, "--scorer", help=f"Support scorer: {ScorerHelp}."),
         threshold: float = typer.Option(0.5, "--threshold", help="Support needed to call a subsequence supported."),
         max_evaluations: int = typer.Option(200, "--max-evaluations", min=1, help="Cap on scorer calls (texts)."),
         beam_width: int = typer.Option(2, "--beam-width", min=1, help="States kept per deletion step."),
@@ -100,7 +102,7 @@ def register(app: typer.Typer, out, err, fail) -> None:
     def eval_lss(
         data_root: str | None = typer.Option(None, "--data-root", help="Folder holding lss-dev/ and "
                                              "refchecker-annotations/ (default: the shared data folder)."),
-        scorer: str = typer.Option(DEFAULT_SCORER, "--scorer", help=f"Comma-separated scorers: {ScorerHelp}."),
+        scorer: str = typer.Option(LSS_SCORER, "--scorer", help=f"Comma-separated scorers: {ScorerHelp}."),
         threshold: float = typer.Option(0.5, "--threshold", help="Support threshold of the search."),
         max_evaluations: int = typer.Option(200, "--max-evaluations", min=1, help="Scorer calls per claim."),
         beam_width: int = typer.Option(2, "--beam-width", min=1),

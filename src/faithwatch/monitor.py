@@ -50,7 +50,7 @@ class Monitor:
     ``model``: a :class:`LoadedModel`, a model directory / hub id, or ``None`` for the embedded
     SmolLM2-135M-Instruct. ``signals``: families to compute (default all of :data:`SIGNALS`).
     ``alignment``: an alignment scorer or its spec (default ``"auto"``: the detector's scorer, else
-    ``"lexical+embedding"``; ``"none"`` for none).
+    ``DEFAULT_SCORER``, ``"nli-minilm+lexical+embedding"``; ``"none"`` for none).
     ``lid_bank``: reference hidden states for ``lid_layer_*`` (absent without one).
     """
 
@@ -82,6 +82,7 @@ class Monitor:
         if "alignment" not in wanted:
             alignment = None
         self.alignment = get_scorer(alignment, device=str(self.lm.device)) if isinstance(alignment, str) else alignment
+        self._check_alignment_version(meta)
         if isinstance(lid_bank, (str, Path)):
             lid_bank = LIDBank.load(lid_bank, expect_model_id=self.lm.model_id)
         layers = tuple(lid_layers) if lid_layers else default_lid_layers(self.lm.num_layers)
@@ -112,6 +113,14 @@ class Monitor:
             raise InputError(f"the detector was trained with alignment '{trained}', not '{name}'; "
                              "leave --alignment out to use the detector's")
         return alignment
+
+    def _check_alignment_version(self, meta) -> None:
+        """Refuse a scorer whose weights differ from those the detector was trained with (e.g. another adapter)."""
+        trained = (getattr(meta, "metrics", None) or {}).get("alignment_version") if meta is not None else None
+        current = getattr(self.alignment, "version", None)
+        if trained and self.alignment is not None and current != trained:
+            raise InputError(f"the detector was trained with alignment {self.alignment.name!r} version {trained!r}, "
+                             f"but this scorer is version {current!r} (its model changed); retrain the detector")
 
     def _build_signals(self, names: Sequence[str], layers: tuple[int, ...], bank: LIDBank | None) -> list[Signal]:
         unknown = sorted(set(names) - set(SIGNALS) - set(EXTRA_SIGNALS))

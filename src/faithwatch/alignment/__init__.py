@@ -4,12 +4,11 @@ Use :func:`get_scorer` to build one from a spec string:
 
 * ``"lexical"`` - surface overlap (numbers, entities, content words, bigrams), no model;
 * ``"embedding"`` - max cosine similarity with the context's sentences (packaged MiniLM);
-* ``"lexical+embedding"`` - the default, mean of the two (weights 0.5 / 0.5); any scorer names joined
-  with ``+`` give their equally weighted mean (e.g. ``"nli-minilm+lexical"``);
 * ``"nli-minilm"`` - max entailment probability of faithwatch's shipped MiniLM NLI model over sliding
-  context windows (offline; ``"nli-minilm:<artifact-dir>"`` for another trained adapter). Not the default:
-  on QAGS-CNNDM sentences it separates faithful from unfaithful worse than ``lexical+embedding``
-  (AUROC 0.71 vs 0.80; docs/nli.md);
+  context windows (offline; ``"nli-minilm:<artifact-dir>"`` for another trained adapter);
+* scorer names joined with ``+`` give their equally weighted mean: ``"nli-minilm+lexical+embedding"`` is the
+  default (it checks support, and beat ``"lexical+embedding"`` and ``"nli-minilm"`` alone on QAGS, BEGIN and
+  FaithBench; docs/nli.md); ``"lexical+embedding"`` is the model-free relatedness baseline;
 * ``"nli:<path-or-hub-id>"`` - max entailment probability of a Hugging Face NLI model over context chunks;
 * ``"none"`` - no alignment scoring (``get_scorer`` returns ``None``).
 """
@@ -24,9 +23,10 @@ from faithwatch.alignment.minilm import MiniLMNLIScorer
 from faithwatch.alignment.nli import NLIScorer
 
 #: the scorer used when the user does not choose one
-DEFAULT_SCORER = "lexical+embedding"
+DEFAULT_SCORER = "nli-minilm+lexical+embedding"
 #: the spec strings :func:`get_scorer` accepts (``nli:`` takes a model path or hub id after the colon)
-VALID_SPECS = ("nli-minilm", "lexical", "embedding", "lexical+embedding", "nli:<path-or-hub-id>", "none")
+VALID_SPECS = ("nli-minilm+lexical+embedding", "nli-minilm", "lexical", "embedding", "lexical+embedding",
+               "nli:<path-or-hub-id>", "none")
 
 __all__ = [
     "DEFAULT_SCORER",

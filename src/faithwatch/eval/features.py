@@ -48,7 +48,8 @@ class FeatureTables:
 
 
 #: alignment scorers whose caches can donate every other column (see :func:`derive_alignment`)
-KNOWN_ALIGNMENTS = ("lexical+embedding", "nli-minilm", "lexical", "embedding", None)
+KNOWN_ALIGNMENTS = ("nli-minilm+lexical+embedding", "lexical+embedding", "nli-minilm", "lexical", "embedding",
+                    None)
 _SAME = object()
 
 

@@ -9,6 +9,7 @@ Loading refuses a missing file, a tampered file, or base weights other than the 
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,5 +166,7 @@ def load_cross_encoder(art_dir: str | Path | None = None, base_dir: str | Path |
             raise ArtifactError(f"{art.name} was trained on base weights with sha256 {meta.base_sha256[:12]}…, but "
                                 f"{weights} has {got[:12]}…; reinstall {meta.base_package} or retrain the adapter")
     tokenizer, model = load_base(base)
-    model = PeftModel.from_pretrained(model, str(art)).merge_and_unload()
+    with warnings.catch_warnings():  # peft calls a transformers API deprecated in v5; harmless, and noisy on every load
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        model = PeftModel.from_pretrained(model, str(art)).merge_and_unload()
     return CrossEncoder(model, tokenizer, meta.max_length, name=meta.name, device=device, precision=precision)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,9 @@ def add_lora(model: Any, r: int, alpha: int, dropout: float) -> Any:
 
     config = LoraConfig(task_type=TaskType.SEQ_CLS, r=r, lora_alpha=alpha, lora_dropout=dropout,
                         target_modules=list(LORA_TARGETS), modules_to_save=["classifier"])
-    return get_peft_model(model, config)
+    with warnings.catch_warnings():  # see load_cross_encoder
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        return get_peft_model(model, config)
 
 
 def bf16_supported() -> bool:
