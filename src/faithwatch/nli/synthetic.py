@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from faithwatch.nli.data import LABEL_IDS, NLIPair
 
@@ -81,44 +81,58 @@ def _shorten(sent: str) -> str:
     return head + "." if head != sent and len(head.split()) >= 6 else sent
 
 
-def synthetic_pairs(texts: Sequence[str], n: int, seed: int = 0, window: tuple[int, int] = (2, 6)) -> list[NLIPair]:
-    """Make ``n`` synthetic pairs (a third per class) from ``texts`` (premises of licensed sources)."""
-    rng = random.Random(seed)
-    docs = [d for d in (detokenize(t) for t in dict.fromkeys(texts)) if sentences_of(d)]
-    if len(docs) < window[1] + 2:
-        raise ValueError(f"need at least {window[1] + 2} texts with a full sentence, got {len(docs)}")
+def _hypothesis(kind: str, sent: str, rng: random.Random, moves: Sequence[str], entity_texts: Sequence[str],
+                outside: Sequence[str]) -> str | None:
+    """A hypothesis of class ``kind`` made from ``sent`` (None when this draw cannot make one)."""
+    if kind == "entailment":
+        return _shorten(sent) if rng.random() < 0.3 else sent
+    if kind == "contradiction":
+        move = rng.choice(list(moves))
+        return (_swap_number(sent, rng) if move == "number" else
+                _swap_entity(sent, entity_texts, rng) if move == "entity" else _toggle_negation(sent, rng))
+    if not outside:
+        return None
+    extra = rng.choice(list(outside))
+    if rng.random() < 0.5:
+        return extra
+    clause = extra.rstrip(".!?").split(",")[0]
+    return f"{sent.rstrip('.!?')}, and {clause[0].lower()}{clause[1:]}."
+
+
+def _balanced(n: int, draw: Callable[[str], NLIPair | None], what: str) -> list[NLIPair]:
+    """``n`` pairs, entailment / contradiction / neutral in turn, each from ``draw(kind)`` (retried on None)."""
     pairs: list[NLIPair] = []
     kinds = ["entailment", "contradiction", "neutral"]
     attempts = 0
     while len(pairs) < n:
         attempts += 1
         if attempts > 50 * n:
-            raise ValueError("could not build enough synthetic pairs from these texts")
-        kind = kinds[len(pairs) % 3]
+            raise ValueError(f"could not build enough {what}")
+        pair = draw(kinds[len(pairs) % 3])
+        if pair is not None:
+            pairs.append(pair)
+    return pairs
+
+
+def synthetic_pairs(texts: Sequence[str], n: int, seed: int = 0, window: tuple[int, int] = (2, 6)) -> list[NLIPair]:
+    """Make ``n`` synthetic pairs (a third per class) from ``texts`` (premises of licensed sources)."""
+    rng = random.Random(seed)
+    docs = [d for d in (detokenize(t) for t in dict.fromkeys(texts)) if sentences_of(d)]
+    if len(docs) < window[1] + 2:
+        raise ValueError(f"need at least {window[1] + 2} texts with a full sentence, got {len(docs)}")
+
+    def draw(kind: str) -> NLIPair | None:
         chosen = rng.sample(range(len(docs)), rng.randint(*window) + 1)
         window_docs = [docs[i] for i in chosen[:-1]]
-        outside = docs[chosen[-1]]
         target_doc = rng.choice(window_docs)
         sent = rng.choice(sentences_of(target_doc))
-        hyp: str | None
-        if kind == "entailment":
-            hyp = _shorten(sent) if rng.random() < 0.3 else sent
-        elif kind == "contradiction":
-            move = rng.choice(["number", "entity", "negation"])
-            hyp = (_swap_number(sent, rng) if move == "number" else
-                   _swap_entity(sent, [d for d in window_docs if d is not target_doc], rng) if move == "entity" else
-                   _toggle_negation(sent, rng))
-        else:
-            extra = rng.choice(sentences_of(outside))
-            if rng.random() < 0.5:
-                hyp = extra
-            else:
-                clause = extra.rstrip(".!?").split(",")[0]
-                hyp = f"{sent.rstrip('.!?')}, and {clause[0].lower()}{clause[1:]}."
+        hyp = _hypothesis(kind, sent, rng, ["number", "entity", "negation"],
+                          [d for d in window_docs if d is not target_doc], sentences_of(docs[chosen[-1]]))
         if not hyp or hyp == sent and kind != "entailment":
-            continue
-        pairs.append(NLIPair(" ".join(window_docs), hyp, LABEL_IDS[kind], f"synthetic_{kind}"))
-    return pairs
+            return None
+        return NLIPair(" ".join(window_docs), hyp, LABEL_IDS[kind], f"synthetic_{kind}")
+
+    return _balanced(n, draw, "synthetic pairs from these texts")
 
 
 def _window(sents: list[str], rng: random.Random, max_words: int) -> tuple[int, int]:
@@ -144,36 +158,16 @@ def document_pairs(texts: Sequence[str], n: int, seed: int = 0, max_words: int =
     docs = [s for s in (sentences_of(detokenize(t)) for t in dict.fromkeys(texts)) if len(s) >= min_sentences]
     if not docs:
         raise ValueError(f"no document with at least {min_sentences} sentences to build on-topic pairs from")
-    pairs: list[NLIPair] = []
-    kinds = ["entailment", "contradiction", "neutral"]
-    attempts = 0
-    while len(pairs) < n:
-        attempts += 1
-        if attempts > 50 * n:
-            raise ValueError("could not build enough on-topic synthetic pairs from these documents")
-        kind = kinds[len(pairs) % 3]
+
+    def draw(kind: str) -> NLIPair | None:
         sents = rng.choice(docs)
         i, j = _window(sents, rng, max_words)
-        inside, outside = sents[i:j], sents[:i] + sents[j:]
+        inside = sents[i:j]
         sent = rng.choice(inside)
-        hyp: str | None
-        if kind == "entailment":
-            hyp = _shorten(sent) if rng.random() < 0.3 else sent
-        elif kind == "contradiction":
-            move = rng.choice(["number", "entity", "entity", "negation"])
-            hyp = (_swap_number(sent, rng) if move == "number" else
-                   _swap_entity(sent, [s for s in sents if s != sent], rng) if move == "entity" else
-                   _toggle_negation(sent, rng))
-        else:
-            if not outside:
-                continue
-            extra = rng.choice(outside)
-            if rng.random() < 0.5:
-                hyp = extra
-            else:
-                clause = extra.rstrip(".!?").split(",")[0]
-                hyp = f"{sent.rstrip('.!?')}, and {clause[0].lower()}{clause[1:]}."
+        hyp = _hypothesis(kind, sent, rng, ["number", "entity", "entity", "negation"],
+                          [s for s in sents if s != sent], sents[:i] + sents[j:])
         if not hyp or hyp == sent and kind != "entailment" or kind == "neutral" and hyp in " ".join(inside):
-            continue
-        pairs.append(NLIPair(" ".join(inside), hyp, LABEL_IDS[kind], f"synthetic_doc_{kind}"))
-    return pairs
+            return None
+        return NLIPair(" ".join(inside), hyp, LABEL_IDS[kind], f"synthetic_doc_{kind}")
+
+    return _balanced(n, draw, "on-topic synthetic pairs from these documents")

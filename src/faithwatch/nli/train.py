@@ -215,8 +215,8 @@ def train_nli(cfg: TrainConfig, progress: ProgressFn | None = None) -> TrainResu
     torch.manual_seed(cfg.seed)
     tokenizer, model = load_base(base)
     model = add_lora(model, cfg.lora_r, cfg.lora_alpha, cfg.lora_dropout).to(cfg.device)
-    on_cpu = _device_type(cfg.device) == "cpu"
-    use_bf16 = cfg.bf16 and (bf16_supported() if on_cpu else torch.cuda.is_bf16_supported())
+    on_cpu, on_cuda = _device_type(cfg.device) == "cpu", _device_type(cfg.device) == "cuda"
+    use_bf16 = cfg.bf16 and (bf16_supported() if on_cpu else on_cuda and torch.cuda.is_bf16_supported())
 
     def encode(pairs: list[NLIPair]) -> list[dict[str, list[int]]]:
         if not pairs:
@@ -288,7 +288,7 @@ def train_nli(cfg: TrainConfig, progress: ProgressFn | None = None) -> TrainResu
             "steps": total,
             "seconds": round(time.time() - start, 1),
             "threads": torch.get_num_threads(),
-            "device": torch.cuda.get_device_name(cfg.device) if not on_cpu else "cpu",
+            "device": torch.cuda.get_device_name(cfg.device) if on_cuda else cfg.device,
             "bf16": use_bf16,
         },
     )
