@@ -8,6 +8,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from faithwatch.alignment import DEFAULT_SCORER
 from faithwatch.errors import FaithwatchError, InputError
 
 
@@ -163,8 +164,9 @@ def register_alignment_eval(app: typer.Typer, out, err, fail) -> None:
     def eval_alignment_cmd(
         data: str = typer.Option("qags-cnndm", "--data", help="Comma-separated data sets (faithbench, qags-cnndm, "
                                  "begin-dev) or generic .jsonl files."),
-        scorers: str = typer.Option("lexical+embedding,nli-minilm", "--scorers", help="Comma-separated alignment "
-                                    "scorers; the first is the baseline of the delta column."),
+        scorers: str = typer.Option(f"lexical+embedding,nli-minilm,{DEFAULT_SCORER}", "--scorers",
+                                    help="Comma-separated alignment scorers; the first is the baseline of the delta "
+                                    "column."),
         model: str = typer.Option(None, "--model", "-m", help="Causal LM whose feature cache is used (default: "
                                   "embedded)."),
         data_root: Path = typer.Option(None, "--data-root", help="The shared data folder (default: auto)."),

@@ -44,7 +44,7 @@ from faithwatch.server.schemas import CheckRequest, GenerateRequest, MonitorRequ
 log = logging.getLogger(__name__)
 
 #: alignment scorers a client may ask /v1/check for (no arbitrary model ids from clients)
-CHECK_ALIGNMENTS = ("nli-minilm", "lexical", "embedding", "lexical+embedding")
+CHECK_ALIGNMENTS = ("nli-minilm", "lexical", "embedding", "lexical+embedding", "nli-minilm+lexical+embedding")
 _KEEPALIVE_S = 10.0
 
 

@@ -65,7 +65,8 @@ class CheckRequest(_Body):
     question: str | None = None
     extractor: Literal["response", "sentence", "subsentence"] = "sentence"
     checker: Literal["alignment"] = "alignment"
-    alignment: str | None = Field(None, description="nli-minilm | lexical | embedding | lexical+embedding (server "
+    alignment: str | None = Field(None, description="nli-minilm | lexical | embedding | lexical+embedding | "
+                                  "nli-minilm+lexical+embedding (server "
                                   "default if absent; the server may restrict the choice).")
     aggregation: Literal["strict", "soft", "majority"] = "strict"
     entail_threshold: float = Field(0.7, ge=0.0, le=1.0)
