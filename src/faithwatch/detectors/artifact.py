@@ -29,6 +29,7 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from faithwatch._version import __version__
+from faithwatch.checksums import file_sha256
 from faithwatch.errors import InputError
 
 #: tag written into every detector.json
@@ -58,15 +59,6 @@ def compute_schema_hash(kind: str, feature_names: Sequence[str], model_id: str, 
     payload = {"kind": kind, "feature_names": list(feature_names), "model_id": model_id, "layers": layers}
     text = json.dumps(_json_normal(payload), sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def file_sha256(path: str | Path) -> str:
-    """sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _major(version: str) -> int:

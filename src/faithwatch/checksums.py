@@ -1,0 +1,15 @@
+"""File checksums recorded in faithwatch's artifacts (detectors, the NLI adapter)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+
+def file_sha256(path: str | Path) -> str:
+    """Hex sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
