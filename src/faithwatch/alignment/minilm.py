@@ -42,17 +42,10 @@ class MiniLMNLIScorer(NLIScorer):
         self.encoder = load_cross_encoder(artifact, device=device, precision=precision)
         #: changes whenever the scores would (feature caches are keyed by it): windowing and adapter weights
         self.version = f"slide{chunk_tokens}-{str(self.encoder.adapter_sha256)[:12]}"
-        self.model_id = str(artifact) if artifact is not None else "nli-minilm"
-        self.name = "nli-minilm" if artifact is None else f"nli-minilm:{artifact}"
-        self.device = device
-        self.batch_size = batch_size
-        self.labels = list(LABELS)
-        self.entailment_index = 0
-        self.tokenizer = self.encoder.tokenizer
-        self.model = self.encoder.model
-        self.max_length = self.encoder.max_length
-        self._n_special = int(self.tokenizer.num_special_tokens_to_add(pair=True))
-        self._reset_context_cache()
+        self._bind(model_id=str(artifact) if artifact is not None else "nli-minilm",
+                   name="nli-minilm" if artifact is None else f"nli-minilm:{artifact}", device=device,
+                   batch_size=batch_size, tokenizer=self.encoder.tokenizer, model=self.encoder.model,
+                   labels=list(LABELS), entailment_index=0, max_length=self.encoder.max_length)
 
     def budget_for(self, sentence: str) -> int:
         """Window budget: ``chunk_tokens``, or less when the sentence leaves less room in the input."""

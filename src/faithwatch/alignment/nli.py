@@ -71,29 +71,35 @@ class NLIScorer(AlignmentScorer):
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
-        self.model_id = model
-        self.name = f"nli:{model}"
-        self.device = device
-        self.batch_size = batch_size
-
         # check the labels before loading the weights: a non-NLI model should fail fast
         config = AutoConfig.from_pretrained(model, local_files_only=local_files_only)
-        self.entailment_index = find_entailment_index(config.id2label)
-        self.labels: list[str] = [str(config.id2label[i]).strip().lower() for i in range(config.num_labels)]
-        if len(set(self.labels)) != len(self.labels):
+        entailment_index = find_entailment_index(config.id2label)
+        labels = [str(config.id2label[i]).strip().lower() for i in range(config.num_labels)]
+        if len(set(labels)) != len(labels):
             raise ValueError(f"{model}: duplicate label names in config.id2label: {config.id2label}")
 
-        self.tokenizer: Any = AutoTokenizer.from_pretrained(model, local_files_only=local_files_only)
-        self.model: Any = AutoModelForSequenceClassification.from_pretrained(
+        tokenizer = AutoTokenizer.from_pretrained(model, local_files_only=local_files_only)
+        loaded = AutoModelForSequenceClassification.from_pretrained(
             model, config=config, local_files_only=local_files_only
         )
-        self.model.to(device)
-        self.model.eval()
+        loaded.to(device)
+        loaded.eval()
+        self._bind(model_id=model, name=f"nli:{model}", device=device, batch_size=batch_size, tokenizer=tokenizer,
+                   model=loaded, labels=labels, entailment_index=entailment_index,
+                   max_length=max_length if max_length is not None else self._model_max_length(tokenizer, config))
 
-        self.max_length = max_length if max_length is not None else self._model_max_length(config)
+    def _bind(self, *, model_id: str, name: str, device: str, batch_size: int, tokenizer: Any, model: Any,
+              labels: list[str], entailment_index: int, max_length: int) -> None:
+        """Set up a scorer around an already loaded model and tokenizer (shared by the subclasses)."""
+        self.model_id, self.name, self.device, self.batch_size = model_id, name, device, batch_size
+        self.tokenizer: Any = tokenizer
+        self.model: Any = model
+        self.labels: list[str] = labels
+        self.entailment_index = entailment_index
+        self.max_length = max_length
         self._n_special = int(self.tokenizer.num_special_tokens_to_add(pair=True))
         if self.max_length <= self._n_special + 2:
-            raise ValueError(f"max_length {self.max_length} leaves no room for text in {model}")
+            raise ValueError(f"max_length {self.max_length} leaves no room for text in {model_id}")
         self._reset_context_cache()
 
     def _reset_context_cache(self) -> None:
@@ -107,10 +113,11 @@ class NLIScorer(AlignmentScorer):
         """Lowercased name of the entailment class."""
         return self.labels[self.entailment_index]
 
-    def _model_max_length(self, config: Any) -> int:
+    @staticmethod
+    def _model_max_length(tokenizer: Any, config: Any) -> int:
         # the smaller of the sane candidates: e.g. RoBERTa has 514 positions but a 512 limit
         candidates = [
-            getattr(self.tokenizer, "model_max_length", None),
+            getattr(tokenizer, "model_max_length", None),
             getattr(config, "max_position_embeddings", None),
         ]
         sane = [int(c) for c in candidates if isinstance(c, int) and 0 < c < _SANE_MAX]
