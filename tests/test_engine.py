@@ -47,7 +47,7 @@ def run(lm, prompts, ids, chunks, needs=ALL):
 def assert_same_records(a, b):
     assert a.token_ids == b.token_ids
     n = len(a.token_ids)
-    for name in ("logprob", "entropy", "kl", "hidden", "lookback"):
+    for name in ("logprob", "entropy", "kl", "twin_logprob", "hidden", "lookback"):
         x, y = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
         assert len(x) == len(y) == n, name
         np.testing.assert_allclose(x, y, atol=TOL, rtol=0, err_msg=name)
@@ -102,6 +102,9 @@ def test_kl_of_batched_twin_equals_separate_forwards(lm, prompts, response_ids, 
     assert max(rec.kl) > 1e-2, "the context must change the distribution, else this test proves nothing"
     chosen = p.gather(1, torch.tensor(response_ids)[:, None])[:, 0].numpy()
     np.testing.assert_allclose(rec.logprob, chosen, atol=TOL, rtol=0)
+    twin_chosen = q.gather(1, torch.tensor(response_ids)[:, None])[:, 0].numpy()
+    np.testing.assert_allclose(rec.twin_logprob, twin_chosen, atol=TOL, rtol=0)
+    assert np.abs(np.asarray(rec.logprob) - twin_chosen).max() > 1e-2  # the signed influence is not trivially 0
 
 
 def test_entropy_is_normalised(lm, prompts, response_ids, forced):

@@ -186,7 +186,7 @@ def test_bad_arguments_raise(lm, monitor):
 def test_likelihood_only_runs_no_twin(lm, monkeypatch, make_chooser):
     monitor = Monitor(lm, signals=["likelihood"], alignment="none")
     assert monitor.engine.needs == Needs()
-    assert monitor.feature_names == ["min_prob", "mean_prob"]
+    assert monitor.feature_names == ["min_prob", "mean_prob", "min_logprob", "mean_logprob"]
     sessions = capture_sessions(monkeypatch, monitor)
     batches = []
     hook = lm.model.register_forward_pre_hook(
@@ -206,7 +206,7 @@ def test_likelihood_only_runs_no_twin(lm, monkeypatch, make_chooser):
         assert len(session.records.logprob) == result.num_tokens
         assert result.alignment is None
         for report in result.sentences:
-            assert set(report.features) == {"min_prob", "mean_prob"}
+            assert set(report.features) == {"min_prob", "mean_prob", "min_logprob", "mean_logprob"}
             assert report.vectors == {}
 
 
@@ -257,3 +257,22 @@ def test_detector_refuses_alignment_with_other_weights(lm) -> None:
     assert ok.alignment.version == trained["alignment_version"]
     with pytest.raises(InputError, match="retrain the detector"):
         Monitor(lm, detector=detector, alignment=Scorer("slide64-000000000000++"))
+
+
+def test_text_features_added_to_tables_equal_the_live_signal(lm):
+    """Teacher-forced tables get the lexical features after extraction; they must equal the monitor's."""
+    import pandas as pd
+
+    from faithwatch.alignment.lexical import EVIDENCE_FEATURES
+    from faithwatch.data.schema import LabelledExample
+    from faithwatch.eval.features import add_text_features
+
+    monitor = Monitor(lm, signals=["likelihood", "lexical"], alignment="none",
+                      detector="heuristic")
+    result = monitor.score(QUESTION, CONTEXT, RESPONSE)
+    example = LabelledExample(dataset="d", id="e1", context=CONTEXT, question=QUESTION, response=RESPONSE)
+    table = pd.DataFrame({"example_id": ["e1"] * len(result.sentences), "text": [s.text for s in result.sentences]})
+    added = add_text_features([example], table)
+    for row, report in zip(added.to_dict("records"), result.sentences, strict=True):
+        assert {k: row[k] for k in EVIDENCE_FEATURES} == {k: report.features[k] for k in EVIDENCE_FEATURES}
+    assert added["novel_numbers"].tolist() == [0.0, 0.0, 1.0]  # "330" is not in the context

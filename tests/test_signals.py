@@ -14,6 +14,8 @@ from faithwatch.sentences import Sentence
 from faithwatch.signals import (
     ContrastiveSignal,
     EntropySignal,
+    HiddenStateSignal,
+    InfluenceSignal,
     LIDBank,
     LIDSignal,
     LikelihoodSignal,
@@ -26,6 +28,7 @@ from faithwatch.signals import (
 PROBS = [0.5, 0.25, 0.8, 0.1, 0.9]
 ENTROPY = [0.2, 0.4, 0.6, 0.1, 0.3]
 KL = [0.5, 3.5, 3.0, 4.0, 1.0]
+TWIN_PROBS = [0.5, 0.5, 0.1, 0.4, 0.9]  # the sentence's tokens: context moves them by log 0.5, log 8, log 0.25
 # the sentence holds tokens 1..3: probs [0.25, 0.8, 0.1], entropy [0.4, 0.6, 0.1], KL [3.5, 3.0, 4.0]
 SENTENCE = Sentence(index=0, text="It was tall.", start=0, end=12, token_start=1, token_end=4)
 
@@ -38,6 +41,7 @@ def records():
         logprob=[math.log(p) for p in PROBS],
         entropy=list(ENTROPY),
         kl=list(KL),
+        twin_logprob=[math.log(p) for p in TWIN_PROBS],
         hidden=[rng.standard_normal((2, 8)) for _ in PROBS],
         lookback=[np.full((2, 3), v) for v in (1.0, 0.2, 0.4, 0.9, 0.0)],
         hidden_layers=(2, 5),
@@ -57,9 +61,12 @@ def test_trace_picks_the_sentence_tokens(trace, records):
 
 def test_likelihood_features(trace):
     out = LikelihoodSignal().compute(trace)
-    assert set(out) == set(LikelihoodSignal().feature_names) == {"min_prob", "mean_prob"}
+    assert set(out) == set(LikelihoodSignal().feature_names) == {"min_prob", "mean_prob", "min_logprob",
+                                                                 "mean_logprob"}
     assert out["min_prob"] == pytest.approx(0.1)
     assert out["mean_prob"] == pytest.approx((0.25 + 0.8 + 0.1) / 3)
+    assert out["min_logprob"] == pytest.approx(math.log(0.1))
+    assert out["mean_logprob"] == pytest.approx((math.log(0.25) + math.log(0.8) + math.log(0.1)) / 3)
     assert LikelihoodSignal().needs == Needs()
 
 
@@ -75,6 +82,27 @@ def test_contrastive_features(trace):
     assert out["large_kl_pos"] == 2.0  # 3.5 and 4.0; 3.0 is not > 3.0
     assert ContrastiveSignal(large_kl_threshold=3.6).compute(trace)["large_kl_pos"] == 1.0
     assert signal.needs == Needs(twin=True)
+
+
+def test_influence_is_signed(trace):
+    signal = InfluenceSignal()
+    out = signal.compute(trace)
+    pci = [math.log(0.25 / 0.5), math.log(0.8 / 0.1), math.log(0.1 / 0.4)]
+    assert out["min_pci"] == pytest.approx(min(pci))
+    assert out["mean_pci"] == pytest.approx(sum(pci) / 3)
+    assert out["neg_pci_pos"] == 1.0  # only log 0.25 = -1.39 is below -1
+    assert InfluenceSignal(threshold=0.5).compute(trace)["neg_pci_pos"] == 2.0
+    assert signal.needs == Needs(twin=True)
+
+
+def test_hidden_signal_last_and_mean(trace, records):
+    signal = HiddenStateSignal(layers=(5,), mean_layers=(2, 5))
+    out = signal.compute(trace)
+    assert set(out) == {"hidden_layer_5", "hidden_mean_layer_2", "hidden_mean_layer_5"}
+    np.testing.assert_allclose(out["hidden_layer_5"], records.hidden[3][1])
+    np.testing.assert_allclose(out["hidden_mean_layer_2"], np.mean([records.hidden[i][0] for i in (1, 2, 3)], 0),
+                               rtol=1e-6)
+    assert signal.needs == Needs(hidden_layers=(2, 5))
 
 
 def test_lookback_features(trace):
@@ -226,3 +254,19 @@ def test_get_detector():
     assert isinstance(get_detector("heuristic-v1"), HeuristicDetector)
     with pytest.raises(ValueError, match="unknown detector"):
         get_detector("trained-xyz")
+
+
+def test_lexical_evidence_counts_what_the_context_lacks(records):
+    from faithwatch.signals import LexicalSignal
+
+    context = "The bridge in Lyon opened in 1887. Masons from Lyon built it."
+    sentence = Sentence(index=0, text="The bridge opened in 1890 in Paris.", start=0, end=35, token_start=1,
+                        token_end=4)
+    feats = LexicalSignal().compute(SentenceTrace(sentence, records, "Q?", context))
+    assert feats["novel_numbers"] == 1.0 and feats["novel_entities"] == 1.0
+    assert feats["novel_content"] == 1.0  # "Paris"; bridge/opened are in the context
+    assert 0.0 < feats["lex_content"] < 1.0
+    copied = Sentence(index=0, text="Masons from Lyon built it.", start=0, end=26, token_start=1, token_end=4)
+    same = LexicalSignal().compute(SentenceTrace(copied, records, "Q?", context))
+    assert same == {"lex_content": 1.0, "lex_bigrams": 1.0, "novel_content": 0.0, "novel_numbers": 0.0,
+                    "novel_entities": 0.0}

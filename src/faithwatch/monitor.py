@@ -25,10 +25,13 @@ from faithwatch.signals import (
     ContrastiveSignal,
     EntropySignal,
     HiddenStateSignal,
+    InfluenceSignal,
+    LexicalSignal,
     LIDBank,
     LIDSignal,
     LikelihoodSignal,
     LookbackSignal,
+    ProbeSignal,
     SentenceTrace,
     Signal,
     default_lid_layers,
@@ -51,7 +54,10 @@ class Monitor:
     SmolLM2-135M-Instruct. ``signals``: families to compute (default all of :data:`SIGNALS`).
     ``alignment``: an alignment scorer or its spec (default ``"auto"``: the detector's scorer, else
     ``DEFAULT_SCORER``, ``"nli-minilm+lexical+embedding"``; ``"none"`` for none).
-    ``lid_bank``: reference hidden states for ``lid_layer_*`` (absent without one).
+    ``max_false_accept``: flag at the threshold that lets through at most this share of unfaithful sentences
+    (estimated on the detector's out-of-fold predictions) instead of the detector's balanced threshold.
+    ``lid_bank``: reference hidden states for ``lid_layer_*`` (absent without one). ``hidden_layers``: layers at
+    which the opt-in ``hidden`` signal also records sentence-mean states (for training probes).
     """
 
     def __init__(
@@ -62,17 +68,21 @@ class Monitor:
         alignment: AlignmentScorer | str | None = "auto",
         lid_bank: LIDBank | str | Path | None = None,
         lid_layers: Sequence[int] | None = None,
+        hidden_layers: Sequence[int] | None = None,
         detector: Detector | str | None = None,
         instruction: str = DEFAULT_INSTRUCTION,
         max_new_tokens: int = 256,
         truncate_context: bool = False,
         device: str | None = None,
+        max_false_accept: float | None = None,
     ) -> None:
         self.lm = model if isinstance(model, LoadedModel) else load_model(model, device=device)
         self.instruction = instruction
         self.max_new_tokens = max_new_tokens
         self.truncate_context = truncate_context
         self.detector = self._resolve_detector(detector)
+        #: sentences scoring below this are flagged: the detector's threshold, or one for a false-accept rate
+        self.threshold = self._threshold(max_false_accept)
         meta = getattr(self.detector, "meta", None)
         if lid_bank is None and getattr(self.detector, "lid_bank", None) is not None:
             lid_bank = self.detector.lid_bank  # the bank the detector was trained with
@@ -86,7 +96,7 @@ class Monitor:
         if isinstance(lid_bank, (str, Path)):
             lid_bank = LIDBank.load(lid_bank, expect_model_id=self.lm.model_id)
         layers = tuple(lid_layers) if lid_layers else default_lid_layers(self.lm.num_layers)
-        self.signals = self._build_signals(wanted, layers, lid_bank)
+        self.signals = self._build_signals(wanted, layers, lid_bank, tuple(hidden_layers or ()))
         missing = sorted(set(getattr(meta, "feature_names", [])) - set(self.feature_names))
         if missing:
             raise InputError(f"detector '{self.detector.name}' needs features {missing} that the chosen signals "
@@ -102,6 +112,14 @@ class Monitor:
         if detector is None:
             return default_detector(self.lm.model_id)
         return get_detector(str(detector), expect_model_id=self.lm.model_id)
+
+    def _threshold(self, max_false_accept: float | None) -> float:
+        if max_false_accept is None:
+            return float(self.detector.threshold)
+        if not hasattr(self.detector, "false_accept_threshold"):
+            raise InputError(f"detector '{self.detector.name}' cannot set a threshold for a false-accept rate; "
+                             "use a trained detector (the shipped one, or one from `faithwatch train`)")
+        return float(self.detector.false_accept_threshold(max_false_accept))
 
     @staticmethod
     def _resolve_alignment(alignment: AlignmentScorer | str | None, meta) -> AlignmentScorer | str | None:
@@ -122,7 +140,8 @@ class Monitor:
             raise InputError(f"the detector was trained with alignment {self.alignment.name!r} version {trained!r}, "
                              f"but this scorer is version {current!r} (its model changed); retrain the detector")
 
-    def _build_signals(self, names: Sequence[str], layers: tuple[int, ...], bank: LIDBank | None) -> list[Signal]:
+    def _build_signals(self, names: Sequence[str], layers: tuple[int, ...], bank: LIDBank | None,
+                       hidden_layers: tuple[int, ...]) -> list[Signal]:
         unknown = sorted(set(names) - set(SIGNALS) - set(EXTRA_SIGNALS))
         if unknown:
             raise InputError(f"unknown signals {unknown}; available: {', '.join(SIGNALS + EXTRA_SIGNALS)}")
@@ -131,9 +150,12 @@ class Monitor:
             "entropy": EntropySignal,
             "lid": lambda: LIDSignal(layers, bank),
             "contrastive": ContrastiveSignal,
+            "influence": InfluenceSignal,
             "lookback": LookbackSignal,
             "alignment": lambda: AlignmentSignal(self.alignment),
-            "hidden": lambda: HiddenStateSignal(layers),
+            "lexical": LexicalSignal,
+            "probe": lambda: ProbeSignal(getattr(self.detector, "probe", None)),
+            "hidden": lambda: HiddenStateSignal(layers, hidden_layers),
         }
         return [factories[name]() for name in SIGNALS + EXTRA_SIGNALS if name in names]
 
@@ -254,7 +276,7 @@ class Monitor:
             reports.append(SentenceReport(
                 index=sentence.index, text=sentence.text, start=sentence.start, end=sentence.end,
                 token_start=sentence.token_start, token_end=sentence.token_end, features=scalars,
-                score=score, flagged=score < self.detector.threshold, detector=self.detector.name,
+                score=score, flagged=score < self.threshold, detector=self.detector.name,
                 vectors=vectors,
             ))
         return reports

@@ -35,6 +35,8 @@ from faithwatch.alignment.base import AlignmentScorer, clamp01, validate_inputs
 NEUTRAL_SCORE = 0.5
 #: factor applied to the score once per number of the sentence that the context lacks
 UNSUPPORTED_NUMBER_FACTOR = 0.35
+#: what :meth:`LexicalScorer.evidence` returns (the ``lexical`` signal's features)
+EVIDENCE_FEATURES = ("lex_content", "lex_bigrams", "novel_content", "novel_numbers", "novel_entities")
 #: weights of the non-number features (re-normalised over the features present)
 FEATURE_WEIGHTS: dict[str, float] = {"content": 0.5, "entities": 0.25, "bigrams": 0.25}
 
@@ -226,6 +228,24 @@ class LexicalScorer(AlignmentScorer):
             base = NEUTRAL_SCORE
         out["score"] = clamp01(base * UNSUPPORTED_NUMBER_FACTOR**n_unsupported)
         return out
+
+    def evidence(self, sentence: str, context: str) -> dict[str, float]:
+        """The separate lexical checks (see :data:`EVIDENCE_FEATURES`), for a trained aggregator to weigh.
+
+        Support fractions are 1.0 when the sentence has nothing of that kind; ``novel_*`` count what the
+        context lacks (each number / entity / content word once).
+        """
+        validate_inputs([sentence], context)
+        ctx = self._index(context)
+        f = _sentence_features(sentence)
+        feats = self._features(sentence, ctx)
+        return {
+            "lex_content": feats.get("content", 1.0),
+            "lex_bigrams": feats.get("bigrams", 1.0),
+            "novel_content": float(sum(1 for x in f.content if x not in ctx.stems)),
+            "novel_numbers": float(len({x for x in f.numbers if x not in ctx.numbers})),
+            "novel_entities": float(sum(1 for x in f.entities if x not in ctx.stems)),
+        }
 
     def score_many(self, sentences: Sequence[str], context: str) -> list[float]:
         """Lexical support of each sentence by the context, in [0, 1]."""

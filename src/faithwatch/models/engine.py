@@ -47,6 +47,7 @@ class TokenRecords:
     logprob: list[float] = field(default_factory=list)  # log p(chosen token | RAG prompt, prefix)
     entropy: list[float] = field(default_factory=list)  # entropy of the full distribution / log |V|
     kl: list[float] = field(default_factory=list)  # KL(with context || without context), nats
+    twin_logprob: list[float] = field(default_factory=list)  # log p(chosen token | no-context twin, prefix)
     hidden: list[np.ndarray] = field(default_factory=list)  # [n_layers_recorded, d]
     lookback: list[np.ndarray] = field(default_factory=list)  # [layers, heads]
     hidden_layers: tuple[int, ...] = ()  # the layers stored in ``hidden``, in order
@@ -353,6 +354,7 @@ class EngineSession:
     def _record(self, step: _Step, tokens: list[list[int]], active: list[bool]) -> None:
         idx = torch.tensor(tokens, device=step.logp.device)  # [B, rows]
         chosen = step.logp.gather(2, idx[..., None])[..., 0].cpu().tolist()
+        twin = step.twin_logp.gather(2, idx[..., None])[..., 0].cpu().tolist() if step.twin_logp is not None else None
         for b, rec in enumerate(self.branch_records):
             if not active[b]:
                 continue
@@ -361,6 +363,8 @@ class EngineSession:
             rec.entropy.extend(step.entropy[b].tolist())
             if step.kl is not None:
                 rec.kl.extend(step.kl[b].tolist())
+            if twin is not None:
+                rec.twin_logprob.extend(twin[b])
             if step.hidden is not None:
                 rec.hidden.extend(step.hidden[b])
             if step.lookback is not None:
@@ -383,7 +387,7 @@ def _merge(old: _Step, new: _Step, active: list[bool]) -> _Step:
                    ("logp", "twin_logp", "entropy", "kl", "hidden", "lookback")))
 
 
-_RECORD_LISTS = ("token_ids", "logprob", "entropy", "kl", "hidden", "lookback")
+_RECORD_LISTS = ("token_ids", "logprob", "entropy", "kl", "twin_logprob", "hidden", "lookback")
 
 
 def _copy_records(rec: TokenRecords) -> TokenRecords:

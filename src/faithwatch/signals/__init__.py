@@ -5,27 +5,34 @@ from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
 from faithwatch.signals.contrastive import ContrastiveSignal
 from faithwatch.signals.entropy import EntropySignal
 from faithwatch.signals.hidden import HiddenStateSignal
+from faithwatch.signals.influence import InfluenceSignal
+from faithwatch.signals.lexical import LexicalSignal
 from faithwatch.signals.lid import LIDBank, LIDSignal, default_lid_layers, lid_mle
 from faithwatch.signals.likelihood import LikelihoodSignal
 from faithwatch.signals.lookback import LookbackSignal
+from faithwatch.signals.probe import HiddenProbe, ProbeSignal
 
 #: signal families by name, in output order (the default set)
-SIGNALS = ("likelihood", "entropy", "lid", "contrastive", "lookback", "alignment")
+SIGNALS = ("likelihood", "entropy", "lid", "contrastive", "influence", "lookback", "alignment", "lexical", "probe")
 #: opt-in families
 EXTRA_SIGNALS = ("hidden",)
 
 __all__ = [
     "EXTRA_SIGNALS",
     "SIGNALS",
+    "HiddenProbe",
     "HiddenStateSignal",
+    "InfluenceSignal",
     "AlignmentSignal",
     "ContrastiveSignal",
     "EntropySignal",
     "FeatureValue",
     "LIDBank",
     "LIDSignal",
+    "LexicalSignal",
     "LikelihoodSignal",
     "LookbackSignal",
+    "ProbeSignal",
     "SentenceTrace",
     "Signal",
     "default_lid_layers",

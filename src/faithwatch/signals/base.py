@@ -40,6 +40,10 @@ class SentenceTrace:
         return self._pick(self.records.kl)
 
     @property
+    def twin_logprob(self) -> np.ndarray:
+        return self._pick(self.records.twin_logprob)
+
+    @property
     def lookback(self) -> np.ndarray:
         return self._pick(self.records.lookback)
 
@@ -47,6 +51,12 @@ class SentenceTrace:
     def last_hidden(self) -> np.ndarray:
         """Hidden states [n_layers_recorded, d] at the step that produced the sentence's last token."""
         return self.records.hidden[self.sentence.token_end - 1]
+
+    @property
+    def mean_hidden(self) -> np.ndarray:
+        """Hidden states [n_layers_recorded, d] averaged over the sentence's tokens."""
+        steps = self.records.hidden[self.sentence.token_start : self.sentence.token_end]
+        return np.mean(np.stack(steps).astype(np.float64), axis=0)
 
 
 class Signal(ABC):

@@ -1,4 +1,8 @@
-"""Likelihood: min and mean probability of the sentence's tokens (paper 000 A.1)."""
+"""Likelihood: min and mean probability of the sentence's tokens (paper 000 A.1), and the same in log space.
+
+``min_logprob`` / ``mean_logprob`` (nats) keep the resolution that raw probabilities lose near 0, where the
+probability of a surprising token lives; ``mean_logprob`` is minus the log-perplexity of the sentence.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +16,10 @@ class LikelihoodSignal(Signal):
 
     @property
     def feature_names(self) -> list[str]:
-        return ["min_prob", "mean_prob"]
+        return ["min_prob", "mean_prob", "min_logprob", "mean_logprob"]
 
     def compute(self, trace: SentenceTrace) -> dict[str, FeatureValue]:
-        probs = np.exp(trace.logprob)
-        return {"min_prob": float(probs.min()), "mean_prob": float(probs.mean())}
+        logp = trace.logprob
+        probs = np.exp(logp)
+        return {"min_prob": float(probs.min()), "mean_prob": float(probs.mean()),
+                "min_logprob": float(logp.min()), "mean_logprob": float(logp.mean())}

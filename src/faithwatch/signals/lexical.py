@@ -1,0 +1,34 @@
+"""Lexical evidence: the separate surface checks of the lexical scorer, as features.
+
+``align_score`` folds them into one number with fixed weights; here a trained aggregator weighs them itself:
+content-word and bigram support fractions, and counts of the sentence's numbers, entities and content words
+that the context lacks. Text only (no model pass), so teacher-forced tables can add them after extraction
+(:func:`lexical_features`).
+"""
+
+from __future__ import annotations
+
+from faithwatch.alignment.lexical import EVIDENCE_FEATURES, LexicalScorer
+from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
+
+
+class LexicalSignal(Signal):
+    """Emits :data:`~faithwatch.alignment.lexical.EVIDENCE_FEATURES` for each sentence."""
+
+    name = "lexical"
+
+    def __init__(self) -> None:
+        self.scorer = LexicalScorer()
+
+    @property
+    def feature_names(self) -> list[str]:
+        return list(EVIDENCE_FEATURES)
+
+    def compute(self, trace: SentenceTrace) -> dict[str, FeatureValue]:
+        return dict(self.scorer.evidence(trace.sentence.text, trace.context))
+
+
+def lexical_features(texts: list[str], context: str) -> list[dict[str, float]]:
+    """The ``lexical`` signal's features of several sentences of one context (no trace needed)."""
+    scorer = LexicalScorer()
+    return [scorer.evidence(t, context) for t in texts]
