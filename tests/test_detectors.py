@@ -19,7 +19,7 @@ from faithwatch.detectors import (
     get_detector,
     load_detector,
 )
-from faithwatch.detectors.artifact import balanced_accuracy
+from faithwatch.detectors.calibration import weighted_balanced_accuracy as balanced_accuracy
 from faithwatch.errors import InputError
 from faithwatch.signals.lid import LIDBank
 
@@ -256,14 +256,15 @@ def test_safetensors_never_look_like_pickle(tmp_path) -> None:
     np.testing.assert_array_equal(load_file(str(path))["w"], arrays["w"])
 
 
-def test_features_are_clipped_to_the_training_range():
-    """A feature far outside the training range scores like the range's edge: no unbounded extrapolation."""
+@pytest.mark.parametrize("transform", ["robust", "quantile"])
+def test_features_are_bounded_no_unbounded_extrapolation(transform):
+    """A feature far outside the training range scores like the transform's bound, never beyond."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 2))
     y = (X[:, 0] + 0.3 * rng.normal(size=300) > 0).astype(int)
-    det = SynCheckDetector.fit(X, y, ["a", "b"], "lr", model_id="m")
-    edge = np.percentile(X[:, 0], 95)
-    far = det.predict_proba_faithful(np.array([[edge, 0.0], [1e6, 0.0]]))
-    assert far[0] == pytest.approx(far[1])
+    det = SynCheckDetector.fit(X, y, ["a", "b"], "lr", model_id="m", transform=transform)
+    edge = 10 * np.abs(X[:, 0]).max()  # beyond both bounds
+    far = det.predict_proba_faithful(np.array([[edge, 0.0], [1e6, 0.0], [-edge, 0.0], [-1e6, 0.0]]))
+    assert far[0] == pytest.approx(far[1]) and far[2] == pytest.approx(far[3])
     inside = det.predict_proba_faithful(np.array([[0.0, 0.0]]))
-    assert inside[0] != pytest.approx(far[0])
+    assert far[0] < inside[0] < far[2]  # still monotone in the feature

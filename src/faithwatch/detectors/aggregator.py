@@ -1,9 +1,17 @@
 """SynCheck aggregators (paper 000 §3 and A.2): LR, XGBoost or MLP over per-sentence features.
 
-Training uses scikit-learn / xgboost; inference never does: LR and MLP are rebuilt from their numpy weights
-(a forward pass in numpy) and XGBoost from its native JSON model, so a saved detector holds no pickle.
-Labels: y = 1 unfaithful, 0 faithful. Every score is P(faithful) in [0, 1]; a sentence is flagged when its
-score is below ``threshold`` (chosen on the training data to maximise balanced accuracy).
+Training uses scikit-learn / SciPy / xgboost; inference never does: LR and MLP are rebuilt from their numpy
+weights and XGBoost from its native JSON model, so a saved detector holds no pickle.
+Labels: y = 1 unfaithful, 0 faithful. A detector computes a raw log-odds of "faithful"
+(:meth:`SynCheckDetector.decision_function`); its score is that log-odds through the detector's calibration
+(:mod:`faithwatch.detectors.calibration`, fitted on out-of-fold predictions) or, without one, the logistic
+function. A sentence is flagged when its score is below ``threshold``.
+
+Robustness choices (see :func:`faithwatch.eval.training.fit_syncheck` for how they are selected):
+* ``transform``: per-feature scaling (:mod:`faithwatch.detectors.preprocess`), ``robust`` by default;
+* ``monotone``: {feature: +1 | -1}, the direction in which a feature may move the faithfulness score (a
+  sign-constrained LR, XGBoost monotone constraints);
+* ``sample_weight``: e.g. every data set and class weighted equally.
 """
 
 from __future__ import annotations
@@ -15,11 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.special import expit
 
 from faithwatch.checksums import file_sha256
 from faithwatch.detectors.artifact import (
     BOOSTER_FILE,
     LID_BANK_FILE,
+    PROBE_FILE,
     WEIGHTS_FILE,
     ArtifactError,
     ArtifactMeta,
@@ -27,21 +37,21 @@ from faithwatch.detectors.artifact import (
     as_matrix,
     avoid_pickle_magic,
     check_probabilities,
-    choose_threshold,
     load_arrays,
     save_arrays,
-    sigmoid,
     training_metrics,
 )
 from faithwatch.detectors.base import Detector
+from faithwatch.detectors.calibration import PlattCalibration, choose_threshold, false_accept_threshold
+from faithwatch.detectors.linear import fit_logistic
+from faithwatch.detectors.preprocess import FeatureScaler
 from faithwatch.errors import InputError
 from faithwatch.signals.base import FeatureValue
 from faithwatch.signals.lid import LIDBank
+from faithwatch.signals.probe import HiddenProbe
 
 #: the aggregator kinds (paper 000: SynCheckLR, SynCheckXGB, SynCheckMLP)
 SYNCHECK_KINDS = ("lr", "xgb", "mlp")
-#: training percentiles every feature is clipped to (see ``fit``)
-CLIP_PERCENTILES = (5.0, 95.0)
 #: XGBoost hyper-parameters (the paper does not state them; modest trees, many of them)
 XGB_PARAMS: dict[str, Any] = {"n_estimators": 200, "max_depth": 3, "learning_rate": 0.1, "tree_method": "hist"}
 #: MLP hyper-parameters from paper 000 A.2 (batch size is capped by the number of examples)
@@ -70,18 +80,34 @@ def _scalar(name: str, value: FeatureValue) -> float:
     return out
 
 
+def _balanced(unfaithful: np.ndarray) -> np.ndarray:
+    """Class-balanced weights (scikit-learn's ``class_weight="balanced"``)."""
+    n, pos = len(unfaithful), unfaithful.sum()
+    return np.where(unfaithful, n / (2 * pos), n / (2 * (n - pos)))
+
+
+def _signs(names: Sequence[str], monotone: Mapping[str, int]) -> list[int]:
+    unknown = sorted(set(monotone) - set(names))
+    if unknown:
+        raise InputError(f"monotone constraints name features {unknown} that the detector does not use")
+    bad = {k: v for k, v in monotone.items() if v not in (-1, 0, 1)}
+    if bad:
+        raise InputError(f"monotone constraints must be +1, -1 or 0, got {bad}")
+    return [int(monotone.get(n, 0)) for n in names]
+
+
 class SynCheckDetector(Detector):
     """A trained SynCheck aggregator; build with :meth:`fit` or :meth:`load`."""
 
     def __init__(
         self,
         meta: ArtifactMeta,
-        mean: np.ndarray,
-        scale: np.ndarray,
+        scaler: FeatureScaler,
         *,
         weights: Mapping[str, np.ndarray] | None = None,
         booster: Any = None,
         lid_bank: LIDBank | None = None,
+        probe: HiddenProbe | None = None,
     ) -> None:
         if meta.kind not in SYNCHECK_KINDS:
             raise InputError(f"SynCheckDetector kind must be one of {SYNCHECK_KINDS}, got '{meta.kind}'")
@@ -91,18 +117,28 @@ class SynCheckDetector(Detector):
         self.threshold = float(meta.threshold)
         self.feature_names = list(meta.feature_names)
         self.model_id = meta.model_id
-        self.mean = np.asarray(mean, dtype=np.float64)
-        self.scale = np.asarray(scale, dtype=np.float64)
+        self.scaler = scaler
         self.weights = {k: np.asarray(v, dtype=np.float64) for k, v in (weights or {}).items()}
         self.booster = booster
         self.lid_bank = lid_bank
+        self.probe = probe
         n = len(self.feature_names)
-        if self.mean.shape != (n,) or self.scale.shape != (n,):
+        if scaler.width != n:
             raise ArtifactError(f"scaler of {self.name} does not match its {n} features")
         if meta.kind == "xgb" and booster is None:
             raise ArtifactError("an xgb detector needs its booster")
         if meta.kind == "mlp":
             self._mlp_layers()  # validates the layer shapes up front
+        if "probe_logit" in self.feature_names and probe is None:
+            raise ArtifactError(f"{self.name} uses probe_logit but carries no hidden-state probe")
+
+    @property
+    def calibration(self) -> PlattCalibration | None:
+        """The Platt map fitted on out-of-fold predictions (None for a detector without one)."""
+        if "calib.platt" not in self.weights:
+            return None
+        a, b = self.weights["calib.platt"]
+        return PlattCalibration(float(a), float(b))
 
     # --- training --------------------------------------------------------------------------------------------
     @classmethod
@@ -119,13 +155,20 @@ class SynCheckDetector(Detector):
         training_data: Sequence[str] = (),
         seed: int = 0,
         lid_bank: LIDBank | None = None,
+        probe: HiddenProbe | None = None,
+        transform: str = "robust",
+        monotone: Mapping[str, int] | None = None,
+        C: float = 1.0,
+        sample_weight: Any = None,
     ) -> SynCheckDetector:
         """Train an aggregator on ``X`` [n, len(feature_names)] and labels ``y`` (1 unfaithful, 0 faithful).
 
-        ``kind`` is "lr", "xgb" or "mlp". Features are standard-scaled (constant columns get scale 1). The
-        decision threshold maximises balanced accuracy on the training data. ``layers`` defaults to
-        ``{"lid": [...]}`` read from ``lid_layer_<l>`` feature names; ``lid_bank`` (recorded with the same
-        model) is stored with the detector.
+        ``kind`` is "lr", "xgb" or "mlp"; ``transform`` the feature scaling; ``monotone`` maps features to the
+        direction (+1: higher means more faithful) their effect is constrained to (lr and xgb); ``C`` the inverse
+        L2 strength of lr; ``sample_weight`` defaults to class-balanced weights. The threshold here maximises
+        balanced accuracy on the training data (in-sample); :meth:`calibrate` replaces it with one chosen on
+        out-of-fold predictions. ``layers`` defaults to ``{"lid": [...]}`` read from ``lid_layer_<l>`` feature
+        names; ``lid_bank`` and ``probe`` (recorded with the same model) are stored with the detector.
         """
         if kind not in SYNCHECK_KINDS:
             raise InputError(f"unknown SynCheck kind '{kind}'; choose one of {', '.join(SYNCHECK_KINDS)}")
@@ -140,61 +183,58 @@ class SynCheckDetector(Detector):
         lid_layers = sorted(int(m.group(1)) for n in names if (m := _LID_FEATURE.match(n)))
         if lid_layers and "lid" not in layers:
             layers["lid"] = lid_layers
+        for extra, what in ((lid_bank, "LID bank"), (probe, "hidden-state probe")):
+            if extra is not None and extra.model_id != model_id:
+                raise InputError(f"the {what} was recorded with model '{extra.model_id}', the detector is trained "
+                                 f"for '{model_id}'")
         if lid_bank is not None:
-            if lid_bank.model_id != model_id:
-                raise InputError(
-                    f"the LID bank was recorded with model '{lid_bank.model_id}', the detector is trained for "
-                    f"'{model_id}'"
-                )
             absent = [layer for layer in lid_layers if layer not in lid_bank.layers]
             if absent:
                 raise InputError(f"the LID bank lacks layers {absent} used by features {names}")
+        if probe is not None:
+            layers["probe"] = list(probe.layers)
+        signs = _signs(names, monotone or {})
+        if any(signs) and kind == "mlp":
+            raise InputError("monotone constraints need kind lr or xgb; the MLP cannot keep them")
+        w = _balanced(unfaithful) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        if w.shape != (Xa.shape[0],) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+            raise InputError("sample_weight must hold one finite, non-negative weight per row")
 
-        # features are clipped to their 5th-95th training percentiles, at training and at inference: the monitored
-        # model's own text can lie far outside the training range (e.g. min_prob of greedy output vs teacher-forced
-        # third-party text), where a linear model would extrapolate without bound
-        low, high = np.percentile(Xa, CLIP_PERCENTILES[0], axis=0), np.percentile(Xa, CLIP_PERCENTILES[1], axis=0)
-        Xc = np.clip(Xa, low, high)
-        mean = Xc.mean(axis=0)
-        scale = Xc.std(axis=0)
-        scale[scale < 1e-12] = 1.0  # constant column: centred, not divided
-        Xs = (Xc - mean) / scale
-        target = unfaithful.astype(np.int64)
-
-        weights: dict[str, np.ndarray] = {"clip.low": low, "clip.high": high}
+        scaler = FeatureScaler.fit(Xa, transform, w)
+        Xs = scaler(Xa)
+        faithful = (~unfaithful).astype(np.float64)
+        weights: dict[str, np.ndarray] = {}
         booster = None
-        params: dict[str, Any]
+        params: dict[str, Any] = {"transform": transform, "monotone": {n: s for n, s in zip(names, signs, strict=True)
+                                                                       if s}}
         if kind == "lr":
-            from sklearn.linear_model import LogisticRegression
-
-            lr = LogisticRegression(max_iter=1000, class_weight="balanced", random_state=seed)
-            lr.fit(Xs, target)
-            weights.update({"lr.coef": lr.coef_.reshape(-1), "lr.intercept": lr.intercept_.reshape(-1)})
-            params = {"max_iter": 1000, "class_weight": "balanced", "C": 1.0}
+            fit = fit_logistic(Xs, faithful, C=C, sample_weight=w, signs=signs)
+            weights.update({"lr.coef": fit.coef, "lr.intercept": np.array([fit.intercept])})
+            params.update({"C": C, "converged": fit.converged})
         elif kind == "mlp":
             from sklearn.exceptions import ConvergenceWarning
             from sklearn.neural_network import MLPClassifier
 
-            params = {**MLP_PARAMS, "batch_size": min(MLP_PARAMS["batch_size"], Xa.shape[0])}
-            mlp = MLPClassifier(**params, random_state=seed)
+            mlp_params = {**MLP_PARAMS, "batch_size": min(MLP_PARAMS["batch_size"], Xa.shape[0])}
+            mlp = MLPClassifier(**mlp_params, random_state=seed)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)  # 300 fixed iterations, as in the paper
-                mlp.fit(Xs, target)
+                mlp.fit(Xs, faithful, sample_weight=w)
             if mlp.out_activation_ != "logistic":
                 raise InputError(f"unexpected MLP output activation '{mlp.out_activation_}'")
-            for i, (w, b) in enumerate(zip(mlp.coefs_, mlp.intercepts_, strict=True)):
-                weights[f"mlp.coef_{i}"] = w
-                weights[f"mlp.intercept_{i}"] = b
-            params["hidden_layer_sizes"] = list(params["hidden_layer_sizes"])
+            for i, (cw, cb) in enumerate(zip(mlp.coefs_, mlp.intercepts_, strict=True)):
+                weights[f"mlp.coef_{i}"] = cw
+                weights[f"mlp.intercept_{i}"] = cb
+            params.update({**mlp_params, "hidden_layer_sizes": list(mlp_params["hidden_layer_sizes"])})
         else:
             from xgboost import XGBClassifier
 
-            n_pos, n_neg = int(unfaithful.sum()), int((~unfaithful).sum())
-            params = {**XGB_PARAMS, "scale_pos_weight": n_neg / n_pos}  # the class balancing LR gets
-            model = XGBClassifier(**params, random_state=seed, n_jobs=1, eval_metric="logloss")
-            model.fit(Xs, target)
+            xgb_params = {**XGB_PARAMS, "monotone_constraints": "(" + ",".join(str(s) for s in signs) + ")"}
+            model = XGBClassifier(**xgb_params, random_state=seed, n_jobs=1, eval_metric="logloss")
+            model.fit(Xs, faithful, sample_weight=w)
             booster = model.get_booster()
             booster.set_param({"nthread": 1})
+            params.update(xgb_params)
 
         meta = ArtifactMeta(
             kind=kind,
@@ -207,12 +247,34 @@ class SynCheckDetector(Detector):
             seed=int(seed),
             params=params,
         )
-        detector = cls(meta, mean, scale, weights=weights, booster=booster, lid_bank=lid_bank)
+        detector = cls(meta, scaler, weights=weights, booster=booster, lid_bank=lid_bank, probe=probe)
         # threshold and metrics from the same inference path the saved detector will use
         p = detector.predict_proba_faithful(Xa)
-        detector.threshold = meta.threshold = choose_threshold(p, unfaithful)
+        detector.threshold = meta.threshold = choose_threshold(p, unfaithful, w)
         meta.metrics = training_metrics(p, unfaithful, meta.threshold)
         return detector
+
+    def calibrate(self, oof_logits: Any, y: Any, sample_weight: Any = None) -> None:
+        """Fit the probability map and the threshold on out-of-fold raw log-odds (see :meth:`decision_function`).
+
+        The out-of-fold scores of the unfaithful sentences are kept, for :meth:`false_accept_threshold`.
+        """
+        z = np.asarray(oof_logits, dtype=np.float64)
+        unfaithful = as_labels(y, z.shape[0])
+        w = _balanced(unfaithful) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        platt = PlattCalibration.fit(z, unfaithful, w)
+        p = platt(z)
+        self.weights["calib.platt"] = np.array([platt.a, platt.b])
+        self.weights["calib.unfaithful_scores"] = np.sort(p[unfaithful])
+        self.threshold = self.meta.threshold = choose_threshold(p, unfaithful, w)
+        self.meta.params["threshold_from"] = "out-of-fold predictions"
+
+    def false_accept_threshold(self, rate: float) -> float:
+        """Threshold accepting at most ``rate`` of unfaithful sentences (out-of-fold estimate, split-conformal)."""
+        if "calib.unfaithful_scores" not in self.weights:
+            raise InputError(f"{self.name} was not calibrated on out-of-fold predictions, so it cannot set a "
+                             "threshold for a false-accept rate; retrain it with `faithwatch train`")
+        return false_accept_threshold(self.weights["calib.unfaithful_scores"], rate)
 
     # --- inference -------------------------------------------------------------------------------------------
     def _mlp_layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -230,28 +292,30 @@ class SynCheckDetector(Detector):
             raise ArtifactError(f"MLP weights of {self.name} are incomplete (need a single logistic output)")
         return layers
 
-    def predict_proba_faithful(self, X: Any) -> np.ndarray:
-        """P(faithful) for each row of ``X`` [n, len(feature_names)] (columns in ``feature_names`` order)."""
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Raw log-odds of "faithful" for each row of ``X`` [n, len(feature_names)] (before calibration)."""
         X = as_matrix(X, self.feature_names)
-        if "clip.low" in self.weights:  # artifacts from before clipping have no bounds
-            X = np.clip(X, self.weights["clip.low"], self.weights["clip.high"])
-        Xs = (X - self.mean) / self.scale
+        Xs = self.scaler(X)
         if self.kind == "lr":
-            z = Xs @ self.weights["lr.coef"] + self.weights["lr.intercept"][0]
-            p_unfaithful = sigmoid(z)
-        elif self.kind == "mlp":
+            return Xs @ self.weights["lr.coef"] + self.weights["lr.intercept"][0]
+        if self.kind == "mlp":
             layers = self._mlp_layers()
             h = Xs
             for w, b in layers[:-1]:
                 h = np.maximum(h @ w + b, 0.0)  # ReLU
             w, b = layers[-1]
-            p_unfaithful = sigmoid((h @ w + b)[:, 0])
-        else:
-            import xgboost
+            return (h @ w + b)[:, 0]
+        import xgboost
 
-            dmatrix = xgboost.DMatrix(Xs.astype(np.float32), nthread=1)
-            p_unfaithful = np.asarray(self.booster.predict(dmatrix), dtype=np.float64)
-        return check_probabilities(1.0 - p_unfaithful, self.name)
+        dmatrix = xgboost.DMatrix(Xs.astype(np.float32), nthread=1)
+        return np.asarray(self.booster.predict(dmatrix, output_margin=True), dtype=np.float64)
+
+    def predict_proba_faithful(self, X: Any) -> np.ndarray:
+        """P(faithful) for each row of ``X`` [n, len(feature_names)] (columns in ``feature_names`` order)."""
+        z = self.decision_function(X)
+        calibration = self.calibration
+        p = calibration(z) if calibration is not None else expit(z)
+        return check_probabilities(p, self.name)
 
     def score(self, features: Mapping[str, FeatureValue]) -> float:
         """P(faithful) of one sentence; every feature in ``feature_names`` must be present (never imputed)."""
@@ -269,7 +333,7 @@ class SynCheckDetector(Detector):
         """Write the artifact directory (weights first, then ``detector.json`` with their checksums)."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        arrays = {"scaler.mean": self.mean, "scaler.scale": self.scale, **self.weights}
+        arrays = {**self.scaler.arrays(), **self.weights}
         files = {WEIGHTS_FILE: save_arrays(directory / WEIGHTS_FILE, arrays, {"kind": self.kind})}
         if self.booster is not None:
             self.booster.save_model(str(directory / BOOSTER_FILE))  # xgboost's native JSON
@@ -278,6 +342,10 @@ class SynCheckDetector(Detector):
             self.lid_bank.save(directory / LID_BANK_FILE)
             avoid_pickle_magic(directory / LID_BANK_FILE)
             files[LID_BANK_FILE] = file_sha256(directory / LID_BANK_FILE)
+        if self.probe is not None:
+            self.probe.save(directory / PROBE_FILE)
+            avoid_pickle_magic(directory / PROBE_FILE)
+            files[PROBE_FILE] = file_sha256(directory / PROBE_FILE)
         self.meta.threshold = self.threshold
         self.meta.files = files
         self.meta.save(directory)
@@ -298,9 +366,14 @@ class SynCheckDetector(Detector):
 
     @classmethod
     def _from_artifact(cls, directory: Path, meta: ArtifactMeta) -> SynCheckDetector:
-        required = ["scaler.mean", "scaler.scale"] + (["lr.coef", "lr.intercept"] if meta.kind == "lr" else [])
+        required = ["lr.coef", "lr.intercept"] if meta.kind == "lr" else []
         arrays = load_arrays(directory / WEIGHTS_FILE, required)
-        mean, scale = arrays.pop("scaler.mean"), arrays.pop("scaler.scale")
+        # detectors from before the transform choice clipped to training percentiles, then standardised
+        transform = meta.params.get("transform") or ("clip" if "clip.low" in arrays else "standard")
+        scaler = FeatureScaler.from_arrays(transform, arrays)
+        weights = {k: v for k, v in arrays.items() if not k.startswith(("scaler.", "clip."))}
+        if meta.params.get("transform") is None and meta.kind in ("lr", "mlp"):
+            _legacy_orientation(weights, meta.kind)
         booster = None
         if meta.kind == "xgb":
             import xgboost
@@ -313,12 +386,28 @@ class SynCheckDetector(Detector):
             except xgboost.core.XGBoostError as exc:
                 raise ArtifactError(f"{directory / BOOSTER_FILE} is not a readable xgboost model ({exc})") from exc
             booster.set_param({"nthread": 1})
-        if meta.kind == "lr" and arrays["lr.coef"].shape != (len(meta.feature_names),):
+            if meta.params.get("transform") is None:
+                raise ArtifactError(f"xgb detector {directory} predates faithwatch 0.2 (it predicts the other "
+                                    "class); retrain it")
+        if meta.kind == "lr" and weights["lr.coef"].shape != (len(meta.feature_names),):
             raise ArtifactError(f"LR weights in {directory} do not match its {len(meta.feature_names)} features")
         lid_bank = None
         if LID_BANK_FILE in meta.files:
             lid_bank = LIDBank.load(directory / LID_BANK_FILE, expect_model_id=meta.model_id)
-        return cls(meta, mean, scale, weights=arrays, booster=booster, lid_bank=lid_bank)
+        probe = None
+        if PROBE_FILE in meta.files:
+            probe = HiddenProbe.load(directory / PROBE_FILE, expect_model_id=meta.model_id)
+        return cls(meta, scaler, weights=weights, booster=booster, lid_bank=lid_bank, probe=probe)
 
     def __repr__(self) -> str:
         return f"SynCheckDetector(kind={self.kind!r}, model_id={self.model_id!r}, features={self.feature_names})"
+
+
+def _legacy_orientation(weights: dict[str, np.ndarray], kind: str) -> None:
+    """Detectors from before 0.2 modelled P(unfaithful): negate the output layer to get faithful log-odds."""
+    if kind == "lr":
+        weights["lr.coef"], weights["lr.intercept"] = -weights["lr.coef"], -weights["lr.intercept"]
+        return
+    last = max(int(k.removeprefix("mlp.coef_")) for k in weights if k.startswith("mlp.coef_"))
+    weights[f"mlp.coef_{last}"] = -weights[f"mlp.coef_{last}"]
+    weights[f"mlp.intercept_{last}"] = -weights[f"mlp.intercept_{last}"]

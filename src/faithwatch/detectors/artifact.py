@@ -6,13 +6,14 @@ Layout of an artifact directory::
     weights.safetensors    numpy arrays (scaler, coefficients, MLP layers, lookback head map), float64
     booster.json           xgboost's native JSON model (kind "xgb" only)
     lid_bank.safetensors   optional LID reference bank (see faithwatch.signals.lid.LIDBank)
+    probe.safetensors      optional hidden-state probe (see faithwatch.signals.probe.HiddenProbe)
 
 Nothing is ever pickled: arrays go through ``safetensors.numpy`` and xgboost through its own JSON format, so
 loading an artifact cannot execute code. Loading verifies the format tag, the faithwatch major version, the
 ``schema_hash`` (sha256 over kind + feature_names + model_id + layers) and the sha256 of every weight file.
 
-This module also holds the pieces of training shared by every trained detector (input validation,
-threshold choice, training metrics, a stable logistic function).
+This module also holds the pieces of training shared by every trained detector (input validation, training
+metrics); thresholds and calibration live in :mod:`faithwatch.detectors.calibration`.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ META_FILE = "detector.json"
 WEIGHTS_FILE = "weights.safetensors"
 BOOSTER_FILE = "booster.json"
 LID_BANK_FILE = "lid_bank.safetensors"
+PROBE_FILE = "probe.safetensors"
 #: every value ``ArtifactMeta.kind`` may take
 KINDS = ("lr", "xgb", "mlp", "lookback-lens")
 
@@ -288,49 +290,15 @@ def as_labels(y: Any, n: int) -> np.ndarray:
     return labels
 
 
-def sigmoid(z: np.ndarray) -> np.ndarray:
-    """Numerically stable logistic function."""
-    z = np.asarray(z, dtype=np.float64)
-    out = np.empty_like(z)
-    pos = z >= 0
-    out[pos] = 1.0 / (1.0 + np.exp(-z[pos]))
-    ez = np.exp(z[~pos])
-    out[~pos] = ez / (1.0 + ez)
-    return out
-
-
-def balanced_accuracy(p_faithful: np.ndarray, unfaithful: np.ndarray, threshold: float) -> float:
-    """Mean of recall on unfaithful (flagged: score < threshold) and on faithful (score >= threshold)."""
-    flagged = np.asarray(p_faithful) < threshold
-    return float((flagged[unfaithful].mean() + (~flagged[~unfaithful]).mean()) / 2)
-
-
-def choose_threshold(p_faithful: np.ndarray, unfaithful: np.ndarray) -> float:
-    """Threshold on P(faithful) maximising balanced accuracy (flag when score < threshold).
-
-    Candidates are midpoints between consecutive distinct scores, so the result lies strictly inside (0, 1);
-    among tied optima the middle one is taken (the widest margin on the training data).
-    """
-    scores = np.asarray(p_faithful, dtype=np.float64)
-    distinct = np.unique(scores)
-    if len(distinct) < 2:
-        return 0.5
-    candidates = (distinct[:-1] + distinct[1:]) / 2
-    unf, fai = np.sort(scores[unfaithful]), np.sort(scores[~unfaithful])
-    tpr = np.searchsorted(unf, candidates, side="left") / len(unf)  # unfaithful with score < t
-    tnr = 1.0 - np.searchsorted(fai, candidates, side="left") / len(fai)  # faithful with score >= t
-    ba = (tpr + tnr) / 2
-    best = np.flatnonzero(ba >= ba.max() - 1e-12)
-    return float(candidates[best[len(best) // 2]])
-
-
 def training_metrics(p_faithful: np.ndarray, unfaithful: np.ndarray, threshold: float) -> dict[str, Any]:
     """AUROC (unfaithful as positive, scored by 1 - P(faithful)), balanced accuracy and class counts."""
     from sklearn.metrics import roc_auc_score
 
+    from faithwatch.detectors.calibration import weighted_balanced_accuracy
+
     return {
         "train_auroc": round(float(roc_auc_score(unfaithful, 1.0 - p_faithful)), 6),
-        "train_balanced_accuracy": round(balanced_accuracy(p_faithful, unfaithful, threshold), 6),
+        "train_balanced_accuracy": round(weighted_balanced_accuracy(p_faithful, unfaithful, threshold), 6),
         "n_faithful": int((~unfaithful).sum()),
         "n_unfaithful": int(unfaithful.sum()),
     }

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 from safetensors import safe_open
+from scipy.special import expit
 
 from faithwatch.detectors.artifact import (
     WEIGHTS_FILE,
@@ -29,13 +30,12 @@ from faithwatch.detectors.artifact import (
     as_matrix,
     check_probabilities,
     check_version,
-    choose_threshold,
     load_arrays,
     save_arrays,
-    sigmoid,
     training_metrics,
 )
 from faithwatch.detectors.base import Detector
+from faithwatch.detectors.calibration import choose_threshold
 from faithwatch.errors import InputError
 from faithwatch.signals.base import FeatureValue
 
@@ -408,7 +408,7 @@ class LookbackLens(Detector):
         V = as_vectors(vectors, self.num_layers, self.num_heads, f"lookback vectors of '{self.model_id}'")
         if self.mapping is not None:
             V = self.mapping.transform(V)
-        return check_probabilities(1.0 - sigmoid(V @ self.coef + self.intercept), self.name)
+        return check_probabilities(1.0 - expit(V @ self.coef + self.intercept), self.name)
 
     def score(self, features: Mapping[str, FeatureValue]) -> float:
         """P(faithful) from ``features["lookback_ratio"]`` ([layers][heads] or flat; size checked)."""

@@ -1,0 +1,129 @@
+"""Calibrating a detector on out-of-fold predictions: a probability map, a threshold, and false-accept control.
+
+A detector's raw output is a log-odds of "faithful". Fitted on the very data it saw, it is over-confident, and a
+threshold chosen there does not carry over to a new data set. So :func:`faithwatch.eval.training.fit_syncheck`
+first predicts every training sentence *out of fold* (each data set by a model trained on the others), then:
+
+* :class:`PlattCalibration` maps the raw log-odds to a calibrated P(faithful) (logistic regression on the pooled
+  out-of-fold log-odds; Platt 1999);
+* :func:`choose_threshold` picks the threshold that maximises balanced accuracy on the calibrated out-of-fold
+  scores, every data set weighted equally;
+* :func:`false_accept_threshold` gives the threshold that accepts at most a stated share of unfaithful sentences,
+  from the out-of-fold scores of the unfaithful ones (a split-conformal quantile), so a user can say what they
+  tolerate (``--max-false-accept 0.1``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit
+
+from faithwatch.errors import InputError
+
+
+@dataclass
+class PlattCalibration:
+    """P(faithful) = sigmoid(a · z + b) for a raw faithfulness log-odds z."""
+
+    a: float = 1.0
+    b: float = 0.0
+
+    @classmethod
+    def fit(cls, z: np.ndarray, unfaithful: np.ndarray, sample_weight: np.ndarray | None = None) -> PlattCalibration:
+        """Fit on out-of-fold log-odds ``z`` and labels (True/1 = unfaithful); ``a`` is kept positive."""
+        from scipy.optimize import minimize
+
+        z = np.asarray(z, dtype=np.float64)
+        t = 1.0 - np.asarray(unfaithful, dtype=np.float64)  # target: faithful
+        w = np.ones_like(z) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        w = w / w.sum()
+
+        def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+            s = theta[0] * z + theta[1]
+            p = expit(s)
+            value = float(np.sum(w * (np.logaddexp(0.0, s) - t * s)))
+            g = w * (p - t)
+            return value, np.array([np.sum(g * z), np.sum(g)])
+
+        res = minimize(loss, np.array([1.0, 0.0]), jac=True, method="L-BFGS-B", bounds=[(1e-3, None), (None, None)])
+        return cls(a=float(res.x[0]), b=float(res.x[1]))
+
+    def __call__(self, z: np.ndarray) -> np.ndarray:
+        return expit(self.a * np.asarray(z, dtype=np.float64) + self.b)
+
+    def logit(self, p: float) -> float:
+        """The raw log-odds whose calibrated probability is ``p``."""
+        return (math.log(p / (1.0 - p)) - self.b) / self.a
+
+
+def group_weights(groups: np.ndarray, unfaithful: np.ndarray) -> np.ndarray:
+    """Weights that give every group (data set) the same total, split equally between its two classes.
+
+    A group with a single class gets the group's whole share on that class. Weights average 1.
+    """
+    groups = np.asarray(groups)
+    labels = np.asarray(unfaithful).astype(bool)
+    w = np.zeros(len(groups), dtype=np.float64)
+    for g in np.unique(groups):
+        in_g = groups == g
+        classes = [c for c in (True, False) if np.any(in_g & (labels == c))]
+        for c in classes:
+            cell = in_g & (labels == c)
+            w[cell] = 1.0 / (len(classes) * cell.sum())
+    return w * len(w) / w.sum()
+
+
+def weighted_balanced_accuracy(p_faithful: np.ndarray, unfaithful: np.ndarray, threshold: float,
+                               sample_weight: np.ndarray | None = None) -> float:
+    """Mean of the (weighted) recall on unfaithful (score < threshold) and on faithful (score >= threshold)."""
+    p = np.asarray(p_faithful, dtype=np.float64)
+    y = np.asarray(unfaithful).astype(bool)
+    w = np.ones_like(p) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    flagged = p < threshold
+    return float((np.sum(w[y] * flagged[y]) / np.sum(w[y]) + np.sum(w[~y] * ~flagged[~y]) / np.sum(w[~y])) / 2)
+
+
+def choose_threshold(p_faithful: np.ndarray, unfaithful: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
+    """Threshold on P(faithful) maximising (weighted) balanced accuracy (flag when score < threshold).
+
+    Candidates are midpoints between consecutive distinct scores, so the result lies strictly inside (0, 1);
+    among tied optima the middle one is taken (the widest margin).
+    """
+    scores = np.asarray(p_faithful, dtype=np.float64)
+    y = np.asarray(unfaithful).astype(bool)
+    w = np.ones_like(scores) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    order = np.argsort(scores, kind="stable")
+    s, yy, ww = scores[order], y[order], w[order]
+    distinct, first = np.unique(s, return_index=True)
+    if len(distinct) < 2:
+        return 0.5
+    candidates = (distinct[:-1] + distinct[1:]) / 2
+    cum_unf = np.concatenate([[0.0], np.cumsum(ww * yy)])  # weight of unfaithful strictly below each distinct value
+    cum_fai = np.concatenate([[0.0], np.cumsum(ww * ~yy)])
+    below = first[1:]  # items with score < candidate k are those before the (k+1)-th distinct value
+    tpr = cum_unf[below] / cum_unf[-1]
+    tnr = 1.0 - cum_fai[below] / cum_fai[-1]
+    ba = (tpr + tnr) / 2
+    best = np.flatnonzero(ba >= ba.max() - 1e-12)
+    return float(candidates[best[len(best) // 2]])
+
+
+def false_accept_threshold(unfaithful_scores: np.ndarray, rate: float) -> float:
+    """Threshold that accepts (score >= threshold) at most ``rate`` of unfaithful sentences like these.
+
+    Split-conformal: with n out-of-fold scores of unfaithful sentences, the threshold is just above their
+    ⌈(n + 1)(1 − rate)⌉-th smallest, so a new exchangeable unfaithful sentence is accepted with probability at
+    most ``rate``. A rate too small for n points gives a threshold above every score (everything is flagged).
+    """
+    if not 0.0 < rate < 1.0:
+        raise InputError(f"the false-accept rate must lie strictly between 0 and 1, got {rate}")
+    s = np.sort(np.asarray(unfaithful_scores, dtype=np.float64))
+    if s.size == 0:
+        raise InputError("no out-of-fold scores of unfaithful sentences to set a false-accept threshold from")
+    k = math.ceil((s.size + 1) * (1.0 - rate))
+    if k > s.size:
+        return float(np.nextafter(s[-1], np.inf))
+    return float(np.nextafter(s[k - 1], np.inf))

@@ -1,0 +1,140 @@
+"""Robust aggregation pieces: feature scaling, sign-constrained LR, Platt calibration, thresholds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import expit
+from sklearn.linear_model import LogisticRegression
+
+from faithwatch.detectors import SynCheckDetector
+from faithwatch.detectors.calibration import (
+    PlattCalibration,
+    choose_threshold,
+    false_accept_threshold,
+    group_weights,
+    weighted_balanced_accuracy,
+)
+from faithwatch.detectors.linear import fit_logistic
+from faithwatch.detectors.preprocess import ROBUST_BOUND, FeatureScaler
+from faithwatch.errors import InputError
+
+
+@pytest.fixture(scope="module")
+def xy():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(500, 3))
+    y = (X[:, 0] - 0.5 * X[:, 1] + 0.5 * rng.normal(size=500) > 0).astype(float)
+    return X, y
+
+
+def test_unconstrained_fit_matches_scikit_learn(xy):
+    X, y = xy
+    ours = fit_logistic(X, y, C=0.5)
+    ref = LogisticRegression(C=0.5, max_iter=5000, tol=1e-10).fit(X, y)
+    np.testing.assert_allclose(ours.coef, ref.coef_[0], atol=1e-4)
+    assert ours.intercept == pytest.approx(ref.intercept_[0], abs=1e-4)
+
+
+def test_sign_constraints_hold(xy):
+    X, y = xy
+    free = fit_logistic(X, y)
+    assert free.coef[1] < -0.3  # the data want a negative weight on column 1
+    held = fit_logistic(X, y, signs=[1, 1, 0])
+    assert held.coef[1] == pytest.approx(0.0, abs=1e-8) and held.coef[0] > 0
+    with pytest.raises(InputError, match="signs"):
+        fit_logistic(X, y, signs=[2, 0, 0])
+
+
+def test_detector_monotone_in_constrained_feature(xy):
+    X, y = xy  # y = 1 unfaithful rises with column 0 and falls with column 1
+    det = SynCheckDetector.fit(X, y, ["a", "b", "c"], "lr", model_id="m", monotone={"b": -1})
+    grid = np.zeros((5, 3))
+    grid[:, 1] = np.linspace(-3, 3, 5)
+    p = det.predict_proba_faithful(grid)
+    assert np.all(np.diff(p) <= 1e-12)  # higher b never raises the faithfulness score
+    xgb = SynCheckDetector.fit(X, y, ["a", "b", "c"], "xgb", model_id="m", monotone={"b": -1, "a": -1})
+    assert np.all(np.diff(xgb.predict_proba_faithful(grid)) <= 1e-9)
+    with pytest.raises(InputError, match="MLP"):
+        SynCheckDetector.fit(X, y, ["a", "b", "c"], "mlp", model_id="m", monotone={"b": -1})
+    with pytest.raises(InputError, match="does not use"):
+        SynCheckDetector.fit(X, y, ["a", "b", "c"], "lr", model_id="m", monotone={"zzz": 1})
+
+
+@pytest.mark.parametrize("kind", ["standard", "robust", "quantile", "clip"])
+def test_scaler_roundtrip_and_bounds(kind):
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.exponential(size=400), rng.normal(size=400), np.zeros(400)])
+    scaler = FeatureScaler.fit(X, kind)
+    Z = scaler(X)
+    assert Z.shape == X.shape and np.all(np.isfinite(Z))
+    again = FeatureScaler.from_arrays(kind, scaler.arrays())
+    np.testing.assert_allclose(again(X), Z)
+    far = scaler(np.array([[1e9, -1e9, 1e9]]))
+    assert np.all(np.isfinite(far))
+    if kind in ("robust", "quantile"):
+        assert np.abs(far).max() <= ROBUST_BOUND
+        order = np.argsort(X[:, 0])
+        assert np.all(np.diff(Z[order, 0]) >= -1e-12)  # monotone
+    with pytest.raises(InputError, match="transform"):
+        FeatureScaler.fit(X, "magic")
+
+
+def test_platt_recovers_a_known_map():
+    rng = np.random.default_rng(2)
+    z = rng.normal(size=20000) * 2
+    faithful = rng.random(20000) < expit(0.5 * z - 1.0)
+    cal = PlattCalibration.fit(z, ~faithful)
+    assert cal.a == pytest.approx(0.5, abs=0.05) and cal.b == pytest.approx(-1.0, abs=0.07)
+    assert cal.logit(float(cal(np.array([0.3]))[0])) == pytest.approx(0.3)
+
+
+def test_group_weights_equalise_data_sets_and_classes():
+    groups = np.array(["a"] * 90 + ["b"] * 10)
+    y = np.array([1] * 10 + [0] * 80 + [1] * 5 + [0] * 5, dtype=bool)
+    w = group_weights(groups, y)
+    for g in ("a", "b"):
+        for c in (True, False):
+            assert w[(groups == g) & (y == c)].sum() == pytest.approx(25.0)
+    assert w.mean() == pytest.approx(1.0)
+
+
+def test_weighted_threshold_matches_brute_force():
+    rng = np.random.default_rng(3)
+    p = rng.random(300)
+    y = rng.random(300) < (1 - p) * 0.8
+    w = rng.random(300) + 0.1
+    t = choose_threshold(p, y, w)
+    grid = np.unique(p)
+    cands = (grid[:-1] + grid[1:]) / 2
+    best = max(weighted_balanced_accuracy(p, y, c, w) for c in cands)
+    assert weighted_balanced_accuracy(p, y, t, w) == pytest.approx(best)
+
+
+def test_false_accept_threshold_is_conformal():
+    rng = np.random.default_rng(4)
+    calib = rng.random(999)
+    t = false_accept_threshold(calib, 0.1)
+    fresh = rng.random(200_000)
+    assert np.mean(fresh >= t) <= 0.1 + 0.005
+    assert np.mean(calib >= t) <= 0.1
+    assert false_accept_threshold(calib[:5], 0.01) > calib[:5].max()  # too few points: flag everything
+    with pytest.raises(InputError, match="between 0 and 1"):
+        false_accept_threshold(calib, 1.5)
+
+
+def test_calibrate_sets_threshold_from_out_of_fold(xy, tmp_path):
+    X, y = xy
+    det = SynCheckDetector.fit(X, y, ["a", "b", "c"], "lr", model_id="m")
+    with pytest.raises(InputError, match="not calibrated"):
+        det.false_accept_threshold(0.1)
+    oof = det.decision_function(X) * 0.3  # out-of-fold scores are less confident
+    det.calibrate(oof, y)
+    assert det.calibration is not None and det.calibration.a > 1.5  # the map undoes the shrinkage
+    fa = det.false_accept_threshold(0.2)
+    p = det.predict_proba_faithful(X)
+    assert np.mean(p[y == 1] >= fa) <= 0.25
+    det.save(tmp_path / "d")
+    again = SynCheckDetector.load(tmp_path / "d")
+    np.testing.assert_allclose(again.predict_proba_faithful(X), p)
+    assert again.threshold == det.threshold and again.false_accept_threshold(0.2) == fa
