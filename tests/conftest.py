@@ -146,6 +146,17 @@ def monitor(lm):
     return Monitor(lm, alignment="lexical", max_new_tokens=40)
 
 
+@pytest.fixture(scope="session")
+def embedded_monitor():
+    """The default Monitor: the embedded SmolLM2-135M-Instruct, shipped detector and alignment (slow tests)."""
+    from faithwatch.monitor import Monitor
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(min(2, threads))
+    yield Monitor()
+    torch.set_num_threads(threads)
+
+
 def single_token_id(tokenizer, text: str) -> int:
     ids = tokenizer(text, add_special_tokens=False)["input_ids"]
     assert len(ids) == 1, f"{text!r} is not a single token of the test tokenizer: {ids}"

@@ -49,15 +49,26 @@ def test_train_eval_monitor(datasets, tiny_model_dir, tmp_path, one_thread, lm):
     model = ["--model", str(tiny_model_dir)]
     det = tmp_path / "det"
     trained = runner.invoke(app, ["train", "--data", f"{a},{b}", "--detector", "lr", "--out", str(det),
-                                  "--alignment", "lexical", *model])
+                                  "--features", "likelihood,lid,alignment,lexical", "--alignment", "lexical",
+                                  *model])
     assert trained.exit_code == 0, trained.output
     meta = json.loads((det / "detector.json").read_text())
     assert meta["kind"] == "lr" and meta["model_id"] == str(tiny_model_dir)
     assert meta["metrics"]["alignment"] == "lexical" and "align_score" in meta["feature_names"]
     assert any(f.startswith("lid_layer_") for f in meta["feature_names"])
+    assert "novel_numbers" in meta["feature_names"]
+    assert meta["params"]["recipe"]["families"] == ["likelihood", "lid", "alignment", "lexical"]
     assert (det / "lid_bank.safetensors").is_file() and (det / "lookback-lens" / "detector.json").is_file()
     cache = list((tmp_path / "cache" / "faithwatch" / "features").glob("*/examples-*.parquet"))
     assert cache, "features were not cached"
+
+    chosen = tmp_path / "recipe.json"
+    selected = runner.invoke(app, ["select", "--data", f"{a},{b}", "--out", str(chosen), "--alignment", "lexical",
+                                   *model])
+    assert selected.exit_code == 0, selected.output
+    doc = json.loads(chosen.read_text())
+    assert doc["data"] == ["towns_a", "towns_b"] and "worst gain" in doc["selection"]
+    assert doc["recipe"]["families"] and "held-out AUROC" in selected.output
 
     report = tmp_path / "report"
     result = runner.invoke(app, ["eval", "--detector", str(det), "--data", f"{a},{b}", "--report", str(report),
@@ -66,7 +77,9 @@ def test_train_eval_monitor(datasets, tiny_model_dir, tmp_path, one_thread, lm):
     assert sorted(cache) == sorted((tmp_path / "cache" / "faithwatch" / "features").glob("*/examples-*.parquet"))
     doc = json.loads((report / "results.json").read_text())
     tables = {t["name"]: t for t in doc["tables"]}
-    sentence = tables["towns_a · sentence level"]["records"]
+    [name] = [n for n in tables if n.startswith("towns_a · sentence level")]
+    assert "IN-SAMPLE" in name  # the detector was trained on towns_a
+    sentence = tables[name]["records"]
     methods = {r["method"]: r for r in sentence}
     assert {"syncheck-lr", "FLARE (min_prob)", "align_score", "Lookback Lens"} <= set(methods)
     assert methods["syncheck-lr"]["auroc"]["value"] > 0.8  # the label is a known function of align_score

@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
 # Rebuilds the detector shipped in src/faithwatch/detectors/default for the embedded SmolLM2-135M-Instruct.
-# Deterministic given the seed. Needs ../shared/data (or FAITHWATCH_DATA). Features are cached, so a re-run takes
-# seconds; the first run teacher-forces ~1,400 examples (about 45 min on 2 CPU cores).
-# Following paper 000 A.1, LID is left out: two of the three data sets are summarisation, where LID did not help
-# (measured here too: leave-one-data-set-out AUROC on QAGS 0.80 -> 0.77 with LID).
-# align_score comes from the default scorer, nli-minilm+lexical+embedding (with lexical+embedding, the previous
-# default, the leave-one-data-set-out AUROC was 0.753 on average instead of 0.779; docs/nli.md).
+# Deterministic given the seed. Needs ../shared/data (or FAITHWATCH_DATA) and training/data. Features are cached,
+# so a re-run takes a minute; the first run teacher-forces ~3,000 examples (about 3 h on 2 CPU cores).
+#
+# The recipe (training/recipe.json) was chosen by `faithwatch select` over the same six data sets: the candidate
+# with the best worst-case leave-one-data-set-out AUROC gain over align_score alone (table:
+# docs/results/selection.csv). SELECT=1 re-runs the selection first.
+# Calibration and the threshold come from out-of-fold predictions (each data set predicted by the recipe trained
+# on the other five).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FW="${FW:-$([ -x .venv/bin/faithwatch ] && echo .venv/bin/faithwatch || echo faithwatch)}"
-KIND="${KIND:-lr}"
 SEED="${SEED:-0}"
 ALIGN="${ALIGN:-nli-minilm+lexical+embedding}"
+DATA="faithbench,qags-cnndm,begin-dev,training/data/ragtruth-qa.jsonl,training/data/ragtruth-summary.jsonl"
+DATA="$DATA,training/data/q2-wow.jsonl"
+if [ "${SELECT:-0}" = "1" ]; then
+  "$FW" select --data "$DATA" --alignment "$ALIGN" --seed "$SEED" --out training/recipe.json \
+    --table docs/results/selection.csv
+fi
 tmp="$(mktemp -d)"
-"$FW" train --data faithbench,qags-cnndm,begin-dev --detector "$KIND" --no-lid --lens span --seed "$SEED" \
-  --alignment "$ALIGN" \
+"$FW" train --data "$DATA" --recipe training/recipe.json --lens span --seed "$SEED" --alignment "$ALIGN" \
   --out "$tmp/default"
 rm -rf src/faithwatch/detectors/default
 mv "$tmp/default" src/faithwatch/detectors/default

@@ -50,6 +50,8 @@ DetectorOpt = typer.Option(None, "--detector", help="heuristic, or a detector fo
                            "for the embedded model, else the heuristic).")
 TruncOpt = typer.Option(False, "--truncate-context", help="Cut the context's tail to fit the model (with a warning).")
 DeviceOpt = typer.Option(None, "--device", help="cpu, cuda, ... (default: cuda if available).")
+MaxFalseAcceptOpt = typer.Option(None, "--max-false-accept", help="Flag at the threshold that lets through at most "
+                                  "this share of unfaithful sentences (e.g. 0.1; estimated out of fold).")
 
 
 def _version(value: bool) -> None:
@@ -86,14 +88,17 @@ def _read_text(path: Path, what: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
-def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, device, max_new_tokens=256):
+def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, device, max_new_tokens=256,
+                   max_false_accept=None):
     from faithwatch.monitor import Monitor
 
+    if max_false_accept is not None and not 0.0 < max_false_accept < 1.0:
+        raise InputError(f"--max-false-accept must be between 0 and 1 (exclusive), got {max_false_accept}")
     with err.status("Loading model…", spinner="dots"):
         return Monitor(
             model, alignment=alignment, signals=[s.strip() for s in signals.split(",") if s.strip()],
             lid_bank=lid_bank, detector=detector, truncate_context=truncate, device=device,
-            max_new_tokens=max_new_tokens,
+            max_new_tokens=max_new_tokens, max_false_accept=max_false_accept,
         )
 
 
@@ -124,12 +129,14 @@ def monitor(
     truncate_context: bool = TruncOpt,
     device: str | None = DeviceOpt,
     html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report of the answer."),
+    max_false_accept: float | None = MaxFalseAcceptOpt,
 ) -> None:
     """Generate an answer and print each sentence the moment it is complete, with its score and signals."""
     try:
         ctx = _read_text(context, "context")
-        mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device, max_new_tokens)
-        threshold = mon.detector.threshold
+        mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device, max_new_tokens,
+                             max_false_accept)
+        threshold = mon.threshold
 
         def emit(report: SentenceReport) -> None:
             if json_lines:
@@ -139,7 +146,7 @@ def monitor(
 
         if not json_lines:
             out.print(f"[dim]model {mon.lm.model_id} · detector {mon.detector.name} · alignment "
-                      f"{mon.alignment.name if mon.alignment else 'none'}[/]")
+                      f"{mon.alignment.name if mon.alignment else 'none'} · flag below {threshold:.2f}[/]")
         result = mon.generate(question, ctx, on_sentence=emit)
     except FaithwatchError as exc:
         raise _fail(exc) from None

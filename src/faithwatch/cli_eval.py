@@ -1,4 +1,4 @@
-"""`faithwatch train` and `faithwatch eval`: detectors from labelled data, and their evaluation."""
+"""`faithwatch train`, `select` and `eval`: detectors from labelled data, and their evaluation."""
 
 from __future__ import annotations
 
@@ -12,8 +12,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from faithwatch.errors import FaithwatchError, InputError
-
-KINDS = ("lr", "xgb", "mlp")
 
 
 def _progress(console):
@@ -51,6 +49,39 @@ def _load(names, model, alignment, data_root, console, questionable="exclude"):
     return monitor, data
 
 
+def _recipe(path, kind, features, transform, c_value, monotone, weighting, probe_layers, probe_c):
+    """A recipe from a JSON file (or the default), with the given options changed."""
+    from faithwatch.eval.training import Recipe, with_recipe
+
+    if path is not None:
+        if not path.is_file():
+            raise InputError(f"recipe file not found: {path}")
+        try:
+            recipe = Recipe.from_dict(json.loads(path.read_text(encoding="utf-8")).get("recipe", {}))
+        except (json.JSONDecodeError, AttributeError, TypeError) as exc:
+            raise InputError(f"{path} is not a recipe JSON ({exc})") from None
+    else:
+        recipe = Recipe()
+    changes: dict = {}
+    if kind is not None:
+        changes["kind"] = kind  # the recipe validates every field
+    if features is not None:
+        changes["families"] = tuple(f.strip() for f in features.split(",") if f.strip())
+    if probe_layers is not None:
+        try:
+            layers = tuple(int(x) for x in probe_layers.split(",") if x.strip())
+        except ValueError:
+            raise InputError(f"--probe-layers must be comma-separated integers, got {probe_layers!r}") from None
+        changes["probe_layers"] = layers
+        families = [f for f in changes.get("families", recipe.families) if f != "probe"]
+        changes["families"] = tuple(families + (["probe"] if layers else []))
+    for key, value in (("transform", transform), ("C", c_value), ("monotone", monotone), ("weighting", weighting),
+                       ("probe_C", probe_c)):
+        if value is not None:
+            changes[key] = value
+    return with_recipe(recipe, **changes) if changes else recipe
+
+
 def register(app: typer.Typer, out, err, fail) -> None:
     """Add the commands to the main app."""
 
@@ -58,30 +89,47 @@ def register(app: typer.Typer, out, err, fail) -> None:
     def train(
         data: str = typer.Option(..., "--data", help="Comma-separated data sets (faithbench, qags-cnndm, begin-dev) "
                                  "or .jsonl files in the generic format."),
-        detector: str = typer.Option("lr", "--detector", help="Aggregator: lr | xgb | mlp."),
         out_dir: Path = typer.Option(..., "--out", help="Folder for the detector artifact."),
+        recipe_file: Path | None = typer.Option(None, "--recipe", help="A recipe JSON (from `faithwatch select`); "
+                                                "the options below change it."),
+        detector: str | None = typer.Option(None, "--detector", help="Aggregator: lr | xgb | mlp."),
+        features: str | None = typer.Option(None, "--features", help="Comma-separated feature families, e.g. "
+                                            "alignment,lexical (an unknown name lists them all)."),
+        transform: str | None = typer.Option(None, "--transform", help="Feature scaling: robust | quantile | "
+                                             "standard."),
+        c_value: float | None = typer.Option(None, "--C", help="Inverse L2 strength of the LR aggregator."),
+        monotone: bool | None = typer.Option(None, "--monotone/--free", help="Sign-constrain features of known "
+                                             "meaning (e.g. align_score can only raise the score)."),
+        weighting: str | None = typer.Option(None, "--weighting", help="dataset (every data set and class equal) "
+                                             "| pooled."),
+        probe_layers: str | None = typer.Option(None, "--probe-layers", help="Comma-separated layers of a "
+                                                "hidden-state probe ('' for none); adds the probe family."),
+        probe_c: float | None = typer.Option(None, "--probe-C", help="Inverse L2 strength of the probe."),
         lens: str = typer.Option("span", "--lens", help="Also train a Lookback Lens: span | window | none."),
         seed: int = typer.Option(0, "--seed"),
-        lid: bool = typer.Option(True, "--lid/--no-lid", help="Use the LID features (paper 000 drops them for "
-                                 "summarisation-style data)."),
         model: str | None = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2)."),
         alignment: str | None = typer.Option(None, "--alignment", help="Alignment scorer (default: the default)."),
         questionable: str = typer.Option("exclude", "--questionable", help="FaithBench Questionable spans: "
                                          "exclude | faithful | unfaithful."),
         data_root: str | None = typer.Option(None, "--data-root", help="Folder of the shared data sets."),
     ) -> None:
-        """Train a SynCheck aggregator (and a Lookback Lens) on labelled data; features are cached."""
+        """Train a SynCheck detector (and a Lookback Lens) on labelled data; features are cached.
+
+        The score is calibrated and the threshold chosen on out-of-fold predictions: each data set is predicted
+        by the recipe trained on the others (one data set: 5 folds of examples).
+        """
         from faithwatch.eval.training import fit_lookback_lens, fit_syncheck
 
-        if detector not in KINDS:
-            raise fail(InputError(f"--detector must be one of {', '.join(KINDS)}"))
         if lens not in ("span", "window", "none"):
             raise fail(InputError("--lens must be span, window or none"))
         try:
+            recipe = _recipe(recipe_file, detector, features, transform, c_value, monotone, weighting,
+                             probe_layers, probe_c)
             monitor, tables = _load(_datasets(data), model, alignment, data_root, err, questionable)
             train_df = pd.concat([t.sentences for t in tables.values()], ignore_index=True)
             start = time.perf_counter()
-            det = fit_syncheck(train_df, detector, model_id=monitor.lm.model_id, seed=seed, lid=lid)
+            with err.status("training, and predicting every data set out of fold for calibration…"):
+                det = fit_syncheck(train_df, recipe, model_id=monitor.lm.model_id, seed=seed)
             det.meta.metrics["alignment"] = monitor.alignment.name if monitor.alignment else None
             det.meta.metrics["alignment_version"] = getattr(monitor.alignment, "version", None)
             det.meta.metrics["label_policy"] = {"faithbench_questionable": questionable}
@@ -94,9 +142,51 @@ def register(app: typer.Typer, out, err, fail) -> None:
         except FaithwatchError as exc:
             raise fail(exc) from None
         err.print(f"trained {det.name} on {len(train_df)} sentences in {time.perf_counter() - start:.1f} s; "
-                  f"threshold {det.threshold:.3f}; saved to {out_dir}")
-        out.print(json.dumps({"detector": str(out_dir), "kind": detector, "n_train": len(train_df),
+                  f"threshold {det.threshold:.3f} (out of fold); saved to {out_dir}")
+        out.print(json.dumps({"detector": str(out_dir), "recipe": recipe.to_dict(), "n_train": len(train_df),
                               "threshold": det.threshold, "metrics": det.meta.metrics}, default=str))
+
+    @app.command()
+    def select(
+        data: str = typer.Option(..., "--data", help="Comma-separated labelled data sets (at least two)."),
+        out_file: Path = typer.Option(Path("recipe.json"), "--out", help="Where to write the chosen recipe."),
+        table_file: Path | None = typer.Option(None, "--table", help="Also write the whole table as CSV."),
+        seed: int = typer.Option(0, "--seed"),
+        model: str | None = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2)."),
+        alignment: str | None = typer.Option(None, "--alignment", help="Alignment scorer (default: the default)."),
+        questionable: str = typer.Option("exclude", "--questionable", help="FaithBench Questionable spans: "
+                                         "exclude | faithful | unfaithful."),
+        data_root: str | None = typer.Option(None, "--data-root", help="Folder of the shared data sets."),
+    ) -> None:
+        """Choose a training recipe by transfer: the best worst-case leave-one-data-set-out gain over align_score.
+
+        Every candidate is trained on all data sets but one and scored on the one left out, in turn. Train the
+        chosen recipe with `faithwatch train --recipe recipe.json`.
+        """
+        from faithwatch.eval.selection import candidate_grid
+        from faithwatch.eval.selection import select as run_select
+
+        try:
+            monitor, tables = _load(_datasets(data), model, alignment, data_root, err, questionable)
+            grid = candidate_grid()
+            with _progress(err) as progress:
+                task = progress.add_task("leave-one-data-set-out", total=len(grid))
+                best, table = run_select({n: d.sentences for n, d in tables.items()}, grid, monitor.lm.model_id,
+                                         seed=seed, on_recipe=lambda i, n: progress.update(task, completed=i))
+        except FaithwatchError as exc:
+            raise fail(exc) from None
+        rich_table = Table(title="held-out AUROC by recipe (best worst-case gain over align_score first)")
+        for col in table.columns:
+            rich_table.add_column(col.removeprefix("auroc "), justify="left" if col == "recipe" else "right")
+        for row in table.itertuples(index=False):
+            rich_table.add_row(*(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row))
+        out.print(rich_table)
+        out_file.write_text(json.dumps({"recipe": best.to_dict(), "data": list(tables),
+                                        "selection": table.iloc[0].drop("recipe").to_dict()}, indent=2) + "\n",
+                            encoding="utf-8")
+        if table_file is not None:
+            table.to_csv(table_file, index=False)
+        err.print(f"chosen recipe written to {out_file}; train it with `faithwatch train --recipe {out_file}`")
 
     @app.command(name="eval")
     def evaluate(
@@ -114,6 +204,7 @@ def register(app: typer.Typer, out, err, fail) -> None:
         """AUROC / AUPRC / balanced accuracy of a detector and every baseline, side by side, with 95% CIs."""
         from faithwatch.eval import harness
         from faithwatch.eval.report import detection_table, format_ci, write_report
+        from faithwatch.eval.training import syncheck_scores
 
         try:
             meta = json.loads((detector / "detector.json").read_text()) if (detector / "detector.json").is_file() \
@@ -127,44 +218,57 @@ def register(app: typer.Typer, out, err, fail) -> None:
             raise fail(exc) from None
         start = time.perf_counter()
         out_tables, curves = {}, {}
+        trained_on = {line.split(":")[0] for line in det.meta.training_data}
         for name, d in tables.items():
+            tag = " (IN-SAMPLE: the detector was trained on this set)" if name in trained_on else ""
+            if tag:
+                err.print(f"[yellow]{name}: the detector was trained on it; its figures are in-sample[/]")
             if d.sentences.label.nunique() < 2:
                 err.print(f"[yellow]{name}: sentence labels have one class; sentence-level metrics skipped[/]")
             else:
                 ev = harness.score_dataset(name, d.sentences, det, lens)
                 metrics = ev.metrics(n_boot, seed)
-                out_tables[f"{name} · sentence level"] = detection_table(metrics).reset_index()
+                out_tables[f"{name} · sentence level{tag}"] = detection_table(metrics).reset_index()
                 curves[name] = {m: (ev.table.label.to_numpy(), 1 - s) for m, s in ev.scores.items()
                                 if m in (det.name, harness.FLARE, "align_score", "Lookback Lens")}
-                _print_table(out, f"{name} · sentence level (n={len(d.sentences)})", metrics, format_ci)
+                _print_table(out, f"{name} · sentence level (n={len(d.sentences)}){tag}", metrics, format_ci)
                 by_source = harness.by_source_model(ev, det.name)
                 if len(by_source) > 1:
                     out_tables[f"{name} · by source model"] = by_source
             responses = harness.response_level(d.examples, d.all_sentences,
-                                               harness.syncheck_scores(det, d.all_sentences))
+                                               syncheck_scores(det, d.all_sentences))
             if len(responses) and responses.label.nunique() == 2 and (name != "qags-cnndm"):
                 from faithwatch.eval.metrics import detection_metrics
 
                 rm = {det.name + " (min sentence score)": detection_metrics(
                     responses.label, 1 - responses.score, threshold=1 - det.threshold, n_boot=n_boot, seed=seed)}
-                out_tables[f"{name} · response level"] = detection_table(rm).reset_index()
-                _print_table(out, f"{name} · response level (n={len(responses)})", rm, format_ci)
+                out_tables[f"{name} · response level{tag}"] = detection_table(rm).reset_index()
+                _print_table(out, f"{name} · response level (n={len(responses)}){tag}", rm, format_ci)
                 if name == "faithbench":
                     comp = harness.faithbench_comparison(responses, det.threshold, det.name)
                     out_tables["faithbench · response level vs stored detectors"] = comp
                     out.print(comp.to_string(index=False, na_rep="—"))
         if transfer and len(tables) >= 2:
+            from faithwatch.eval import transfer as tr
+            from faithwatch.eval.training import Recipe
+
             frames = {n: d.sentences for n, d in tables.items()}
-            kind = det.meta.kind
-            lid = det.lid_bank is not None  # transfer and ablation retrain with the detector's own feature choice
-            with err.status("transfer matrix, leave-one-out, ablation…"):
-                out_tables["transfer matrix (AUROC, train row → test column)"] = harness.transfer_matrix(
-                    frames, kind, monitor.lm.model_id, seed, lid)
-                out_tables["leave one data set out: SynCheck vs best single signal"] = harness.leave_one_out(
-                    frames, kind, monitor.lm.model_id, seed, lid)
-                out_tables["feature-family ablation (leave-one-out AUROC)"] = harness.ablation(
-                    frames, kind, monitor.lm.model_id, seed, lid)
-            for title in list(out_tables)[-3:]:
+            stored = det.meta.params.get("recipe")
+            recipe = Recipe.from_dict(stored) if stored else Recipe(kind=det.meta.kind)
+            with _progress(err) as progress:
+                task = progress.add_task("leave one data set out", total=len(frames))
+                folds = tr.leave_one_out(frames, recipe, monitor.lm.model_id, seed=seed,
+                                         num_layers=monitor.lm.num_layers, num_heads=monitor.lm.num_heads,
+                                         on_fold=lambda _held: progress.advance(task))
+            with err.status("ablation and transfer matrix…"):
+                out_tables["leave one data set out: AUROC on the held-out set (every model fitted without it)"] = \
+                    tr.loo_auroc_table(folds, det.name)
+                out_tables["leave one data set out: gains and calibration"] = tr.loo_gain_table(folds)
+                out_tables["feature-family ablation (leave-one-out AUROC)"] = tr.ablation(
+                    frames, recipe, monitor.lm.model_id, seed)
+                out_tables["transfer matrix (AUROC, train row → test column; diagonal: out of fold by example)"] = \
+                    tr.transfer_matrix(frames, recipe, monitor.lm.model_id, seed)
+            for title in list(out_tables)[-4:]:
                 out.print(f"[bold]{title}[/]")
                 out.print(out_tables[title].round(3).to_string(index=False))
         paths = write_report(report, f"faithwatch eval: {det.name}", out_tables, curves,

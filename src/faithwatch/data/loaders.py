@@ -143,7 +143,7 @@ def load_begin(root: Path, generic: Policy = "exclude") -> list[LabelledExample]
 def load_jsonl(path: Path) -> list[LabelledExample]:
     """Users' own data. One JSON object per line::
 
-        {"id"?, "context", "question", "response", "instruction"?,
+        {"id"?, "context", "question", "response", "instruction"?, "source_model"?,
          "spans"?: [{"start", "end", "label"?: "unfaithful"|"faithful"|"excluded"}],   # label defaults to unfaithful
          "label"?: 0|1}                                                                 # response level, 1 = unfaithful
 
@@ -174,6 +174,7 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
             dataset=path.stem, id=str(row.get("id", f"line-{n}")), context=row["context"], question=row["question"],
             response=row["response"], instruction=row.get("instruction", QA_INSTRUCTION), spans=spans,
             default_label=0 if "spans" in row else None, response_label=row.get("label"),
+            source_model=str(row["source_model"]) if row.get("source_model") is not None else None,
         ))
     return out
 

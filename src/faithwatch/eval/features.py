@@ -30,12 +30,16 @@ from faithwatch.monitor import Monitor
 log = logging.getLogger(__name__)
 
 #: bump when the meaning of cached columns changes
-CACHE_SCHEMA = 1
+CACHE_SCHEMA = 2
 WINDOW = 8
 SHARD_EXAMPLES = 16
 #: signals extracted for training and evaluation (LID is computed afterwards from the hidden states,
 #: against a bank built from the training split)
-EXTRACTION_SIGNALS = ("likelihood", "entropy", "contrastive", "lookback", "alignment", "hidden")
+EXTRACTION_SIGNALS = ("likelihood", "entropy", "contrastive", "influence", "lookback", "alignment", "hidden")
+#: text-only signals: not cached, added to the tables after loading (cheap, and their changes need no re-extraction)
+TEXT_SIGNALS = ("lexical",)
+#: per-token records kept per sentence (any per-sentence statistic can then be computed without re-extraction)
+TOKEN_RECORDS = ("logprob", "twin_logprob", "entropy", "kl")
 
 
 @dataclass
@@ -86,6 +90,11 @@ def _rows(example: LabelledExample, monitor: Monitor) -> tuple[list[dict], list[
         row.update({k: (np.nan if v is None else v) for k, v in s.features.items()})
         for name, vec in s.vectors.items():
             row[name] = np.asarray(vec, dtype=np.float32).ravel()
+        if result.records is not None:
+            for name in TOKEN_RECORDS:
+                values = getattr(result.records, name)[s.token_start : s.token_end]
+                if values:
+                    row[f"tok_{name}"] = np.asarray(values, dtype=np.float32)
         sentences.append(row)
     windows = []
     lookback = result.records.lookback if result.records is not None else []
@@ -217,3 +226,26 @@ def derive_alignment(monitor: Monitor, dataset: str, examples: Sequence[Labelled
         if on_progress:
             on_progress(len(done), len(examples))
     return done
+
+
+def add_text_features(examples: Sequence[LabelledExample], sentences: pd.DataFrame) -> pd.DataFrame:
+    """``sentences`` with the :data:`TEXT_SIGNALS` features added, computed from each sentence's text and context."""
+    from faithwatch.alignment.lexical import EVIDENCE_FEATURES
+    from faithwatch.signals.lexical import lexical_features
+
+    out = sentences.copy()
+    if out.empty:
+        for name in EVIDENCE_FEATURES:
+            out[name] = pd.Series(dtype=float)
+        return out
+    by_id = {e.id: e for e in examples}
+    values: dict[str, list[float]] = {name: [np.nan] * len(out) for name in EVIDENCE_FEATURES}
+    positions = {label: i for i, label in enumerate(out.index)}
+    for ex_id, idx in out.groupby("example_id").groups.items():
+        rows = lexical_features(out.loc[idx, "text"].tolist(), by_id[ex_id].context)
+        for label, feats in zip(idx, rows, strict=True):
+            for name, v in feats.items():
+                values[name][positions[label]] = v
+    for name, column in values.items():
+        out[name] = column
+    return out

@@ -1,8 +1,8 @@
-"""The evaluation harness: a detector and its baselines side by side on labelled data, plus transfer and ablation."""
+"""The evaluation harness: a detector and its baselines side by side on labelled data (transfer: eval.transfer)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,9 +14,8 @@ from faithwatch.data.loaders import FAITHBENCH_DETECTORS
 from faithwatch.data.schema import LabelledExample
 from faithwatch.detectors.aggregator import SynCheckDetector
 from faithwatch.detectors.lookback_lens import LookbackLens
-from faithwatch.eval.lid_features import add_lid, build_bank, hidden_layers_in
 from faithwatch.eval.metrics import DetectionMetrics, detection_metrics
-from faithwatch.eval.training import FAMILIES, fit_syncheck, lookback_matrix, syncheck_features, syncheck_scores
+from faithwatch.eval.training import lookback_matrix, syncheck_scores, with_derived
 
 FLARE = "FLARE (min_prob)"
 
@@ -56,9 +55,8 @@ def score_dataset(
 ) -> DatasetEval:
     """The detector, FLARE, every SynCheck feature alone, alignment alone, and the Lookback Lens on one table."""
     ev = DatasetEval(name, table)
-    with_lid = add_lid(table, detector.lid_bank, detector.meta.layers.get("lid")) if detector.lid_bank else table
-    ev.scores[detector.name] = detector.predict_proba_faithful(
-        with_lid[detector.meta.feature_names].to_numpy(dtype=np.float64))
+    with_lid = with_derived(table, detector)
+    ev.scores[detector.name] = syncheck_scores(detector, table)
     ev.thresholds[detector.name] = detector.threshold
     ev.scores[FLARE] = table.min_prob.to_numpy()
     directions = detector.meta.metrics.get("feature_directions", {})
@@ -114,82 +112,6 @@ def faithbench_comparison(responses: pd.DataFrame, threshold: float, detector_na
         predicted = (value < 0.5).astype(int)
         rows.append({"method": det, "balanced_accuracy": balanced_accuracy_score(y, predicted),
                      "auroc": roc_auc_score(y, -value) if det == "hhem-2.1" else None, "n": len(common)})
-    return pd.DataFrame(rows)
-
-
-def _single_signal_scores(train: pd.DataFrame, test: pd.DataFrame, model_id: str, seed: int) -> dict[str, float]:
-    """AUROC on ``test`` of every single SynCheck signal, its direction fixed on ``train``."""
-    layers = hidden_layers_in(train)
-    bank = build_bank(train, model_id, seed=seed) if layers else None
-    tr = add_lid(train, bank) if bank else train
-    te = add_lid(test, bank) if bank else test
-    out = {}
-    for feature in syncheck_features(layers):
-        direction = -1 if roc_auc_score(tr.label, tr[feature]) > 0.5 else 1
-        out[feature] = roc_auc_score(te.label, -direction * te[feature].to_numpy())
-    return out
-
-
-def transfer_matrix(tables: Mapping[str, pd.DataFrame], kind: str, model_id: str, seed: int = 0,
-                    lid: bool = True) -> pd.DataFrame:
-    """AUROC of SynCheck trained on the row data set and tested on the column data set (diagonal: 2-fold by example)."""
-    names = list(tables)
-    rows = []
-    for a in names:
-        row = {"train": a}
-        for b in names:
-            if a == b:
-                row[b] = _two_fold_auroc(tables[a], kind, model_id, seed, lid)
-            else:
-                det = fit_syncheck(tables[a], kind, model_id=model_id, seed=seed, lid=lid)
-                row[b] = roc_auc_score(tables[b].label, 1 - syncheck_scores(det, tables[b]))
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def _two_fold_auroc(table: pd.DataFrame, kind: str, model_id: str, seed: int, lid: bool = True) -> float:
-    ids = table.example_id.unique()
-    rng = np.random.default_rng(seed)
-    fold = dict(zip(ids, rng.permutation(len(ids)) % 2, strict=True))
-    f = table.example_id.map(fold).to_numpy()
-    labels, scores = [], []
-    for k in (0, 1):
-        train, test = table[f != k], table[f == k]
-        det = fit_syncheck(train, kind, model_id=model_id, seed=seed, lid=lid)
-        labels.append(test.label.to_numpy())
-        scores.append(1 - syncheck_scores(det, test))
-    return roc_auc_score(np.concatenate(labels), np.concatenate(scores))
-
-
-def leave_one_out(tables: Mapping[str, pd.DataFrame], kind: str, model_id: str, seed: int = 0,
-                  lid: bool = True) -> pd.DataFrame:
-    """Train on all other data sets, test on one: SynCheck vs the best single signal (paper 000 Fig. 4 setting)."""
-    rows = []
-    for held in tables:
-        train = pd.concat([t for n, t in tables.items() if n != held], ignore_index=True)
-        test = tables[held]
-        det = fit_syncheck(train, kind, model_id=model_id, seed=seed, lid=lid)
-        syn = roc_auc_score(test.label, 1 - syncheck_scores(det, test))
-        singles = _single_signal_scores(train, test, model_id, seed)
-        best = max(singles, key=singles.get)
-        rows.append({"test": held, "syncheck_auroc": syn, "best_single_signal": best,
-                     "best_single_auroc": singles[best], "gain": syn - singles[best]})
-    return pd.DataFrame(rows)
-
-
-def ablation(tables: Mapping[str, pd.DataFrame], kind: str, model_id: str, seed: int = 0,
-             lid: bool = True) -> pd.DataFrame:
-    """Leave-one-data-set-out AUROC with every family, and without each family in turn (paper 000 Fig. 3)."""
-    rows = []
-    settings = {"all": list(FAMILIES)} | {f"without {f}": [g for g in FAMILIES if g != f] for f in FAMILIES}
-    for label, families in settings.items():
-        row = {"features": label}
-        for held in tables:
-            train = pd.concat([t for n, t in tables.items() if n != held], ignore_index=True)
-            det = fit_syncheck(train, kind, model_id=model_id, seed=seed, families=families, lid=lid)
-            row[held] = roc_auc_score(tables[held].label, 1 - syncheck_scores(det, tables[held]))
-        row["mean"] = float(np.mean([row[h] for h in tables]))
-        rows.append(row)
     return pd.DataFrame(rows)
 
 

@@ -10,10 +10,11 @@ import pandas as pd
 
 from faithwatch.data.loaders import load_dataset
 from faithwatch.data.schema import LabelledExample
-from faithwatch.eval.features import EXTRACTION_SIGNALS, extract_features
+from faithwatch.eval.features import EXTRACTION_SIGNALS, add_text_features, extract_features
 from faithwatch.eval.labels import label_sentences, label_windows
-from faithwatch.models.loading import LoadedModel
+from faithwatch.models.loading import LoadedModel, load_model
 from faithwatch.monitor import Monitor
+from faithwatch.signals.probe import probe_candidate_layers
 
 
 @dataclass
@@ -32,7 +33,9 @@ class LabelledData:
 def extraction_monitor(model: LoadedModel | str | None = None, alignment: str | None = None) -> Monitor:
     """The monitor whose features training and evaluation use (fixed signal set, see the cache key)."""
     kwargs = {} if alignment is None else {"alignment": alignment}
-    return Monitor(model, signals=list(EXTRACTION_SIGNALS), detector="heuristic", **kwargs)
+    lm = model if isinstance(model, LoadedModel) else load_model(model)
+    return Monitor(lm, signals=list(EXTRACTION_SIGNALS), detector="heuristic",
+                   hidden_layers=probe_candidate_layers(lm.num_layers), **kwargs)
 
 
 def load_labelled(
@@ -49,6 +52,7 @@ def load_labelled(
         examples = load_dataset(name, data_root, questionable=questionable)
         progress = (lambda n, t, _name=name: on_progress(_name, n, t)) if on_progress else None
         tables = extract_features(monitor, name, examples, on_progress=progress)
+        tables.sentences = add_text_features(examples, tables.sentences)
         sentences = label_sentences(examples, tables.sentences)
         short = Path(name).stem if name.endswith(".jsonl") else name
         out[short] = LabelledData(

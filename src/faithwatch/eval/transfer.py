@@ -1,0 +1,182 @@
+"""Transfer across data sets: leave-one-data-set-out (LOO) tables, the transfer matrix, family ablation.
+
+Every held-out figure here comes from models that never saw the held-out data set: the detector recipe, its
+calibration and threshold, the direction of each single signal and the Lookback Lens are all fitted on the
+other data sets. These are the numbers model selection uses (:mod:`faithwatch.eval.selection`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import roc_auc_score
+
+from faithwatch.detectors.calibration import choose_threshold, weighted_balanced_accuracy
+from faithwatch.eval.lid_features import add_lid, build_bank, hidden_layers_in
+from faithwatch.eval.training import (
+    FAMILIES,
+    Recipe,
+    fit_lookback_lens,
+    fit_syncheck,
+    lookback_matrix,
+    out_of_fold_logits,
+    raw_scores,
+    syncheck_features,
+    syncheck_scores,
+    with_recipe,
+)
+
+#: the false-accept rate whose out-of-fold threshold the LOO table checks on the held-out set
+CHECK_FALSE_ACCEPT = 0.1
+#: single signals compared in the LOO table (every SynCheck feature the recipes use, plus the raw probabilities)
+SINGLE_FAMILIES = ("likelihood", "likelihood-raw", "uncertainty", "contrastive", "influence", "alignment")
+
+
+def _auc(labels: np.ndarray, faithful_scores: np.ndarray) -> float:
+    return float(roc_auc_score(labels, -np.asarray(faithful_scores, dtype=np.float64)))
+
+
+def _split(tables: Mapping[str, pd.DataFrame], held: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    train = pd.concat([t for n, t in tables.items() if n != held], ignore_index=True)
+    return train, tables[held].reset_index(drop=True)
+
+
+def single_signal_aurocs(train: pd.DataFrame, test: pd.DataFrame, model_id: str, seed: int = 0,
+                         lid: bool = False) -> dict[str, float]:
+    """AUROC on ``test`` of every single feature, its direction fixed on ``train``."""
+    features = [f for fam in SINGLE_FAMILIES for f in FAMILIES[fam] if f in train.columns]
+    tr, te = train, test
+    if lid and hidden_layers_in(train):
+        bank = build_bank(train, model_id, seed=seed)
+        tr, te = add_lid(train, bank), add_lid(test, bank)
+        features += syncheck_features(sorted(bank.layers), ["lid"])
+    out = {}
+    for feature in features:
+        direction = -1 if roc_auc_score(tr.label, tr[feature]) > 0.5 else 1
+        out[feature] = _auc(te.label.to_numpy(), direction * te[feature].to_numpy())
+    return out
+
+
+@dataclass
+class HeldOut:
+    """What one LOO fold measured."""
+
+    held: str
+    n: int
+    n_unfaithful: int
+    detector: float
+    singles: dict[str, float]
+    lens: float | None
+    threshold: float
+    ba_at_threshold: float
+    ba_best: float
+    false_accept: float
+
+
+def leave_one_out_fold(tables: Mapping[str, pd.DataFrame], held: str, recipe: Recipe, model_id: str, *,
+                       seed: int = 0, lens: bool = True, num_layers: int = 0, num_heads: int = 0) -> HeldOut:
+    """Train ``recipe`` (calibrated on its own out-of-fold predictions) on all but ``held``; measure on ``held``."""
+    train, test = _split(tables, held)
+    det = fit_syncheck(train, recipe, model_id=model_id, seed=seed)
+    p = syncheck_scores(det, test)
+    y = test.label.to_numpy()
+    unfaithful = y == 1
+    best = choose_threshold(p, unfaithful)
+    lens_auc = None
+    if lens and "lookback_ratio" in test.columns and num_layers:
+        fitted = fit_lookback_lens(train, model_id=model_id, num_layers=num_layers, num_heads=num_heads, seed=seed)
+        lens_auc = _auc(y, fitted.predict_proba_faithful(lookback_matrix(test)))
+    fa = det.false_accept_threshold(CHECK_FALSE_ACCEPT)
+    return HeldOut(
+        held=held, n=len(test), n_unfaithful=int(unfaithful.sum()), detector=_auc(y, p),
+        singles=single_signal_aurocs(train, test, model_id, seed), lens=lens_auc, threshold=det.threshold,
+        ba_at_threshold=weighted_balanced_accuracy(p, unfaithful, det.threshold),
+        ba_best=weighted_balanced_accuracy(p, unfaithful, best),
+        false_accept=float(np.mean(p[unfaithful] >= fa)),
+    )
+
+
+def leave_one_out(tables: Mapping[str, pd.DataFrame], recipe: Recipe, model_id: str, *, seed: int = 0,
+                  lens: bool = True, num_layers: int = 0, num_heads: int = 0,
+                  on_fold: Callable[[str], None] | None = None) -> list[HeldOut]:
+    """One :class:`HeldOut` per data set (``on_fold(held)`` after each)."""
+    out = []
+    for held in tables:
+        out.append(leave_one_out_fold(tables, held, recipe, model_id, seed=seed, lens=lens, num_layers=num_layers,
+                                      num_heads=num_heads))
+        if on_fold:
+            on_fold(held)
+    return out
+
+
+def loo_auroc_table(folds: Sequence[HeldOut], detector_name: str) -> pd.DataFrame:
+    """Methods (rows) x held-out data sets (columns) AUROC, with the mean and the worst set."""
+    rows = {detector_name: {f.held: f.detector for f in folds}}
+    if any(f.lens is not None for f in folds):
+        rows["Lookback Lens"] = {f.held: f.lens for f in folds}
+    for name in folds[0].singles:
+        rows[name] = {f.held: f.singles[name] for f in folds}
+    table = pd.DataFrame(rows).T
+    table["mean"] = table.mean(axis=1)
+    table["worst"] = table[[f.held for f in folds]].min(axis=1)
+    return table.rename_axis("method").reset_index()
+
+
+def loo_gain_table(folds: Sequence[HeldOut]) -> pd.DataFrame:
+    """Per held-out set: the detector against align_score and the best single signal, and calibration."""
+    rows = []
+    for f in folds:
+        best = max(f.singles, key=f.singles.get)
+        align = f.singles.get("align_score")
+        rows.append({
+            "held_out": f.held, "n": f.n, "unfaithful": f.n_unfaithful, "detector_auroc": f.detector,
+            "align_score_auroc": align, "gain_vs_align": None if align is None else f.detector - align,
+            "best_single": best, "best_single_auroc": f.singles[best],
+            "gain_vs_best_single": f.detector - f.singles[best],
+            "threshold": f.threshold, "ba_at_threshold": f.ba_at_threshold, "ba_best_threshold": f.ba_best,
+            "calibration_cost": f.ba_best - f.ba_at_threshold,
+            f"false_accept_at_{CHECK_FALSE_ACCEPT}": f.false_accept,
+        })
+    return pd.DataFrame(rows)
+
+
+def transfer_matrix(tables: Mapping[str, pd.DataFrame], recipe: Recipe, model_id: str, seed: int = 0
+                    ) -> pd.DataFrame:
+    """AUROC of the recipe trained on the row data set and tested on the column one (diagonal: out of fold by
+    example, marked in-sample-split)."""
+    names = list(tables)
+    rows = []
+    for a in names:
+        row = {"train": a}
+        for b in names:
+            if a == b:
+                table = tables[a].reset_index(drop=True)
+                row[b] = _auc(table.label.to_numpy(), out_of_fold_logits(table, recipe, model_id, seed))
+            else:
+                det = fit_syncheck(tables[a], recipe, model_id=model_id, seed=seed, calibrate=False)
+                row[b] = _auc(tables[b].label.to_numpy(), raw_scores(det, tables[b]))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def ablation(tables: Mapping[str, pd.DataFrame], recipe: Recipe, model_id: str, seed: int = 0) -> pd.DataFrame:
+    """LOO AUROC of the recipe with all its families, and without each family in turn (paper 000 Fig. 3)."""
+    families = recipe.families
+    settings = {"all": families} | {f"without {f}": tuple(g for g in families if g != f) for f in families
+                                    if len(families) > 1}
+    rows = []
+    for label, families in settings.items():
+        variant = with_recipe(recipe, families=families,
+                              probe_layers=recipe.probe_layers if "probe" in families else ())
+        row = {"features": label}
+        for held in tables:
+            train, test = _split(tables, held)
+            det = fit_syncheck(train, variant, model_id=model_id, seed=seed, calibrate=False)
+            row[held] = _auc(test.label.to_numpy(), raw_scores(det, test))
+        row["mean"] = float(np.mean([row[h] for h in tables]))
+        row["worst"] = float(np.min([row[h] for h in tables]))
+        rows.append(row)
+    return pd.DataFrame(rows)
