@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from faithwatch.decoding import REFUSAL, generate
-from faithwatch.decoding.loop import cad_logprobs
+from faithwatch.decoding.loop import adacad_logprobs, cad_logprobs
 from faithwatch.monitor import Monitor
 
 Q, C = "When did the bridge open?", "The bridge in Lyon opened in 1820. It was built by local masons."
@@ -45,6 +45,41 @@ def test_cad_formula():
     expected = torch.log_softmax((1 + alpha) * z_ctx - alpha * z_plain, -1)
     torch.testing.assert_close(cad_logprobs(lp_ctx, lp_plain, alpha), expected)
     torch.testing.assert_close(cad_logprobs(lp_ctx, lp_plain, 0.0), lp_ctx)
+
+
+def test_adacad_alpha_follows_the_conflict():
+    torch.manual_seed(1)
+    lp = torch.log_softmax(torch.randn(2, 40), -1)
+    torch.testing.assert_close(adacad_logprobs(lp, lp), lp)  # no conflict: left alone
+    # full conflict (disjoint supports): JSD = 1 bit, so AdaCAD is CAD with alpha = 1
+    a = torch.full((1, 4), -1e4)
+    a[0, 0] = 0.0
+    b = torch.full((1, 4), -1e4)
+    b[0, 1] = 0.0
+    a, b = torch.log_softmax(a, -1), torch.log_softmax(b, -1)
+    torch.testing.assert_close(adacad_logprobs(a, b), cad_logprobs(a, b, 1.0))
+    # partial conflict: alpha strictly between 0 and 1
+    mixed = torch.log_softmax(torch.randn(1, 40), -1)
+    out = adacad_logprobs(lp[:1], mixed)
+    assert not torch.allclose(out, lp[:1]) and not torch.allclose(out, cad_logprobs(lp[:1], mixed, 1.0))
+
+
+def test_adacad_and_fod_cad_run_through_the_loop(monitor, scored, one_thread, monkeypatch):
+    import faithwatch.decoding.loop as loop_mod
+
+    calls = []
+    real = loop_mod.adacad_logprobs
+    monkeypatch.setattr(loop_mod, "adacad_logprobs", lambda lp, twin: calls.append(twin.shape) or real(lp, twin))
+    ada = generate(monitor, Q, C, strategy="adacad", **SHORT)
+    assert ada.answer and not ada.refused and ada.strategy == "adacad"
+    assert len(calls) >= ada.num_tokens > 0  # every chosen token went through AdaCAD
+    cad = generate(monitor, Q, C, strategy="cad", alpha=3.0, **SHORT)
+    scored["schedule"] = {0: 0.9, 1: 0.1}
+    fod_cad = generate(monitor, Q, C, strategy="fod-cad", tau1=0.7, tau2=0.0, alpha=3.0, **SHORT)
+    kinds = [e.kind for e in fod_cad.trace]
+    assert "backtrack" in kinds and "candidate" in kinds
+    # stage 1 follows CAD's greedy choice, so its first sentence is CAD's first sentence
+    assert fod_cad.trace[0].kind == "accept" and cad.answer.startswith(fod_cad.trace[0].text.strip())
 
 
 def test_greedy_matches_the_monitor(monitor, one_thread):

@@ -46,13 +46,15 @@ class FakeGenerate:
         self.calls.append((strategy, item.id))
         self.params = params
         refused = False
+        ctx_answer = " and ".join(g[0] for g in item.context_answers)
+        common = item.common_answers[0] if item.common_answers else "something else"
         if strategy == "ctx":  # the context's answer, then a sentence copied from the context
-            texts = [f"The answer is {item.context_answers[0]}." if item.context_answers else "Here it is.",
+            texts = [f"The answer is {ctx_answer}." if item.context_answers else "Here it is.",
                      context.split(". ")[0].rstrip(".") + "."]
         elif strategy == "common":
-            texts = [f"The answer is {item.common_answers[0]}."]
+            texts = [f"The answer is {common}."]
         elif strategy == "both":
-            texts = [f"The context says {item.context_answers[0]}.", f"It is really {item.common_answers[0]}."]
+            texts = [f"The context says {ctx_answer}.", f"It is really {common}."]
         elif strategy == "copy":  # sentences of the context, verbatim
             texts = [s.strip().rstrip(".") + "." for s in context.split(". ")[:2]]
         elif strategy == "invent":
@@ -90,15 +92,21 @@ def test_packaged_set_is_valid(items):
     assert len(items) >= 40
     assert len({i.id for i in items}) == len(items)
     assert len(set(cf.topics(items))) >= 8
+    assert sum(i.agrees for i in items) >= 30
+    assert sum(len(i.context_answers) > 1 for i in items) >= 10
     for it in items:
         assert it.is_counterfactual and it.topic, it.id
-        ctx = it.context.lower()
-        for a in it.context_answers:
-            assert a.lower() in ctx and cf.mentions(it.context, a), (it.id, a)  # verbatim in the context
-            assert not cf.mentions(it.question, a), (it.id, a)  # the question does not give it away
-            assert cf.success(f"According to the text, it is {a}.", it), (it.id, a)
+        assert bool(it.common_answers) != it.agrees, it.id  # agreeing items have no contradicting answer
+        for g, group in enumerate(it.context_answers):
+            others = " and ".join(h[0] for k, h in enumerate(it.context_answers) if k != g)
+            for a in group:
+                assert cf.mentions(it.context, a), (it.id, a)  # stated in the context
+                assert not cf.mentions(it.question, a), (it.id, a)  # the question does not give it away
+                assert cf.success(f"According to the text, it is {a} {others}.", it), (it.id, a)
+            if len(it.context_answers) > 1:  # every asked fact is needed
+                assert not cf.success(f"It is {group[0]}.", it), it.id
         for c in it.common_answers:
-            assert c.lower() not in ctx and not cf.mentions(it.context, c), (it.id, c)
+            assert not cf.mentions(it.context, c), (it.id, c)
             assert not cf.mentions(it.question, c), (it.id, c)
             assert not cf.success(f"It is {c}.", it), (it.id, c)
         assert 2 <= len(sentence_spans(it.context)) <= 4, it.id
@@ -117,6 +125,33 @@ def test_success_on_hand_made_answers(items):
     assert outcome.abstained and not outcome.success
     both = cf.judge("Lyon or Paris", eiffel)
     assert both.context_hit and both.common_hit and not both.success
+
+
+def test_multi_fact_and_agreeing_items(tmp_path):
+    multi = cf.parse_item({"id": "m", "question": "Where and when?", "context": "It was signed in Lyon in 1921.",
+                           "context_answers": [["Lyon"], ["1921"]], "common_answers": ["Paris", "1919"]})
+    assert multi.context_answers == (("Lyon",), ("1921",))
+    assert cf.success("Lyon, in 1921.", multi)
+    assert not cf.success("It was Lyon.", multi)  # naming one of two facts is not enough
+    assert not cf.success("Lyon in 1919.", multi)
+    agree = cf.parse_item({"id": "g", "question": "Capital?", "context": "Paris is the capital of France.",
+                           "context_answers": ["Paris"], "common_answers": [], "kind": "agree"})
+    assert agree.agrees and cf.success("Paris.", agree) and not cf.success("Lyon.", agree)
+    assert cf.parse_item(agree.to_dict()) == agree and cf.parse_item(multi.to_dict()) == multi
+    with pytest.raises(ValueError, match="non-empty"):
+        cf.parse_item({**agree.to_dict(), "kind": "counterfactual"})  # only agreeing items may omit them
+    with pytest.raises(ValueError, match="leave 'common_answers' empty"):
+        cf.parse_item({**agree.to_dict(), "common_answers": ["Paris"]})
+    with pytest.raises(ValueError, match="kind"):
+        cf.parse_item({**agree.to_dict(), "kind": "odd"})
+    with pytest.raises(ValueError, match="not a mix"):
+        cf.parse_item({**multi.to_dict(), "context_answers": ["Lyon", ["1921"]]})
+    rows = [ev.item_row("s", it, {"answer": ans, "refused": False, "num_tokens": 3, "generated_tokens": 3,
+                                  "n_sentences": 1, "guide_score": 0.9, "sentences": [], "trace_counts": {},
+                                  "seconds": 0.1}, None, cached=False)
+            for it, ans in ((multi, "Lyon, 1921."), (agree, "Lyon."))]
+    summary = ev.summarize(rows, ["s"], n_boot=50)
+    assert _row(summary, "s").success_rate == 1.0 and _row(summary, "s").agree_success_rate == 0.0
 
 
 def test_matching_normalisation(items):
@@ -369,3 +404,30 @@ def _renamed(fake: FakeGenerate, names: dict[str, str]):
         return fake(monitor, question, context, strategy=names[strategy], **params)
 
     return run
+
+
+def test_tau_is_cross_validated(items):
+    from faithwatch.eval.decoding_cv import cross_validate_tau
+
+    class TauGenerate:
+        """Succeeds exactly when tau1 = 0.6 (any tau2); counts calls per grid point."""
+
+        def __init__(self):
+            self.calls = Counter()
+
+        def __call__(self, monitor, question, context, strategy="fod", **params):
+            self.calls[(params["tau1"], params["tau2"])] += 1
+            item = next(i for i in items if i.question == question)
+            text = " and ".join(g[0] for g in item.context_answers) if params["tau1"] == 0.6 else "No idea."
+            return DecodingResult(strategy=strategy, answer=text, refused=False, sentences=[_sentence(0, text)],
+                                  trace=[], num_tokens=3, generated_tokens=7, stop_reason="eos")
+
+    fake = TauGenerate()
+    grid = ((0.5, 0.5), (0.6, 0.7), (0.7, 0.7))
+    cv = cross_validate_tau(None, items, "fod", grid=grid, folds=4, generate_fn=fake, n_boot=20)
+    assert set(fake.calls) == set(grid) and all(n == len(items) for n in fake.calls.values())
+    assert all(c == {"tau1": 0.6, "tau2": 0.7} for c in cv.chosen.values())
+    s = cv.summary()
+    assert s["success_rate"] == 1.0 and s["agree_success_rate"] == 1.0
+    assert len(cv.rows) == len(items) and set(cv.rows.fold) == {0, 1, 2, 3}
+    assert cv.grid.set_index("tau1").loc[0.5, "success_rate (in-sample)"] == 0.0

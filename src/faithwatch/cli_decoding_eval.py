@@ -66,6 +66,47 @@ def _print_summary(console: Any, summary: Any, checker: str) -> None:
     console.print(table)
 
 
+def _tau_grid(spec: str | None) -> tuple[tuple[float, float], ...]:
+    from faithwatch.eval.decoding_cv import DEFAULT_GRID
+
+    if spec is None:
+        return DEFAULT_GRID
+    try:
+        grid = tuple((float(a), float(b)) for a, b in (p.split(":") for p in spec.split(",") if p.strip()))
+    except ValueError:
+        raise InputError(f"--tau-grid must look like '0.5:0.6,0.7:0.85', got {spec!r}") from None
+    if not grid:
+        raise InputError("--tau-grid is empty")
+    return grid
+
+
+def _cross_validated(monitor, items, names, params, tau_grid, cache_path, judge, console):
+    """Out-of-fold success of every FOD strategy among ``names`` (τ chosen on the other folds)."""
+    import pandas as pd
+
+    from faithwatch.eval.decoding_cv import cross_validate_tau
+
+    grid = _tau_grid(tau_grid)
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        TimeRemainingColumn(), console=console)
+    rows = []
+    for name in [n for n in names if n.startswith("fod")]:
+        task = progress.add_task(f"τ grid · {name}", total=len(grid) * len(items))
+        done = {"n": 0}
+
+        def on_progress(n: int, total: int, strategy: str, item_id: str, task=task, done=done) -> None:
+            done["n"] += 1
+            progress.update(task, completed=done["n"])
+
+        with progress:
+            res = cross_validate_tau(monitor, items, name, grid=grid, params=params, cache_path=cache_path,
+                                     on_progress=on_progress, checker=judge)
+        rows.append(res.summary())
+    if not rows:
+        raise InputError("--cv-tau needs a FOD strategy (fod, fod-cad, …) in --strategies")
+    return pd.DataFrame(rows)
+
+
 def register(app: typer.Typer, out: Any, err: Any, fail: Any) -> None:
     """Add ``eval-decoding`` to the main app."""
 
@@ -96,6 +137,10 @@ def register(app: typer.Typer, out: Any, err: Any, fail: Any) -> None:
         traces: bool = typer.Option(False, "--traces", help="Keep every search trace in answers.jsonl."),
         n_boot: int = typer.Option(1000, "--n-boot", min=1, help="Bootstrap replicates for the success CI."),
         device: str | None = typer.Option(None, "--device", help="cpu, cuda, ... (default: cuda if available)."),
+        cv_tau: bool = typer.Option(False, "--cv-tau", help="Also run FOD strategies over a τ1/τ2 grid and report "
+                                    "success with τ chosen on the other folds (4-fold cross-validation)."),
+        tau_grid: str | None = typer.Option(None, "--tau-grid", help="With --cv-tau: 'τ1:τ2,…' (default: "
+                                            "0.5:0.5,0.5:0.6,0.6:0.6,0.6:0.7,0.7:0.7,0.7:0.85)."),
     ) -> None:
         """Compare decoding strategies: success on counterfactual contexts, faithfulness, informativeness, cost."""
         from faithwatch.decoding import evaluate as ev
@@ -144,7 +189,12 @@ def register(app: typer.Typer, out: Any, err: Any, fail: Any) -> None:
                     "checker_overlaps_guide": overlap}
             if lens is not None:
                 meta["lens"] = str(lens)
-            paths = write_report(report, "faithwatch eval-decoding", result.tables(), {}, meta)
+            tables = result.tables()
+            if cv_tau:
+                cv = _cross_validated(monitor, items, names, params, tau_grid, cache_path, judge, err)
+                tables["τ cross-validated (out of fold)"] = cv
+                out.print(cv.round(3).to_string(index=False))
+            paths = write_report(report, "faithwatch eval-decoding", tables, {}, meta)
             from faithwatch.report import write_dataset_html
 
             paths.append(write_dataset_html(report))

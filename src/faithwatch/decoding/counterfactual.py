@@ -14,8 +14,14 @@ the context); ``common_answers`` the common-knowledge answer(s) (none may occur 
 optional together: an item without them is a plain prompt (``{"id", "question", "context"}``), for which
 only faithfulness, informativeness, abstention and length are measured. ``id`` defaults to ``line-<n>``.
 
-The packaged set (``load_items("counterfactual")``) has 56 hand-written items over geography, history,
-science, people, dates, numbers, sports, arts, literature, technology and culture.
+A question may ask for several facts ("which city, and which year?"): ``context_answers`` is then a list of
+alias groups, one per fact (``[["Lyon"], ["1921"]]``), and success needs every group. A flat list is one
+group. Items with ``"kind": "agree"`` have a context that *agrees* with common knowledge (``common_answers``
+is empty): they check that a strategy does no harm when context and memory agree, and are reported apart.
+
+The packaged set (``load_items("counterfactual")``) has hand-written items over geography, history,
+science, people, dates, numbers, sports, arts, literature, technology and culture: counterfactual items
+(some asking for two or three facts) and agreeing items.
 
 Matching (:func:`mentions`)
 ---------------------------
@@ -32,7 +38,8 @@ Outcome of an answer (:func:`judge`)
 ------------------------------------
 * **abstained** - the strategy refused (``DecodingResult.refused``, or the answer is the standard
   :data:`~faithwatch.decoding.types.REFUSAL`); never a success, counted in the abstention rate;
-* **success** - not abstained, mentions a context answer and no common answer (:func:`success`);
+* **success** - not abstained, mentions an alias of every context-answer group and no common answer
+  (:func:`success`);
 * **common** - mentions a common answer (the parametric fact overrode the context), with or without
   a context answer.
 """
@@ -106,17 +113,22 @@ def is_refusal(answer: str) -> bool:
     return normalize(answer) == normalize(REFUSAL)
 
 
+#: item kinds: the context contradicts common knowledge, or agrees with it
+KINDS = ("counterfactual", "agree")
+
+
 @dataclass(frozen=True)
 class QAItem:
-    """A question with its context; with ``context_answers``/``common_answers`` a counterfactual item."""
+    """A question with its context; with answers, a judged item (counterfactual or agreeing)."""
 
     id: str
     question: str
     context: str
-    context_answers: tuple[str, ...] = ()
+    context_answers: tuple[tuple[str, ...], ...] = ()  # one group of aliases per asked fact
     common_answers: tuple[str, ...] = ()
     topic: str = ""
     line: int = 0  # line of the source file (0 when built in code)
+    kind: str = "counterfactual"
 
     @property
     def is_counterfactual(self) -> bool:
@@ -124,19 +136,31 @@ class QAItem:
         return bool(self.context_answers)
 
     @property
+    def agrees(self) -> bool:
+        """Whether the context agrees with common knowledge (a do-no-harm item)."""
+        return self.kind == "agree"
+
+    def _answers_json(self) -> list:
+        groups = [list(g) for g in self.context_answers]
+        return groups[0] if len(groups) == 1 else groups
+
+    @property
     def fingerprint(self) -> str:
         """A short hash of the question, context and answers (a cached result is only reused for the same)."""
-        blob = json.dumps([self.question, self.context, list(self.context_answers), list(self.common_answers)])
+        blob = json.dumps([self.question, self.context, self._answers_json(), list(self.common_answers)]
+                          + ([self.kind] if self.agrees else []))
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
     def to_dict(self) -> dict[str, Any]:
-        """The item as a JSON line (answers only for a counterfactual item)."""
+        """The item as a JSON line (answers only for a judged item)."""
         out: dict[str, Any] = {"id": self.id, "question": self.question, "context": self.context}
         if self.is_counterfactual:
-            out["context_answers"] = list(self.context_answers)
+            out["context_answers"] = self._answers_json()
             out["common_answers"] = list(self.common_answers)
         if self.topic:
             out["topic"] = self.topic
+        if self.agrees:
+            out["kind"] = self.kind
         return out
 
 
@@ -165,11 +189,12 @@ def judge(answer: str, item: QAItem, *, refused: bool = False) -> AnswerOutcome:
     abstained = refused or is_refusal(answer)
     if abstained:
         return AnswerOutcome(True, False, False)
-    return AnswerOutcome(False, mentions_any(answer, item.context_answers), mentions_any(answer, item.common_answers))
+    context_hit = all(mentions_any(answer, group) for group in item.context_answers)
+    return AnswerOutcome(False, context_hit, mentions_any(answer, item.common_answers))
 
 
 def success(answer: str, item: QAItem, *, refused: bool = False) -> bool:
-    """The answer states a context answer and no common answer (a refusal is never a success)."""
+    """The answer states every context fact and no common answer (a refusal is never a success)."""
     return judge(answer, item, refused=refused).success
 
 
@@ -185,8 +210,8 @@ def packaged_path() -> Path:
     return path
 
 
-def _strings(value: Any, field: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value:
+def _strings(value: Any, field: str, *, allow_empty: bool = False) -> tuple[str, ...]:
+    if not isinstance(value, list) or (not value and not allow_empty):
         raise ValueError(f"'{field}' must be a non-empty list of strings")
     out = []
     for v in value:
@@ -194,6 +219,15 @@ def _strings(value: Any, field: str) -> tuple[str, ...]:
             raise ValueError(f"'{field}' must hold non-empty strings, got {v!r}")
         out.append(v.strip())
     return tuple(out)
+
+
+def _groups(value: Any) -> tuple[tuple[str, ...], ...]:
+    """``context_answers``: a list of aliases (one fact) or a list of alias lists (one per fact)."""
+    if isinstance(value, list) and value and all(isinstance(v, list) for v in value):
+        return tuple(_strings(v, "context_answers") for v in value)
+    if isinstance(value, list) and any(isinstance(v, list) for v in value):
+        raise ValueError("'context_answers' must be a list of strings or a list of lists of strings, not a mix")
+    return (_strings(value, "context_answers"),)
 
 
 def parse_item(data: Any, line: int = 0) -> QAItem:
@@ -211,24 +245,31 @@ def parse_item(data: Any, line: int = 0) -> QAItem:
     topic = data.get("topic", "")
     if not isinstance(topic, str):
         raise ValueError("'topic' must be a string")
+    kind = data.get("kind", "counterfactual")
+    if kind not in KINDS:
+        raise ValueError(f"'kind' must be one of {', '.join(KINDS)}, got {kind!r}")
     has = [k for k in ("context_answers", "common_answers") if data.get(k) is not None]
-    ctx_ans: tuple[str, ...] = ()
+    groups: tuple[tuple[str, ...], ...] = ()
     com_ans: tuple[str, ...] = ()
     if has:
         if len(has) == 1:
             raise ValueError("'context_answers' and 'common_answers' go together: give both or neither")
-        ctx_ans = _strings(data["context_answers"], "context_answers")
-        com_ans = _strings(data["common_answers"], "common_answers")
+        groups = _groups(data["context_answers"])
+        com_ans = _strings(data["common_answers"], "common_answers", allow_empty=kind == "agree")
+        if kind == "agree" and com_ans:
+            raise ValueError("an 'agree' item's context states the common answer: leave 'common_answers' empty")
         context = data["context"]
-        missing = [a for a in ctx_ans if not mentions(context, a)]
+        missing = [a for g in groups for a in g if not mentions(context, a)]
         if missing:
             raise ValueError(f"context answer(s) {missing} do not occur in the context (every context answer "
                              "must be stated there)")
         present = [a for a in com_ans if mentions(context, a)]
         if present:
             raise ValueError(f"common answer(s) {present} occur in the context: the context must contradict them")
-    return QAItem(str(rid).strip(), data["question"].strip(), data["context"].strip(), ctx_ans, com_ans,
-                  topic.strip(), line)
+    elif kind == "agree":
+        raise ValueError("an 'agree' item needs 'context_answers'")
+    return QAItem(str(rid).strip(), data["question"].strip(), data["context"].strip(), groups, com_ans,
+                  topic.strip(), line, kind)
 
 
 def load_items(source: str | Path, *, require_answers: bool = False) -> list[QAItem]:

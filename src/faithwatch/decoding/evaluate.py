@@ -8,9 +8,11 @@ row per strategy, the per-item rows, and a success-by-topic table for counterfac
 Metrics per strategy
 --------------------
 * ``success_rate`` [``success_low``, ``success_high``] - counterfactual items only: share of items whose
-  answer states the context's answer and no common-knowledge answer
+  answer states the context's answer (every asked fact) and no common-knowledge answer
   (:func:`faithwatch.decoding.counterfactual.success`; a refusal is a failure), with a 95% percentile
   bootstrap interval; ``common_rate`` - share of answers stating the common-knowledge answer;
+* ``agree_success_rate`` - the same success on the items whose context agrees with common knowledge (the
+  do-no-harm check), when the set has such items;
 * ``abstention_rate`` - share of refused answers;
 * ``faithfulness`` - mean, over answered non-empty responses, of the share of claims the *checker* labels
   Entailment (paper 000 §4.3: abstained and empty responses are left out);
@@ -78,8 +80,6 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "max_new_tokens": 128,
     "seed": 0,
 }
-#: the strategies of :mod:`faithwatch.decoding.strategies` (used only while that module is not installed)
-_FALLBACK_STRATEGIES = ("greedy", "abstain", "rerank", "cad", "lookback", "fod-bt", "fod")
 INFORMATIVENESS_UNIT = "sentences"
 
 
@@ -103,12 +103,8 @@ def generate(monitor: Any, question: str, context: str, strategy: str = "fod", *
 
 def known_strategies() -> tuple[str, ...]:
     """The strategy names of :data:`faithwatch.decoding.strategies.STRATEGIES`."""
-    try:
-        from faithwatch.decoding.strategies import STRATEGIES
-    except ModuleNotFoundError as exc:
-        if exc.name != "faithwatch.decoding.strategies":
-            raise
-        return _FALLBACK_STRATEGIES
+    from faithwatch.decoding.strategies import STRATEGIES
+
     return tuple(STRATEGIES)
 
 
@@ -290,7 +286,8 @@ def item_row(strategy: str, item: QAItem, gen: Mapping[str, Any], check: Mapping
     if item.is_counterfactual:
         outcome = judge(gen["answer"], item, refused=abstained)
         row.update(success=outcome.success, context_hit=outcome.context_hit, common_hit=outcome.common_hit,
-                   context_answers=list(item.context_answers), common_answers=list(item.common_answers))
+                   agrees=item.agrees, context_answers=[list(g) for g in item.context_answers],
+                   common_answers=list(item.common_answers))
     return row
 
 
@@ -335,14 +332,17 @@ def summarize(rows: Sequence[Mapping[str, Any]], strategies: Sequence[str], *, n
         answered = [r for r in ok if not r["abstained"] and not r["empty"]]
         rec: dict[str, Any] = {"strategy": strategy, "n": len(ok), "errors": len(mine) - len(ok)}
         if counterfactual:
-            judged = [float(r["success"]) for r in ok if "success" in r]
+            judged = [float(r["success"]) for r in ok if "success" in r and not r.get("agrees")]
             ci = bootstrap_ci(judged, n_boot, seed)
             rec.update(
                 success_rate=_mean(judged),
                 success_low=ci[0] if ci else None,
                 success_high=ci[1] if ci else None,
-                common_rate=_mean([float(r["common_hit"]) for r in ok if "common_hit" in r]),
+                common_rate=_mean([float(r["common_hit"]) for r in ok if "common_hit" in r and not r.get("agrees")]),
             )
+            agreeing = [float(r["success"]) for r in ok if r.get("agrees")]
+            if agreeing or any(r.get("agrees") for r in rows):
+                rec["agree_success_rate"] = _mean(agreeing)
         faith = [r["faithfulness"] for r in answered if r["faithfulness"] is not None]
         guide = [r["guide_score"] for r in answered if r.get("guide_score") is not None]
         rec.update(
@@ -362,7 +362,7 @@ def summarize(rows: Sequence[Mapping[str, Any]], strategies: Sequence[str], *, n
 
 def topic_table(rows: Sequence[Mapping[str, Any]], strategies: Sequence[str]) -> pd.DataFrame | None:
     """Success rate per topic (rows) and strategy (columns), with the number of items; ``None`` without topics."""
-    judged = [r for r in rows if "success" in r and not r.get("error") and r.get("topic")]
+    judged = [r for r in rows if "success" in r and not r.get("error") and r.get("topic") and not r.get("agrees")]
     if not judged:
         return None
     records = []
@@ -495,7 +495,8 @@ def evaluate_strategies(
     meta = {
         "strategies": strategies,
         "n_items": len(items),
-        "n_counterfactual": sum(i.is_counterfactual for i in items),
+        "n_counterfactual": sum(i.is_counterfactual and not i.agrees for i in items),
+        "n_agreeing": sum(i.agrees for i in items),
         "params": _identity(full),
         "params_hash": phash,
         "monitor": monitor_identity(monitor),

@@ -52,6 +52,30 @@ def cad_logprobs(logp: torch.Tensor, twin: torch.Tensor, alpha: float) -> torch.
     return torch.log_softmax((1 + alpha) * logp - alpha * twin, dim=-1)
 
 
+def adacad_logprobs(logp: torch.Tensor, twin: torch.Tensor) -> torch.Tensor:
+    """AdaCAD (Wang et al., NAACL 2025): CAD with α per token = JSD(p(·|c,x) ‖ p(·|x)) in bits, in [0, 1].
+
+    Where context and memory agree (JSD ≈ 0) the distribution is left alone; where they conflict, the context
+    is amplified up to α = 1.
+    """
+    p, q = logp.float().exp(), twin.float().exp()
+    m = (0.5 * (p + q)).clamp_min(1e-30).log()
+    jsd = 0.5 * ((p * (logp.float() - m)).sum(-1) + (q * (twin.float() - m)).sum(-1)) / torch.log(torch.tensor(2.0))
+    alpha = jsd.clamp(0.0, 1.0)[..., None]
+    return torch.log_softmax((1 + alpha) * logp.float() - alpha * twin.float(), dim=-1)
+
+
+def adacad_chooser(inner: Chooser) -> Chooser:
+    """Apply AdaCAD to the distributions, then choose with ``inner``."""
+
+    def choose(logp: torch.Tensor, twin: torch.Tensor | None) -> list[int]:
+        if twin is None:
+            raise InputError("AdaCAD needs the no-context twin pass: enable the 'contrastive' signal")
+        return inner(adacad_logprobs(logp, twin), twin)
+
+    return choose
+
+
 def cad_chooser(alpha: float, inner: Chooser) -> Chooser:
     """Apply CAD to the distributions, then choose with ``inner``."""
 

@@ -1,4 +1,5 @@
-"""Decoding strategies: greedy, abstention, reranking, CAD, Lookback-Lens-guided chunks, FOD and FOD-BT.
+"""Decoding strategies: greedy, abstention, reranking, CAD, AdaCAD, Lookback-Lens-guided chunks, FOD, FOD-BT and
+FOD-CAD (FOD's sentence search over the CAD distribution).
 
 Every strategy runs on :class:`~faithwatch.decoding.loop.DecodingLoop` and returns a
 :class:`~faithwatch.decoding.types.DecodingResult` with a trace of every candidate considered.
@@ -17,6 +18,7 @@ from faithwatch.decoding.loop import (
     Candidate,
     Chooser,
     DecodingLoop,
+    adacad_chooser,
     cad_chooser,
     greedy_chooser,
     sampling_chooser,
@@ -24,7 +26,7 @@ from faithwatch.decoding.loop import (
 from faithwatch.decoding.types import REFUSAL, DecodingResult, TraceEvent
 from faithwatch.errors import InputError
 
-STRATEGIES = ("greedy", "abstain", "rerank", "cad", "lookback", "fod-bt", "fod")
+STRATEGIES = ("greedy", "abstain", "rerank", "cad", "adacad", "lookback", "fod-bt", "fod", "fod-cad")
 
 
 def generate(
@@ -50,6 +52,8 @@ def generate(
     """Answer ``question`` from ``context`` with a decoding strategy (see :data:`STRATEGIES`).
 
     Defaults follow paper 000 Table 2 (τ1=0.7, τ2=0.85, K=2 beams, S=6 samples) and Shi et al. (α=0.5).
+    ``adacad`` sets α per token from the divergence of the two distributions; ``fod-cad`` runs FOD on CAD's
+    distribution (stage 1 greedy and stage 2 sampling alike).
     Sentence scores come from the monitor's detector; ``lens`` (a LookbackLens or its folder) guides ``lookback``.
     """
     if strategy not in STRATEGIES:
@@ -62,8 +66,8 @@ def generate(
                         max_sentence_tokens=max_sentence_tokens, instruction=instruction)
     trace: list[TraceEvent] = []
     greedy = greedy_chooser()
-    if strategy in ("greedy", "abstain", "cad"):
-        chooser = cad_chooser(alpha, greedy) if strategy == "cad" else greedy
+    if strategy in ("greedy", "abstain", "cad", "adacad"):
+        chooser = {"cad": cad_chooser(alpha, greedy), "adacad": adacad_chooser(greedy)}.get(strategy, greedy)
         beam = _run_to_end(loop, chooser, trace)
         if strategy == "abstain":
             low = [s for s in beam.sentences if s.score < abstain_threshold]
@@ -77,8 +81,10 @@ def generate(
         beam = _lookback(loop, monitor, _load_lens(lens, monitor), sampling_chooser(temperature, generator),
                          samples=8 if samples == 6 else samples, chunk_tokens=chunk_tokens, trace=trace)
     else:
-        beam = _fod(loop, sampling_chooser(temperature, generator), tau1, tau2, beams, samples, trace,
-                    backtrack_only=strategy == "fod-bt")
+        sampler = sampling_chooser(temperature, generator)
+        if strategy == "fod-cad":
+            sampler, greedy = cad_chooser(alpha, sampler), cad_chooser(alpha, greedy)
+        beam = _fod(loop, greedy, sampler, tau1, tau2, beams, samples, trace, backtrack_only=strategy == "fod-bt")
         if not beam.sentences:  # nothing faithful survived: say so explicitly rather than answer ""
             trace.append(TraceEvent("refuse", 0, reason="no sentence passed the thresholds"))
             return _result(loop, monitor, strategy, beam, trace, params, refused=True)
@@ -109,10 +115,9 @@ def _rerank(loop: DecodingLoop, chooser: Chooser, samples: int, trace: list[Trac
     return loop.beams[best]
 
 
-def _fod(loop: DecodingLoop, sampler: Chooser, tau1: float, tau2: float, k: int, s: int,
+def _fod(loop: DecodingLoop, greedy: Chooser, sampler: Chooser, tau1: float, tau2: float, k: int, s: int,
          trace: list[TraceEvent], backtrack_only: bool) -> Beam:
-    """Paper 000 Algorithm 1."""
-    greedy = greedy_chooser()
+    """Paper 000 Algorithm 1 (``greedy`` for stage 1, ``sampler`` for the sentence beam search)."""
     # stage 1: greedy sentence by sentence while the score is >= tau1
     while not loop.beams[0].finished:
         checkpoint = loop.session.checkpoint()
