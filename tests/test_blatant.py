@@ -1,0 +1,66 @@
+"""The blatant-error suite (tests/data/blatant.jsonl) against the shipped detector and the embedded model.
+
+Hand-written pairs: each error sentence restates a context sentence with one date, number, name, place or
+negation changed; the supported sentences are paraphrases and verbatim copies. The shipped detector must flag at
+least 90% of the errors and pass at least 85% of the supported sentences (a target the transfer-selected detector
+misses, kept as a strict xfail), and flag the demo's wrong answer.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from faithwatch.eval.pairs import load_pairs, pair_summary, score_pairs
+
+SUITE = Path(__file__).parent / "data" / "blatant.jsonl"
+EIFFEL = Path(__file__).parent.parent / "examples" / "eiffel.txt"
+
+
+def test_suite_is_well_formed():
+    pairs = load_pairs(SUITE)
+    assert len(pairs) >= 150 and len({p.id for p in pairs}) == len(pairs)
+    kinds = Counter(p.kind for p in pairs if p.label == "error")
+    assert set(kinds) == {"date", "number", "name", "place", "negation"} and min(kinds.values()) >= 15
+    supported = Counter(p.kind for p in pairs if p.label == "supported")
+    assert set(supported) == {"paraphrase", "verbatim"}
+    for p in pairs:
+        if p.kind == "verbatim":
+            assert p.sentence in p.context, p.id
+        if p.label == "error":
+            assert p.sentence not in p.context, p.id
+
+
+@pytest.fixture(scope="module")
+def blatant_summary(embedded_monitor):
+    return pair_summary(score_pairs(embedded_monitor, load_pairs(SUITE)))
+
+
+@pytest.mark.slow
+def test_shipped_detector_separates_blatant_errors(blatant_summary):
+    s = blatant_summary
+    assert s["auroc"] >= 0.75, s
+    assert s["supported_passed"] >= 0.85, s
+    assert s["errors_flagged"] >= 2 * (1 - s["supported_passed"]), s  # errors flagged far more often
+    assert s["flagged[verbatim]"] <= 0.05 and s["flagged[name]"] >= 0.8 and s["flagged[place]"] >= 0.8, s
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="issue 12 target missed: the transfer-selected detector flags 44% of the "
+                   "errors (dates and numbers 5%, negations 15%); see docs/transfer.md")
+def test_shipped_detector_meets_the_blatant_target(blatant_summary):
+    assert blatant_summary["errors_flagged"] >= 0.90, blatant_summary
+    assert blatant_summary["supported_passed"] >= 0.85, blatant_summary
+
+
+@pytest.mark.slow
+def test_demo_answer_is_flagged(embedded_monitor):
+    context = EIFFEL.read_text(encoding="utf-8")
+    wrong = "The Eiffel Tower was built between 1889 and 1890, but it was actually completed in 1890."
+    result = embedded_monitor.score("When was the Eiffel Tower built?", context, wrong)
+    assert any(s.flagged for s in result.sentences), [(s.text, s.score) for s in result.sentences]
+    right = "The Eiffel Tower was built from 1887 to 1889."
+    assert not any(s.flagged for s in embedded_monitor.score("When was the Eiffel Tower built?", context,
+                                                             right).sentences)
