@@ -13,6 +13,12 @@ from rich.table import Table
 
 from faithwatch.errors import FaithwatchError, InputError
 
+MODEL_OPT = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2).")
+ALIGN_OPT = typer.Option(None, "--alignment", help="Alignment scorer (default: the default).")
+QUESTIONABLE_OPT = typer.Option("exclude", "--questionable", help="FaithBench Questionable spans: "
+                                "exclude | faithful | unfaithful.")
+DATA_ROOT_OPT = typer.Option(None, "--data-root", help="Folder of the shared data sets.")
+
 
 def _progress(console):
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -107,11 +113,10 @@ def register(app: typer.Typer, out, err, fail) -> None:
         probe_c: float | None = typer.Option(None, "--probe-C", help="Inverse L2 strength of the probe."),
         lens: str = typer.Option("span", "--lens", help="Also train a Lookback Lens: span | window | none."),
         seed: int = typer.Option(0, "--seed"),
-        model: str | None = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2)."),
-        alignment: str | None = typer.Option(None, "--alignment", help="Alignment scorer (default: the default)."),
-        questionable: str = typer.Option("exclude", "--questionable", help="FaithBench Questionable spans: "
-                                         "exclude | faithful | unfaithful."),
-        data_root: str | None = typer.Option(None, "--data-root", help="Folder of the shared data sets."),
+        model: str | None = MODEL_OPT,
+        alignment: str | None = ALIGN_OPT,
+        questionable: str = QUESTIONABLE_OPT,
+        data_root: str | None = DATA_ROOT_OPT,
     ) -> None:
         """Train a SynCheck detector (and a Lookback Lens) on labelled data; features are cached.
 
@@ -152,11 +157,10 @@ def register(app: typer.Typer, out, err, fail) -> None:
         out_file: Path = typer.Option(Path("recipe.json"), "--out", help="Where to write the chosen recipe."),
         table_file: Path | None = typer.Option(None, "--table", help="Also write the whole table as CSV."),
         seed: int = typer.Option(0, "--seed"),
-        model: str | None = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2)."),
-        alignment: str | None = typer.Option(None, "--alignment", help="Alignment scorer (default: the default)."),
-        questionable: str = typer.Option("exclude", "--questionable", help="FaithBench Questionable spans: "
-                                         "exclude | faithful | unfaithful."),
-        data_root: str | None = typer.Option(None, "--data-root", help="Folder of the shared data sets."),
+        model: str | None = MODEL_OPT,
+        alignment: str | None = ALIGN_OPT,
+        questionable: str = QUESTIONABLE_OPT,
+        data_root: str | None = DATA_ROOT_OPT,
     ) -> None:
         """Choose a training recipe by transfer: the best worst-case leave-one-data-set-out gain over align_score.
 
@@ -197,9 +201,8 @@ def register(app: typer.Typer, out, err, fail) -> None:
                                       "ablation tables across the --data sets (trains many detectors)."),
         n_boot: int = typer.Option(1000, "--n-boot", min=1, help="Bootstrap replicates for the 95% intervals."),
         seed: int = typer.Option(0, "--seed"),
-        questionable: str = typer.Option("exclude", "--questionable", help="FaithBench Questionable spans: "
-                                         "exclude | faithful | unfaithful."),
-        data_root: str | None = typer.Option(None, "--data-root", help="Folder of the shared data sets."),
+        questionable: str = QUESTIONABLE_OPT,
+        data_root: str | None = DATA_ROOT_OPT,
     ) -> None:
         """AUROC / AUPRC / balanced accuracy of a detector and every baseline, side by side, with 95% CIs."""
         from faithwatch.eval import harness
