@@ -204,10 +204,9 @@ class LexicalScorer(AlignmentScorer):
     def features(self, sentence: str, context: str) -> dict[str, float]:
         """Per-feature support fractions in [0, 1] (only the features the sentence has) plus ``score``."""
         validate_inputs([sentence], context)
-        return self._features(sentence, self._index(context))
+        return self._features(_sentence_features(sentence), self._index(context))
 
-    def _features(self, sentence: str, ctx: _ContextIndex) -> dict[str, float]:
-        f = _sentence_features(sentence)
+    def _features(self, f: _Features, ctx: _ContextIndex) -> dict[str, float]:
         out: dict[str, float] = {}
         if f.content:
             out["content"] = _fraction(f.content, ctx.stems)
@@ -238,7 +237,7 @@ class LexicalScorer(AlignmentScorer):
         validate_inputs([sentence], context)
         ctx = self._index(context)
         f = _sentence_features(sentence)
-        feats = self._features(sentence, ctx)
+        feats = self._features(f, ctx)
         return {
             "lex_content": feats.get("content", 1.0),
             "lex_bigrams": feats.get("bigrams", 1.0),
@@ -251,4 +250,4 @@ class LexicalScorer(AlignmentScorer):
         """Lexical support of each sentence by the context, in [0, 1]."""
         sents = validate_inputs(sentences, context)
         ctx = self._index(context)
-        return [self._features(s, ctx)["score"] for s in sents]
+        return [self._features(_sentence_features(s), ctx)["score"] for s in sents]

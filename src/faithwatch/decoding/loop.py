@@ -9,6 +9,7 @@ afresh from the same distribution.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -44,10 +45,11 @@ def sampling_chooser(temperature: float, generator: torch.Generator) -> Chooser:
     return choose
 
 
-def cad_logprobs(logp: torch.Tensor, twin: torch.Tensor, alpha: float) -> torch.Tensor:
+def cad_logprobs(logp: torch.Tensor, twin: torch.Tensor, alpha: float | torch.Tensor) -> torch.Tensor:
     """Context-aware decoding (Shi et al. 2023): (1+α)·logit(y|c,x) − α·logit(y|x), renormalised.
 
-    Log-probabilities differ from logits by a per-distribution constant, which the softmax removes.
+    Log-probabilities differ from logits by a per-distribution constant, which the softmax removes. ``alpha`` may
+    be a tensor broadcasting against the distributions (one α per row).
     """
     return torch.log_softmax((1 + alpha) * logp - alpha * twin, dim=-1)
 
@@ -58,33 +60,31 @@ def adacad_logprobs(logp: torch.Tensor, twin: torch.Tensor) -> torch.Tensor:
     Where context and memory agree (JSD ≈ 0) the distribution is left alone; where they conflict, the context
     is amplified up to α = 1.
     """
-    p, q = logp.float().exp(), twin.float().exp()
+    logp, twin = logp.float(), twin.float()
+    p, q = logp.exp(), twin.exp()
     m = (0.5 * (p + q)).clamp_min(1e-30).log()
-    jsd = 0.5 * ((p * (logp.float() - m)).sum(-1) + (q * (twin.float() - m)).sum(-1)) / torch.log(torch.tensor(2.0))
-    alpha = jsd.clamp(0.0, 1.0)[..., None]
-    return torch.log_softmax((1 + alpha) * logp.float() - alpha * twin.float(), dim=-1)
+    jsd = 0.5 * ((p * (logp - m)).sum(-1) + (q * (twin - m)).sum(-1)) / math.log(2.0)
+    return cad_logprobs(logp, twin, jsd.clamp(0.0, 1.0)[..., None])
+
+
+def _contrast_chooser(name: str, contrast: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+                      inner: Chooser) -> Chooser:
+    def choose(logp: torch.Tensor, twin: torch.Tensor | None) -> list[int]:
+        if twin is None:
+            raise InputError(f"{name} needs the no-context twin pass: enable the 'contrastive' signal")
+        return inner(contrast(logp, twin), twin)
+
+    return choose
 
 
 def adacad_chooser(inner: Chooser) -> Chooser:
     """Apply AdaCAD to the distributions, then choose with ``inner``."""
-
-    def choose(logp: torch.Tensor, twin: torch.Tensor | None) -> list[int]:
-        if twin is None:
-            raise InputError("AdaCAD needs the no-context twin pass: enable the 'contrastive' signal")
-        return inner(adacad_logprobs(logp, twin), twin)
-
-    return choose
+    return _contrast_chooser("AdaCAD", adacad_logprobs, inner)
 
 
 def cad_chooser(alpha: float, inner: Chooser) -> Chooser:
     """Apply CAD to the distributions, then choose with ``inner``."""
-
-    def choose(logp: torch.Tensor, twin: torch.Tensor | None) -> list[int]:
-        if twin is None:
-            raise InputError("CAD needs the no-context twin pass: enable the 'contrastive' signal")
-        return inner(cad_logprobs(logp, twin, alpha), twin)
-
-    return choose
+    return _contrast_chooser("CAD", lambda logp, twin: cad_logprobs(logp, twin, alpha), inner)
 
 
 @dataclass

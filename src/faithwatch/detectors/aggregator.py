@@ -42,7 +42,12 @@ from faithwatch.detectors.artifact import (
     training_metrics,
 )
 from faithwatch.detectors.base import Detector
-from faithwatch.detectors.calibration import PlattCalibration, choose_threshold, false_accept_threshold
+from faithwatch.detectors.calibration import (
+    PlattCalibration,
+    choose_threshold,
+    false_accept_threshold,
+    group_weights,
+)
 from faithwatch.detectors.linear import fit_logistic
 from faithwatch.detectors.preprocess import FeatureScaler
 from faithwatch.errors import InputError
@@ -80,10 +85,14 @@ def _scalar(name: str, value: FeatureValue) -> float:
     return out
 
 
-def _balanced(unfaithful: np.ndarray) -> np.ndarray:
-    """Class-balanced weights (scikit-learn's ``class_weight="balanced"``)."""
-    n, pos = len(unfaithful), unfaithful.sum()
-    return np.where(unfaithful, n / (2 * pos), n / (2 * (n - pos)))
+def _row_weights(unfaithful: np.ndarray, sample_weight: Any) -> np.ndarray:
+    """The given per-row weights, checked; by default class-balanced (scikit-learn's ``"balanced"``)."""
+    if sample_weight is None:
+        return group_weights(np.zeros(len(unfaithful)), unfaithful)
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.shape != unfaithful.shape or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        raise InputError("sample_weight must hold one finite, non-negative weight per row")
+    return w
 
 
 def _signs(names: Sequence[str], monotone: Mapping[str, int]) -> list[int]:
@@ -196,9 +205,7 @@ class SynCheckDetector(Detector):
         signs = _signs(names, monotone or {})
         if any(signs) and kind == "mlp":
             raise InputError("monotone constraints need kind lr or xgb; the MLP cannot keep them")
-        w = _balanced(unfaithful) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-        if w.shape != (Xa.shape[0],) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
-            raise InputError("sample_weight must hold one finite, non-negative weight per row")
+        w = _row_weights(unfaithful, sample_weight)
 
         scaler = FeatureScaler.fit(Xa, transform, w)
         Xs = scaler(Xa)
@@ -261,7 +268,7 @@ class SynCheckDetector(Detector):
         """
         z = np.asarray(oof_logits, dtype=np.float64)
         unfaithful = as_labels(y, z.shape[0])
-        w = _balanced(unfaithful) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        w = _row_weights(unfaithful, sample_weight)
         platt = PlattCalibration.fit(z, unfaithful, w)
         p = platt(z)
         self.weights["calib.platt"] = np.array([platt.a, platt.b])

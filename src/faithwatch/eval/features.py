@@ -233,19 +233,13 @@ def add_text_features(examples: Sequence[LabelledExample], sentences: pd.DataFra
     from faithwatch.alignment.lexical import EVIDENCE_FEATURES
     from faithwatch.signals.lexical import lexical_features
 
-    out = sentences.copy()
-    if out.empty:
-        for name in EVIDENCE_FEATURES:
-            out[name] = pd.Series(dtype=float)
-        return out
-    by_id = {e.id: e for e in examples}
-    values: dict[str, list[float]] = {name: [np.nan] * len(out) for name in EVIDENCE_FEATURES}
-    positions = {label: i for i, label in enumerate(out.index)}
-    for ex_id, idx in out.groupby("example_id").groups.items():
-        rows = lexical_features(out.loc[idx, "text"].tolist(), by_id[ex_id].context)
-        for label, feats in zip(idx, rows, strict=True):
-            for name, v in feats.items():
-                values[name][positions[label]] = v
-    for name, column in values.items():
-        out[name] = column
-    return out
+    if sentences.empty:  # e.g. every example failed: the columns, no rows
+        return sentences.reindex(columns=[*sentences.columns, *EVIDENCE_FEATURES])
+    contexts = {e.id: e.context for e in examples}
+    feats: list[dict[str, float]] = [{}] * len(sentences)
+    for ex_id, positions in sentences.groupby("example_id").indices.items():
+        texts = sentences["text"].iloc[positions].tolist()
+        for pos, row in zip(positions, lexical_features(texts, contexts[ex_id]), strict=True):
+            feats[pos] = row
+    added = pd.DataFrame(feats, index=sentences.index, columns=list(EVIDENCE_FEATURES), dtype=float)
+    return pd.concat([sentences, added], axis=1)

@@ -16,7 +16,8 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score
 
 from faithwatch.errors import InputError
-from faithwatch.eval.training import Recipe, fit_syncheck, raw_scores
+from faithwatch.eval.training import Recipe
+from faithwatch.eval.transfer import held_out_aurocs
 
 #: the reference single signal the gains are measured against
 REFERENCE = "align_score"
@@ -58,17 +59,6 @@ class Candidate:
         return {held: self.auroc[held] - reference[held] for held in self.auroc}
 
 
-def evaluate_recipe(tables: Mapping[str, pd.DataFrame], recipe: Recipe, model_id: str, seed: int = 0
-                    ) -> dict[str, float]:
-    """Held-out AUROC of ``recipe`` on every data set (trained on the others, uncalibrated: AUROC needs none)."""
-    out = {}
-    for held, test in tables.items():
-        train = pd.concat([t for n, t in tables.items() if n != held], ignore_index=True)
-        det = fit_syncheck(train, recipe, model_id=model_id, seed=seed, calibrate=False)
-        out[held] = float(roc_auc_score(test.label, -raw_scores(det, test)))
-    return out
-
-
 def reference_auroc(tables: Mapping[str, pd.DataFrame]) -> dict[str, float]:
     """AUROC of ``align_score`` alone per data set (its direction is known: higher is more faithful)."""
     return {name: float(roc_auc_score(t.label, -t[REFERENCE])) for name, t in tables.items()}
@@ -82,7 +72,7 @@ def select(tables: Mapping[str, pd.DataFrame], recipes: Sequence[Recipe], model_
     reference = reference_auroc(tables)
     rows = []
     for i, recipe in enumerate(recipes, start=1):
-        cand = Candidate(recipe, evaluate_recipe(tables, recipe, model_id, seed))
+        cand = Candidate(recipe, held_out_aurocs(tables, recipe, model_id, seed))
         gains = cand.gains(reference)
         rows.append({"recipe": describe(recipe), **{f"auroc {h}": v for h, v in cand.auroc.items()},
                      "mean auroc": float(np.mean(list(cand.auroc.values()))),

@@ -149,11 +149,14 @@ def probe_matrix(table: pd.DataFrame, layers: Sequence[int]) -> np.ndarray:
     return stack_inputs(table[cols].itertuples(index=False, name=None))
 
 
+def _probe_on(X: np.ndarray, table: pd.DataFrame, recipe: Recipe, model_id: str, seed: int) -> HiddenProbe:
+    return HiddenProbe.fit(X, table.label.to_numpy(), model_id=model_id, layers=recipe.probe_layers,
+                           C=recipe.probe_C, sample_weight=sample_weights(table, recipe.weighting), seed=seed)
+
+
 def fit_probe(train: pd.DataFrame, recipe: Recipe, model_id: str, seed: int = 0) -> HiddenProbe:
     """A hidden-state probe on every row of ``train``."""
-    return HiddenProbe.fit(probe_matrix(train, recipe.probe_layers), train.label.to_numpy(), model_id=model_id,
-                           layers=recipe.probe_layers, C=recipe.probe_C,
-                           sample_weight=sample_weights(train, recipe.weighting), seed=seed)
+    return _probe_on(probe_matrix(train, recipe.probe_layers), train, recipe, model_id, seed)
 
 
 def cross_fitted_probe(train: pd.DataFrame, recipe: Recipe, model_id: str, seed: int = 0) -> np.ndarray:
@@ -166,8 +169,7 @@ def cross_fitted_probe(train: pd.DataFrame, recipe: Recipe, model_id: str, seed:
         part = train[inside]
         if part.label.nunique() < 2:
             raise InputError("a probe fold has a single class; add labelled data of both classes")
-        probe = HiddenProbe.fit(X[inside], part.label.to_numpy(), model_id=model_id, layers=recipe.probe_layers,
-                                C=recipe.probe_C, sample_weight=sample_weights(part, recipe.weighting), seed=seed)
+        probe = _probe_on(X[inside], part, recipe, model_id, seed)
         out[~inside] = probe.logit(X[~inside])
     return out
 

@@ -44,6 +44,17 @@ def _split(tables: Mapping[str, pd.DataFrame], held: str) -> tuple[pd.DataFrame,
     return train, tables[held].reset_index(drop=True)
 
 
+def held_out_aurocs(tables: Mapping[str, pd.DataFrame], recipe: Recipe, model_id: str, seed: int = 0
+                    ) -> dict[str, float]:
+    """AUROC of ``recipe`` on every data set, trained on the others (uncalibrated: AUROC needs none)."""
+    out = {}
+    for held in tables:
+        train, test = _split(tables, held)
+        det = fit_syncheck(train, recipe, model_id=model_id, seed=seed, calibrate=False)
+        out[held] = _auc(test.label.to_numpy(), raw_scores(det, test))
+    return out
+
+
 def single_signal_aurocs(train: pd.DataFrame, test: pd.DataFrame, model_id: str, seed: int = 0,
                          lid: bool = False) -> dict[str, float]:
     """AUROC on ``test`` of every single feature, its direction fixed on ``train``."""
@@ -171,11 +182,7 @@ def ablation(tables: Mapping[str, pd.DataFrame], recipe: Recipe, model_id: str, 
     for label, families in settings.items():
         variant = with_recipe(recipe, families=families,
                               probe_layers=recipe.probe_layers if "probe" in families else ())
-        row = {"features": label}
-        for held in tables:
-            train, test = _split(tables, held)
-            det = fit_syncheck(train, variant, model_id=model_id, seed=seed, calibrate=False)
-            row[held] = _auc(test.label.to_numpy(), raw_scores(det, test))
+        row = {"features": label, **held_out_aurocs(tables, variant, model_id, seed)}
         row["mean"] = float(np.mean([row[h] for h in tables]))
         row["worst"] = float(np.min([row[h] for h in tables]))
         rows.append(row)
