@@ -260,19 +260,21 @@ def test_detector_refuses_alignment_with_other_weights(lm) -> None:
 
 
 def test_text_features_added_to_tables_equal_the_live_signal(lm):
-    """Teacher-forced tables get the lexical features after extraction; they must equal the monitor's."""
+    """Teacher-forced tables get the text-only features after extraction; they must equal the monitor's."""
     import pandas as pd
 
+    from faithwatch.alignment.edits import EDIT_FEATURES
     from faithwatch.alignment.lexical import EVIDENCE_FEATURES
     from faithwatch.data.schema import LabelledExample
     from faithwatch.eval.features import add_text_features
 
-    monitor = Monitor(lm, signals=["likelihood", "lexical"], alignment="none",
+    monitor = Monitor(lm, signals=["likelihood", "lexical", "edits"], alignment="none",
                       detector="heuristic")
     result = monitor.score(QUESTION, CONTEXT, RESPONSE)
     example = LabelledExample(dataset="d", id="e1", context=CONTEXT, question=QUESTION, response=RESPONSE)
     table = pd.DataFrame({"example_id": ["e1"] * len(result.sentences), "text": [s.text for s in result.sentences]})
     added = add_text_features([example], table)
+    names = [*EVIDENCE_FEATURES, *EDIT_FEATURES]
     for row, report in zip(added.to_dict("records"), result.sentences, strict=True):
-        assert {k: row[k] for k in EVIDENCE_FEATURES} == {k: report.features[k] for k in EVIDENCE_FEATURES}
+        assert {k: row[k] for k in names} == {k: report.features[k] for k in names}
     assert added["novel_numbers"].tolist() == [0.0, 0.0, 1.0]  # "330" is not in the context

@@ -184,3 +184,60 @@ def test_cache_with_other_alignment_is_reused(datasets, tmp_path, one_thread, lm
     s = donor.sentences.sort_values(["example_id", "sentence_index"]).reset_index(drop=True)
     assert np.allclose(d.min_prob, s.min_prob) and list(d.text) == list(s.text)
     assert len(derived.windows) == len(donor.windows)
+
+
+def test_text_only_tables_match_teacher_forcing_and_are_cached(datasets, tmp_path, one_thread, lm):
+    """Text-only tables hold the same sentences and align_score as teacher-forced ones, and are not recomputed."""
+    from faithwatch.alignment.lexical import LexicalScorer
+    from faithwatch.data.loaders import load_dataset
+    from faithwatch.eval.features import add_text_features, extract_features, extract_text_features
+    from faithwatch.eval.pipeline import extraction_monitor
+
+    class Counting(LexicalScorer):
+        calls = 0
+
+        def score_many(self, sentences, context):
+            Counting.calls += 1
+            return super().score_many(sentences, context)
+
+    a, _ = datasets
+    examples = load_dataset(str(a))
+    forced = extract_features(extraction_monitor(lm, "lexical"), "towns", examples).sentences
+    text = extract_text_features(Counting(), "towns", examples).sentences
+    key = ["example_id", "sentence_index"]
+    forced, text = (t.sort_values(key).reset_index(drop=True) for t in (forced, text))
+    assert list(text.text) == list(forced.text) and list(text.start) == list(forced.start)
+    assert text.align_score.tolist() == forced.align_score.tolist()
+    calls = Counting.calls
+    again = extract_text_features(Counting(), "towns", examples)
+    assert Counting.calls == calls and len(again.sentences) == len(text) and again.windows.empty
+    added = add_text_features(examples, text)
+    assert {"novel_numbers", "edit_swap_num", "edit_match"} <= set(added.columns)
+    assert added[["edit_match", "novel_numbers"]].notna().all().all()
+
+
+def test_train_select_eval_text_only(datasets, tiny_model_dir, tmp_path, one_thread, lm):
+    a, b = datasets
+    model = ["--model", str(tiny_model_dir), "--alignment", "lexical", "--text-only"]
+    det = tmp_path / "det"
+    refused = runner.invoke(app, ["train", "--data", f"{a},{b}", "--out", str(det), "--features",
+                                  "likelihood,alignment", *model])
+    assert refused.exit_code != 0 and "drop --text-only" in refused.output
+    trained = runner.invoke(app, ["train", "--data", f"{a},{b}", "--detector", "xgb", "--out", str(det),
+                                  "--features", "alignment,lexical,edits", *model])
+    assert trained.exit_code == 0, trained.output
+    meta = json.loads((det / "detector.json").read_text())
+    assert {"edit_swap_num", "novel_numbers", "align_score"} <= set(meta["feature_names"])
+    assert not (det / "lookback-lens").exists()
+    assert not list((tmp_path / "cache" / "faithwatch" / "features").glob("towns_a-*/examples-*.parquet"))
+    chosen = tmp_path / "recipe.json"
+    selected = runner.invoke(app, ["select", "--data", f"{a},{b}", "--out", str(chosen), *model])
+    assert selected.exit_code == 0, selected.output
+    assert set(json.loads(chosen.read_text())["recipe"]["families"]) <= {"alignment", "lexical", "edits"}
+    report = tmp_path / "report"
+    result = runner.invoke(app, ["eval", "--detector", str(det), "--data", f"{a},{b}", "--report", str(report),
+                                 "--transfer", "--n-boot", "20", "--text-only"])
+    assert result.exit_code == 0, result.output
+    tables = {t["name"]: t for t in json.loads((report / "results.json").read_text())["tables"]}
+    loo = next(t for n, t in tables.items() if n.startswith("leave one data set out: AUROC"))
+    assert {"edit_swap_num", "align_score"} <= {r["method"] for r in loo["records"]}

@@ -18,6 +18,8 @@ ALIGN_OPT = typer.Option(None, "--alignment", help="Alignment scorer (default: t
 QUESTIONABLE_OPT = typer.Option("exclude", "--questionable", help="FaithBench Questionable spans: "
                                 "exclude | faithful | unfaithful.")
 DATA_ROOT_OPT = typer.Option(None, "--data-root", help="Folder of the shared data sets.")
+TEXT_ONLY_OPT = typer.Option(False, "--text-only", help="Sentence features from the text alone, without teacher "
+                             "forcing (families alignment, lexical, edits): minutes instead of hours.")
 
 
 def _progress(console):
@@ -32,7 +34,7 @@ def _datasets(spec: str) -> list[str]:
     return names
 
 
-def _load(names, model, alignment, data_root, console, questionable="exclude"):
+def _load(names, model, alignment, data_root, console, questionable="exclude", text_only=False):
     from faithwatch.eval.pipeline import extraction_monitor, load_labelled
 
     with console.status("Loading model…"):
@@ -45,7 +47,8 @@ def _load(names, model, alignment, data_root, console, questionable="exclude"):
                 tasks[name] = progress.add_task(f"features {name}", total=total)
             progress.update(tasks[name], completed=n)
 
-        data = load_labelled(names, monitor, data_root=data_root, questionable=questionable, on_progress=on_progress)
+        data = load_labelled(names, monitor, data_root=data_root, questionable=questionable, on_progress=on_progress,
+                             text_only=text_only)
     for d in data.values():
         if d.failed:
             console.print(f"[yellow]{d.name}: {len(d.failed)} examples could not be scored[/] "
@@ -111,26 +114,33 @@ def register(app: typer.Typer, out, err, fail) -> None:
         probe_layers: str | None = typer.Option(None, "--probe-layers", help="Comma-separated layers of a "
                                                 "hidden-state probe ('' for none); adds the probe family."),
         probe_c: float | None = typer.Option(None, "--probe-C", help="Inverse L2 strength of the probe."),
-        lens: str = typer.Option("span", "--lens", help="Also train a Lookback Lens: span | window | none."),
+        lens: str = typer.Option("span", "--lens", help="Also train a Lookback Lens: span | window | none "
+                                 "(none with --text-only)."),
         seed: int = typer.Option(0, "--seed"),
         model: str | None = MODEL_OPT,
         alignment: str | None = ALIGN_OPT,
         questionable: str = QUESTIONABLE_OPT,
         data_root: str | None = DATA_ROOT_OPT,
+        text_only: bool = TEXT_ONLY_OPT,
     ) -> None:
         """Train a SynCheck detector (and a Lookback Lens) on labelled data; features are cached.
 
         The score is calibrated and the threshold chosen on out-of-fold predictions: each data set is predicted
         by the recipe trained on the others (one data set: 5 folds of examples).
         """
-        from faithwatch.eval.training import fit_lookback_lens, fit_syncheck
+        from faithwatch.eval.training import TEXT_FAMILIES, fit_lookback_lens, fit_syncheck
 
         if lens not in ("span", "window", "none"):
             raise fail(InputError("--lens must be span, window or none"))
         try:
             recipe = _recipe(recipe_file, detector, features, transform, c_value, monotone, weighting,
                              probe_layers, probe_c)
-            monitor, tables = _load(_datasets(data), model, alignment, data_root, err, questionable)
+            if text_only:
+                _check_text_only(recipe.families, TEXT_FAMILIES)
+                if lens != "none":
+                    err.print("--text-only: no Lookback Lens (it needs the model's attention)")
+                    lens = "none"
+            monitor, tables = _load(_datasets(data), model, alignment, data_root, err, questionable, text_only)
             train_df = pd.concat([t.sentences for t in tables.values()], ignore_index=True)
             start = time.perf_counter()
             with err.status("training, and predicting every data set out of fold for calibration…"):
@@ -161,6 +171,7 @@ def register(app: typer.Typer, out, err, fail) -> None:
         alignment: str | None = ALIGN_OPT,
         questionable: str = QUESTIONABLE_OPT,
         data_root: str | None = DATA_ROOT_OPT,
+        text_only: bool = TEXT_ONLY_OPT,
     ) -> None:
         """Choose a training recipe by transfer: the best worst-case leave-one-data-set-out gain over align_score.
 
@@ -171,8 +182,8 @@ def register(app: typer.Typer, out, err, fail) -> None:
         from faithwatch.eval.selection import select as run_select
 
         try:
-            monitor, tables = _load(_datasets(data), model, alignment, data_root, err, questionable)
-            grid = candidate_grid()
+            monitor, tables = _load(_datasets(data), model, alignment, data_root, err, questionable, text_only)
+            grid = candidate_grid(text_only=text_only)
             with _progress(err) as progress:
                 task = progress.add_task("leave-one-data-set-out", total=len(grid))
                 best, table = run_select({n: d.sentences for n, d in tables.items()}, grid, monitor.lm.model_id,
@@ -203,6 +214,7 @@ def register(app: typer.Typer, out, err, fail) -> None:
         seed: int = typer.Option(0, "--seed"),
         questionable: str = QUESTIONABLE_OPT,
         data_root: str | None = DATA_ROOT_OPT,
+        text_only: bool = TEXT_ONLY_OPT,
     ) -> None:
         """AUROC / AUPRC / balanced accuracy of a detector and every baseline, side by side, with 95% CIs."""
         from faithwatch.eval import harness
@@ -215,7 +227,13 @@ def register(app: typer.Typer, out, err, fail) -> None:
             if meta is None:
                 raise InputError(f"{detector} is not a detector folder (no detector.json)")
             alignment = meta.get("metrics", {}).get("alignment")
-            monitor, tables = _load(_datasets(data), meta["model_id"], alignment, data_root, err, questionable)
+            if text_only:
+                from faithwatch.eval.training import TEXT_FAMILIES
+
+                stored = meta.get("params", {}).get("recipe") or {}
+                _check_text_only(stored.get("families", ["?"]), TEXT_FAMILIES)
+            monitor, tables = _load(_datasets(data), meta["model_id"], alignment, data_root, err, questionable,
+                                    text_only)
             det, lens = harness.load_artifacts(detector, monitor.lm.model_id)
         except FaithwatchError as exc:
             raise fail(exc) from None
@@ -282,6 +300,13 @@ def register(app: typer.Typer, out, err, fail) -> None:
 
         index = write_dataset_html(report)
         err.print(f"report: {', '.join(str(p) for p in paths[:2])}, {index} and {len(paths) - 2} plots")
+
+
+def _check_text_only(families, text_families) -> None:
+    needs_model = [f for f in families if f not in text_families]
+    if needs_model:
+        raise InputError(f"--text-only covers the families {', '.join(text_families)}; this recipe also needs "
+                         f"{', '.join(needs_model)} (teacher forcing): drop --text-only")
 
 
 def register_transfer(app: typer.Typer, out, err, fail) -> None:

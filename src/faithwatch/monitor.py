@@ -21,12 +21,12 @@ from faithwatch.sentences import Sentence, SentenceTracker
 from faithwatch.signals import (
     EXTRA_SIGNALS,
     SIGNALS,
+    TEXT_SIGNALS,
     AlignmentSignal,
     ContrastiveSignal,
     EntropySignal,
     HiddenStateSignal,
     InfluenceSignal,
-    LexicalSignal,
     LIDBank,
     LIDSignal,
     LikelihoodSignal,
@@ -153,7 +153,7 @@ class Monitor:
             "influence": InfluenceSignal,
             "lookback": LookbackSignal,
             "alignment": lambda: AlignmentSignal(self.alignment),
-            "lexical": LexicalSignal,
+            **TEXT_SIGNALS,
             "probe": lambda: ProbeSignal(getattr(self.detector, "probe", None)),
             "hidden": lambda: HiddenStateSignal(layers, hidden_layers),
         }

@@ -63,6 +63,17 @@ class SentenceTracker:
         """Character end offset of each token in :attr:`text`."""
         return self._token_ends
 
+    @classmethod
+    def split_text(cls, text: str, language: str = "en") -> list[Sentence]:
+        """The sentences of a finished text, split as the tracker splits a generation that ended.
+
+        Without a tokenizer, "tokens" are characters: ``token_start``/``token_end`` equal ``start``/``end``.
+        """
+        tracker = cls(None, language)  # type: ignore[arg-type]  # no decoding: the text is given whole
+        tracker.text = text
+        tracker._token_ends = list(range(1, len(text) + 1))
+        return tracker.finish()
+
     def finish(self) -> list[Sentence]:
         """End of generation: every remaining sentence is final."""
         return self._split(final=True)

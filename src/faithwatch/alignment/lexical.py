@@ -61,8 +61,8 @@ _SMALL_NUMBERS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
     "fifteen sixteen seventeen eighteen nineteen twenty"
 )
-_NUMBER_WORDS = {w: str(i) for i, w in enumerate(_SMALL_NUMBERS.split())}
-_NUMBER_WORDS.update(
+NUMBER_WORDS = {w: str(i) for i, w in enumerate(_SMALL_NUMBERS.split())}
+NUMBER_WORDS.update(
     {
         "thirty": "30",
         "forty": "40",
@@ -142,7 +142,7 @@ def _words(text: str) -> list[tuple[str, int]]:
     return [(m.group(0), m.start()) for m in _TOKEN_RE.finditer(text) if not m.group(0)[0].isdigit()]
 
 
-def _is_stop(word: str) -> bool:
+def is_stop(word: str) -> bool:
     return word.lower().replace("’", "'") in STOP_WORDS
 
 
@@ -157,9 +157,9 @@ def _sentence_features(sentence: str) -> _Features:
         at_start = bool(_SENT_START_RE.search(sentence[:start]))
         letters = [c for c in word if c.isalpha()]
         all_caps = len(letters) >= 2 and all(c.isupper() for c in letters)
-        if all_caps or (word[0].isupper() and not at_start and not _is_stop(word)):
+        if all_caps or (word[0].isupper() and not at_start and not is_stop(word)):
             entities.add(stem(word))
-        if not _is_stop(word):
+        if not is_stop(word):
             content.add(stem(word))
     stems = [stem(w) for w, _ in words]
     bigrams = frozenset(zip(stems, stems[1:], strict=False))
@@ -176,7 +176,7 @@ class _ContextIndex:
 def _context_index(context: str) -> _ContextIndex:
     numbers = {normalise_number(m.group(0)) for m in _NUMBER_RE.finditer(context)}
     words = [w for w, _ in _words(context)]
-    numbers.update(_NUMBER_WORDS[w.lower()] for w in words if w.lower() in _NUMBER_WORDS)
+    numbers.update(NUMBER_WORDS[w.lower()] for w in words if w.lower() in NUMBER_WORDS)
     stems = [stem(w) for w in words]
     return _ContextIndex(frozenset(numbers), frozenset(stems), frozenset(zip(stems, stems[1:], strict=False)))
 

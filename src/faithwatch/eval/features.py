@@ -5,6 +5,8 @@ last-token hidden states at the LID layers) and one row per 8-token window (Look
 mode). Labels are not cached: they are joined from the loaders, so a label policy change needs no re-run.
 Shards are written atomically every few examples; a re-run skips finished examples and retries failed ones.
 A cache that differs only by the alignment scorer is reused: only ``align_score`` is recomputed.
+Text-only recipes (alignment, lexical, edits) need no model pass: :func:`extract_text_features` builds their
+tables from the text alone, in minutes instead of hours.
 """
 
 from __future__ import annotations
@@ -22,22 +24,25 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.data.schema import LabelledExample
 from faithwatch.errors import FaithwatchError
 from faithwatch.models.loading import cache_dir
 from faithwatch.monitor import Monitor
+from faithwatch.sentences import SentenceTracker
+from faithwatch.signals import TEXT_SIGNALS
 
 log = logging.getLogger(__name__)
 
 #: bump when the meaning of cached columns changes
 CACHE_SCHEMA = 2
+#: the same for text-only caches (:func:`extract_text_features`)
+TEXT_CACHE_SCHEMA = 1
 WINDOW = 8
 SHARD_EXAMPLES = 16
 #: signals extracted for training and evaluation (LID is computed afterwards from the hidden states,
 #: against a bank built from the training split)
 EXTRACTION_SIGNALS = ("likelihood", "entropy", "contrastive", "influence", "lookback", "alignment", "hidden")
-#: text-only signals: not cached, added to the tables after loading (cheap, and their changes need no re-extraction)
-TEXT_SIGNALS = ("lexical",)
 #: per-token records kept per sentence (any per-sentence statistic can then be computed without re-extraction)
 TOKEN_RECORDS = ("logprob", "twin_logprob", "entropy", "kl")
 
@@ -145,7 +150,51 @@ def extract_features(
     folder.mkdir(parents=True, exist_ok=True)
     done = set(_read(folder, "examples").get("example_id", pd.Series(dtype=str)))
     if not done and monitor.alignment is not None:
-        done = derive_alignment(monitor, dataset, examples, base, folder, on_progress)
+        derive_alignment(monitor, dataset, examples, base, folder, on_progress)
+    return _extract(folder, dataset, examples, lambda e: _rows(e, monitor), on_progress)
+
+
+def text_cache_key(scorer: AlignmentScorer | None, dataset: str) -> str:
+    """Folder name of a text-only cache: changes with the scorer, its version and :data:`TEXT_CACHE_SCHEMA`."""
+    spec = {"schema": TEXT_CACHE_SCHEMA, "alignment": scorer.name if scorer else None,
+            "alignment_version": getattr(scorer, "version", None)}
+    digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset)
+    return f"text-{safe}-{digest}"
+
+
+def _text_rows(example: LabelledExample, scorer: AlignmentScorer | None) -> tuple[list[dict], list[dict]]:
+    sentences = SentenceTracker.split_text(example.response)
+    scores = scorer.score_many([s.text for s in sentences], example.context) if scorer and sentences else []
+    rows = [{"example_id": example.id, "sentence_index": s.index, "text": s.text, "start": s.start, "end": s.end,
+             "align_score": float(scores[i]) if scores else np.nan} for i, s in enumerate(sentences)]
+    return rows, []
+
+
+def extract_text_features(
+    scorer: AlignmentScorer | None,
+    dataset: str,
+    examples: Sequence[LabelledExample],
+    *,
+    root: Path | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> FeatureTables:
+    """Sentence rows from the text alone, no language model (cached, resumable): for text-only recipes.
+
+    Each response is split as a finished generation is (:meth:`SentenceTracker.split_text`); ``align_score``
+    comes from ``scorer``. The :data:`TEXT_SIGNALS` features are added by :func:`add_text_features`, as for
+    teacher-forced tables. There are no window rows (the Lookback Lens needs the model).
+    """
+    folder = (root or cache_dir() / "features") / text_cache_key(scorer, dataset)
+    folder.mkdir(parents=True, exist_ok=True)
+    return _extract(folder, dataset, examples, lambda e: _text_rows(e, scorer), on_progress)
+
+
+def _extract(folder: Path, dataset: str, examples: Sequence[LabelledExample],
+             make_rows: Callable[[LabelledExample], tuple[list[dict], list[dict]]],
+             on_progress: Callable[[int, int], None] | None) -> FeatureTables:
+    """Rows of every example not yet in ``folder``, written in atomic shards; then the tables of ``examples``."""
+    done = set(_read(folder, "examples").get("example_id", pd.Series(dtype=str)))
     failed_path = folder / "failed.jsonl"
     todo = [e for e in examples if e.id not in done]
     shard = len(list(folder.glob("examples-*.parquet")))
@@ -165,10 +214,10 @@ def extract_features(
 
     for n, example in enumerate(todo, start=1):
         try:
-            sentences, windows = _rows(example, monitor)
+            sentences, windows = make_rows(example)
             if not sentences:
                 raise FaithwatchError("the response produced no sentence")
-        except FaithwatchError as exc:
+        except (FaithwatchError, ValueError) as exc:
             failed[example.id] = str(exc)
             log.warning("%s %s: %s", dataset, example.id, exc)
         else:
@@ -186,6 +235,7 @@ def extract_features(
     windows = _read(folder, "windows")
     if len(sentences):
         sentences = sentences[sentences.example_id.isin(wanted)].reset_index(drop=True)
+    if len(windows):
         windows = windows[windows.example_id.isin(wanted)].reset_index(drop=True)
     return FeatureTables(sentences=sentences, windows=windows, failed=failed)
 
@@ -230,16 +280,16 @@ def derive_alignment(monitor: Monitor, dataset: str, examples: Sequence[Labelled
 
 def add_text_features(examples: Sequence[LabelledExample], sentences: pd.DataFrame) -> pd.DataFrame:
     """``sentences`` with the :data:`TEXT_SIGNALS` features added, computed from each sentence's text and context."""
-    from faithwatch.alignment.lexical import EVIDENCE_FEATURES
-    from faithwatch.signals.lexical import lexical_features
-
+    signals = [factory() for factory in TEXT_SIGNALS.values()]
+    columns = [f for signal in signals for f in signal.feature_names]
     if sentences.empty:  # e.g. every example failed: the columns, no rows
-        return sentences.reindex(columns=[*sentences.columns, *EVIDENCE_FEATURES])
+        return sentences.reindex(columns=[*sentences.columns, *columns])
     contexts = {e.id: e.context for e in examples}
-    feats: list[dict[str, float]] = [{}] * len(sentences)
+    feats: list[dict[str, float]] = [{} for _ in range(len(sentences))]
     for ex_id, positions in sentences.groupby("example_id").indices.items():
         texts = sentences["text"].iloc[positions].tolist()
-        for pos, row in zip(positions, lexical_features(texts, contexts[ex_id]), strict=True):
-            feats[pos] = row
-    added = pd.DataFrame(feats, index=sentences.index, columns=list(EVIDENCE_FEATURES), dtype=float)
-    return pd.concat([sentences, added], axis=1)
+        for signal in signals:
+            for pos, row in zip(positions, signal.from_text(texts, contexts[ex_id]), strict=True):
+                feats[pos].update(row)
+    added = pd.DataFrame(feats, index=sentences.index, columns=columns, dtype=float)
+    return pd.concat([sentences.drop(columns=[c for c in columns if c in sentences.columns]), added], axis=1)

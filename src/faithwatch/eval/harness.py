@@ -58,11 +58,12 @@ def score_dataset(
     with_lid = with_derived(table, detector)
     ev.scores[detector.name] = syncheck_scores(detector, table)
     ev.thresholds[detector.name] = detector.threshold
-    ev.scores[FLARE] = table.min_prob.to_numpy()
+    if "min_prob" in table.columns:  # text-only tables have no model signals
+        ev.scores[FLARE] = table.min_prob.to_numpy()
     directions = detector.meta.metrics.get("feature_directions", {})
     for feature in detector.meta.feature_names:
         ev.scores[feature] = _oriented(with_lid[feature].to_numpy(), directions.get(feature, 1))
-    if lens is not None:
+    if lens is not None and "lookback_ratio" in table.columns:
         ev.scores["Lookback Lens"] = lens.predict_proba_faithful(lookback_matrix(table))
         ev.thresholds["Lookback Lens"] = lens.threshold
     return ev

@@ -49,6 +49,8 @@ def label_sentences(
 
 def label_windows(examples: Sequence[LabelledExample], windows: pd.DataFrame) -> pd.DataFrame:
     """Windows (Lookback Lens sliding-window mode): 1 if the window overlaps unfaithful content (paper 003)."""
+    if windows.empty:  # text-only tables have no windows
+        return windows.assign(label=pd.Series(dtype=int), dataset=pd.Series(dtype=str))
     by_id = {e.id: e for e in examples}
     labels = []
     for row in windows.itertuples(index=False):

@@ -10,7 +10,12 @@ import pandas as pd
 
 from faithwatch.data.loaders import load_dataset
 from faithwatch.data.schema import LabelledExample
-from faithwatch.eval.features import EXTRACTION_SIGNALS, add_text_features, extract_features
+from faithwatch.eval.features import (
+    EXTRACTION_SIGNALS,
+    add_text_features,
+    extract_features,
+    extract_text_features,
+)
 from faithwatch.eval.labels import label_sentences, label_windows
 from faithwatch.models.loading import LoadedModel, load_model
 from faithwatch.monitor import Monitor
@@ -45,13 +50,21 @@ def load_labelled(
     data_root: str | None = None,
     questionable: str = "exclude",
     on_progress: Callable[[str, int, int], None] | None = None,
+    text_only: bool = False,
 ) -> dict[str, LabelledData]:
-    """Load, extract (cached) and label each data set."""
+    """Load, extract (cached) and label each data set.
+
+    ``text_only``: sentence features from the text alone (``align_score`` from the monitor's scorer and the
+    text signals), without teacher forcing; enough for recipes of :data:`TEXT_FAMILIES`.
+    """
     out = {}
     for name in names:
         examples = load_dataset(name, data_root, questionable=questionable)
         progress = (lambda n, t, _name=name: on_progress(_name, n, t)) if on_progress else None
-        tables = extract_features(monitor, name, examples, on_progress=progress)
+        if text_only:
+            tables = extract_text_features(monitor.alignment, name, examples, on_progress=progress)
+        else:
+            tables = extract_features(monitor, name, examples, on_progress=progress)
         tables.sentences = add_text_features(examples, tables.sentences)
         sentences = label_sentences(examples, tables.sentences)
         short = Path(name).stem if name.endswith(".jsonl") else name

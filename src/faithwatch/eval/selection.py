@@ -16,15 +16,16 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score
 
 from faithwatch.errors import InputError
-from faithwatch.eval.training import Recipe
+from faithwatch.eval.training import TEXT_FAMILIES, Recipe
 from faithwatch.eval.transfer import held_out_aurocs
 
 #: the reference single signal the gains are measured against
 REFERENCE = "align_score"
 
 
-def candidate_grid(probe_layers: Sequence[Sequence[int]] = ()) -> list[Recipe]:
-    """The recipes ``faithwatch select`` compares (``probe_layers``: probe variants to add)."""
+def candidate_grid(probe_layers: Sequence[Sequence[int]] = (), text_only: bool = False) -> list[Recipe]:
+    """The recipes ``faithwatch select`` compares (``probe_layers``: probe variants to add; ``text_only``: only
+    recipes of :data:`~faithwatch.eval.training.TEXT_FAMILIES`)."""
     full = ("likelihood", "uncertainty", "influence", "alignment", "lexical")
     family_sets = [
         ("alignment",),
@@ -42,9 +43,14 @@ def candidate_grid(probe_layers: Sequence[Sequence[int]] = ()) -> list[Recipe]:
     for families in (("alignment", "lexical"), full):
         grid += [Recipe(families=families, transform="quantile"), Recipe(families=families, monotone=False),
                  Recipe(families=families, weighting="pooled"), Recipe(kind="xgb", families=families)]
+    text = ("alignment", "lexical", "edits")
+    grid += [Recipe(families=text, C=c) for c in (0.1, 1.0)] + [Recipe(kind="xgb", families=text),
+                                                                 Recipe(kind="xgb", families=("alignment", "edits"))]
     for layers in probe_layers:
         for c in (0.001, 0.01):
             grid.append(Recipe(families=full + ("probe",), probe_layers=tuple(layers), probe_C=c))
+    if text_only:
+        grid = [r for r in grid if set(r.families) <= set(TEXT_FAMILIES)]
     return grid
 
 

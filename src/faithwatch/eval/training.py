@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score
 
+from faithwatch.alignment.edits import EDIT_FEATURES
 from faithwatch.alignment.lexical import EVIDENCE_FEATURES
 from faithwatch.detectors.aggregator import SYNCHECK_KINDS, SynCheckDetector
 from faithwatch.detectors.calibration import group_weights
@@ -41,8 +42,11 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "influence": ("min_pci", "mean_pci", "neg_pci_pos"),
     "alignment": ("align_score",),
     "lexical": EVIDENCE_FEATURES,
+    "edits": EDIT_FEATURES,
     "probe": ("probe_logit",),
 }
+#: families computed from the sentence text and context alone (``--text-only`` tables suffice)
+TEXT_FAMILIES = ("alignment", "lexical", "edits")
 #: the families of paper 000 Table 4 (raw probabilities, no signed influence, no probe)
 PAPER_FAMILIES = ("likelihood-raw", "uncertainty", "contrastive", "alignment")
 #: directions known from what a feature means (+1: higher is more faithful); KL and LID are unsigned
@@ -52,6 +56,7 @@ DIRECTIONS: dict[str, int] = {
     "min_pci": 1, "mean_pci": 1, "neg_pci_pos": -1,
     "align_score": 1, "probe_logit": 1,
     "lex_content": 1, "lex_bigrams": 1, "novel_content": -1, "novel_numbers": -1, "novel_entities": -1,
+    "edit_match": 1, "edit_swap_num": -1, "edit_swap_word": -1, "edit_neg_flip": -1,
 }
 #: what a trained detector predicts: rows with a label, grouped by ``dataset``
 WEIGHTINGS = ("dataset", "pooled")

@@ -32,7 +32,8 @@ from faithwatch.eval.training import (
 #: the false-accept rate whose out-of-fold threshold the LOO table checks on the held-out set
 CHECK_FALSE_ACCEPT = 0.1
 #: single signals compared in the LOO table (every SynCheck feature the recipes use, plus the raw probabilities)
-SINGLE_FAMILIES = ("likelihood", "likelihood-raw", "uncertainty", "contrastive", "influence", "alignment")
+SINGLE_FAMILIES = ("likelihood", "likelihood-raw", "uncertainty", "contrastive", "influence", "alignment", "lexical",
+                   "edits")
 
 
 def _auc(labels: np.ndarray, faithful_scores: np.ndarray) -> float:

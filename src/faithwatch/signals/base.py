@@ -63,6 +63,8 @@ class Signal(ABC):
     """A family of per-sentence features (paper 000 Table 4 names)."""
 
     name: str = "signal"
+    #: features depend on the sentence text and context alone (tables add them after extraction: :meth:`from_text`)
+    text_only: bool = False
 
     @property
     def needs(self) -> Needs:
@@ -81,3 +83,7 @@ class Signal(ABC):
     def compute_many(self, traces: Sequence[SentenceTrace]) -> list[dict[str, FeatureValue]]:
         """Features of several sentences (override to batch)."""
         return [self.compute(t) for t in traces]
+
+    def from_text(self, texts: list[str], context: str) -> list[dict[str, float]]:
+        """Features of several sentences of one context without a trace (``text_only`` signals only)."""
+        raise NotImplementedError(f"signal {self.name!r} needs a model trace")

@@ -3,7 +3,7 @@
 ``align_score`` folds them into one number with fixed weights; here a trained aggregator weighs them itself:
 content-word and bigram support fractions, and counts of the sentence's numbers, entities and content words
 that the context lacks. Text only (no model pass), so teacher-forced tables can add them after extraction
-(:func:`lexical_features`).
+(:meth:`LexicalSignal.from_text`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ class LexicalSignal(Signal):
     """Emits :data:`~faithwatch.alignment.lexical.EVIDENCE_FEATURES` for each sentence."""
 
     name = "lexical"
+    text_only = True
 
     def __init__(self) -> None:
         self.scorer = LexicalScorer()
@@ -27,8 +28,6 @@ class LexicalSignal(Signal):
     def compute(self, trace: SentenceTrace) -> dict[str, FeatureValue]:
         return dict(self.scorer.evidence(trace.sentence.text, trace.context))
 
-
-def lexical_features(texts: list[str], context: str) -> list[dict[str, float]]:
-    """The ``lexical`` signal's features of several sentences of one context (no trace needed)."""
-    scorer = LexicalScorer()
-    return [scorer.evidence(t, context) for t in texts]
+    def from_text(self, texts: list[str], context: str) -> list[dict[str, float]]:
+        """Features of several sentences of one context (no trace needed)."""
+        return [self.scorer.evidence(t, context) for t in texts]
