@@ -18,6 +18,8 @@ ALIGN_OPT = typer.Option(None, "--alignment", help="Alignment scorer (default: t
 QUESTIONABLE_OPT = typer.Option("exclude", "--questionable", help="FaithBench Questionable spans: "
                                 "exclude | faithful | unfaithful.")
 DATA_ROOT_OPT = typer.Option(None, "--data-root", help="Folder of the shared data sets.")
+AUGMENT_OPT = typer.Option(None, "--augment", help="Comma-separated training-only data sets (e.g. from "
+                           "`faithwatch synth-edits`): trained on, never held out or used for calibration.")
 TEXT_ONLY_OPT = typer.Option(False, "--text-only", help="Sentence features from the text alone, without teacher "
                              "forcing (families alignment, lexical, edits): minutes instead of hours.")
 
@@ -34,7 +36,7 @@ def _datasets(spec: str) -> list[str]:
     return names
 
 
-def _load(names, model, alignment, data_root, console, questionable="exclude", text_only=False):
+def _load(names, model, alignment, data_root, console, questionable="exclude", text_only=False, augment=None):
     from faithwatch.eval.pipeline import extraction_monitor, load_labelled
 
     with console.status("Loading model…"):
@@ -48,12 +50,13 @@ def _load(names, model, alignment, data_root, console, questionable="exclude", t
             progress.update(tasks[name], completed=n)
 
         data = load_labelled(names, monitor, data_root=data_root, questionable=questionable, on_progress=on_progress,
-                             text_only=text_only)
+                             text_only=text_only, augment=_datasets(augment) if augment else ())
     for d in data.values():
         if d.failed:
             console.print(f"[yellow]{d.name}: {len(d.failed)} examples could not be scored[/] "
                           f"(first: {next(iter(d.failed.items()))})")
-        console.print(f"{d.name}: {len(d.sentences)} labelled sentences "
+        role = " (training only)" if d.train_only else ""
+        console.print(f"{d.name}{role}: {len(d.sentences)} labelled sentences "
                       f"({int(d.sentences.label.sum())} unfaithful), {d.unlabelled_sentences} without a label left out")
     return monitor, data
 
@@ -122,6 +125,7 @@ def register(app: typer.Typer, out, err, fail) -> None:
         questionable: str = QUESTIONABLE_OPT,
         data_root: str | None = DATA_ROOT_OPT,
         text_only: bool = TEXT_ONLY_OPT,
+        augment: str | None = AUGMENT_OPT,
     ) -> None:
         """Train a SynCheck detector (and a Lookback Lens) on labelled data; features are cached.
 
@@ -140,7 +144,8 @@ def register(app: typer.Typer, out, err, fail) -> None:
                 if lens != "none":
                     err.print("--text-only: no Lookback Lens (it needs the model's attention)")
                     lens = "none"
-            monitor, tables = _load(_datasets(data), model, alignment, data_root, err, questionable, text_only)
+            monitor, tables = _load(_datasets(data), model, alignment, data_root, err, questionable, text_only,
+                                    augment)
             train_df = pd.concat([t.sentences for t in tables.values()], ignore_index=True)
             start = time.perf_counter()
             with err.status("training, and predicting every data set out of fold for calibration…"):
@@ -172,6 +177,7 @@ def register(app: typer.Typer, out, err, fail) -> None:
         questionable: str = QUESTIONABLE_OPT,
         data_root: str | None = DATA_ROOT_OPT,
         text_only: bool = TEXT_ONLY_OPT,
+        augment: str | None = AUGMENT_OPT,
     ) -> None:
         """Choose a training recipe by transfer: the best worst-case leave-one-data-set-out gain over align_score.
 
@@ -182,7 +188,8 @@ def register(app: typer.Typer, out, err, fail) -> None:
         from faithwatch.eval.selection import select as run_select
 
         try:
-            monitor, tables = _load(_datasets(data), model, alignment, data_root, err, questionable, text_only)
+            monitor, tables = _load(_datasets(data), model, alignment, data_root, err, questionable, text_only,
+                                    augment)
             grid = candidate_grid(text_only=text_only)
             with _progress(err) as progress:
                 task = progress.add_task("leave-one-data-set-out", total=len(grid))
@@ -203,6 +210,33 @@ def register(app: typer.Typer, out, err, fail) -> None:
             table.to_csv(table_file, index=False)
         err.print(f"chosen recipe written to {out_file}; train it with `faithwatch train --recipe {out_file}`")
 
+    @app.command(name="synth-edits")
+    def synth_edits(
+        data: str = typer.Option(..., "--data", help="Data sets whose contexts the responses are built from."),
+        out_file: Path = typer.Option(..., "--out", help="The JSONL file to write (generic format)."),
+        n: int = typer.Option(600, "--n", min=2, help="Responses to build (about half unfaithful)."),
+        seed: int = typer.Option(0, "--seed"),
+        data_root: str | None = DATA_ROOT_OPT,
+    ) -> None:
+        """Build near-copy responses with one changed number, entity or negation (span-labelled), for --augment.
+
+        Responses copy a few sentences of a context; about half change one of them. Use the file as a
+        training-only set: `faithwatch train --augment FILE`.
+        """
+        from faithwatch.data.loaders import load_dataset, to_jsonl_row
+        from faithwatch.data.synthetic_edits import edit_examples
+
+        try:
+            sources = [e for name in _datasets(data) for e in load_dataset(name, data_root)]
+            examples = edit_examples(sources, n, seed=seed, dataset=out_file.stem)
+        except (FaithwatchError, ValueError) as exc:
+            raise fail(exc if isinstance(exc, FaithwatchError) else InputError(str(exc))) from None
+        out_file.parent.mkdir(parents=True, exist_ok=True)
+        out_file.write_text("".join(json.dumps(to_jsonl_row(e)) + "\n" for e in examples), encoding="utf-8")
+        bad = sum(e.response_label for e in examples)
+        err.print(f"{len(examples)} responses ({bad} with a changed sentence) from {len(sources)} source examples "
+                  f"→ {out_file}")
+
     @app.command(name="eval")
     def evaluate(
         detector: Path = typer.Option(..., "--detector", help="A detector folder made by `faithwatch train`."),
@@ -215,6 +249,7 @@ def register(app: typer.Typer, out, err, fail) -> None:
         questionable: str = QUESTIONABLE_OPT,
         data_root: str | None = DATA_ROOT_OPT,
         text_only: bool = TEXT_ONLY_OPT,
+        augment: str | None = AUGMENT_OPT,
     ) -> None:
         """AUROC / AUPRC / balanced accuracy of a detector and every baseline, side by side, with 95% CIs."""
         from faithwatch.eval import harness
@@ -233,7 +268,7 @@ def register(app: typer.Typer, out, err, fail) -> None:
                 stored = meta.get("params", {}).get("recipe") or {}
                 _check_text_only(stored.get("families", ["?"]), TEXT_FAMILIES)
             monitor, tables = _load(_datasets(data), meta["model_id"], alignment, data_root, err, questionable,
-                                    text_only)
+                                    text_only, augment)
             det, lens = harness.load_artifacts(detector, monitor.lm.model_id)
         except FaithwatchError as exc:
             raise fail(exc) from None
@@ -241,6 +276,8 @@ def register(app: typer.Typer, out, err, fail) -> None:
         out_tables, curves = {}, {}
         trained_on = {line.split(":")[0] for line in det.meta.training_data}
         for name, d in tables.items():
+            if d.train_only:
+                continue
             tag = " (IN-SAMPLE: the detector was trained on this set)" if name in trained_on else ""
             if tag:
                 err.print(f"[yellow]{name}: the detector was trained on it; its figures are in-sample[/]")

@@ -179,6 +179,18 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
     return out
 
 
+def to_jsonl_row(example: LabelledExample) -> dict:
+    """``example`` in the generic JSONL format that :func:`load_jsonl` reads back."""
+    row = {"id": example.id, "context": example.context, "question": example.question, "response": example.response,
+           "instruction": example.instruction,
+           "spans": [{"start": s.start, "end": s.end, "label": s.label} for s in example.spans]}
+    if example.response_label is not None:
+        row["label"] = example.response_label
+    if example.source_model is not None:
+        row["source_model"] = example.source_model
+    return row
+
+
 DATASETS: dict[str, Callable[[Path], list[LabelledExample]]] = {
     "faithbench": load_faithbench,
     "qags-cnndm": load_qags,

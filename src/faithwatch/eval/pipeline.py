@@ -33,6 +33,7 @@ class LabelledData:
     windows: pd.DataFrame
     failed: dict[str, str]
     unlabelled_sentences: int
+    train_only: bool = False  # an augmentation set: trained on, never evaluated
 
 
 def extraction_monitor(model: LoadedModel | str | None = None, alignment: str | None = None) -> Monitor:
@@ -51,14 +52,17 @@ def load_labelled(
     questionable: str = "exclude",
     on_progress: Callable[[str, int, int], None] | None = None,
     text_only: bool = False,
+    augment: Sequence[str] = (),
 ) -> dict[str, LabelledData]:
     """Load, extract (cached) and label each data set.
 
     ``text_only``: sentence features from the text alone (``align_score`` from the monitor's scorer and the
     text signals), without teacher forcing; enough for recipes of :data:`TEXT_FAMILIES`.
+    ``augment``: data sets (already in ``names`` or not) marked training-only: their sentence rows get
+    ``train_only = True``, so that leave-one-out never holds them out and calibration does not use them.
     """
     out = {}
-    for name in names:
+    for name in dict.fromkeys([*names, *augment]):
         examples = load_dataset(name, data_root, questionable=questionable)
         progress = (lambda n, t, _name=name: on_progress(_name, n, t)) if on_progress else None
         if text_only:
@@ -66,12 +70,13 @@ def load_labelled(
         else:
             tables = extract_features(monitor, name, examples, on_progress=progress)
         tables.sentences = add_text_features(examples, tables.sentences)
+        tables.sentences = tables.sentences.assign(train_only=name in augment)
         sentences = label_sentences(examples, tables.sentences)
         short = Path(name).stem if name.endswith(".jsonl") else name
         out[short] = LabelledData(
             name=short, examples=examples, sentences=sentences,
             all_sentences=label_sentences(examples, tables.sentences, keep_unlabelled=True),
             windows=label_windows(examples, tables.windows),
-            failed=tables.failed, unlabelled_sentences=sentences.attrs.get("dropped", 0),
+            failed=tables.failed, unlabelled_sentences=sentences.attrs.get("dropped", 0), train_only=name in augment,
         )
     return out

@@ -17,7 +17,7 @@ from sklearn.metrics import roc_auc_score
 
 from faithwatch.errors import InputError
 from faithwatch.eval.training import TEXT_FAMILIES, Recipe
-from faithwatch.eval.transfer import held_out_aurocs
+from faithwatch.eval.transfer import held_out_aurocs, held_out_names
 
 #: the reference single signal the gains are measured against
 REFERENCE = "align_score"
@@ -67,14 +67,14 @@ class Candidate:
 
 def reference_auroc(tables: Mapping[str, pd.DataFrame]) -> dict[str, float]:
     """AUROC of ``align_score`` alone per data set (its direction is known: higher is more faithful)."""
-    return {name: float(roc_auc_score(t.label, -t[REFERENCE])) for name, t in tables.items()}
+    return {name: float(roc_auc_score(tables[name].label, -tables[name][REFERENCE])) for name in held_out_names(tables)}
 
 
 def select(tables: Mapping[str, pd.DataFrame], recipes: Sequence[Recipe], model_id: str, *, seed: int = 0,
            on_recipe: Callable[[int, int], None] | None = None) -> tuple[Recipe, pd.DataFrame]:
     """Evaluate every recipe by LOO; return the best by worst-case gain and the whole table (best first)."""
-    if len(tables) < 2:
-        raise InputError("selection by transfer needs at least two labelled data sets")
+    if len(tables) < 2 or not held_out_names(tables):
+        raise InputError("selection by transfer needs at least two labelled data sets, one of them not training-only")
     reference = reference_auroc(tables)
     rows = []
     for i, recipe in enumerate(recipes, start=1):

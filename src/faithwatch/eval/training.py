@@ -135,6 +135,13 @@ def sample_weights(table: pd.DataFrame, weighting: str) -> np.ndarray:
     return group_weights(groups, table.label.to_numpy() == 1)
 
 
+def train_only(table: pd.DataFrame) -> np.ndarray:
+    """Rows of training-only (augmentation) sets: never held out, never used for calibration."""
+    if "train_only" not in table.columns:
+        return np.zeros(len(table), dtype=bool)
+    return table["train_only"].fillna(False).to_numpy(dtype=bool)
+
+
 def _folds(table: pd.DataFrame, k: int = 5, seed: int = 0) -> np.ndarray:
     """Fold per row: by data set when there are several, else ``k`` folds of whole examples."""
     datasets = table.dataset.unique()
@@ -219,8 +226,11 @@ def out_of_fold_logits(train: pd.DataFrame, recipe: Recipe, model_id: str, seed:
     """Raw log-odds of every training row from the recipe trained without that row's data set (or fold)."""
     folds = _folds(train, seed=seed)
     out = np.zeros(len(train))
+    augment = train_only(train)
     for f in np.unique(folds):
         inside = folds != f
+        if augment[~inside].all():  # a training-only set is never predicted out of fold
+            continue
         det = _fit_raw(train[inside].reset_index(drop=True), recipe, model_id, seed)
         out[~inside] = raw_scores(det, train[~inside])
     return out
@@ -238,13 +248,18 @@ def fit_syncheck(train: pd.DataFrame, recipe: Recipe | str | None = None, *, mod
     detector = _fit_raw(train, recipe, model_id, seed)
     detector.meta.params["recipe"] = recipe.to_dict()
     if calibrate:
-        oof = out_of_fold_logits(train, recipe, model_id, seed)
-        weights = sample_weights(train, recipe.weighting)
-        detector.calibrate(oof, train.label.to_numpy(), weights)
+        real = ~train_only(train)
+        if not real.any():
+            raise InputError("calibration needs at least one data set that is not training-only")
+        oof = out_of_fold_logits(train, recipe, model_id, seed)[real]
+        held = train[real].reset_index(drop=True)
+        detector.calibrate(oof, held.label.to_numpy(), sample_weights(held, recipe.weighting))
         p = detector.calibration(oof)
         detector.meta.metrics["out_of_fold_auroc"] = {
             str(ds): round(float(roc_auc_score(g.label, -oof[g.index])), 6)
-            for ds, g in train.groupby("dataset") if g.label.nunique() == 2}
+            for ds, g in held.groupby("dataset") if g.label.nunique() == 2}
+        if not real.all():
+            detector.meta.metrics["training_only"] = sorted(train[~real].dataset.unique().tolist())
         detector.meta.metrics["out_of_fold_threshold"] = detector.threshold
         detector.meta.metrics["out_of_fold_mean_p_faithful"] = round(float(p.mean()), 6)
     return detector

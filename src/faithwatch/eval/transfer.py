@@ -26,6 +26,7 @@ from faithwatch.eval.training import (
     raw_scores,
     syncheck_features,
     syncheck_scores,
+    train_only,
     with_recipe,
 )
 
@@ -40,6 +41,11 @@ def _auc(labels: np.ndarray, faithful_scores: np.ndarray) -> float:
     return float(roc_auc_score(labels, -np.asarray(faithful_scores, dtype=np.float64)))
 
 
+def held_out_names(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """The data sets that LOO holds out in turn: all but the training-only (augmentation) ones."""
+    return [name for name, table in tables.items() if not train_only(table).all()]
+
+
 def _split(tables: Mapping[str, pd.DataFrame], held: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     train = pd.concat([t for n, t in tables.items() if n != held], ignore_index=True)
     return train, tables[held].reset_index(drop=True)
@@ -47,9 +53,9 @@ def _split(tables: Mapping[str, pd.DataFrame], held: str) -> tuple[pd.DataFrame,
 
 def held_out_aurocs(tables: Mapping[str, pd.DataFrame], recipe: Recipe, model_id: str, seed: int = 0
                     ) -> dict[str, float]:
-    """AUROC of ``recipe`` on every data set, trained on the others (uncalibrated: AUROC needs none)."""
+    """AUROC of ``recipe`` on every held-out data set, trained on the others (uncalibrated: AUROC needs none)."""
     out = {}
-    for held in tables:
+    for held in held_out_names(tables):
         train, test = _split(tables, held)
         det = fit_syncheck(train, recipe, model_id=model_id, seed=seed, calibrate=False)
         out[held] = _auc(test.label.to_numpy(), raw_scores(det, test))
@@ -114,9 +120,9 @@ def leave_one_out_fold(tables: Mapping[str, pd.DataFrame], held: str, recipe: Re
 def leave_one_out(tables: Mapping[str, pd.DataFrame], recipe: Recipe, model_id: str, *, seed: int = 0,
                   lens: bool = True, num_layers: int = 0, num_heads: int = 0,
                   on_fold: Callable[[str], None] | None = None) -> list[HeldOut]:
-    """One :class:`HeldOut` per data set (``on_fold(held)`` after each)."""
+    """One :class:`HeldOut` per held-out data set (``on_fold(held)`` after each)."""
     out = []
-    for held in tables:
+    for held in held_out_names(tables):
         out.append(leave_one_out_fold(tables, held, recipe, model_id, seed=seed, lens=lens, num_layers=num_layers,
                                       num_heads=num_heads))
         if on_fold:
@@ -159,11 +165,10 @@ def transfer_matrix(tables: Mapping[str, pd.DataFrame], recipe: Recipe, model_id
                     ) -> pd.DataFrame:
     """AUROC of the recipe trained on the row data set and tested on the column one (diagonal: out of fold by
     example, marked in-sample-split)."""
-    names = list(tables)
     rows = []
-    for a in names:
+    for a in tables:
         row = {"train": a}
-        for b in names:
+        for b in held_out_names(tables):
             if a == b:
                 table = tables[a].reset_index(drop=True)
                 row[b] = _auc(table.label.to_numpy(), out_of_fold_logits(table, recipe, model_id, seed))
@@ -184,7 +189,8 @@ def ablation(tables: Mapping[str, pd.DataFrame], recipe: Recipe, model_id: str, 
         variant = with_recipe(recipe, families=families,
                               probe_layers=recipe.probe_layers if "probe" in families else ())
         row = {"features": label, **held_out_aurocs(tables, variant, model_id, seed)}
-        row["mean"] = float(np.mean([row[h] for h in tables]))
-        row["worst"] = float(np.min([row[h] for h in tables]))
+        held = held_out_names(tables)
+        row["mean"] = float(np.mean([row[h] for h in held]))
+        row["worst"] = float(np.min([row[h] for h in held]))
         rows.append(row)
     return pd.DataFrame(rows)

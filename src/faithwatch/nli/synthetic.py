@@ -81,7 +81,7 @@ def _shorten(sent: str) -> str:
     return head + "." if head != sent and len(head.split()) >= 6 else sent
 
 
-def _hypothesis(kind: str, sent: str, rng: random.Random, moves: Sequence[str], entity_texts: Sequence[str],
+def make_hypothesis(kind: str, sent: str, rng: random.Random, moves: Sequence[str], entity_texts: Sequence[str],
                 outside: Sequence[str]) -> str | None:
     """A hypothesis of class ``kind`` made from ``sent`` (None when this draw cannot make one)."""
     if kind == "entailment":
@@ -126,7 +126,7 @@ def synthetic_pairs(texts: Sequence[str], n: int, seed: int = 0, window: tuple[i
         window_docs = [docs[i] for i in chosen[:-1]]
         target_doc = rng.choice(window_docs)
         sent = rng.choice(sentences_of(target_doc))
-        hyp = _hypothesis(kind, sent, rng, ["number", "entity", "negation"],
+        hyp = make_hypothesis(kind, sent, rng, ["number", "entity", "negation"],
                           [d for d in window_docs if d is not target_doc], sentences_of(docs[chosen[-1]]))
         if not hyp or hyp == sent and kind != "entailment":
             return None
@@ -164,7 +164,7 @@ def document_pairs(texts: Sequence[str], n: int, seed: int = 0, max_words: int =
         i, j = _window(sents, rng, max_words)
         inside = sents[i:j]
         sent = rng.choice(inside)
-        hyp = _hypothesis(kind, sent, rng, ["number", "entity", "entity", "negation"],
+        hyp = make_hypothesis(kind, sent, rng, ["number", "entity", "entity", "negation"],
                           [s for s in sents if s != sent], sents[:i] + sents[j:])
         if not hyp or hyp == sent and kind != "entailment" or kind == "neutral" and hyp in " ".join(inside):
             return None
