@@ -2,8 +2,9 @@
 
 Hand-written pairs: each error sentence restates a context sentence with one date, number, name, place or
 negation changed; the supported sentences are paraphrases and verbatim copies. The shipped detector must flag at
-least 90% of the errors and pass at least 85% of the supported sentences (a target the transfer-selected detector
-misses, kept as a strict xfail), and flag the demo's wrong answer.
+least 90% of the errors and pass at least 85% of the supported sentences, and flag the demo's wrong answer. The
+suite is never trained on (the shipped detector's augmentation set is built by `faithwatch synth-edits` from the
+training sets' contexts).
 """
 
 from __future__ import annotations
@@ -48,11 +49,11 @@ def test_shipped_detector_separates_blatant_errors(blatant_summary):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 12 target missed: the transfer-selected detector flags 44% of the "
-                   "errors (dates and numbers 5%, negations 15%); see docs/transfer.md")
 def test_shipped_detector_meets_the_blatant_target(blatant_summary):
     assert blatant_summary["errors_flagged"] >= 0.90, blatant_summary
     assert blatant_summary["supported_passed"] >= 0.85, blatant_summary
+    for kind in ("date", "number", "name", "place", "negation"):
+        assert blatant_summary[f"flagged[{kind}]"] >= 0.8, (kind, blatant_summary)
 
 
 @pytest.mark.slow

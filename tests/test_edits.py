@@ -58,3 +58,20 @@ def test_tokens_normalise_numbers_and_contractions():
 def test_bad_input_is_refused(scorer):
     with pytest.raises(ValueError):
         scorer.evidence("x", "")
+
+
+@pytest.mark.parametrize("sentence", [
+    "Two players were arrested on charges of disorderly conduct.",  # the source's "not" is in a dropped clause
+    "5. If using a gas grill, set it up for three-zone grilling.",  # a list number, not a changed fact
+])
+def test_cut_clauses_and_list_numbers_are_not_edits(scorer, sentence):
+    context = ("A suspect was arrested and two individuals not involved in the dispute were arrested on charges of "
+               "disorderly conduct. 4 If using a gas grill, set it up for three-zone grilling.")
+    f = scorer.evidence(sentence, context)
+    assert f["edit_match"] >= MIN_MATCH
+    assert f["edit_swap_num"] == f["edit_swap_word"] == f["edit_neg_flip"] == 0.0
+
+
+def test_a_swap_to_a_value_found_elsewhere_in_the_context_is_not_counted(scorer):
+    context = "Step 4: fold the top left corner down. Step 5: fold the top right corner down."
+    assert scorer.evidence("Fold the top right corner down.", context)["edit_swap_word"] == 0.0

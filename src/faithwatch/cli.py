@@ -37,7 +37,8 @@ out = Console(highlight=False, width=_WIDTH)
 err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
 
 EXIT_PARTIAL, EXIT_INPUT, EXIT_MODEL, EXIT_INTERNAL = 1, 2, 3, 4
-SHOWN = ("align_score", "novel_numbers", "novel_entities", "min_prob", "mean_entropy", "mean_pci", "lookback_mean")
+SHOWN = ("align_score", "novel_numbers", "novel_entities", "edit_swap_num", "edit_neg_flip", "min_prob",
+         "mean_entropy", "mean_pci", "lookback_mean")
 
 ModelOpt = typer.Option(None, "--model", "-m", help="HF causal LM dir or hub id (default: embedded SmolLM2-135M).")
 AlignOpt = typer.Option(

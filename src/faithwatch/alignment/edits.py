@@ -7,13 +7,21 @@ stems); the context sentence whose alignment (:mod:`difflib`) covers most of the
 its *source*. Features (see :data:`EDIT_FEATURES`):
 
 * ``edit_match`` - share of the sentence's content tokens aligned to the source, in [0, 1];
-* ``edit_swap_num`` - replaced spans with a number on both sides (a changed number or date);
-* ``edit_swap_word`` - short replaced spans (at most :data:`MAX_SWAP_TOKENS` tokens) with a content word on the
-  sentence's side (a swapped name, place, verb or antonym);
-* ``edit_neg_flip`` - 1 when the sentence and its source differ in their number of negations.
+* ``edit_swap_num`` - replaced spans with a number on both sides, the sentence's number found nowhere in the
+  context (a changed number or date);
+* ``edit_swap_word`` - replaced spans with a name-like word (capitalised) found nowhere in the context (a swapped
+  name or place);
+* ``edit_neg_flip`` - changed spans that add or drop a negation, or swap a word for its opposite (rose/fell,
+  before/after, ...: :data:`OPPOSITES`).
 
-The swap and flip counts are only taken when ``edit_match`` >= :data:`MIN_MATCH`: a loose paraphrase has no
-single source, and its "edits" say nothing.
+Only local changes of a near copy count: at most :data:`MAX_EDITS` changes, each of at most
+:data:`MAX_SWAP_TOKENS` tokens of the sentence for at most one more of the source (a longer change rewrites or cuts
+a clause, and a negation inside it is not flipped).
+
+Only changes *inside* the aligned part count (between its first and last aligned run): a summary sentence that
+keeps half of its source drops clauses, and a list number leading it differs, without changing a fact. Nothing is
+counted when ``edit_match`` < :data:`MIN_MATCH`: a loose paraphrase has no single source, and its "edits" say
+nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from dataclasses import dataclass
 
 from faithwatch.alignment.base import validate_inputs
 from faithwatch.alignment.embedding import split_sentences
-from faithwatch.alignment.lexical import NUMBER_WORDS, is_stop, normalise_number, stem
+from faithwatch.alignment.lexical import NUMBER_WORDS, is_stop, join_thousands, normalise_number, stem
 
 #: what :meth:`EditScorer.evidence` returns (the ``edits`` signal's features)
 EDIT_FEATURES = ("edit_match", "edit_swap_num", "edit_swap_word", "edit_neg_flip")
@@ -33,6 +41,15 @@ MIN_MATCH = 0.5
 #: longest replaced span (sentence side, tokens) counted as a word swap
 MAX_SWAP_TOKENS = 3
 NEGATIONS = frozenset({"not", "no", "never", "without", "none", "nor", "neither", "nobody", "nothing", "cannot"})
+#: at most this many separate changes inside the aligned part: more, and the sentence is a paraphrase
+MAX_EDITS = 2
+#: pairs of opposite words (by stem): swapping one for the other flips the statement like a negation
+_OPPOSITES = ("rise fall", "rose fell", "risen fallen", "increas decreas", "more less", "most least",
+              "higher lower", "highest lowest", "larger smaller", "largest smallest", "before after", "above below",
+              "gain loss", "win los", "won lost", "open clos", "first last", "accept reject", "allow forbid",
+              "includ exclud", "success failur", "north south", "east west", "earlier later", "maximum minimum",
+              "strong weak", "young old", "major minor", "up down", "grew shrank", "support oppos")
+OPPOSITES = frozenset(frozenset(pair.split()) for pair in _OPPOSITES)
 
 _TOKEN_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|\w+(?:['’]\w+)?")
 
@@ -42,11 +59,13 @@ class _Token:
     number: bool
     key: str  # normalised number or stem
     content: bool  # a number or a non-stop word
+    entity: bool = False  # capitalised inside the text, or all capitals (a name, place or acronym)
 
 
 def tokens(text: str) -> list[_Token]:
     """Comparable tokens of ``text``: numbers normalised (spelled-out ones too), words stemmed, n't as not."""
     out: list[_Token] = []
+    text = join_thousands(text)
     for m in _TOKEN_RE.finditer(text):
         word = m.group(0)
         if word[0].isdigit():
@@ -59,7 +78,8 @@ def tokens(text: str) -> list[_Token]:
         elif low in NUMBER_WORDS:
             out.append(_Token(True, NUMBER_WORDS[low], True))
         else:
-            out.append(_Token(False, low if low in NEGATIONS else stem(low), not is_stop(low)))
+            entity = (word[0].isupper() and bool(out)) or (len(word) > 1 and word.isupper())
+            out.append(_Token(False, low if low in NEGATIONS else stem(low), not is_stop(low), entity))
     return out
 
 
@@ -84,10 +104,12 @@ class EditScorer:
     def __init__(self) -> None:
         self._key: str | None = None
         self._sources: list[list[_Token]] = []
+        self._keys: frozenset[str] = frozenset()
 
     def _context(self, context: str) -> list[list[_Token]]:
         if self._key != context:
             self._sources = [tokens(s) for s in split_sentences(context)]
+            self._keys = frozenset(t.key for source in self._sources for t in source)
             self._key = context
         return self._sources
 
@@ -104,13 +126,38 @@ class EditScorer:
         out = {"edit_match": match, "edit_swap_num": 0.0, "edit_swap_word": 0.0, "edit_neg_flip": 0.0}
         if matcher is None or match < MIN_MATCH:
             return out
-        for op, a1, a2, b1, b2 in matcher.get_opcodes():
-            if op != "replace":
-                continue
+        changes = _inner(matcher.get_opcodes())
+        if len(changes) > MAX_EDITS:
+            return out  # a paraphrase of its source, not a copy with an edit
+        for op, a1, a2, b1, b2 in changes:
             mine, theirs = sent[a1:a2], source[b1:b2]
-            if any(t.number for t in mine) and any(t.number for t in theirs):
+            if len(mine) > MAX_SWAP_TOKENS or len(theirs) > MAX_SWAP_TOKENS + 1:
+                continue  # a rewritten or cut clause, not a local edit (a negation inside it is not flipped)
+            novel = [t for t in mine if t.content and t.key not in self._keys]  # found nowhere in the context
+            if _negations(mine) != _negations(theirs) or _opposed(mine, theirs):
+                out["edit_neg_flip"] += 1
+            elif op != "replace" or not novel:
+                continue
+            elif any(t.number for t in novel) and any(t.number for t in theirs):
                 out["edit_swap_num"] += 1
-            elif a2 - a1 <= MAX_SWAP_TOKENS and any(t.content and not t.number for t in mine):
+            elif any(t.entity for t in novel):
                 out["edit_swap_word"] += 1
-        out["edit_neg_flip"] = float(_negations(sent) != _negations(source))
         return out
+
+
+def _opposed(mine: list[_Token], theirs: list[_Token]) -> bool:
+    return any(frozenset((a.key, b.key)) in OPPOSITES for a in mine for b in theirs)
+
+
+def _inner(opcodes: list[tuple[str, int, int, int, int]]) -> list[tuple[str, int, int, int, int]]:
+    """The changes that edit the source rather than cut it: every change between the first and the last aligned
+    run, and a short replacement at the end ("designed by <another name>."). A clause dropped or added at either
+    end is not an edit of the source, and neither is a change leading the sentence (e.g. a list number)."""
+    equal = [i for i, op in enumerate(opcodes) if op[0] == "equal"]
+    if not equal:
+        return []
+    inside = [op for op in opcodes[equal[0] + 1 : equal[-1]] if op[0] != "equal"]
+    ends = [op for op in (*opcodes[: equal[0]], *opcodes[equal[-1] + 1 :])
+            if op[0] == "replace" and op[2] - op[1] <= MAX_SWAP_TOKENS and op[4] - op[3] <= MAX_SWAP_TOKENS + 1
+            and op[1] > 0]
+    return inside + ends

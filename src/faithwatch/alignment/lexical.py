@@ -83,6 +83,8 @@ NUMBER_WORDS.update(
 # a number: digits with optional thousands separators and decimals; signs are ignored because a
 # leading "-" is far more often a dash or range ("2010-2015") than a minus
 _NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?")
+# tokenised news text writes "3, 800" or "26 , 000" for 3,800 and 26,000
+_SPACED_THOUSANDS = re.compile(r"(?<=\d) ?, (?=\d{3}\b)")
 # word-ish tokens with inner apostrophes/hyphens (e.g. "don't", "COVID-19"); ones starting with a
 # digit ("1990s", "3rd") are left to the number regex
 _TOKEN_RE = re.compile(r"\w(?:[\w'’-]*\w)?")
@@ -104,6 +106,11 @@ _SUFFIXES = (
     "ly",
     "s",
 )
+
+
+def join_thousands(text: str) -> str:
+    """``text`` with tokenised thousands separators ("3, 800", "26 , 000") joined ("3,800")."""
+    return _SPACED_THOUSANDS.sub(",", text)
 
 
 def normalise_number(text: str) -> str:
@@ -147,7 +154,7 @@ def is_stop(word: str) -> bool:
 
 
 def _sentence_features(sentence: str) -> _Features:
-    numbers = tuple(normalise_number(m.group(0)) for m in _NUMBER_RE.finditer(sentence))
+    numbers = tuple(normalise_number(m.group(0)) for m in _NUMBER_RE.finditer(join_thousands(sentence)))
     words = _words(sentence)
     content: set[str] = set()
     entities: set[str] = set()
@@ -174,7 +181,7 @@ class _ContextIndex:
 
 
 def _context_index(context: str) -> _ContextIndex:
-    numbers = {normalise_number(m.group(0)) for m in _NUMBER_RE.finditer(context)}
+    numbers = {normalise_number(m.group(0)) for m in _NUMBER_RE.finditer(join_thousands(context))}
     words = [w for w, _ in _words(context)]
     numbers.update(NUMBER_WORDS[w.lower()] for w in words if w.lower() in NUMBER_WORDS)
     stems = [stem(w) for w in words]
@@ -189,6 +196,8 @@ class LexicalScorer(AlignmentScorer):
     """Surface-overlap scorer (numbers, entities, content words, bigram copy rate); see module doc."""
 
     name = "lexical"
+    #: changes whenever the scores would (feature caches and detectors record it); 2: tokenised thousands joined
+    version = "2"
 
     def __init__(self) -> None:
         self._cache_key: str | None = None
