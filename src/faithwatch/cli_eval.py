@@ -292,7 +292,7 @@ def register(app: typer.Typer, out, err, fail) -> None:
                 _print_table(out, f"{name} · sentence level (n={len(d.sentences)}){tag}", metrics, format_ci)
                 by_source = harness.by_source_model(ev, det.name)
                 if len(by_source) > 1:
-                    out_tables[f"{name} · by source model"] = by_source
+                    out_tables[f"{name} · by source model{tag}"] = by_source
             responses = harness.response_level(d.examples, d.all_sentences,
                                                syncheck_scores(det, d.all_sentences))
             if len(responses) and responses.label.nunique() == 2 and (name != "qags-cnndm"):

@@ -66,11 +66,8 @@ def _current(monitor: Monitor) -> str | None:
     return monitor.alignment.name if monitor.alignment else None
 
 
-def cache_key(monitor: Monitor, dataset: str, alignment: str | None | object = _SAME) -> str:
-    """Folder name that changes whenever anything that shapes the features changes.
-
-    ``alignment`` overrides the monitor's scorer name (to find a sibling cache).
-    """
+def cache_spec(monitor: Monitor, alignment: str | None | object = _SAME) -> dict:
+    """Everything that shapes the features (hashed into the cache folder's name, and kept in its spec.json)."""
     if alignment is _SAME:
         alignment = _current(monitor)
     spec = {
@@ -81,9 +78,20 @@ def cache_key(monitor: Monitor, dataset: str, alignment: str | None | object = _
     version = getattr(monitor.alignment, "version", None) if alignment == _current(monitor) else None
     if version:  # only scorers that declare a version: older cache keys stay valid
         spec["alignment_version"] = version
-    digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset)
-    return f"{safe}-{digest}"
+    return spec
+
+
+def _safe(dataset: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset)
+
+
+def cache_key(monitor: Monitor, dataset: str, alignment: str | None | object = _SAME) -> str:
+    """Folder name that changes whenever anything that shapes the features changes.
+
+    ``alignment`` overrides the monitor's scorer name (to find a sibling cache).
+    """
+    digest = hashlib.sha256(json.dumps(cache_spec(monitor, alignment), sort_keys=True).encode()).hexdigest()[:12]
+    return f"{_safe(dataset)}-{digest}"
 
 
 def _rows(example: LabelledExample, monitor: Monitor) -> tuple[list[dict], list[dict]]:
@@ -148,6 +156,7 @@ def extract_features(
     base = root or cache_dir() / "features"
     folder = base / cache_key(monitor, dataset)
     folder.mkdir(parents=True, exist_ok=True)
+    (folder / "spec.json").write_text(json.dumps(cache_spec(monitor), sort_keys=True))
     done = set(_read(folder, "examples").get("example_id", pd.Series(dtype=str)))
     if not done and monitor.alignment is not None:
         derive_alignment(monitor, dataset, examples, base, folder, on_progress)
@@ -159,8 +168,7 @@ def text_cache_key(scorer: AlignmentScorer | None, dataset: str) -> str:
     spec = {"schema": TEXT_CACHE_SCHEMA, "alignment": scorer.name if scorer else None,
             "alignment_version": getattr(scorer, "version", None)}
     digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset)
-    return f"text-{safe}-{digest}"
+    return f"text-{_safe(dataset)}-{digest}"
 
 
 def _text_rows(example: LabelledExample, scorer: AlignmentScorer | None) -> tuple[list[dict], list[dict]]:
@@ -240,6 +248,24 @@ def _extract(folder: Path, dataset: str, examples: Sequence[LabelledExample],
     return FeatureTables(sentences=sentences, windows=windows, failed=failed)
 
 
+def _sibling(monitor: Monitor, dataset: str, root: Path, folder: Path) -> Path | None:
+    """A cache folder of the same data set and features made with another alignment scorer (any version)."""
+    alignment_keys = ("alignment", "alignment_version")
+    mine = {k: v for k, v in cache_spec(monitor).items() if k not in alignment_keys}
+    candidates = []
+    for spec_file in sorted(root.glob(f"{_safe(dataset)}-*/spec.json")):
+        spec = json.loads(spec_file.read_text())
+        if {k: v for k, v in spec.items() if k not in alignment_keys} == mine:
+            candidates.append(spec_file.parent)
+    # caches written before spec.json: the known scorers' keys without a version
+    candidates += [root / cache_key(monitor, dataset, alignment=other) for other in KNOWN_ALIGNMENTS
+                   if other != _current(monitor)]
+    for sibling in candidates:
+        if sibling != folder and sibling.is_dir() and len(_read(sibling, "examples")):
+            return sibling
+    return None
+
+
 def derive_alignment(monitor: Monitor, dataset: str, examples: Sequence[LabelledExample], root: Path, folder: Path,
                      on_progress: Callable[[int, int], None] | None = None) -> set[str]:
     """Fill an empty cache ``folder`` from a sibling cache made with another alignment scorer.
@@ -248,17 +274,11 @@ def derive_alignment(monitor: Monitor, dataset: str, examples: Sequence[Labelled
     minutes instead of a full teacher-forced extraction). Returns the example ids written.
     """
     mine = monitor.alignment.name if monitor.alignment else None
-    for other in KNOWN_ALIGNMENTS:
-        if other == mine:
-            continue
-        sibling = root / cache_key(monitor, dataset, alignment=other)
-        donor = _read(sibling, "examples") if sibling.is_dir() else pd.DataFrame()
-        if len(donor):
-            break
-    else:
+    sibling = _sibling(monitor, dataset, root, folder)
+    if sibling is None:
         return set()
-    log.info("%s: reusing the features cached with alignment %r; recomputing align_score with %r",
-             dataset, other, mine)
+    donor = _read(sibling, "examples")
+    log.info("%s: reusing the features cached in %s; recomputing align_score with %r", dataset, sibling.name, mine)
     sentences, windows = _read(sibling, "sentences"), _read(sibling, "windows")
     by_id = {e.id: e for e in examples}
     ids = [i for i in donor.example_id if i in by_id]
