@@ -87,3 +87,29 @@ class Signal(ABC):
     def from_text(self, texts: list[str], context: str) -> list[dict[str, float]]:
         """Features of several sentences of one context without a trace (``text_only`` signals only)."""
         raise NotImplementedError(f"signal {self.name!r} needs a model trace")
+
+
+class TextEvidenceSignal(Signal):
+    """A text-only signal whose features are ``scorer.evidence(sentence, context)`` of a per-signal scorer."""
+
+    text_only = True
+    #: the features ``evidence`` returns, in order
+    features: tuple[str, ...] = ()
+
+    def __init__(self) -> None:
+        self.scorer = self.make_scorer()
+
+    def make_scorer(self):  # noqa: ANN201 - any object with evidence(sentence, context) -> dict
+        """The scorer whose ``evidence`` gives the features."""
+        raise NotImplementedError
+
+    @property
+    def feature_names(self) -> list[str]:
+        return list(self.features)
+
+    def compute(self, trace: SentenceTrace) -> dict[str, FeatureValue]:
+        return dict(self.scorer.evidence(trace.sentence.text, trace.context))
+
+    def from_text(self, texts: list[str], context: str) -> list[dict[str, float]]:
+        """Features of several sentences of one context (no trace needed)."""
+        return [self.scorer.evidence(t, context) for t in texts]
