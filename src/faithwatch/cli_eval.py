@@ -132,7 +132,7 @@ def register(app: typer.Typer, out, err, fail) -> None:
         The score is calibrated and the threshold chosen on out-of-fold predictions: each data set is predicted
         by the recipe trained on the others (one data set: 5 folds of examples).
         """
-        from faithwatch.eval.training import TEXT_FAMILIES, fit_lookback_lens, fit_syncheck
+        from faithwatch.eval.training import check_text_only, fit_lookback_lens, fit_syncheck
 
         if lens not in ("span", "window", "none"):
             raise fail(InputError("--lens must be span, window or none"))
@@ -140,7 +140,7 @@ def register(app: typer.Typer, out, err, fail) -> None:
             recipe = _recipe(recipe_file, detector, features, transform, c_value, monotone, weighting,
                              probe_layers, probe_c)
             if text_only:
-                _check_text_only(recipe.families, TEXT_FAMILIES)
+                check_text_only(recipe.families)
                 if lens != "none":
                     err.print("--text-only: no Lookback Lens (it needs the model's attention)")
                     lens = "none"
@@ -263,10 +263,9 @@ def register(app: typer.Typer, out, err, fail) -> None:
                 raise InputError(f"{detector} is not a detector folder (no detector.json)")
             alignment = meta.get("metrics", {}).get("alignment")
             if text_only:
-                from faithwatch.eval.training import TEXT_FAMILIES
+                from faithwatch.eval.training import check_text_only
 
-                stored = meta.get("params", {}).get("recipe") or {}
-                _check_text_only(stored.get("families", ["?"]), TEXT_FAMILIES)
+                check_text_only((meta.get("params", {}).get("recipe") or {}).get("families", ["?"]))
             monitor, tables = _load(_datasets(data), meta["model_id"], alignment, data_root, err, questionable,
                                     text_only, augment)
             det, lens = harness.load_artifacts(detector, monitor.lm.model_id)
@@ -337,13 +336,6 @@ def register(app: typer.Typer, out, err, fail) -> None:
 
         index = write_dataset_html(report)
         err.print(f"report: {', '.join(str(p) for p in paths[:2])}, {index} and {len(paths) - 2} plots")
-
-
-def _check_text_only(families, text_families) -> None:
-    needs_model = [f for f in families if f not in text_families]
-    if needs_model:
-        raise InputError(f"--text-only covers the families {', '.join(text_families)}; this recipe also needs "
-                         f"{', '.join(needs_model)} (teacher forcing): drop --text-only")
 
 
 def register_transfer(app: typer.Typer, out, err, fail) -> None:

@@ -14,14 +14,11 @@ its *source*. Features (see :data:`EDIT_FEATURES`):
 * ``edit_neg_flip`` - changed spans that add or drop a negation, or swap a word for its opposite (rose/fell,
   before/after, ...: :data:`OPPOSITES`).
 
-Only local changes of a near copy count: at most :data:`MAX_EDITS` changes, each of at most
-:data:`MAX_SWAP_TOKENS` tokens of the sentence for at most one more of the source (a longer change rewrites or cuts
-a clause, and a negation inside it is not flipped).
-
-Only changes *inside* the aligned part count (between its first and last aligned run): a summary sentence that
-keeps half of its source drops clauses, and a list number leading it differs, without changing a fact. Nothing is
-counted when ``edit_match`` < :data:`MIN_MATCH`: a loose paraphrase has no single source, and its "edits" say
-nothing.
+Only local changes of a near copy count (:func:`_inner`): changes between the first and last aligned run, or a
+short replacement at the end; at most :data:`MAX_EDITS` of them, each of at most :data:`MAX_SWAP_TOKENS` tokens of
+the sentence for at most one more of the source. A summary sentence that keeps half of its source cuts clauses, and
+a list number leading it differs, without changing a fact; a negation inside a cut clause is not flipped. Nothing
+is counted when ``edit_match`` < :data:`MIN_MATCH`: a loose paraphrase has no single source.
 """
 
 from __future__ import annotations
@@ -98,8 +95,6 @@ def _coverage(sent: list[_Token], source: list[_Token]) -> tuple[float, difflib.
 
 class EditScorer:
     """Near-copy edit evidence of sentences against a context (see the module doc); caches the last context."""
-
-    name = "edits"
 
     def __init__(self) -> None:
         self._key: str | None = None

@@ -81,6 +81,10 @@ def cache_spec(monitor: Monitor, alignment: str | None | object = _SAME) -> dict
     return spec
 
 
+def _digest(spec: dict) -> str:
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
+
+
 def _safe(dataset: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset)
 
@@ -90,8 +94,7 @@ def cache_key(monitor: Monitor, dataset: str, alignment: str | None | object = _
 
     ``alignment`` overrides the monitor's scorer name (to find a sibling cache).
     """
-    digest = hashlib.sha256(json.dumps(cache_spec(monitor, alignment), sort_keys=True).encode()).hexdigest()[:12]
-    return f"{_safe(dataset)}-{digest}"
+    return f"{_safe(dataset)}-{_digest(cache_spec(monitor, alignment))}"
 
 
 def _rows(example: LabelledExample, monitor: Monitor) -> tuple[list[dict], list[dict]]:
@@ -167,8 +170,7 @@ def text_cache_key(scorer: AlignmentScorer | None, dataset: str) -> str:
     """Folder name of a text-only cache: changes with the scorer, its version and :data:`TEXT_CACHE_SCHEMA`."""
     spec = {"schema": TEXT_CACHE_SCHEMA, "alignment": scorer.name if scorer else None,
             "alignment_version": getattr(scorer, "version", None)}
-    digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
-    return f"text-{_safe(dataset)}-{digest}"
+    return f"text-{_safe(dataset)}-{_digest(spec)}"
 
 
 def _text_rows(example: LabelledExample, scorer: AlignmentScorer | None) -> tuple[list[dict], list[dict]]:

@@ -47,6 +47,14 @@ FAMILIES: dict[str, tuple[str, ...]] = {
 }
 #: families computed from the sentence text and context alone (``--text-only`` tables suffice)
 TEXT_FAMILIES = ("alignment", "lexical", "edits")
+
+
+def check_text_only(families: Sequence[str]) -> None:
+    """Refuse, with a clear message, a recipe that needs more than text-only tables hold."""
+    needs_model = [f for f in families if f not in TEXT_FAMILIES]
+    if needs_model:
+        raise InputError(f"--text-only covers the families {', '.join(TEXT_FAMILIES)}; this recipe also needs "
+                         f"{', '.join(needs_model)} (teacher forcing): drop --text-only")
 #: the families of paper 000 Table 4 (raw probabilities, no signed influence, no probe)
 PAPER_FAMILIES = ("likelihood-raw", "uncertainty", "contrastive", "alignment")
 #: directions known from what a feature means (+1: higher is more faithful); KL and LID are unsigned
