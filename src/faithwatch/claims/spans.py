@@ -9,17 +9,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 
-import pysbd
-
-from faithwatch.alignment.lexical import STOP_WORDS, normalise_number, stem
+from faithwatch.text import STOP_WORDS, normalise_number, stem
+from faithwatch.text import sentence_spans as text_sentence_spans
 
 Span = tuple[int, int]
 
 # numbers first ("3.5", "1,000"), then words with inner apostrophes/hyphens
 _TOKEN_RE = re.compile(r"\d+(?:[.,]\d+)*|\w(?:[\w'’-]*\w)?")
-_WORDISH = re.compile(r"\w")
 _WORD_RUN = re.compile(r"\S+")
 # sub-sentence boundaries: ; or : + space, a spaced dash, a comma before a connective, or a bare
 # contrastive/causal connective (but not a bare "and": "salt and pepper" is one claim)
@@ -33,31 +30,10 @@ _CLAUSE_BREAK = re.compile(
 MIN_SUBSENTENCE_WORDS = 3
 
 
-@lru_cache(maxsize=4)
-def _segmenter(language: str) -> pysbd.Segmenter:
-    return pysbd.Segmenter(language=language, clean=False, char_span=True)
-
-
 def sentence_spans(text: str, language: str = "en") -> list[Span]:
-    """Sentence spans of ``text`` (pysbd), stripped of surrounding whitespace.
-
-    Punctuation-only pieces are merged into the sentence before them and overlapping pysbd spans
-    are clamped (as in :mod:`faithwatch.sentences`).
-    """
-    out: list[Span] = []
-    prev_end = 0
-    for piece in _segmenter(language).segment(text):
-        lo, hi = max(piece.start, prev_end), piece.end
-        prev_end = max(prev_end, hi)
-        raw = text[lo:hi]
-        if not raw.strip():
-            continue
-        start = lo + len(raw) - len(raw.lstrip())
-        end = start + len(raw.strip())
-        if out and not _WORDISH.search(raw):
-            out[-1] = (out[-1][0], end)
-        else:
-            out.append((start, end))
+    """Sentence spans of ``text`` (:func:`faithwatch.text.sentence_spans`); the whole text when pysbd finds no
+    sentence (e.g. no letters)."""
+    out = text_sentence_spans(text, language)
     if not out and text.strip():  # pysbd found nothing (e.g. no letters): the whole text is one sentence
         start = len(text) - len(text.lstrip())
         out.append((start, start + len(text.strip())))

@@ -14,12 +14,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import pysbd
 import torch
 
 from faithwatch.errors import InputError
 from faithwatch.results import SentenceReport
 from faithwatch.sentences import Sentence
+from faithwatch.text import segmenter
 
 #: picks one token per branch from main log-probs [B, V] and twin log-probs [B, V] (or None)
 Chooser = Callable[[torch.Tensor, torch.Tensor | None], list[int]]
@@ -127,7 +127,7 @@ class DecodingLoop:
         self.eos = monitor.lm.eos_token_ids
         self.beams = [Beam()]
         self.generated = 0
-        self._segmenter = pysbd.Segmenter(language="en", clean=False)
+        self._segmenter = segmenter("en", char_span=False)
 
     def text(self, ids: Sequence[int]) -> str:
         return self.tokenizer.decode(list(ids), skip_special_tokens=True)

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faithwatch.alignment.lexical import STOP_WORDS
 from faithwatch.decoding.types import DecodingResult
 from faithwatch.report._env import environment
 from faithwatch.results import MonitorResult, SentenceReport
+from faithwatch.text import STOP_WORDS, sentence_spans
 
 __all__ = [
     "EVIDENCE_MIN_JACCARD",
@@ -70,25 +70,11 @@ def content_words(text: str) -> frozenset[str]:
 
 
 def split_context(context: str, language: str = "en") -> list[ContextSentence]:
-    """The context's sentences with character spans (pysbd, ``char_span=True``), whitespace trimmed."""
-    import pysbd
-
+    """The context's sentences with character spans (:func:`faithwatch.text.sentence_spans`)."""
     if not context.strip():
         return []
-    seg = pysbd.Segmenter(language=language, clean=False, char_span=True)
-    out: list[ContextSentence] = []
-    prev_end = 0
-    for span in seg.segment(context):
-        lo = max(span.start, prev_end)  # pysbd spans may overlap: clamp
-        hi = max(lo, span.end)
-        prev_end = hi
-        raw = context[lo:hi]
-        if not raw.strip():
-            continue
-        start = lo + len(raw) - len(raw.lstrip())
-        end = start + len(raw.strip())
-        out.append(ContextSentence(len(out), start, end, context[start:end]))
-    return out
+    return [ContextSentence(i, start, end, context[start:end])
+            for i, (start, end) in enumerate(sentence_spans(context, language))]
 
 
 def evidence_for(

@@ -1,0 +1,154 @@
+"""Text helpers shared by the runtime and the reports: the one pysbd wrapper (sentence spans), stop words, number
+normalisation and stemming."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+import pysbd
+
+#: a piece with a word character in it (a piece without one is punctuation, merged into the sentence before it)
+WORDISH = re.compile(r"\w")
+
+
+_local = threading.local()
+
+
+def segmenter(language: str = "en", char_span: bool = True) -> pysbd.Segmenter:
+    """The pysbd segmenter (``clean=False``: the text is never rewritten), one per language, mode and thread
+    (a segmenter keeps state while it segments)."""
+    cache = _local.__dict__.setdefault("segmenters", {})
+    key = (language, char_span)
+    if key not in cache:
+        cache[key] = pysbd.Segmenter(language=language, clean=False, char_span=char_span)
+    return cache[key]
+
+
+def split_sentences(text: str, language: str = "en") -> list[str]:
+    """The sentences of ``text`` as pysbd gives them, whitespace-stripped, blank pieces dropped (the whole stripped
+    text when pysbd finds none)."""
+    pieces = [s for s in (p.strip() for p in segmenter(language, char_span=False).segment(text)) if s]
+    return pieces or [text.strip()]
+
+
+def sentence_spans(text: str, language: str = "en", pieces: Iterable[Any] | None = None) -> list[tuple[int, int]]:
+    """``(start, end)`` character spans of the sentences of ``text``.
+
+    pysbd's spans (or ``pieces``, spans with ``start``/``end`` from it) may overlap (e.g. on "......"): they are
+    clamped; whitespace is stripped, blank pieces dropped and punctuation-only pieces merged into the sentence
+    before them.
+    """
+    out: list[tuple[int, int]] = []
+    prev_end = 0
+    for piece in segmenter(language).segment(text) if pieces is None else pieces:
+        lo = max(piece.start, prev_end)
+        raw = text[lo:piece.end]
+        prev_end = max(prev_end, piece.end)
+        if not raw.strip():
+            continue
+        start = lo + len(raw) - len(raw.lstrip())
+        end = start + len(raw.strip())
+        if out and not WORDISH.search(raw):
+            out[-1] = (out[-1][0], end)
+        else:
+            out.append((start, end))
+    return out
+
+
+_STOP_WORDS_TEXT = """
+    a about above after again against all also am an and any are aren't as at be because been
+    before being below between both but by can cannot could couldn't did didn't do does doesn't
+    doing don't down during each either etc few for from further had hadn't has hasn't have
+    haven't having he he'd he'll he's her here here's hers herself him himself his how how's i i'd
+    i'll i'm i've if in into is isn't it it's its itself just let's may me might more most much
+    must mustn't my myself neither no nor not now of off on once one only or other ought our ours
+    ourselves out over own per same shall shan't she she'd she'll she's should shouldn't so some
+    such than that that's the their theirs them themselves then there there's these they they'd
+    they'll they're they've this those though through thus to too under until up upon us very via
+    was wasn't we we'd we'll we're we've were weren't what what's when when's where where's whether
+    which while who who's whom whose why why's will with won't would wouldn't yes yet you you'd
+    you'll you're you've your yours yourself yourselves
+"""
+STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+
+# spelled-out numbers in the *context* that support a digit in the sentence
+_SMALL_NUMBERS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty"
+)
+NUMBER_WORDS = {w: str(i) for i, w in enumerate(_SMALL_NUMBERS.split())}
+NUMBER_WORDS.update(
+    {
+        "thirty": "30",
+        "forty": "40",
+        "fifty": "50",
+        "sixty": "60",
+        "seventy": "70",
+        "eighty": "80",
+        "ninety": "90",
+        "hundred": "100",
+        "thousand": "1000",
+        "million": "1000000",
+        "billion": "1000000000",
+        "dozen": "12",
+        "half": "0.5",
+    }
+)
+
+# a number: digits with optional thousands separators and decimals; signs are ignored because a
+# leading "-" is far more often a dash or range ("2010-2015") than a minus
+NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?")
+# tokenised news text writes "3, 800" or "26 , 000" for 3,800 and 26,000
+_SPACED_THOUSANDS = re.compile(r"(?<=\d) ?, (?=\d{3}\b)")
+_SUFFIXES = (
+    "ations",
+    "ation",
+    "ingly",
+    "ities",
+    "ness",
+    "ment",
+    "ings",
+    "ing",
+    "ies",
+    "ied",
+    "ed",
+    "es",
+    "ly",
+    "s",
+)
+
+
+def join_thousands(text: str) -> str:
+    """``text`` with tokenised thousands separators ("3, 800", "26 , 000") joined ("3,800")."""
+    return _SPACED_THOUSANDS.sub(",", text)
+
+
+def normalise_number(text: str) -> str:
+    """Canonical form of a number: ``"1,000"`` -> ``"1000"``, ``"3.50"`` -> ``"3.5"``, ``"07"`` -> ``"7"``."""
+    t = text.replace(",", "")
+    if "." in t:
+        t = t.rstrip("0").rstrip(".")
+    t = t.lstrip("0") or "0"
+    return "0" + t if t.startswith(".") else t
+
+
+def stem(word: str) -> str:
+    """Crude suffix stripping so that "reports"/"reported"/"reporting" match; lowercases."""
+    w = word.lower().replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    for suf in _SUFFIXES:
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            w = w[: -len(suf)]
+            break
+    if len(w) > 3 and w.endswith("e"):  # "rate"/"rated" -> "rat"
+        w = w[:-1]
+    return w
+
+
+def is_stop(word: str) -> bool:
+    """Whether ``word`` is a stop word (case- and apostrophe-insensitive)."""
+    return word.lower().replace("’", "'") in STOP_WORDS
