@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 import typer
-from rich.console import Console
 from typer.testing import CliRunner
 
 from faithwatch.alignment import AlignmentScorer, LexicalScorer
@@ -31,7 +30,7 @@ from faithwatch.claims import (
 )
 from faithwatch.claims.checking import CheckerSpec, PassageVerdict, get_checker, parse_judgement
 from faithwatch.claims.extraction import ExtractionError
-from faithwatch.cli_claims import register
+from faithwatch.cli import app as cli_app
 from faithwatch.errors import InputError, ModelNotAvailableError, NonFiniteError
 
 
@@ -404,21 +403,10 @@ def test_check_file_resumes_reports_bad_records_and_summarises(tmp_path) -> None
 # ---- the CLI ----------------------------------------------------------------------------------------------------
 
 
-def _fail(exc: Exception) -> typer.Exit:
-    typer.echo(f"error: {exc}", err=True)
-    return typer.Exit(3 if isinstance(exc, ModelNotAvailableError) else 2)
-
-
 @pytest.fixture
 def cli() -> typer.Typer:
-    app = typer.Typer()
-
-    @app.callback()
-    def main() -> None:
-        """test app"""
-
-    register(app, Console(highlight=False, width=200), Console(stderr=True, highlight=False, width=200), _fail)
-    return app
+    """The real faithwatch app (its `check` command)."""
+    return cli_app
 
 
 def test_cli_batch_with_a_bad_record(cli, tmp_path) -> None:

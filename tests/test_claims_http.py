@@ -11,7 +11,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import typer
-from rich.console import Console
 from typer.testing import CliRunner
 
 from faithwatch.claims import (
@@ -21,7 +20,7 @@ from faithwatch.claims import (
     TripletExtractor,
     get_backend,
 )
-from faithwatch.cli_claims import register
+from faithwatch.cli import app as cli_app
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 
 MESSAGES = [{"role": "system", "content": "Answer in JSON."}, {"role": "user", "content": "Hi"}]
@@ -170,22 +169,10 @@ def test_triplet_extraction_over_http_with_a_retry(stub) -> None:
 # ---- the CLI with an HTTP extractor and judge ------------------------------------------------------------
 
 
-def _fail(exc: Exception) -> typer.Exit:
-    """As faithwatch.cli._fail: print the message, exit 3 for a model that cannot be had, else 2."""
-    typer.echo(f"error: {exc}", err=True)
-    return typer.Exit(3 if isinstance(exc, ModelNotAvailableError) else 2)
-
-
 @pytest.fixture
 def cli() -> typer.Typer:
-    app = typer.Typer()
-
-    @app.callback()
-    def main() -> None:
-        """test app"""
-
-    register(app, Console(highlight=False), Console(stderr=True, highlight=False), _fail)
-    return app
+    """The real faithwatch app (its `check` command)."""
+    return cli_app
 
 
 def test_cli_single_response_triplets_and_llm_judge(stub, cli, tmp_path) -> None:

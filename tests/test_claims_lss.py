@@ -15,7 +15,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import typer
-from rich.console import Console
 from typer.testing import CliRunner
 
 from faithwatch.alignment import LexicalScorer
@@ -425,19 +424,8 @@ def test_refchecker_summary_on_synthetic_files(tmp_path: Path) -> None:
 
 
 def _app() -> typer.Typer:
-    from faithwatch.cli_lss import register
+    from faithwatch.cli import app
 
-    app = typer.Typer(pretty_exceptions_enable=False)
-
-    @app.callback()
-    def main() -> None:
-        """test app"""
-
-    def fail(exc: Exception) -> typer.Exit:
-        Console(stderr=True).print(f"error: {exc}")
-        return typer.Exit(2)
-
-    register(app, Console(highlight=False, width=160), Console(stderr=True, width=160), fail)
     return app
 
 

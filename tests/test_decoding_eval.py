@@ -354,26 +354,11 @@ def test_params_hash_depends_on_params_and_monitor():
 
 
 def test_cli_with_a_fake_generate(tiny_model_dir, tmp_path, monkeypatch, one_thread):
-    import typer
-    from rich.console import Console
     from typer.testing import CliRunner
 
-    from faithwatch.cli_decoding_eval import register
+    from faithwatch.cli import app
 
     items = cf.load_counterfactual()
-    app = typer.Typer()
-
-    @app.callback()
-    def main() -> None:
-        """Test app."""
-
-    out, err = Console(width=200), Console(stderr=True, width=200)
-
-    def fail(exc: Exception) -> typer.Exit:
-        err.print(f"error: {exc}")
-        return typer.Exit(2)
-
-    register(app, out, err, fail)
     runner = CliRunner()
     report = tmp_path / "report"
     args = ["eval-decoding", "--data", "counterfactual", "--strategies", "greedy,fod", "--report", str(report),

@@ -19,22 +19,13 @@ from faithwatch.models.prompts import DEFAULT_INSTRUCTION, PromptPair, build_pro
 from faithwatch.results import MonitorResult, SentenceReport, check_finite
 from faithwatch.sentences import Sentence, SentenceTracker
 from faithwatch.signals import (
-    EXTRA_SIGNALS,
-    SIGNALS,
-    TEXT_SIGNALS,
-    AlignmentSignal,
-    ContrastiveSignal,
-    EntropySignal,
-    HiddenStateSignal,
-    InfluenceSignal,
     LIDBank,
-    LIDSignal,
-    LikelihoodSignal,
-    LookbackSignal,
-    ProbeSignal,
     SentenceTrace,
     Signal,
+    SignalContext,
+    build_signals,
     default_lid_layers,
+    default_signals,
 )
 
 #: picks the next token from log-probabilities [V]
@@ -51,7 +42,7 @@ class Monitor:
     """Scores every sentence of a RAG answer for faithfulness, live or for a given response.
 
     ``model``: a :class:`LoadedModel`, a model directory / hub id, or ``None`` for the embedded
-    SmolLM2-135M-Instruct. ``signals``: families to compute (default all of :data:`SIGNALS`).
+    SmolLM2-135M-Instruct. ``signals``: families to compute (default: :func:`~faithwatch.signals.default_signals`).
     ``alignment``: an alignment scorer or its spec (default ``"auto"``: the detector's scorer, else
     ``DEFAULT_SCORER``, ``"nli-minilm+lexical+embedding"``; ``"none"`` for none).
     ``max_false_accept``: flag at the threshold that lets through at most this share of unfaithful sentences
@@ -87,7 +78,7 @@ class Monitor:
         if lid_bank is None and getattr(self.detector, "lid_bank", None) is not None:
             lid_bank = self.detector.lid_bank  # the bank the detector was trained with
             lid_layers = lid_layers or meta.layers.get("lid")
-        wanted = signals or SIGNALS
+        wanted = signals or default_signals()
         alignment = self._resolve_alignment(alignment, meta)
         if "alignment" not in wanted:
             alignment = None
@@ -142,22 +133,9 @@ class Monitor:
 
     def _build_signals(self, names: Sequence[str], layers: tuple[int, ...], bank: LIDBank | None,
                        hidden_layers: tuple[int, ...]) -> list[Signal]:
-        unknown = sorted(set(names) - set(SIGNALS) - set(EXTRA_SIGNALS))
-        if unknown:
-            raise InputError(f"unknown signals {unknown}; available: {', '.join(SIGNALS + EXTRA_SIGNALS)}")
-        factories = {
-            "likelihood": LikelihoodSignal,
-            "entropy": EntropySignal,
-            "lid": lambda: LIDSignal(layers, bank),
-            "contrastive": ContrastiveSignal,
-            "influence": InfluenceSignal,
-            "lookback": LookbackSignal,
-            "alignment": lambda: AlignmentSignal(self.alignment),
-            **TEXT_SIGNALS,
-            "probe": lambda: ProbeSignal(getattr(self.detector, "probe", None)),
-            "hidden": lambda: HiddenStateSignal(layers, hidden_layers),
-        }
-        return [factories[name]() for name in SIGNALS + EXTRA_SIGNALS if name in names]
+        ctx = SignalContext(layers=layers, lid_bank=bank, alignment=self.alignment,
+                            probe=getattr(self.detector, "probe", None), hidden_layers=hidden_layers)
+        return build_signals(names, ctx)
 
     @property
     def feature_names(self) -> list[str]:

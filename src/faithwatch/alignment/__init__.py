@@ -15,23 +15,38 @@ Use :func:`get_scorer` to build one from a spec string:
 
 from __future__ import annotations
 
+from faithwatch import registry
 from faithwatch.alignment.base import AlignmentScorer, validate_inputs
 from faithwatch.alignment.combined import CombinedScorer
 from faithwatch.alignment.embedding import EmbeddingScorer
 from faithwatch.alignment.lexical import NEUTRAL_SCORE, LexicalScorer
 from faithwatch.alignment.minilm import MiniLMNLIScorer
 from faithwatch.alignment.nli import NLIScorer
+from faithwatch.errors import InputError
 
 #: the scorer used when the user does not choose one
 DEFAULT_SCORER = "nli-minilm+lexical+embedding"
-#: the spec strings :func:`get_scorer` accepts (``nli:`` takes a model path or hub id after the colon)
-VALID_SPECS = ("nli-minilm+lexical+embedding", "nli-minilm", "lexical", "embedding", "lexical+embedding",
-               "nli:<path-or-hub-id>", "none")
+#: the model-free default of claim checks (``--checker alignment``), LSS and the server's /v1/check
+CHECK_SCORER = "lexical+embedding"
+#: named combinations offered beside the single scorers (any ``a+b`` of registered names is accepted)
+PRESETS = ("nli-minilm+lexical+embedding", "lexical+embedding")
+
+registry.scorers.add("nli-minilm", lambda arg, device: MiniLMNLIScorer(arg, device=device) if arg
+                     else MiniLMNLIScorer(device=device), "faithwatch's shipped MiniLM NLI model (offline)",
+                     arg="optional", arg_hint="[:<dir>]", nli=True)
+registry.scorers.add("lexical", lambda arg, device: LexicalScorer(), "surface overlap, no model")
+registry.scorers.add("embedding", lambda arg, device: EmbeddingScorer(device=device),
+                     "max cosine similarity with the context's sentences (packaged MiniLM)")
+registry.scorers.add("nli", lambda arg, device: NLIScorer(arg, device=device),
+                     "a Hugging Face NLI model, max entailment over context chunks", arg="required",
+                     arg_hint=":<model>", nli=True)
+registry.scorers.add("none", lambda arg, device: None, "no alignment scoring", combinable=False)
 
 __all__ = [
+    "CHECK_SCORER",
     "DEFAULT_SCORER",
     "NEUTRAL_SCORE",
-    "VALID_SPECS",
+    "PRESETS",
     "AlignmentScorer",
     "CombinedScorer",
     "EmbeddingScorer",
@@ -39,37 +54,66 @@ __all__ = [
     "MiniLMNLIScorer",
     "NLIScorer",
     "get_scorer",
+    "is_nli_spec",
+    "parse_spec",
+    "plain_specs",
+    "spec_help",
     "validate_inputs",
 ]
 
 
-def get_scorer(spec: str = DEFAULT_SCORER, device: str = "cpu") -> AlignmentScorer | None:
-    """Build the alignment scorer named by ``spec`` (see :data:`VALID_SPECS`); ``"none"`` gives ``None``.
+def parse_spec(spec: str) -> list[tuple[str, str | None]]:
+    """Split a scorer spec into ``(name, argument)`` parts: ``"nli-minilm+lexical"``, ``"nli:<model>"``,
+    ``"nli-minilm:<dir>"``. Names are case-insensitive, arguments (paths, hub ids) are kept as given.
 
-    Raises ``ValueError`` for an unknown spec or an ``nli:`` spec without a model.
+    Raises :class:`~faithwatch.errors.InputError` (a ``ValueError``) for an unknown name or a missing argument.
     """
     if not isinstance(spec, str):
         raise TypeError(f"scorer spec must be a str, got {type(spec).__name__}")
-    key = spec.strip()
-    if key.lower() == "nli-minilm":
-        return MiniLMNLIScorer(device=device)
-    if key.lower().startswith("nli-minilm:"):
-        return MiniLMNLIScorer(key[len("nli-minilm:"):].strip(), device=device)
-    if key.lower().startswith("nli:"):
-        model = key[4:].strip()  # paths/hub ids are case-sensitive: keep them as given
-        if not model:
-            raise ValueError("the 'nli:' scorer needs a model, e.g. 'nli:/path/to/model' or 'nli:<hub-id>'")
-        return NLIScorer(model, device=device)
-    key = key.lower()
-    if key == "none":
-        return None
-    if key == "lexical":
-        return LexicalScorer()
-    if key == "embedding":
-        return EmbeddingScorer(device=device)
-    if "+" in key:  # e.g. "lexical+embedding", "nli-minilm+lexical": the equally weighted mean of the parts
-        parts = [p.strip() for p in key.split("+")]
-        if len(parts) < 2 or any(not p or p == "none" or "+" in p for p in parts):
-            raise ValueError(f"bad combined scorer {spec!r}: join two or more scorer names with '+'")
-        return CombinedScorer([get_scorer(p, device=device) for p in parts])  # type: ignore[misc]
-    raise ValueError(f"unknown alignment scorer {spec!r}; valid: {', '.join(VALID_SPECS)}")
+    pieces = [p.strip() for p in spec.strip().split("+")]
+    if len(pieces) > 1 and any(not p for p in pieces):
+        raise InputError(f"bad combined scorer {spec!r}: join two or more scorer names with '+'")
+    parts = []
+    for piece in pieces:
+        name, _, arg = piece.partition(":")
+        name, arg = name.strip().lower(), arg.strip()
+        if name not in registry.scorers:
+            raise InputError(f"unknown alignment scorer {spec!r}; valid: {spec_help(', ')}")
+        entry = registry.scorers.get(name)
+        if entry.options.get("arg") == "required" and not arg:
+            raise InputError(f"the {name!r} scorer needs a model, e.g. '{name}:/path/to/model' or '{name}:<hub-id>'")
+        if arg and not entry.options.get("arg"):
+            raise InputError(f"the {name!r} scorer takes no argument (got {piece!r})")
+        if len(pieces) > 1 and entry.options.get("combinable") is False:
+            raise InputError(f"bad combined scorer {spec!r}: {name!r} cannot be combined")
+        parts.append((name, arg or None))
+    return parts
+
+
+def get_scorer(spec: str = DEFAULT_SCORER, device: str = "cpu") -> AlignmentScorer | None:
+    """Build the alignment scorer named by ``spec`` (see :func:`spec_help`); ``"none"`` gives ``None``.
+
+    Scorer names joined with ``+`` give their equally weighted mean. Raises ``ValueError`` (an ``InputError``) for
+    an unknown spec or an ``nli:`` spec without a model.
+    """
+    parts = parse_spec(spec)
+    built = [registry.scorers.get(name).obj(arg, device) for name, arg in parts]
+    return built[0] if len(built) == 1 else CombinedScorer(built)
+
+
+def is_nli_spec(spec: str) -> bool:
+    """Whether ``spec`` names one three-way NLI scorer (usable by the claims NLI checker)."""
+    parts = parse_spec(spec)
+    return len(parts) == 1 and bool(registry.scorers.get(parts[0][0]).options.get("nli"))
+
+
+def plain_specs() -> tuple[str, ...]:
+    """Specs that need no argument from the user (offered to HTTP clients, and as cache donors)."""
+    singles = [n for n in registry.scorers.names() if registry.scorers.get(n).options.get("arg") != "required"
+               and n != "none"]
+    return tuple(dict.fromkeys([*PRESETS, *singles]))
+
+
+def spec_help(sep: str = " | ") -> str:
+    """Every accepted spec for help texts: the presets, then each registered scorer (with its argument)."""
+    return sep.join(dict.fromkeys([*PRESETS, *registry.scorers.choices(sep="\0").split("\0")]))

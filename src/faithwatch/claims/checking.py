@@ -36,6 +36,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from faithwatch import registry
+from faithwatch.alignment import CHECK_SCORER
 from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.claims.llm import LLMBackend, Message
 from faithwatch.claims.spans import chunk_spans, find_quote, locate, sentence_spans
@@ -500,16 +502,13 @@ class LLMJudgeChecker:
 
 # ---- factory -------------------------------------------------------------------------------------------
 
-CHECKERS: tuple[str, ...] = ("nli", "llm", "alignment")
-
-
 @dataclass
 class CheckerSpec:
     """What :func:`get_checker` needs; unused fields are ignored."""
 
     kind: str = "nli"
     nli_model: str | None = None
-    alignment: str = "lexical+embedding"
+    alignment: str = CHECK_SCORER
     combine: str = DEFAULT_COMBINE
     entail_threshold: float = DEFAULT_ENTAIL_THRESHOLD
     contradict_threshold: float = DEFAULT_CONTRADICT_THRESHOLD
@@ -518,38 +517,49 @@ class CheckerSpec:
     device: str = "cpu"
 
 
+def _nli(spec: CheckerSpec, backend: object) -> Checker:
+    from faithwatch.alignment import get_scorer, is_nli_spec
+
+    model = (spec.nli_model or "nli-minilm").strip()
+    try:
+        named = is_nli_spec(model)
+    except ValueError:  # a model folder or hub id
+        named = False
+    try:
+        scorer = get_scorer(model if named else f"nli:{model}", device=spec.device)
+    except (OSError, ValueError) as exc:
+        from faithwatch.errors import ModelNotAvailableError
+
+        raise ModelNotAvailableError(f"could not load the NLI model {model!r}: {exc}") from None
+    return NLIChecker(scorer, spec.combine, spec.max_chunk_tokens)
+
+
+def _llm(spec: CheckerSpec, backend: LLMBackend | Callable[[], LLMBackend] | None) -> Checker:
+    if backend is None:
+        raise InputError("--checker llm needs an LLM backend")
+    made = backend if isinstance(backend, LLMBackend) else backend()
+    return LLMJudgeChecker(made, spec.combine, max_retries=spec.max_retries)
+
+
+def _alignment(spec: CheckerSpec, backend: object) -> Checker:
+    from faithwatch.alignment import get_scorer
+
+    try:
+        scorer = get_scorer(spec.alignment, device=spec.device)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if scorer is None:
+        raise InputError("--checker alignment needs an alignment scorer, not 'none'")
+    return AlignmentChecker(scorer, spec.entail_threshold, spec.contradict_threshold)
+
+
+registry.checkers.add("nli", _nli, "a three-way NLI model per claim and passage (default: nli-minilm)")
+registry.checkers.add("llm", _llm, "an LLM judge (RefChecker's prompt) over an OpenAI-compatible API")
+registry.checkers.add("alignment", _alignment, "an alignment scorer's support score, thresholded")
+
+
 def get_checker(spec: CheckerSpec, backend: LLMBackend | Callable[[], LLMBackend] | None = None) -> Checker:
-    """Build the checker named by ``spec.kind``; ``llm`` needs a ``backend`` (or a function making one)."""
+    """Build the checker named by ``spec.kind`` (see :data:`faithwatch.registry.checkers`); ``llm`` needs a
+    ``backend`` (or a function making one)."""
     _check_rule(spec.combine)
-    if spec.kind == "nli":
-        from faithwatch.alignment import MiniLMNLIScorer, NLIScorer
-
-        model = (spec.nli_model or "nli-minilm").strip()
-        try:
-            if model == "nli-minilm":  # the offline model shipped with faithwatch
-                scorer = MiniLMNLIScorer(device=spec.device)
-            elif model.startswith("nli-minilm:"):
-                scorer = MiniLMNLIScorer(model[len("nli-minilm:"):], device=spec.device)
-            else:
-                scorer = NLIScorer(model, device=spec.device)
-        except (OSError, ValueError) as exc:
-            from faithwatch.errors import ModelNotAvailableError
-
-            raise ModelNotAvailableError(f"could not load the NLI model {model!r}: {exc}") from None
-        return NLIChecker(scorer, spec.combine, spec.max_chunk_tokens)
-    if spec.kind == "alignment":
-        from faithwatch.alignment import get_scorer
-
-        try:
-            scorer = get_scorer(spec.alignment, device=spec.device)
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
-        if scorer is None:
-            raise InputError("--checker alignment needs an alignment scorer, not 'none'")
-        return AlignmentChecker(scorer, spec.entail_threshold, spec.contradict_threshold)
-    if spec.kind == "llm":
-        if backend is None:
-            raise InputError("--checker llm needs an LLM backend")
-        made = backend if isinstance(backend, LLMBackend) else backend()
-        return LLMJudgeChecker(made, spec.combine, max_retries=spec.max_retries)
-    raise InputError(f"unknown checker {spec.kind!r}; choose one of {', '.join(CHECKERS)}")
+    return registry.checkers.get(spec.kind).obj(spec, backend)

@@ -66,20 +66,11 @@ from faithwatch.claims.types import ENTAILMENT, finite
 from faithwatch.decoding.counterfactual import QAItem, is_refusal, judge
 from faithwatch.decoding.types import DecodingResult
 from faithwatch.errors import FaithwatchError, InputError
+from faithwatch.params import DecodingParams
 
 CACHE_VERSION = 1
-#: the generation parameters of paper 000 (Table 2): tau1 0.7, tau2 0.85, K=2 beams, S=6 samples, abstain at 0.7
-DEFAULT_PARAMS: dict[str, Any] = {
-    "tau1": 0.7,
-    "tau2": 0.85,
-    "beams": 2,
-    "samples": 6,
-    "temperature": 0.7,
-    "alpha": 0.5,
-    "abstain_threshold": 0.7,
-    "max_new_tokens": 128,
-    "seed": 0,
-}
+#: the generation parameters (:class:`~faithwatch.params.DecodingParams`: paper 000 Table 2)
+DEFAULT_PARAMS: dict[str, Any] = DecodingParams().model_dump()
 INFORMATIVENESS_UNIT = "sentences"
 
 
@@ -102,10 +93,10 @@ def generate(monitor: Any, question: str, context: str, strategy: str = "fod", *
 
 
 def known_strategies() -> tuple[str, ...]:
-    """The strategy names of :data:`faithwatch.decoding.strategies.STRATEGIES`."""
-    from faithwatch.decoding.strategies import STRATEGIES
+    """The registered strategy names (:data:`faithwatch.registry.strategies`)."""
+    from faithwatch import registry
 
-    return tuple(STRATEGIES)
+    return registry.strategies.names()
 
 
 def parse_strategies(spec: str | Sequence[str], known: Sequence[str] | None = None) -> list[str]:

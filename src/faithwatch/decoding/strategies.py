@@ -8,11 +8,16 @@ Every strategy runs on :class:`~faithwatch.decoding.loop.DecodingLoop` and retur
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
+from pydantic import ValidationError
 
+from faithwatch import registry
 from faithwatch.decoding.loop import (
     Beam,
     Candidate,
@@ -25,70 +30,109 @@ from faithwatch.decoding.loop import (
 )
 from faithwatch.decoding.types import REFUSAL, DecodingResult, TraceEvent
 from faithwatch.errors import InputError
+from faithwatch.params import DEFAULT_STRATEGY, DecodingParams
 
-STRATEGIES = ("greedy", "abstain", "rerank", "cad", "adacad", "lookback", "fod-bt", "fod", "fod-cad")
+
+@dataclass
+class StrategyRun:
+    """What a strategy works with: the decoding loop, the monitor, the parameters, the trace it appends to."""
+
+    loop: DecodingLoop
+    monitor: Any
+    params: DecodingParams
+    trace: list[TraceEvent]
+    generator: torch.Generator
+    lens: Any = None
+
+
+#: a strategy: ``run -> (the chosen beam, refused)``
+Strategy = Callable[[StrategyRun], tuple[Beam, bool]]
 
 
 def generate(
     monitor,
     question: str,
     context: str,
-    strategy: str = "fod",
+    strategy: str = DEFAULT_STRATEGY,
     *,
-    tau1: float = 0.7,
-    tau2: float = 0.85,
-    beams: int = 2,
-    samples: int = 6,
-    temperature: float = 0.7,
-    alpha: float = 0.5,
-    abstain_threshold: float = 0.7,
-    max_new_tokens: int = 128,
-    max_sentence_tokens: int = 96,
-    chunk_tokens: int = 8,
-    seed: int = 0,
+    params: DecodingParams | None = None,
     lens=None,
     instruction: str | None = None,
+    **overrides: Any,
 ) -> DecodingResult:
-    """Answer ``question`` from ``context`` with a decoding strategy (see :data:`STRATEGIES`).
+    """Answer ``question`` from ``context`` with a decoding strategy (see :data:`faithwatch.registry.strategies`).
 
-    Defaults follow paper 000 Table 2 (τ1=0.7, τ2=0.85, K=2 beams, S=6 samples) and Shi et al. (α=0.5).
-    ``adacad`` sets α per token from the divergence of the two distributions; ``fod-cad`` runs FOD on CAD's
-    distribution (stage 1 greedy and stage 2 sampling alike).
-    Sentence scores come from the monitor's detector; ``lens`` (a LookbackLens or its folder) guides ``lookback``.
+    Parameters come from ``params`` (default :class:`~faithwatch.params.DecodingParams`) with keyword
+    ``overrides`` (``tau1=0.6``, ...); a bad value is an :class:`InputError`. ``adacad`` sets α per token from the
+    divergence of the two distributions; ``fod-cad`` runs FOD on CAD's distribution (stage 1 greedy and stage 2
+    sampling alike). Sentence scores come from the monitor's detector; ``lens`` (a LookbackLens or its folder)
+    guides ``lookback``.
     """
-    if strategy not in STRATEGIES:
-        raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
-    if beams < 1 or samples < 1 or max_new_tokens < 1:
-        raise InputError("beams, samples and max_new_tokens must be at least 1")
-    params = {k: v for k, v in locals().items() if k not in ("monitor", "question", "context", "lens", "instruction")}
-    generator = torch.Generator().manual_seed(seed)
-    loop = DecodingLoop(monitor, question, context, max_new_tokens=max_new_tokens,
-                        max_sentence_tokens=max_sentence_tokens, instruction=instruction)
-    trace: list[TraceEvent] = []
-    greedy = greedy_chooser()
-    if strategy in ("greedy", "abstain", "cad", "adacad"):
-        chooser = {"cad": cad_chooser(alpha, greedy), "adacad": adacad_chooser(greedy)}.get(strategy, greedy)
-        beam = _run_to_end(loop, chooser, trace)
-        if strategy == "abstain":
-            low = [s for s in beam.sentences if s.score < abstain_threshold]
-            if low:
-                trace.append(TraceEvent("refuse", low[0].index, low[0].text, low[0].score,
-                                        reason=f"score below {abstain_threshold}"))
-                return _result(loop, monitor, strategy, beam, trace, params, refused=True)
-    elif strategy == "rerank":
-        beam = _rerank(loop, sampling_chooser(temperature, generator), samples, trace)
-    elif strategy == "lookback":
-        beam = _lookback(loop, monitor, _load_lens(lens, monitor), sampling_chooser(temperature, generator),
-                         samples=8 if samples == 6 else samples, chunk_tokens=chunk_tokens, trace=trace)
-    else:
-        sampler = sampling_chooser(temperature, generator)
-        if strategy == "fod-cad":
-            sampler, greedy = cad_chooser(alpha, sampler), cad_chooser(alpha, greedy)
-        beam = _fod(loop, greedy, sampler, tau1, tau2, beams, samples, trace, backtrack_only=strategy == "fod-bt")
-        if not beam.sentences:  # nothing faithful survived: say so explicitly rather than answer ""
-            trace.append(TraceEvent("refuse", 0, reason="no sentence passed the thresholds"))
-            return _result(loop, monitor, strategy, beam, trace, params, refused=True)
-    return _result(loop, monitor, strategy, beam, trace, params)
+    entry = registry.strategies.get(strategy)
+    try:
+        chosen = DecodingParams(**{**(params.model_dump(exclude_unset=True) if params else {}), **overrides})
+    except ValidationError as exc:
+        raise InputError(f"bad decoding parameters: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from None
+    chosen = chosen.for_strategy(entry.options.get("defaults", {}))
+    loop = DecodingLoop(monitor, question, context, max_new_tokens=chosen.max_new_tokens,
+                        max_sentence_tokens=chosen.max_sentence_tokens, instruction=instruction)
+    run = StrategyRun(loop, monitor, chosen, [], torch.Generator().manual_seed(chosen.seed), lens)
+    beam, refused = entry.obj(run)
+    return _result(run, strategy, beam, refused)
+
+
+def _plain(chooser_of: Callable[[DecodingParams], Chooser], abstain: bool = False) -> Strategy:
+    def run_plain(run: StrategyRun) -> tuple[Beam, bool]:
+        beam = _run_to_end(run.loop, chooser_of(run.params), run.trace)
+        low = [s for s in beam.sentences if s.score < run.params.abstain_threshold] if abstain else []
+        if low:
+            run.trace.append(TraceEvent("refuse", low[0].index, low[0].text, low[0].score,
+                                        reason=f"score below {run.params.abstain_threshold}"))
+        return beam, bool(low)
+
+    return run_plain
+
+
+def _rerank_strategy(run: StrategyRun) -> tuple[Beam, bool]:
+    return _rerank(run.loop, sampling_chooser(run.params.temperature, run.generator), run.params.samples,
+                   run.trace), False
+
+
+def _lookback_strategy(run: StrategyRun) -> tuple[Beam, bool]:
+    p = run.params
+    lens = _load_lens(run.lens, run.monitor)
+    return _lookback(run.loop, run.monitor, lens, sampling_chooser(p.temperature, run.generator), samples=p.samples,
+                     chunk_tokens=p.chunk_tokens, trace=run.trace), False
+
+
+def _fod_strategy(cad: bool = False, backtrack_only: bool = False) -> Strategy:
+    def run_fod(run: StrategyRun) -> tuple[Beam, bool]:
+        p = run.params
+        greedy, sampler = greedy_chooser(), sampling_chooser(p.temperature, run.generator)
+        if cad:
+            sampler, greedy = cad_chooser(p.alpha, sampler), cad_chooser(p.alpha, greedy)
+        beam = _fod(run.loop, greedy, sampler, p.tau1, p.tau2, p.beams, p.samples, run.trace, backtrack_only)
+        if not beam.sentences:  # nothing faithful survived: say so rather than answer ""
+            run.trace.append(TraceEvent("refuse", 0, reason="no sentence passed the thresholds"))
+            return beam, True
+        return beam, False
+
+    return run_fod
+
+
+_add = registry.strategies.add
+_add("greedy", _plain(lambda p: greedy_chooser()), "plain greedy decoding (the baseline)")
+_add("abstain", _plain(lambda p: greedy_chooser(), abstain=True), "greedy, refusing when a sentence scores low")
+_add("rerank", _rerank_strategy, "S full samples, the one with the best mean sentence score")
+_add("cad", _plain(lambda p: cad_chooser(p.alpha, greedy_chooser())), "context-aware decoding (fixed α)")
+_add("adacad", _plain(lambda p: adacad_chooser(greedy_chooser())), "CAD with α per token from the JS divergence")
+_add("lookback", _lookback_strategy, "chunks chosen by the Lookback Lens (paper 003)", defaults={"samples": 8})
+_add("fod-bt", _fod_strategy(backtrack_only=True), "FOD's backtracking alone: stop at the first low sentence")
+_add("fod", _fod_strategy(), "FOD: backtracking + sentence-level beam search (paper 000)")
+_add("fod-cad", _fod_strategy(cad=True), "FOD's search over the CAD distribution")
+
+#: the built-in strategies (a snapshot; :data:`faithwatch.registry.strategies` is the source)
+STRATEGIES = registry.strategies.names()
 
 
 def _run_to_end(loop: DecodingLoop, chooser: Chooser, trace: list[TraceEvent]) -> Beam:
@@ -227,14 +271,14 @@ def _lookback(loop: DecodingLoop, monitor, lens, sampler: Chooser, samples: int,
     return loop.beams[0]
 
 
-def _result(loop: DecodingLoop, monitor, strategy: str, beam: Beam, trace: list[TraceEvent], params: dict,
-            refused: bool = False) -> DecodingResult:
+def _result(run: StrategyRun, strategy: str, beam: Beam, refused: bool) -> DecodingResult:
+    loop, monitor = run.loop, run.monitor
     sentences = [] if refused else beam.sentences  # a refusal has no answer sentences (the trace keeps them)
     if strategy == "lookback" and beam.ids and not refused:  # chunks are not sentences: score them afterwards
         sentences = monitor.score(loop.question, loop.context, beam.ids).sentences
     return DecodingResult(
         strategy=strategy, answer=REFUSAL if refused else loop.text(beam.ids).strip(), refused=refused,
-        sentences=sentences, trace=trace, num_tokens=0 if refused else len(beam.ids), generated_tokens=loop.generated,
-        stop_reason="refused" if refused else (beam.stop_reason or "eos"), params=params,
-        detector=monitor.detector.name,
+        sentences=sentences, trace=run.trace, num_tokens=0 if refused else len(beam.ids),
+        generated_tokens=loop.generated, stop_reason="refused" if refused else (beam.stop_reason or "eos"),
+        params={"strategy": strategy, **run.params.model_dump()}, detector=monitor.detector.name,
     )

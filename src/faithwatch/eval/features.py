@@ -24,13 +24,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from faithwatch.alignment import plain_specs
 from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.data.schema import LabelledExample
 from faithwatch.errors import FaithwatchError
 from faithwatch.models.loading import cache_dir
 from faithwatch.monitor import Monitor
 from faithwatch.sentences import SentenceTracker
-from faithwatch.signals import TEXT_SIGNALS
+from faithwatch.signals import SignalContext, build_signals, text_signals
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +57,6 @@ class FeatureTables:
     failed: dict[str, str]
 
 
-#: alignment scorers whose caches can donate every other column (see :func:`derive_alignment`)
-KNOWN_ALIGNMENTS = ("nli-minilm+lexical+embedding", "lexical+embedding", "nli-minilm", "lexical", "embedding",
-                    None)
 _SAME = object()
 
 
@@ -192,7 +190,7 @@ def extract_text_features(
     """Sentence rows from the text alone, no language model (cached, resumable): for text-only recipes.
 
     Each response is split as a finished generation is (:meth:`SentenceTracker.split_text`); ``align_score``
-    comes from ``scorer``. The :data:`TEXT_SIGNALS` features are added by :func:`add_text_features`, as for
+    comes from ``scorer``. The text-signal features are added by :func:`add_text_features`, as for
     teacher-forced tables. There are no window rows (the Lookback Lens needs the model).
     """
     folder = (root or cache_dir() / "features") / text_cache_key(scorer, dataset)
@@ -260,7 +258,7 @@ def _sibling(monitor: Monitor, dataset: str, root: Path, folder: Path) -> Path |
         if {k: v for k, v in spec.items() if k not in alignment_keys} == mine:
             candidates.append(spec_file.parent)
     # caches written before spec.json: the known scorers' keys without a version
-    candidates += [root / cache_key(monitor, dataset, alignment=other) for other in KNOWN_ALIGNMENTS
+    candidates += [root / cache_key(monitor, dataset, alignment=other) for other in (*plain_specs(), None)
                    if other != _current(monitor)]
     for sibling in candidates:
         if sibling != folder and sibling.is_dir() and len(_read(sibling, "examples")):
@@ -301,8 +299,8 @@ def derive_alignment(monitor: Monitor, dataset: str, examples: Sequence[Labelled
 
 
 def add_text_features(examples: Sequence[LabelledExample], sentences: pd.DataFrame) -> pd.DataFrame:
-    """``sentences`` with the :data:`TEXT_SIGNALS` features added, computed from each sentence's text and context."""
-    signals = [factory() for factory in TEXT_SIGNALS.values()]
+    """``sentences`` with the text-signal features added, computed from each sentence's text and context."""
+    signals = build_signals(text_signals(), SignalContext())
     columns = [f for signal in signals for f in signal.feature_names]
     if sentences.empty:  # e.g. every example failed: the columns, no rows
         return sentences.reindex(columns=[*sentences.columns, *columns])

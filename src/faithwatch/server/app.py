@@ -36,6 +36,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 
 from faithwatch._version import __version__
+from faithwatch.alignment import CHECK_SCORER, plain_specs
 from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError, ModelNotAvailableError
 from faithwatch.server.limits import BodyLimitMiddleware
 from faithwatch.server.pool import Cancelled, CancelToken, QueueFullError, WorkPool
@@ -43,8 +44,6 @@ from faithwatch.server.schemas import CheckRequest, GenerateRequest, MonitorRequ
 
 log = logging.getLogger(__name__)
 
-#: alignment scorers a client may ask /v1/check for (no arbitrary model ids from clients)
-CHECK_ALIGNMENTS = ("nli-minilm", "lexical", "embedding", "lexical+embedding", "nli-minilm+lexical+embedding")
 _KEEPALIVE_S = 10.0
 
 
@@ -110,7 +109,7 @@ def create_app(
     queue_size: int = 8,
     workers: int = 1,
     request_timeout_s: float = 120.0,
-    check_alignment: str = "lexical+embedding",
+    check_alignment: str = CHECK_SCORER,
 ) -> FastAPI:
     """Build the app around a :class:`~faithwatch.monitor.Monitor`.
 
@@ -125,8 +124,8 @@ def create_app(
         monitor = Monitor
     if callable(monitor) and not hasattr(monitor, "lm"):
         monitor = monitor()
-    if check_alignment not in CHECK_ALIGNMENTS:
-        raise InputError(f"check_alignment must be one of {', '.join(CHECK_ALIGNMENTS)}")
+    if check_alignment not in plain_specs():
+        raise InputError(f"check_alignment must be one of {', '.join(plain_specs())}")
     pool = WorkPool(workers=workers, queue_size=queue_size)
     model_lock = threading.Lock()
     check_lock = threading.Lock()
@@ -326,7 +325,7 @@ def create_app(
         check_new_tokens(body.max_new_tokens)
         from faithwatch.decoding.strategies import generate as run_strategy
 
-        params = body.model_dump(exclude={"question", "context", "strategy"})
+        params = body.model_dump(exclude={"question", "context", "strategy"}, exclude_unset=True)  # strategy defaults
 
         def job(tok: CancelToken) -> dict[str, Any]:
             with model_lock:
@@ -351,8 +350,8 @@ def create_app(
         from faithwatch.claims.pipeline import check_response
 
         alignment = body.alignment or check_alignment
-        if alignment not in CHECK_ALIGNMENTS:
-            raise HTTPProblem(422, "invalid_input", f"alignment must be one of {', '.join(CHECK_ALIGNMENTS)}")
+        if alignment not in plain_specs():  # no arbitrary model ids from clients
+            raise HTTPProblem(422, "invalid_input", f"alignment must be one of {', '.join(plain_specs())}")
         for passage in [body.contexts] if isinstance(body.contexts, str) else body.contexts:
             check_context(passage)
         key = (alignment, body.entail_threshold, body.contradict_threshold)

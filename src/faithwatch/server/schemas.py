@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from faithwatch.decoding.strategies import STRATEGIES
+from faithwatch import registry
+from faithwatch.alignment import plain_specs
+from faithwatch.params import DEFAULT_STRATEGY, DecodingParams, default
 
 
 class _Body(BaseModel):
@@ -38,23 +40,31 @@ class ScoreRequest(_Body):
     records: list[ScoreRecord] = Field(..., min_length=1)
 
 
-class GenerateRequest(_Body):
+class GenerateRequest(DecodingParams):
     """Answer with a decoding strategy; the response holds the answer, its sentences and the trace."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     question: str
     context: str
-    strategy: Literal[STRATEGIES] = "fod"  # type: ignore[valid-type]
-    tau1: float = Field(0.7, ge=0.0, le=1.0)
-    tau2: float = Field(0.85, ge=0.0, le=1.0)
-    beams: int = Field(2, ge=1, le=8)
-    samples: int = Field(6, ge=1, le=16)
-    temperature: float = Field(0.7, ge=0.0, le=5.0)
-    alpha: float = Field(0.5, ge=0.0, le=10.0)
-    abstain_threshold: float = Field(0.7, ge=0.0, le=1.0)
-    max_new_tokens: int = Field(128, ge=1)
-    max_sentence_tokens: int = Field(96, ge=1)
-    chunk_tokens: int = Field(8, ge=1, le=64)
-    seed: int = 0
+    # what one request may cost the server (the library itself has no upper bounds)
+    tau1: float = Field(default("tau1"), ge=0.0, le=1.0)
+    tau2: float = Field(default("tau2"), ge=0.0, le=1.0)
+    beams: int = Field(default("beams"), ge=1, le=8)
+    samples: int = Field(default("samples"), ge=1, le=16)
+    temperature: float = Field(default("temperature"), ge=0.0, le=5.0)
+    alpha: float = Field(default("alpha"), ge=0.0, le=10.0)
+    abstain_threshold: float = Field(default("abstain_threshold"), ge=0.0, le=1.0)
+    chunk_tokens: int = Field(default("chunk_tokens"), ge=1, le=64)
+    strategy: str = Field(DEFAULT_STRATEGY, description=" | ".join(registry.strategies.names()),
+                          json_schema_extra={"enum": list(registry.strategies.names())})
+
+    @field_validator("strategy")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if value not in registry.strategies:
+            raise ValueError(f"unknown strategy {value!r}; choose one of {', '.join(registry.strategies)}")
+        return value
 
 
 class CheckRequest(_Body):
@@ -65,9 +75,8 @@ class CheckRequest(_Body):
     question: str | None = None
     extractor: Literal["response", "sentence", "subsentence"] = "sentence"
     checker: Literal["alignment"] = "alignment"
-    alignment: str | None = Field(None, description="nli-minilm | lexical | embedding | lexical+embedding | "
-                                  "nli-minilm+lexical+embedding (server "
-                                  "default if absent; the server may restrict the choice).")
+    alignment: str | None = Field(None, description=f"{' | '.join(plain_specs())} (the server's default if "
+                                  "absent).", json_schema_extra={"examples": list(plain_specs())})
     aggregation: Literal["strict", "soft", "majority"] = "strict"
     entail_threshold: float = Field(0.7, ge=0.0, le=1.0)
     contradict_threshold: float = Field(0.2, ge=0.0, le=1.0)

@@ -1,0 +1,53 @@
+"""What every command shares: the consoles, exit codes, the error printer, progress bars and common options."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from faithwatch.errors import InputError, ModelNotAvailableError
+
+_WIDTH = None if sys.stdout.isatty() else 160  # piped output: wide tables instead of wrapped cells
+out = Console(highlight=False, width=_WIDTH)
+err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
+
+EXIT_PARTIAL, EXIT_INPUT, EXIT_MODEL, EXIT_INTERNAL = 1, 2, 3, 4
+
+
+def fail(exc: Exception) -> typer.Exit:
+    """Print ``exc`` as an error and return the exit to raise: 3 for a model that cannot be had, else 2."""
+    code = EXIT_MODEL if isinstance(exc, ModelNotAvailableError) else EXIT_INPUT
+    err.print(f"[bold red]error:[/] {exc}")
+    return typer.Exit(code)
+
+
+def progress(console: Console | None = None, *, info: bool = False) -> Progress:
+    """The one progress bar: description, bar, n/total, elapsed, remaining (``info``: a ``{task.fields[info]}``
+    column too)."""
+    extra = (TextColumn("{task.fields[info]}"),) if info else ()
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), *extra, TimeElapsedColumn(),
+                    TimeRemainingColumn(), console=console or err)
+
+
+def read_text(path: Path, what: str) -> str:
+    """Read a UTF-8 file ('-': stdin), with a clear error when it is missing."""
+    if str(path) == "-":
+        return sys.stdin.read()
+    if not path.is_file():
+        raise InputError(f"{what} file not found: {path}")
+    return path.read_text(encoding="utf-8")
+
+
+ModelOpt = typer.Option(None, "--model", "-m", help="HF causal LM dir or hub id (default: embedded SmolLM2-135M).")
+DeviceOpt = typer.Option(None, "--device", help="cpu, cuda, ... (default: cuda if available).")
+DetectorOpt = typer.Option(None, "--detector", help="heuristic, or a detector folder (default: the shipped detector "
+                           "for the embedded model, else the heuristic).")
+
+
+def group() -> typer.Typer:
+    """A command group: its commands are merged into the main app, and it also runs (and tests) on its own."""
+    return typer.Typer(add_completion=False, pretty_exceptions_enable=False)

@@ -1,0 +1,220 @@
+"""`faithwatch check`: claim-level checking of responses against references (see docs/claims.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from faithwatch import registry
+from faithwatch.alignment import CHECK_SCORER, spec_help
+from faithwatch.cli._common import EXIT_PARTIAL, err, fail, group, out, progress, read_text
+from faithwatch.errors import FaithwatchError, InputError
+
+app = group()
+
+COLOURS = {"Entailment": "green", "Neutral": "yellow", "Contradiction": "red", "Conflict": "magenta",
+           "Abstain": "dim"}
+_EXCERPT = 160
+
+
+def _short(text: str, limit: int = _EXCERPT) -> str:
+    text = " ".join(text.split())
+    return escape(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _resolve_device(device: str | None) -> str:
+    if device:
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _print_check(out: Console, result, response: str) -> None:
+    """Per-claim lines coloured by label, then the response-level line."""
+    out.print(f"[dim]extractor {escape(result.extractor)} · checker {escape(result.checker)} · "
+              f"aggregation {result.aggregation}[/]")
+    for v in result.verdicts:
+        colour = COLOURS.get(v.label, "white")
+        conf = "  —  " if v.confidence is None else f"{v.confidence:.2f}"
+        claim = " | ".join(v.claim.triplet) if v.claim.triplet else v.claim.text
+        out.print(f"[{colour}]■ {v.label:<13}[/] {conf}  {_short(claim)}")
+        if v.claim.response_span and v.claim.granularity == "triplet":
+            s, e = v.claim.response_span
+            out.print(f"    [dim]response [{s}:{e}] “{_short(response[s:e])}” (match {v.claim.span_score:.2f})[/]")
+        elif v.claim.response_span is None:
+            out.print("    [dim]response span: not found[/]")
+        for ev in v.evidence:
+            score = "" if ev.score is None else f" {ev.score:.2f}"
+            out.print(f"    [dim]{ev.label.lower()}{score} · passage {ev.passage_index} [{ev.start}:{ev.end}] "
+                      f"“{_short(ev.text)}”[/]")
+    if result.abstained:
+        out.print("[bold]response:[/] [dim]Abstain[/] (no claim extracted)")
+        return
+    agg = result.aggregate
+    shown = (", ".join(f"{k} {v:.2f}" for k, v in agg.items() if v) if isinstance(agg, dict)
+             else f"[{COLOURS.get(agg, 'white')}]{agg}[/]")
+    rate = result.hallucination_rate
+    out.print(f"[bold]response:[/] {shown} · hallucination rate {rate:.2f} · {len(result.claims)} claims")
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def _print_summaries(out: Console, summaries) -> None:
+    for by, groups in summaries.items():
+        table = Table(title="all responses" if by == "all" else f"by {by}", title_justify="left")
+        for col in (by if by != "all" else "", "responses", "failed", "abstained", "claims", "Entail.", "Neutral",
+                    "Contra.", "Conflict", "halluc. rate"):
+            table.add_column(col, justify="left" if col in (by, "") else "right")
+        for name, s in groups.items():
+            rates = s.label_rates or {}
+            table.add_row(escape(name) if by != "all" else "", str(s.responses), str(s.failed), str(s.abstained),
+                          str(s.claims), _pct(rates.get("Entailment")), _pct(rates.get("Neutral")),
+                          _pct(rates.get("Contradiction")), _pct(rates.get("Conflict")), _pct(s.hallucination_rate))
+        out.print(table)
+
+
+
+@app.command()
+def check(
+    input: Path | None = typer.Option(None, "--input", "-i", help="JSONL: {id?, context: str | [str], response, "
+                                      "question?, model?, dataset?}."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="JSONL of checked responses (appended, "
+                                       "resumable); with --context/--response: the JSON of the one response."),
+    context: list[Path] | None = typer.Option(None, "--context", "-c", help="Reference passage file ('-' for "
+                                              "stdin); repeat for several passages."),
+    response: Path | None = typer.Option(None, "--response", "-r", help="Response file to check ('-' for stdin)."),
+    question: str | None = typer.Option(None, "--question", "-q", help="The question (optional) for one response."),
+    extractor: str = typer.Option("triplet", "--extractor", help="Claims: response | sentence | subsentence | "
+                                  "triplet (LLM)."),
+    checker: str = typer.Option("nli", "--checker", help=registry.checkers.choices() + "."),
+    nli_model: str | None = typer.Option(None, "--nli-model", help="3-class NLI model dir or hub id (default: "
+                                         "nli-minilm, shipped with faithwatch)."),
+    alignment: str = typer.Option(CHECK_SCORER, "--alignment", help=f"Scorer of --checker alignment: {spec_help()}."),
+    combine: str = typer.Option("conflict", "--combine", help="Across passages: conflict | max-entail | "
+                                "any-contradiction."),
+    entail_threshold: float = typer.Option(0.7, "--entail-threshold", help="Alignment score >= this: "
+                                           "Entailment."),
+    contradict_threshold: float = typer.Option(0.2, "--contradict-threshold", help="Alignment score < this: "
+                                               "Contradiction."),
+    chunk_tokens: int | None = typer.Option(None, "--chunk-tokens", min=8, help="NLI: max tokens of a "
+                                            "reference chunk (default: what the model window allows)."),
+    aggregate: str = typer.Option("strict", "--aggregate", help="Per response: strict | soft | majority."),
+    llm_url: str | None = typer.Option(None, "--llm-url", help="OpenAI-compatible base URL, e.g. "
+                                       "http://localhost:8000/v1 (default: a local HF chat model)."),
+    llm_model: str | None = typer.Option(None, "--llm-model", help="Model name at --llm-url, or a local HF "
+                                         "chat model dir / hub id (default: embedded SmolLM2-135M)."),
+    llm_api_key_env: str = typer.Option("OPENAI_API_KEY", "--llm-api-key-env", help="Environment variable "
+                                        "holding the API key (not sent when unset)."),
+    llm_timeout: float = typer.Option(120.0, "--llm-timeout", min=0.1, help="Seconds per LLM request."),
+    max_retries: int = typer.Option(2, "--max-retries", min=0, help="Re-asks after an invalid LLM answer."),
+    group_by: str = typer.Option("model,dataset", "--group-by", help="Comma-separated input fields for the "
+                                 "batch summaries."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Start afresh instead of resuming."),
+    json_out: bool = typer.Option(False, "--json", help="One response: print its JSON instead of text."),
+    html: Path | None = typer.Option(None, "--html", help="One response: write a self-contained HTML report "
+                                     "(claims coloured by verdict, evidence highlighted in the references)."),
+    device: str | None = typer.Option(None, "--device", help="cpu, cuda, ... (default: cuda if available)."),
+) -> None:
+    """Extract claims from responses and check each against the references (RefChecker-style)."""
+    from faithwatch.claims.aggregation import AGGREGATIONS
+    from faithwatch.claims.checking import COMBINE_RULES, CheckerSpec, get_checker
+    from faithwatch.claims.extraction import get_extractor
+    from faithwatch.claims.llm import get_backend
+    from faithwatch.claims.types import GRANULARITIES
+
+    batch = input is not None
+    try:
+        if batch and (context or response):
+            raise InputError("use either --input/--output (a JSONL batch) or --context/--response (one), not both")
+        if batch and html is not None:
+            raise InputError("--html reports one response (--context/--response), not a batch")
+        if batch and output is None:
+            raise InputError("--input needs --output (the JSONL of results)")
+        if not batch and (not context or response is None):
+            raise InputError("give --input/--output for a batch, or --context FILE --response FILE for one")
+        for value, valid, what in ((extractor, GRANULARITIES, "--extractor"),
+                                   (checker, registry.checkers.names(), "--checker"),
+                                   (aggregate, AGGREGATIONS, "--aggregate"), (combine, COMBINE_RULES, "--combine")):
+            if value not in valid:
+                raise InputError(f"{what} must be one of {', '.join(valid)}, got {value!r}")
+        if batch and not input.is_file():
+            raise InputError(f"input file not found: {input}")
+        passages = [] if batch else [read_text(p, "context") for p in context]
+        answer = None if batch else read_text(response, "response")
+
+        backend = None
+        if extractor == "triplet" or checker == "llm":
+            if llm_url:
+                backend = get_backend(llm_url, llm_model, api_key_env=llm_api_key_env, timeout=llm_timeout)
+            else:
+                with err.status("Loading the LLM…", spinner="dots"):
+                    backend = get_backend(None, llm_model, device=device)
+        needs_device = checker == "nli" or (checker == "alignment" and alignment.strip() != "lexical")
+        spec = CheckerSpec(kind=checker, nli_model=nli_model, alignment=alignment, combine=combine,
+                           entail_threshold=entail_threshold, contradict_threshold=contradict_threshold,
+                           max_chunk_tokens=chunk_tokens, max_retries=max_retries,
+                           device=_resolve_device(device) if needs_device else "cpu")
+        with err.status("Loading the checker…", spinner="dots"):
+            the_checker = get_checker(spec, backend)
+        the_extractor = get_extractor(extractor, backend, max_retries=max_retries)
+    except FaithwatchError as exc:
+        raise fail(exc) from None
+
+    if not batch:
+        from faithwatch.claims.pipeline import check_response
+
+        try:
+            with err.status("Checking…", spinner="dots"):
+                result = check_response(answer, passages, the_extractor, the_checker, question=question,
+                                        aggregation=aggregate)
+        except FaithwatchError as exc:
+            raise fail(exc) from None
+        payload = json.dumps(result.to_dict(), ensure_ascii=False, allow_nan=False)
+        if output is not None:
+            output.write_text(payload + "\n", encoding="utf-8")
+        if json_out:
+            print(payload, flush=True)
+        if html is not None:
+            from faithwatch.report.claims import write_claims_html
+
+            err.print(f"HTML report: {write_claims_html(html, result, passages, question=question)}")
+        if result.extraction_error is not None:
+            err.print(f"[bold red]extraction failed:[/] {escape(result.extraction_error)}")
+            raise typer.Exit(EXIT_PARTIAL)
+        if not json_out:
+            _print_check(out, result, answer)
+        return
+
+    from faithwatch.claims.pipeline import check_file
+
+    keys = [k.strip() for k in group_by.split(",") if k.strip()]
+    try:
+        with progress() as bar:
+            task = bar.add_task("check", total=None)
+
+            def on_bad(record) -> None:
+                where = f"line {record.line}" + (f" (id {record.id})" if record.id else "")
+                bar.console.print(f"[yellow]skipped {where}:[/] {escape(record.error)}")
+
+            summary = check_file(
+                the_extractor, the_checker, input, output, aggregation=aggregate, overwrite=overwrite,
+                group_by=keys, on_bad=on_bad,
+                on_progress=lambda n, total: bar.update(task, completed=n, total=total),
+            )
+    except FaithwatchError as exc:
+        raise fail(exc) from None
+    _print_summaries(out, summary.summaries)
+    err.print(f"{summary.checked} checked, {summary.skipped_done} already done, {len(summary.bad)} bad "
+              f"({summary.failed} failed extraction/checking) of {summary.total} records → {output}")
+    err.print(f"summaries: {output.name}.summary.json")
+    if summary.bad:
+        err.print(f"bad records are listed in {output.name}.errors.jsonl")
+        raise typer.Exit(EXIT_PARTIAL)

@@ -1,0 +1,83 @@
+"""`faithwatch generate`: answer with a decoding strategy and show its trace."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from faithwatch import registry
+from faithwatch.cli._common import err, fail, group, out
+from faithwatch.errors import FaithwatchError
+from faithwatch.params import DEFAULT_STRATEGY, default, help_of
+
+app = group()
+
+_KIND_STYLE = {"accept": "green", "keep": "green", "select": "bold green", "backtrack": "red", "prune": "red",
+               "drop": "yellow", "refuse": "bold red", "candidate": "dim", "stop": "magenta"}
+
+
+@app.command()
+def generate(
+    context: Path = typer.Option(..., "--context", "-c", help="File with the retrieved context."),
+    question: str = typer.Option(..., "--question", "-q", help="The user's question."),
+    strategy: str = typer.Option(DEFAULT_STRATEGY, "--strategy", "-s", help=registry.strategies.choices()),
+    tau1: float = typer.Option(default("tau1"), "--tau1", help=help_of("tau1")),
+    tau2: float = typer.Option(default("tau2"), "--tau2", help=help_of("tau2")),
+    beams: int = typer.Option(default("beams"), "--beams", min=1, help=help_of("beams")),
+    samples: int | None = typer.Option(None, "--samples", min=1, help=help_of("samples") + f" [default: "
+                                       f"{default('samples')}]"),
+    temperature: float = typer.Option(default("temperature"), "--temperature", min=0.0, help=help_of("temperature")),
+    alpha: float = typer.Option(default("alpha"), "--alpha", help=help_of("alpha")),
+    abstain_threshold: float = typer.Option(default("abstain_threshold"), "--abstain-threshold",
+                                            help=help_of("abstain_threshold")),
+    max_new_tokens: int = typer.Option(default("max_new_tokens"), "--max-new-tokens", min=1),
+    seed: int = typer.Option(default("seed"), "--seed"),
+    lens: Path | None = typer.Option(None, "--lens", help="Lookback Lens folder for --strategy lookback."),
+    model: str | None = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2)."),
+    detector: str | None = typer.Option(None, "--detector", help="Sentence scorer (default: shipped/heuristic)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result (answer, sentences, trace) as JSON."),
+    html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report (answer, "
+                                     "sentence scores, evidence, trace)."),
+) -> None:
+    """Generate an answer with a faithfulness-oriented strategy; every candidate and decision is traced."""
+    from faithwatch.decoding import generate as run
+    from faithwatch.errors import InputError
+    from faithwatch.monitor import Monitor
+
+    try:
+        if not context.is_file():
+            raise InputError(f"context file not found: {context}")
+        with err.status("Loading model…"):
+            monitor = Monitor(model, detector=detector)
+        ctx = context.read_text(encoding="utf-8")
+        with err.status(f"Decoding with {strategy}…"):
+            given = {"tau1": tau1, "tau2": tau2, "beams": beams, "samples": samples, "temperature": temperature,
+                     "alpha": alpha, "abstain_threshold": abstain_threshold, "max_new_tokens": max_new_tokens,
+                     "seed": seed}
+            result = run(monitor, question, ctx, strategy, lens=lens,
+                         **{k: v for k, v in given.items() if v is not None})
+    except FaithwatchError as exc:
+        raise fail(exc) from None
+    if html is not None:
+        from faithwatch.report import write_response_html
+
+        write_response_html(html, result, question=question, context=ctx,
+                            title=f"faithwatch generate ({strategy}): {question}",
+                            meta={"model": monitor.lm.model_id})
+        err.print(f"HTML report → {html}")
+    if json_out:
+        print(json.dumps(result.to_dict(), allow_nan=False))
+        return
+    for e in result.trace:
+        style = _KIND_STYLE.get(e.kind, "")
+        score = "" if e.score is None else f"{e.score:.2f} "
+        beam = "" if e.beam is None else f"b{e.beam} "
+        out.print(f"[{style}]{e.kind:>9}[/] s{e.step} {beam}{score}{e.text[:90]}"
+                  + (f" [dim]({e.reason})[/]" if e.reason else ""))
+    label = "[bold red]REFUSED[/] " if result.refused else ""
+    out.print(f"\n{label}[bold]{result.answer}[/]")
+    mean = "n/a" if result.mean_score is None else f"{result.mean_score:.2f}"
+    out.print(f"[dim]{strategy} · {result.num_tokens} tokens in the answer, {result.generated_tokens} generated · "
+              f"mean sentence score {mean} ({result.detector}) · stop: {result.stop_reason}[/]")

@@ -1,0 +1,215 @@
+"""`faithwatch eval-decoding`: decoding strategies side by side on counterfactual QA or plain prompts.
+
+Writes ``results.md`` / ``results.json`` (tables of :mod:`faithwatch.decoding.evaluate`), ``answers.jsonl``
+(one row per strategy and item) and keeps ``cache.jsonl`` so an interrupted run resumes where it stopped.
+Exit code 1 when some items failed (their rows carry the error; the rest were evaluated and written).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from faithwatch.alignment import CHECK_SCORER
+from faithwatch.cli._common import EXIT_PARTIAL, err, fail, group, out, progress
+from faithwatch.errors import FaithwatchError, InputError
+from faithwatch.params import default, help_of
+
+app = group()
+
+CHECKER_HELP = (f"Faithfulness judge (never the guiding detector): a three-way NLI scorer (nli-minilm, the shipped "
+                f"model; nli:<model>) or any other alignment scorer thresholded at 0.7 ({CHECK_SCORER}, lexical, ...).")
+
+
+def build_checker(spec: str, device: str = "cpu") -> Any:
+    """The claims checker named by ``spec``: an NLI checker for an NLI scorer spec, else an alignment checker."""
+    from faithwatch.alignment import is_nli_spec
+    from faithwatch.claims.checking import CheckerSpec, get_checker
+
+    spec = spec.strip()
+    try:
+        nli = is_nli_spec(spec)
+    except ValueError as exc:
+        raise InputError(f"unknown --checker {spec!r}: {exc}") from None
+    if nli:
+        return get_checker(CheckerSpec(kind="nli", nli_model=spec, device=device))
+    return get_checker(CheckerSpec(kind="alignment", alignment=spec, device=device))
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _print_summary(console: Any, summary: Any, checker: str) -> None:
+    table = Table(title=f"decoding strategies (faithfulness by {checker})", title_justify="left")
+    cols = list(summary.columns)
+    has_success = "success_rate" in cols
+    heads = ["strategy", "n"] + (["success [95% CI]", "common"] if has_success else []) + [
+        "abstain", "faithful", "claims", "tokens", "sentences", "generated", "backtracks", "errors"]
+    for h in heads:
+        table.add_column(h, justify="left" if h == "strategy" else "right")
+    for r in summary.to_dict("records"):
+        cells = [r["strategy"], str(r["n"])]
+        if has_success:
+            ci = "" if r["success_low"] is None else f" [{r['success_low']:.2f}, {r['success_high']:.2f}]"
+            cells += [_fmt(r["success_rate"], 2) + ci, _fmt(r["common_rate"])]
+        cells += [_fmt(r["abstention_rate"]), _fmt(r["faithfulness"]), _fmt(r["informativeness"], 2),
+                  _fmt(r["answer_tokens"], 1), _fmt(r["answer_sentences"], 2), _fmt(r["generated_tokens"], 1),
+                  _fmt(r["backtracks"], 2), str(r["errors"])]
+        table.add_row(*cells)
+    console.print(table)
+
+
+def _tau_grid(spec: str | None) -> tuple[tuple[float, float], ...]:
+    from faithwatch.eval.decoding_cv import DEFAULT_GRID
+
+    if spec is None:
+        return DEFAULT_GRID
+    try:
+        grid = tuple((float(a), float(b)) for a, b in (p.split(":") for p in spec.split(",") if p.strip()))
+    except ValueError:
+        raise InputError(f"--tau-grid must look like '0.5:0.6,0.7:0.85', got {spec!r}") from None
+    if not grid:
+        raise InputError("--tau-grid is empty")
+    return grid
+
+
+def _cross_validated(monitor, items, names, params, tau_grid, cache_path, judge, console):
+    """Out-of-fold success of every FOD strategy among ``names`` (τ chosen on the other folds)."""
+    import pandas as pd
+
+    from faithwatch.eval.decoding_cv import cross_validate_tau
+
+    grid = _tau_grid(tau_grid)
+    bar = progress(console)
+    rows = []
+    for name in [n for n in names if n.startswith("fod")]:
+        task = bar.add_task(f"τ grid · {name}", total=len(grid) * len(items))
+        done = {"n": 0}
+
+        def on_progress(n: int, total: int, strategy: str, item_id: str, task=task, done=done) -> None:
+            done["n"] += 1
+            bar.update(task, completed=done["n"])
+
+        with bar:
+            res = cross_validate_tau(monitor, items, name, grid=grid, params=params, cache_path=cache_path,
+                                     on_progress=on_progress, checker=judge)
+        rows.append(res.summary())
+    if not rows:
+        raise InputError("--cv-tau needs a FOD strategy (fod, fod-cad, …) in --strategies")
+    return pd.DataFrame(rows)
+
+
+
+@app.command(name="eval-decoding")
+def eval_decoding(
+    data: str = typer.Option("counterfactual", "--data", help="'counterfactual' (the packaged counterfactual "
+                             "QA set) or a .jsonl of {id, question, context[, context_answers, common_answers]}."),
+    strategies: str = typer.Option("greedy,cad,fod", "--strategies", help="Comma-separated strategies."),
+    report: Path = typer.Option(..., "--report", help="Folder for results.md/.json, answers.jsonl, cache.jsonl."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N items."),
+    tau1: float = typer.Option(default("tau1"), "--tau1", help=help_of("tau1")),
+    tau2: float = typer.Option(default("tau2"), "--tau2", help=help_of("tau2")),
+    beams: int = typer.Option(default("beams"), "--beams", min=1, help=help_of("beams")),
+    samples: int = typer.Option(default("samples"), "--samples", min=1, help=help_of("samples")),
+    temperature: float = typer.Option(default("temperature"), "--temperature", min=0.0, help=help_of("temperature")),
+    alpha: float = typer.Option(default("alpha"), "--alpha", help=help_of("alpha")),
+    abstain_threshold: float = typer.Option(default("abstain_threshold"), "--abstain-threshold",
+                                            help=help_of("abstain_threshold")),
+    max_new_tokens: int = typer.Option(default("max_new_tokens"), "--max-new-tokens", min=1),
+    seed: int = typer.Option(default("seed"), "--seed", help="Sampling seed (and bootstrap seed)."),
+    lens: Path | None = typer.Option(None, "--lens", help="Lookback Lens folder for the lookback strategy."),
+    model: str | None = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2)."),
+    detector: str | None = typer.Option(None, "--detector", help="Guiding detector (default: the model's)."),
+    alignment: str | None = typer.Option(None, "--alignment", help="The monitor's alignment scorer "
+                                         "(default: the detector's)."),
+    checker: str = typer.Option("lexical", "--checker", help=CHECKER_HELP),
+    cache: Path | None = typer.Option(None, "--cache", help="Results cache (default: <report>/cache.jsonl)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write a cache."),
+    traces: bool = typer.Option(False, "--traces", help="Keep every search trace in answers.jsonl."),
+    n_boot: int = typer.Option(1000, "--n-boot", min=1, help="Bootstrap replicates for the success CI."),
+    device: str | None = typer.Option(None, "--device", help="cpu, cuda, ... (default: cuda if available)."),
+    cv_tau: bool = typer.Option(False, "--cv-tau", help="Also run FOD strategies over a τ1/τ2 grid and report "
+                                "success with τ chosen on the other folds (4-fold cross-validation)."),
+    tau_grid: str | None = typer.Option(None, "--tau-grid", help="With --cv-tau: 'τ1:τ2,…' (default: "
+                                        "0.5:0.5,0.5:0.6,0.6:0.6,0.6:0.7,0.7:0.7,0.7:0.85)."),
+) -> None:
+    """Compare decoding strategies: success on counterfactual contexts, faithfulness, informativeness, cost."""
+    from faithwatch.decoding import evaluate as ev
+    from faithwatch.decoding.counterfactual import load_items
+    from faithwatch.eval.report import write_report
+    from faithwatch.monitor import Monitor
+
+    try:
+        names = ev.parse_strategies(strategies, ev.known_strategies())
+        items = load_items(data)[:limit] if limit else load_items(data)
+        judge = build_checker(checker, device or "cpu")
+        params: dict[str, Any] = {"tau1": tau1, "tau2": tau2, "beams": beams, "samples": samples,
+                                  "temperature": temperature, "alpha": alpha,
+                                  "abstain_threshold": abstain_threshold, "max_new_tokens": max_new_tokens,
+                                  "seed": seed}
+        with err.status("Loading model…"):
+            monitor = Monitor(model, detector=detector, alignment=alignment or "auto", device=device)
+        if lens is not None:
+            from faithwatch.detectors import load_detector
+
+            params["lens"] = load_detector(str(lens), expect_model_id=monitor.lm.model_id)
+    except FaithwatchError as exc:
+        raise fail(exc) from None
+    guide_alignment = getattr(monitor.alignment, "name", None)
+    overlap = bool(guide_alignment) and bool(
+        set(checker.strip().lower().split("+")) & set(str(guide_alignment).lower().split("+")))
+    if overlap:
+        err.print(f"[yellow]the checker's scorer ({checker}) is part of the monitor's alignment signal "
+                  f"({guide_alignment}), so faithfulness is not fully independent of the search; use "
+                  "--checker nli:<model> for an independent judge[/]")
+    cache_path = None if no_cache else (cache or report / "cache.jsonl")
+    bar = progress(err)
+    try:
+        with bar:
+            task = bar.add_task("decoding", total=len(items) * len(names))
+
+            def on_progress(done: int, total: int, strategy: str, item_id: str) -> None:
+                bar.update(task, completed=done, description=f"{strategy} · {item_id}")
+
+            result = ev.evaluate_strategies(monitor, items, names, checker=judge, params=params,
+                                         on_progress=on_progress, cache_path=cache_path, keep_trace=traces,
+                                         n_boot=n_boot, seed=seed)
+        meta = {**result.meta, "data": data, "limit": limit, "model_id": monitor.lm.model_id,
+                "detector": monitor.detector.name, "alignment": guide_alignment,
+                "checker_overlaps_guide": overlap}
+        if lens is not None:
+            meta["lens"] = str(lens)
+        tables = result.tables()
+        if cv_tau:
+            cv = _cross_validated(monitor, items, names, params, tau_grid, cache_path, judge, err)
+            tables["τ cross-validated (out of fold)"] = cv
+            out.print(cv.round(3).to_string(index=False))
+        paths = write_report(report, "faithwatch eval-decoding", tables, {}, meta)
+        from faithwatch.report import write_dataset_html
+
+        paths.append(write_dataset_html(report))
+        answers = report / "answers.jsonl"
+        with answers.open("w", encoding="utf-8") as handle:
+            for row in ev.answer_records(result):
+                handle.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
+    except FaithwatchError as exc:
+        raise fail(exc) from None
+    _print_summary(out, result.summary, result.meta["checker"])
+    if result.by_topic is not None:
+        out.print(result.by_topic.round(3).to_string(index=False))
+    err.print(f"{result.generated} runs, {result.reused} from the cache; report: "
+              f"{', '.join(str(p) for p in paths[:2])}, {answers}")
+    errors = [r for r in result.rows if r.get("error")]
+    if errors:
+        err.print(f"[yellow]{len(errors)} runs failed[/] (first: {errors[0]['strategy']} · {errors[0]['id']}: "
+                  f"{errors[0]['error']})")
+        raise typer.Exit(EXIT_PARTIAL)

@@ -1,0 +1,377 @@
+"""`faithwatch train`, `select` and `eval`: detectors from labelled data, and their evaluation."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pandas as pd
+import typer
+from rich.table import Table
+
+from faithwatch.cli._common import err, fail, group, out, progress
+from faithwatch.errors import FaithwatchError, InputError
+
+app = group()
+
+MODEL_OPT = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2).")
+ALIGN_OPT = typer.Option(None, "--alignment", help="Alignment scorer (default: the default).")
+QUESTIONABLE_OPT = typer.Option("exclude", "--questionable", help="FaithBench Questionable spans: "
+                                "exclude | faithful | unfaithful.")
+DATA_ROOT_OPT = typer.Option(None, "--data-root", help="Folder of the shared data sets.")
+AUGMENT_OPT = typer.Option(None, "--augment", help="Comma-separated training-only data sets (e.g. from "
+                           "`faithwatch synth-edits`): trained on, never held out or used for calibration.")
+TEXT_ONLY_OPT = typer.Option(False, "--text-only", help="Sentence features from the text alone, without teacher "
+                             "forcing (families alignment, lexical, edits): minutes instead of hours.")
+
+
+def _datasets(spec: str) -> list[str]:
+    names = [d.strip() for d in spec.split(",") if d.strip()]
+    if not names:
+        raise InputError("--data names no data set")
+    return names
+
+
+def _load(names, model, alignment, data_root, console, questionable="exclude", text_only=False, augment=None):
+    from faithwatch.eval.pipeline import extraction_monitor, load_labelled
+
+    with console.status("Loading model…"):
+        monitor = extraction_monitor(model, alignment)
+    with progress(console) as bar:
+        tasks: dict[str, int] = {}
+
+        def on_progress(name: str, n: int, total: int) -> None:
+            if name not in tasks:
+                tasks[name] = bar.add_task(f"features {name}", total=total)
+            bar.update(tasks[name], completed=n)
+
+        data = load_labelled(names, monitor, data_root=data_root, questionable=questionable, on_progress=on_progress,
+                             text_only=text_only, augment=_datasets(augment) if augment else ())
+    for d in data.values():
+        if d.failed:
+            console.print(f"[yellow]{d.name}: {len(d.failed)} examples could not be scored[/] "
+                          f"(first: {next(iter(d.failed.items()))})")
+        role = " (training only)" if d.train_only else ""
+        console.print(f"{d.name}{role}: {len(d.sentences)} labelled sentences "
+                      f"({int(d.sentences.label.sum())} unfaithful), {d.unlabelled_sentences} without a label left out")
+    return monitor, data
+
+
+def _recipe(path, kind, features, transform, c_value, monotone, weighting, probe_layers, probe_c):
+    """A recipe from a JSON file (or the default), with the given options changed."""
+    from faithwatch.eval.training import Recipe, with_recipe
+
+    if path is not None:
+        if not path.is_file():
+            raise InputError(f"recipe file not found: {path}")
+        try:
+            recipe = Recipe.from_dict(json.loads(path.read_text(encoding="utf-8")).get("recipe", {}))
+        except (json.JSONDecodeError, AttributeError, TypeError) as exc:
+            raise InputError(f"{path} is not a recipe JSON ({exc})") from None
+    else:
+        recipe = Recipe()
+    changes: dict = {}
+    if kind is not None:
+        changes["kind"] = kind  # the recipe validates every field
+    if features is not None:
+        changes["families"] = tuple(f.strip() for f in features.split(",") if f.strip())
+    if probe_layers is not None:
+        try:
+            layers = tuple(int(x) for x in probe_layers.split(",") if x.strip())
+        except ValueError:
+            raise InputError(f"--probe-layers must be comma-separated integers, got {probe_layers!r}") from None
+        changes["probe_layers"] = layers
+        families = [f for f in changes.get("families", recipe.families) if f != "probe"]
+        changes["families"] = tuple(families + (["probe"] if layers else []))
+    for key, value in (("transform", transform), ("C", c_value), ("monotone", monotone), ("weighting", weighting),
+                       ("probe_C", probe_c)):
+        if value is not None:
+            changes[key] = value
+    return with_recipe(recipe, **changes) if changes else recipe
+
+
+
+@app.command()
+def train(
+    data: str = typer.Option(..., "--data", help="Comma-separated data sets (faithbench, qags-cnndm, begin-dev) "
+                             "or .jsonl files in the generic format."),
+    out_dir: Path = typer.Option(..., "--out", help="Folder for the detector artifact."),
+    recipe_file: Path | None = typer.Option(None, "--recipe", help="A recipe JSON (from `faithwatch select`); "
+                                            "the options below change it."),
+    detector: str | None = typer.Option(None, "--detector", help="Aggregator: lr | xgb | mlp."),
+    features: str | None = typer.Option(None, "--features", help="Comma-separated feature families, e.g. "
+                                        "alignment,lexical (an unknown name lists them all)."),
+    transform: str | None = typer.Option(None, "--transform", help="Feature scaling: robust | quantile | "
+                                         "standard."),
+    c_value: float | None = typer.Option(None, "--C", help="Inverse L2 strength of the LR aggregator."),
+    monotone: bool | None = typer.Option(None, "--monotone/--free", help="Sign-constrain features of known "
+                                         "meaning (e.g. align_score can only raise the score)."),
+    weighting: str | None = typer.Option(None, "--weighting", help="dataset (every data set and class equal) "
+                                         "| pooled."),
+    probe_layers: str | None = typer.Option(None, "--probe-layers", help="Comma-separated layers of a "
+                                            "hidden-state probe ('' for none); adds the probe family."),
+    probe_c: float | None = typer.Option(None, "--probe-C", help="Inverse L2 strength of the probe."),
+    lens: str = typer.Option("span", "--lens", help="Also train a Lookback Lens: span | window | none "
+                             "(none with --text-only)."),
+    seed: int = typer.Option(0, "--seed"),
+    model: str | None = MODEL_OPT,
+    alignment: str | None = ALIGN_OPT,
+    questionable: str = QUESTIONABLE_OPT,
+    data_root: str | None = DATA_ROOT_OPT,
+    text_only: bool = TEXT_ONLY_OPT,
+    augment: str | None = AUGMENT_OPT,
+) -> None:
+    """Train a SynCheck detector (and a Lookback Lens) on labelled data; features are cached.
+
+    The score is calibrated and the threshold chosen on out-of-fold predictions: each data set is predicted
+    by the recipe trained on the others (one data set: 5 folds of examples).
+    """
+    from faithwatch.eval.training import check_text_only, fit_lookback_lens, fit_syncheck
+
+    if lens not in ("span", "window", "none"):
+        raise fail(InputError("--lens must be span, window or none"))
+    try:
+        recipe = _recipe(recipe_file, detector, features, transform, c_value, monotone, weighting,
+                         probe_layers, probe_c)
+        if text_only:
+            check_text_only(recipe.families)
+            if lens != "none":
+                err.print("--text-only: no Lookback Lens (it needs the model's attention)")
+                lens = "none"
+        monitor, tables = _load(_datasets(data), model, alignment, data_root, err, questionable, text_only,
+                                augment)
+        train_df = pd.concat([t.sentences for t in tables.values()], ignore_index=True)
+        start = time.perf_counter()
+        with err.status("training, and predicting every data set out of fold for calibration…"):
+            det = fit_syncheck(train_df, recipe, model_id=monitor.lm.model_id, seed=seed)
+        det.meta.metrics["alignment"] = monitor.alignment.name if monitor.alignment else None
+        det.meta.metrics["alignment_version"] = getattr(monitor.alignment, "version", None)
+        det.meta.metrics["label_policy"] = {"faithbench_questionable": questionable}
+        det.save(out_dir)
+        if lens != "none":
+            lens_df = train_df if lens == "span" else pd.concat([t.windows for t in tables.values()])
+            lens_det = fit_lookback_lens(lens_df, model_id=monitor.lm.model_id, num_layers=monitor.lm.num_layers,
+                                         num_heads=monitor.lm.num_heads, mode=lens, seed=seed)
+            lens_det.save(out_dir / "lookback-lens")
+    except FaithwatchError as exc:
+        raise fail(exc) from None
+    err.print(f"trained {det.name} on {len(train_df)} sentences in {time.perf_counter() - start:.1f} s; "
+              f"threshold {det.threshold:.3f} (out of fold); saved to {out_dir}")
+    out.print(json.dumps({"detector": str(out_dir), "recipe": recipe.to_dict(), "n_train": len(train_df),
+                          "threshold": det.threshold, "metrics": det.meta.metrics}, default=str))
+
+@app.command()
+def select(
+    data: str = typer.Option(..., "--data", help="Comma-separated labelled data sets (at least two)."),
+    out_file: Path = typer.Option(Path("recipe.json"), "--out", help="Where to write the chosen recipe."),
+    table_file: Path | None = typer.Option(None, "--table", help="Also write the whole table as CSV."),
+    seed: int = typer.Option(0, "--seed"),
+    model: str | None = MODEL_OPT,
+    alignment: str | None = ALIGN_OPT,
+    questionable: str = QUESTIONABLE_OPT,
+    data_root: str | None = DATA_ROOT_OPT,
+    text_only: bool = TEXT_ONLY_OPT,
+    augment: str | None = AUGMENT_OPT,
+) -> None:
+    """Choose a training recipe by transfer: the best worst-case leave-one-data-set-out gain over align_score.
+
+    Every candidate is trained on all data sets but one and scored on the one left out, in turn. Train the
+    chosen recipe with `faithwatch train --recipe recipe.json`.
+    """
+    from faithwatch.eval.selection import candidate_grid
+    from faithwatch.eval.selection import select as run_select
+
+    try:
+        monitor, tables = _load(_datasets(data), model, alignment, data_root, err, questionable, text_only,
+                                augment)
+        grid = candidate_grid(text_only=text_only)
+        with progress(err) as bar:
+            task = bar.add_task("leave-one-data-set-out", total=len(grid))
+            best, table = run_select({n: d.sentences for n, d in tables.items()}, grid, monitor.lm.model_id,
+                                     seed=seed, on_recipe=lambda i, n: bar.update(task, completed=i))
+    except FaithwatchError as exc:
+        raise fail(exc) from None
+    rich_table = Table(title="held-out AUROC by recipe (best worst-case gain over align_score first)")
+    for col in table.columns:
+        rich_table.add_column(col.removeprefix("auroc "), justify="left" if col == "recipe" else "right")
+    for row in table.itertuples(index=False):
+        rich_table.add_row(*(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row))
+    out.print(rich_table)
+    out_file.write_text(json.dumps({"recipe": best.to_dict(), "data": list(tables),
+                                    "selection": table.iloc[0].drop("recipe").to_dict()}, indent=2) + "\n",
+                        encoding="utf-8")
+    if table_file is not None:
+        table.to_csv(table_file, index=False)
+    err.print(f"chosen recipe written to {out_file}; train it with `faithwatch train --recipe {out_file}`")
+
+@app.command(name="synth-edits")
+def synth_edits(
+    data: str = typer.Option(..., "--data", help="Data sets whose contexts the responses are built from."),
+    out_file: Path = typer.Option(..., "--out", help="The JSONL file to write (generic format)."),
+    n: int = typer.Option(600, "--n", min=2, help="Responses to build (about half unfaithful)."),
+    seed: int = typer.Option(0, "--seed"),
+    data_root: str | None = DATA_ROOT_OPT,
+) -> None:
+    """Build near-copy responses with one changed number, entity or negation (span-labelled), for --augment.
+
+    Responses copy a few sentences of a context; about half change one of them. Use the file as a
+    training-only set: `faithwatch train --augment FILE`.
+    """
+    from faithwatch.data.loaders import load_dataset, to_jsonl_row
+    from faithwatch.data.synthetic_edits import edit_examples
+
+    try:
+        sources = [e for name in _datasets(data) for e in load_dataset(name, data_root)]
+        examples = edit_examples(sources, n, seed=seed, dataset=out_file.stem)
+    except (FaithwatchError, ValueError) as exc:
+        raise fail(exc if isinstance(exc, FaithwatchError) else InputError(str(exc))) from None
+    out_file.parent.mkdir(parents=True, exist_ok=True)
+    out_file.write_text("".join(json.dumps(to_jsonl_row(e)) + "\n" for e in examples), encoding="utf-8")
+    bad = sum(e.response_label for e in examples)
+    err.print(f"{len(examples)} responses ({bad} with a changed sentence) from {len(sources)} source examples "
+              f"→ {out_file}")
+
+@app.command(name="eval")
+def evaluate(
+    detector: Path = typer.Option(..., "--detector", help="A detector folder made by `faithwatch train`."),
+    data: str = typer.Option(..., "--data", help="Comma-separated data sets to evaluate on."),
+    report: Path = typer.Option(Path("results"), "--report", help="Folder for results.md/.json and ROC PNGs."),
+    transfer: bool = typer.Option(False, "--transfer", help="Also the transfer matrix, leave-one-out and "
+                                  "ablation tables across the --data sets (trains many detectors)."),
+    n_boot: int = typer.Option(1000, "--n-boot", min=1, help="Bootstrap replicates for the 95% intervals."),
+    seed: int = typer.Option(0, "--seed"),
+    questionable: str = QUESTIONABLE_OPT,
+    data_root: str | None = DATA_ROOT_OPT,
+    text_only: bool = TEXT_ONLY_OPT,
+    augment: str | None = AUGMENT_OPT,
+) -> None:
+    """AUROC / AUPRC / balanced accuracy of a detector and every baseline, side by side, with 95% CIs."""
+    from faithwatch.eval import harness
+    from faithwatch.eval.report import detection_table, format_ci, write_report
+    from faithwatch.eval.training import syncheck_scores
+
+    try:
+        meta = json.loads((detector / "detector.json").read_text()) if (detector / "detector.json").is_file() \
+            else None
+        if meta is None:
+            raise InputError(f"{detector} is not a detector folder (no detector.json)")
+        alignment = meta.get("metrics", {}).get("alignment")
+        if text_only:
+            from faithwatch.eval.training import check_text_only
+
+            check_text_only((meta.get("params", {}).get("recipe") or {}).get("families", ["?"]))
+        monitor, tables = _load(_datasets(data), meta["model_id"], alignment, data_root, err, questionable,
+                                text_only, augment)
+        det, lens = harness.load_artifacts(detector, monitor.lm.model_id)
+    except FaithwatchError as exc:
+        raise fail(exc) from None
+    start = time.perf_counter()
+    out_tables, curves = {}, {}
+    trained_on = {line.split(":")[0] for line in det.meta.training_data}
+    for name, d in tables.items():
+        if d.train_only:
+            continue
+        tag = " (IN-SAMPLE: the detector was trained on this set)" if name in trained_on else ""
+        if tag:
+            err.print(f"[yellow]{name}: the detector was trained on it; its figures are in-sample[/]")
+        if d.sentences.label.nunique() < 2:
+            err.print(f"[yellow]{name}: sentence labels have one class; sentence-level metrics skipped[/]")
+        else:
+            ev = harness.score_dataset(name, d.sentences, det, lens)
+            metrics = ev.metrics(n_boot, seed)
+            out_tables[f"{name} · sentence level{tag}"] = detection_table(metrics).reset_index()
+            curves[name] = {m: (ev.table.label.to_numpy(), 1 - s) for m, s in ev.scores.items()
+                            if m in (det.name, harness.FLARE, "align_score", "Lookback Lens")}
+            _print_table(out, f"{name} · sentence level (n={len(d.sentences)}){tag}", metrics, format_ci)
+            by_source = harness.by_source_model(ev, det.name)
+            if len(by_source) > 1:
+                out_tables[f"{name} · by source model{tag}"] = by_source
+        responses = harness.response_level(d.examples, d.all_sentences,
+                                           syncheck_scores(det, d.all_sentences))
+        if len(responses) and responses.label.nunique() == 2 and (name != "qags-cnndm"):
+            from faithwatch.eval.metrics import detection_metrics
+
+            rm = {det.name + " (min sentence score)": detection_metrics(
+                responses.label, 1 - responses.score, threshold=1 - det.threshold, n_boot=n_boot, seed=seed)}
+            out_tables[f"{name} · response level{tag}"] = detection_table(rm).reset_index()
+            _print_table(out, f"{name} · response level (n={len(responses)}){tag}", rm, format_ci)
+            if name == "faithbench":
+                comp = harness.faithbench_comparison(responses, det.threshold, det.name)
+                out_tables["faithbench · response level vs stored detectors"] = comp
+                out.print(comp.to_string(index=False, na_rep="—"))
+    if transfer and len(tables) >= 2:
+        from faithwatch.eval import transfer as tr
+        from faithwatch.eval.training import Recipe
+
+        frames = {n: d.sentences for n, d in tables.items()}
+        stored = det.meta.params.get("recipe")
+        recipe = Recipe.from_dict(stored) if stored else Recipe(kind=det.meta.kind)
+        with progress(err) as bar:
+            task = bar.add_task("leave one data set out", total=len(frames))
+            folds = tr.leave_one_out(frames, recipe, monitor.lm.model_id, seed=seed,
+                                     num_layers=monitor.lm.num_layers, num_heads=monitor.lm.num_heads,
+                                     on_fold=lambda _held: bar.advance(task))
+        with err.status("ablation and transfer matrix…"):
+            out_tables["leave one data set out: AUROC on the held-out set (every model fitted without it)"] = \
+                tr.loo_auroc_table(folds, det.name)
+            out_tables["leave one data set out: gains and calibration"] = tr.loo_gain_table(folds)
+            out_tables["feature-family ablation (leave-one-out AUROC)"] = tr.ablation(
+                frames, recipe, monitor.lm.model_id, seed)
+            out_tables["transfer matrix (AUROC, train row → test column; diagonal: out of fold by example)"] = \
+                tr.transfer_matrix(frames, recipe, monitor.lm.model_id, seed)
+        for title in list(out_tables)[-4:]:
+            out.print(f"[bold]{title}[/]")
+            out.print(out_tables[title].round(3).to_string(index=False))
+    paths = write_report(report, f"faithwatch eval: {det.name}", out_tables, curves,
+                         {"detector": str(detector), "data": list(tables), "n_boot": n_boot, "seed": seed,
+                          "model_id": monitor.lm.model_id, "alignment": alignment,
+                          "seconds_after_features": round(time.perf_counter() - start, 1)})
+    from faithwatch.report import write_dataset_html
+
+    index = write_dataset_html(report)
+    err.print(f"report: {', '.join(str(p) for p in paths[:2])}, {index} and {len(paths) - 2} plots")
+
+
+
+@app.command(name="transfer-lens")
+def transfer_lens_cmd(
+    lens_dir: Path = typer.Option(..., "--lens", help="A Lookback Lens folder (e.g. <detector>/lookback-lens)."),
+    target_model: str = typer.Option(..., "--target-model", help="The model to transfer the lens to."),
+    data: str = typer.Option(..., "--data", help="Data sets whose texts are run through both models."),
+    out_dir: Path = typer.Option(..., "--out", help="Folder for the mapped lens."),
+    max_examples: int = typer.Option(300, "--max-examples", min=2, help="Texts used to fit the mapping."),
+    source_model: str | None = typer.Option(None, "--source-model", help="Override the lens's model path."),
+    data_root: str | None = typer.Option(None, "--data-root"),
+) -> None:
+    """Map a Lookback Lens to another model by a linear head mapping fitted on shared texts (paper 003 §4)."""
+    from faithwatch.data.loaders import load_dataset
+    from faithwatch.detectors import LookbackLens
+    from faithwatch.eval.lens_transfer import transfer_lens
+    from faithwatch.monitor import Monitor
+
+    try:
+        lens = LookbackLens.load(lens_dir)
+        with err.status("Loading both models…"):
+            kw = {"signals": ["likelihood", "entropy", "lookback"], "detector": "heuristic", "alignment": "none"}
+            source = Monitor(source_model or lens.model_id, **kw)
+            target = Monitor(target_model, **kw)
+        examples = [e for name in _datasets(data) for e in load_dataset(name, data_root)][:max_examples]
+        with progress(err) as bar:
+            task = bar.add_task("both models", total=len(examples))
+            mapped, mapping = transfer_lens(lens, source, target, examples,
+                                            on_progress=lambda n, t: bar.update(task, completed=n))
+        mapped.save(out_dir)
+    except FaithwatchError as exc:
+        raise fail(exc) from None
+    err.print(f"head mapping fitted on {mapping.n_train} sentences, R² {mapping.r2:.3f}; mapped lens → {out_dir}")
+
+
+def _print_table(console, title, metrics, format_ci) -> None:
+    table = Table(title=title, title_justify="left")
+    for col in ("method", "AUROC [95% CI]", "AUPRC [95% CI]", "bal. acc. [95% CI]"):
+        table.add_column(col)
+    for method, m in sorted(metrics.items(), key=lambda kv: -kv[1].auroc.value):
+        table.add_row(method, format_ci(m.auroc), format_ci(m.auprc),
+                      format_ci(m.balanced_accuracy) if m.balanced_accuracy else "—")
+    console.print(table)

@@ -1,0 +1,160 @@
+"""`faithwatch monitor` and `faithwatch score`: live monitoring and teacher-forced scoring of existing answers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from faithwatch import registry
+from faithwatch.alignment import DEFAULT_SCORER, spec_help
+from faithwatch.cli._common import (
+    EXIT_PARTIAL,
+    DetectorOpt,
+    DeviceOpt,
+    ModelOpt,
+    err,
+    fail,
+    group,
+    out,
+    progress,
+    read_text,
+)
+from faithwatch.errors import FaithwatchError, InputError
+from faithwatch.results import SentenceReport
+from faithwatch.signals import default_signals
+
+app = group()
+SHOWN = ("align_score", "novel_numbers", "novel_entities", "edit_swap_num", "edit_neg_flip", "min_prob",
+         "mean_entropy", "mean_pci", "lookback_mean")
+
+AlignOpt = typer.Option(
+    "auto", "--alignment", help=f"auto (the detector's scorer, else {DEFAULT_SCORER}) | {spec_help()}"
+)
+SignalsOpt = typer.Option(",".join(default_signals()), "--signals", help="Comma-separated signal families to compute "
+                          f"(also: {', '.join(registry.signals.names(default=False))}).")
+LidOpt = typer.Option(None, "--lid-bank", help="LID reference bank (.safetensors); without it lid_* are absent.")
+TruncOpt = typer.Option(False, "--truncate-context", help="Cut the context's tail to fit the model (with a warning).")
+MaxFalseAcceptOpt = typer.Option(None, "--max-false-accept", help="Flag at the threshold that lets through at most "
+                                  "this share of unfaithful sentences (e.g. 0.1; estimated out of fold).")
+
+
+def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, device, max_new_tokens=256,
+                   max_false_accept=None):
+    from faithwatch.monitor import Monitor
+
+    if max_false_accept is not None and not 0.0 < max_false_accept < 1.0:
+        raise InputError(f"--max-false-accept must be between 0 and 1 (exclusive), got {max_false_accept}")
+    with err.status("Loading model…", spinner="dots"):
+        return Monitor(
+            model, alignment=alignment, signals=[s.strip() for s in signals.split(",") if s.strip()],
+            lid_bank=lid_bank, detector=detector, truncate_context=truncate, device=device,
+            max_new_tokens=max_new_tokens, max_false_accept=max_false_accept,
+        )
+
+
+def _colour(score: float, threshold: float) -> str:
+    return "red" if score < threshold else ("green" if score >= 0.7 else "yellow")
+
+
+def _print_sentence(report: SentenceReport, threshold: float) -> None:
+    colour = _colour(report.score, threshold)
+    flag = " [bold red]UNFAITHFUL?[/]" if report.flagged else ""
+    out.print(f"[{colour}]■ {report.score:.2f}[/] {report.text}{flag}")
+    shown = [f"{k}={report.features[k]:.3f}" for k in SHOWN if report.features.get(k) is not None]
+    out.print(f"  [dim]{'  '.join(shown)}[/]")
+
+
+@app.command()
+def monitor(
+    context: Path = typer.Option(..., "--context", "-c", help="File with the retrieved context ('-' for stdin)."),
+    question: str = typer.Option(..., "--question", "-q", help="The user's question."),
+    model: str | None = ModelOpt,
+    max_new_tokens: int = typer.Option(256, "--max-new-tokens", min=1, help="Generation budget in tokens."),
+    json_lines: bool = typer.Option(False, "--json", help="One JSON object per line instead of coloured text."),
+    vectors: bool = typer.Option(False, "--vectors", help="With --json: include per-head lookback ratios."),
+    alignment: str = AlignOpt,
+    signals: str = SignalsOpt,
+    lid_bank: Path | None = LidOpt,
+    detector: str | None = DetectorOpt,
+    truncate_context: bool = TruncOpt,
+    device: str | None = DeviceOpt,
+    html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report of the answer."),
+    max_false_accept: float | None = MaxFalseAcceptOpt,
+) -> None:
+    """Generate an answer and print each sentence the moment it is complete, with its score and signals."""
+    try:
+        ctx = read_text(context, "context")
+        mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device, max_new_tokens,
+                             max_false_accept)
+        threshold = mon.threshold
+
+        def emit(report: SentenceReport) -> None:
+            if json_lines:
+                print(json.dumps({"type": "sentence", **report.to_dict(vectors)}, allow_nan=False), flush=True)
+            else:
+                _print_sentence(report, threshold)
+
+        if not json_lines:
+            out.print(f"[dim]model {mon.lm.model_id} · detector {mon.detector.name} · alignment "
+                      f"{mon.alignment.name if mon.alignment else 'none'} · flag below {threshold:.2f}[/]")
+        result = mon.generate(question, ctx, on_sentence=emit)
+    except FaithwatchError as exc:
+        raise fail(exc) from None
+    if html is not None:
+        from faithwatch.report import write_response_html
+
+        write_response_html(html, result, question=question, context=ctx, title=f"faithwatch monitor: {question}")
+        err.print(f"HTML report → {html}")
+    summary = {k: v for k, v in result.to_dict(False).items() if k not in ("sentences", "context")}
+    if json_lines:
+        print(json.dumps({"type": "summary", **summary}, allow_nan=False), flush=True)
+        return
+    score = result.score
+    verdict = "no sentence" if score is None else f"[{_colour(score, threshold)}]{score:.2f}[/] (worst sentence)"
+    out.print(f"[bold]response score:[/] {verdict} · {result.num_tokens} tokens · stop: {result.stop_reason}"
+              + (f" · context cut by {result.context_tokens_cut} tokens" if result.context_tokens_cut else ""))
+    if mon.detector.name.startswith("heuristic"):
+        out.print("[dim]score: an untrained heuristic of the signals (see README), not a trained detector.[/]")
+
+
+@app.command()
+def score(
+    input: Path = typer.Option(..., "--input", "-i", help="JSONL: {id?, context, question, response, instruction?}."),
+    output: Path = typer.Option(..., "--output", "-o", help="JSONL of per-sentence features (appended, resumable)."),
+    model: str | None = ModelOpt,
+    vectors: bool = typer.Option(True, "--vectors/--no-vectors", help="Include per-head lookback ratios."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Start afresh instead of resuming."),
+    alignment: str = AlignOpt,
+    signals: str = SignalsOpt,
+    lid_bank: Path | None = LidOpt,
+    detector: str | None = DetectorOpt,
+    truncate_context: bool = TruncOpt,
+    device: str | None = DeviceOpt,
+) -> None:
+    """Compute the per-sentence signals of existing responses by teacher forcing (resumable)."""
+    from faithwatch.batch import score_file
+
+    if not input.is_file():
+        raise fail(InputError(f"input file not found: {input}"))
+    try:
+        mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device)
+    except FaithwatchError as exc:
+        raise fail(exc) from None
+    with progress() as bar:
+        task = bar.add_task("scoring", total=None)
+
+        def on_bad(record) -> None:
+            where = f"line {record.line}" + (f" (id {record.id})" if record.id else "")
+            bar.console.print(f"[yellow]skipped {where}:[/] {record.error}")
+
+        summary = score_file(
+            mon, input, output, vectors=vectors, overwrite=overwrite,
+            on_progress=lambda n, total: bar.update(task, completed=n, total=total), on_bad=on_bad,
+        )
+    err.print(f"{summary.scored} scored, {summary.skipped_done} already done, {len(summary.bad)} bad "
+              f"of {summary.total} records → {output}")
+    if summary.bad:
+        err.print(f"bad records are listed in {output.name}.errors.jsonl")
+        raise typer.Exit(EXIT_PARTIAL)

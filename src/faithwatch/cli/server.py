@@ -1,0 +1,72 @@
+"""`faithwatch serve`: the HTTP API and web page (FastAPI + uvicorn; see faithwatch.server)."""
+
+from __future__ import annotations
+
+import typer
+
+from faithwatch.alignment import CHECK_SCORER, plain_specs
+from faithwatch.cli._common import err, fail, group
+from faithwatch.errors import FaithwatchError, InputError
+
+app = group()
+
+
+
+@app.command()
+def serve(
+    host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on (0.0.0.0 exposes it)."),
+    port: int = typer.Option(8080, "--port", min=0, max=65535, help="TCP port (0: any free port)."),
+    model: str | None = typer.Option(None, "--model", "-m", help="HF causal LM dir or hub id (default: "
+                                     "embedded SmolLM2-135M)."),
+    detector: str | None = typer.Option(None, "--detector", help="heuristic, or a detector folder (default: "
+                                        "the shipped detector for the embedded model)."),
+    alignment: str = typer.Option("auto", "--alignment", help="Monitor alignment scorer (default: the "
+                                  "detector's)."),
+    check_alignment: str = typer.Option(CHECK_SCORER, "--check-alignment", help="Default scorer of /v1/check: "
+                                    f"{' | '.join(plain_specs())}."),
+    truncate_context: bool = typer.Option(False, "--truncate-context", help="Cut a context's tail to fit the "
+                                          "model instead of answering 413."),
+    queue_size: int = typer.Option(8, "--queue-size", min=0, help="Jobs that may wait for a worker; beyond "
+                                   "that: 503 with Retry-After."),
+    workers: int = typer.Option(1, "--workers", min=1, help="Worker threads (model calls are serialised; extra "
+                                "workers serve /v1/check meanwhile)."),
+    max_body_bytes: int = typer.Option(1_000_000, "--max-body-bytes", min=1, help="Larger bodies: 413."),
+    max_context_tokens: int | None = typer.Option(None, "--max-context-tokens", min=1, help="Longer contexts: "
+                                                  "413 (default: only the model window limits them)."),
+    max_new_tokens: int = typer.Option(512, "--max-new-tokens", min=1, help="Most new tokens a request may "
+                                       "ask for."),
+    timeout: float = typer.Option(120.0, "--timeout", min=0.1, help="Seconds per request (504, or an error "
+                                  "event on a stream)."),
+    threads: int | None = typer.Option(None, "--threads", min=1, help="torch CPU threads (default: torch's)."),
+    device: str | None = typer.Option(None, "--device", help="cpu, cuda, ... (default: cuda if available)."),
+    log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
+) -> None:
+    """Serve the HTTP API (/v1/monitor as Server-Sent Events, /v1/score, /v1/generate, /v1/check, /healthz,
+    /docs) and the web page at /."""
+    try:
+        import uvicorn
+
+        from faithwatch.server import create_app
+    except ImportError as exc:
+        raise fail(InputError(f"`faithwatch serve` needs fastapi and uvicorn ({exc}); pip install fastapi "
+                              "uvicorn")) from None
+    import torch
+
+    from faithwatch.monitor import Monitor
+
+    if threads:
+        torch.set_num_threads(threads)
+    try:
+        with err.status("Loading model…", spinner="dots"):
+            monitor = Monitor(model, detector=detector, alignment=alignment, truncate_context=truncate_context,
+                              device=device, max_new_tokens=min(256, max_new_tokens))
+        application = create_app(
+            monitor, max_body_bytes=max_body_bytes, max_context_tokens=max_context_tokens,
+            max_new_tokens=max_new_tokens, queue_size=queue_size, workers=workers, request_timeout_s=timeout,
+            check_alignment=check_alignment,
+        )
+    except FaithwatchError as exc:
+        raise fail(exc) from None
+    err.print(f"faithwatch serving {monitor.lm.model_id} on http://{host}:{port} (docs: /docs; queue "
+              f"{queue_size}, workers {workers})")
+    uvicorn.run(application, host=host, port=port, log_level=log_level)

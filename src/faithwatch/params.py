@@ -1,0 +1,49 @@
+"""The one set of decoding defaults: :class:`DecodingParams`, used by the strategies, the CLI, the server and eval.
+
+Defaults follow paper 000 Table 2 (τ1 0.7, τ2 0.85, K 2 beams, S 6 samples, abstain below 0.7) and Shi et al.
+for CAD (α 0.5). A strategy may declare its own default for a field (``lookback`` samples 8 chunks, paper 003);
+it applies only where the caller did not set the field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: the strategy used when the caller names none
+DEFAULT_STRATEGY = "fod"
+
+
+class DecodingParams(BaseModel):
+    """Generation parameters of every decoding strategy (unused ones are ignored by a strategy)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    tau1: float = Field(0.7, description="FOD: greedy sentences below this trigger backtracking.")
+    tau2: float = Field(0.85, description="FOD: candidate sentences below this are pruned.")
+    beams: int = Field(2, ge=1, description="FOD: beams kept (K).")
+    samples: int = Field(6, ge=1, description="FOD/rerank: sampled candidates per step (S); lookback: "
+                         "chunks per step (default 8).")
+    temperature: float = Field(0.7, ge=0.0, description="Sampling temperature.")
+    alpha: float = Field(0.5, description="CAD: weight of the context contrast.")
+    abstain_threshold: float = Field(0.7, description="Abstain: refuse below this sentence score.")
+    max_new_tokens: int = Field(128, ge=1, description="Generation budget in tokens.")
+    max_sentence_tokens: int = Field(96, ge=1, description="Longest sentence before it is cut.")
+    chunk_tokens: int = Field(8, ge=1, description="Lookback: tokens per candidate chunk.")
+    seed: int = Field(0, ge=0, le=2**64 - 1, description="Seed of the sampler.")
+
+    def for_strategy(self, defaults: dict[str, Any]) -> DecodingParams:
+        """A copy with a strategy's own ``defaults`` applied to the fields the caller did not set."""
+        unset = {k: v for k, v in defaults.items() if k not in self.model_fields_set}
+        return self.model_copy(update=unset) if unset else self
+
+
+def default(name: str) -> Any:
+    """The default of one field (for CLI option defaults)."""
+    return DecodingParams.model_fields[name].default
+
+
+def help_of(name: str) -> str:
+    """The description of one field (for CLI help texts)."""
+    return DecodingParams.model_fields[name].description or ""
