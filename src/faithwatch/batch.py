@@ -9,7 +9,6 @@ dropped). A bad record is reported with its line number and the rest are process
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 from faithwatch.errors import FaithwatchError, ModelNotAvailableError
 from faithwatch.monitor import Monitor
+from faithwatch.store import CorruptLine, JsonlStore
 
 REQUIRED_FIELDS = ("context", "question", "response")
 
@@ -38,6 +38,8 @@ class BatchSummary:
     scored: int = 0
     skipped_done: int = 0
     bad: list[BadRecord] = field(default_factory=list)
+    #: unreadable lines found in an existing output (kept in the file, not counted as done)
+    corrupt_output: list[CorruptLine] = field(default_factory=list)
 
 
 @dataclass
@@ -77,31 +79,15 @@ def read_records(
             yield Record(line_no, rid, data)
 
 
+def output_store(output: Path) -> JsonlStore:
+    """The output file as a store of rows by id."""
+    return JsonlStore(output, key=lambda row: str(row["id"]))
+
+
 def finished_ids(output: Path) -> set[str]:
-    """Ids already in ``output``; a torn last line (crash mid-write) is cut off the file."""
-    if not output.exists():
-        return set()
-    done: set[str] = set()
-    good_bytes = 0
-    with output.open("rb") as handle:
-        for raw in handle:
-            try:
-                done.add(str(json.loads(raw)["id"]))
-            except (json.JSONDecodeError, KeyError, UnicodeDecodeError):
-                break
-            if not raw.endswith(b"\n"):
-                break
-            good_bytes += len(raw)
-    if good_bytes != output.stat().st_size:
-        with output.open("r+b") as handle:
-            handle.truncate(good_bytes)
-    return done
-
-
-def _append(handle, obj: dict[str, Any]) -> None:
-    handle.write(json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n")
-    handle.flush()
-    os.fsync(handle.fileno())
+    """Ids already in ``output``, repaired as :mod:`faithwatch.store` says (a torn last line is cut off, a complete
+    unterminated one kept)."""
+    return {str(k) for k in output_store(output).load()}
 
 
 def run_batch(
@@ -123,7 +109,9 @@ def run_batch(
     summary = BatchSummary(total=len(items))
     if overwrite and output_path.exists():
         output_path.unlink()
-    done = finished_ids(output_path)
+    store = output_store(output_path)
+    done = {str(k) for k in store.load()}
+    summary.corrupt_output = list(store.corrupt)
     if prepare:
         prepare(output_path)
     seen: set[str] = set()
@@ -132,12 +120,12 @@ def run_batch(
 
     def bad(record: BadRecord) -> None:
         summary.bad.append(record)
-        with errors_path.open("a", encoding="utf-8") as err:
-            _append(err, {"line": record.line, "id": record.id, "error": record.error})
+        JsonlStore(errors_path, key=lambda row: row["line"]).append(
+            {"line": record.line, "id": record.id, "error": record.error})
         if on_bad:
             on_bad(record)
 
-    with output_path.open("a", encoding="utf-8") as out:
+    with store.appending() as put:
         for n, item in enumerate(items, start=1):
             if isinstance(item, BadRecord):
                 bad(item)
@@ -155,7 +143,7 @@ def run_batch(
                 except FaithwatchError as exc:
                     bad(BadRecord(item.line, item.id, str(exc)))
                 else:
-                    _append(out, {"id": item.id, "line": item.line, **row})
+                    put({"id": item.id, "line": item.line, **row})
                     summary.scored += 1
             if on_progress:
                 on_progress(n, len(items))

@@ -29,6 +29,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,7 @@ from faithwatch.claims.lss import (
     word_prf,
 )
 from faithwatch.errors import InputError
+from faithwatch.store import JsonlStore
 
 __all__ = [
     "LSS_DEV_FILE",
@@ -164,20 +166,6 @@ class LSSConfig:
         return _digest(ALGORITHM, scorer, json.dumps(asdict(self), sort_keys=True), statement, reference)
 
 
-def _read_cache(path: Path) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    if not path.is_file():
-        return out
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:  # a line cut by an interrupted run: recomputed
-            continue
-        if isinstance(rec, dict) and "key" in rec:
-            out[rec["key"]] = rec
-    return out
-
-
 def score_pairs(
     df: pd.DataFrame,
     scorer: AlignmentScorer,
@@ -201,18 +189,11 @@ def score_pairs(
     config = config or LSSConfig()
     pairs = df.drop_duplicates(["statement", "reference"])[["statement", "reference"]]
     cache_path = Path(cache) if cache is not None else None
-    done = _read_cache(cache_path) if cache_path else {}
-    handle = None
-    if cache_path:
-        cache_path.parent.mkdir(parents=True, exist_ok=True)
-        # an interrupted run can leave a cut last line: start on a fresh line
-        needs_newline = cache_path.is_file() and cache_path.stat().st_size > 0 and \
-            not cache_path.read_bytes().endswith(b"\n")
-        handle = cache_path.open("a", encoding="utf-8")
-        if needs_newline:
-            handle.write("\n")
+    store = JsonlStore(cache_path, key=lambda row: row["key"]) if cache_path else None
+    done: dict[Any, dict[str, Any]] = store.load() if store else {}
     rows: list[dict[str, Any]] = []
-    try:
+    with ExitStack() as stack:
+        put = stack.enter_context(store.appending()) if store else None
         for n, (statement, reference) in enumerate(pairs.itertuples(index=False), 1):
             key = config.key(scorer.name, statement, reference)
             rec = done.get(key)
@@ -236,16 +217,12 @@ def score_pairs(
                     "truncated_search": res.truncated_search,
                     "seconds": round(time.perf_counter() - start, 4),
                 }
-                if handle:
-                    handle.write(json.dumps(rec, ensure_ascii=False, allow_nan=False) + "\n")
-                    handle.flush()
+                if put:
+                    put(rec)
                 done[key] = rec
             rows.append(rec)
             if on_progress:
                 on_progress(n, len(pairs))
-    finally:
-        if handle:
-            handle.close()
     out = pd.DataFrame(rows)
     return out.drop(columns=["key"]) if len(out) else out
 

@@ -153,6 +153,10 @@ def score(
             mon, input, output, vectors=vectors, overwrite=overwrite,
             on_progress=lambda n, total: bar.update(task, completed=n, total=total), on_bad=on_bad,
         )
+    if summary.corrupt_output:
+        lines = ", ".join(str(c.line) for c in summary.corrupt_output[:10])
+        err.print(f"[yellow]warning:[/] {len(summary.corrupt_output)} unreadable line(s) in {output} (line {lines}) "
+                  "were kept and skipped (a record found only there is scored again)")
     err.print(f"{summary.scored} scored, {summary.skipped_done} already done, {len(summary.bad)} bad "
               f"of {summary.total} records → {output}")
     if summary.bad:

@@ -48,13 +48,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -67,6 +67,7 @@ from faithwatch.decoding.counterfactual import QAItem, is_refusal, judge
 from faithwatch.decoding.types import DecodingResult
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.params import DecodingParams
+from faithwatch.store import JsonlStore
 
 CACHE_VERSION = 1
 #: the generation parameters (:class:`~faithwatch.params.DecodingParams`: paper 000 Table 2)
@@ -195,34 +196,15 @@ def params_hash(params: Mapping[str, Any], monitor: Any = None) -> str:
 CacheKey = tuple[str, str, str]
 
 
+def cache_store(path: Path) -> JsonlStore:
+    """The results cache: rows by (strategy, item id, params hash); rows of another cache version are ignored."""
+    return JsonlStore(path, key=lambda row: (str(row["strategy"]), str(row["id"]), str(row["params_hash"])),
+                      accept=lambda row: row.get("cache_version") == CACHE_VERSION)
+
+
 def read_cache(path: Path) -> dict[CacheKey, dict[str, Any]]:
-    """Rows of a cache file by key (the last row of a key wins); a torn last line is cut off the file."""
-    rows: dict[CacheKey, dict[str, Any]] = {}
-    if not path.exists():
-        return rows
-    good = 0
-    with path.open("rb") as handle:
-        for raw in handle:
-            if not raw.endswith(b"\n"):
-                break
-            try:
-                row = json.loads(raw)
-                key = (str(row["strategy"]), str(row["id"]), str(row["params_hash"]))
-            except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError):
-                break
-            good += len(raw)
-            if row.get("cache_version") == CACHE_VERSION:
-                rows[key] = row
-    if good != path.stat().st_size:
-        with path.open("r+b") as handle:
-            handle.truncate(good)
-    return rows
-
-
-def _append(handle: IO[str], row: Mapping[str, Any]) -> None:
-    handle.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
-    handle.flush()
-    os.fsync(handle.fileno())
+    """Rows of a cache file by key (the last row of a key wins), repaired as :mod:`faithwatch.store` says."""
+    return cache_store(path).load()  # type: ignore[return-value]
 
 
 # ---- one run -----------------------------------------------------------------------------------------------
@@ -436,11 +418,11 @@ def evaluate_strategies(
 
     cache_file = Path(cache_path) if cache_path is not None else None
     cached: dict[CacheKey, dict[str, Any]] = {}
-    handle: IO[str] | None = None
+    stack = ExitStack()
+    put = None
     if cache_file is not None:
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
         cached = read_cache(cache_file)
-        handle = cache_file.open("a", encoding="utf-8")
+        put = stack.enter_context(cache_store(cache_file).appending())
 
     rows: list[dict[str, Any]] = []
     total, done, generated, reused = len(items) * len(strategies), 0, 0, 0
@@ -454,8 +436,8 @@ def evaluate_strategies(
                     if not check or check.get("checker") != check_name or check.get("error"):
                         check = _no_claims(check_name) if _abstained(gen) else \
                             check_answer(gen["answer"], item, checker, extractor)
-                        if handle is not None:
-                            _append(handle, {**hit, "check": check})
+                        if put is not None:
+                            put({**hit, "check": check})
                     rows.append(item_row(strategy, item, gen, check, cached=True))
                     reused += 1
                 else:
@@ -470,8 +452,8 @@ def evaluate_strategies(
                         gen = generation_record(result, time.perf_counter() - start, keep_trace)
                         check = _no_claims(check_name) if _abstained(gen) else \
                             check_answer(gen["answer"], item, checker, extractor)
-                        if handle is not None:
-                            _append(handle, {"cache_version": CACHE_VERSION, "strategy": strategy, "id": item.id,
+                        if put is not None:
+                            put({"cache_version": CACHE_VERSION, "strategy": strategy, "id": item.id,
                                              "params_hash": phash, "item_hash": item.fingerprint,
                                              "generation": gen, "check": check})
                         rows.append(item_row(strategy, item, gen, check, cached=False))
@@ -479,8 +461,7 @@ def evaluate_strategies(
                 if on_progress is not None:
                     on_progress(done, total, strategy, item.id)
     finally:
-        if handle is not None:
-            handle.close()
+        stack.close()
 
     summary = summarize(rows, strategies, n_boot=n_boot, seed=seed)
     meta = {

@@ -1,0 +1,114 @@
+"""The one resumable JSONL store: every row is flushed and fsynced as it is written, rows are found by a key, and
+a crash never loses or duplicates finished work.
+
+Reading repairs what a crash can leave behind, and only that:
+
+* a last line cut mid-write (it does not parse) is cut off the file;
+* a last line that parses but lacks its newline is kept, and the newline is written before the next row;
+* a corrupt line elsewhere (hand edits, a disk error) is reported in :attr:`JsonlStore.corrupt` and skipped;
+  the good lines after it are kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class CorruptLine:
+    """A line of the store that could not be read (1-based line number, and why)."""
+
+    line: int
+    reason: str
+
+
+@dataclass
+class JsonlStore:
+    """Rows of a JSONL file by ``key(row)``; the last row of a key wins.
+
+    ``accept`` filters rows (e.g. another cache version) without counting them as corrupt.
+    """
+
+    path: Path
+    key: Callable[[Row], Hashable]
+    accept: Callable[[Row], bool] | None = None
+    corrupt: list[CorruptLine] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.path = Path(self.path)
+
+    def load(self) -> dict[Hashable, Row]:
+        """Every readable row by key, after repairing a torn last line (see the module doc)."""
+        self.corrupt = []
+        rows: dict[Hashable, Row] = {}
+        if not self.path.exists():
+            return rows
+        data = self.path.read_bytes()
+        lines = data.split(b"\n")
+        tail = lines.pop()  # b"" when the file ends with a newline
+        for n, raw in enumerate(lines, start=1):
+            parsed = self._parse(raw)
+            if isinstance(parsed, str):
+                if raw.strip():
+                    self.corrupt.append(CorruptLine(n, parsed))
+                continue
+            if self.accept is None or self.accept(parsed):
+                rows[self.key(parsed)] = parsed
+        if tail:
+            parsed = self._parse(tail)
+            if isinstance(parsed, str):  # cut mid-write: drop it
+                with self.path.open("r+b") as handle:
+                    handle.truncate(len(data) - len(tail))
+            else:  # complete but unterminated: keep it, terminate it
+                with self.path.open("ab") as handle:
+                    handle.write(b"\n")
+                    _sync(handle)
+                if self.accept is None or self.accept(parsed):
+                    rows[self.key(parsed)] = parsed
+        return rows
+
+    def _parse(self, raw: bytes) -> Row | str:
+        try:
+            row = json.loads(raw.decode("utf-8"))
+            if not isinstance(row, dict):
+                return "not a JSON object"
+            self.key(row)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            return f"not JSON ({exc})"
+        except (KeyError, TypeError, ValueError) as exc:
+            return f"no key ({exc})"
+        return row
+
+    @contextmanager
+    def appending(self) -> Iterator[Callable[[Mapping[str, Any]], None]]:
+        """A function that appends one row durably (NaN and infinities refused), for the ``with`` block."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as handle:
+
+            def put(row: Mapping[str, Any]) -> None:
+                handle.write(json.dumps(dict(row), ensure_ascii=False, allow_nan=False) + "\n")
+                _sync(handle)
+
+            yield put
+
+    def append(self, row: Mapping[str, Any]) -> None:
+        """Append one row durably (opens the file for this row only)."""
+        with self.appending() as put:
+            put(row)
+
+    def reset(self) -> None:
+        """Start afresh: remove the file."""
+        self.path.unlink(missing_ok=True)
+
+
+def _sync(handle: Any) -> None:
+    handle.flush()
+    os.fsync(handle.fileno())

@@ -1,0 +1,75 @@
+"""The one resumable JSONL store: what a crash or a bad line leaves behind is repaired, and nothing else."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from faithwatch.batch import finished_ids
+from faithwatch.store import JsonlStore
+
+
+def _store(tmp_path):
+    return JsonlStore(tmp_path / "rows.jsonl", key=lambda row: str(row["id"]))
+
+
+def test_rows_round_trip_and_the_last_row_of_a_key_wins(tmp_path) -> None:
+    store = _store(tmp_path)
+    with store.appending() as put:
+        put({"id": 1, "v": "a"})
+        put({"id": 2, "v": "b"})
+        put({"id": 1, "v": "c"})
+    assert {k: r["v"] for k, r in store.load().items()} == {"1": "c", "2": "b"}
+    with pytest.raises(ValueError):
+        store.append({"id": 3, "v": float("nan")})  # never a silent NaN
+
+
+def test_a_torn_last_line_is_cut_off(tmp_path) -> None:
+    store = _store(tmp_path)
+    store.path.write_text('{"id": 1}\n{"id": 2, "v": "hal', encoding="utf-8")
+    assert list(store.load()) == ["1"] and store.corrupt == []
+    assert store.path.read_text(encoding="utf-8") == '{"id": 1}\n'
+
+
+def test_a_complete_unterminated_last_line_is_kept_and_terminated(tmp_path) -> None:
+    store = _store(tmp_path)
+    store.path.write_text('{"id": 1}\n{"id": 2}', encoding="utf-8")
+    assert list(store.load()) == ["1", "2"]
+    store.append({"id": 3})
+    lines = store.path.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(x)["id"] for x in lines] == [1, 2, 3]
+
+
+def test_a_corrupt_middle_line_is_reported_and_the_lines_after_it_are_kept(tmp_path) -> None:
+    store = _store(tmp_path)
+    store.path.write_bytes(b'{"id": 1}\nnot json\n{"no_id": true}\n\xff\xfe\n{"id": 4}\n')
+    assert list(store.load()) == ["1", "4"]
+    assert [c.line for c in store.corrupt] == [2, 3, 4]
+    assert store.path.read_bytes().endswith(b'{"id": 4}\n')  # nothing deleted
+
+
+def test_batch_resume_counts_an_unterminated_record_once(tmp_path) -> None:
+    out = tmp_path / "out.jsonl"
+    out.write_text('{"id": "a"}\n{"id": "b"}', encoding="utf-8")
+    assert finished_ids(out) == {"a", "b"}
+    assert out.read_text(encoding="utf-8").count("\n") == 2
+
+
+def test_score_reports_a_corrupt_output_line_and_keeps_the_rest(tmp_path, tiny_model_dir) -> None:
+    from typer.testing import CliRunner
+
+    from faithwatch.cli import app
+
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "context": "Paris is in France.", "question": "Where?",
+                                       "response": "It is in France."}) + "\n" for i in ("a", "b")))
+    args = ["score", "-i", str(src), "-o", str(out), "-m", str(tiny_model_dir), "--alignment", "lexical",
+            "--detector", "heuristic"]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    good = out.read_text(encoding="utf-8").splitlines()
+    out.write_text(good[0] + "\n{broken\n" + good[1] + "\n", encoding="utf-8")
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0 and "1 unreadable line(s)" in again.output and "2 already done" in again.output
+    assert out.read_text(encoding="utf-8").splitlines() == [good[0], "{broken", good[1]]
