@@ -50,6 +50,7 @@ from faithwatch.claims.lss import (
     word_prf,
 )
 from faithwatch.errors import InputError
+from faithwatch.stats import resample_indices
 from faithwatch.store import JsonlStore
 
 __all__ = [
@@ -252,16 +253,10 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def _boot_samples(groups: Sequence[Any] | None, n: int, n_boot: int, seed: int) -> list[np.ndarray]:
-    """Row indices of ``n_boot`` cluster-bootstrap replicates (clusters = ``groups``; default: each row)."""
-    g = np.arange(n) if groups is None else pd.factorize(pd.Series(list(groups)))[0]
-    if len(g) != n:
-        raise InputError(f"{len(g)} groups for {n} values")
-    n_groups = int(g.max()) + 1 if n else 0
-    order = np.argsort(g, kind="stable")
-    starts = np.searchsorted(g[order], np.arange(n_groups + 1))
-    members = [order[starts[k] : starts[k + 1]] for k in range(n_groups)]
-    rng = np.random.default_rng(seed)
-    return [np.concatenate([members[k] for k in rng.integers(0, n_groups, n_groups)]) for _ in range(max(0, n_boot))]
+    """Row indices of ``n_boot`` cluster-bootstrap replicates (:func:`faithwatch.stats.resample_indices`)."""
+    if groups is not None and len(groups) != n:
+        raise InputError(f"{len(groups)} groups for {n} values")
+    return list(resample_indices(n, n_boot, seed, None if groups is None else list(groups))) if n_boot > 0 else []
 
 
 def _correlate(x: np.ndarray, y: np.ndarray, samples: list[np.ndarray], n_groups: int, what: str) -> dict[str, Any]:

@@ -56,7 +56,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import numpy as np
 import pandas as pd
 
 from faithwatch.claims.checking import AlignmentChecker, Checker
@@ -67,6 +66,7 @@ from faithwatch.decoding.counterfactual import QAItem, is_refusal, judge
 from faithwatch.decoding.types import DecodingResult
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.params import DecodingParams
+from faithwatch.stats import mean_ci
 from faithwatch.store import JsonlStore
 
 CACHE_VERSION = 1
@@ -269,16 +269,9 @@ def item_row(strategy: str, item: QAItem, gen: Mapping[str, Any], check: Mapping
 
 def bootstrap_ci(values: Sequence[float], n_boot: int = 1000, seed: int = 0, confidence: float = 0.95
                  ) -> tuple[float, float] | None:
-    """Percentile bootstrap interval of the mean of ``values``; ``None`` for no values."""
-    x = np.asarray(values, dtype=np.float64)
-    if x.size == 0:
-        return None
-    if n_boot < 1:
-        raise InputError(f"n_boot must be at least 1, got {n_boot}")
-    rng = np.random.default_rng(seed)
-    means = x[rng.integers(0, x.size, size=(n_boot, x.size))].mean(axis=1)
-    alpha = (1.0 - confidence) / 2.0
-    return float(np.quantile(means, alpha)), float(np.quantile(means, 1.0 - alpha))
+    """Percentile bootstrap interval of the mean of ``values`` (:func:`faithwatch.stats.mean_ci`); ``None`` for no
+    values."""
+    return mean_ci(values, n_boot, seed, confidence)
 
 
 def _mean(values: Sequence[float]) -> float | None:

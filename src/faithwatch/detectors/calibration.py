@@ -22,6 +22,7 @@ import numpy as np
 from scipy.special import expit
 
 from faithwatch.errors import InputError
+from faithwatch.stats import best_threshold
 
 
 @dataclass
@@ -92,23 +93,8 @@ def choose_threshold(p_faithful: np.ndarray, unfaithful: np.ndarray, sample_weig
     Candidates are midpoints between consecutive distinct scores, so the result lies strictly inside (0, 1);
     among tied optima the middle one is taken (the widest margin).
     """
-    scores = np.asarray(p_faithful, dtype=np.float64)
-    y = np.asarray(unfaithful).astype(bool)
-    w = np.ones_like(scores) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    order = np.argsort(scores, kind="stable")
-    s, yy, ww = scores[order], y[order], w[order]
-    distinct, first = np.unique(s, return_index=True)
-    if len(distinct) < 2:
-        return 0.5
-    candidates = (distinct[:-1] + distinct[1:]) / 2
-    cum_unf = np.concatenate([[0.0], np.cumsum(ww * yy)])  # weight of unfaithful strictly below each distinct value
-    cum_fai = np.concatenate([[0.0], np.cumsum(ww * ~yy)])
-    below = first[1:]  # items with score < candidate k are those before the (k+1)-th distinct value
-    tpr = cum_unf[below] / cum_unf[-1]
-    tnr = 1.0 - cum_fai[below] / cum_fai[-1]
-    ba = (tpr + tnr) / 2
-    best = np.flatnonzero(ba >= ba.max() - 1e-12)
-    return float(candidates[best[len(best) // 2]])
+    return best_threshold(p_faithful, ~np.asarray(unfaithful).astype(bool), sample_weight=sample_weight,
+                          single_value=0.5)
 
 
 def false_accept_threshold(unfaithful_scores: np.ndarray, rate: float) -> float:

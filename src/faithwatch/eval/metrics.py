@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.metrics import average_precision_score, balanced_accuracy_score, roc_auc_score, roc_curve
 
+from faithwatch import stats
 from faithwatch.errors import InputError
 
 __all__ = [
@@ -39,7 +40,6 @@ __all__ = [
 ]
 
 # upper bound on the elements of one (replicates x items) block, to bound memory (~16 MB per float64 array)
-_BLOCK_ELEMENTS = 2_000_000
 
 
 @dataclass
@@ -151,13 +151,6 @@ def _check_threshold(threshold: float | None) -> float | None:
     return t
 
 
-def _row_bincount(idx: NDArray[np.int64], size: int) -> NDArray[np.float64]:
-    """Counts of each value in ``[0, size)`` per row of ``idx`` (shape ``(rows, size)``)."""
-    rows = idx.shape[0]
-    flat = (idx + (np.arange(rows, dtype=np.int64) * size)[:, None]).ravel()
-    return np.bincount(flat, minlength=rows * size).reshape(rows, size).astype(np.float64)
-
-
 def _weighted_stats(
     counts: NDArray[np.float64],
     y: NDArray[np.int64],
@@ -203,9 +196,8 @@ def _weighted_stats(
 
 
 def _ci(values: NDArray[np.float64], point: float, confidence: float) -> MetricCI:
-    alpha = 1.0 - confidence
-    low, high = np.quantile(values, [alpha / 2.0, 1.0 - alpha / 2.0])
-    return MetricCI(value=float(point), low=float(low), high=float(high))
+    low, high = stats.percentile_ci(values, confidence)
+    return MetricCI(value=float(point), low=low, high=high)
 
 
 def detection_metrics(
@@ -248,15 +240,8 @@ def detection_metrics(
         raise InputError(f"confidence must be in (0, 1), got {confidence!r}")
     n = len(y)
 
-    gid: NDArray[np.int64] | None = None
-    n_groups: int | None = None
-    if groups is not None:
-        g = np.asarray(groups)
-        if g.shape != (n,):
-            raise InputError(f"groups must have one id per item ({n}), got shape {g.shape}")
-        _, gid = np.unique(g, return_inverse=True)
-        gid = gid.reshape(-1)
-        n_groups = int(gid.max()) + 1
+    gid, n_width = stats.group_ids(groups, n)
+    n_groups = None if gid is None else n_width
 
     # point estimates
     auroc = float(roc_auc_score(y, s))
@@ -265,16 +250,8 @@ def detection_metrics(
     bacc = None if pred is None else float(balanced_accuracy_score(y, pred.astype(np.int64)))
 
     # bootstrap, a block of replicates at a time
-    rng = np.random.default_rng(seed)
-    width = n if n_groups is None else n_groups
-    block = max(1, min(n_boot, _BLOCK_ELEMENTS // max(n, width)))
     boot_auroc, boot_ap, boot_bacc, boot_valid = [], [], [], []
-    for start in range(0, n_boot, block):
-        b = min(block, n_boot - start)
-        draws = rng.integers(0, width, size=(b, width))
-        counts = _row_bincount(draws, width)
-        if gid is not None:
-            counts = counts[:, gid]  # each item is drawn as often as its group
+    for counts in stats.resample_counts(n, n_boot, seed, groups):
         a, p, ba, valid = _weighted_stats(counts, y, s, pred)
         boot_auroc.append(a)
         boot_ap.append(p)
@@ -304,21 +281,12 @@ def detection_metrics(
 
 
 def best_threshold(labels: ArrayLike, unfaithful_scores: ArrayLike) -> float:
-    """The threshold ``t`` maximising the balanced accuracy of ``unfaithful_scores >= t``.
-
-    Candidates are the distinct observed scores, so ``t`` is always one of them; among equally good thresholds the
-    lowest is returned (more unfaithful sentences flagged). Choose it on held-out data, not on the evaluation set.
+    """The threshold ``t`` maximising the balanced accuracy of ``unfaithful_scores >= t``
+    (:func:`faithwatch.stats.best_threshold`: a midpoint between observed scores, the middle of tied optima).
+    Choose it on held-out data, not on the evaluation set.
     """
     y, s = _check_inputs(labels, unfaithful_scores)
-    levels, inv = np.unique(s, return_inverse=True)
-    pos = np.bincount(inv.reshape(-1), weights=y, minlength=len(levels))
-    tot = np.bincount(inv.reshape(-1), minlength=len(levels)).astype(np.float64)
-    neg = tot - pos
-    # flagging everything at or above levels[k]: TP = positives at levels >= k, TN = negatives at levels < k
-    tp = np.cumsum(pos[::-1])[::-1]
-    tn = np.cumsum(neg) - neg
-    bacc = 0.5 * (tp / pos.sum() + tn / neg.sum())
-    return float(levels[int(np.argmax(bacc))])
+    return stats.best_threshold(s, y)
 
 
 def roc_points(labels: ArrayLike, unfaithful_scores: ArrayLike) -> RocPoints:

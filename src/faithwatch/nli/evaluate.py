@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import accuracy_score, f1_score
 
+from faithwatch import stats
 from faithwatch.nli.data import LICENSED_SOURCES, NLIPair, is_binary_set, read_pairs
 
 ProgressFn = Callable[[str, int, int], None]  # (what, done, total)
@@ -52,13 +53,9 @@ class NLIEvalReport:
 
 
 def best_threshold(scores: Sequence[float], entailed: Sequence[bool]) -> float:
-    """Threshold on ``scores`` (score >= t means entailed) with the best accuracy."""
-    s = np.asarray(scores, dtype=float)
-    y = np.asarray(entailed, dtype=bool)
-    cands = np.unique(s)
-    cuts = np.concatenate([[cands[0] - 1e-9], (cands[:-1] + cands[1:]) / 2, [cands[-1] + 1e-9]])
-    accs = [np.mean((s >= t) == y) for t in cuts]
-    return float(cuts[int(np.argmax(accs))])
+    """Threshold on ``scores`` (score >= t means entailed) with the best accuracy
+    (:func:`faithwatch.stats.best_threshold`)."""
+    return stats.best_threshold(scores, entailed, objective="accuracy")
 
 
 def _binary(gold: Sequence[NLIPair], pred_entailed: np.ndarray) -> tuple[float, float]:
