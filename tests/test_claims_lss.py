@@ -31,7 +31,8 @@ from faithwatch.claims.lss import (
     split_words,
     word_prf,
 )
-from faithwatch.claims.lss_eval import (
+from faithwatch.errors import FaithwatchError, InputError, NonFiniteError
+from faithwatch.eval.lss import (
     REFCHECKER_NOT_EVALUABLE,
     LSSConfig,
     correlate,
@@ -40,7 +41,6 @@ from faithwatch.claims.lss_eval import (
     run_lss_eval,
     summarize_refchecker,
 )
-from faithwatch.errors import FaithwatchError, InputError, NonFiniteError
 
 REFERENCE = "The Eiffel Tower was built in 1889 in Paris by the company of Gustave Eiffel."
 

@@ -14,9 +14,9 @@ import pytest
 
 from faithwatch.claims.types import ENTAILMENT, ClaimVerdict
 from faithwatch.decoding import counterfactual as cf
-from faithwatch.decoding import evaluate as ev
 from faithwatch.decoding.types import REFUSAL, DecodingResult, TraceEvent
 from faithwatch.errors import ContextTooLongError, InputError
+from faithwatch.eval import decoding as ev
 from faithwatch.results import SentenceReport
 
 INVENTED = "Purple elephants composed seventeen operas on Neptune. Their conductor was a violet robot named Zork."

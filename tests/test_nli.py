@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from faithwatch.alignment import MiniLMNLIScorer, get_scorer
 from faithwatch.alignment.embedding import default_minilm_path
+from faithwatch.eval.nli import best_threshold, evaluate_nli, write_report
 from faithwatch.nli.artifact import (
     REFERENCE_PAIRS,
     SHIPPED_DIR,
@@ -24,7 +25,6 @@ from faithwatch.nli.artifact import (
     rebase_artifact,
 )
 from faithwatch.nli.data import NOT_ENTAILMENT, read_pairs
-from faithwatch.nli.evaluate import best_threshold, evaluate_nli, write_report
 from faithwatch.nli.synthetic import document_pairs, sentences_of, synthetic_pairs
 from faithwatch.nli.train import TrainConfig, nli_loss, train_nli
 

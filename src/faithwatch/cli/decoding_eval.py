@@ -1,6 +1,6 @@
 """`faithwatch eval-decoding`: decoding strategies side by side on counterfactual QA or plain prompts.
 
-Writes ``results.md`` / ``results.json`` (tables of :mod:`faithwatch.decoding.evaluate`), ``answers.jsonl``
+Writes ``results.md`` / ``results.json`` (tables of :mod:`faithwatch.eval.decoding`), ``answers.jsonl``
 (one row per strategy and item) and keeps ``cache.jsonl`` so an interrupted run resumes where it stopped.
 Exit code 1 when some items failed (their rows carry the error; the rest were evaluated and written).
 """
@@ -143,8 +143,8 @@ def eval_decoding(
                                         "0.5:0.5,0.5:0.6,0.6:0.6,0.6:0.7,0.7:0.7,0.7:0.85)."),
 ) -> None:
     """Compare decoding strategies: success on counterfactual contexts, faithfulness, informativeness, cost."""
-    from faithwatch.decoding import evaluate as ev
     from faithwatch.decoding.counterfactual import load_items
+    from faithwatch.eval import decoding as ev
     from faithwatch.eval.report import write_report
     from faithwatch.monitor import Monitor
 

@@ -121,8 +121,8 @@ def eval_lss(
     torch_threads: int | None = typer.Option(None, "--torch-threads", min=1, help="torch.set_num_threads."),
 ) -> None:
     """Correlation of the LSS score, ROUGE-L and the alignment score with lss-dev's human 1-5 rating."""
-    from faithwatch.claims.lss_eval import LSSConfig, run_lss_eval
     from faithwatch.data.loaders import data_root as resolve_root
+    from faithwatch.eval.lss import LSSConfig, run_lss_eval
     from faithwatch.eval.report import write_report
 
     if torch_threads is not None:

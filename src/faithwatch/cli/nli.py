@@ -99,8 +99,8 @@ def eval_nli_cmd(
     import torch
 
     from faithwatch.alignment import get_scorer
+    from faithwatch.eval.nli import evaluate_nli, report_markdown, write_report
     from faithwatch.nli.artifact import load_cross_encoder
-    from faithwatch.nli.evaluate import evaluate_nli, report_markdown, write_report
 
     torch.set_num_threads(threads)
     try:
@@ -172,7 +172,7 @@ def eval_alignment_cmd(
                                 "index.html here."),
 ) -> None:
     """Sentence-level AUROC of align_score alone for each alignment scorer (features cached)."""
-    from faithwatch.eval.alignment_eval import evaluate_alignment
+    from faithwatch.eval.alignment import evaluate_alignment
     from faithwatch.eval.report import format_ci, write_report
 
     names = [d.strip() for d in data.split(",") if d.strip()]

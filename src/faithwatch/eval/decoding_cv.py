@@ -1,6 +1,6 @@
 """Cross-validated decoding thresholds: τ1/τ2 of FOD chosen without looking at the items they are scored on.
 
-Every grid point is run once on every item (through :func:`faithwatch.decoding.evaluate.evaluate_strategies`, so
+Every grid point is run once on every item (through :func:`faithwatch.eval.decoding.evaluate_strategies`, so
 runs are cached and resumable). The items are then split into ``folds`` folds; for each fold the grid point with the
 best counterfactual success on the *other* folds is chosen, and the fold's items are scored with it. The reported
 success is the mean over items of their out-of-fold outcome. Agreeing items (context = common knowledge) are scored
@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from faithwatch.decoding.counterfactual import QAItem
-from faithwatch.decoding.evaluate import evaluate_strategies
 from faithwatch.errors import InputError
+from faithwatch.eval.decoding import evaluate_strategies
 
 #: the (tau1, tau2) grid searched by default (scores are calibrated probabilities of "faithful")
 DEFAULT_GRID: tuple[tuple[float, float], ...] = ((0.5, 0.5), (0.5, 0.6), (0.6, 0.6), (0.6, 0.7), (0.7, 0.7),

@@ -16,6 +16,12 @@
 Missing values (None, NaN, NA, NaT) and infinities become ``null``; :class:`MetricCI` cells become
 ``{"value", "low", "high"}`` objects (rendered as ``0.712 [0.680, 0.741]`` in markdown). Curve scores are
 *unfaithfulness* scores (higher = more likely unfaithful) with labels 1 = unfaithful.
+
+In-sample figures are marked. A table named ``"<data set>"`` or ``"<data set> · ..."`` and a curve named
+``"<data set>"``, where the evaluated detector was trained on that data set, get :data:`IN_SAMPLE_NOTE` in their
+markdown heading (and in the JSON table name), ``"in_sample": true`` in the JSON, and "(IN-SAMPLE)" in their plot
+titles; the top-level ``"in_sample"`` lists those data sets. Other tables (leave-one-data-set-out, transfer
+matrix, ...) are never marked.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import decimal
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +43,15 @@ from numpy.typing import ArrayLike
 from faithwatch.errors import InputError
 from faithwatch.eval.metrics import DetectionMetrics, MetricCI, roc_points
 
-__all__ = ["SCHEMA_VERSION", "detection_table", "format_ci", "write_report"]
+__all__ = ["IN_SAMPLE_NOTE", "SCHEMA_VERSION", "detection_table", "format_ci", "trained_on", "write_report"]
 
 SCHEMA_VERSION = 1
 _MISSING_MD = "n/a"
+#: the mark of a table or curve whose data set the evaluated detector was trained on
+IN_SAMPLE_NOTE = "IN-SAMPLE (the detector was trained on this data set)"
+_GROUP_SEP = " · "
+# a mark already in a table name: this module's own, or the older "(IN-SAMPLE: the detector was trained on this set)"
+_IN_SAMPLE_TAG = re.compile(r"\s*(?:—\s*)?(?:" + re.escape(IN_SAMPLE_NOTE) + r"|\(IN-SAMPLE\b[^)]*\))")
 
 
 def format_ci(metric_ci: MetricCI, digits: int = 3) -> str:
@@ -176,6 +187,40 @@ def _md_table(cols: Sequence[str], rows: Sequence[Sequence[Any]], right: Sequenc
     return "\n".join([line(header), sep, *(line(r) for r in body)])
 
 
+# ---------------------------------------------------------------- in-sample marking
+
+
+def trained_on(training_data: Sequence[str]) -> set[str]:
+    """The data set names of a detector's ``training_data`` lines (``"ragtruth-qa: 400 sentences (...)"``)."""
+    return {str(line).split(":", 1)[0].strip() for line in training_data if str(line).split(":", 1)[0].strip()}
+
+
+def _in_sample_from_meta(meta: Mapping[str, Any]) -> set[str]:
+    """The training data sets of the detector folder ``meta["detector"]`` (as ``faithwatch eval`` passes it), or
+    nothing when that is not a detector folder."""
+    folder = meta.get("detector")
+    if not isinstance(folder, (str, Path)) or not str(folder):
+        return set()
+    path = Path(folder) / "detector.json"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError):
+        return set()
+    lines = doc.get("training_data") if isinstance(doc, dict) else None
+    return trained_on(lines) if isinstance(lines, list) else set()
+
+
+def _data_set_of(name: str) -> str:
+    """The data set a table name is about: the part before " · " (or the whole name)."""
+    return name.split(_GROUP_SEP, 1)[0].strip()
+
+
+def _mark(name: str, in_sample: bool) -> str:
+    """``name`` without any earlier IN-SAMPLE tag, then with :data:`IN_SAMPLE_NOTE` when ``in_sample``."""
+    base = _IN_SAMPLE_TAG.sub("", name).rstrip()
+    return f"{base} — {IN_SAMPLE_NOTE}" if in_sample else base
+
+
 # ---------------------------------------------------------------- ROC plots
 
 
@@ -275,6 +320,8 @@ def write_report(
     tables: Mapping[str, pd.DataFrame],
     curves: Mapping[str, Mapping[str, tuple[ArrayLike, ArrayLike]]],
     meta: Mapping[str, Any],
+    *,
+    in_sample: Collection[str] | None = None,
 ) -> list[Path]:
     """Write ``results.json``, ``results.md``, one ``roc_<name>.png`` and one ``hist_<name>.png`` (score
     histograms of faithful vs unfaithful, first methods) per entry of ``curves`` into ``out_dir``.
@@ -287,6 +334,10 @@ def write_report(
         curves: curve name -> {method name -> (labels, unfaithful_scores)}; labels 1 = unfaithful, scores higher =
             more likely unfaithful. One PNG per curve name, one line per method with its AUROC in the legend.
         meta: free-form run information (model, dataset, seed, ...), stored as-is (made JSON-safe).
+        in_sample: the data sets the evaluated detector was trained on; their tables (``"<data set> · ..."``)
+            and curves are marked :data:`IN_SAMPLE_NOTE`. None: the data sets in the ``training_data`` of the
+            detector folder ``meta["detector"]``, if that is one (``faithwatch eval`` passes it). A table name
+            that already carries an "(IN-SAMPLE...)" tag is treated as in-sample too.
 
     Returns:
         The written paths: ``results.json``, ``results.md``, then the PNGs (ROC, histogram) in the order of ``curves``.
@@ -297,7 +348,15 @@ def write_report(
     """
     out = Path(out_dir)
     # prepare everything first, so bad input fails before any file (or the folder) is written
-    prepared = {name: _prepare_table(df, str(name)) for name, df in tables.items()}
+    trained = {str(d) for d in in_sample} if in_sample is not None else _in_sample_from_meta(meta)
+    trained |= {_data_set_of(str(name)) for name in tables if _IN_SAMPLE_TAG.search(str(name))}
+    prepared: dict[str, tuple[list[str], list[list[Any]], list[bool]]] = {}
+    table_in_sample: dict[str, bool] = {}
+    for name, df in tables.items():
+        flag = _data_set_of(str(name)) in trained
+        marked = _mark(str(name), flag)
+        prepared[marked] = _prepare_table(df, str(name))
+        table_in_sample[marked] = flag
     taken = {"results"}
     curve_data = []
     for name, methods in curves.items():
@@ -306,26 +365,32 @@ def write_report(
                 "name": str(name),
                 "image": f"roc_{(safe := _safe_name(str(name), taken))}.png",
                 "histogram": f"hist_{safe}.png",
+                "in_sample": str(name) in trained,
                 "methods": _curve_methods(str(name), methods),
             }
         )
+    reported = sorted({_data_set_of(str(n)) for n in tables if _data_set_of(str(n)) in trained}
+                      | {c["name"] for c in curve_data if c["in_sample"]})
 
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     images: list[Path] = []
     for c, methods in zip(curve_data, curves.values(), strict=True):
+        tag = " (IN-SAMPLE)" if c["in_sample"] else ""
         path = out / c["image"]
-        _plot_roc(path, f"{title}: ROC, {c['name']}", c["methods"])
+        _plot_roc(path, f"{title}: ROC, {c['name']}{tag}", c["methods"])
         hist = out / c["histogram"]
-        _plot_histograms(hist, f"{title}: scores, {c['name']}", methods)
+        _plot_histograms(hist, f"{title}: scores, {c['name']}{tag}", methods)
         images += [path, hist]
 
     doc = {
         "schema_version": SCHEMA_VERSION,
         "title": str(title),
         "meta": _jsonable(dict(meta)),
+        "in_sample": reported,
         "tables": [
-            {"name": str(name), "columns": cols, "records": [dict(zip(cols, _jsonable(r), strict=True)) for r in rows]}
+            {"name": str(name), "in_sample": table_in_sample[name], "columns": cols,
+             "records": [dict(zip(cols, _jsonable(r), strict=True)) for r in rows]}
             for name, (cols, rows, _) in prepared.items()
         ],
         "curves": _jsonable(curve_data),
@@ -341,14 +406,20 @@ def write_report(
         for k, v in doc["meta"].items():
             md.append(f"- **{k}**: {_md_value(v)}")
         md.append("")
+    if reported:
+        md += ["## In-sample figures", "",
+               f"The detector was trained on {', '.join(reported)}: every table and ROC curve of these data sets "
+               f"below is marked **{IN_SAMPLE_NOTE}**. In-sample figures overstate how the detector does on data "
+               "it has not seen; leave-one-data-set-out figures (where present) hold each data set out of "
+               "training and are not marked.", ""]
     for name, (cols, rows, right) in prepared.items():
         md += [f"## {name}", "", _md_table(cols, rows, right), ""]
     if curve_data:
         md += ["## ROC curves", ""]
         for c in curve_data:
             aucs = ", ".join(f"{m['method']} {m['auroc']:.3f}" for m in c["methods"])
-            md += [f"### {c['name']}", "", f"AUROC: {aucs}", "", f"![ROC {c['name']}]({c['image']})", "",
-                   f"![scores {c['name']}]({c['histogram']})", ""]
+            md += [f"### {_mark(c['name'], c['in_sample'])}", "", f"AUROC: {aucs}", "",
+                   f"![ROC {c['name']}]({c['image']})", "", f"![scores {c['name']}]({c['histogram']})", ""]
     md_path = out / "results.md"
     md_path.write_text("\n".join(md), encoding="utf-8")
     written.append(md_path)

@@ -4,7 +4,7 @@
 * :mod:`~faithwatch.nli.synthetic` - FactCC-style synthetic pairs;
 * :mod:`~faithwatch.nli.train` - the training recipe (``faithwatch train-nli``);
 * :mod:`~faithwatch.nli.artifact` - saving/loading the adapter with checksums (``load_cross_encoder``);
-* :mod:`~faithwatch.nli.evaluate` - ``faithwatch eval-nli``.
+* :mod:`faithwatch.eval.nli` - ``faithwatch eval-nli`` (in the evaluation package).
 
 As an alignment scorer it is ``nli-minilm`` (:class:`faithwatch.alignment.MiniLMNLIScorer`).
 """
