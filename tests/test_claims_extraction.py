@@ -7,7 +7,6 @@ import pytest
 from faithwatch.claims import (
     ExtractionError,
     HFChatBackend,
-    LLMBackend,
     SegmentExtractor,
     TripletExtractor,
     get_extractor,
@@ -47,8 +46,39 @@ class Scripted:
         return self.replies[min(len(self.calls), len(self.replies)) - 1]
 
 
-def test_scripted_backend_is_an_llm_backend() -> None:
-    assert isinstance(Scripted(), LLMBackend)
+def test_get_extractor_triplet_parses_the_scripted_reply_into_claims() -> None:
+    # the whole path behind get_extractor("triplet"): prompt -> backend -> parse -> spans, on a chatty reply
+    backend = Scripted(WITH_PROSE)
+    extractor = get_extractor("triplet", backend, max_retries=1, max_tokens=64)
+    assert extractor.name == "triplet (scripted)"
+    claims = extractor.extract(RESPONSE)
+    assert [c.triplet for c in claims] == [("Eiffel Tower", "located in", "Paris"),
+                                          ("Eiffel Tower", "completed in", "1889")]
+    assert [c.text for c in claims] == ["Eiffel Tower located in Paris", "Eiffel Tower completed in 1889"]
+    assert [RESPONSE[slice(*c.response_span)] for c in claims] == ["Eiffel Tower is in Paris", "completed in 1889"]
+    assert [(c["max_tokens"], c["temperature"]) for c in backend.calls] == [(64, 0.0)]
+    assert backend.calls[0]["messages"][-1]["content"] == f"Question: (none)\nResponse: {RESPONSE}"
+
+
+def test_malformed_reply_is_retried_then_reported_with_its_error() -> None:
+    # one good triplet and one bad item: nothing is half-accepted, the error names the item
+    bad = '[["Eiffel Tower", "located in", "Paris"], ["Eiffel Tower", 1889]]'
+    backend = Scripted(bad)
+    with pytest.raises(ExtractionError) as info:
+        get_extractor("triplet", backend, max_retries=1).extract(RESPONSE)
+    item = 'item 2 is ["Eiffel Tower", 1889], not [subject, predicate, object] (three non-empty strings)'
+    assert str(info.value) == f"triplet extraction failed after 2 attempt(s) with scripted: {item}"
+    assert info.value.attempts == [bad, bad] and info.value.errors == [item, item]
+    retry = backend.calls[1]["messages"]
+    assert retry[-2] == {"role": "assistant", "content": bad} and item in retry[-1]["content"]
+
+
+def test_cut_off_replies_double_the_budget_up_to_four_times() -> None:
+    backend = Scripted(PARTIAL)
+    with pytest.raises(ExtractionError, match="cut off") as info:
+        TripletExtractor(backend, max_retries=3, max_tokens=100).extract(RESPONSE)
+    assert [c["max_tokens"] for c in backend.calls] == [100, 200, 400, 400]
+    assert info.value.errors == ["invalid JSON: the JSON is cut off before its end"] * 4
 
 
 # ---- parsing ------------------------------------------------------------------------------------

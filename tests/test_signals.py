@@ -21,6 +21,7 @@ from faithwatch.signals import (
     LikelihoodSignal,
     LookbackSignal,
     SentenceTrace,
+    Signal,
     default_lid_layers,
     lid_mle,
 )
@@ -113,10 +114,118 @@ def test_lookback_features(trace):
     assert LookbackSignal().needs == Needs(lookback=True)
 
 
-def test_compute_many_matches_compute(records):
-    traces = [SentenceTrace(Sentence(i, "x", 0, 1, i, i + 2), records, "Q", "C") for i in range(3)]
-    signal = LikelihoodSignal()
-    assert signal.compute_many(traces) == [signal.compute(t) for t in traces]
+CONTEXT_A = "The bridge in Lyon opened in 1887. Masons from Lyon built it. It is 40 metres long."
+CONTEXT_B = "The museum opens at nine in the morning. It closes at six every day."
+#: (token range, text, context) of four sentences: different tokens, texts and two interleaved contexts
+MANY = [
+    ((0, 2), "The bridge in Lyon opened in 1887.", CONTEXT_A),
+    ((1, 4), "Masons from Paris built it in 1890.", CONTEXT_A),
+    ((3, 5), "The museum opens at ten at night.", CONTEXT_B),
+    ((2, 3), "It is not 40 metres long.", CONTEXT_A),
+]
+
+
+@pytest.fixture
+def many_traces(records):
+    return [SentenceTrace(Sentence(i, text, 0, len(text), start, end), records, "Q?", context)
+            for i, ((start, end), text, context) in enumerate(MANY)]
+
+
+def _equal(a: dict, b: dict) -> bool:
+    if a.keys() != b.keys():
+        return False
+    return all(np.array_equal(a[k], b[k]) if isinstance(a[k], np.ndarray) or isinstance(b[k], np.ndarray)
+               else a[k] == b[k] for k in a)
+
+
+SIGNAL_CLASSES = ("LikelihoodSignal", "EntropySignal", "ContrastiveSignal", "InfluenceSignal", "LookbackSignal",
+                  "HiddenStateSignal", "LIDSignal", "ProbeSignal", "AlignmentSignal", "LexicalSignal", "EditSignal")
+
+
+def _every_signal(records) -> dict:
+    """One configured instance of every concrete signal class exported by faithwatch.signals, by class name."""
+    from faithwatch.alignment import get_scorer
+    from faithwatch.signals import AlignmentSignal, EditSignal, HiddenProbe, LexicalSignal, ProbeSignal
+
+    rng = np.random.default_rng(5)
+    dim = records.hidden[0].shape[1]
+    bank = LIDBank(model_id="m", layers={2: rng.standard_normal((300, dim)), 5: rng.standard_normal((300, dim))},
+                   k=10)
+    probe = HiddenProbe(model_id="m", layers=(2, 5), mean=np.zeros(2 * dim), scale=np.ones(2 * dim),
+                        coef=rng.standard_normal(2 * dim), intercept=0.1)
+    made = [LikelihoodSignal(), EntropySignal(), ContrastiveSignal(), InfluenceSignal(), LookbackSignal(),
+            HiddenStateSignal(layers=(5,), mean_layers=(2, 5)), LIDSignal((2, 5), bank), ProbeSignal(probe),
+            AlignmentSignal(get_scorer("lexical")), LexicalSignal(), EditSignal()]
+    return {type(s).__name__: s for s in made}
+
+
+def test_every_signal_class_is_checked_by_compute_many(records):
+    import inspect
+
+    import faithwatch.signals as signals
+
+    exported = {obj for name in signals.__all__ if inspect.isclass(obj := getattr(signals, name))
+                and issubclass(obj, Signal) and not inspect.isabstract(obj)}
+    made = _every_signal(records)
+    assert exported == {type(s) for s in made.values()}
+    assert set(SIGNAL_CLASSES) == set(made)
+
+
+@pytest.mark.parametrize("name", SIGNAL_CLASSES)
+def test_compute_many_matches_compute(name, records, many_traces):
+    signal = _every_signal(records)[name]
+    one_by_one = [signal.compute(t) for t in many_traces]
+    # the sentences differ in every signal, so a batch in the wrong order or of the wrong sentences is caught
+    assert not any(_equal(a, b) for i, a in enumerate(one_by_one) for b in one_by_one[i + 1 :]), type(signal)
+    batched = signal.compute_many(many_traces)
+    assert len(batched) == len(many_traces)
+    for i, (got, want) in enumerate(zip(batched, one_by_one, strict=True)):
+        assert _equal(got, want), (type(signal).__name__, i, got, want)
+    assert signal.compute_many([]) == []
+
+
+class CountingScorer:
+    """Wraps a real alignment scorer, recording each ``score_many`` call (sentences, context)."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.calls: list[tuple[list[str], str]] = []
+
+    def score_many(self, sentences, context):
+        self.calls.append((list(sentences), context))
+        return self.inner.score_many(sentences, context)
+
+
+def test_alignment_compute_many_batches_each_context_once(many_traces):
+    from faithwatch.alignment import get_scorer
+    from faithwatch.signals import AlignmentSignal
+
+    lexical = get_scorer("lexical")
+    # the reference: the real scorer on one sentence at a time
+    expected = [lexical.score(t.sentence.text, t.context) for t in many_traces]
+    assert len(set(expected)) == len(expected)  # distinct scores, so a mix-up of sentences shows
+    scorer = CountingScorer(lexical)
+    batched = AlignmentSignal(scorer).compute_many(many_traces)
+    assert [out["align_score"] for out in batched] == pytest.approx(expected, abs=1e-12)
+    assert all(set(out) == {"align_score"} and isinstance(out["align_score"], float) for out in batched)
+    # one batched call per distinct context, holding its sentences in order (not one call per sentence)
+    assert scorer.calls == [([MANY[i][1] for i in (0, 1, 3)], CONTEXT_A), ([MANY[2][1]], CONTEXT_B)]
+    scorer.calls.clear()
+    same_context = [t for t in many_traces if t.context == CONTEXT_A]
+    assert AlignmentSignal(scorer).compute_many(same_context) == [{"align_score": expected[i]} for i in (0, 1, 3)]
+    assert len(scorer.calls) == 1 and len(scorer.calls[0][0]) == 3
+    # compute on one sentence agrees with the batch
+    assert [AlignmentSignal(lexical).compute(t) for t in many_traces] == batched
+
+
+def test_alignment_without_scorer_or_sentences(many_traces):
+    from faithwatch.alignment import get_scorer
+    from faithwatch.signals import AlignmentSignal
+
+    assert AlignmentSignal(None).compute_many(many_traces) == [{"align_score": None}] * len(many_traces)
+    scorer = CountingScorer(get_scorer("lexical"))
+    assert AlignmentSignal(scorer).compute_many([]) == [] and scorer.calls == []
 
 
 def subspace_points(rng, dim: int, ambient: int, n: int) -> tuple[np.ndarray, np.ndarray]:
