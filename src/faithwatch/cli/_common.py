@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from faithwatch.errors import InputError, ModelNotAvailableError
@@ -16,12 +17,20 @@ out = Console(highlight=False, width=_WIDTH)
 err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
 
 EXIT_PARTIAL, EXIT_INPUT, EXIT_MODEL, EXIT_INTERNAL = 1, 2, 3, 4
+#: optional packages by the extra that installs them (pyproject.toml's optional-dependencies)
+EXTRAS = {"pandas": "train", "pyarrow": "train", "matplotlib": "train", "xgboost": "train", "fastapi": "server",
+          "uvicorn": "server", "starlette": "server"}
+
+
+def missing_extra(exc: ModuleNotFoundError) -> str | None:
+    """The extra that provides the module ``exc`` could not import, or ``None`` when it is not an optional part."""
+    return EXTRAS.get((exc.name or "").split(".")[0])
 
 
 def fail(exc: Exception) -> typer.Exit:
     """Print ``exc`` as an error and return the exit to raise: 3 for a model that cannot be had, else 2."""
     code = EXIT_MODEL if isinstance(exc, ModelNotAvailableError) else EXIT_INPUT
-    err.print(f"[bold red]error:[/] {exc}")
+    err.print(f"[bold red]error:[/] {escape(str(exc))}")  # a message is text, never markup
     return typer.Exit(code)
 
 

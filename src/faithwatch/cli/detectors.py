@@ -6,7 +6,6 @@ import json
 import time
 from pathlib import Path
 
-import pandas as pd
 import typer
 from rich.table import Table
 
@@ -141,6 +140,8 @@ def train(
                 lens = "none"
         monitor, tables = _load(_datasets(data), model, alignment, data_root, err, questionable, text_only,
                                 augment)
+        import pandas as pd
+
         train_df = pd.concat([t.sentences for t in tables.values()], ignore_index=True)
         start = time.perf_counter()
         with err.status("training, and predicting every data set out of fold for calibration…"):

@@ -48,8 +48,8 @@ def serve(
 
         from faithwatch.server import create_app
     except ImportError as exc:
-        raise fail(InputError(f"`faithwatch serve` needs fastapi and uvicorn ({exc}); pip install fastapi "
-                              "uvicorn")) from None
+        raise fail(InputError(f"`faithwatch serve` needs fastapi and uvicorn ({exc}): pip install "
+                              "'faithwatch[server]'")) from None
     import torch
 
     from faithwatch.monitor import Monitor
