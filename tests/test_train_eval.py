@@ -78,7 +78,11 @@ def test_train_eval_monitor(datasets, tiny_model_dir, tmp_path, one_thread, lm):
     doc = json.loads((report / "results.json").read_text())
     tables = {t["name"]: t for t in doc["tables"]}
     [name] = [n for n in tables if n.startswith("towns_a · sentence level")]
-    assert "IN-SAMPLE" in name  # the detector was trained on towns_a
+    assert name.endswith("IN-SAMPLE (the detector was trained on this data set)")  # it was trained on towns_a
+    assert tables[name]["in_sample"] and doc["in_sample"] == ["towns_a", "towns_b"]
+    loo = [t for n, t in tables.items() if n.startswith(("leave one data set out", "transfer matrix", "feature-"))]
+    assert len(loo) == 4 and not any(t["in_sample"] or "IN-SAMPLE" in t["name"] for t in loo)
+    assert "(IN-SAMPLE:" not in (report / "results.md").read_text()  # the CLI's own tag is not doubled
     sentence = tables[name]["records"]
     methods = {r["method"]: r for r in sentence}
     assert {"syncheck-lr", "FLARE (min_prob)", "align_score", "Lookback Lens"} <= set(methods)
