@@ -126,3 +126,24 @@ def test_real_embedded_model_live_equals_teacher_forcing(one_thread):
             else:
                 assert b.features[name] == pytest.approx(value, abs=1e-4), name
         np.testing.assert_allclose(a.vectors["lookback_ratio"], b.vectors["lookback_ratio"], atol=1e-4, rtol=0)
+
+
+def test_dtype_choices_and_device_map(tiny_model_dir, one_thread):
+    import torch
+
+    from faithwatch.errors import InputError
+    from faithwatch.models.loading import load_model, resolve_dtype
+    from faithwatch.monitor import Monitor
+
+    assert resolve_dtype("auto", "cpu") == torch.float32 and resolve_dtype(None, "cpu") == torch.float32
+    assert resolve_dtype("bf16", "cpu") == torch.bfloat16 and resolve_dtype("FP16", "cpu") == torch.float16
+    with pytest.raises(InputError, match="unknown dtype 'int3'"):
+        resolve_dtype("int3", "cpu")
+    half = load_model(str(tiny_model_dir), device="cpu", dtype="bf16")
+    assert next(half.model.parameters()).dtype == torch.bfloat16
+    mapped = load_model(str(tiny_model_dir), dtype="fp32", device_map={"": "cpu"})
+    assert str(mapped.device) == "cpu" and next(mapped.model.parameters()).dtype == torch.float32
+    # a bf16 model still gives finite per-sentence features and a score through the one engine path
+    mon = Monitor(half, detector="heuristic", alignment="lexical")
+    result = mon.score("Where is it?", "It is in Paris.", "It is in Paris. It is big.")
+    assert result.sentences and all(0.0 <= s.score <= 1.0 for s in result.sentences)

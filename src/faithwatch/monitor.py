@@ -49,6 +49,7 @@ class Monitor:
     (estimated on the detector's out-of-fold predictions) instead of the detector's balanced threshold.
     ``lid_bank``: reference hidden states for ``lid_layer_*`` (absent without one). ``hidden_layers``: layers at
     which the opt-in ``hidden`` signal also records sentence-mean states (for training probes).
+    ``dtype`` / ``device_map``: how to load ``model`` (see :func:`~faithwatch.models.loading.load_model`).
     """
 
     def __init__(
@@ -66,8 +67,11 @@ class Monitor:
         truncate_context: bool = False,
         device: str | None = None,
         max_false_accept: float | None = None,
+        dtype: str | None = None,
+        device_map: str | None = None,
     ) -> None:
-        self.lm = model if isinstance(model, LoadedModel) else load_model(model, device=device)
+        self.lm = model if isinstance(model, LoadedModel) else load_model(model, device=device, dtype=dtype,
+                                                                          device_map=device_map)
         self.instruction = instruction
         self.max_new_tokens = max_new_tokens
         self.truncate_context = truncate_context

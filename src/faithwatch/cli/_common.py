@@ -60,3 +60,9 @@ DetectorOpt = typer.Option(None, "--detector", help="heuristic, or a detector fo
 def group() -> typer.Typer:
     """A command group: its commands are merged into the main app, and it also runs (and tests) on its own."""
     return typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+
+DtypeOpt = typer.Option("fp32", "--dtype", help="Weights of --model: auto (bf16/fp16 on a GPU, fp32 on a CPU) | bf16 | "
+                        "fp16 | fp32.")
+DeviceMapOpt = typer.Option(None, "--device-map", help="Spread --model over devices (e.g. 'auto'; needs accelerate) "
+                            "instead of moving it to --device.")

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from faithwatch import registry
-from faithwatch.cli._common import err, fail, group, out
+from faithwatch.cli._common import DeviceMapOpt, DeviceOpt, DtypeOpt, err, fail, group, out
 from faithwatch.errors import FaithwatchError
 from faithwatch.params import DEFAULT_STRATEGY, default, help_of
 
@@ -36,6 +36,9 @@ def generate(
     seed: int = typer.Option(default("seed"), "--seed"),
     lens: Path | None = typer.Option(None, "--lens", help="Lookback Lens folder for --strategy lookback."),
     model: str | None = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2)."),
+    device: str | None = DeviceOpt,
+    dtype: str = DtypeOpt,
+    device_map: str | None = DeviceMapOpt,
     detector: str | None = typer.Option(None, "--detector", help="Sentence scorer (default: shipped/heuristic)."),
     json_out: bool = typer.Option(False, "--json", help="Print the result (answer, sentences, trace) as JSON."),
     html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report (answer, "
@@ -50,7 +53,7 @@ def generate(
         if not context.is_file():
             raise InputError(f"context file not found: {context}")
         with err.status("Loading model…"):
-            monitor = Monitor(model, detector=detector)
+            monitor = Monitor(model, detector=detector, device=device, dtype=dtype, device_map=device_map)
         ctx = context.read_text(encoding="utf-8")
         with err.status(f"Decoding with {strategy}…"):
             given = {"tau1": tau1, "tau2": tau2, "beams": beams, "samples": samples, "temperature": temperature,

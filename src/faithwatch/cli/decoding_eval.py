@@ -15,7 +15,7 @@ import typer
 from rich.table import Table
 
 from faithwatch.alignment import CHECK_SCORER
-from faithwatch.cli._common import EXIT_PARTIAL, err, fail, group, out, progress
+from faithwatch.cli._common import EXIT_PARTIAL, DeviceMapOpt, DeviceOpt, DtypeOpt, err, fail, group, out, progress
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.params import default, help_of
 
@@ -136,7 +136,9 @@ def eval_decoding(
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write a cache."),
     traces: bool = typer.Option(False, "--traces", help="Keep every search trace in answers.jsonl."),
     n_boot: int = typer.Option(1000, "--n-boot", min=1, help="Bootstrap replicates for the success CI."),
-    device: str | None = typer.Option(None, "--device", help="cpu, cuda, ... (default: cuda if available)."),
+    device: str | None = DeviceOpt,
+    dtype: str = DtypeOpt,
+    device_map: str | None = DeviceMapOpt,
     cv_tau: bool = typer.Option(False, "--cv-tau", help="Also run FOD strategies over a τ1/τ2 grid and report "
                                 "success with τ chosen on the other folds (4-fold cross-validation)."),
     tau_grid: str | None = typer.Option(None, "--tau-grid", help="With --cv-tau: 'τ1:τ2,…' (default: "
@@ -157,7 +159,8 @@ def eval_decoding(
                                   "abstain_threshold": abstain_threshold, "max_new_tokens": max_new_tokens,
                                   "seed": seed}
         with err.status("Loading model…"):
-            monitor = Monitor(model, detector=detector, alignment=alignment or "auto", device=device)
+            monitor = Monitor(model, detector=detector, alignment=alignment or "auto", device=device, dtype=dtype,
+                              device_map=device_map)
         if lens is not None:
             from faithwatch.detectors import load_detector
 

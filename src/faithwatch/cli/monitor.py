@@ -12,7 +12,9 @@ from faithwatch.alignment import DEFAULT_SCORER, spec_help
 from faithwatch.cli._common import (
     EXIT_PARTIAL,
     DetectorOpt,
+    DeviceMapOpt,
     DeviceOpt,
+    DtypeOpt,
     ModelOpt,
     err,
     fail,
@@ -41,7 +43,7 @@ MaxFalseAcceptOpt = typer.Option(None, "--max-false-accept", help="Flag at the t
 
 
 def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, device, max_new_tokens=256,
-                   max_false_accept=None):
+                   max_false_accept=None, dtype=None, device_map=None):
     from faithwatch.monitor import Monitor
 
     if max_false_accept is not None and not 0.0 < max_false_accept < 1.0:
@@ -49,7 +51,8 @@ def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, devi
     with err.status("Loading model…", spinner="dots"):
         return Monitor(
             model, alignment=alignment, signals=[s.strip() for s in signals.split(",") if s.strip()],
-            lid_bank=lid_bank, detector=detector, truncate_context=truncate, device=device,
+            lid_bank=lid_bank, detector=detector, truncate_context=truncate, device=device, dtype=dtype,
+            device_map=device_map,
             max_new_tokens=max_new_tokens, max_false_accept=max_false_accept,
         )
 
@@ -80,6 +83,8 @@ def monitor(
     detector: str | None = DetectorOpt,
     truncate_context: bool = TruncOpt,
     device: str | None = DeviceOpt,
+    dtype: str = DtypeOpt,
+    device_map: str | None = DeviceMapOpt,
     html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report of the answer."),
     max_false_accept: float | None = MaxFalseAcceptOpt,
 ) -> None:
@@ -87,7 +92,7 @@ def monitor(
     try:
         ctx = read_text(context, "context")
         mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device, max_new_tokens,
-                             max_false_accept)
+                             max_false_accept, dtype, device_map)
         threshold = mon.threshold
 
         def emit(report: SentenceReport) -> None:
@@ -132,6 +137,8 @@ def score(
     detector: str | None = DetectorOpt,
     truncate_context: bool = TruncOpt,
     device: str | None = DeviceOpt,
+    dtype: str = DtypeOpt,
+    device_map: str | None = DeviceMapOpt,
 ) -> None:
     """Compute the per-sentence signals of existing responses by teacher forcing (resumable)."""
     from faithwatch.batch import score_file
@@ -139,7 +146,8 @@ def score(
     if not input.is_file():
         raise fail(InputError(f"input file not found: {input}"))
     try:
-        mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device)
+        mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device,
+                             dtype=dtype, device_map=device_map)
     except FaithwatchError as exc:
         raise fail(exc) from None
     with progress() as bar:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from faithwatch.alignment import CHECK_SCORER, plain_specs
-from faithwatch.cli._common import err, fail, group
+from faithwatch.cli._common import DeviceMapOpt, DeviceOpt, DtypeOpt, err, fail, group
 from faithwatch.errors import FaithwatchError, InputError
 
 app = group()
@@ -38,7 +38,9 @@ def serve(
     timeout: float = typer.Option(120.0, "--timeout", min=0.1, help="Seconds per request (504, or an error "
                                   "event on a stream)."),
     threads: int | None = typer.Option(None, "--threads", min=1, help="torch CPU threads (default: torch's)."),
-    device: str | None = typer.Option(None, "--device", help="cpu, cuda, ... (default: cuda if available)."),
+    device: str | None = DeviceOpt,
+    dtype: str = DtypeOpt,
+    device_map: str | None = DeviceMapOpt,
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
 ) -> None:
     """Serve the HTTP API (/v1/monitor as Server-Sent Events, /v1/score, /v1/generate, /v1/check, /healthz,
@@ -59,7 +61,8 @@ def serve(
     try:
         with err.status("Loading model…", spinner="dots"):
             monitor = Monitor(model, detector=detector, alignment=alignment, truncate_context=truncate_context,
-                              device=device, max_new_tokens=min(256, max_new_tokens))
+                              device=device, dtype=dtype, device_map=device_map,
+                              max_new_tokens=min(256, max_new_tokens))
         application = create_app(
             monitor, max_body_bytes=max_body_bytes, max_context_tokens=max_context_tokens,
             max_new_tokens=max_new_tokens, queue_size=queue_size, workers=workers, request_timeout_s=timeout,

@@ -14,7 +14,7 @@ import torch
 from platformdirs import user_cache_dir
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
-from faithwatch.errors import ModelNotAvailableError
+from faithwatch.errors import InputError, ModelNotAvailableError
 from faithwatch.models.attention import ATTENTION_NAME, register_attention
 from faithwatch.models.fastpath import enable_cpu_fast_linear
 
@@ -116,36 +116,66 @@ def _materialise_embedded() -> Path:
     return target
 
 
+#: ``--dtype`` choices; ``auto`` is bf16 on a GPU that has it (else fp16) and fp32 on a CPU
+DTYPES: dict[str, torch.dtype | None] = {"auto": None, "bf16": torch.bfloat16, "fp16": torch.float16,
+                                         "fp32": torch.float32}
+
+
+def resolve_dtype(dtype: str | torch.dtype | None, device: str) -> torch.dtype:
+    """The torch dtype for ``dtype`` (a :data:`DTYPES` name, a torch dtype, or ``None`` for fp32) on ``device``."""
+    if dtype is None:
+        return torch.float32
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    key = str(dtype).lower()
+    if key not in DTYPES:
+        raise InputError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
+    chosen = DTYPES[key]
+    if chosen is not None:
+        return chosen
+    if str(device).startswith("cuda") and torch.cuda.is_available():
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return torch.float32
+
+
 def load_model(
     name: str | None = None,
     *,
     device: str | None = None,
-    dtype: torch.dtype | None = None,
+    dtype: str | torch.dtype | None = None,
+    device_map: str | dict | None = None,
     revision: str | None = None,
 ) -> LoadedModel:
     """Load a causal LM for faithwatch.
 
     ``name`` is ``None`` / :data:`DEFAULT_MODEL` for the embedded SmolLM2-135M-Instruct, or any
-    ``AutoModelForCausalLM`` directory or hub id. The model runs with faithwatch's attention function
-    (SDPA plus lookback-ratio recording of the newest query rows).
+    ``AutoModelForCausalLM`` directory or hub id. ``dtype``: ``auto``, ``bf16``, ``fp16``, ``fp32`` or a torch
+    dtype (default fp32). ``device_map`` (e.g. ``"auto"``) spreads a large model over the available devices
+    (accelerate) instead of moving it to ``device``. The model runs with faithwatch's attention function (SDPA plus
+    lookback-ratio recording of the newest query rows).
     """
     register_attention()
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    torch_dtype = resolve_dtype(dtype, device)
     if name in (None, "", DEFAULT_MODEL, "embedded"):
         path, model_id = str(_materialise_embedded()), DEFAULT_MODEL
     else:
         path, model_id = name, name
+    extra = {} if device_map is None else {"device_map": device_map}
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, revision=revision)
         model = AutoModelForCausalLM.from_pretrained(
-            path, revision=revision, dtype=dtype or torch.float32, attn_implementation=ATTENTION_NAME
+            path, revision=revision, dtype=torch_dtype, attn_implementation=ATTENTION_NAME, **extra
         )
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, ImportError) as exc:
         raise ModelNotAvailableError(
             f"Could not load the causal LM '{name}': {exc}. Pass a local model directory, or a hub id "
             "with network access (faithwatch's default, the embedded model, needs no network)."
         ) from exc
-    model.to(device).eval()
-    if str(device).startswith("cpu") and os.environ.get("FAITHWATCH_FAST_LINEAR", "1") != "0":
+    if device_map is None:
+        model.to(device)
+    model.eval()
+    on_cpu = str(next(model.parameters()).device).startswith("cpu")
+    if on_cpu and torch_dtype == torch.float32 and os.environ.get("FAITHWATCH_FAST_LINEAR", "1") != "0":
         enable_cpu_fast_linear(model)
     return LoadedModel(model=model, tokenizer=tokenizer, model_id=model_id, revision=revision)
