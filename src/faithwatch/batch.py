@@ -16,9 +16,8 @@ from typing import Any
 
 from faithwatch.errors import FaithwatchError, ModelNotAvailableError
 from faithwatch.monitor import Monitor
+from faithwatch.records import CheckRecord, ScoreRecord, parse
 from faithwatch.store import CorruptLine, JsonlStore
-
-REQUIRED_FIELDS = ("context", "question", "response")
 
 
 @dataclass
@@ -49,18 +48,17 @@ class Record:
     data: dict[str, Any]
 
 
-def _required_strings(data: dict[str, Any]) -> list[str]:
-    problems = [f"'{k}' is missing" for k in REQUIRED_FIELDS if k not in data]
-    return problems + [f"'{k}' must be a non-empty string" for k in REQUIRED_FIELDS
-                       if k in data and (not isinstance(data[k], str) or not data[k].strip())]
-
-
-def read_records(
-    path: Path, validate: Callable[[dict[str, Any]], list[str]] = _required_strings
-) -> Iterator[Record | BadRecord]:
-    """Parse input lines; malformed ones, or ones ``validate`` finds problems with, come back as :class:`BadRecord`."""
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
+def read_records(path: Path, model: type[ScoreRecord] | type[CheckRecord] = ScoreRecord
+                 ) -> Iterator[Record | BadRecord]:
+    """Parse input lines into ``model`` (:mod:`faithwatch.records`); a line that is not UTF-8, not JSON, not an
+    object or not a valid record comes back as a :class:`BadRecord` (the rest go on)."""
+    with path.open("rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield BadRecord(line_no, None, f"not UTF-8 text (byte {exc.start + 1})")
+                continue
             if not line.strip():
                 continue
             try:
@@ -71,12 +69,13 @@ def read_records(
             if not isinstance(data, dict):
                 yield BadRecord(line_no, None, f"expected a JSON object, got {type(data).__name__}")
                 continue
-            rid = str(data["id"]) if data.get("id") is not None else f"line-{line_no}"
-            problems = validate(data)
+            raw_id = data.get("id")
+            rid = str(raw_id) if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else None
+            record, problems = parse(model, data)
             if problems:
                 yield BadRecord(line_no, rid, "; ".join(problems))
                 continue
-            yield Record(line_no, rid, data)
+            yield Record(line_no, rid if rid is not None else f"line-{line_no}", data)
 
 
 def output_store(output: Path) -> JsonlStore:

@@ -76,36 +76,12 @@ def check_response(
 # ---- JSONL batches ------------------------------------------------------------------------------------
 
 
-def _problems(data: dict[str, Any]) -> list[str]:
-    problems = []
-    resp = data.get("response")
-    if "response" not in data:
-        problems.append("'response' is missing")
-    elif not isinstance(resp, str) or not resp.strip():
-        problems.append("'response' must be a non-empty string")
-    ctx = data.get("context")
-    if "context" not in data:
-        problems.append("'context' is missing")
-    elif isinstance(ctx, str):
-        if not ctx.strip():
-            problems.append("'context' must be a non-empty string or a list of them")
-    elif not isinstance(ctx, list) or not ctx:
-        problems.append("'context' must be a non-empty string or a non-empty list of strings")
-    else:
-        bad = [i for i, c in enumerate(ctx) if not isinstance(c, str) or not c.strip()]
-        if bad:
-            problems.append(f"'context' passages {bad[:5]} are not non-empty strings")
-    q = data.get("question")
-    if q is not None and not isinstance(q, str):
-        problems.append("'question' must be a string")
-    return problems
-
-
 def read_claim_records(path: Path) -> Iterator[Any]:
     """Parse and validate input lines: :class:`faithwatch.batch.Record` or :class:`faithwatch.batch.BadRecord`."""
     from faithwatch.batch import read_records
+    from faithwatch.records import CheckRecord
 
-    return read_records(path, _problems)
+    return read_records(path, CheckRecord)
 
 
 @dataclass

@@ -295,9 +295,13 @@ def create_app(
                               "request")
 
         def one(record) -> dict[str, Any]:
+            problems = record.problems()
+            if problems:
+                raise InputError("; ".join(problems))
             check_context(record.context)
             with model_lock:
-                return monitor.score(record.question, record.context, record.response).to_dict(vectors=False)
+                extra = {} if record.instruction is None else {"instruction": record.instruction}
+                return monitor.score(record.question, record.context, record.response, **extra).to_dict(vectors=False)
 
         def job(tok: CancelToken) -> list[dict[str, Any]]:
             out = []

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from faithwatch import registry
+from faithwatch import records, registry
 from faithwatch.alignment import plain_specs
 from faithwatch.params import DEFAULT_STRATEGY, DecodingParams, default
 
@@ -25,13 +25,11 @@ class MonitorRequest(_Body):
     seed: int = Field(0, description="Seed of the sampler (temperature > 0).")
 
 
-class ScoreRecord(_Body):
-    """One (question, context, response) to score by teacher forcing."""
+class ScoreRecord(records.ScoreRecord):
+    """One (question, context, response) to score by teacher forcing (the record of ``faithwatch score``; blank
+    text is that record's own 422 in the results)."""
 
-    id: str | int | None = None
-    question: str = ""
-    context: str = ""
-    response: str = ""
+    model_config = ConfigDict(extra="forbid")
 
 
 class ScoreRequest(_Body):

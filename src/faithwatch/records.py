@@ -1,0 +1,86 @@
+"""The input records of ``faithwatch score`` / ``check`` and the server (pydantic): one shape each, shared.
+
+Types are checked by the model (an id is a string or an integer, text fields are strings); :meth:`problems` adds
+the content checks (no blank text), so a batch reports each bad record and goes on, and the server answers a bad
+record with its own error instead of failing the whole request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError
+
+#: an id as given: a string or an integer (never a float, bool or object)
+RecordId = StrictStr | StrictInt
+
+
+def _blank(value: Any) -> bool:
+    return isinstance(value, str) and not value.strip()
+
+
+class ScoreRecord(BaseModel):
+    """One (question, context, response) to score by teacher forcing; other keys are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: RecordId | None = None
+    question: StrictStr
+    context: StrictStr
+    response: StrictStr
+    instruction: StrictStr | None = None
+
+    def problems(self) -> list[str]:
+        """What makes this record unscorable (blank text), in words."""
+        return [f"'{k}' must be a non-empty string" for k in ("context", "question", "response")
+                if _blank(getattr(self, k))]
+
+
+class CheckRecord(BaseModel):
+    """One response to check claim by claim against one passage or several; other keys are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: RecordId | None = None
+    response: StrictStr
+    context: StrictStr | list[StrictStr]
+    question: StrictStr | None = None
+
+    def problems(self) -> list[str]:
+        """What makes this record uncheckable (blank response or passages), in words."""
+        out = ["'response' must be a non-empty string"] if _blank(self.response) else []
+        if isinstance(self.context, str):
+            if _blank(self.context):
+                out.append("'context' must be a non-empty string or a list of them")
+        elif not self.context:
+            out.append("'context' must be a non-empty string or a non-empty list of strings")
+        else:
+            bad = [i for i, c in enumerate(self.context) if _blank(c)]
+            if bad:
+                out.append(f"'context' passages {bad[:5]} are not non-empty strings")
+        return out
+
+
+def explain(exc: ValidationError) -> list[str]:
+    """Short messages for a record's validation errors (``'response' is missing``, ``'id' must be ...``)."""
+    out = []
+    for error in exc.errors():
+        field = ".".join(str(p) for p in error["loc"][:1]) or "record"
+        if error["type"] == "missing":
+            out.append(f"'{field}' is missing")
+        elif field == "id":
+            out.append("'id' must be a string or an integer")
+        elif error["type"] in ("string_type", "list_type"):
+            out.append(f"'{field}' must be {'a string' if field != 'context' else 'a string or a list of strings'}")
+        else:
+            out.append(f"'{field}': {error['msg']}")
+    return list(dict.fromkeys(out))
+
+
+def parse(model: type[ScoreRecord] | type[CheckRecord], data: Any) -> tuple[Any, list[str]]:
+    """``(record, [])`` for a good record, ``(None or the record, problems)`` otherwise."""
+    try:
+        record = model.model_validate(data)
+    except ValidationError as exc:
+        return None, explain(exc)
+    return record, record.problems()

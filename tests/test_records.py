@@ -1,0 +1,39 @@
+"""One record model per input shape, shared by `score`, `check` and the server."""
+
+from __future__ import annotations
+
+import json
+
+from faithwatch.batch import BadRecord, Record, read_records
+from faithwatch.records import CheckRecord, ScoreRecord, parse
+from faithwatch.server.schemas import ScoreRecord as ServerScoreRecord
+
+GOOD = {"context": "Paris is in France.", "question": "Where?", "response": "In France."}
+
+
+def test_types_are_checked_and_blank_text_is_a_problem() -> None:
+    assert parse(ScoreRecord, {**GOOD, "id": 7})[1] == []
+    assert parse(ScoreRecord, {**GOOD, "id": {"a": 1}})[1] == ["'id' must be a string or an integer"]
+    assert parse(ScoreRecord, {**GOOD, "id": True})[1] == ["'id' must be a string or an integer"]
+    assert parse(ScoreRecord, {**GOOD, "instruction": 5})[1] == ["'instruction' must be a string"]
+    assert parse(ScoreRecord, {**GOOD, "response": "  "})[1] == ["'response' must be a non-empty string"]
+    assert parse(ScoreRecord, {"context": "c", "question": "q"})[1] == ["'response' is missing"]
+    assert parse(CheckRecord, {"response": "r", "context": ["a", " "]})[1] == ["'context' passages [1] are not "
+                                                                              "non-empty strings"]
+    assert parse(CheckRecord, {"response": "r", "context": 3})[1] == ["'context' must be a string or a list of "
+                                                                      "strings"]
+
+
+def test_the_server_record_is_the_batch_record() -> None:
+    assert issubclass(ServerScoreRecord, ScoreRecord)
+    assert set(ServerScoreRecord.model_fields) == set(ScoreRecord.model_fields)
+
+
+def test_a_non_utf8_line_is_one_bad_record(tmp_path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(json.dumps({**GOOD, "id": "a"}).encode() + b"\n" + b'{"id": "b", "context": "\xff"}\n'
+                     + json.dumps({**GOOD, "id": 1}).encode() + b"\n" + json.dumps({**GOOD, "id": [1]}).encode())
+    got = list(read_records(path))
+    assert [type(r) for r in got] == [Record, BadRecord, Record, BadRecord]
+    assert "not UTF-8" in got[1].error and got[1].line == 2
+    assert got[2].id == "1" and got[3].id is None and "'id' must be a string or an integer" in got[3].error
