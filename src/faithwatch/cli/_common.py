@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -40,6 +42,16 @@ def progress(console: Console | None = None, *, info: bool = False) -> Progress:
     extra = (TextColumn("{task.fields[info]}"),) if info else ()
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), *extra, TimeElapsedColumn(),
                     TimeRemainingColumn(), console=console or err)
+
+
+def bad_record_printer(bar: Progress) -> Callable[[Any], None]:
+    """A batch's ``on_bad``: print each skipped record (line, id, why) above the progress bar."""
+
+    def on_bad(record: Any) -> None:
+        where = f"line {record.line}" + (f" (id {record.id})" if record.id else "")
+        bar.console.print(f"[yellow]skipped {escape(where)}:[/] {escape(record.error)}")
+
+    return on_bad
 
 
 def read_text(path: Path, what: str) -> str:

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from faithwatch import registry
 from faithwatch.alignment import CHECK_SCORER, spec_help
-from faithwatch.cli._common import EXIT_PARTIAL, err, fail, group, out, progress, read_text
+from faithwatch.cli._common import EXIT_PARTIAL, bad_record_printer, err, fail, group, out, progress, read_text
 from faithwatch.errors import FaithwatchError, InputError
 
 app = group()
@@ -200,13 +200,9 @@ def check(
         with progress() as bar:
             task = bar.add_task("check", total=None)
 
-            def on_bad(record) -> None:
-                where = f"line {record.line}" + (f" (id {record.id})" if record.id else "")
-                bar.console.print(f"[yellow]skipped {where}:[/] {escape(record.error)}")
-
             summary = check_file(
                 the_extractor, the_checker, input, output, aggregation=aggregate, overwrite=overwrite,
-                group_by=keys, on_bad=on_bad,
+                group_by=keys, on_bad=bad_record_printer(bar),
                 on_progress=lambda n, total: bar.update(task, completed=n, total=total),
             )
     except FaithwatchError as exc:

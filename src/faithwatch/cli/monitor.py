@@ -16,6 +16,7 @@ from faithwatch.cli._common import (
     DeviceOpt,
     DtypeOpt,
     ModelOpt,
+    bad_record_printer,
     err,
     fail,
     group,
@@ -153,13 +154,10 @@ def score(
     with progress() as bar:
         task = bar.add_task("scoring", total=None)
 
-        def on_bad(record) -> None:
-            where = f"line {record.line}" + (f" (id {record.id})" if record.id else "")
-            bar.console.print(f"[yellow]skipped {where}:[/] {record.error}")
-
         summary = score_file(
             mon, input, output, vectors=vectors, overwrite=overwrite,
-            on_progress=lambda n, total: bar.update(task, completed=n, total=total), on_bad=on_bad,
+            on_progress=lambda n, total: bar.update(task, completed=n, total=total),
+            on_bad=bad_record_printer(bar),
         )
     if summary.corrupt_output:
         lines = ", ".join(str(c.line) for c in summary.corrupt_output[:10])
