@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit
+from sklearn.metrics import balanced_accuracy_score
 
 from faithwatch.errors import InputError
 from faithwatch.stats import best_threshold
@@ -79,12 +80,10 @@ def group_weights(groups: np.ndarray, unfaithful: np.ndarray) -> np.ndarray:
 
 def weighted_balanced_accuracy(p_faithful: np.ndarray, unfaithful: np.ndarray, threshold: float,
                                sample_weight: np.ndarray | None = None) -> float:
-    """Mean of the (weighted) recall on unfaithful (score < threshold) and on faithful (score >= threshold)."""
-    p = np.asarray(p_faithful, dtype=np.float64)
-    y = np.asarray(unfaithful).astype(bool)
-    w = np.ones_like(p) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    flagged = p < threshold
-    return float((np.sum(w[y] * flagged[y]) / np.sum(w[y]) + np.sum(w[~y] * ~flagged[~y]) / np.sum(w[~y])) / 2)
+    """Mean of the (weighted) recall on unfaithful (score < threshold) and on faithful (score >= threshold)
+    (sklearn's ``balanced_accuracy_score``)."""
+    flagged = np.asarray(p_faithful, dtype=np.float64) < threshold
+    return float(balanced_accuracy_score(np.asarray(unfaithful).astype(bool), flagged, sample_weight=sample_weight))
 
 
 def choose_threshold(p_faithful: np.ndarray, unfaithful: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
