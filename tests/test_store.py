@@ -73,3 +73,30 @@ def test_score_reports_a_corrupt_output_line_and_keeps_the_rest(tmp_path, tiny_m
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 0 and "1 unreadable line(s)" in again.output and "2 already done" in again.output
     assert out.read_text(encoding="utf-8").splitlines() == [good[0], "{broken", good[1]]
+
+
+def test_score_refuses_to_write_into_a_file_that_is_not_its_output(tmp_path, tiny_model_dir) -> None:
+    from typer.testing import CliRunner
+
+    from faithwatch.cli import app
+
+    src, other, notes = tmp_path / "in.jsonl", tmp_path / "other.jsonl", tmp_path / "notes.md"
+    rec = {"context": "Paris is in France.", "question": "Where?", "response": "It is in France."}
+    src.write_text(json.dumps({"id": "a", **rec}) + "\n")
+    other.write_text(json.dumps({"id": "z", **rec}) + "\n")
+    notes.write_text("# my notes\n\nnot to be lost\n")
+    base = ["-m", str(tiny_model_dir), "--alignment", "lexical", "--detector", "heuristic"]
+    refused = CliRunner().invoke(app, ["score", "-i", str(src), "-o", str(notes), *base])
+    assert refused.exit_code == 2 and "is not a faithwatch output" in " ".join(refused.output.split())
+    assert notes.read_text() == "# my notes\n\nnot to be lost\n"
+    out = tmp_path / "out.jsonl"
+    assert CliRunner().invoke(app, ["score", "-i", str(src), "-o", str(out), *base]).exit_code == 0
+    assert json.loads((tmp_path / "out.jsonl.meta.json").read_text())["input_sha256"]
+    foreign = CliRunner().invoke(app, ["score", "-i", str(other), "-o", str(out), *base])
+    assert foreign.exit_code == 2 and "holds records of another input" in " ".join(foreign.output.split())
+    # the same input with a record added resumes; --overwrite starts afresh
+    src.write_text(src.read_text() + json.dumps({"id": "b", **rec}) + "\n")
+    grown = CliRunner().invoke(app, ["score", "-i", str(src), "-o", str(out), *base])
+    assert grown.exit_code == 0 and "1 already done" in grown.output
+    fresh = CliRunner().invoke(app, ["score", "-i", str(other), "-o", str(out), "--overwrite", *base])
+    assert fresh.exit_code == 0 and [json.loads(x)["id"] for x in out.read_text().splitlines()] == ["z"]

@@ -8,13 +8,14 @@ dropped). A bad record is reported with its line number and the rest are process
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faithwatch.errors import FaithwatchError, ModelNotAvailableError
+from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 from faithwatch.monitor import Monitor
 from faithwatch.records import CheckRecord, ScoreRecord, parse
 from faithwatch.store import CorruptLine, JsonlStore
@@ -83,6 +84,64 @@ def output_store(output: Path) -> JsonlStore:
     return JsonlStore(output, key=lambda row: str(row["id"]))
 
 
+def meta_path(output: Path) -> Path:
+    """The sidecar that names the input an output was made from."""
+    return output.with_name(output.name + ".meta.json")
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _row_ids(output: Path) -> set[str] | None:
+    """The ids of ``output``'s rows, or ``None`` when a complete line is not a JSON object with an ``id`` (not a
+    faithwatch output). A torn last line is left to the store's repair."""
+    lines = output.read_bytes().split(b"\n")
+    ids: set[str] = set()
+    for n, raw in enumerate(lines):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            if n == len(lines) - 1:
+                continue
+            return None
+        if not isinstance(row, dict) or "id" not in row:
+            return None
+        ids.add(str(row["id"]))
+    return ids
+
+
+def guard_output(output: Path, source: Path, input_ids: set[str]) -> None:
+    """Refuse to append to an ``output`` that is not a faithwatch output of ``source``, then name ``source`` and
+    its sha256 in the sidecar :func:`meta_path`.
+
+    An output is resumed when its sidecar names the same input hash, or (an edited input: bad lines fixed, records
+    added) when every id it holds is an id of the input. Anything else (another file, another input) is refused.
+    """
+    digest, sidecar = _sha256(source), meta_path(output)
+    if output.exists() and output.stat().st_size > 0:
+        try:
+            recorded = json.loads(sidecar.read_text(encoding="utf-8")).get("input_sha256")
+        except (OSError, ValueError, AttributeError):
+            recorded = None
+        if recorded != digest:
+            ids = _row_ids(output)
+            if ids is None:
+                raise InputError(f"{output} exists and is not a faithwatch output; choose another --output, or "
+                                 "--overwrite to replace it")
+            foreign = sorted(ids - input_ids)
+            if foreign:
+                raise InputError(f"{output} holds records of another input (ids {', '.join(foreign[:3])} are not in "
+                                 f"{source}); choose another --output, or --overwrite to start afresh")
+    sidecar.write_text(json.dumps({"input": str(source), "input_sha256": digest}) + "\n", encoding="utf-8")
+
+
 def finished_ids(output: Path) -> set[str]:
     """Ids already in ``output``, repaired as :mod:`faithwatch.store` says (a torn last line is cut off, a complete
     unterminated one kept)."""
@@ -98,8 +157,12 @@ def run_batch(
     prepare: Callable[[Path], None] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
     on_bad: Callable[[BadRecord], None] | None = None,
+    source: Path | None = None,
 ) -> BatchSummary:
     """Run ``process`` over records into ``output_path``: resumable, bad records reported and skipped.
+
+    With ``source`` (the input file), an existing output is only resumed when it was made from that input
+    (:func:`guard_output`); ``overwrite`` starts afresh.
 
     ``process`` returns the output row of a record or raises a :class:`FaithwatchError` (reported as a bad
     record, the rest go on); a :class:`ModelNotAvailableError` aborts the run (finished records are kept).
@@ -108,6 +171,8 @@ def run_batch(
     summary = BatchSummary(total=len(items))
     if overwrite and output_path.exists():
         output_path.unlink()
+    if source is not None:
+        guard_output(output_path, source, {item.id for item in items if item.id is not None})
     store = output_store(output_path)
     done = {str(k) for k in store.load()}
     summary.corrupt_output = list(store.corrupt)
@@ -169,4 +234,4 @@ def score_file(
         return out
 
     return run_batch(list(read_records(input_path)), output_path, process, overwrite=overwrite,
-                     on_progress=on_progress, on_bad=on_bad)
+                     on_progress=on_progress, on_bad=on_bad, source=input_path)

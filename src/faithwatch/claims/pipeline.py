@@ -100,9 +100,9 @@ class ClaimsBatchSummary:
 
 
 def _read_rows(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    from faithwatch.batch import output_store
+
+    return list(output_store(path).load().values())
 
 
 def _check_compatible(rows: list[dict[str, Any]], extractor: str, checker: str, aggregation: str) -> None:
@@ -175,7 +175,7 @@ def check_file(
         _check_compatible(_read_rows(path), _name(extractor), _name(checker), aggregation)
 
     run = run_batch(items, output_path, process, overwrite=overwrite, prepare=prepare, on_progress=on_progress,
-                    on_bad=on_bad)
+                    on_bad=on_bad, source=input_path)
     summary = ClaimsBatchSummary(total=run.total, checked=run.scored, skipped_done=run.skipped_done, bad=run.bad,
                                  failed=len(failures))
     summary.summaries = build_summaries([*_read_rows(output_path), *failures], group_by)

@@ -151,14 +151,16 @@ def score(
                              dtype=dtype, device_map=device_map)
     except FaithwatchError as exc:
         raise fail(exc) from None
-    with progress() as bar:
-        task = bar.add_task("scoring", total=None)
-
-        summary = score_file(
-            mon, input, output, vectors=vectors, overwrite=overwrite,
-            on_progress=lambda n, total: bar.update(task, completed=n, total=total),
-            on_bad=bad_record_printer(bar),
-        )
+    try:
+        with progress() as bar:
+            task = bar.add_task("scoring", total=None)
+            summary = score_file(
+                mon, input, output, vectors=vectors, overwrite=overwrite,
+                on_progress=lambda n, total: bar.update(task, completed=n, total=total),
+                on_bad=bad_record_printer(bar),
+            )
+    except FaithwatchError as exc:
+        raise fail(exc) from None
     if summary.corrupt_output:
         lines = ", ".join(str(c.line) for c in summary.corrupt_output[:10])
         err.print(f"[yellow]warning:[/] {len(summary.corrupt_output)} unreadable line(s) in {output} (line {lines}) "
