@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from faithwatch.cli import app
@@ -80,3 +81,19 @@ def test_python_dash_m_runs_the_cli() -> None:
     res = subprocess.run([sys.executable, "-m", "faithwatch", "--version"], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert __version__ in res.stdout
+
+
+@pytest.mark.parametrize("case", ["not-utf8", "no-detector", "bad-device", "bad-alignment"])
+def test_bad_input_exits_2_with_one_line(case, tiny_model_dir, tmp_path, one_thread):
+    ctx = tmp_path / "ctx.txt"
+    ctx.write_bytes(b"caf\xe9 au lait\n" if case == "not-utf8" else b"Paris is in France.\n")
+    extra = {"not-utf8": [], "no-detector": ["--detector", str(tmp_path / "nonexistent")],
+             "bad-device": ["--device", "tpu9"], "bad-alignment": ["--alignment", "bogus"]}[case]
+    result = runner.invoke(app, ["monitor", "-c", str(ctx), "-q", "Where?", "-m", str(tiny_model_dir),
+                                 "--max-new-tokens", "4", *extra])
+    assert result.exit_code == 2, result.output
+    lines = [x for x in result.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    expected = {"not-utf8": "not UTF-8", "no-detector": "unknown detector", "bad-device": "unknown device 'tpu9'",
+                "bad-alignment": "unknown alignment scorer 'bogus'"}[case]
+    assert expected in lines[0]

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from faithwatch.alignment import DEFAULT_SCORER, get_scorer
+from faithwatch.alignment import DEFAULT_SCORER, get_scorer, parse_spec
 from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.detectors import Detector, get_detector
 from faithwatch.detectors.shipped import default_detector
@@ -121,6 +121,8 @@ class Monitor:
         trained = (getattr(meta, "metrics", None) or {}).get("alignment") if meta is not None else None
         if alignment == "auto":
             return trained or DEFAULT_SCORER
+        if isinstance(alignment, str):
+            parse_spec(alignment)  # an unknown scorer is named as such, before any comparison
         name = alignment.name if isinstance(alignment, AlignmentScorer) else alignment
         if trained and name != trained:
             raise InputError(f"the detector was trained with alignment '{trained}', not '{name}'; "

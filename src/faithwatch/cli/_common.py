@@ -32,7 +32,7 @@ def missing_extra(exc: ModuleNotFoundError) -> str | None:
 def fail(exc: Exception) -> typer.Exit:
     """Print ``exc`` as an error and return the exit to raise: 3 for a model that cannot be had, else 2."""
     code = EXIT_MODEL if isinstance(exc, ModelNotAvailableError) else EXIT_INPUT
-    err.print(f"[bold red]error:[/] {escape(str(exc))}")  # a message is text, never markup
+    err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)  # text, never markup; one line
     return typer.Exit(code)
 
 
@@ -60,7 +60,10 @@ def read_text(path: Path, what: str) -> str:
         return sys.stdin.read()
     if not path.is_file():
         raise InputError(f"{what} file not found: {path}")
-    return path.read_text(encoding="utf-8")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{what} file {path} is not UTF-8 text (byte {exc.start + 1})") from None
 
 
 ModelOpt = typer.Option(None, "--model", "-m", help="HF causal LM dir or hub id (default: embedded SmolLM2-135M).")

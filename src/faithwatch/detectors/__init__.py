@@ -14,6 +14,7 @@ from faithwatch.detectors.artifact import META_FILE, ArtifactError, ArtifactMeta
 from faithwatch.detectors.base import Detector
 from faithwatch.detectors.heuristic import HeuristicDetector
 from faithwatch.detectors.lookback_lens import LENS_KIND, HeadMapping, LookbackLens
+from faithwatch.errors import InputError
 
 
 def load_detector(
@@ -44,7 +45,7 @@ def get_detector(name: str | Path | None, expect_model_id: str | None = None) ->
         path = path.parent
     if path.is_dir():
         return load_detector(path, expect_model_id=expect_model_id)
-    raise ValueError(
+    raise InputError(
         f"unknown detector '{name}'; available: heuristic, or the path of a trained detector directory "
         f"(containing {META_FILE}; kinds {', '.join((*SYNCHECK_KINDS, LENS_KIND))})"
     )

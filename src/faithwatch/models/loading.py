@@ -138,6 +138,22 @@ def resolve_dtype(dtype: str | torch.dtype | None, device: str) -> torch.dtype:
     return torch.float32
 
 
+def check_device(device: str | None) -> str:
+    """``device`` validated (a torch device string whose backend is available here); ``None`` is cuda if available,
+    else cpu."""
+    if device is None:
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        parsed = torch.device(device)
+    except RuntimeError:
+        raise InputError(f"unknown device {device!r}; use cpu, cuda, cuda:N or mps") from None
+    if parsed.type == "cuda" and not torch.cuda.is_available():
+        raise InputError(f"device {device!r} asked for, but CUDA is not available here")
+    if parsed.type == "mps" and not torch.backends.mps.is_available():
+        raise InputError(f"device {device!r} asked for, but MPS is not available here")
+    return device
+
+
 def load_model(
     name: str | None = None,
     *,
@@ -155,7 +171,7 @@ def load_model(
     lookback-ratio recording of the newest query rows).
     """
     register_attention()
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    device = check_device(device)
     torch_dtype = resolve_dtype(dtype, device)
     if name in (None, "", DEFAULT_MODEL, "embedded"):
         path, model_id = str(_materialise_embedded()), DEFAULT_MODEL
