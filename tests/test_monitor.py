@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from faithwatch.alignment.lexical import LexicalScorer
 from faithwatch.errors import InputError
 from faithwatch.models.engine import Needs
 from faithwatch.monitor import Monitor
@@ -278,3 +279,24 @@ def test_text_features_added_to_tables_equal_the_live_signal(lm):
     for row, report in zip(added.to_dict("records"), result.sentences, strict=True):
         assert {k: row[k] for k in names} == {k: report.features[k] for k in names}
     assert added["novel_numbers"].tolist() == [0.0, 0.0, 1.0]  # "330" is not in the context
+
+
+def test_truncated_context_is_what_alignment_sees(lm, one_thread):
+    from faithwatch.monitor import Monitor
+
+    seen: list[str] = []
+
+    class Recorder(LexicalScorer):
+        name = "recorder"
+
+        def score_many(self, sentences, context):
+            seen.append(context)
+            return super().score_many(sentences, context)
+
+    tail = " The secret code is 4242." + " Filler words here." * 400
+    context = "Paris is in France." + tail
+    mon = Monitor(lm, detector="heuristic", alignment=Recorder(), truncate_context=True, signals=["alignment"])
+    result = mon.score("Where is Paris?", context, "Paris is in France. The code is 4242.")
+    assert result.context_tokens_cut > 0 and seen
+    assert all(len(c) < len(context) and context.startswith(c.strip()[:15]) for c in seen)
+    assert result.context == seen[-1]

@@ -185,6 +185,7 @@ class Monitor:
         if budget < 1:
             raise InputError(f"max_new_tokens must be at least 1, got {budget}")
         prompts, session = self._start(question, context, reserve=budget)
+        context = prompts.context  # cut with truncate_context: alignment sees what the model saw
         tracker = SentenceTracker(self.lm.tokenizer)
         reports: list[SentenceReport] = []
         eos, stop = self.lm.eos_token_ids, "max_new_tokens"
@@ -216,6 +217,7 @@ class Monitor:
             if not ids:
                 raise InputError("The response has no tokens: there is nothing to score.")
         prompts, session = self._start(question, context, reserve=len(ids), instruction=instruction)
+        context = prompts.context  # cut with truncate_context: alignment sees what the model saw
         for i in range(0, len(ids), TEACHER_FORCING_CHUNK):
             session.feed(ids[i : i + TEACHER_FORCING_CHUNK])
         tracker = SentenceTracker(self.lm.tokenizer)

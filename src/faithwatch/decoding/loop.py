@@ -123,6 +123,7 @@ class DecodingLoop:
         self.question, self.context = question, context
         self.max_new_tokens, self.max_sentence_tokens = max_new_tokens, max_sentence_tokens
         self.prompts, self.session = monitor._start(question, context, reserve=max_new_tokens, instruction=instruction)
+        self.context = self.prompts.context  # cut with truncate_context: what the model saw
         self.tokenizer = monitor.lm.tokenizer
         self.eos = monitor.lm.eos_token_ids
         self.beams = [Beam()]

@@ -45,6 +45,8 @@ class PromptPair:
     rag_text: str
     twin_text: str
     context_tokens_cut: int = 0
+    #: the context as it stands in the prompt (cut with ``truncate_context``): what every signal must see
+    context: str = ""
 
 
 def _check(name: str, value: str) -> str:
@@ -105,4 +107,4 @@ def build_prompts(
         log.warning("Context truncated: %d of %d context tokens cut to fit the model window of %d.",
                     cut, len(ctx_ids), max_length)
     twin_text = render(tokenizer, user_message(question, None, instruction))
-    return PromptPair(rag_ids, _encode(tokenizer, twin_text), rag_text, twin_text, cut)
+    return PromptPair(rag_ids, _encode(tokenizer, twin_text), rag_text, twin_text, cut, context)
