@@ -97,3 +97,16 @@ def test_bad_input_exits_2_with_one_line(case, tiny_model_dir, tmp_path, one_thr
     expected = {"not-utf8": "not UTF-8", "no-detector": "unknown detector", "bad-device": "unknown device 'tpu9'",
                 "bad-alignment": "unknown alignment scorer 'bogus'"}[case]
     assert expected in lines[0]
+
+
+def test_every_command_renders_its_help_as_written():
+    import typer
+
+    commands = typer.main.get_command(app).commands
+    assert len(commands) >= 15
+    for name in commands:
+        result = runner.invoke(app, [name, "--help"], terminal_width=200)
+        assert result.exit_code == 0, (name, result.output)
+        assert "<bool>" not in result.output and "Usage: " in result.output, name
+    check = runner.invoke(app, ["check", "--help"], terminal_width=200).output
+    assert "context: str | [str]" in " ".join(check.split())

@@ -74,7 +74,7 @@ DetectorOpt = typer.Option(None, "--detector", help="heuristic, or a detector fo
 
 def group() -> typer.Typer:
     """A command group: its commands are merged into the main app, and it also runs (and tests) on its own."""
-    return typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    return typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 
 DtypeOpt = typer.Option("fp32", "--dtype", help="Weights of --model: auto (bf16/fp16 on a GPU, fp32 on a CPU) | bf16 | "
