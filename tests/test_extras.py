@@ -32,3 +32,18 @@ def test_the_cli_loads_without_the_extras_and_names_the_missing_one(tmp_path) ->
     assert "pip install 'faithwatch[train]'" in " ".join(train.stderr.split())
     serve = _run("serve", "--port", "0")
     assert serve.returncode == 2 and "faithwatch[server]" in " ".join(serve.stderr.split())
+
+
+def test_version_and_help_import_neither_torch_nor_transformers() -> None:
+    probe = textwrap.dedent('''
+        import sys
+        from typer.testing import CliRunner
+        from faithwatch.cli import app
+        for args in (["--version"], ["--help"], ["monitor", "--help"], ["generate", "--help"], ["check", "--help"]):
+            assert CliRunner().invoke(app, args).exit_code == 0, args
+        print(sorted(m for m in ("torch", "transformers", "sentence_transformers", "peft") if m in sys.modules))
+    ''')
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300,
+                          env={"OMP_NUM_THREADS": "1", "PATH": ""})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"

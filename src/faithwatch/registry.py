@@ -85,8 +85,8 @@ def factory(entry: Entry[Callable[..., T]]) -> Callable[..., T]:
 
 #: alignment scorers (``faithwatch.alignment``): obj(arg: str | None, device: str) -> AlignmentScorer
 scorers: Registry[Callable[..., Any]] = Registry("alignment scorer", "faithwatch.alignment")
-#: decoding strategies (``faithwatch.decoding.strategies``): obj(run: StrategyRun) -> StrategyOutcome
-strategies: Registry[Callable[..., Any]] = Registry("strategy", "faithwatch.decoding.strategies")
+#: decoding strategies (``faithwatch.decoding``): obj(run: StrategyRun) -> StrategyOutcome
+strategies: Registry[Callable[..., Any]] = Registry("strategy", "faithwatch.decoding")
 #: per-sentence signal families (``faithwatch.signals``): obj(ctx: SignalContext) -> Signal
 signals: Registry[Callable[..., Any]] = Registry("signal", "faithwatch.signals")
 #: claim checkers (``faithwatch.claims.checking``): obj(spec: CheckerSpec, backend) -> Checker

@@ -7,6 +7,8 @@ Exit codes: 0 success; 1 some records of a batch failed (the rest were written);
 from __future__ import annotations
 
 import logging
+import os
+import sys
 
 import typer
 from rich.markup import escape
@@ -35,11 +37,14 @@ def main(
 ) -> None:
     """faithwatch: keep RAG answers faithful to their context."""
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s: %(message)s")
-    if not verbose:
-        from transformers.utils import logging as hf_logging
+    if not verbose:  # read by transformers when a command first imports it (importing it here costs seconds)
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        if "transformers" in sys.modules:  # already imported (e.g. the CLI run from Python): tell it directly
+            from transformers.utils import logging as hf_logging
 
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
+            hf_logging.set_verbosity_error()
+            hf_logging.disable_progress_bar()
 
 
 def run() -> None:

@@ -1,6 +1,43 @@
-"""Decoding strategies that steer generation toward faithful sentences (FOD and baselines)."""
+"""Decoding strategies that steer generation toward faithful sentences (FOD and baselines).
 
-from faithwatch.decoding.strategies import STRATEGIES, generate
+The built-in strategies are registered here (one line each); their code is in :mod:`.strategies`, imported on first
+use so that the CLI starts without torch.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from faithwatch import registry
 from faithwatch.decoding.types import REFUSAL, DecodingResult, TraceEvent
 
-__all__ = ["REFUSAL", "STRATEGIES", "DecodingResult", "TraceEvent", "generate"]
+__all__ = ["REFUSAL", "DecodingResult", "TraceEvent", "generate"]
+
+
+def _builtin(name: str) -> Any:
+    """The strategy function ``name`` of :mod:`faithwatch.decoding.strategies`, imported when first run."""
+
+    def run(job: Any) -> Any:
+        return getattr(import_module("faithwatch.decoding.strategies"), name)(job)
+
+    run.__name__ = name
+    return run
+
+
+_add = registry.strategies.add
+_add("greedy", _builtin("greedy"), "plain greedy decoding (the baseline)")
+_add("abstain", _builtin("abstain"), "greedy, refusing when a sentence scores low")
+_add("rerank", _builtin("rerank"), "S full samples, the one with the best mean sentence score")
+_add("cad", _builtin("cad"), "context-aware decoding (fixed alpha)")
+_add("adacad", _builtin("adacad"), "CAD with alpha per token from the JS divergence")
+_add("lookback", _builtin("lookback"), "chunks chosen by the Lookback Lens (paper 003)", defaults={"samples": 8})
+_add("fod-bt", _builtin("fod_bt"), "FOD's backtracking alone: stop at the first low sentence")
+_add("fod", _builtin("fod"), "FOD: backtracking + sentence-level beam search (paper 000)")
+_add("fod-cad", _builtin("fod_cad"), "FOD's sentence search over the CAD distribution")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "generate":
+        return import_module("faithwatch.decoding.strategies").generate
+    raise AttributeError(f"module 'faithwatch.decoding' has no attribute {name!r}")

@@ -81,58 +81,74 @@ def generate(
     return _result(run, strategy, beam, refused)
 
 
-def _plain(chooser_of: Callable[[DecodingParams], Chooser], abstain: bool = False) -> Strategy:
-    def run_plain(run: StrategyRun) -> tuple[Beam, bool]:
-        beam = _run_to_end(run.loop, chooser_of(run.params), run.trace)
-        low = [s for s in beam.sentences if s.score < run.params.abstain_threshold] if abstain else []
-        if low:
-            run.trace.append(TraceEvent("refuse", low[0].index, low[0].text, low[0].score,
-                                        reason=f"score below {run.params.abstain_threshold}"))
-        return beam, bool(low)
-
-    return run_plain
+def _plain(run: StrategyRun, chooser: Chooser, abstain: bool = False) -> tuple[Beam, bool]:
+    beam = _run_to_end(run.loop, chooser, run.trace)
+    low = [s for s in beam.sentences if s.score < run.params.abstain_threshold] if abstain else []
+    if low:
+        run.trace.append(TraceEvent("refuse", low[0].index, low[0].text, low[0].score,
+                                    reason=f"score below {run.params.abstain_threshold}"))
+    return beam, bool(low)
 
 
-def _rerank_strategy(run: StrategyRun) -> tuple[Beam, bool]:
+def greedy(run: StrategyRun) -> tuple[Beam, bool]:
+    """Plain greedy decoding (the baseline)."""
+    return _plain(run, greedy_chooser())
+
+
+def abstain(run: StrategyRun) -> tuple[Beam, bool]:
+    """Greedy, refusing when a sentence scores below ``abstain_threshold``."""
+    return _plain(run, greedy_chooser(), abstain=True)
+
+
+def cad(run: StrategyRun) -> tuple[Beam, bool]:
+    """Context-aware decoding with a fixed α (Shi et al.)."""
+    return _plain(run, cad_chooser(run.params.alpha, greedy_chooser()))
+
+
+def adacad(run: StrategyRun) -> tuple[Beam, bool]:
+    """CAD with α per token from the Jensen-Shannon divergence of the two distributions (AdaCAD)."""
+    return _plain(run, adacad_chooser(greedy_chooser()))
+
+
+def rerank(run: StrategyRun) -> tuple[Beam, bool]:
+    """S full samples; the one with the best mean sentence score."""
     return _rerank(run.loop, sampling_chooser(run.params.temperature, run.generator), run.params.samples,
                    run.trace), False
 
 
-def _lookback_strategy(run: StrategyRun) -> tuple[Beam, bool]:
+def lookback(run: StrategyRun) -> tuple[Beam, bool]:
+    """Chunks chosen by the Lookback Lens (paper 003 §3.1)."""
     p = run.params
     lens = _load_lens(run.lens, run.monitor)
     return _lookback(run.loop, run.monitor, lens, sampling_chooser(p.temperature, run.generator), samples=p.samples,
                      chunk_tokens=p.chunk_tokens, trace=run.trace), False
 
 
-def _fod_strategy(cad: bool = False, backtrack_only: bool = False) -> Strategy:
-    def run_fod(run: StrategyRun) -> tuple[Beam, bool]:
-        p = run.params
-        greedy, sampler = greedy_chooser(), sampling_chooser(p.temperature, run.generator)
-        if cad:
-            sampler, greedy = cad_chooser(p.alpha, sampler), cad_chooser(p.alpha, greedy)
-        beam = _fod(run.loop, greedy, sampler, p.tau1, p.tau2, p.beams, p.samples, run.trace, backtrack_only)
-        if not beam.sentences:  # nothing faithful survived: say so rather than answer ""
-            run.trace.append(TraceEvent("refuse", 0, reason="no sentence passed the thresholds"))
-            return beam, True
-        return beam, False
-
-    return run_fod
+def _fod_run(run: StrategyRun, cad: bool = False, backtrack_only: bool = False) -> tuple[Beam, bool]:
+    p = run.params
+    first, sampler = greedy_chooser(), sampling_chooser(p.temperature, run.generator)
+    if cad:
+        sampler, first = cad_chooser(p.alpha, sampler), cad_chooser(p.alpha, first)
+    beam = _fod(run.loop, first, sampler, p.tau1, p.tau2, p.beams, p.samples, run.trace, backtrack_only)
+    if not beam.sentences:  # nothing faithful survived: say so explicitly rather than answer ""
+        run.trace.append(TraceEvent("refuse", 0, reason="no sentence passed the thresholds"))
+        return beam, True
+    return beam, False
 
 
-_add = registry.strategies.add
-_add("greedy", _plain(lambda p: greedy_chooser()), "plain greedy decoding (the baseline)")
-_add("abstain", _plain(lambda p: greedy_chooser(), abstain=True), "greedy, refusing when a sentence scores low")
-_add("rerank", _rerank_strategy, "S full samples, the one with the best mean sentence score")
-_add("cad", _plain(lambda p: cad_chooser(p.alpha, greedy_chooser())), "context-aware decoding (fixed α)")
-_add("adacad", _plain(lambda p: adacad_chooser(greedy_chooser())), "CAD with α per token from the JS divergence")
-_add("lookback", _lookback_strategy, "chunks chosen by the Lookback Lens (paper 003)", defaults={"samples": 8})
-_add("fod-bt", _fod_strategy(backtrack_only=True), "FOD's backtracking alone: stop at the first low sentence")
-_add("fod", _fod_strategy(), "FOD: backtracking + sentence-level beam search (paper 000)")
-_add("fod-cad", _fod_strategy(cad=True), "FOD's search over the CAD distribution")
+def fod(run: StrategyRun) -> tuple[Beam, bool]:
+    """FOD: backtracking + sentence-level beam search (paper 000 Algorithm 1)."""
+    return _fod_run(run)
 
-#: the built-in strategies (a snapshot; :data:`faithwatch.registry.strategies` is the source)
-STRATEGIES = registry.strategies.names()
+
+def fod_bt(run: StrategyRun) -> tuple[Beam, bool]:
+    """FOD's backtracking alone: stop at the first low sentence."""
+    return _fod_run(run, backtrack_only=True)
+
+
+def fod_cad(run: StrategyRun) -> tuple[Beam, bool]:
+    """FOD's sentence search over the CAD distribution."""
+    return _fod_run(run, cad=True)
 
 
 def _run_to_end(loop: DecodingLoop, chooser: Chooser, trace: list[TraceEvent]) -> Beam:

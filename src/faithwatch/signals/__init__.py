@@ -4,24 +4,34 @@ Each entry's object builds the signal from a :class:`SignalContext` (what the mo
 families are computed unless the user chooses, ``text=True`` families need only the sentence and its context.
 """
 
+from __future__ import annotations
+
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib import import_module
 from typing import Any
 
 from faithwatch import registry
 from faithwatch.errors import InputError
-from faithwatch.signals.alignment import AlignmentSignal
-from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
-from faithwatch.signals.contrastive import ContrastiveSignal
-from faithwatch.signals.edits import EditSignal
-from faithwatch.signals.entropy import EntropySignal
-from faithwatch.signals.hidden import HiddenStateSignal
-from faithwatch.signals.influence import InfluenceSignal
-from faithwatch.signals.lexical import LexicalSignal
-from faithwatch.signals.lid import LIDBank, LIDSignal, default_lid_layers, lid_mle
-from faithwatch.signals.likelihood import LikelihoodSignal
-from faithwatch.signals.lookback import LookbackSignal
-from faithwatch.signals.probe import HiddenProbe, ProbeSignal
+
+# the signal classes live in their modules, imported on first use (so the CLI starts without torch)
+_HOMES = {
+    "AlignmentSignal": "alignment", "FeatureValue": "base", "SentenceTrace": "base", "Signal": "base",
+    "ContrastiveSignal": "contrastive", "EditSignal": "edits", "EntropySignal": "entropy",
+    "HiddenStateSignal": "hidden", "InfluenceSignal": "influence", "LexicalSignal": "lexical", "LIDBank": "lid",
+    "LIDSignal": "lid", "default_lid_layers": "lid", "lid_mle": "lid", "LikelihoodSignal": "likelihood",
+    "LookbackSignal": "lookback", "HiddenProbe": "probe", "ProbeSignal": "probe",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOMES:
+        return getattr(import_module(f"faithwatch.signals.{_HOMES[name]}"), name)
+    raise AttributeError(f"module 'faithwatch.signals' has no attribute {name!r}")
+
+
+def _cls(name: str) -> Any:
+    return __getattr__(name)
 
 
 @dataclass(frozen=True)
@@ -29,25 +39,28 @@ class SignalContext:
     """What a signal factory may need from the monitor."""
 
     layers: tuple[int, ...] = ()
-    lid_bank: LIDBank | None = None
+    lid_bank: Any = None
     alignment: Any = None
     probe: Any = None
     hidden_layers: tuple[int, ...] = ()
 
 
 _add = registry.signals.add
-_add("likelihood", lambda c: LikelihoodSignal(), "token log-probabilities", default=True)
-_add("entropy", lambda c: EntropySignal(), "predictive entropy", default=True)
-_add("lid", lambda c: LIDSignal(c.layers, c.lid_bank), "local intrinsic dimension (needs --lid-bank)", default=True)
-_add("contrastive", lambda c: ContrastiveSignal(), "KL between with- and without-context predictions", default=True)
-_add("influence", lambda c: InfluenceSignal(), "signed pointwise context influence", default=True)
-_add("lookback", lambda c: LookbackSignal(), "attention lookback ratios", default=True)
-_add("alignment", lambda c: AlignmentSignal(c.alignment), "align_score of the alignment scorer", default=True)
-_add("lexical", lambda c: LexicalSignal(), "lexical evidence (novel numbers, entities, ...)", default=True,
+_add("likelihood", lambda c: _cls("LikelihoodSignal")(), "token log-probabilities", default=True)
+_add("entropy", lambda c: _cls("EntropySignal")(), "predictive entropy", default=True)
+_add("lid", lambda c: _cls("LIDSignal")(c.layers, c.lid_bank), "local intrinsic dimension (needs --lid-bank)",
+     default=True)
+_add("contrastive", lambda c: _cls("ContrastiveSignal")(), "KL between with- and without-context predictions",
+     default=True)
+_add("influence", lambda c: _cls("InfluenceSignal")(), "signed pointwise context influence", default=True)
+_add("lookback", lambda c: _cls("LookbackSignal")(), "attention lookback ratios", default=True)
+_add("alignment", lambda c: _cls("AlignmentSignal")(c.alignment), "align_score of the alignment scorer",
+     default=True)
+_add("lexical", lambda c: _cls("LexicalSignal")(), "lexical evidence (novel numbers, entities, ...)", default=True,
      text=True)
-_add("edits", lambda c: EditSignal(), "near-copy edits of a context sentence", default=True, text=True)
-_add("probe", lambda c: ProbeSignal(c.probe), "the detector's hidden-state probe", default=True)
-_add("hidden", lambda c: HiddenStateSignal(c.layers, c.hidden_layers), "raw hidden states (opt-in)",
+_add("edits", lambda c: _cls("EditSignal")(), "near-copy edits of a context sentence", default=True, text=True)
+_add("probe", lambda c: _cls("ProbeSignal")(c.probe), "the detector's hidden-state probe", default=True)
+_add("hidden", lambda c: _cls("HiddenStateSignal")(c.layers, c.hidden_layers), "raw hidden states (opt-in)",
      default=False)
 
 
@@ -61,7 +74,7 @@ def text_signals() -> tuple[str, ...]:
     return registry.signals.names(text=True)
 
 
-def build_signals(names: Sequence[str], ctx: SignalContext) -> list[Signal]:
+def build_signals(names: Sequence[str], ctx: SignalContext) -> list[Any]:
     """The signals named in ``names``, in registry order; an unknown name is an :class:`InputError`."""
     unknown = sorted(set(names) - set(registry.signals))
     if unknown:
@@ -69,19 +82,11 @@ def build_signals(names: Sequence[str], ctx: SignalContext) -> list[Signal]:
     return [registry.signals.get(n).obj(ctx) for n in registry.signals if n in names]
 
 
-#: the built-in default set, opt-in families and text families (the registry is the source; these are snapshots)
-SIGNALS = default_signals()
-EXTRA_SIGNALS = registry.signals.names(default=False)
-TEXT_SIGNALS = text_signals()
-
 __all__ = [
     "SignalContext",
     "build_signals",
     "default_signals",
     "text_signals",
-    "EXTRA_SIGNALS",
-    "SIGNALS",
-    "TEXT_SIGNALS",
     "HiddenProbe",
     "HiddenStateSignal",
     "InfluenceSignal",
