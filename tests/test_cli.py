@@ -110,3 +110,31 @@ def test_every_command_renders_its_help_as_written():
         assert "<bool>" not in result.output and "Usage: " in result.output, name
     check = runner.invoke(app, ["check", "--help"], terminal_width=200).output
     assert "context: str | [str]" in " ".join(check.split())
+
+
+def test_threads_option_is_everywhere_and_sets_torch(tiny_model_dir, tmp_path, monkeypatch):
+    import torch
+    import typer
+
+    from faithwatch.cli._common import default_threads
+
+    model_commands = ["monitor", "score", "check", "generate", "eval-decoding", "train", "select", "eval", "lss",
+                      "eval-lss", "eval-alignment", "serve", "transfer-lens", "train-nli", "eval-nli"]
+    commands = typer.main.get_command(app).commands
+    for name in model_commands:
+        assert "--threads" in [o for p in commands[name].params for o in p.opts], name
+    before = torch.get_num_threads()
+    try:
+        ctx = tmp_path / "ctx.txt"
+        ctx.write_text("Paris is in France.")
+        args = ["monitor", "-c", str(ctx), "-q", "Where?", "-m", str(tiny_model_dir), "--max-new-tokens", "2"]
+        assert runner.invoke(app, [*args, "--threads", "1"]).exit_code == 0
+        assert torch.get_num_threads() == 1
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+        torch.set_num_threads(before)
+        expected = default_threads()
+        torch.set_num_threads(1)
+        assert runner.invoke(app, args).exit_code == 0
+        assert torch.get_num_threads() == expected
+    finally:
+        torch.set_num_threads(before)

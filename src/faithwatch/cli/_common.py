@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -81,3 +82,32 @@ DtypeOpt = typer.Option("fp32", "--dtype", help="Weights of --model: auto (bf16/
                         "fp16 | fp32.")
 DeviceMapOpt = typer.Option(None, "--device-map", help="Spread --model over devices (e.g. 'auto'; needs accelerate) "
                             "instead of moving it to --device.")
+
+
+def default_threads() -> int:
+    """Threads for torch by default: the physical cores among the CPUs this process may run on
+    (``os.sched_getaffinity``; hyper-threads of one core count once), at least 1."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return max(1, (os.cpu_count() or 2) // 2)
+    cores = set()
+    for cpu in cpus:
+        siblings = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list")
+        try:
+            cores.add(siblings.read_text().strip())
+        except OSError:
+            cores.add(str(cpu))
+    return max(1, len(cores))
+
+
+def _apply_threads(value: int | None) -> int | None:
+    if value is not None or os.environ.get("OMP_NUM_THREADS") is None:
+        import torch
+
+        torch.set_num_threads(value or default_threads())
+    return value
+
+
+ThreadsOpt = typer.Option(None, "--threads", min=1, callback=_apply_threads, help="torch CPU threads (default: the "
+                          "cores this process may use; OMP_NUM_THREADS is honoured when set).")

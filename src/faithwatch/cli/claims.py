@@ -12,7 +12,17 @@ from rich.table import Table
 
 from faithwatch import registry
 from faithwatch.alignment import CHECK_SCORER, spec_help
-from faithwatch.cli._common import EXIT_PARTIAL, bad_record_printer, err, fail, group, out, progress, read_text
+from faithwatch.cli._common import (
+    EXIT_PARTIAL,
+    ThreadsOpt,
+    bad_record_printer,
+    err,
+    fail,
+    group,
+    out,
+    progress,
+    read_text,
+)
 from faithwatch.errors import FaithwatchError, InputError
 
 app = group()
@@ -122,6 +132,7 @@ def check(
     html: Path | None = typer.Option(None, "--html", help="One response: write a self-contained HTML report "
                                      "(claims coloured by verdict, evidence highlighted in the references)."),
     device: str | None = typer.Option(None, "--device", help="cpu, cuda, ... (default: cuda if available)."),
+    threads: int | None = ThreadsOpt,
 ) -> None:
     """Extract claims from responses and check each against the references (RefChecker-style)."""
     from faithwatch.claims.aggregation import AGGREGATIONS

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from faithwatch import registry
-from faithwatch.cli._common import DeviceMapOpt, DeviceOpt, DtypeOpt, err, fail, group, out
+from faithwatch.cli._common import DeviceMapOpt, DeviceOpt, DtypeOpt, ThreadsOpt, err, fail, group, out
 from faithwatch.errors import FaithwatchError
 from faithwatch.params import DEFAULT_STRATEGY, default, help_of
 
@@ -43,6 +43,7 @@ def generate(
     json_out: bool = typer.Option(False, "--json", help="Print the result (answer, sentences, trace) as JSON."),
     html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report (answer, "
                                      "sentence scores, evidence, trace)."),
+    threads: int | None = ThreadsOpt,
 ) -> None:
     """Generate an answer with a faithfulness-oriented strategy; every candidate and decision is traced."""
     from faithwatch.decoding import generate as run

@@ -15,7 +15,18 @@ import typer
 from rich.table import Table
 
 from faithwatch.alignment import CHECK_SCORER
-from faithwatch.cli._common import EXIT_PARTIAL, DeviceMapOpt, DeviceOpt, DtypeOpt, err, fail, group, out, progress
+from faithwatch.cli._common import (
+    EXIT_PARTIAL,
+    DeviceMapOpt,
+    DeviceOpt,
+    DtypeOpt,
+    ThreadsOpt,
+    err,
+    fail,
+    group,
+    out,
+    progress,
+)
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.params import default, help_of
 
@@ -143,6 +154,7 @@ def eval_decoding(
                                 "success with τ chosen on the other folds (4-fold cross-validation)."),
     tau_grid: str | None = typer.Option(None, "--tau-grid", help="With --cv-tau: 'τ1:τ2,…' (default: "
                                         "0.5:0.5,0.5:0.6,0.6:0.6,0.6:0.7,0.7:0.7,0.7:0.85)."),
+    threads: int | None = ThreadsOpt,
 ) -> None:
     """Compare decoding strategies: success on counterfactual contexts, faithfulness, informativeness, cost."""
     from faithwatch.decoding.counterfactual import load_items

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from faithwatch.cli._common import err, fail, group, out, progress
+from faithwatch.cli._common import ThreadsOpt, err, fail, group, out, progress
 from faithwatch.errors import FaithwatchError, InputError
 
 app = group()
@@ -120,6 +120,7 @@ def train(
     data_root: str | None = DATA_ROOT_OPT,
     text_only: bool = TEXT_ONLY_OPT,
     augment: str | None = AUGMENT_OPT,
+    threads: int | None = ThreadsOpt,
 ) -> None:
     """Train a SynCheck detector (and a Lookback Lens) on labelled data; features are cached.
 
@@ -174,6 +175,7 @@ def select(
     data_root: str | None = DATA_ROOT_OPT,
     text_only: bool = TEXT_ONLY_OPT,
     augment: str | None = AUGMENT_OPT,
+    threads: int | None = ThreadsOpt,
 ) -> None:
     """Choose a training recipe by transfer: the best worst-case leave-one-data-set-out gain over align_score.
 
@@ -246,6 +248,7 @@ def evaluate(
     data_root: str | None = DATA_ROOT_OPT,
     text_only: bool = TEXT_ONLY_OPT,
     augment: str | None = AUGMENT_OPT,
+    threads: int | None = ThreadsOpt,
 ) -> None:
     """AUROC / AUPRC / balanced accuracy of a detector and every baseline, side by side, with 95% CIs."""
     from faithwatch.eval import harness
@@ -344,6 +347,7 @@ def transfer_lens_cmd(
     max_examples: int = typer.Option(300, "--max-examples", min=2, help="Texts used to fit the mapping."),
     source_model: str | None = typer.Option(None, "--source-model", help="Override the lens's model path."),
     data_root: str | None = typer.Option(None, "--data-root"),
+    threads: int | None = ThreadsOpt,
 ) -> None:
     """Map a Lookback Lens to another model by a linear head mapping fitted on shared texts (paper 003 §4)."""
     from faithwatch.data.loaders import load_dataset

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from faithwatch.alignment import CHECK_SCORER, spec_help
-from faithwatch.cli._common import err, fail, group, out, progress
+from faithwatch.cli._common import ThreadsOpt, err, fail, group, out, progress
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 
 app = group()
@@ -70,6 +70,7 @@ def lss_cmd(
                                    "are deleted first."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
     device: str = typer.Option("cpu", "--device", help="Torch device of model-based scorers."),
+    threads: int | None = ThreadsOpt,
 ) -> None:
     """The longest subsequence of the claim's words that the reference supports, and its LSS score."""
     from faithwatch.claims.lss import lss
@@ -118,17 +119,13 @@ def eval_lss(
     refchecker: bool = typer.Option(True, "--refchecker/--no-refchecker", help="Also summarise "
                                     "refchecker-annotations (descriptive statistics only: no references)."),
     device: str = typer.Option("cpu", "--device", help="Torch device of model-based scorers."),
-    torch_threads: int | None = typer.Option(None, "--torch-threads", min=1, help="torch.set_num_threads."),
+    threads: int | None = ThreadsOpt,
 ) -> None:
     """Correlation of the LSS score, ROUGE-L and the alignment score with lss-dev's human 1-5 rating."""
     from faithwatch.data.loaders import data_root as resolve_root
     from faithwatch.eval.lss import LSSConfig, run_lss_eval
     from faithwatch.eval.report import write_report
 
-    if torch_threads is not None:
-        import torch
-
-        torch.set_num_threads(torch_threads)
     specs = [s.strip() for s in scorer.split(",") if s.strip()]
     start = time.perf_counter()
     try:

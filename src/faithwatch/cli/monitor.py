@@ -16,6 +16,7 @@ from faithwatch.cli._common import (
     DeviceOpt,
     DtypeOpt,
     ModelOpt,
+    ThreadsOpt,
     bad_record_printer,
     err,
     fail,
@@ -88,6 +89,7 @@ def monitor(
     device_map: str | None = DeviceMapOpt,
     html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report of the answer."),
     max_false_accept: float | None = MaxFalseAcceptOpt,
+    threads: int | None = ThreadsOpt,
 ) -> None:
     """Generate an answer and print each sentence the moment it is complete, with its score and signals."""
     try:
@@ -140,6 +142,7 @@ def score(
     device: str | None = DeviceOpt,
     dtype: str = DtypeOpt,
     device_map: str | None = DeviceMapOpt,
+    threads: int | None = ThreadsOpt,
 ) -> None:
     """Compute the per-sentence signals of existing responses by teacher forcing (resumable)."""
     from faithwatch.batch import score_file

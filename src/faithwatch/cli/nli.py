@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from faithwatch.alignment import DEFAULT_SCORER
-from faithwatch.cli._common import fail, group, out, progress
+from faithwatch.cli._common import ThreadsOpt, fail, group, out, progress
 from faithwatch.errors import FaithwatchError, InputError
 
 app = group()
@@ -170,6 +170,7 @@ def eval_alignment_cmd(
     n_boot: int = typer.Option(1000, "--n-boot", min=1),
     report: Path = typer.Option(None, "--report", help="Write results.json/.md, ROC and histogram PNGs and "
                                 "index.html here."),
+    threads: int | None = ThreadsOpt,
 ) -> None:
     """Sentence-level AUROC of align_score alone for each alignment scorer (features cached)."""
     from faithwatch.eval.alignment import evaluate_alignment
