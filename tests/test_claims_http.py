@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import httpx
 import pytest
 import typer
 from typer.testing import CliRunner
@@ -20,6 +21,7 @@ from faithwatch.claims import (
     TripletExtractor,
     get_backend,
 )
+from faithwatch.claims import llm as llm_module
 from faithwatch.cli import app as cli_app
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 
@@ -27,12 +29,14 @@ MESSAGES = [{"role": "system", "content": "Answer in JSON."}, {"role": "user", "
 
 
 class StubState:
-    """What the stub answers (a queue of replies, each ``(status, body or content)``) and what it saw."""
+    """What the stub answers (a queue of replies, each ``(status, body or content)`` or
+    ``(status, body, headers)``) and what it saw. ``delays`` holds per-request waits (then ``delay``)."""
 
     def __init__(self) -> None:
-        self.replies: list[tuple[int, str]] = []
-        self.default: tuple[int, str] = (200, "[]")
+        self.replies: list[tuple] = []
+        self.default: tuple = (200, "[]")
         self.delay = 0.0
+        self.delays: list[float] = []
         self.requests: list[dict] = []
         self.lock = threading.Lock()
 
@@ -44,9 +48,10 @@ def _handler(state: StubState) -> type[BaseHTTPRequestHandler]:
             body = self.rfile.read(length)
             with state.lock:
                 state.requests.append({"path": self.path, "headers": dict(self.headers), "body": json.loads(body)})
-                status, payload = state.replies.pop(0) if state.replies else state.default
-            if state.delay:
-                time.sleep(state.delay)
+                status, payload, *extra = state.replies.pop(0) if state.replies else state.default
+                delay = state.delays.pop(0) if state.delays else state.delay
+            if delay:
+                time.sleep(delay)
             if status == 200 and not payload.startswith("RAW:"):
                 data = {"id": "x", "object": "chat.completion", "model": "stub",
                         "choices": [{"index": 0, "finish_reason": "stop",
@@ -58,6 +63,8 @@ def _handler(state: StubState) -> type[BaseHTTPRequestHandler]:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(raw)))
+                for name, value in (extra[0] if extra else {}).items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(raw)
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (time-out test)
@@ -67,6 +74,19 @@ def _handler(state: StubState) -> type[BaseHTTPRequestHandler]:
             pass
 
     return Handler
+
+
+class Sleeps(list):
+    """A stand-in for ``time.sleep`` that records the waits instead of waiting."""
+
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 @pytest.fixture
@@ -110,10 +130,12 @@ def test_no_authorization_header_without_a_key(stub, monkeypatch) -> None:
 def test_http_errors_are_clear(stub, monkeypatch) -> None:
     url, state = stub
     monkeypatch.delenv("FW_TEST_KEY", raising=False)
-    backend = OpenAICompatibleBackend(url, "m", api_key_env="FW_TEST_KEY", timeout=5)
-    state.replies = [(500, '{"error": "model crashed"}')]
-    with pytest.raises(LLMBackendError, match=r"HTTP 500.*model crashed"):
+    sleeps = Sleeps()
+    backend = OpenAICompatibleBackend(url, "m", api_key_env="FW_TEST_KEY", timeout=5, sleep=sleeps)
+    state.replies = [(500, '{"error": "model crashed"}')] * 4  # 5xx is retried: max_retries=3, 4 attempts
+    with pytest.raises(LLMBackendError, match=r"HTTP 500.*model crashed.*gave up after 4 attempts"):
         backend.complete(MESSAGES, max_tokens=5, temperature=0.0)
+    assert len(state.requests) == 4 and len(sleeps) == 3
     state.replies = [(401, '{"error": "bad key"}')]
     with pytest.raises(LLMBackendError, match=r"HTTP 401.*\$FW_TEST_KEY, which is not set"):
         backend.complete(MESSAGES, max_tokens=5, temperature=0.0)
@@ -129,7 +151,7 @@ def test_http_errors_are_clear(stub, monkeypatch) -> None:
 def test_timeout(stub) -> None:
     url, state = stub
     state.delay = 1.0
-    backend = OpenAICompatibleBackend(url, "m", timeout=0.2)
+    backend = OpenAICompatibleBackend(url, "m", timeout=0.2, max_retries=0)
     start = time.perf_counter()
     with pytest.raises(LLMBackendError, match="did not answer within 0.2 s"):
         backend.complete(MESSAGES, max_tokens=5, temperature=0.0)
@@ -137,10 +159,7 @@ def test_timeout(stub) -> None:
 
 
 def test_unreachable_endpoint() -> None:
-    with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    backend = OpenAICompatibleBackend(f"http://127.0.0.1:{port}/v1", "m", timeout=2)
+    backend = OpenAICompatibleBackend(f"http://127.0.0.1:{_free_port()}/v1", "m", timeout=2, max_retries=0)
     with pytest.raises(LLMUnavailableError, match="cannot reach") as info:
         backend.complete(MESSAGES, max_tokens=5, temperature=0.0)
     assert isinstance(info.value, ModelNotAvailableError)
@@ -149,10 +168,112 @@ def test_unreachable_endpoint() -> None:
 def test_configuration_errors() -> None:
     with pytest.raises(InputError, match="http"):
         OpenAICompatibleBackend("localhost:8000/v1", "m")
+    with pytest.raises(InputError, match="max_retries"):
+        OpenAICompatibleBackend("http://localhost:8000/v1", "m", max_retries=-1)
+    with pytest.raises(InputError, match="backoff"):
+        OpenAICompatibleBackend("http://localhost:8000/v1", "m", backoff=-0.1)
     with pytest.raises(InputError, match="model name"):
         OpenAICompatibleBackend("http://localhost:8000/v1", "")
     with pytest.raises(InputError, match="--llm-model"):
         get_backend("http://localhost:8000/v1", None)
+
+
+# ---- retries -----------------------------------------------------------------------------------------------
+
+
+def test_503_then_200_succeeds_after_one_retry(stub) -> None:
+    url, state = stub
+    state.replies = [(503, '{"error": "loading model"}'), (200, "hello")]
+    sleeps = Sleeps()
+    backend = OpenAICompatibleBackend(url, "m", timeout=5, backoff=0.01, sleep=sleeps)
+    assert backend.complete(MESSAGES, max_tokens=5, temperature=0.0) == "hello"
+    assert len(state.requests) == 2 and len(sleeps) == 1
+    assert state.requests[0]["body"] == state.requests[1]["body"]
+    assert 0.005 <= sleeps[0] <= 0.01  # the first backoff: base/2 to base
+
+
+def test_429_with_retry_after_zero_is_retried(stub) -> None:
+    url, state = stub
+    state.replies = [(429, '{"error": "rate limited"}', {"Retry-After": "0"}), (200, "hello")]
+    sleeps = Sleeps()
+    backend = OpenAICompatibleBackend(url, "m", timeout=5, backoff=10.0, sleep=sleeps)
+    assert backend.complete(MESSAGES, max_tokens=5, temperature=0.0) == "hello"
+    assert len(state.requests) == 2
+    assert sleeps == [0.0]  # Retry-After wins over the (10 s) backoff
+
+
+def test_retry_after_is_capped(stub) -> None:
+    url, state = stub
+    state.replies = [(503, "busy", {"Retry-After": "3600"}), (200, "hello")]
+    sleeps = Sleeps()
+    backend = OpenAICompatibleBackend(url, "m", timeout=5, sleep=sleeps)
+    assert backend.complete(MESSAGES, max_tokens=5, temperature=0.0) == "hello"
+    assert sleeps == [OpenAICompatibleBackend.MAX_RETRY_AFTER]
+
+
+def test_400_is_not_retried(stub) -> None:
+    url, state = stub
+    state.replies = [(400, '{"error": "max_tokens is too large"}')]  # a retry would get the 200 default
+    sleeps = Sleeps()
+    backend = OpenAICompatibleBackend(url, "m", timeout=5, backoff=0.01, sleep=sleeps)
+    with pytest.raises(LLMBackendError, match=r"HTTP 400.*max_tokens is too large") as info:
+        backend.complete(MESSAGES, max_tokens=5, temperature=0.0)
+    assert len(state.requests) == 1 and sleeps == []
+    assert not isinstance(info.value, LLMUnavailableError) and "attempts" not in str(info.value)
+
+
+def test_backoff_grows_exponentially_with_jitter(stub) -> None:
+    url, state = stub
+    state.default = (502, "bad gateway")
+    sleeps = Sleeps()
+    backend = OpenAICompatibleBackend(url, "m", timeout=5, max_retries=4, backoff=1.0, sleep=sleeps)
+    with pytest.raises(LLMBackendError, match=r"HTTP 502.*gave up after 5 attempts"):
+        backend.complete(MESSAGES, max_tokens=5, temperature=0.0)
+    assert len(state.requests) == 5 and len(sleeps) == 4
+    for wait, base in zip(sleeps, [1.0, 2.0, 4.0, 8.0], strict=True):
+        assert base / 2 <= wait <= base
+
+
+def test_a_timeout_is_retried(stub) -> None:
+    url, state = stub
+    state.replies = [(200, "too late"), (200, "in time")]
+    state.delays = [1.0, 0.0]
+    sleeps = Sleeps()
+    backend = OpenAICompatibleBackend(url, "m", timeout=0.3, sleep=sleeps)
+    assert backend.complete(MESSAGES, max_tokens=5, temperature=0.0) == "in time"
+    assert len(state.requests) == 2 and len(sleeps) == 1
+
+
+def test_down_server_gives_up_after_max_retries_plus_one_attempts(monkeypatch) -> None:
+    attempts = []
+    handle_request = httpx.HTTPTransport.handle_request
+
+    def counting(self, request):
+        attempts.append(request.url)
+        return handle_request(self, request)
+
+    monkeypatch.setattr(httpx.HTTPTransport, "handle_request", counting)
+    sleeps = Sleeps()
+    backend = OpenAICompatibleBackend(f"http://127.0.0.1:{_free_port()}/v1", "m", timeout=2, max_retries=3,
+                                      sleep=sleeps)
+    with pytest.raises(LLMUnavailableError, match=r"cannot reach.*gave up after 4 attempts") as info:
+        backend.complete(MESSAGES, max_tokens=5, temperature=0.0)
+    assert isinstance(info.value, ModelNotAvailableError)
+    assert len(attempts) == 4 and len(sleeps) == 3
+
+
+def test_one_client_per_backend_closed_by_the_context_manager(stub) -> None:
+    url, state = stub
+    with OpenAICompatibleBackend(url, "m", timeout=5) as backend:
+        backend.complete(MESSAGES, max_tokens=5, temperature=0.0)
+        client = backend._client
+        backend.complete(MESSAGES, max_tokens=5, temperature=0.0)
+        assert client is not None and backend._client is client
+    assert backend._client is None and client.is_closed
+    backend.close()  # closing twice is harmless
+    assert backend.complete(MESSAGES, max_tokens=5, temperature=0.0) == "[]"  # a closed backend reopens
+    backend.close()
+    assert len(state.requests) == 3
 
 
 def test_triplet_extraction_over_http_with_a_retry(stub) -> None:
@@ -219,15 +340,16 @@ def test_cli_extraction_failure_is_reported_not_scored(stub, cli, tmp_path) -> N
     assert "after 2 attempt" in result.output and len(state.requests) == 2
 
 
-def test_cli_unreachable_endpoint_exit_code(cli, tmp_path) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+def test_cli_unreachable_endpoint_exit_code(cli, tmp_path, monkeypatch) -> None:
+    sleeps = Sleeps()
+    monkeypatch.setattr(llm_module, "_sleep", sleeps)  # the CLI's backend retries: do not really wait
+    port = _free_port()
     (tmp_path / "in.jsonl").write_text(json.dumps({"context": "A.", "response": "B is C."}) + "\n")
     result = CliRunner().invoke(cli, [
         "check", "-i", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / "out.jsonl"), "--checker", "alignment",
         "--alignment", "lexical", "--llm-url", f"http://127.0.0.1:{port}/v1", "--llm-model", "m"])
     assert result.exit_code == 3 and "cannot reach" in result.output
+    assert len(sleeps) == 3  # the default max_retries before giving up
 
 
 def test_errors_are_faithwatch_errors() -> None:

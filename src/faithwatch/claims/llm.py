@@ -5,18 +5,24 @@ Both implement :class:`LLMBackend`: ``complete(messages, *, max_tokens, temperat
 ``messages`` is a chat (``[{"role": "system"|"user"|"assistant", "content": ...}, ...]``). Failures of
 the backend itself (HTTP errors, time-outs, a prompt too long for the model) raise
 :class:`LLMBackendError` with a message meant for users; an endpoint that cannot be reached at all
-raises :class:`LLMUnavailableError` (a :class:`~faithwatch.errors.ModelNotAvailableError`).
+raises :class:`LLMUnavailableError` (a :class:`~faithwatch.errors.ModelNotAvailableError`). The HTTP
+backend retries transient failures (connection errors, time-outs, HTTP 429 and 5xx) with exponential
+backoff and jitter before raising.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import os
-import urllib.error
-import urllib.request
-from collections.abc import Sequence
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import httpx
 
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 
@@ -132,6 +138,24 @@ class HFChatBackend:
 # ---- OpenAI-compatible HTTP endpoint -----------------------------------------------------------
 
 
+def _sleep(seconds: float) -> None:
+    """The default sleep between attempts (a module function so tests can replace it)."""
+    time.sleep(seconds)
+
+
+class _Failure(Exception):
+    """One failed attempt: the message for users, whether another attempt may help, and the error
+    class to raise when none is left. ``wait`` is the server's ``Retry-After`` (seconds) if any."""
+
+    def __init__(self, message: str, *, retry: bool, error: type[LLMBackendError] = LLMBackendError,
+                 wait: float | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry = retry
+        self.error = error
+        self.wait = wait
+
+
 class OpenAICompatibleBackend:
     """``POST {base_url}/chat/completions`` of any OpenAI-compatible server.
 
@@ -143,9 +167,22 @@ class OpenAICompatibleBackend:
             ``Authorization`` header is sent (local servers need none). The key itself is never logged.
         timeout: seconds to wait for the whole answer.
         extra_body: more fields of the request body (e.g. ``{"seed": 0}``).
+        max_retries: how many times a request is repeated after a transient failure (the connection
+            is refused or drops, a time-out, HTTP 429 or 5xx), so at most ``max_retries + 1``
+            attempts; ``0`` never retries. Other HTTP errors (400, 401, 404, ...) fail at once.
+        backoff: the base wait in seconds before a retry; it doubles with each retry (capped at
+            ``MAX_BACKOFF`` seconds), with random jitter between half and all of it. A
+            ``Retry-After: N`` header (seconds, capped at ``MAX_RETRY_AFTER``) replaces it.
+        sleep: the function that waits between attempts (``time.sleep`` by default; for tests).
 
-    Uses only the standard library (``urllib``).
+    Uses one ``httpx.Client`` per instance (its connections are reused): release it with
+    :meth:`close`, or use the backend as a context manager.
     """
+
+    #: the longest exponential backoff between two attempts, in seconds
+    MAX_BACKOFF = 30.0
+    #: the longest ``Retry-After`` that is honoured, in seconds
+    MAX_RETRY_AFTER = 60.0
 
     def __init__(
         self,
@@ -154,6 +191,9 @@ class OpenAICompatibleBackend:
         api_key_env: str | None = DEFAULT_API_KEY_ENV,
         timeout: float = 120.0,
         extra_body: dict[str, Any] | None = None,
+        max_retries: int = 3,
+        backoff: float = 0.5,
+        sleep: Callable[[float], None] | None = None,
     ) -> None:
         if not isinstance(base_url, str) or not base_url.strip().lower().startswith(("http://", "https://")):
             raise InputError(f"the LLM URL must start with http:// or https://, got {base_url!r}")
@@ -161,16 +201,48 @@ class OpenAICompatibleBackend:
             raise InputError("an OpenAI-compatible endpoint needs a model name (--llm-model)")
         if timeout <= 0:
             raise InputError(f"the LLM timeout must be > 0 seconds, got {timeout}")
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise InputError(f"max_retries must be an integer >= 0, got {max_retries!r}")
+        if not backoff >= 0:  # also rejects NaN
+            raise InputError(f"the retry backoff must be >= 0 seconds, got {backoff}")
         self.base_url = base_url.strip().rstrip("/")
         self.model = str(model).strip()
         self.api_key_env = api_key_env or None
         self.timeout = float(timeout)
         self.extra_body = dict(extra_body or {})
+        self.max_retries = max_retries
+        self.backoff = float(backoff)
+        self._sleep = sleep if sleep is not None else _sleep
         self.name = f"openai:{self.model}@{self.base_url}"
+        self._client: httpx.Client | None = None
+        self._client_lock = threading.Lock()
 
     @property
     def url(self) -> str:
         return f"{self.base_url}/chat/completions"
+
+    # -- the client's lifetime
+
+    def _get_client(self) -> httpx.Client:
+        with self._client_lock:
+            if self._client is None:
+                self._client = httpx.Client(timeout=httpx.Timeout(self.timeout), follow_redirects=True)
+            return self._client
+
+    def close(self) -> None:
+        """Close the HTTP connections (a later :meth:`complete` opens new ones)."""
+        with self._client_lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def __enter__(self) -> OpenAICompatibleBackend:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- requests
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -189,37 +261,59 @@ class OpenAICompatibleBackend:
             "temperature": temperature,
             "stream": False,
         }
-        request = urllib.request.Request(
-            self.url, data=json.dumps(body).encode("utf-8"), headers=self._headers(), method="POST"
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                raw = response.read()
-        except urllib.error.HTTPError as exc:
-            raise LLMBackendError(self._http_error(exc)) from None
-        except urllib.error.URLError as exc:
-            if isinstance(exc.reason, TimeoutError):
-                raise LLMBackendError(f"{self.url} did not answer within {self.timeout:g} s") from None
-            raise LLMUnavailableError(f"cannot reach the LLM endpoint {self.url}: {exc.reason}") from None
-        except TimeoutError:
-            raise LLMBackendError(f"{self.url} did not answer within {self.timeout:g} s") from None
-        except OSError as exc:  # e.g. the server closed the connection mid-answer
-            raise LLMBackendError(f"connection to {self.url} failed: {exc}") from None
-        return self._content(raw)
+        data = json.dumps(body).encode("utf-8")
+        attempts = self.max_retries + 1
+        for attempt in range(attempts):
+            try:
+                return self._content(self._post(data))
+            except _Failure as failure:
+                if not failure.retry:
+                    raise failure.error(failure.message) from None
+                if attempt + 1 == attempts:
+                    suffix = f" (gave up after {attempts} attempts)" if attempts > 1 else ""
+                    raise failure.error(failure.message + suffix) from None
+                delay = self._delay(attempt, failure.wait)
+                log.warning("%s: %s; retrying in %.2f s (attempt %d of %d)", self.name, failure.message, delay,
+                            attempt + 2, attempts)
+                self._sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
 
-    def _http_error(self, exc: urllib.error.HTTPError) -> str:
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before attempt ``attempt + 2``: ``Retry-After`` when the server sent one,
+        else ``backoff * 2**attempt`` (capped) with jitter in [half of it, all of it]."""
+        if retry_after is not None:
+            return min(retry_after, self.MAX_RETRY_AFTER)
+        base = min(self.backoff * 2.0**attempt, self.MAX_BACKOFF)
+        return base / 2 + random.uniform(0.0, base / 2)
+
+    def _post(self, data: bytes) -> bytes:
+        """One attempt: the body of a 2xx answer, else :class:`_Failure`."""
         try:
-            detail = exc.read().decode("utf-8", "replace").strip()
-        except OSError:
-            detail = ""
-        msg = f"{self.url} answered HTTP {exc.code} {exc.reason}"
+            response = self._get_client().post(self.url, content=data, headers=self._headers())
+        except httpx.TimeoutException:
+            raise _Failure(f"{self.url} did not answer within {self.timeout:g} s", retry=True) from None
+        except httpx.ConnectError as exc:
+            raise _Failure(f"cannot reach the LLM endpoint {self.url}: {exc}", retry=True,
+                           error=LLMUnavailableError) from None
+        except httpx.TransportError as exc:  # e.g. the server closed the connection mid-answer
+            raise _Failure(f"connection to {self.url} failed: {exc}", retry=True) from None
+        if response.is_success:
+            return response.content
+        status = response.status_code
+        transient = status == 429 or status >= 500
+        raise _Failure(self._http_error(response), retry=transient,
+                       wait=_retry_after(response) if transient else None)
+
+    def _http_error(self, response: httpx.Response) -> str:
+        detail = response.content.decode("utf-8", "replace").strip()
+        msg = f"{self.url} answered HTTP {response.status_code} {response.reason_phrase}".rstrip()
         if detail:
             msg += f": {detail[:_BODY_EXCERPT]}"
-        if exc.code in (401, 403):
+        if response.status_code in (401, 403):
             where = f"${self.api_key_env}" if self.api_key_env else "no API key variable"
             state = "set" if self.api_key_env and os.environ.get(self.api_key_env) else "not set"
             msg += f" (the API key is read from {where}, which is {state})"
-        elif exc.code == 404:
+        elif response.status_code == 404:
             msg += " (check the base URL, which usually ends in /v1, and the model name)"
         return msg
 
@@ -240,6 +334,17 @@ class OpenAICompatibleBackend:
         return content
 
 
+def _retry_after(response: httpx.Response) -> float | None:
+    """The ``Retry-After`` header in seconds, or ``None`` when absent or not a number of seconds
+    (an HTTP date is ignored: the exponential backoff applies then)."""
+    value = response.headers.get("Retry-After", "").strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
 def get_backend(
     url: str | None = None,
     model: str | None = None,
@@ -247,13 +352,17 @@ def get_backend(
     api_key_env: str | None = DEFAULT_API_KEY_ENV,
     timeout: float = 120.0,
     device: str | None = None,
+    max_retries: int = 3,
+    backoff: float = 0.5,
 ) -> LLMBackend:
-    """An :class:`OpenAICompatibleBackend` when ``url`` is given (``model`` then required), else an
-    :class:`HFChatBackend` over ``model`` (a local dir or hub id; ``None``: the embedded SmolLM2)."""
+    """An :class:`OpenAICompatibleBackend` when ``url`` is given (``model`` then required; ``timeout``,
+    ``max_retries`` and ``backoff`` apply to it), else an :class:`HFChatBackend` over ``model`` (a local
+    dir or hub id; ``None``: the embedded SmolLM2)."""
     if url:
         if not model:
             raise InputError("--llm-url needs --llm-model (the model name the endpoint serves)")
-        return OpenAICompatibleBackend(url, model, api_key_env=api_key_env, timeout=timeout)
+        return OpenAICompatibleBackend(url, model, api_key_env=api_key_env, timeout=timeout,
+                                       max_retries=max_retries, backoff=backoff)
     from faithwatch.models.loading import load_model
 
     return HFChatBackend(load_model(model, device=device))
