@@ -416,3 +416,34 @@ def test_tau_is_cross_validated(items):
     assert s["success_rate"] == 1.0 and s["agree_success_rate"] == 1.0
     assert len(cv.rows) == len(items) and set(cv.rows.fold) == {0, 1, 2, 3}
     assert cv.grid.set_index("tau1").loc[0.5, "success_rate (in-sample)"] == 0.0
+
+
+def test_cli_interrupted_run_still_reports_from_the_cache(tiny_model_dir, tmp_path, monkeypatch, one_thread):
+    from typer.testing import CliRunner
+
+    from faithwatch.cli import app
+
+    items = cf.load_counterfactual()
+    report = tmp_path / "report"
+    args = ["eval-decoding", "--data", "counterfactual", "--strategies", "greedy,fod", "--report", str(report),
+            "--limit", "4", "--model", str(tiny_model_dir), "--alignment", "lexical", "--detector", "heuristic",
+            "--n-boot", "20"]
+    fake = _renamed(FakeGenerate(items), {"greedy": "common", "fod": "ctx"})
+    calls = {"n": 0}
+
+    def stopped_after_three(*a, **k):
+        calls["n"] += 1
+        if calls["n"] > 3:
+            raise KeyboardInterrupt  # as Ctrl-C (SIGTERM is turned into the same)
+        return fake(*a, **k)
+
+    monkeypatch.setattr(ev, "generate", stopped_after_three)
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 1 and "interrupted" in first.output
+    doc = json.loads((report / "results.json").read_text())
+    assert doc["meta"]["interrupted"] is True
+    summary = {r["strategy"]: r for r in doc["tables"][0]["records"]}
+    assert sum(r["n"] for r in summary.values()) == 3 and sum(r["errors"] for r in summary.values()) == 5
+    monkeypatch.setattr(ev, "generate", fake)
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0 and "5 runs, 3 from the cache" in again.output

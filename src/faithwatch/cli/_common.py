@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -37,15 +38,69 @@ def fail(exc: Exception) -> typer.Exit:
     return typer.Exit(code)
 
 
-def progress(console: Console | None = None, *, info: bool = False) -> Progress:
-    """The one progress bar: description, bar, n/total, elapsed, remaining (``info``: a ``{task.fields[info]}``
-    column too)."""
+class LineProgress:
+    """Progress for a log file (stderr is not a terminal): a plain line per task every ``every_s`` seconds and when
+    it completes, instead of a live bar that reaches the log only at the end. Same calls as rich's ``Progress``."""
+
+    def __init__(self, console: Console, every_s: float = 30.0) -> None:
+        self.console, self.every_s = console, every_s
+        self.tasks: dict[int, dict[str, Any]] = {}
+
+    def __enter__(self) -> LineProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for task_id, task in self.tasks.items():
+            if not task["done"]:
+                self._line(task_id)
+
+    def add_task(self, description: str, total: float | None = None, **fields: Any) -> int:
+        task_id = len(self.tasks)
+        self.tasks[task_id] = {"description": description, "total": total, "completed": 0.0, "fields": fields,
+                               "start": time.monotonic(), "printed": time.monotonic(), "done": False}
+        return task_id
+
+    def update(self, task_id: int, *, completed: float | None = None, total: float | None = None,
+               description: str | None = None, advance: float | None = None, **fields: Any) -> None:
+        task = self.tasks[task_id]
+        if total is not None:
+            task["total"] = total
+        if description is not None:
+            task["description"] = description
+        if completed is not None:
+            task["completed"] = completed
+        if advance:
+            task["completed"] += advance
+        task["fields"].update(fields)
+        finished = task["total"] is not None and task["completed"] >= task["total"]
+        if finished or time.monotonic() - task["printed"] >= self.every_s:
+            self._line(task_id)
+            task["done"] = finished
+
+    def advance(self, task_id: int, advance: float = 1) -> None:
+        self.update(task_id, advance=advance)
+
+    def _line(self, task_id: int) -> None:
+        task = self.tasks[task_id]
+        task["printed"] = time.monotonic()
+        total = "?" if task["total"] is None else f"{task['total']:g}"
+        info = f" {task['fields']['info']}" if task["fields"].get("info") else ""
+        self.console.print(f"{escape(task['description'])}: {task['completed']:g}/{total}{escape(info)} "
+                           f"({time.monotonic() - task['start']:.0f} s)", soft_wrap=True)
+
+
+def progress(console: Console | None = None, *, info: bool = False) -> Progress | LineProgress:
+    """The one progress display: a rich bar (description, bar, n/total, elapsed, remaining; ``info``: a
+    ``{task.fields[info]}`` column too) on a terminal, plain lines (:class:`LineProgress`) in a log."""
+    console = console or err
+    if not console.is_terminal:
+        return LineProgress(console)
     extra = (TextColumn("{task.fields[info]}"),) if info else ()
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), *extra, TimeElapsedColumn(),
-                    TimeRemainingColumn(), console=console or err)
+                    TimeRemainingColumn(), console=console)
 
 
-def bad_record_printer(bar: Progress) -> Callable[[Any], None]:
+def bad_record_printer(bar: Progress | LineProgress) -> Callable[[Any], None]:
     """A batch's ``on_bad``: print each skipped record (line, id, why) above the progress bar."""
 
     def on_bad(record: Any) -> None:

@@ -8,6 +8,10 @@ Exit code 1 when some items failed (their rows carry the error; the rest were ev
 from __future__ import annotations
 
 import json
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +38,27 @@ app = group()
 
 CHECKER_HELP = (f"Faithfulness judge (never the guiding detector): a three-way NLI scorer (nli-minilm, the shipped "
                 f"model; nli:<model>) or any other alignment scorer thresholded at 0.7 ({CHECK_SCORER}, lexical, ...).")
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt while the block runs (the main thread only), so a stopped run still reports."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _not_run(*args: Any, **kwargs: Any) -> Any:
+    raise FaithwatchError("not run (interrupted)")
 
 
 def build_checker(spec: str, device: str = "cpu") -> Any:
@@ -187,24 +212,32 @@ def eval_decoding(
                   f"({guide_alignment}), so faithfulness is not fully independent of the search; use "
                   "--checker nli:<model> for an independent judge[/]")
     cache_path = None if no_cache else (cache or report / "cache.jsonl")
+    run = dict(checker=judge, params=params, cache_path=cache_path, keep_trace=traces, n_boot=n_boot, seed=seed)
+    interrupted = False
     bar = progress(err)
     try:
-        with bar:
+        with _sigterm_as_interrupt(), bar:
             task = bar.add_task("decoding", total=len(items) * len(names))
 
             def on_progress(done: int, total: int, strategy: str, item_id: str) -> None:
                 bar.update(task, completed=done, description=f"{strategy} · {item_id}")
 
-            result = ev.evaluate_strategies(monitor, items, names, checker=judge, params=params,
-                                         on_progress=on_progress, cache_path=cache_path, keep_trace=traces,
-                                         n_boot=n_boot, seed=seed)
+            result = ev.evaluate_strategies(monitor, items, names, on_progress=on_progress, **run)
+    except KeyboardInterrupt:
+        if cache_path is None:
+            raise fail(InputError("interrupted; with --no-cache there is nothing to report")) from None
+        interrupted = True
+        err.print("[yellow]interrupted:[/] writing the report from the runs finished so far (the cache); the "
+                  "others are rows marked 'not run'. Run the same command again to continue.")
+        result = ev.evaluate_strategies(monitor, items, names, generate_fn=_not_run, **run)
+    try:
         meta = {**result.meta, "data": data, "limit": limit, "model_id": monitor.lm.model_id,
                 "detector": monitor.detector.name, "alignment": guide_alignment,
-                "checker_overlaps_guide": overlap}
+                "checker_overlaps_guide": overlap, "interrupted": interrupted}
         if lens is not None:
             meta["lens"] = str(lens)
         tables = result.tables()
-        if cv_tau:
+        if cv_tau and not interrupted:
             cv = _cross_validated(monitor, items, names, params, tau_grid, cache_path, judge, err)
             tables["τ cross-validated (out of fold)"] = cv
             out.print(cv.round(3).to_string(index=False))
