@@ -245,3 +245,15 @@ def test_train_select_eval_text_only(datasets, tiny_model_dir, tmp_path, one_thr
     tables = {t["name"]: t for t in json.loads((report / "results.json").read_text())["tables"]}
     loo = next(t for n, t in tables.items() if n.startswith("leave one data set out: AUROC"))
     assert {"edit_swap_num", "align_score"} <= {r["method"] for r in loo["records"]}
+
+
+def test_eval_alignment_is_the_detectors_unless_it_does_not_read_it():
+    from faithwatch.cli.detectors import _eval_alignment
+    from faithwatch.errors import InputError
+
+    reads = {"metrics": {"alignment": "lexical"}, "feature_names": ["align_score", "min_prob"]}
+    assert _eval_alignment(reads, None) == "lexical" and _eval_alignment(reads, "lexical") == "lexical"
+    with pytest.raises(InputError, match="reads align_score from 'lexical'"):
+        _eval_alignment(reads, "embedding")
+    assert _eval_alignment({"metrics": {"alignment": "lexical"}, "feature_names": ["min_prob"]}, "embedding") == \
+        "embedding"

@@ -235,6 +235,18 @@ def synth_edits(
     err.print(f"{len(examples)} responses ({bad} with a changed sentence) from {len(sources)} source examples "
               f"→ {out_file}")
 
+def _eval_alignment(meta: dict, asked: str | None) -> str | None:
+    """The alignment scorer to evaluate with: the detector's, or the one asked for when the detector does not read
+    ``align_score`` (else a clear refusal)."""
+    trained = meta.get("metrics", {}).get("alignment")
+    if asked is None or asked == trained:
+        return trained
+    if "align_score" in meta.get("feature_names", []):
+        raise InputError(f"the detector reads align_score from {trained!r}; with --alignment {asked} it would get "
+                         f"another feature. Leave --alignment out, or train a detector with --alignment {asked}")
+    return asked
+
+
 @app.command(name="eval")
 def evaluate(
     detector: Path = typer.Option(..., "--detector", help="A detector folder made by `faithwatch train`."),
@@ -248,6 +260,8 @@ def evaluate(
     data_root: str | None = DATA_ROOT_OPT,
     text_only: bool = TEXT_ONLY_OPT,
     augment: str | None = AUGMENT_OPT,
+    alignment: str | None = typer.Option(None, "--alignment", help="Alignment scorer (default: the detector's; "
+                                         "another one only for a detector that does not use align_score)."),
     threads: int | None = ThreadsOpt,
 ) -> None:
     """AUROC / AUPRC / balanced accuracy of a detector and every baseline, side by side, with 95% CIs."""
@@ -260,7 +274,7 @@ def evaluate(
             else None
         if meta is None:
             raise InputError(f"{detector} is not a detector folder (no detector.json)")
-        alignment = meta.get("metrics", {}).get("alignment")
+        alignment = _eval_alignment(meta, alignment)
         if text_only:
             from faithwatch.eval.training import check_text_only
 
