@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typer
+from rich.markup import escape
 
 from faithwatch.alignment import CHECK_SCORER, plain_specs
 from faithwatch.cli._common import DeviceMapOpt, DeviceOpt, DtypeOpt, err, fail, group
@@ -42,6 +43,14 @@ def serve(
     dtype: str = DtypeOpt,
     device_map: str | None = DeviceMapOpt,
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
+    api_key: str | None = typer.Option(None, "--api-key", envvar="FAITHWATCH_API_KEY", show_envvar=True,
+                                       help="Require 'Authorization: Bearer KEY' on every /v1/* route (401 "
+                                       "otherwise); /, /healthz and /docs stay open. Prefer the environment "
+                                       "variable: a command line is visible to other users."),
+    allowed_hosts: str | None = typer.Option(None, "--allowed-hosts", help="Comma-separated Host names the "
+                                             "server answers (403 otherwise; guards against DNS rebinding; '*' "
+                                             "for any). Default: localhost, 127.0.0.1, [::1] when --host is a "
+                                             "loopback address, any host otherwise."),
 ) -> None:
     """Serve the HTTP API (/v1/monitor as Server-Sent Events, /v1/score, /v1/generate, /v1/check, /healthz,
     /docs) and the web page at /."""
@@ -49,6 +58,7 @@ def serve(
         import uvicorn
 
         from faithwatch.server import create_app
+        from faithwatch.server.limits import default_allowed_hosts, parse_allowed_hosts
     except ImportError as exc:
         raise fail(InputError(f"`faithwatch serve` needs fastapi and uvicorn ({exc}): pip install "
                               "'faithwatch[server]'")) from None
@@ -56,6 +66,12 @@ def serve(
 
     from faithwatch.monitor import Monitor
 
+    if api_key is not None and not api_key.strip():
+        raise fail(InputError("the API key is empty (--api-key or FAITHWATCH_API_KEY); give a key or none"))
+    try:
+        hosts = parse_allowed_hosts(allowed_hosts) if allowed_hosts is not None else default_allowed_hosts(host)
+    except ValueError as exc:
+        raise fail(InputError(str(exc))) from None
     if threads:
         torch.set_num_threads(threads)
     try:
@@ -66,10 +82,15 @@ def serve(
         application = create_app(
             monitor, max_body_bytes=max_body_bytes, max_context_tokens=max_context_tokens,
             max_new_tokens=max_new_tokens, queue_size=queue_size, workers=workers, request_timeout_s=timeout,
-            check_alignment=check_alignment,
+            check_alignment=check_alignment, api_key=api_key, allowed_hosts=hosts,
         )
     except FaithwatchError as exc:
         raise fail(exc) from None
     err.print(f"faithwatch serving {monitor.lm.model_id} on http://{host}:{port} (docs: /docs; queue "
               f"{queue_size}, workers {workers})")
+    err.print(f"API key: {'required on /v1/* (browser: open /login once)' if api_key else 'none'}; Host names: "
+              f"{escape(', '.join(hosts)) if hosts else 'any'}")
+    if api_key is None and hosts is None:
+        err.print("[yellow]warning:[/] the server listens beyond this machine without an API key; anyone who "
+                  "can reach it can use it (--api-key or FAITHWATCH_API_KEY)")
     uvicorn.run(application, host=host, port=port, log_level=log_level)

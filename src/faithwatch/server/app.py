@@ -10,41 +10,69 @@ Concurrency, explicitly:
   a model job runs; model jobs themselves run one at a time, in admission order.
 * ``/healthz`` reports the queue (waiting, running, limits, rejected, mean job time).
 
+Access: with ``api_key`` every ``/v1/*`` route needs ``Authorization: Bearer <key>`` (or the key cookie set by
+``POST /login``; **401** otherwise); ``allowed_hosts`` refuses other Host headers with **403** (DNS rebinding).
+
 Limits: request bodies above ``max_body_bytes`` get **413** (Content-Length or the streamed length);
-a context above ``max_context_tokens`` gets **413**; a request past ``request_timeout_s`` gets **504** (or an
-``error`` event on a stream). A client that disconnects from ``/v1/monitor`` stops its generation before the
-next token, and one that disconnects from ``/v1/generate`` stops its decoding search before the next forward
-step (the server polls the connection while the job runs). ``/v1/score`` stops between records; ``/v1/check``
-is only dropped if it is still waiting when cancelled (a running check finishes, its result is discarded).
+a context above ``max_context_tokens`` gets **413**, and so do the passages of ``/v1/check`` together above
+``max_context_tokens`` or the model window (or their tail is cut, with the monitor's ``truncate_context``);
+a request past ``request_timeout_s`` gets **504** (or an ``error`` event on a stream, which then ends, also
+when the job is still waiting in the queue). A client that disconnects from ``/v1/monitor`` stops its
+generation before the next token, and one that disconnects from ``/v1/generate`` stops its decoding search
+before the next forward step (the server polls the connection while the job runs). ``/v1/score`` stops between
+records; ``/v1/check`` is only dropped if it is still waiting when cancelled (a running check finishes, its
+result is discarded).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import json
 import logging
+import math
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Any
+from urllib.parse import parse_qs, quote
 
 import torch
-from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
+from fastapi import Depends, FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
+from fastapi.security import HTTPBearer
 
 from faithwatch._version import __version__
 from faithwatch.alignment import CHECK_SCORER, plain_specs
 from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError, ModelNotAvailableError
-from faithwatch.server.limits import BodyLimitMiddleware
+from faithwatch.server.limits import KEY_COOKIE, AccessMiddleware, BodyLimitMiddleware
 from faithwatch.server.pool import Cancelled, CancelToken, QueueFullError, WorkPool
 from faithwatch.server.schemas import CheckRequest, GenerateRequest, MonitorRequest, ScoreRequest
 
 log = logging.getLogger(__name__)
 
 _KEEPALIVE_S = 10.0
+#: a stream whose job has sent no ``summary`` / ``error`` this long after the request timeout is ended by the
+#: server with a ``timeout`` error event (the job itself stops at the timeout, before its next token)
+_STREAM_GRACE_S = 1.0
+#: a context longer than this many characters per allowed token is refused (or cut) without tokenising it; no
+#: ordinary text comes near it (English runs at about 4 characters per token)
+_CHARS_PER_TOKEN = 16
+
+_LOGIN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>faithwatch: API key</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body style="font: 15px system-ui, sans-serif; margin: 40px">
+<h1 style="font-size: 18px">faithwatch</h1>
+<p>This server needs an API key. It is kept in this browser as a cookie for this site only.</p>
+<form method="post" action="login"><input name="key" type="password" autocomplete="current-password" required
+ autofocus size="40" aria-label="API key"> <button type="submit">Continue</button></form></body></html>
+"""
 
 
 class HTTPProblem(Exception):
@@ -83,6 +111,22 @@ def _queue_full(exc: QueueFullError) -> HTTPProblem:
                        queue=exc.stats, retry_after_s=exc.retry_after)
 
 
+def _event(problem: HTTPProblem) -> dict[str, Any]:
+    """The data of an SSE ``error`` event."""
+    return {"error": problem.error, "message": problem.message, "status": problem.status}
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with non-finite floats written as strings (JSON has no NaN): for echoes of rejected input."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
 def _sse(event: str, data: Any) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, allow_nan=False)}\n\n".encode()
 
@@ -110,6 +154,8 @@ def create_app(
     workers: int = 1,
     request_timeout_s: float = 120.0,
     check_alignment: str = CHECK_SCORER,
+    api_key: str | None = None,
+    allowed_hosts: Sequence[str] | None = None,
 ) -> FastAPI:
     """Build the app around a :class:`~faithwatch.monitor.Monitor`.
 
@@ -117,7 +163,16 @@ def create_app(
     ``functools.partial`` of it), or ``None`` for ``Monitor()`` (the embedded model). It is built at once.
     ``max_new_tokens`` caps what a request may ask for; ``max_records`` caps a /v1/score batch;
     ``check_alignment`` is the default scorer of ``/v1/check``.
+    ``api_key``: if given, every ``/v1/*`` route needs ``Authorization: Bearer <api_key>`` (401 otherwise);
+    ``/``, ``/healthz``, ``/docs`` and ``/openapi.json`` stay open, and ``/login`` lets a browser store the key
+    as a same-origin cookie for the web page. ``allowed_hosts``: the Host names the server answers (403
+    otherwise; ``*.example.org`` for subdomains); ``None`` answers any (``faithwatch serve`` defaults to the
+    localhost names when it listens on a loopback address).
     """
+    if api_key is not None and not api_key.strip():
+        raise InputError("the API key is empty; give a non-empty key or none")
+    if isinstance(allowed_hosts, str):
+        allowed_hosts = [h for h in allowed_hosts.split(",") if h.strip()]
     if monitor is None:
         from faithwatch.monitor import Monitor
 
@@ -129,7 +184,9 @@ def create_app(
     pool = WorkPool(workers=workers, queue_size=queue_size)
     model_lock = threading.Lock()
     check_lock = threading.Lock()
-    checkers: dict[tuple, Any] = {}
+    scorers: dict[str, Any] = {}  # one alignment scorer (and model) per spec name; thresholds are per call
+    window = getattr(monitor.lm, "max_length", None)  # the model window, in tokens
+    truncate_context = bool(getattr(monitor, "truncate_context", False))
     limits = {"max_body_bytes": max_body_bytes, "max_context_tokens": max_context_tokens,
               "max_new_tokens": max_new_tokens, "max_records": max_records, "request_timeout_s": request_timeout_s}
 
@@ -144,25 +201,110 @@ def create_app(
                     f"{json.dumps(limits)}. A full work queue answers 503 with Retry-After.",
     )
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=max_body_bytes)
+    # outermost: the Host and the key are checked before the body is read
+    app.add_middleware(AccessMiddleware, api_key=api_key, allowed_hosts=allowed_hosts)
     app.state.monitor, app.state.pool, app.state.limits = monitor, pool, limits
+    # declares the key in the OpenAPI schema, so that /docs offers "Authorize"; AccessMiddleware enforces it
+    v1: dict[str, Any] = {"dependencies": [Depends(HTTPBearer(auto_error=False, description="the server's "
+                                                                "--api-key"))]} if api_key else {}
 
     @app.exception_handler(HTTPProblem)
     async def _on_problem(_request: Request, exc: HTTPProblem) -> JSONResponse:
         return exc.response()
 
+    @app.exception_handler(RequestValidationError)
+    async def _on_invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's own answer, except that a rejected NaN / infinity is echoed as a string (else: 500)
+        return JSONResponse({"detail": _finite(jsonable_encoder(exc.errors()))}, status_code=422)
+
     # --- helpers ---------------------------------------------------------------------------------------------
+    def too_many_chars(n: int, limit: int, what: str = "the context") -> HTTPProblem:
+        return HTTPProblem(413, "context_too_long", f"{what} has {n} characters, more than {_CHARS_PER_TOKEN} per "
+                           f"token of the limit of {limit} tokens", context_chars=n,
+                           max_context_chars=limit * _CHARS_PER_TOKEN, max_context_tokens=limit)
+
+    def too_many_tokens(n: int, limit: int, what: str = "the context", why: str = "this server accepts") -> HTTPProblem:
+        return HTTPProblem(413, "context_too_long", f"{what} has {n} tokens; {why} at most {limit}",
+                           context_tokens=n, max_context_tokens=limit)
+
+    def n_tokens(text: str) -> int:
+        return len(monitor.lm.tokenizer(text, add_special_tokens=False)["input_ids"])
+
     def check_context(context: str) -> None:
         if max_context_tokens is None:
             return
-        n = len(monitor.lm.tokenizer(context, add_special_tokens=False)["input_ids"])
+        if len(context) > max_context_tokens * _CHARS_PER_TOKEN:  # too long to be worth tokenising
+            raise too_many_chars(len(context), max_context_tokens)
+        n = n_tokens(context)
         if n > max_context_tokens:
-            raise HTTPProblem(413, "context_too_long", f"the context has {n} tokens; this server accepts at most "
-                              f"{max_context_tokens}", context_tokens=n, max_context_tokens=max_context_tokens)
+            raise too_many_tokens(n, max_context_tokens)
+
+    def fit_passages(passages: list[str]) -> tuple[list[str], int]:
+        """The passages of /v1/check under the monitor's context limits, and the characters cut from them.
+
+        The passages together count as one context (the monitor's context holds them all): above
+        ``max_context_tokens`` they get 413; above the model window they get 413 too, unless the monitor
+        truncates contexts, in which case the tail is cut (later passages dropped, the crossing one shortened).
+        """
+        what = "the context" if len(passages) == 1 else f"the {len(passages)} passages together"
+        chars = sum(len(p) for p in passages)
+
+        def tokenise(texts: list[str]) -> list[list[int]]:
+            return [monitor.lm.tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]
+
+        ids: list[list[int]] | None = None
+        if max_context_tokens is not None:  # the server's limit: 413, never cut (as for /v1/monitor)
+            if chars > max_context_tokens * _CHARS_PER_TOKEN:
+                raise too_many_chars(chars, max_context_tokens, what)
+            ids = tokenise(passages)
+            total = sum(len(i) for i in ids)
+            if total > max_context_tokens:
+                raise too_many_tokens(total, max_context_tokens, what)
+        if not window:
+            return passages, 0
+        truncated = False
+        if ids is None:
+            if chars > window * _CHARS_PER_TOKEN:  # cut by characters first, so that no huge text gets tokenised
+                if not truncate_context:
+                    raise too_many_chars(chars, window, what)
+                kept, left = [], window * _CHARS_PER_TOKEN
+                for passage in passages:
+                    if left <= 0:
+                        break
+                    kept.append(passage[:left])
+                    left -= len(kept[-1])
+                passages, truncated = kept, True
+            ids = tokenise(passages)
+        total = sum(len(i) for i in ids)
+        if total > window:  # the model window: 413, or the tail is cut with truncate_context
+            if not truncate_context:
+                raise too_many_tokens(total, window, what, "the model window holds")
+            kept, left = [], window
+            for passage, pids in zip(passages, ids, strict=True):
+                if left <= 0:
+                    break
+                if len(pids) <= left:
+                    kept.append(passage)
+                else:
+                    cut = monitor.lm.tokenizer.decode(pids[:left], skip_special_tokens=True)
+                    if cut.strip():
+                        kept.append(cut)
+                left -= len(pids)
+            passages, truncated = kept, True
+        if not truncated:
+            return passages, 0
+        cut_chars = max(1, chars - sum(len(p) for p in passages))
+        log.warning("check: about %d context characters cut to fit the model window of %d tokens.", cut_chars,
+                    window)
+        return passages, cut_chars
 
     def check_new_tokens(n: int | None) -> None:
         if n is not None and n > max_new_tokens:
             raise HTTPProblem(422, "invalid_input", f"max_new_tokens={n} is above this server's limit "
                               f"{max_new_tokens}")
+
+    def timeout_problem() -> HTTPProblem:
+        return HTTPProblem(504, "timeout", f"the request took longer than {request_timeout_s} s")
 
     async def run_job(fn: Callable[[CancelToken], Any], request: Request | None = None) -> Any:
         """Admit ``fn`` to the pool and await it under the request timeout (503 / 504 / mapped errors).
@@ -190,7 +332,7 @@ def create_app(
                     raise HTTPProblem(499, "client_closed", "the client disconnected")
         except asyncio.TimeoutError:  # not the builtin before Python 3.11
             token.cancel("timeout")
-            raise HTTPProblem(504, "timeout", f"the request took longer than {request_timeout_s} s") from None
+            raise timeout_problem() from None
         except asyncio.CancelledError:
             token.cancel("client disconnected")
             raise
@@ -212,11 +354,29 @@ def create_app(
             "detector": getattr(detector, "name", None), "threshold": getattr(detector, "threshold", None),
             "alignment": getattr(alignment, "name", None), "queue": pool.stats(), "limits": limits,
             "model_calls": "serialised by one lock inside the workers; admission is the bounded queue",
+            "api_key_required": api_key is not None,
         }
+
+    if api_key is not None:
+        @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
+        async def login_page() -> HTMLResponse:
+            return HTMLResponse(_LOGIN_PAGE)
+
+        @app.post("/login", include_in_schema=False)
+        async def login(request: Request) -> Response:
+            """Check the key of the login form and keep it in a same-origin cookie for the web page."""
+            form = parse_qs((await request.body()).decode("utf-8", "replace"))
+            given = (form.get("key") or [""])[0]
+            if not hmac.compare_digest(given.encode("utf-8"), api_key.encode("utf-8")):
+                raise HTTPProblem(401, "unauthorized", "wrong API key")
+            response = RedirectResponse("./", status_code=303)
+            response.set_cookie(KEY_COOKIE, quote(api_key, safe=""), httponly=True, samesite="strict",
+                                secure=request.url.scheme == "https", path="/")
+            return response
 
     # --- live monitoring (SSE) ---------------------------------------------------------------------------------
     @app.post("/v1/monitor", summary="Generate and stream scored sentences (text/event-stream)",
-              response_class=StreamingResponse,
+              response_class=StreamingResponse, **v1,
               responses={200: {"content": {"text/event-stream": {}},
                                "description": "events: start, sentence, summary, error"}})
     async def monitor_stream(body: MonitorRequest, request: Request) -> StreamingResponse:
@@ -233,13 +393,13 @@ def create_app(
 
         def job(tok: CancelToken) -> None:
             push("start", {"queue_wait_s": round(time.monotonic() - admitted, 4)})
-            base = _sampler(body.temperature, body.seed)
+            try:  # every failure of the job is the stream's last event
+                base = _sampler(body.temperature, body.seed)
 
-            def choose(logp: torch.Tensor) -> int:
-                tok.check()  # disconnect / timeout: stop before the next token
-                return base(logp)
+                def choose(logp: torch.Tensor) -> int:
+                    tok.check()  # disconnect / timeout: stop before the next token
+                    return base(logp)
 
-            try:
                 with model_lock:
                     tok.check()
                     result = monitor.generate(
@@ -252,27 +412,40 @@ def create_app(
                 summary["elapsed_s"] = round(time.monotonic() - admitted, 4)
                 push("summary", summary)
             except Exception as exc:  # noqa: BLE001 - reported on the stream
-                problem = _problem_of(exc)
-                push("error", {"error": problem.error, "message": problem.message, "status": problem.status})
+                push("error", _event(_problem_of(exc)))
+
+        def on_done(future: Future) -> None:
+            """The failures that ``job`` cannot report: dropped by a shutdown, or stopped before it ran (the
+            pool raises :class:`Cancelled` for a job that timed out or lost its client while waiting)."""
+            if future.cancelled():
+                push("error", {"error": "cancelled", "status": 503, "message": "the server is stopping"})
+            elif future.exception() is not None:
+                push("error", _event(_problem_of(future.exception())))
 
         try:
             future = pool.submit(job, token)
         except QueueFullError as exc:
             raise _queue_full(exc) from None
-        future.add_done_callback(lambda f: f.cancelled() and push("error", {"error": "cancelled", "status": 503,
-                                                                           "message": "the server is stopping"}))
+        future.add_done_callback(on_done)
 
         async def stream() -> AsyncIterator[bytes]:
             idle = 0.0
             try:
                 while True:
+                    # the timeout holds whatever the job does (waiting in the queue, stuck): the job stops itself
+                    # at the deadline; a grace later the stream ends on its own
+                    left = admitted + request_timeout_s + _STREAM_GRACE_S - time.monotonic()
+                    if left <= 0:
+                        token.cancel("timeout")
+                        yield _sse("error", _event(timeout_problem()))
+                        return
                     try:
-                        kind, data = await asyncio.wait_for(events.get(), timeout=0.25)
+                        kind, data = await asyncio.wait_for(events.get(), timeout=min(0.25, left))
                     except asyncio.TimeoutError:  # not the builtin before Python 3.11
                         if await request.is_disconnected():
                             token.cancel("client disconnected")
                             return
-                        idle += 0.25
+                        idle += min(0.25, left)
                         if idle >= _KEEPALIVE_S:
                             idle = 0.0
                             yield b": keepalive\n\n"
@@ -288,7 +461,7 @@ def create_app(
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     # --- teacher forcing ----------------------------------------------------------------------------------------
-    @app.post("/v1/score", summary="Score given responses by teacher forcing (a batch; per-record errors)")
+    @app.post("/v1/score", summary="Score given responses by teacher forcing (a batch; per-record errors)", **v1)
     async def score(body: ScoreRequest) -> dict[str, Any]:
         if len(body.records) > max_records:
             raise HTTPProblem(413, "too_many_records", f"{len(body.records)} records; at most {max_records} per "
@@ -323,7 +496,8 @@ def create_app(
         return {"results": results, "ok": ok, "failed": len(results) - ok}
 
     # --- guided decoding ------------------------------------------------------------------------------------------
-    @app.post("/v1/generate", summary="Answer with a decoding strategy; returns the answer and its trace")
+    @app.post("/v1/generate", summary="Answer with a decoding strategy; returns the answer and its trace",
+              **v1)
     async def generate(body: GenerateRequest, request: Request) -> dict[str, Any]:
         check_context(body.context)
         check_new_tokens(body.max_new_tokens)
@@ -347,30 +521,45 @@ def create_app(
         return await run_job(job, request)
 
     # --- claims --------------------------------------------------------------------------------------------------
-    @app.post("/v1/check", summary="Extract claims and check each against the context(s)")
+    def scorer_for(alignment: str) -> Any:
+        """The one alignment scorer of a spec, built on first use (call under ``check_lock``)."""
+        if alignment not in scorers:
+            from faithwatch import alignment as scorers_module
+
+            device = str(getattr(monitor.lm, "device", "cpu"))
+            try:
+                scorer = scorers_module.get_scorer(alignment, device=device)
+            except ValueError as exc:
+                raise InputError(str(exc)) from None
+            if scorer is None:
+                raise InputError("the alignment checker needs an alignment scorer, not 'none'")
+            scorers[alignment] = scorer
+        return scorers[alignment]
+
+    @app.post("/v1/check", summary="Extract claims and check each against the context(s)", **v1)
     async def check(body: CheckRequest) -> dict[str, Any]:
-        from faithwatch.claims.checking import CheckerSpec, get_checker
+        from faithwatch.claims.checking import AlignmentChecker
         from faithwatch.claims.extraction import get_extractor
         from faithwatch.claims.pipeline import check_response
 
         alignment = body.alignment or check_alignment
         if alignment not in plain_specs():  # no arbitrary model ids from clients
             raise HTTPProblem(422, "invalid_input", f"alignment must be one of {', '.join(plain_specs())}")
-        for passage in [body.contexts] if isinstance(body.contexts, str) else body.contexts:
-            check_context(passage)
-        key = (alignment, body.entail_threshold, body.contradict_threshold)
+        if not body.contradict_threshold < body.entail_threshold:
+            raise HTTPProblem(422, "invalid_input", "thresholds must satisfy contradict_threshold < "
+                              f"entail_threshold, got {body.contradict_threshold} and {body.entail_threshold}")
+        single = isinstance(body.contexts, str)
+        passages, chars_cut = fit_passages([body.contexts] if single else list(body.contexts))
+        contexts: str | list[str] = passages[0] if single and passages else passages
 
         def job(tok: CancelToken) -> dict[str, Any]:
             with check_lock:
                 tok.check()
-                if key not in checkers:
-                    device = str(getattr(monitor.lm, "device", "cpu"))
-                    checkers[key] = get_checker(CheckerSpec(
-                        kind="alignment", alignment=alignment, entail_threshold=body.entail_threshold,
-                        contradict_threshold=body.contradict_threshold, device=device))
-                result = check_response(body.response, body.contexts, get_extractor(body.extractor), checkers[key],
+                # thresholds are parameters of the call: the checker is a light wrapper around the cached scorer
+                checker = AlignmentChecker(scorer_for(alignment), body.entail_threshold, body.contradict_threshold)
+                result = check_response(body.response, contexts, get_extractor(body.extractor), checker,
                                         question=body.question, aggregation=body.aggregation)
-            return result.to_dict()
+            return {**result.to_dict(), "context_chars_cut": chars_cut}
 
         return await run_job(job)
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
+from annotated_types import Ge, Le
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from faithwatch import records, registry
@@ -11,8 +12,20 @@ from faithwatch.alignment import plain_specs
 from faithwatch.params import DEFAULT_STRATEGY, DecodingParams, default
 
 
+def _bound(name: str, kind: type) -> Any:
+    """A bound (``annotated_types.Ge`` / ``Le``) of a :class:`DecodingParams` field, so that both agree."""
+    found = [m for m in DecodingParams.model_fields[name].metadata if isinstance(m, kind)]
+    if len(found) != 1:
+        raise AssertionError(f"DecodingParams.{name} has no single {kind.__name__} bound")
+    return found[0].ge if kind is Ge else found[0].le
+
+
+#: the seeds a sampler accepts (torch.Generator.manual_seed): 0 to 2**64 - 1, as in DecodingParams
+SEED_MIN, SEED_MAX = _bound("seed", Ge), _bound("seed", Le)
+
+
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class MonitorRequest(_Body):
@@ -22,7 +35,8 @@ class MonitorRequest(_Body):
     context: str
     max_new_tokens: int | None = Field(None, ge=1, description="Default: the server's monitor setting.")
     temperature: float = Field(0.0, ge=0.0, le=5.0, description="0 = greedy; above 0 = sampling.")
-    seed: int = Field(0, description="Seed of the sampler (temperature > 0).")
+    seed: int = Field(default("seed"), ge=SEED_MIN, le=SEED_MAX,
+                      description=f"Seed of the sampler (temperature > 0), {SEED_MIN} to {SEED_MAX}.")
 
 
 class ScoreRecord(records.ScoreRecord):
