@@ -456,3 +456,28 @@ def test_cli_usage_errors(cli, tmp_path) -> None:
     missing = runner.invoke(cli, ["check", "-c", str(tmp_path / "nope.txt"), "-r", str(tmp_path / "c.txt"),
                                   "--extractor", "sentence", "--checker", "alignment", "--alignment", "lexical"])
     assert missing.exit_code == 2 and "not found" in missing.output
+
+
+def test_check_limits_context_size_like_monitor(cli, tmp_path) -> None:
+    from faithwatch.claims.pipeline import fit_context
+
+    assert fit_context(["ab", "cd"], 10) == (["ab", "cd"], 0)
+    assert fit_context(["abc", "def", "ghi"], 5, truncate=True) == (["abc", "de"], 4)
+    with pytest.raises(InputError, match="more than the limit of 5"):
+        fit_context("abcdefgh", 5)
+    (tmp_path / "ctx.txt").write_text("The tower is in Paris. " * 50)
+    (tmp_path / "ans.txt").write_text("The tower is in Paris.")
+    args = ["check", "-c", str(tmp_path / "ctx.txt"), "-r", str(tmp_path / "ans.txt"), "--extractor", "sentence",
+            "--checker", "alignment", "--alignment", "lexical", "--max-context-chars", "100", "--json"]
+    refused = CliRunner().invoke(cli, args)
+    assert refused.exit_code == 2 and "more than the limit of 100" in refused.output
+    cut = CliRunner().invoke(cli, [*args, "--truncate-context"])
+    assert cut.exit_code == 0 and "1050 context characters cut" in cut.output
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps({"id": "long", "context": "x " * 100, "response": "x"}) + "\n"
+                   + json.dumps({"id": "ok", "context": "The tower is in Paris.", "response": "It is in Paris."})
+                   + "\n")
+    batch = CliRunner().invoke(cli, ["check", "-i", str(src), "-o", str(tmp_path / "out.jsonl"), "--extractor",
+                                     "sentence", "--checker", "alignment", "--alignment", "lexical",
+                                     "--max-context-chars", "100"])
+    assert batch.exit_code == 1 and "(id long)" in batch.output and "1 checked" in " ".join(batch.output.split())

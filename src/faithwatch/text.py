@@ -152,3 +152,15 @@ def stem(word: str) -> str:
 def is_stop(word: str) -> bool:
     """Whether ``word`` is a stop word (case- and apostrophe-insensitive)."""
     return word.lower().replace("’", "'") in STOP_WORDS
+
+
+def cut_passages(passages: list[str], max_chars: int) -> tuple[list[str], int]:
+    """``passages`` with their tail cut so that together they hold at most ``max_chars`` characters (later passages
+    dropped, the crossing one shortened), and how many characters were cut."""
+    kept, left = [], max_chars
+    for passage in passages:
+        if left <= 0:
+            break
+        kept.append(passage[:left])
+        left -= len(kept[-1])
+    return kept, sum(len(p) for p in passages) - sum(len(p) for p in kept)

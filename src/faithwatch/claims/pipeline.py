@@ -24,6 +24,7 @@ from faithwatch.claims.extraction import ClaimExtractor, ExtractionError
 from faithwatch.claims.llm import LLMUnavailableError
 from faithwatch.claims.types import ResponseCheck
 from faithwatch.errors import FaithwatchError, InputError
+from faithwatch.text import cut_passages
 
 #: input fields copied to the output row (and usable as summary groups)
 CARRIED_FIELDS = ("model", "dataset")
@@ -130,6 +131,26 @@ def build_summaries(rows: Iterable[dict[str, Any]], group_by: Sequence[str] = DE
     return out
 
 
+#: the default limit on a response's passages together: 16 characters per token of the embedded model's
+#: 8192-token window, the bound the server applies before it tokenises (docs/server.md)
+MAX_CONTEXT_CHARS = 131_072
+
+
+def fit_context(context: str | list[str], max_chars: int | None = MAX_CONTEXT_CHARS, truncate: bool = False
+                ) -> tuple[str | list[str], int]:
+    """``context`` within ``max_chars`` characters (all passages together): unchanged, cut at the tail with
+    ``truncate`` (later passages dropped first), or an :class:`InputError`. Returns it and the characters cut."""
+    passages = [context] if isinstance(context, str) else list(context)
+    chars = sum(len(p) for p in passages)
+    if max_chars is None or chars <= max_chars:
+        return context, 0
+    if not truncate:
+        raise InputError(f"the context has {chars} characters, more than the limit of {max_chars}; shorten it, "
+                         "raise --max-context-chars, or cut its tail with --truncate-context")
+    kept, cut = cut_passages(passages, max_chars)
+    return (kept[0] if isinstance(context, str) else kept), cut
+
+
 def check_file(
     extractor: ClaimExtractor,
     checker: Checker,
@@ -141,8 +162,11 @@ def check_file(
     group_by: Sequence[str] = DEFAULT_GROUP_BY,
     on_progress: Callable[[int, int], None] | None = None,
     on_bad: Callable[[Any], None] | None = None,
+    max_context_chars: int | None = MAX_CONTEXT_CHARS,
+    truncate_context: bool = False,
 ) -> ClaimsBatchSummary:
-    """Check every record of ``input_path`` into ``output_path`` (resuming unless ``overwrite``).
+    """Check every record of ``input_path`` into ``output_path`` (resuming unless ``overwrite``); a record whose
+    passages exceed ``max_context_chars`` is a bad record, or is cut at the tail with ``truncate_context``.
 
     Raises :class:`~faithwatch.claims.llm.LLMUnavailableError` when the LLM endpoint cannot be reached
     (every record would fail; the finished ones are kept and a re-run resumes).
@@ -158,7 +182,8 @@ def check_file(
         d = item.data
         carried = {k: d[k] for k in CARRIED_FIELDS if d.get(k) is not None}
         try:
-            result = check_response(d["response"], d["context"], extractor, checker,
+            context, _ = fit_context(d["context"], max_context_chars, truncate_context)
+            result = check_response(d["response"], context, extractor, checker,
                                     question=d.get("question"), aggregation=aggregation)
         except LLMUnavailableError:
             raise

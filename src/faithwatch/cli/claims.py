@@ -12,6 +12,7 @@ from rich.table import Table
 
 from faithwatch import registry
 from faithwatch.alignment import CHECK_SCORER, spec_help
+from faithwatch.claims.pipeline import MAX_CONTEXT_CHARS
 from faithwatch.cli._common import (
     EXIT_PARTIAL,
     ThreadsOpt,
@@ -132,6 +133,10 @@ def check(
     html: Path | None = typer.Option(None, "--html", help="One response: write a self-contained HTML report "
                                      "(claims coloured by verdict, evidence highlighted in the references)."),
     device: str | None = typer.Option(None, "--device", help="cpu, cuda, ... (default: cuda if available)."),
+    max_context_chars: int = typer.Option(MAX_CONTEXT_CHARS, "--max-context-chars", min=1, help="Most characters "
+                                          "of a response's passages together (as the server bounds them)."),
+    truncate_context: bool = typer.Option(False, "--truncate-context", help="Cut longer passages at the tail "
+                                          "(with a warning) instead of refusing them."),
     threads: int | None = ThreadsOpt,
 ) -> None:
     """Extract claims from responses and check each against the references (RefChecker-style)."""
@@ -180,9 +185,12 @@ def check(
         raise fail(exc) from None
 
     if not batch:
-        from faithwatch.claims.pipeline import check_response
+        from faithwatch.claims.pipeline import check_response, fit_context
 
         try:
+            passages, cut = fit_context(passages, max_context_chars, truncate_context)
+            if cut:
+                err.print(f"[yellow]warning:[/] {cut} context characters cut (--max-context-chars {max_context_chars})")
             with err.status("Checking…", spinner="dots"):
                 result = check_response(answer, passages, the_extractor, the_checker, question=question,
                                         aggregation=aggregate)
@@ -215,6 +223,7 @@ def check(
                 the_extractor, the_checker, input, output, aggregation=aggregate, overwrite=overwrite,
                 group_by=keys, on_bad=bad_record_printer(bar),
                 on_progress=lambda n, total: bar.update(task, completed=n, total=total),
+                max_context_chars=max_context_chars, truncate_context=truncate_context,
             )
     except FaithwatchError as exc:
         raise fail(exc) from None

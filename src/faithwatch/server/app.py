@@ -54,6 +54,7 @@ from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError, 
 from faithwatch.server.limits import KEY_COOKIE, AccessMiddleware, BodyLimitMiddleware
 from faithwatch.server.pool import Cancelled, CancelToken, QueueFullError, WorkPool
 from faithwatch.server.schemas import CheckRequest, GenerateRequest, MonitorRequest, ScoreRequest
+from faithwatch.text import cut_passages
 
 log = logging.getLogger(__name__)
 
@@ -267,13 +268,7 @@ def create_app(
             if chars > window * _CHARS_PER_TOKEN:  # cut by characters first, so that no huge text gets tokenised
                 if not truncate_context:
                     raise too_many_chars(chars, window, what)
-                kept, left = [], window * _CHARS_PER_TOKEN
-                for passage in passages:
-                    if left <= 0:
-                        break
-                    kept.append(passage[:left])
-                    left -= len(kept[-1])
-                passages, truncated = kept, True
+                passages, truncated = cut_passages(passages, window * _CHARS_PER_TOKEN)[0], True
             ids = tokenise(passages)
         total = sum(len(i) for i in ids)
         if total > window:  # the model window: 413, or the tail is cut with truncate_context
