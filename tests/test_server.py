@@ -303,3 +303,15 @@ def test_disconnect_stops_generate(monitor, monkeypatch):
         assert monitor.engine.before_step is None  # the hook is removed after the job
         with httpx.Client(base_url=url, timeout=10) as http:
             assert http.get("/healthz").json()["queue"]["running"] == 0
+
+
+def test_healthz_names_the_flagging_threshold_and_the_detector_features(lm):
+    from faithwatch.monitor import Monitor
+
+    mon = Monitor(lm, alignment="lexical")
+    mon.threshold = 0.123  # as --max-false-accept sets it: not the detector's own threshold
+    with TestClient(create_app(mon)) as c:
+        health = c.get("/healthz").json()
+    assert health["threshold"] == 0.123 != mon.detector.threshold
+    meta = getattr(mon.detector, "meta", None)
+    assert health["detector_features"] == list(getattr(meta, "feature_names", None) or [])

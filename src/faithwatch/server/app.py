@@ -346,7 +346,10 @@ def create_app(
         alignment = getattr(monitor, "alignment", None)
         return {
             "status": "ok", "version": __version__, "model_id": monitor.lm.model_id,
-            "detector": getattr(detector, "name", None), "threshold": getattr(detector, "threshold", None),
+            "detector": getattr(detector, "name", None),
+            # sentences are flagged below the monitor's threshold (the detector's, or one for a false-accept rate)
+            "threshold": getattr(monitor, "threshold", getattr(detector, "threshold", None)),
+            "detector_features": list(getattr(getattr(detector, "meta", None), "feature_names", None) or []),
             "alignment": getattr(alignment, "name", None), "queue": pool.stats(), "limits": limits,
             "model_calls": "serialised by one lock inside the workers; admission is the bounded queue",
             "api_key_required": api_key is not None,
