@@ -158,11 +158,14 @@ def run_batch(
     on_progress: Callable[[int, int], None] | None = None,
     on_bad: Callable[[BadRecord], None] | None = None,
     source: Path | None = None,
+    process_many: Callable[[list[Record]], list[dict[str, Any] | FaithwatchError]] | None = None,
+    batch_size: int = 1,
 ) -> BatchSummary:
     """Run ``process`` over records into ``output_path``: resumable, bad records reported and skipped.
 
     With ``source`` (the input file), an existing output is only resumed when it was made from that input
-    (:func:`guard_output`); ``overwrite`` starts afresh.
+    (:func:`guard_output`); ``overwrite`` starts afresh. With ``process_many``, up to ``batch_size`` records go to
+    one call, which returns a row or a :class:`FaithwatchError` for each (every finished row is written at once).
 
     ``process`` returns the output row of a record or raises a :class:`FaithwatchError` (reported as a bad
     record, the rest go on); a :class:`ModelNotAvailableError` aborts the run (finished records are kept).
@@ -189,8 +192,39 @@ def run_batch(
         if on_bad:
             on_bad(record)
 
+    pending: list[Record] = []
+    finished = 0
+
+    def tick() -> None:
+        nonlocal finished
+        finished += 1
+        if on_progress:
+            on_progress(finished, len(items))
+
+    def one(item: Record) -> dict[str, Any] | FaithwatchError:
+        try:
+            return process(item)
+        except ModelNotAvailableError:
+            raise
+        except FaithwatchError as exc:
+            return exc
+
     with store.appending() as put:
-        for n, item in enumerate(items, start=1):
+
+        def flush() -> None:
+            rows = process_many(list(pending)) if process_many and len(pending) > 1 else [one(i) for i in pending]
+            for item, row in zip(pending, rows, strict=True):
+                if isinstance(row, ModelNotAvailableError):
+                    raise row
+                if isinstance(row, FaithwatchError):
+                    bad(BadRecord(item.line, item.id, str(row)))
+                else:
+                    put({"id": item.id, "line": item.line, **row})
+                    summary.scored += 1
+                tick()
+            pending.clear()
+
+        for item in items:
             if isinstance(item, BadRecord):
                 bad(item)
             elif item.id in seen:
@@ -200,17 +234,12 @@ def run_batch(
                 summary.skipped_done += 1
             else:
                 seen.add(item.id)
-                try:
-                    row = process(item)
-                except ModelNotAvailableError:
-                    raise
-                except FaithwatchError as exc:
-                    bad(BadRecord(item.line, item.id, str(exc)))
-                else:
-                    put({"id": item.id, "line": item.line, **row})
-                    summary.scored += 1
-            if on_progress:
-                on_progress(n, len(items))
+                pending.append(item)
+                if len(pending) >= batch_size:
+                    flush()
+                continue
+            tick()
+        flush()
     return summary
 
 
@@ -223,15 +252,26 @@ def score_file(
     overwrite: bool = False,
     on_progress: Callable[[int, int], None] | None = None,
     on_bad: Callable[[BadRecord], None] | None = None,
+    batch_size: int = 1,
 ) -> BatchSummary:
-    """Score every record of ``input_path`` into ``output_path`` (resuming unless ``overwrite``)."""
+    """Score every record of ``input_path`` into ``output_path`` (resuming unless ``overwrite``); ``batch_size``
+    records per forward pass (:meth:`Monitor.score_many`)."""
 
-    def process(item: Record) -> dict[str, Any]:
-        d = item.data
-        row = monitor.score(d["question"], d["context"], d["response"], instruction=d.get("instruction"))
-        out = row.to_dict(vectors=vectors)
+    def row_of(result: Any) -> dict[str, Any]:
+        out = result.to_dict(vectors=vectors)
         out.pop("context")  # the input holds it; keep the output compact
         return out
 
+    def process(item: Record) -> dict[str, Any]:
+        d = item.data
+        return row_of(monitor.score(d["question"], d["context"], d["response"], instruction=d.get("instruction")))
+
+    def process_many(items: list[Record]) -> list[dict[str, Any] | FaithwatchError]:
+        inputs = [(i.data["question"], i.data["context"], i.data["response"], i.data.get("instruction"))
+                  for i in items]
+        results = monitor.score_many(inputs, batch_size=batch_size)
+        return [r if isinstance(r, FaithwatchError) else row_of(r) for r in results]
+
     return run_batch(list(read_records(input_path)), output_path, process, overwrite=overwrite,
-                     on_progress=on_progress, on_bad=on_bad, source=input_path)
+                     on_progress=on_progress, on_bad=on_bad, source=input_path,
+                     process_many=process_many if batch_size > 1 else None, batch_size=batch_size)

@@ -12,7 +12,7 @@ from faithwatch.alignment import DEFAULT_SCORER, get_scorer, parse_spec
 from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.detectors import Detector, get_detector
 from faithwatch.detectors.shipped import default_detector
-from faithwatch.errors import InputError
+from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.models.engine import DecodingEngine, EngineSession, Needs, TokenRecords
 from faithwatch.models.loading import LoadedModel, load_model
 from faithwatch.models.prompts import DEFAULT_INSTRUCTION, PromptPair, build_prompts
@@ -31,6 +31,8 @@ from faithwatch.signals import (
 #: picks the next token from log-probabilities [V]
 TokenChooser = Callable[[torch.Tensor], int]
 TEACHER_FORCING_CHUNK = 256
+#: one record of :meth:`Monitor.score_many`: (question, context, response) or with an instruction as fourth item
+ScoreInput = tuple
 
 
 def greedy(logprobs: torch.Tensor) -> int:
@@ -201,38 +203,77 @@ class Monitor:
         for report in self._reports(tracker.finish(), session.records, question, context):
             reports.append(report)
             yield report
-        yield self._result(question, context, tracker, reports, prompts, "live", stop, session)
+        yield self._result(question, context, tracker, reports, prompts, "live", stop, session.records)
 
     # --- teacher forcing ----------------------------------------------------------------------------------
     def score(
         self, question: str, context: str, response: str | Sequence[int], *, instruction: str | None = None
     ) -> MonitorResult:
         """Score an existing response (text, or the model's token ids) by teacher forcing."""
+        ids = self._response_ids(response)
+        prompts, session = self._start(question, context, reserve=len(ids), instruction=instruction)
+        for i in range(0, len(ids), TEACHER_FORCING_CHUNK):
+            session.feed(ids[i : i + TEACHER_FORCING_CHUNK])
+        return self._forced_result(question, prompts, ids, session.records)
+
+    def score_many(self, records: Sequence[ScoreInput], *, batch_size: int = 8
+                   ) -> list[MonitorResult | FaithwatchError]:
+        """Score many (question, context, response[, instruction]) records by teacher forcing, ``batch_size`` per
+        forward pass (records of similar length together). Each result equals :meth:`score` of that record (within
+        float tolerance); a record that cannot be scored gets its :class:`FaithwatchError` in its place."""
+        if batch_size < 1:
+            raise InputError(f"batch_size must be at least 1, got {batch_size}")
+        out: list[MonitorResult | FaithwatchError | None] = [None] * len(records)
+        ready: list[tuple[int, PromptPair, list[int]]] = []
+        for i, record in enumerate(records):
+            question, context, response, *rest = record
+            try:
+                ids = self._response_ids(response)
+                prompts = self._prompts(question, context, len(ids), rest[0] if rest else None)
+            except FaithwatchError as exc:
+                out[i] = exc
+                continue
+            ready.append((i, prompts, ids))
+        ready.sort(key=lambda r: len(r[1].rag_ids) + len(r[2]))
+        for start in range(0, len(ready), batch_size):
+            chunk = ready[start : start + batch_size]
+            session = self.engine.start_many([prompts for _, prompts, _ in chunk])
+            longest = max(len(ids) for _, _, ids in chunk)
+            for at in range(0, longest, TEACHER_FORCING_CHUNK):
+                session.feed_many([ids[at : at + TEACHER_FORCING_CHUNK] for _, _, ids in chunk])
+            for (i, prompts, ids), recs in zip(chunk, session.branch_records, strict=True):
+                out[i] = self._forced_result(records[i][0], prompts, ids, recs)
+        return out  # type: ignore[return-value]
+
+    def _response_ids(self, response: str | Sequence[int]) -> list[int]:
         if isinstance(response, str):
             if not response.strip():
                 raise InputError("The response is empty: there is nothing to score.")
-            ids = self.lm.tokenizer(response, add_special_tokens=False)["input_ids"]
-        else:
-            ids = [int(t) for t in response]
-            if not ids:
-                raise InputError("The response has no tokens: there is nothing to score.")
-        prompts, session = self._start(question, context, reserve=len(ids), instruction=instruction)
+            return list(self.lm.tokenizer(response, add_special_tokens=False)["input_ids"])
+        ids = [int(t) for t in response]
+        if not ids:
+            raise InputError("The response has no tokens: there is nothing to score.")
+        return ids
+
+    def _forced_result(self, question: str, prompts: PromptPair, ids: list[int], records: TokenRecords
+                       ) -> MonitorResult:
         context = prompts.context  # cut with truncate_context: alignment sees what the model saw
-        for i in range(0, len(ids), TEACHER_FORCING_CHUNK):
-            session.feed(ids[i : i + TEACHER_FORCING_CHUNK])
         tracker = SentenceTracker(self.lm.tokenizer)
         sentences = tracker.add(ids) + tracker.finish()
-        reports = self._reports(sentences, session.records, question, context)
-        return self._result(question, context, tracker, reports, prompts, "teacher-forced", "given", session)
+        reports = self._reports(sentences, records, question, context)
+        return self._result(question, context, tracker, reports, prompts, "teacher-forced", "given", records)
 
     # --- shared -------------------------------------------------------------------------------------------
-    def _start(
-        self, question: str, context: str, reserve: int, instruction: str | None = None
-    ) -> tuple[PromptPair, EngineSession]:
-        prompts = build_prompts(
+    def _prompts(self, question: str, context: str, reserve: int, instruction: str | None = None) -> PromptPair:
+        return build_prompts(
             self.lm.tokenizer, question, context, instruction=instruction or self.instruction,
             max_length=self.lm.max_length, reserve=reserve, truncate_context=self.truncate_context,
         )
+
+    def _start(
+        self, question: str, context: str, reserve: int, instruction: str | None = None
+    ) -> tuple[PromptPair, EngineSession]:
+        prompts = self._prompts(question, context, reserve, instruction)
         return prompts, self.engine.start(prompts)
 
     def _reports(
@@ -267,11 +308,11 @@ class Monitor:
             ))
         return reports
 
-    def _result(self, question, context, tracker, reports, prompts, mode, stop, session) -> MonitorResult:
+    def _result(self, question, context, tracker, reports, prompts, mode, stop, records) -> MonitorResult:
         return MonitorResult(
             question=question, context=context, response=tracker.text, sentences=reports,
             model_id=self.lm.model_id, detector=self.detector.name,
             alignment=None if self.alignment is None else self.alignment.name, mode=mode,
             num_tokens=len(tracker.ids), stop_reason=stop, context_tokens_cut=prompts.context_tokens_cut,
-            records=session.records, token_ends=list(tracker.token_ends),
+            records=records, token_ends=list(tracker.token_ends),
         )

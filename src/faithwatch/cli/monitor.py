@@ -142,6 +142,8 @@ def score(
     device: str | None = DeviceOpt,
     dtype: str = DtypeOpt,
     device_map: str | None = DeviceMapOpt,
+    batch_size: int = typer.Option(1, "--batch-size", min=1, help="Records per forward pass (similar lengths "
+                                   "together; features equal one-at-a-time scoring)."),
     threads: int | None = ThreadsOpt,
 ) -> None:
     """Compute the per-sentence signals of existing responses by teacher forcing (resumable)."""
@@ -158,7 +160,7 @@ def score(
         with progress() as bar:
             task = bar.add_task("scoring", total=None)
             summary = score_file(
-                mon, input, output, vectors=vectors, overwrite=overwrite,
+                mon, input, output, vectors=vectors, overwrite=overwrite, batch_size=batch_size,
                 on_progress=lambda n, total: bar.update(task, completed=n, total=total),
                 on_bad=bad_record_printer(bar),
             )

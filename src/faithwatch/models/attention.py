@@ -23,9 +23,9 @@ ATTENTION_NAME = "faithwatch_sdpa"
 class LookbackRecorder:
     """Collects per-layer lookback ratios for the newest ``rows`` query positions of batch rows [0, branches)."""
 
-    prompt_len: int  # tokens [0, prompt_len) of the main rows are the prompt ("context" in paper 003)
+    prompt_len: int  # cache positions [0, prompt_len) of the main rows hold the prompt ("context", paper 003)
     rows: int
-    branches: int = 1  # the main (RAG) rows come first in the batch and carry no padding
+    branches: int = 1  # the main (RAG) rows come first in the batch (left padding is masked)
     per_layer: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> [branches, rows, heads]
 
     def ratios(self, num_layers: int) -> torch.Tensor:
@@ -67,7 +67,9 @@ def _lookback(module, query, key, attention_mask, scaling, rec: LookbackRecorder
         visible = visible & (m if m.dtype == torch.bool else m > torch.finfo(m.dtype).min / 2)
     weights = torch.softmax(scores.masked_fill(~visible, float("-inf")), dim=-1)  # [B, H, rows, kv]
     is_ctx = kv_pos < rec.prompt_len
-    a_ctx = weights[..., is_ctx].sum(-1) / max(rec.prompt_len, 1)
+    # prompt tokens visible to each query (the prompt length, or less in a left-padded batch row)
+    n_ctx = (visible & is_ctx).sum(-1)
+    a_ctx = weights[..., is_ctx].sum(-1) / n_ctx.clamp(min=1)
     n_new = (visible & ~is_ctx).sum(-1)  # generated tokens visible to each query, [B or 1, 1, rows]
     a_new = weights[..., ~is_ctx].sum(-1) / n_new.clamp(min=1)
     return (a_ctx / (a_ctx + a_new)).transpose(1, 2)  # [B, rows, H]

@@ -76,6 +76,17 @@ class _Step:
         return _Step(pick(self.logp), pick(self.twin_logp), pick(self.entropy), pick(self.kl), pick(self.hidden),
                      pick(self.lookback))
 
+    def take_each(self, rows: Sequence[int]) -> _Step:
+        """Row ``rows[b]`` of every branch b (one position each)."""
+        idx = list(rows)
+        b = list(range(len(idx)))
+
+        def pick(x):
+            return None if x is None else x[b, idx][:, None]
+
+        return _Step(pick(self.logp), pick(self.twin_logp), pick(self.entropy), pick(self.kl), pick(self.hidden),
+                     pick(self.lookback))
+
 
 @dataclass(frozen=True)
 class Checkpoint:
@@ -117,6 +128,13 @@ class DecodingEngine:
         """Prefill the prompt(s) and return a session ready to choose the first token."""
         return EngineSession(self, prompts)
 
+    def start_many(self, prompts: Sequence[PromptPair]) -> EngineSession:
+        """Prefill N independent prompts as one batch (left-padded and masked): a session with N branches, one per
+        prompt, for teacher forcing many records per forward pass (:meth:`EngineSession.feed_many`)."""
+        if not prompts:
+            raise InputError("start_many needs at least one prompt")
+        return EngineSession(self, prompts[0]) if len(prompts) == 1 else EngineSession(self, list(prompts))
+
 
 class EngineSession:
     """One generation: KV caches, per-token records, and the distribution for the next token.
@@ -126,22 +144,49 @@ class EngineSession:
     are [main_0 .. main_B-1, twin_0 .. twin_B-1].
     """
 
-    def __init__(self, engine: DecodingEngine, prompts: PromptPair) -> None:
+    def __init__(self, engine: DecodingEngine, prompts: PromptPair | Sequence[PromptPair]) -> None:
         self.engine = engine
         self.lm = engine.lm
         self.needs = engine.needs
-        self.prompt_len = len(prompts.rag_ids)
-        self.branch_records = [TokenRecords(hidden_layers=self.needs.hidden_layers)]
+        many = list(prompts) if not isinstance(prompts, PromptPair) else [prompts]
+        self.prompt_len = max(len(p.rag_ids) for p in many)  # physical: shorter prompts are left-padded
+        self.branch_records = [TokenRecords(hidden_layers=self.needs.hidden_layers) for _ in many]
         self._cache = DynamicCache()
+        self._cache_len = self.prompt_len  # physical cache length (branches may hold masked holes)
+        if len(many) == 1:
+            self._prefill_one(many[0])
+        else:
+            self._prefill_many(many)
+
+    def _prefill_one(self, prompts: PromptPair) -> None:
         device = self.lm.device
         main = torch.tensor(prompts.rag_ids, device=device)[None]
         self._mask = torch.ones_like(main)
-        self._cache_len = self.prompt_len  # physical cache length (branches may hold masked holes)
         self._main_lens, self._twin_lens = [self.prompt_len], [0]
         logits, hidden, lookback = self._run(main, torch.arange(self.prompt_len, device=device)[None], rows=1)
         if self.needs.twin:
             twin_logits = self._prefill_twin(prompts.twin_ids)
             logits = torch.cat([logits, twin_logits])
+        self._pending = self._stats(logits, hidden, lookback)
+
+    def _prefill_many(self, many: list[PromptPair]) -> None:
+        """Main rows then twin rows, each left-padded to the longest prompt (masked; positions start at 0)."""
+        device = self.lm.device
+        seqs = [p.rag_ids for p in many] + ([p.twin_ids for p in many] if self.needs.twin else [])
+        width = self.prompt_len
+        ids = torch.zeros(len(seqs), width, dtype=torch.long, device=device)
+        self._mask = torch.zeros_like(ids)
+        pos = torch.zeros_like(ids)
+        for row, seq in enumerate(seqs):
+            if len(seq) > width:
+                raise ValueError("the no-context twin prompt is longer than the RAG prompt")
+            pad = width - len(seq)
+            ids[row, pad:] = torch.tensor(seq, device=device)
+            self._mask[row, pad:] = 1
+            pos[row, pad:] = torch.arange(len(seq), device=device)
+        self._main_lens = [len(p.rag_ids) for p in many]
+        self._twin_lens = [len(p.twin_ids) for p in many] if self.needs.twin else [0] * len(many)
+        logits, hidden, lookback = self._run(ids, pos, rows=1)
         self._pending = self._stats(logits, hidden, lookback)
 
     def _prefill_twin(self, twin_ids: list[int]) -> torch.Tensor:
@@ -231,6 +276,18 @@ class EngineSession:
         if any(flags):
             self._feed(torch.tensor([[int(t)] for t in token_ids], device=self.lm.device), flags)
 
+    def feed_many(self, token_ids: Sequence[Sequence[int]]) -> None:
+        """Append its own tokens to every branch (``token_ids[b]`` to branch b, any lengths, empty allowed) in one
+        forward pass: shorter rows are padded with masked tokens, and only real tokens are recorded."""
+        if len(token_ids) != self.branches:
+            raise ValueError(f"{len(token_ids)} token lists for {self.branches} branches")
+        rows = [[int(t) for t in seq] for seq in token_ids]
+        k = max((len(r) for r in rows), default=0)
+        if k == 0:
+            return
+        ids = torch.tensor([r + [0] * (k - len(r)) for r in rows], device=self.lm.device)
+        self._feed(ids, counts=[len(r) for r in rows])
+
     def select(self, branches: Sequence[int]) -> None:
         """Keep the given branches, in this order (repeats allowed: ``fork`` is ``select`` with repeats)."""
         idx = [int(b) for b in branches]
@@ -274,36 +331,42 @@ class EngineSession:
         if self.branches != 1:
             raise RuntimeError(f"{what} needs a single-branch session; this one has {self.branches} branches")
 
-    def _feed(self, ids: torch.Tensor, active: list[bool] | None = None) -> None:
-        """ids: [B, k] tokens per branch; ``active`` (only with k == 1): which branches take their token."""
+    def _feed(self, ids: torch.Tensor, active: list[bool] | None = None, counts: list[int] | None = None) -> None:
+        """ids: [B, k] tokens per branch. ``active`` (k == 1): which branches take their token; ``counts``: how
+        many of its k tokens each branch takes (a prefix; the rest are masked padding)."""
         if self.engine.before_step is not None:
             self.engine.before_step()
         k, b = ids.shape[1], self.branches
-        flags = active or [True] * b
-        longest = max(n for n, a in zip(self._main_lens, flags, strict=True) if a) + k
+        if counts is None:
+            counts = [k * bool(a) for a in (active or [True] * b)]
+        flags = [c > 0 for c in counts]
+        longest = max(n + c for n, c in zip(self._main_lens, counts, strict=True))
         if longest > self.lm.max_length:
             raise ContextTooLongError(f"{longest} tokens exceed the model window of {self.lm.max_length}")
         device = self.lm.device
         steps = torch.arange(k, device=device)
         lens = torch.tensor(self._main_lens, device=device)
         pos = lens[:, None] + steps[None]
-        keep = torch.tensor(flags, dtype=torch.long, device=device)
+        keep = (steps[None] < torch.tensor(counts, device=device)[:, None]).long()  # [B, k]
         if self.needs.twin:
             ids = torch.cat([ids, ids])
             pos = torch.cat([pos, torch.tensor(self._twin_lens, device=device)[:, None] + steps[None]])
             keep = torch.cat([keep, keep])
-        self._mask = torch.cat([self._mask, keep[:, None].expand(-1, k)], 1)
+        self._mask = torch.cat([self._mask, keep], 1)
         given = self._pending
         step = self._forward(ids, pos, rows=k)
         self._cache_len += k
-        self._main_lens = [n + k * a for n, a in zip(self._main_lens, flags, strict=True)]
-        self._twin_lens = [n + k * a for n, a in zip(self._twin_lens, flags, strict=True)]
-        tokens = ids[:b].tolist()
+        self._main_lens = [n + c for n, c in zip(self._main_lens, counts, strict=True)]
+        self._twin_lens = [n + c for n, c in zip(self._twin_lens, counts, strict=True)]
+        tokens = [row[:c] for row, c in zip(ids[:b].tolist(), counts, strict=True)]
         self._record(given, [t[:1] for t in tokens], flags)
         if k > 1:
             self._record(step.take(rows=slice(0, k - 1)), [t[1:] for t in tokens], flags)
-        new = step.take(rows=slice(k - 1, k))
-        self._pending = new if all(flags) else _merge(given, new, flags)
+        if all(c == k for c in counts):
+            self._pending = step.take(rows=slice(k - 1, k))
+        else:  # each branch's next distribution follows its own last token
+            last = step.take_each([max(c - 1, 0) for c in counts])
+            self._pending = _merge(given, last, flags)
 
     def _forward(self, ids: torch.Tensor, pos: torch.Tensor, rows: int) -> _Step:
         return self._stats(*self._run(ids, pos, rows))
@@ -352,23 +415,23 @@ class EngineSession:
         return _Step(logp, twin_logp, entropy.cpu().numpy(), kl, hidden, lookback)
 
     def _record(self, step: _Step, tokens: list[list[int]], active: list[bool]) -> None:
-        idx = torch.tensor(tokens, device=step.logp.device)  # [B, rows]
-        chosen = step.logp.gather(2, idx[..., None])[..., 0].cpu().tolist()
-        twin = step.twin_logp.gather(2, idx[..., None])[..., 0].cpu().tolist() if step.twin_logp is not None else None
+        """Record branch b's ``tokens[b]`` from the first ``len(tokens[b])`` positions of ``step``."""
         for b, rec in enumerate(self.branch_records):
-            if not active[b]:
+            n = len(tokens[b])
+            if not active[b] or n == 0:
                 continue
+            idx = torch.tensor(tokens[b], device=step.logp.device)
             rec.token_ids.extend(tokens[b])
-            rec.logprob.extend(chosen[b])
-            rec.entropy.extend(step.entropy[b].tolist())
+            rec.logprob.extend(step.logp[b, :n].gather(1, idx[:, None])[:, 0].cpu().tolist())
+            rec.entropy.extend(step.entropy[b, :n].tolist())
             if step.kl is not None:
-                rec.kl.extend(step.kl[b].tolist())
-            if twin is not None:
-                rec.twin_logprob.extend(twin[b])
+                rec.kl.extend(step.kl[b, :n].tolist())
+            if step.twin_logp is not None:
+                rec.twin_logprob.extend(step.twin_logp[b, :n].gather(1, idx[:, None])[:, 0].cpu().tolist())
             if step.hidden is not None:
-                rec.hidden.extend(step.hidden[b])
+                rec.hidden.extend(step.hidden[b, :n])
             if step.lookback is not None:
-                rec.lookback.extend(step.lookback[b])
+                rec.lookback.extend(step.lookback[b, :n])
 
 
 def _merge(old: _Step, new: _Step, active: list[bool]) -> _Step:
