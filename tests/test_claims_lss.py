@@ -20,14 +20,15 @@ from typer.testing import CliRunner
 from faithwatch.alignment import LexicalScorer
 from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.claims.lss import (
+    RougeScore,
     absent_words,
     align_to_claim,
     content_words,
-    lcs_length,
     lss,
     lss_rouge_l,
     rouge_l,
     rouge_n,
+    rouge_tokens,
     split_words,
     word_prf,
 )
@@ -228,7 +229,6 @@ def test_words_content_and_prefilter() -> None:
 
 
 def test_rouge_on_known_strings() -> None:
-    assert lcs_length("abcbdab", "bdcaba") == 4
     r = rouge_l("police killed the gunman", "police kill the gunman")
     assert (r.precision, r.recall, r.f1) == pytest.approx((0.75, 0.75, 0.75))
     r = rouge_l("The cat sat on the mat.", "the cat on the mat")
@@ -242,6 +242,38 @@ def test_rouge_on_known_strings() -> None:
         rouge_n("a", "a", 0)
     p = 5 / 8
     assert lss_rouge_l("a b c d e f g h", "a c e g h").f1 == pytest.approx(2 * p / (1 + p))
+
+
+def test_rouge_scorer_matches_hand_computed_values() -> None:
+    """rouge_l / rouge_n (computed by rouge-score) against values worked out by hand; P != R everywhere, so a
+    precision/recall swap, an unclipped count or an off-by-one in the LCS or the n-grams shows."""
+    # LCS with repeated words: "the saw the cat" (4); the whole reference is not a subsequence (no "saw" after "dog")
+    r = rouge_l("the cat saw the dog and the cat", "the dog saw the cat")
+    assert (r.precision, r.recall, r.f1) == pytest.approx((4 / 8, 4 / 5, 8 / 13))
+    r = rouge_l("the dog saw the cat", "the cat saw the dog and the cat")  # sides swapped: P and R swap
+    assert (r.precision, r.recall, r.f1) == pytest.approx((4 / 5, 4 / 8, 8 / 13))
+    r = rouge_l("A b c d", "b, c; d a e")  # LCS "b c d" = 3; case and punctuation ignored
+    assert (r.precision, r.recall, r.f1) == pytest.approx((3 / 4, 3 / 5, 2 / 3))
+    # bigrams: "the cat" twice in the candidate but once in the reference (clipped: overlap 3, not 4)
+    r = rouge_n("the cat sat on the mat the cat", "the cat on the mat", 2)
+    assert (r.precision, r.recall, r.f1) == pytest.approx((3 / 7, 3 / 4, 6 / 11))
+    r = rouge_n("the the the", "the cat", 1)
+    assert (r.precision, r.recall, r.f1) == pytest.approx((1 / 3, 1 / 2, 2 / 5))
+    assert rouge_n("a b c", "a b c", 3) == RougeScore(1.0, 1.0, 1.0)
+    assert rouge_n("a b", "a b", 3) == RougeScore(0.0, 0.0, 0.0)  # fewer tokens than n: no n-grams
+    # an empty side (no tokens at all) gives exactly 0
+    for cand, ref in [("", "the cat"), ("the cat", ""), ("", ""), ("!!! —", "the cat"), ("the cat", "東京")]:
+        assert rouge_l(cand, ref) == RougeScore(0.0, 0.0, 0.0)
+        assert rouge_n(cand, ref, 1) == RougeScore(0.0, 0.0, 0.0)
+        assert rouge_n(cand, ref, 2) == RougeScore(0.0, 0.0, 0.0)
+    # faithwatch's tokenisation: lowercased [a-z0-9]+ runs, no stemming; non-ASCII letters split words
+    assert rouge_tokens("Café, naïve! COVID-19 cats") == ["caf", "na", "ve", "covid", "19", "cats"]
+    assert rouge_l("Café COVID-19", "caf covid 19") == RougeScore(1.0, 1.0, 1.0)
+    assert rouge_n("cats", "cat", 1) == RougeScore(0.0, 0.0, 0.0)
+    r = rouge_l("x", "x")
+    assert type(r) is RougeScore and all(type(v) is float for v in (r.precision, r.recall, r.f1))
+    with pytest.raises(InputError, match="rouge1..rouge9"):
+        rouge_n("a", "a", 10)
 
 
 def test_align_human_lss_to_claim_words_and_word_prf() -> None:

@@ -46,6 +46,7 @@ Scores
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -63,7 +64,6 @@ __all__ = [
     "absent_words",
     "align_to_claim",
     "content_words",
-    "lcs_length",
     "lss",
     "lss_rouge_l",
     "rouge_l",
@@ -420,17 +420,29 @@ def rouge_tokens(text: str) -> list[str]:
     return _ROUGE_TOKEN_RE.findall(text.lower())
 
 
-def lcs_length(a: Sequence[Any], b: Sequence[Any]) -> int:
-    """Length of the longest common subsequence of two sequences (O(len(a) * len(b)) time, O(len(b)) memory)."""
-    if len(a) < len(b):
-        a, b = b, a
-    prev = [0] * (len(b) + 1)
-    for x in a:
-        cur = [0] * (len(b) + 1)
-        for j, y in enumerate(b, 1):
-            cur[j] = prev[j - 1] + 1 if x == y else max(prev[j], cur[j - 1])
-        prev = cur
-    return prev[-1]
+class _RougeTokenizer:
+    """The tokenizer given to ``rouge-score``: faithwatch's documented tokenisation (:func:`rouge_tokens`)."""
+
+    def tokenize(self, text: str) -> list[str]:
+        return rouge_tokens(text)
+
+
+#: highest n of :func:`rouge_n` (``rouge-score`` knows the types ``rouge1`` .. ``rouge9``)
+_MAX_ROUGE_N = 9
+
+
+@functools.cache
+def _rouge_scorer(rouge_type: str) -> Any:
+    """One ``rouge_score.rouge_scorer.RougeScorer`` per ROUGE type, built on first use (imported lazily)."""
+    from rouge_score import rouge_scorer
+
+    return rouge_scorer.RougeScorer([rouge_type], use_stemmer=False, tokenizer=_RougeTokenizer())
+
+
+def _rouge(rouge_type: str, candidate: str, reference: str) -> RougeScore:
+    # rouge-score's argument order is (target, prediction): precision is over the prediction (our candidate)
+    s = _rouge_scorer(rouge_type).score(reference, candidate)[rouge_type]
+    return RougeScore(float(s.precision), float(s.recall), float(s.fmeasure))
 
 
 def _prf(overlap: int, n_candidate: int, n_reference: int) -> RougeScore:
@@ -443,27 +455,21 @@ def _prf(overlap: int, n_candidate: int, n_reference: int) -> RougeScore:
 def rouge_l(candidate: str, reference: str) -> RougeScore:
     """ROUGE-L: LCS of the lowercased word tokens; P = LCS/|candidate|, R = LCS/|reference|, F1 (beta = 1).
 
-    An empty side (no tokens) gives 0 for all three.
+    Computed by ``rouge-score`` (``rougeL``, no stemming) on the tokens of :func:`rouge_tokens`. An empty side (no
+    tokens) gives 0 for all three.
     """
-    c, r = rouge_tokens(candidate), rouge_tokens(reference)
-    return _prf(lcs_length(c, r), len(c), len(r))
+    return _rouge("rougeL", candidate, reference)
 
 
 def rouge_n(candidate: str, reference: str, n: int = 1) -> RougeScore:
-    """ROUGE-N: clipped n-gram overlap of the lowercased word tokens (P over the candidate, R over the reference)."""
-    if n < 1:
-        raise InputError(f"ROUGE-N needs n >= 1, got {n}")
+    """ROUGE-N: clipped n-gram overlap of the lowercased word tokens (P over the candidate, R over the reference).
 
-    def grams(toks: list[str]) -> dict[tuple[str, ...], int]:
-        out: dict[tuple[str, ...], int] = {}
-        for i in range(len(toks) - n + 1):
-            g = tuple(toks[i : i + n])
-            out[g] = out.get(g, 0) + 1
-        return out
-
-    c, r = grams(rouge_tokens(candidate)), grams(rouge_tokens(reference))
-    overlap = sum(min(k, r.get(g, 0)) for g, k in c.items())
-    return _prf(overlap, sum(c.values()), sum(r.values()))
+    Computed by ``rouge-score`` (``rouge<n>``, no stemming) on the tokens of :func:`rouge_tokens`; ``n`` is 1..9.
+    An empty side (no n-grams) gives 0 for all three.
+    """
+    if not 1 <= n <= _MAX_ROUGE_N:
+        raise InputError(f"ROUGE-N needs 1 <= n <= {_MAX_ROUGE_N} (rouge-score's rouge1..rouge9), got {n}")
+    return _rouge(f"rouge{n}", candidate, reference)
 
 
 def lss_rouge_l(claim: str, lss_text: str) -> RougeScore:
