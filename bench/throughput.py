@@ -1,0 +1,117 @@
+"""Records per second of teacher-forced scoring: one record at a time (``Monitor.score``) against
+``Monitor.score_many`` with several batch sizes, on the same records in the same run, next to the bare ceiling (a
+plain batched forward pass over the same main and twin tokens, nothing recorded).
+
+    python bench/throughput.py                                   # CPU, embedded SmolLM2-135M-Instruct
+    python bench/throughput.py --device cuda --random-model llama-1b --records 256 --batch-sizes 8,32,128
+
+Signals: every signal but LID (no bank) and the hidden-state probe; alignment is ``lexical`` (the model's cost is
+what is measured). The per-record scores of every batched run are compared with one-at-a-time scoring.
+
+Measured here (2 CPU cores, embedded model, 32 records of 2-12 context sentences, 2026-11-23): one at a time 1.22
+records/s; batch 4: 0.57 (0.47x), batch 8: 0.50 (0.41x), batch 32: 0.47 (0.38x); the bare batched ceiling itself
+is only 0.60-1.09 records/s, below one-at-a-time scoring: on a CPU, padded, masked attention costs more than the
+batch saves. Batching is for GPUs; on a CPU keep ``--batch-size 1`` (the default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from overhead import RANDOM_MODELS, _load  # the same model loading and random shapes (run from the repo root)
+
+SENTENCES = [
+    "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris.",
+    "It was built from 1887 to 1889 by the company of Gustave Eiffel.",
+    "It is 330 metres tall and was the tallest man-made structure for 41 years.",
+    "Millions of people visit it every year, and it is lit at night.",
+    "Its design was criticised by some of France's leading artists at first.",
+]
+
+
+def records(n: int, seed: int = 0) -> list[tuple[str, str, str]]:
+    """``n`` records of varied context and response lengths."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        ctx = " ".join(rng.choice(SENTENCES, size=int(rng.integers(2, 12))))
+        resp = " ".join(rng.choice(SENTENCES, size=int(rng.integers(1, 5))))
+        out.append(("What is known about the tower?", ctx, resp))
+    return out
+
+
+def _monitor(args):
+    import sys
+    from types import SimpleNamespace
+
+    from faithwatch.monitor import Monitor
+
+    lm = _load(SimpleNamespace(random_model=args.random_model, device=args.device, mode="monitor",
+                               tokenizer=args.tokenizer))
+    signals = ["likelihood", "entropy", "contrastive", "influence", "lookback", "alignment", "lexical", "edits"]
+    print(f"model {lm.model_id} on {args.device}, {len(args.batch_sizes)} batch sizes", file=sys.stderr)
+    return Monitor(lm, signals=signals, alignment="lexical", detector="heuristic", device=args.device)
+
+
+def _ceiling(monitor, recs, batch_size: int) -> float:
+    """Seconds for plain batched forward passes over the main and twin sequences (left-padded), nothing recorded."""
+    import torch
+
+    lm = monitor.lm
+    seqs = []  # (tokens, response length)
+    for q, c, r in recs:
+        prompts = monitor._prompts(q, c, 0)
+        ids = lm.tokenizer(r, add_special_tokens=False)["input_ids"]
+        seqs += [(prompts.rag_ids + ids, len(ids)), (prompts.twin_ids + ids, len(ids))]
+    seqs.sort(key=lambda s: len(s[0]))
+    start = time.perf_counter()
+    with torch.inference_mode():
+        for at in range(0, len(seqs), 2 * batch_size):
+            chunk = seqs[at : at + 2 * batch_size]
+            width = max(len(s) for s, _ in chunk)
+            ids = torch.tensor([[0] * (width - len(s)) + s for s, _ in chunk], device=lm.device)
+            mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s, _ in chunk], device=lm.device)
+            # logits only where scoring needs them (the response positions)
+            lm.model(input_ids=ids, attention_mask=mask, logits_to_keep=max(n for _, n in chunk) + 1)
+    if lm.device.type == "cuda":
+        torch.cuda.synchronize()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--random-model", choices=sorted(RANDOM_MODELS), default=None)
+    parser.add_argument("--tokenizer", default=None)
+    parser.add_argument("--records", type=int, default=32)
+    parser.add_argument("--batch-sizes", type=lambda s: [int(x) for x in s.split(",")], default=[8, 32])
+    args = parser.parse_args()
+    import torch
+
+    monitor = _monitor(args)
+    recs = records(args.records)
+    monitor.score(*recs[0])  # warm-up
+    start = time.perf_counter()
+    single = [monitor.score(*r) for r in recs]
+    base = time.perf_counter() - start
+    tokens = sum(len(monitor._prompts(q, c, 0).rag_ids) + len(s.records) for (q, c, _), s in zip(recs, single,
+                                                                                                  strict=True))
+    print(f"{len(recs)} records, {tokens} main tokens (+ the twin rows); torch threads {torch.get_num_threads()}")
+    print(f"one at a time        {len(recs) / base:8.2f} records/s   (baseline)")
+    for size in args.batch_sizes:
+        start = time.perf_counter()
+        many = monitor.score_many(recs, batch_size=size)
+        took = time.perf_counter() - start
+        worst = max(abs(a.score - b.score) for m, s in zip(many, single, strict=True)
+                    for a, b in zip(m.sentences, s.sentences, strict=True))
+        ceiling = _ceiling(monitor, recs, size)
+        print(f"batch {size:<4}           {len(recs) / took:8.2f} records/s   {base / took:5.2f}x one at a time; "
+              f"bare ceiling {len(recs) / ceiling:8.2f} records/s ({ceiling / took:5.1%} of it reached); "
+              f"max |score difference| {worst:.1e}")
+
+
+if __name__ == "__main__":
+    main()
