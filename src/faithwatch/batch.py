@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ class BatchSummary:
     scored: int = 0
     skipped_done: int = 0
     bad: list[BadRecord] = field(default_factory=list)
+    seconds: float = 0.0
     #: unreadable lines found in an existing output (kept in the file, not counted as done)
     corrupt_output: list[CorruptLine] = field(default_factory=list)
 
@@ -158,14 +160,15 @@ def run_batch(
     on_progress: Callable[[int, int], None] | None = None,
     on_bad: Callable[[BadRecord], None] | None = None,
     source: Path | None = None,
-    process_many: Callable[[list[Record]], list[dict[str, Any] | FaithwatchError]] | None = None,
+    process_many: Callable[[list[Record]], Iterable[tuple[Record, dict[str, Any] | FaithwatchError]]] | None = None,
     batch_size: int = 1,
 ) -> BatchSummary:
     """Run ``process`` over records into ``output_path``: resumable, bad records reported and skipped.
 
     With ``source`` (the input file), an existing output is only resumed when it was made from that input
     (:func:`guard_output`); ``overwrite`` starts afresh. With ``process_many``, up to ``batch_size`` records go to
-    one call, which returns a row or a :class:`FaithwatchError` for each (every finished row is written at once).
+    one call, which yields ``(record, row or FaithwatchError)`` for each of them in any order; every row is written
+    as it arrives.
 
     ``process`` returns the output row of a record or raises a :class:`FaithwatchError` (reported as a bad
     record, the rest go on); a :class:`ModelNotAvailableError` aborts the run (finished records are kept).
@@ -212,8 +215,11 @@ def run_batch(
     with store.appending() as put:
 
         def flush() -> None:
-            rows = process_many(list(pending)) if process_many and len(pending) > 1 else [one(i) for i in pending]
-            for item, row in zip(pending, rows, strict=True):
+            if process_many and len(pending) > 1:
+                results = process_many(list(pending))
+            else:
+                results = ((item, one(item)) for item in pending)
+            for item, row in results:
                 if isinstance(row, ModelNotAvailableError):
                     raise row
                 if isinstance(row, FaithwatchError):
@@ -266,12 +272,15 @@ def score_file(
         d = item.data
         return row_of(monitor.score(d["question"], d["context"], d["response"], instruction=d.get("instruction")))
 
-    def process_many(items: list[Record]) -> list[dict[str, Any] | FaithwatchError]:
+    def process_many(items: list[Record]) -> list[tuple[Record, dict[str, Any] | FaithwatchError]]:
         inputs = [(i.data["question"], i.data["context"], i.data["response"], i.data.get("instruction"))
                   for i in items]
         results = monitor.score_many(inputs, batch_size=batch_size)
-        return [r if isinstance(r, FaithwatchError) else row_of(r) for r in results]
+        return [(i, r if isinstance(r, FaithwatchError) else row_of(r)) for i, r in zip(items, results, strict=True)]
 
-    return run_batch(list(read_records(input_path)), output_path, process, overwrite=overwrite,
-                     on_progress=on_progress, on_bad=on_bad, source=input_path,
-                     process_many=process_many if batch_size > 1 else None, batch_size=batch_size)
+    start = time.perf_counter()
+    summary = run_batch(list(read_records(input_path)), output_path, process, overwrite=overwrite,
+                        on_progress=on_progress, on_bad=on_bad, source=input_path,
+                        process_many=process_many if batch_size > 1 else None, batch_size=batch_size)
+    summary.seconds = time.perf_counter() - start
+    return summary

@@ -23,7 +23,7 @@ err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() el
 EXIT_PARTIAL, EXIT_INPUT, EXIT_MODEL, EXIT_INTERNAL = 1, 2, 3, 4
 #: optional packages by the extra that installs them (pyproject.toml's optional-dependencies)
 EXTRAS = {"pandas": "train", "pyarrow": "train", "matplotlib": "train", "xgboost": "train", "fastapi": "server",
-          "uvicorn": "server", "starlette": "server"}
+          "uvicorn": "server", "starlette": "server", "ray": "ray"}
 
 
 def missing_extra(exc: ModuleNotFoundError) -> str | None:

@@ -144,6 +144,11 @@ def score(
     device_map: str | None = DeviceMapOpt,
     batch_size: int = typer.Option(1, "--batch-size", min=1, help="Records per forward pass (similar lengths "
                                    "together; features equal one-at-a-time scoring)."),
+    ray: bool = typer.Option(False, "--ray", help="Score on Ray Data actors (the [ray] extra; docs/scale.md)."),
+    address: str | None = typer.Option(None, "--address", help="With --ray: the cluster ('auto' for a running "
+                                       "one; default: start a local one)."),
+    workers: int = typer.Option(1, "--workers", min=1, help="With --ray: actors, each with its own monitor."),
+    gpus_per_worker: float = typer.Option(0.0, "--gpus-per-worker", min=0.0, help="With --ray: GPUs per actor."),
     threads: int | None = ThreadsOpt,
 ) -> None:
     """Compute the per-sentence signals of existing responses by teacher forcing (resumable)."""
@@ -152,25 +157,37 @@ def score(
     if not input.is_file():
         raise fail(InputError(f"input file not found: {input}"))
     try:
-        mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device,
-                             dtype=dtype, device_map=device_map)
-    except FaithwatchError as exc:
-        raise fail(exc) from None
-    try:
+        if ray:
+            from faithwatch.scale import RaySettings, score_with_ray
+
+            kwargs = {"model": model, "alignment": alignment, "detector": detector, "truncate_context":
+                      truncate_context, "device": device, "dtype": dtype, "device_map": device_map,
+                      "signals": [s.strip() for s in signals.split(",") if s.strip()],
+                      "lid_bank": str(lid_bank) if lid_bank else None}
+            settings = RaySettings(address=address, workers=workers, gpus_per_worker=gpus_per_worker,
+                                   batch_size=max(batch_size, 1), threads=threads)
+
+            def run(on_progress, on_bad):
+                return score_with_ray(kwargs, input, output, settings, vectors=vectors, overwrite=overwrite,
+                                      on_progress=on_progress, on_bad=on_bad)
+        else:
+            mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device,
+                                 dtype=dtype, device_map=device_map)
+
+            def run(on_progress, on_bad):
+                return score_file(mon, input, output, vectors=vectors, overwrite=overwrite, batch_size=batch_size,
+                                  on_progress=on_progress, on_bad=on_bad)
         with progress() as bar:
             task = bar.add_task("scoring", total=None)
-            summary = score_file(
-                mon, input, output, vectors=vectors, overwrite=overwrite, batch_size=batch_size,
-                on_progress=lambda n, total: bar.update(task, completed=n, total=total),
-                on_bad=bad_record_printer(bar),
-            )
+            summary = run(lambda n, total: bar.update(task, completed=n, total=total), bad_record_printer(bar))
     except FaithwatchError as exc:
         raise fail(exc) from None
     if summary.corrupt_output:
         lines = ", ".join(str(c.line) for c in summary.corrupt_output[:10])
         err.print(f"[yellow]warning:[/] {len(summary.corrupt_output)} unreadable line(s) in {output} (line {lines}) "
                   "were kept and skipped (a record found only there is scored again)")
-    err.print(f"{summary.scored} scored, {summary.skipped_done} already done, {len(summary.bad)} bad "
+    rate = f" ({summary.scored / summary.seconds:.2f} records/s)" if summary.seconds and summary.scored else ""
+    err.print(f"{summary.scored} scored{rate}, {summary.skipped_done} already done, {len(summary.bad)} bad "
               f"of {summary.total} records → {output}")
     if summary.bad:
         err.print(f"bad records are listed in {output.name}.errors.jsonl")
