@@ -103,7 +103,7 @@ def score_with_ray(
         scored = ds.map_batches(
             scorer, fn_constructor_kwargs={"monitor_kwargs": monitor_kwargs, "batch_size": s.batch_size,
                                               "vectors": vectors, "threads": threads},
-            batch_size=s.batch_size, concurrency=s.workers, num_cpus=s.cpus_per_worker,
+            batch_size=s.batch_size, compute=ray.data.ActorPoolStrategy(size=s.workers), num_cpus=s.cpus_per_worker,
             num_gpus=s.gpus_per_worker or None, batch_format="default",
         )
         for batch in scored.iter_batches(batch_size=None, batch_format="default"):
