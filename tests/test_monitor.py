@@ -300,3 +300,20 @@ def test_truncated_context_is_what_alignment_sees(lm, one_thread):
     assert result.context_tokens_cut > 0 and seen
     assert all(len(c) < len(context) and context.startswith(c.strip()[:15]) for c in seen)
     assert result.context == seen[-1]
+
+
+def test_model_free_signals_score_without_running_the_model(lm, monkeypatch, one_thread):
+    text_only = Monitor(lm, detector="heuristic", alignment="lexical", signals=["alignment", "lexical", "edits"])
+    assert text_only.model_free and not Monitor(lm, detector="heuristic", alignment="lexical").model_free
+    reference = text_only.score("Who built it?", CONTEXT, RESPONSE)
+    monkeypatch.setattr(text_only.engine, "start", lambda *a: pytest.fail("the model was run"))
+    monkeypatch.setattr(text_only.engine, "start_many", lambda *a: pytest.fail("the model was run"))
+    again = text_only.score("Who built it?", CONTEXT, RESPONSE)
+    many = text_only.score_many([("Who built it?", CONTEXT, RESPONSE)], batch_size=4)[0]
+    monkeypatch.undo()
+    text_only.model_free = False  # the same signals through the engine
+    forced = text_only.score("Who built it?", CONTEXT, RESPONSE)
+    for got in (reference, again, many):
+        assert [s.text for s in got.sentences] == [s.text for s in forced.sentences]
+        for a, b in zip(got.sentences, forced.sentences, strict=True):
+            assert a.features == b.features and a.score == b.score

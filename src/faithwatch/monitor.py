@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from faithwatch import registry
 from faithwatch.alignment import DEFAULT_SCORER, get_scorer, parse_spec
 from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.detectors import Detector, get_detector
@@ -94,6 +95,8 @@ class Monitor:
             lid_bank = LIDBank.load(lid_bank, expect_model_id=self.lm.model_id)
         layers = tuple(lid_layers) if lid_layers else default_lid_layers(self.lm.num_layers)
         self.signals = self._build_signals(wanted, layers, lid_bank, tuple(hidden_layers or ()))
+        #: no signal reads model output: teacher forcing can skip the model (live generation still runs it)
+        self.model_free = all(registry.signals.get(n).options.get("model_free") for n in wanted)
         missing = sorted(set(getattr(meta, "feature_names", [])) - set(self.feature_names))
         if missing:
             raise InputError(f"detector '{self.detector.name}' needs features {missing} that the chosen signals "
@@ -211,6 +214,9 @@ class Monitor:
     ) -> MonitorResult:
         """Score an existing response (text, or the model's token ids) by teacher forcing."""
         ids = self._response_ids(response)
+        if self.model_free:  # no signal reads the model's output: the prompt is built (limits apply), not run
+            prompts = self._prompts(question, context, len(ids), instruction)
+            return self._forced_result(question, prompts, ids, TokenRecords(token_ids=list(ids)))
         prompts, session = self._start(question, context, reserve=len(ids), instruction=instruction)
         for i in range(0, len(ids), TEACHER_FORCING_CHUNK):
             session.feed(ids[i : i + TEACHER_FORCING_CHUNK])
@@ -234,6 +240,10 @@ class Monitor:
                 out[i] = exc
                 continue
             ready.append((i, prompts, ids))
+        if self.model_free:  # as in score: nothing to run the model for
+            for i, prompts, ids in ready:
+                out[i] = self._forced_result(records[i][0], prompts, ids, TokenRecords(token_ids=list(ids)))
+            return out  # type: ignore[return-value]
         ready.sort(key=lambda r: len(r[1].rag_ids) + len(r[2]))
         for start in range(0, len(ready), batch_size):
             chunk = ready[start : start + batch_size]

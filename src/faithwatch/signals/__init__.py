@@ -1,7 +1,9 @@
 """Per-sentence faithfulness signals. Adding a signal = one module + one ``registry.signals.add`` line below.
 
 Each entry's object builds the signal from a :class:`SignalContext` (what the monitor knows); ``default=True``
-families are computed unless the user chooses, ``text=True`` families need only the sentence and its context.
+families are computed unless the user chooses, ``text=True`` families need only the sentence and its context
+(the text-only tables add them), ``model_free=True`` families read no model output (a monitor with only these
+scores a given response without running the model).
 """
 
 from __future__ import annotations
@@ -55,10 +57,11 @@ _add("contrastive", lambda c: _cls("ContrastiveSignal")(), "KL between with- and
 _add("influence", lambda c: _cls("InfluenceSignal")(), "signed pointwise context influence", default=True)
 _add("lookback", lambda c: _cls("LookbackSignal")(), "attention lookback ratios", default=True)
 _add("alignment", lambda c: _cls("AlignmentSignal")(c.alignment), "align_score of the alignment scorer",
-     default=True)
+     default=True, model_free=True)
 _add("lexical", lambda c: _cls("LexicalSignal")(), "lexical evidence (novel numbers, entities, ...)", default=True,
-     text=True)
-_add("edits", lambda c: _cls("EditSignal")(), "near-copy edits of a context sentence", default=True, text=True)
+     text=True, model_free=True)
+_add("edits", lambda c: _cls("EditSignal")(), "near-copy edits of a context sentence", default=True, text=True,
+     model_free=True)
 _add("probe", lambda c: _cls("ProbeSignal")(c.probe), "the detector's hidden-state probe", default=True)
 _add("hidden", lambda c: _cls("HiddenStateSignal")(c.layers, c.hidden_layers), "raw hidden states (opt-in)",
      default=False)
