@@ -36,6 +36,7 @@ from faithwatch.detectors.artifact import (
     as_labels,
     as_matrix,
     avoid_pickle_magic,
+    check_loadable,
     check_probabilities,
     load_arrays,
     save_arrays,
@@ -404,7 +405,9 @@ class SynCheckDetector(Detector):
         probe = None
         if PROBE_FILE in meta.files:
             probe = HiddenProbe.load(directory / PROBE_FILE, expect_model_id=meta.model_id)
-        return cls(meta, scaler, weights=weights, booster=booster, lid_bank=lid_bank, probe=probe)
+        detector = cls(meta, scaler, weights=weights, booster=booster, lid_bank=lid_bank, probe=probe)
+        check_loadable(directory, detector.predict_proba_faithful, len(meta.feature_names))
+        return detector
 
     def __repr__(self) -> str:
         return f"SynCheckDetector(kind={self.kind!r}, model_id={self.model_id!r}, features={self.feature_names})"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
@@ -36,7 +37,9 @@ from faithwatch.errors import InputError
 #: tag written into every detector.json
 ARTIFACT_FORMAT = "faithwatch-detector"
 #: bumped when the on-disk layout changes incompatibly
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: the largest magnitude a stored weight may have (a larger one is a damaged or tampered artifact)
+MAX_WEIGHT = 1e6
 META_FILE = "detector.json"
 WEIGHTS_FILE = "weights.safetensors"
 BOOSTER_FILE = "booster.json"
@@ -98,10 +101,19 @@ class ArtifactMeta:
     metrics: dict[str, Any] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)  # hyper-parameters and kind-specific settings
     files: dict[str, str] = field(default_factory=dict)  # file name -> sha256
+    content_hash: str = ""  # sha256 of every other field (threshold, params, metrics, files, ...): edits are refused
 
     def compute_schema_hash(self) -> str:
         """The schema hash of this metadata's current kind, features, model and layers."""
         return compute_schema_hash(self.kind, self.feature_names, self.model_id, self.layers)
+
+    def compute_content_hash(self) -> str:
+        """sha256 of the canonical JSON of every field but ``content_hash`` and ``created``: what scores depend on
+        (threshold, feature list, params such as the transform, metrics such as the alignment scorer, and the
+        files' checksums, which cover the weights)."""
+        body = {k: v for k, v in asdict(self).items() if k not in ("content_hash", "created")}
+        text = json.dumps(_json_normal(body), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def save(self, directory: str | Path) -> Path:
         """Write ``detector.json`` (after the weight files, whose checksums must already be in ``files``)."""
@@ -112,6 +124,8 @@ class ArtifactMeta:
         self.layers = _json_normal(self.layers)
         self.created = self.created or datetime.now(timezone.utc).isoformat(timespec="seconds")
         self.schema_hash = self.compute_schema_hash()
+        self.threshold = float(self.threshold)
+        self.content_hash = self.compute_content_hash()
         payload = {"format": ARTIFACT_FORMAT, "format_version": FORMAT_VERSION, **asdict(self)}
         path = directory / META_FILE
         path.write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n", encoding="utf-8")
@@ -144,37 +158,70 @@ class ArtifactMeta:
         if not isinstance(raw, dict) or raw.get("format") != ARTIFACT_FORMAT:
             raise ArtifactError(f'{path} is not a faithwatch detector artifact (no "format": "{ARTIFACT_FORMAT}")')
         check_version(str(raw.get("faithwatch_version", "0")), f"detector {directory}")
-        if int(raw.get("format_version", 0)) > FORMAT_VERSION:
+        version = raw.get("format_version", 0)
+        if not isinstance(version, int) or version > FORMAT_VERSION:
             raise ArtifactError(
-                f"detector {directory} uses artifact format {raw['format_version']}, this faithwatch reads "
-                f"up to {FORMAT_VERSION}; upgrade faithwatch."
+                f"detector {directory} uses artifact format {version!r}, this faithwatch reads up to "
+                f"{FORMAT_VERSION}; upgrade faithwatch."
+            )
+        if version < FORMAT_VERSION:
+            raise ArtifactError(
+                f"detector {directory} uses artifact format {version}, which records no hash of its threshold and "
+                "settings; re-save it (faithwatch.detectors.artifact.upgrade_artifact) or retrain it."
             )
         known = {f.name for f in fields(cls)}
-        missing = sorted({"kind", "feature_names", "model_id", "schema_hash"} - raw.keys())
+        missing = sorted({"kind", "feature_names", "model_id", "schema_hash", "threshold", "files", "content_hash"}
+                         - raw.keys())
         if missing:
             raise ArtifactError(f"{path} lacks required fields {missing}; the artifact is corrupted")
         meta = cls(**{k: v for k, v in raw.items() if k in known})
-        if meta.kind not in KINDS:
-            raise ArtifactError(f"{path} has unknown kind '{meta.kind}'; expected one of {', '.join(KINDS)}")
+        meta._check_values(path)
         if meta.compute_schema_hash() != meta.schema_hash:
             raise ArtifactError(
                 f"{path} fails its schema check: kind, feature_names, model_id or layers were changed after "
                 "training (schema_hash mismatch). The artifact is corrupted or was edited; retrain or restore it."
             )
-        for name, digest in meta.files.items():
-            file = directory / name
-            if not file.is_file():
-                raise ArtifactError(f"detector {directory} is incomplete: {name} is missing")
-            if file_sha256(file) != digest:
-                raise ArtifactError(
-                    f"{file} does not match the checksum recorded in {META_FILE}: it is corrupted or was replaced"
-                )
+        if meta.compute_content_hash() != meta.content_hash:
+            raise ArtifactError(
+                f"{path} fails its content check: the threshold, settings, metrics or file checksums were changed "
+                "after training (content_hash mismatch). The artifact was edited; retrain or restore it."
+            )
+        meta._check_files(directory)
         if expect_kinds is not None and meta.kind not in expect_kinds:
             raise InputError(
                 f"detector {directory} is of kind '{meta.kind}', expected one of {', '.join(expect_kinds)}"
             )
         meta.check_compatible(expect_model_id=expect_model_id, expect_features=expect_features, where=str(directory))
         return meta
+
+    def _check_values(self, path: Path) -> None:
+        """Types and ranges of the fields a score depends on."""
+        if self.kind not in KINDS:
+            raise ArtifactError(f"{path} has unknown kind '{self.kind}'; expected one of {', '.join(KINDS)}")
+        t = self.threshold
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or not 0.0 <= t <= 1.0:
+            raise ArtifactError(f"{path}: threshold {t!r} is not a number in [0, 1]; the artifact is corrupted")
+        if not isinstance(self.feature_names, list) or not all(isinstance(f, str) for f in self.feature_names):
+            raise ArtifactError(f"{path}: feature_names must be a list of names")
+        if not isinstance(self.files, dict) or WEIGHTS_FILE not in self.files:
+            raise ArtifactError(f"{path} lists no {WEIGHTS_FILE} in its files; the artifact is corrupted")
+
+    def _check_files(self, directory: Path) -> None:
+        """Every listed file lies inside the artifact folder and matches its checksum."""
+        root = directory.resolve()
+        for name, digest in self.files.items():
+            relative = Path(str(name))
+            if relative.is_absolute() or ".." in relative.parts or not isinstance(digest, str):
+                raise ArtifactError(f"detector {directory} lists {name!r}, which is not a file inside it")
+            file = (directory / relative).resolve()
+            if root not in file.parents:
+                raise ArtifactError(f"detector {directory} lists {name!r}, which is not a file inside it")
+            if not file.is_file():
+                raise ArtifactError(f"detector {directory} is incomplete: {name} is missing")
+            if file_sha256(file) != digest:
+                raise ArtifactError(
+                    f"{file} does not match the checksum recorded in {META_FILE}: it is corrupted or was replaced"
+                )
 
     def check_compatible(
         self,
@@ -245,7 +292,39 @@ def load_arrays(path: str | Path, required: Sequence[str] = ()) -> dict[str, np.
     for name, value in arrays.items():
         if not np.all(np.isfinite(value)):
             raise ArtifactError(f"{path}: array '{name}' holds NaN or infinite values; the artifact is corrupted")
+        if value.size and float(np.abs(value).max()) > MAX_WEIGHT:
+            raise ArtifactError(f"{path}: array '{name}' holds values beyond {MAX_WEIGHT:g}; the artifact is "
+                                "corrupted or was tampered with")
     return arrays
+
+
+def check_loadable(directory: Path, predict: Any, n_inputs: int) -> None:
+    """Score one all-zero input with a freshly loaded detector: weights of the wrong shape or kind become a clear
+    refusal here, not an internal error at the first sentence."""
+    try:
+        p = np.asarray(predict(np.zeros((1, n_inputs))), dtype=np.float64)
+    except (ValueError, IndexError, TypeError, KeyError, RuntimeError, InputError) as exc:
+        raise ArtifactError(f"detector {directory}: its weights do not fit its {n_inputs} inputs ({exc}); the "
+                            "artifact is corrupted or was tampered with") from None
+    if p.shape != (1,) or not np.all(np.isfinite(p)) or not 0.0 <= float(p[0]) <= 1.0:
+        raise ArtifactError(f"detector {directory} gives no probability for a plain input; the artifact is "
+                            "corrupted or was tampered with")
+
+
+def upgrade_artifact(directory: str | Path) -> Path:
+    """Re-save an artifact of format 1 (verified with that format's checks) in the current format, which adds the
+    content hash. Returns the rewritten ``detector.json``."""
+    directory = Path(directory)
+    raw = json.loads((directory / META_FILE).read_text(encoding="utf-8"))
+    if raw.get("format_version") != 1:
+        raise ArtifactError(f"{directory} is not a format-1 artifact")
+    known = {f.name for f in fields(ArtifactMeta)}
+    meta = ArtifactMeta(**{k: v for k, v in raw.items() if k in known})
+    if meta.compute_schema_hash() != meta.schema_hash:
+        raise ArtifactError(f"{directory} fails its schema check; it cannot be upgraded")
+    meta._check_values(directory / META_FILE)
+    meta._check_files(directory)
+    return meta.save(directory)
 
 
 # --- shared training pieces -----------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from faithwatch.detectors.artifact import (
     ArtifactMeta,
     as_labels,
     as_matrix,
+    check_loadable,
     check_probabilities,
     check_version,
     load_arrays,
@@ -465,7 +466,9 @@ class LookbackLens(Detector):
                 alpha=info.get("alpha", 0.0),
                 created=info.get("created", ""),
             )
-        return cls(meta, arrays["lens.coef"], float(arrays["lens.intercept"].reshape(-1)[0]), mapping)
+        lens = cls(meta, arrays["lens.coef"], float(arrays["lens.intercept"].reshape(-1)[0]), mapping)
+        check_loadable(directory, lens.predict_proba_faithful, lens.num_layers * lens.num_heads)
+        return lens
 
     def __repr__(self) -> str:
         via = f", mapped from {self.source_model_id!r}" if self.mapping is not None else ""
