@@ -9,8 +9,10 @@ Layout of an artifact directory::
     probe.safetensors      optional hidden-state probe (see faithwatch.signals.probe.HiddenProbe)
 
 Nothing is ever pickled: arrays go through ``safetensors.numpy`` and xgboost through its own JSON format, so
-loading an artifact cannot execute code. Loading verifies the format tag, the faithwatch major version, the
-``schema_hash`` (sha256 over kind + feature_names + model_id + layers) and the sha256 of every weight file.
+loading an artifact cannot execute code. Loading verifies the format tag and version, the faithwatch major version,
+the ``schema_hash`` (sha256 over kind + feature_names + model_id + layers), the ``content_hash`` (sha256 over every
+other field a score depends on: threshold, params, metrics and the files' checksums), that every listed file lies
+inside the artifact and matches its sha256, and that thresholds and weights are finite and in range.
 
 This module also holds the pieces of training shared by every trained detector (input validation, training
 metrics); thresholds and calibration live in :mod:`faithwatch.detectors.calibration`.
