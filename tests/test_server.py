@@ -6,7 +6,6 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 import torch
@@ -14,11 +13,11 @@ import torch
 pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
 uvicorn = pytest.importorskip("uvicorn")
-
 from fastapi.testclient import TestClient  # noqa: E402
 
 from faithwatch.results import MonitorResult, SentenceReport  # noqa: E402
 from faithwatch.server import create_app  # noqa: E402
+from servers import serve  # noqa: E402
 
 CONTEXT = "The Eiffel Tower is in Paris, France. It was built from 1887 to 1889 by the company of Gustave Eiffel."
 QUESTION = "Who built the tower?"
@@ -169,24 +168,6 @@ class FakeMonitor:
     def score(self, question, context, response) -> MonitorResult:
         assert self.gate.wait(10)
         return self._result([], 0)
-
-
-@contextmanager
-def serve(app) -> Iterator[str]:
-    """Run ``app`` with uvicorn on 127.0.0.1 (ephemeral port) in a thread; always shut down."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 10
-        while not server.started:
-            assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-            time.sleep(0.02)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 def test_disconnect_stops_generation(lm):

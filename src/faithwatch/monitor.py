@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -24,14 +25,20 @@ from faithwatch.signals import (
     SentenceTrace,
     Signal,
     SignalContext,
+    UpstreamToken,
     build_signals,
     default_lid_layers,
     default_signals,
 )
 
+if TYPE_CHECKING:
+    from faithwatch.watch import StreamWatch
+
 #: picks the next token from log-probabilities [V]
 TokenChooser = Callable[[torch.Tensor], int]
 TEACHER_FORCING_CHUNK = 256
+#: ``Monitor(model=NO_MODEL)``: no language model; only model-free signals, given text only
+NO_MODEL = "none"
 #: one record of :meth:`Monitor.score_many`: (question, context, response) or with an instruction as fourth item
 ScoreInput = tuple
 
@@ -44,8 +51,10 @@ def greedy(logprobs: torch.Tensor) -> int:
 class Monitor:
     """Scores every sentence of a RAG answer for faithfulness, live or for a given response.
 
-    ``model``: a :class:`LoadedModel`, a model directory / hub id, or ``None`` for the embedded
-    SmolLM2-135M-Instruct. ``signals``: families to compute (default: :func:`~faithwatch.signals.default_signals`).
+    ``model``: a :class:`LoadedModel`, a model directory / hub id, ``None`` for the embedded
+    SmolLM2-135M-Instruct, or ``"none"`` (:data:`NO_MODEL`) for no model at all: the monitor then computes only
+    model-free signals (alignment, lexical, edits, api) and scores given text.
+    ``signals``: families to compute (default: :func:`~faithwatch.signals.default_signals`).
     ``alignment``: an alignment scorer or its spec (default ``"auto"``: the detector's scorer, else
     ``DEFAULT_SCORER``, ``"nli-minilm+lexical+embedding"``; ``"none"`` for none).
     ``max_false_accept``: flag at the threshold that lets through at most this share of unfaithful sentences
@@ -73,8 +82,11 @@ class Monitor:
         dtype: str | None = None,
         device_map: str | None = None,
     ) -> None:
-        self.lm = model if isinstance(model, LoadedModel) else load_model(model, device=device, dtype=dtype,
-                                                                          device_map=device_map)
+        if model == NO_MODEL:
+            self.lm: LoadedModel | None = None
+        else:
+            self.lm = model if isinstance(model, LoadedModel) else load_model(model, device=device, dtype=dtype,
+                                                                              device_map=device_map)
         self.instruction = instruction
         self.max_new_tokens = max_new_tokens
         self.truncate_context = truncate_context
@@ -86,14 +98,21 @@ class Monitor:
             lid_bank = self.detector.lid_bank  # the bank the detector was trained with
             lid_layers = lid_layers or meta.layers.get("lid")
         wanted = signals or default_signals()
+        if self.lm is None:
+            wanted = signals or [n for n in wanted if registry.signals.get(n).options.get("model_free")]
+            needy = [n for n in wanted if not registry.signals.get(n).options.get("model_free")]
+            if needy:
+                raise InputError(f"signals {needy} need a language model; with model 'none' choose among "
+                                 f"{', '.join(registry.signals.names(model_free=True))}")
         alignment = self._resolve_alignment(alignment, meta)
         if "alignment" not in wanted:
             alignment = None
-        self.alignment = get_scorer(alignment, device=str(self.lm.device)) if isinstance(alignment, str) else alignment
+        where = str(self.lm.device) if self.lm is not None else (device or "cpu")
+        self.alignment = get_scorer(alignment, device=where) if isinstance(alignment, str) else alignment
         self._check_alignment_version(meta)
         if isinstance(lid_bank, (str, Path)):
             lid_bank = LIDBank.load(lid_bank, expect_model_id=self.lm.model_id)
-        layers = tuple(lid_layers) if lid_layers else default_lid_layers(self.lm.num_layers)
+        layers = tuple(lid_layers) if lid_layers else default_lid_layers(self.lm.num_layers) if self.lm else ()
         self.signals = self._build_signals(wanted, layers, lid_bank, tuple(hidden_layers or ()))
         #: no signal reads model output: teacher forcing can skip the model (live generation still runs it)
         self.model_free = all(registry.signals.get(n).options.get("model_free") for n in wanted)
@@ -104,14 +123,20 @@ class Monitor:
         needs = Needs()
         for signal in self.signals:
             needs = needs | signal.needs
-        self.engine = DecodingEngine(self.lm, needs)
+        self.engine = DecodingEngine(self.lm, needs) if self.lm is not None else None
+
+    @property
+    def model_id(self) -> str:
+        """The monitored model's id (:data:`NO_MODEL` without one)."""
+        return NO_MODEL if self.lm is None else self.lm.model_id
 
     def _resolve_detector(self, detector: Detector | str | Path | None) -> Detector:
         if isinstance(detector, Detector):
             return detector
+        model_id = None if self.lm is None else self.lm.model_id  # no model: a model-free detector of any model
         if detector is None:
-            return default_detector(self.lm.model_id)
-        return get_detector(str(detector), expect_model_id=self.lm.model_id)
+            return default_detector(model_id)
+        return get_detector(str(detector), expect_model_id=model_id)
 
     def _threshold(self, max_false_accept: float | None) -> float:
         if max_false_accept is None:
@@ -186,6 +211,7 @@ class Monitor:
         raise AssertionError("unreachable")
 
     def _live(self, question: str, context: str, max_new_tokens: int | None, choose: TokenChooser):
+        self._need_model("generate")
         budget = self.max_new_tokens if max_new_tokens is None else max_new_tokens
         if budget < 1:
             raise InputError(f"max_new_tokens must be at least 1, got {budget}")
@@ -208,11 +234,22 @@ class Monitor:
             yield report
         yield self._result(question, context, tracker, reports, prompts, "live", stop, session.records)
 
+    # --- streamed text -------------------------------------------------------------------------------------
+    def watch(self, question: str, context: str, *, instruction: str | None = None, reserve: int | None = None
+              ) -> StreamWatch:
+        """Score a response that arrives in pieces (e.g. another model's stream): ``add`` text, then ``finish``;
+        each returns the sentences that became final, scored as :meth:`score` would score them."""
+        from faithwatch.watch import StreamWatch
+
+        return StreamWatch(self, question, context, instruction=instruction, reserve=reserve)
+
     # --- teacher forcing ----------------------------------------------------------------------------------
     def score(
         self, question: str, context: str, response: str | Sequence[int], *, instruction: str | None = None
     ) -> MonitorResult:
         """Score an existing response (text, or the model's token ids) by teacher forcing."""
+        if self.lm is None:
+            return self._text_result(question, context, response)
         ids = self._response_ids(response)
         if self.model_free:  # no signal reads the model's output: the prompt is built (limits apply), not run
             prompts = self._prompts(question, context, len(ids), instruction)
@@ -229,6 +266,8 @@ class Monitor:
         float tolerance); a record that cannot be scored gets its :class:`FaithwatchError` in its place."""
         if batch_size < 1:
             raise InputError(f"batch_size must be at least 1, got {batch_size}")
+        if self.lm is None:
+            return [self._or_error(self.score, *r[:3], instruction=r[3] if len(r) > 3 else None) for r in records]
         out: list[MonitorResult | FaithwatchError | None] = [None] * len(records)
         ready: list[tuple[int, PromptPair, list[int]]] = []
         for i, record in enumerate(records):
@@ -255,6 +294,30 @@ class Monitor:
                 out[i] = self._forced_result(records[i][0], prompts, ids, recs)
         return out  # type: ignore[return-value]
 
+    @staticmethod
+    def _or_error(fn: Callable[..., MonitorResult], *args, **kwargs) -> MonitorResult | FaithwatchError:
+        try:
+            return fn(*args, **kwargs)
+        except FaithwatchError as exc:
+            return exc
+
+    def _text_result(self, question: str, context: str, response: str | Sequence[int]) -> MonitorResult:
+        """No model: sentences split from the text (characters as tokens), model-free signals only."""
+        if not isinstance(response, str):
+            raise InputError("without a model the response must be text, not token ids")
+        if not response.strip():
+            raise InputError("The response is empty: there is nothing to score.")
+        prompts = self._prompts(question, context, 0)
+        tracker = SentenceTracker(None)  # type: ignore[arg-type]
+        sentences = tracker.add_text(response) + tracker.finish()
+        records = TokenRecords(token_ids=[])
+        reports = self._reports(sentences, records, question, prompts.context)
+        return self._result(question, prompts.context, tracker, reports, prompts, "teacher-forced", "given", records)
+
+    def _need_model(self, what: str) -> None:
+        if self.lm is None:
+            raise InputError(f"this monitor has no model (model 'none'): it cannot {what}; it scores given text")
+
     def _response_ids(self, response: str | Sequence[int]) -> list[int]:
         if isinstance(response, str):
             if not response.strip():
@@ -275,6 +338,10 @@ class Monitor:
 
     # --- shared -------------------------------------------------------------------------------------------
     def _prompts(self, question: str, context: str, reserve: int, instruction: str | None = None) -> PromptPair:
+        if self.lm is None:  # no prompt to build; the inputs are still checked
+            if not isinstance(context, str) or not context.strip():
+                raise InputError("The context is empty: faithwatch needs a non-empty context.")
+            return PromptPair([], [], "", "", 0, context)
         return build_prompts(
             self.lm.tokenizer, question, context, instruction=instruction or self.instruction,
             max_length=self.lm.max_length, reserve=reserve, truncate_context=self.truncate_context,
@@ -287,12 +354,13 @@ class Monitor:
         return prompts, self.engine.start(prompts)
 
     def _reports(
-        self, sentences: list[Sentence], records: TokenRecords, question: str, context: str
+        self, sentences: list[Sentence], records: TokenRecords, question: str, context: str,
+        upstream: Sequence[UpstreamToken] = (),
     ) -> list[SentenceReport]:
-        """Signals and score of final sentences, from one branch's token records."""
+        """Signals and score of final sentences, from one branch's token records (and an upstream's tokens)."""
         if not sentences:
             return []
-        traces = [SentenceTrace(s, records, question, context) for s in sentences]
+        traces = [SentenceTrace(s, records, question, context, upstream) for s in sentences]
         values: list[dict] = [{} for _ in traces]
         for signal in self.signals:
             for out, computed in zip(values, signal.compute_many(traces), strict=True):
@@ -321,7 +389,7 @@ class Monitor:
     def _result(self, question, context, tracker, reports, prompts, mode, stop, records) -> MonitorResult:
         return MonitorResult(
             question=question, context=context, response=tracker.text, sentences=reports,
-            model_id=self.lm.model_id, detector=self.detector.name,
+            model_id=self.model_id, detector=self.detector.name,
             alignment=None if self.alignment is None else self.alignment.name, mode=mode,
             num_tokens=len(tracker.ids), stop_reason=stop, context_tokens_cut=prompts.context_tokens_cut,
             records=records, token_ends=list(tracker.token_ends),

@@ -43,7 +43,7 @@ class MonitorResult:
     model_id: str
     detector: str
     alignment: str | None
-    mode: str  # "live" or "teacher-forced"
+    mode: str  # "live", "teacher-forced" or "streamed" (another model's text, see faithwatch.watch)
     num_tokens: int
     stop_reason: str  # "eos", "max_new_tokens" or "given"
     context_tokens_cut: int = 0

@@ -63,6 +63,18 @@ class SentenceTracker:
         """Character end offset of each token in :attr:`text`."""
         return self._token_ends
 
+    def add_text(self, text: str) -> list[Sentence]:
+        """Character mode (a tracker made without a tokenizer): add text; return the sentences that became final.
+
+        "Tokens" are characters: ``token_start``/``token_end`` equal ``start``/``end``.
+        """
+        if self.tokenizer is not None:
+            raise TypeError("add_text is for a tracker without a tokenizer; use add(token_ids)")
+        begin = len(self.text)
+        self.text += text
+        self._token_ends.extend(range(begin + 1, len(self.text) + 1))
+        return self._split(final=False) if _BOUNDARY_CHARS.search(self.text, self._final_end) else []
+
     @classmethod
     def split_text(cls, text: str, language: str = "en") -> list[Sentence]:
         """The sentences of a finished text, split as the tracker splits a generation that ended.

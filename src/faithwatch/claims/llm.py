@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
-import random
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -25,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import httpx
 
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
+from faithwatch.retry import MAX_BACKOFF, MAX_RETRY_AFTER, backoff_delay, is_transient, retry_after
 
 if TYPE_CHECKING:
     from faithwatch.models.loading import LoadedModel
@@ -180,9 +179,9 @@ class OpenAICompatibleBackend:
     """
 
     #: the longest exponential backoff between two attempts, in seconds
-    MAX_BACKOFF = 30.0
+    MAX_BACKOFF = MAX_BACKOFF
     #: the longest ``Retry-After`` that is honoured, in seconds
-    MAX_RETRY_AFTER = 60.0
+    MAX_RETRY_AFTER = MAX_RETRY_AFTER
 
     def __init__(
         self,
@@ -279,12 +278,8 @@ class OpenAICompatibleBackend:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
-        """Seconds to wait before attempt ``attempt + 2``: ``Retry-After`` when the server sent one,
-        else ``backoff * 2**attempt`` (capped) with jitter in [half of it, all of it]."""
-        if retry_after is not None:
-            return min(retry_after, self.MAX_RETRY_AFTER)
-        base = min(self.backoff * 2.0**attempt, self.MAX_BACKOFF)
-        return base / 2 + random.uniform(0.0, base / 2)
+        """Seconds to wait before attempt ``attempt + 2`` (:func:`faithwatch.retry.backoff_delay`)."""
+        return backoff_delay(attempt, self.backoff, retry_after)
 
     def _post(self, data: bytes) -> bytes:
         """One attempt: the body of a 2xx answer, else :class:`_Failure`."""
@@ -299,10 +294,9 @@ class OpenAICompatibleBackend:
             raise _Failure(f"connection to {self.url} failed: {exc}", retry=True) from None
         if response.is_success:
             return response.content
-        status = response.status_code
-        transient = status == 429 or status >= 500
+        transient = is_transient(response.status_code)
         raise _Failure(self._http_error(response), retry=transient,
-                       wait=_retry_after(response) if transient else None)
+                       wait=retry_after(response) if transient else None)
 
     def _http_error(self, response: httpx.Response) -> str:
         detail = response.content.decode("utf-8", "replace").strip()
@@ -332,17 +326,6 @@ class OpenAICompatibleBackend:
         if choice.get("finish_reason") == "length":
             log.info("%s: the answer was cut at max_tokens", self.name)
         return content
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    """The ``Retry-After`` header in seconds, or ``None`` when absent or not a number of seconds
-    (an HTTP date is ignored: the exponential backoff applies then)."""
-    value = response.headers.get("Retry-After", "").strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        return None
-    return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
 def get_backend(

@@ -13,15 +13,16 @@ log = logging.getLogger(__name__)
 SHIPPED_DIR = Path(__file__).parent / "default"
 
 
-def default_detector(model_id: str) -> Detector:
-    """The shipped trained detector when it was trained for ``model_id``, else the heuristic."""
+def default_detector(model_id: str | None) -> Detector:
+    """The shipped trained detector when it was trained for ``model_id`` (``None``: no model, any detector whose
+    features need none), else the heuristic."""
     from faithwatch.detectors import load_detector
 
     if (SHIPPED_DIR / "detector.json").is_file():
         import json
 
         trained_for = json.loads((SHIPPED_DIR / "detector.json").read_text()).get("model_id")
-        if trained_for == model_id:
+        if model_id is None or trained_for == model_id:
             return load_detector(SHIPPED_DIR, expect_model_id=model_id)
         log.info("the shipped detector is for %s, not %s: using the heuristic", trained_for, model_id)
     return HeuristicDetector()

@@ -9,6 +9,7 @@ of batch row 0 (the RAG sequence) are softmaxed here, so no T x T matrix over th
 from __future__ import annotations
 
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import torch
@@ -37,18 +38,18 @@ class LookbackRecorder:
         return torch.stack([self.per_layer[i] for i in range(num_layers)], dim=2)
 
 
-_active: LookbackRecorder | None = None
+# per thread (and task): two models, or one model in two threads, never see each other's recorder
+_active: ContextVar[LookbackRecorder | None] = ContextVar("faithwatch_lookback", default=None)
 
 
 @contextmanager
 def recording(recorder: LookbackRecorder | None):
     """Record lookback ratios during the forward passes in this block (``None`` records nothing)."""
-    global _active
-    previous, _active = _active, recorder
+    token = _active.set(recorder)
     try:
         yield recorder
     finally:
-        _active = previous
+        _active.reset(token)
 
 
 def _lookback(module, query, key, attention_mask, scaling, rec: LookbackRecorder) -> torch.Tensor:
@@ -77,7 +78,7 @@ def _lookback(module, query, key, attention_mask, scaling, rec: LookbackRecorder
 
 def faithwatch_attention(module, query, key, value, attention_mask, dropout=0.0, scaling=None, **kwargs):
     """SDPA attention that also records lookback ratios when a recorder is active."""
-    rec = _active
+    rec = _active.get()
     if rec is not None and rec.rows > 0:
         with torch.no_grad():
             rec.per_layer[module.layer_idx] = _lookback(module, query, key, attention_mask, scaling, rec)

@@ -51,6 +51,7 @@ from fastapi.security import HTTPBearer
 from faithwatch._version import __version__
 from faithwatch.alignment import CHECK_SCORER, plain_specs
 from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError, ModelNotAvailableError
+from faithwatch.server.chat import ChatRequest, completion, generate_choices, sampler
 from faithwatch.server.limits import KEY_COOKIE, AccessMiddleware, BodyLimitMiddleware
 from faithwatch.server.pool import Cancelled, CancelToken, QueueFullError, WorkPool
 from faithwatch.server.schemas import CheckRequest, GenerateRequest, MonitorRequest, ScoreRequest
@@ -130,18 +131,6 @@ def _finite(value: Any) -> Any:
 
 def _sse(event: str, data: Any) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, allow_nan=False)}\n\n".encode()
-
-
-def _sampler(temperature: float, seed: int) -> Callable[[torch.Tensor], int]:
-    if temperature <= 0:
-        return lambda logp: int(torch.argmax(logp))
-    generator = torch.Generator().manual_seed(seed)
-
-    def sample(logp: torch.Tensor) -> int:
-        probs = torch.softmax(logp.float() / temperature, dim=-1)
-        return int(torch.multinomial(probs, 1, generator=generator))
-
-    return sample
 
 
 def create_app(
@@ -392,7 +381,7 @@ def create_app(
         def job(tok: CancelToken) -> None:
             push("start", {"queue_wait_s": round(time.monotonic() - admitted, 4)})
             try:  # every failure of the job is the stream's last event
-                base = _sampler(body.temperature, body.seed)
+                base = sampler(body.temperature, body.seed)
 
                 def choose(logp: torch.Tensor) -> int:
                     tok.check()  # disconnect / timeout: stop before the next token
@@ -533,6 +522,63 @@ def create_app(
                 raise InputError("the alignment checker needs an alignment scorer, not 'none'")
             scorers[alignment] = scorer
         return scorers[alignment]
+
+    @app.post("/v1/chat/completions", summary="OpenAI-compatible chat completions of the served model "
+              "(unmonitored; the upstream of `faithwatch proxy`, docs/proxy.md)", **v1)
+    async def chat_completions(body: ChatRequest, request: Request) -> Response:
+        budget = body.budget or max_new_tokens
+        check_new_tokens(budget)
+        model_id = monitor.lm.model_id
+
+        def run(tok: CancelToken, on_delta: Any = None) -> list[dict[str, Any]]:
+            with model_lock:
+                return generate_choices(monitor.lm, body, budget, tok.check, on_delta)
+
+        if not body.stream:
+            return JSONResponse(completion(model_id, await run_job(run, request)))
+        loop = asyncio.get_running_loop()
+        events: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        token = CancelToken(request_timeout_s)
+        base = {"id": completion(model_id, [])["id"], "object": "chat.completion.chunk", "created": int(time.time()),
+                "model": model_id}
+
+        def push(item: dict[str, Any] | None) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is gone (server shutting down)
+                loop.call_soon_threadsafe(events.put_nowait, item)
+
+        def on_delta(index: int, text: str, entries: list[dict[str, Any]], finish: str | None) -> None:
+            delta = {"content": text} if text else {}
+            choice = {"index": index, "delta": delta, "finish_reason": finish,
+                      "logprobs": {"content": entries} if body.logprobs and entries else None}
+            push({**base, "choices": [choice]})
+
+        def job(tok: CancelToken) -> None:
+            try:
+                push({**base, "choices": [{"index": i, "delta": {"role": "assistant", "content": ""},
+                                           "finish_reason": None} for i in range(body.n)]})
+                run(tok, on_delta)
+            except Exception as exc:  # noqa: BLE001 - reported on the stream
+                push({"error": _event(_problem_of(exc))})
+            push(None)
+
+        try:
+            future = pool.submit(job, token)
+        except QueueFullError as exc:
+            raise _queue_full(exc) from None
+        future.add_done_callback(lambda f: push(None) if f.cancelled() or f.exception() else None)
+
+        async def stream() -> AsyncIterator[bytes]:
+            try:
+                while True:
+                    item = await events.get()
+                    if item is None:
+                        break
+                    yield f"data: {json.dumps(item, allow_nan=False)}\n\n".encode()
+                yield b"data: [DONE]\n\n"
+            finally:  # closed early (the client went away): stop generating
+                token.cancel("client disconnected")
+
+        return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
     @app.post("/v1/check", summary="Extract claims and check each against the context(s)", **v1)
     async def check(body: CheckRequest) -> dict[str, Any]:

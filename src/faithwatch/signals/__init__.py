@@ -22,7 +22,8 @@ _HOMES = {
     "ContrastiveSignal": "contrastive", "EditSignal": "edits", "EntropySignal": "entropy",
     "HiddenStateSignal": "hidden", "InfluenceSignal": "influence", "LexicalSignal": "lexical", "LIDBank": "lid",
     "LIDSignal": "lid", "default_lid_layers": "lid", "lid_mle": "lid", "LikelihoodSignal": "likelihood",
-    "LookbackSignal": "lookback", "HiddenProbe": "probe", "ProbeSignal": "probe",
+    "LookbackSignal": "lookback", "HiddenProbe": "probe", "ProbeSignal": "probe", "UpstreamToken": "base",
+    "UpstreamSignal": "upstream",
 }
 
 
@@ -63,6 +64,8 @@ _add("lexical", lambda c: _cls("LexicalSignal")(), "lexical evidence (novel numb
 _add("edits", lambda c: _cls("EditSignal")(), "near-copy edits of a context sentence", default=True, text=True,
      model_free=True)
 _add("probe", lambda c: _cls("ProbeSignal")(c.probe), "the detector's hidden-state probe", default=True)
+_add("api", lambda c: _cls("UpstreamSignal")(), "a served model's reported log-probabilities (faithwatch proxy)",
+     default=False, model_free=True)
 _add("hidden", lambda c: _cls("HiddenStateSignal")(c.layers, c.hidden_layers), "raw hidden states (opt-in)",
      default=False)
 

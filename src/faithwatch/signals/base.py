@@ -15,6 +15,18 @@ from faithwatch.sentences import Sentence
 FeatureValue = float | None | np.ndarray
 
 
+@dataclass(frozen=True)
+class UpstreamToken:
+    """A token as another model's API reported it (OpenAI ``logprobs``): its text, the character span it covers
+    in the response, its log-probability and the top alternatives' log-probabilities (may be empty)."""
+
+    text: str
+    start: int
+    end: int
+    logprob: float
+    top_logprobs: tuple[float, ...] = ()
+
+
 @dataclass
 class SentenceTrace:
     """Everything recorded for one sentence of a response, plus the inputs it was generated from."""
@@ -23,6 +35,14 @@ class SentenceTrace:
     records: TokenRecords
     question: str
     context: str
+    #: the upstream model's tokens of the whole response, when a served model reported log-probabilities
+    upstream: Sequence[UpstreamToken] = ()
+
+    @property
+    def upstream_tokens(self) -> list[UpstreamToken]:
+        """The upstream tokens that overlap this sentence's characters."""
+        s = self.sentence
+        return [t for t in self.upstream if t.end > s.start and t.start < s.end]
 
     def _pick(self, values: list) -> np.ndarray:
         return np.asarray(values[self.sentence.token_start : self.sentence.token_end])

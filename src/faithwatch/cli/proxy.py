@@ -1,0 +1,98 @@
+"""`faithwatch proxy`: an OpenAI-compatible proxy that scores every sentence of a served model (docs/proxy.md)."""
+
+from __future__ import annotations
+
+import typer
+
+from faithwatch.cli._common import DetectorOpt, DeviceOpt, DtypeOpt, ThreadsOpt, err, fail, group
+from faithwatch.errors import FaithwatchError, InputError
+
+app = group()
+
+
+@app.command()
+def proxy(
+    upstream: str = typer.Option(..., "--upstream", help="Base URL of the OpenAI-compatible server to guard, "
+                                 "e.g. http://localhost:8000/v1 (vLLM) or http://127.0.0.1:8080/v1 "
+                                 "(faithwatch serve)."),
+    upstream_model: str | None = typer.Option(None, "--upstream-model", help="Model name sent upstream when a "
+                                              "request names none."),
+    upstream_key: str | None = typer.Option(None, "--upstream-key", envvar="FAITHWATCH_UPSTREAM_KEY",
+                                            show_envvar=True, help="API key for the upstream (Bearer)."),
+    model: str = typer.Option("embedded", "--model", "-m", help="The local white-box copy that scores each "
+                              "sentence: the embedded SmolLM2-135M ('embedded'), an HF causal LM dir or hub id "
+                              "(the upstream's model, or a smaller surrogate), or 'none' for model-free signals "
+                              "only (alignment, lexical, edits, api)."),
+    policy: str = typer.Option("annotate", "--policy", help="annotate: pass everything through with scores | "
+                               "abstain: stop at the first flagged sentence and refuse | fod: backtrack and "
+                               "search for faithful sentences over the upstream."),
+    detector: str | None = DetectorOpt,
+    alignment: str = typer.Option("auto", "--alignment", help="Alignment scorer (default: the detector's)."),
+    threshold: float | None = typer.Option(None, "--threshold", min=0.0, max=1.0, help="annotate/abstain: flag "
+                                           "below this (default: the detector's)."),
+    tau1: float | None = typer.Option(None, "--tau1", min=0.0, max=1.0, help="fod: backtrack below this "
+                                      "(default: the detector's threshold)."),
+    tau2: float | None = typer.Option(None, "--tau2", min=0.0, max=1.0, help="fod: prune candidates below this "
+                                      "(default: the detector's threshold)."),
+    beams: int = typer.Option(2, "--beams", min=1, help="fod: beams kept (K)."),
+    samples: int = typer.Option(6, "--samples", min=1, help="fod: continuations per step (S)."),
+    temperature: float = typer.Option(0.7, "--temperature", min=0.0, help="fod: sampling temperature of the "
+                                      "continuations."),
+    continuation: str = typer.Option("continue", "--continuation", help="fod: 'continue' sends the faithful prefix "
+                                     "as a partial assistant message (continue_final_message, as vLLM); "
+                                     "'reprompt' asks in a user message, for upstreams that cannot continue."),
+    logprobs: bool = typer.Option(False, "--logprobs", help="Ask the upstream for log-probabilities (top 5) for "
+                                  "the black-box api_* features."),
+    markers: str = typer.Option("<context>,</context>", "--markers", help="Start and end marker of the context "
+                                "inside the system or last user message, comma-separated."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
+    port: int = typer.Option(8081, "--port", min=0, max=65535, help="TCP port."),
+    timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="Seconds to wait for the upstream (to connect, "
+                                  "and between two streamed chunks)."),
+    retries: int = typer.Option(2, "--retries", min=0, help="Retries on connection errors, 429 and 5xx."),
+    api_key: str | None = typer.Option(None, "--api-key", envvar="FAITHWATCH_API_KEY", show_envvar=True,
+                                       help="Require 'Authorization: Bearer KEY' from clients."),
+    device: str | None = DeviceOpt,
+    dtype: str = DtypeOpt,
+    threads: int | None = ThreadsOpt,
+    log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
+) -> None:
+    """Serve an OpenAI-compatible /v1/chat/completions in front of --upstream; every sentence of every answer is
+    scored (a 'faithwatch' field on the chunks), and the policy can stop or steer unfaithful answers."""
+    try:
+        import uvicorn
+
+        from faithwatch.proxy import POLICIES, ProxySettings, Upstream, create_proxy_app
+    except ImportError as exc:
+        raise fail(InputError(f"`faithwatch proxy` needs fastapi and uvicorn ({exc}): pip install "
+                              "'faithwatch[server]'")) from None
+    from faithwatch.monitor import NO_MODEL, Monitor
+
+    if policy not in POLICIES:
+        raise fail(InputError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}"))
+    marks = [m for m in markers.split(",")]
+    if len(marks) != 2 or not all(m.strip() for m in marks):
+        raise fail(InputError(f"--markers needs a start and an end marker separated by a comma, got {markers!r}"))
+    try:
+        settings = ProxySettings(policy=policy, threshold=threshold, tau1=tau1, tau2=tau2, beams=beams,
+                                 samples=samples, temperature=temperature, continuation=continuation,
+                                 logprobs=logprobs)
+        client = Upstream(upstream, api_key=upstream_key, model=upstream_model, timeout=timeout, retries=retries)
+    except ValueError as exc:
+        raise fail(InputError(str(exc))) from None
+    signals = None
+    if logprobs:
+        from faithwatch.signals import default_signals
+
+        signals = [*default_signals(), "api"]
+    try:
+        with err.status("Loading the local model…", spinner="dots"):
+            local = None if model == "embedded" else model
+            monitor = Monitor(local, detector=detector, alignment=alignment, device=device,
+                              dtype=None if model == NO_MODEL else dtype, signals=signals)
+        application = create_proxy_app(monitor, client, settings, markers=marks, api_key=api_key)
+    except FaithwatchError as exc:
+        raise fail(exc) from None
+    err.print(f"faithwatch proxy on http://{host}:{port}/v1 -> {upstream} (policy {policy}; scoring with "
+              f"{monitor.model_id}, detector {monitor.detector.name}, threshold {monitor.threshold:.3f})")
+    uvicorn.run(application, host=host, port=port, log_level=log_level)

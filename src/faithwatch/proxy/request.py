@@ -1,0 +1,94 @@
+"""What the proxy needs from an OpenAI chat request: the question, the RAG context, and the body to forward.
+
+The context comes from (first match wins):
+
+1. a ``context`` field of the request body (``extra_body={"context": ...}`` in the OpenAI client; a string or a
+   list of passages). It is removed before forwarding, and when no message already holds it, it is added to the
+   system message (a new one first if there is none) so that the upstream model sees what it is judged against;
+2. text between the markers (default ``<context>`` and ``</context>``) in the system message or the last user
+   message. The markers are forwarded unchanged.
+
+The question is the last user message, without a marked context block. A request with neither is forwarded
+unmonitored, and the answer says so.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from faithwatch.errors import InputError
+
+DEFAULT_MARKERS = ("<context>", "</context>")
+CONTEXT_HEADER = "Context:\n"
+
+
+@dataclass
+class RagRequest:
+    """A chat request split for monitoring."""
+
+    body: dict[str, Any]  # what goes to the upstream
+    question: str
+    context: str | None  # None: nothing to monitor against
+    source: str  # "field", "system", "user" or "none"
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The text of a chat message (a string, or the text parts of a content list)."""
+    content = message.get("content")
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    raise InputError(f"message content must be a string or a list of parts, not {type(content).__name__}")
+
+
+def _marked(text: str, markers: tuple[str, str]) -> tuple[str | None, str]:
+    """(the marked context, the text without the marked block), or (None, text)."""
+    start, end = markers
+    match = re.search(re.escape(start) + r"(.*?)" + re.escape(end), text, flags=re.S)
+    if not match:
+        return None, text
+    return match.group(1).strip(), (text[: match.start()] + text[match.end() :]).strip()
+
+
+def split_request(body: dict[str, Any], markers: tuple[str, str] = DEFAULT_MARKERS) -> RagRequest:
+    """Split ``body`` (an OpenAI chat request) into what to forward, the question and the context."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
+        raise InputError("'messages' must be a non-empty list of message objects")
+    body = copy.deepcopy(body)
+    users = [m for m in body["messages"] if m.get("role") == "user"]
+    question = message_text(users[-1]) if users else ""
+    field = body.pop("context", None)
+    if field is not None:
+        if isinstance(field, list) and all(isinstance(p, str) for p in field):
+            field = "\n\n".join(p.strip() for p in field)
+        if not isinstance(field, str) or not field.strip():
+            raise InputError("'context' must be a non-empty string or a list of strings")
+        context = field.strip()
+        _, question = _marked(question, markers)
+        if not any(context in message_text(m) for m in body["messages"]):
+            _add_to_system(body["messages"], context)
+        return RagRequest(body, question, context, "field")
+    for role, pool in (("system", [m for m in body["messages"] if m.get("role") == "system"]), ("user", users[-1:])):
+        for message in pool:
+            found, rest = _marked(message_text(message), markers)
+            if found:
+                if role == "user":
+                    question = rest
+                return RagRequest(body, question, found, role)
+    return RagRequest(body, question, None, "none")
+
+
+def _add_to_system(messages: list[dict[str, Any]], context: str) -> None:
+    block = CONTEXT_HEADER + context
+    for message in messages:
+        if message.get("role") == "system" and isinstance(message.get("content"), str):
+            message["content"] = message["content"].rstrip() + "\n\n" + block
+            return
+    messages.insert(0, {"role": "system", "content": block})

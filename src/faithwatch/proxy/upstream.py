@@ -1,0 +1,157 @@
+"""The upstream OpenAI-compatible server: chat completions over httpx, streamed or not, with retries and
+time-outs (:mod:`faithwatch.retry`); its errors pass through to the proxy's client with their status."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+
+from faithwatch.retry import backoff_delay, is_transient, retry_after
+
+log = logging.getLogger(__name__)
+_EXCERPT = 300
+
+
+class UpstreamError(Exception):
+    """The upstream failed: ``status`` and ``payload`` (an OpenAI-style error object) go to the client."""
+
+    def __init__(self, status: int, message: str, payload: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.payload = payload or {"error": {"message": message, "type": "upstream_error", "code": status}}
+
+
+class Upstream:
+    """Chat completions of ``base_url`` (e.g. ``http://localhost:8000/v1``).
+
+    ``model`` fills in (or, with ``force_model``, replaces) the request's model. ``timeout``: seconds to connect
+    and between two received chunks. ``retries``: extra attempts on connection errors, 429 and 5xx before the
+    answer starts; a stream that broke after it started is never replayed.
+    """
+
+    def __init__(self, base_url: str, *, api_key: str | None = None, model: str | None = None,
+                 force_model: bool = False, timeout: float = 60.0, retries: int = 2, backoff: float = 0.5,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"the upstream URL must start with http:// or https://, got {base_url!r}")
+        self.base_url = base_url.rstrip("/")
+        self.model, self.force_model = model, force_model
+        self.retries, self.backoff = retries, backoff
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.client = httpx.AsyncClient(timeout=httpx.Timeout(timeout), headers=headers, transport=transport)
+        self.calls = 0
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def prepare(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The body with the configured model."""
+        if self.model and (self.force_model or not body.get("model")):
+            body = {**body, "model": self.model}
+        return body
+
+    async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        """One non-streamed chat completion (JSON)."""
+        async with self._open({**self.prepare(body), "stream": False}) as response:
+            raw = await response.aread()
+        try:
+            data = json.loads(raw)
+            if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
+                raise ValueError("no choices")
+        except (ValueError, UnicodeDecodeError):
+            raise UpstreamError(502, f"the upstream sent an answer that is not a chat completion: "
+                                     f"{raw[:_EXCERPT].decode('utf-8', 'replace')!r}") from None
+        return data
+
+    @asynccontextmanager
+    async def stream(self, body: dict[str, Any]) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
+        """Stream a chat completion: yields an iterator of parsed chunks; leaving the block closes the upstream
+        connection (so a client that went away stops the upstream's generation)."""
+        async with self._open({**self.prepare(body), "stream": True}) as response:
+            yield self._chunks(response)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    async def _chunks(self, response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+        try:
+            async for line in response.aiter_lines():
+                if not line.startswith("data:"):
+                    continue  # comments, event names, keep-alives
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    return
+                try:
+                    chunk = json.loads(data)
+                except ValueError:
+                    raise UpstreamError(502, f"the upstream sent malformed JSON in its stream: {data[:_EXCERPT]!r}"
+                                        ) from None
+                if not isinstance(chunk, dict):
+                    raise UpstreamError(502, f"the upstream sent a chunk that is not an object: {data[:_EXCERPT]!r}")
+                if "error" in chunk and "choices" not in chunk:  # an error reported inside the stream
+                    message = (chunk["error"] or {}).get("message", "error") if isinstance(chunk["error"], dict) \
+                        else str(chunk["error"])
+                    text = f"the upstream failed mid-stream: {message}"
+                    raise UpstreamError(502, text, {"error": {"message": text, "type": "upstream_error",
+                                                              "code": 502, "upstream": chunk["error"]}})
+                yield chunk
+        except httpx.TimeoutException:
+            raise UpstreamError(504, f"the upstream stopped sending for longer than {self._read_timeout()} s"
+                                ) from None
+        except httpx.TransportError as exc:
+            raise UpstreamError(502, f"the upstream connection broke mid-stream: {exc}") from None
+
+    def _read_timeout(self) -> float | None:
+        return self.client.timeout.read
+
+    @asynccontextmanager
+    async def _open(self, body: dict[str, Any]) -> AsyncIterator[httpx.Response]:
+        attempts = self.retries + 1
+        for attempt in range(attempts):
+            last = attempt + 1 == attempts
+            self.calls += 1
+            request = self.client.build_request("POST", self.url, json=body)
+            try:
+                response = await self.client.send(request, stream=True)
+            except httpx.TimeoutException:
+                failure = UpstreamError(504, f"the upstream {self.url} did not answer within "
+                                             f"{self._read_timeout()} s")
+                wait = None
+            except httpx.TransportError as exc:
+                failure, wait = UpstreamError(502, f"cannot reach the upstream {self.url}: {exc}"), None
+            else:
+                if response.is_success:
+                    try:
+                        yield response
+                    finally:
+                        await response.aclose()
+                    return
+                raw = await response.aread()
+                await response.aclose()
+                failure = _http_error(response.status_code, raw)
+                if not is_transient(response.status_code):
+                    raise failure
+                wait = retry_after(response)
+            if last:
+                raise failure
+            delay = backoff_delay(attempt, self.backoff, wait)
+            log.warning("upstream: %s; retrying in %.2f s (attempt %d of %d)", failure, delay, attempt + 2, attempts)
+            await asyncio.sleep(delay)
+
+
+def _http_error(status: int, raw: bytes) -> UpstreamError:
+    text = raw[:_EXCERPT].decode("utf-8", "replace")
+    try:
+        payload = json.loads(raw)
+    except ValueError:
+        payload = None
+    if not isinstance(payload, dict) or "error" not in payload:
+        payload = {"error": {"message": text or f"HTTP {status}", "type": "upstream_error", "code": status}}
+    return UpstreamError(status, f"the upstream answered HTTP {status}: {text}", payload)
