@@ -32,6 +32,8 @@ def test_the_cli_loads_without_the_extras_and_names_the_missing_one(tmp_path) ->
     assert "pip install 'faithwatch[train]'" in " ".join(train.stderr.split())
     serve = _run("serve", "--port", "0")
     assert serve.returncode == 2 and "faithwatch[server]" in " ".join(serve.stderr.split())
+    proxy = _run("proxy", "--upstream", "http://127.0.0.1:9/v1")
+    assert proxy.returncode == 2 and "faithwatch[server]" in " ".join(proxy.stderr.split())
 
 
 def test_version_and_help_import_neither_torch_nor_transformers() -> None:

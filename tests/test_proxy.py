@@ -234,3 +234,26 @@ def test_proxy_in_front_of_faithwatch_serve(lm, one_thread):
     assert _content(events) == direct["choices"][0]["message"]["content"]  # the proxy changes nothing
     summary = events[-1]["faithwatch"]["summary"]
     assert summary["model_id"] == lm.model_id and summary["sentences"] >= 1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--policy", "bogus"], "unknown policy"),
+    (["--markers", "<c>"], "--markers"),
+    (["--continuation", "psychic"], "continuation"),
+])
+def test_cli_refuses_bad_options_with_one_line(args, message):
+    from typer.testing import CliRunner
+
+    from faithwatch.cli import app
+
+    result = CliRunner().invoke(app, ["proxy", "--upstream", "http://127.0.0.1:9/v1", "--model", "none", *args])
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_cli_refuses_an_upstream_that_is_not_a_url():
+    from typer.testing import CliRunner
+
+    from faithwatch.cli import app
+
+    result = CliRunner().invoke(app, ["proxy", "--upstream", "localhost:8000", "--model", "none"])
+    assert result.exit_code == 2 and "http://" in result.output

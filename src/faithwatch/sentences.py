@@ -59,6 +59,16 @@ class SentenceTracker:
         return done
 
     @property
+    def final_end(self) -> int:
+        """Characters of :attr:`text` that belong to final sentences."""
+        return self._final_end
+
+    def may_end(self, text: str) -> bool:
+        """Whether ``text`` (the tracked text and what follows) holds a possible sentence end after the final
+        sentences: only then can more text make a sentence final."""
+        return bool(_BOUNDARY_CHARS.search(text, self._final_end))
+
+    @property
     def token_ends(self) -> list[int]:
         """Character end offset of each token in :attr:`text`."""
         return self._token_ends

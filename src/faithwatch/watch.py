@@ -38,7 +38,8 @@ def stable_end(text: str) -> int:
 
 class StreamWatch:
     """One response being watched: :meth:`add` text pieces, then :meth:`finish`; each returns the sentences that
-    became final, scored. ``latencies`` holds the seconds each sentence's scoring took, in order."""
+    became final, scored. ``latencies`` holds the seconds each sentence cost (teacher forcing and scoring the call
+    that made it final, shared among the sentences it finalised), in order."""
 
     def __init__(self, monitor: Monitor, question: str, context: str, *, instruction: str | None = None,
                  reserve: int | None = None) -> None:
@@ -71,15 +72,19 @@ class StreamWatch:
             self.upstream.append(UpstreamToken(token, at, at + len(token), float(logprob), tuple(map(float, top))))
             at += len(token)
         self.text += text
-        return self._advance(stable_end(self.text))
+        if not self.tracker.may_end(self.text):  # no sentence can end yet: feed later, in one chunk
+            return []
+        start = time.perf_counter()
+        return self._timed(self._advance(stable_end(self.text)), start)
 
     def finish(self) -> list[SentenceReport]:
         """The response ended: every remaining sentence is final."""
         if self._finished:
             return []
+        start = time.perf_counter()
         out = self._advance(len(self.text))
         self._finished = True
-        return out + self._score(self.tracker.finish())
+        return self._timed(out + self._score(self.tracker.finish()), start)
 
     def result(self, stop: str = "given") -> MonitorResult:
         """Everything scored so far, as :meth:`Monitor.score` returns it."""
@@ -110,9 +115,14 @@ class StreamWatch:
     def _score(self, sentences: list[Sentence]) -> list[SentenceReport]:
         if not sentences:
             return []
-        start = time.perf_counter()
         reports = self.monitor._reports(sentences, self.records, self.question, self.context, self.upstream)
-        took = (time.perf_counter() - start) / len(reports)
         self.reports += reports
-        self.latencies += [took] * len(reports)
+        return reports
+
+    def _timed(self, reports: list[SentenceReport], start: float) -> list[SentenceReport]:
+        """Each sentence's latency: the call that made it final (feeding and scoring), shared among its
+        sentences."""
+        if reports:
+            took = (time.perf_counter() - start) / len(reports)
+            self.latencies += [took] * len(reports)
         return reports
