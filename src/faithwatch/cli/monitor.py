@@ -36,8 +36,15 @@ SHOWN = ("align_score", "novel_numbers", "novel_entities", "edit_swap_num", "edi
 AlignOpt = typer.Option(
     "auto", "--alignment", help=f"auto (the detector's scorer, else {DEFAULT_SCORER}) | {spec_help()}"
 )
-SignalsOpt = typer.Option(",".join(default_signals()), "--signals", help="Comma-separated signal families to compute "
-                          f"(also: {', '.join(registry.signals.names(default=False))}).")
+SignalsOpt = typer.Option(None, "--signals", help="Comma-separated signal families to compute (default: "
+                          f"{','.join(default_signals())}; with --model none, the model-free ones; also: "
+                          f"{', '.join(registry.signals.names(default=False))}).")
+
+
+def signal_list(signals: str | None) -> list[str] | None:
+    """The chosen families, or ``None`` for the monitor's default."""
+    chosen = [s.strip() for s in (signals or "").split(",") if s.strip()]
+    return chosen or None
 LidOpt = typer.Option(None, "--lid-bank", help="LID reference bank (.safetensors); without it lid_* are absent.")
 TruncOpt = typer.Option(False, "--truncate-context", help="Cut the context's tail to fit the model (with a warning).")
 MaxFalseAcceptOpt = typer.Option(None, "--max-false-accept", help="Flag at the threshold that lets through at most "
@@ -52,7 +59,7 @@ def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, devi
         raise InputError(f"--max-false-accept must be between 0 and 1 (exclusive), got {max_false_accept}")
     with err.status("Loading model…", spinner="dots"):
         return Monitor(
-            model, alignment=alignment, signals=[s.strip() for s in signals.split(",") if s.strip()],
+            model, alignment=alignment, signals=signal_list(signals),
             lid_bank=lid_bank, detector=detector, truncate_context=truncate, device=device, dtype=dtype,
             device_map=device_map,
             max_new_tokens=max_new_tokens, max_false_accept=max_false_accept,
@@ -80,7 +87,7 @@ def monitor(
     json_lines: bool = typer.Option(False, "--json", help="One JSON object per line instead of coloured text."),
     vectors: bool = typer.Option(False, "--vectors", help="With --json: include per-head lookback ratios."),
     alignment: str = AlignOpt,
-    signals: str = SignalsOpt,
+    signals: str | None = SignalsOpt,
     lid_bank: Path | None = LidOpt,
     detector: str | None = DetectorOpt,
     truncate_context: bool = TruncOpt,
@@ -135,7 +142,7 @@ def score(
     vectors: bool = typer.Option(True, "--vectors/--no-vectors", help="Include per-head lookback ratios."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Start afresh instead of resuming."),
     alignment: str = AlignOpt,
-    signals: str = SignalsOpt,
+    signals: str | None = SignalsOpt,
     lid_bank: Path | None = LidOpt,
     detector: str | None = DetectorOpt,
     truncate_context: bool = TruncOpt,
@@ -162,7 +169,7 @@ def score(
 
             kwargs = {"model": model, "alignment": alignment, "detector": detector, "truncate_context":
                       truncate_context, "device": device, "dtype": dtype, "device_map": device_map,
-                      "signals": [s.strip() for s in signals.split(",") if s.strip()],
+                      "signals": signal_list(signals),
                       "lid_bank": str(lid_bank) if lid_bank else None}
             settings = RaySettings(address=address, workers=workers, gpus_per_worker=gpus_per_worker,
                                    batch_size=max(batch_size, 1), threads=threads)
