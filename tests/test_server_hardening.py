@@ -138,7 +138,7 @@ def test_job_failing_before_generation_ends_the_stream_with_an_error(lm, monkeyp
     def broken_sampler(temperature, seed):
         raise RuntimeError("Overflow when unpacking long")
 
-    monkeypatch.setattr(app_module, "_sampler", broken_sampler)
+    monkeypatch.setattr(app_module, "sampler", broken_sampler)
     fake = FakeMonitor(lm, delay=0.0)
     with serve(create_app(fake, request_timeout_s=30)) as url, httpx.Client(base_url=url, timeout=5) as http:
         events, _ = _stream(http, {"question": "q", "context": "c", "temperature": 0.7, "max_new_tokens": 5})
