@@ -4,6 +4,8 @@ Input lines: ``{"id"?: str|int, "context": str, "question": str, "response": str
 Each finished record is appended to the output and flushed to disk at once, so a crash loses at most
 the record in progress; re-running skips the records already in the output (a torn last line is
 dropped). A bad record is reported with its line number and the rest are processed.
+:func:`check_record` is the one validation of an input record: Ray's Parquet input (:mod:`faithwatch.scale`)
+checks its rows with it too.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from faithwatch.store import CorruptLine, JsonlStore
 class BadRecord:
     """A record that could not be scored."""
 
-    line: int
+    line: int | None  # None: an input without line numbers (Parquet)
     id: str | None
     error: str
+    path: str | None = None  # the file it came from, when the input is several files
 
 
 @dataclass
@@ -42,13 +45,35 @@ class BatchSummary:
     seconds: float = 0.0
     #: unreadable lines found in an existing output (kept in the file, not counted as done)
     corrupt_output: list[CorruptLine] = field(default_factory=list)
+    #: where the bad records are listed (a file, or a folder of shards)
+    errors: Path | None = None
 
 
 @dataclass
 class Record:
-    line: int
+    line: int | None
     id: str
     data: dict[str, Any]
+
+
+def check_record(data: Any, line: int | None, model: type[ScoreRecord] | type[CheckRecord] = ScoreRecord,
+                 path: str | None = None) -> Record | BadRecord:
+    """Validate one decoded input record as ``model`` (:mod:`faithwatch.records`).
+
+    A record without an ``id`` is named ``line-<line>``; without a ``line`` (Parquet rows have none) it is bad.
+    """
+    if not isinstance(data, dict):
+        return BadRecord(line, None, f"expected a JSON object, got {type(data).__name__}", path)
+    raw_id = data.get("id")
+    rid = str(raw_id) if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else None
+    record, problems = parse(model, data)
+    if problems:
+        return BadRecord(line, rid, "; ".join(problems), path)
+    if rid is None:
+        if line is None:
+            return BadRecord(None, None, "'id' is missing (an input without line numbers needs one per record)", path)
+        rid = f"line-{line}"
+    return Record(line, rid, data)
 
 
 def read_records(path: Path, model: type[ScoreRecord] | type[CheckRecord] = ScoreRecord
@@ -69,16 +94,7 @@ def read_records(path: Path, model: type[ScoreRecord] | type[CheckRecord] = Scor
             except json.JSONDecodeError as exc:
                 yield BadRecord(line_no, None, f"invalid JSON: {exc.msg} at column {exc.colno}")
                 continue
-            if not isinstance(data, dict):
-                yield BadRecord(line_no, None, f"expected a JSON object, got {type(data).__name__}")
-                continue
-            raw_id = data.get("id")
-            rid = str(raw_id) if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else None
-            record, problems = parse(model, data)
-            if problems:
-                yield BadRecord(line_no, rid, "; ".join(problems))
-                continue
-            yield Record(line_no, rid if rid is not None else f"line-{line_no}", data)
+            yield check_record(data, line_no, model)
 
 
 def output_store(output: Path) -> JsonlStore:
@@ -174,7 +190,8 @@ def run_batch(
     record, the rest go on); a :class:`ModelNotAvailableError` aborts the run (finished records are kept).
     ``prepare`` sees the output path before work starts (e.g. to refuse resuming an incompatible run).
     """
-    summary = BatchSummary(total=len(items))
+    errors_path = output_path.with_name(output_path.name + ".errors.jsonl")
+    summary = BatchSummary(total=len(items), errors=errors_path)
     if overwrite and output_path.exists():
         output_path.unlink()
     if source is not None:
@@ -185,7 +202,6 @@ def run_batch(
     if prepare:
         prepare(output_path)
     seen: set[str] = set()
-    errors_path = output_path.with_name(output_path.name + ".errors.jsonl")
     errors_path.unlink(missing_ok=True)
 
     def bad(record: BadRecord) -> None:

@@ -7,6 +7,9 @@ Reading repairs what a crash can leave behind, and only that:
 * a last line that parses but lacks its newline is kept, and the newline is written before the next row;
 * a corrupt line elsewhere (hand edits, a disk error) is reported in :attr:`JsonlStore.corrupt` and skipped;
   the good lines after it are kept.
+
+Files written whole (Parquet shards, shards of rows) go through :func:`write_atomic`: on disk completely or not at
+all.
 """
 
 from __future__ import annotations
@@ -107,6 +110,25 @@ class JsonlStore:
     def reset(self) -> None:
         """Start afresh: remove the file."""
         self.path.unlink(missing_ok=True)
+
+
+def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
+    """Create ``path`` whole or not at all: ``write`` fills a temporary file beside it (a dot name, which folder
+    readers such as pyarrow skip), which is synced and renamed to ``path``; a killed writer leaves only that
+    temporary file (see :func:`remove_temporary`)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    write(tmp)
+    with tmp.open("rb") as handle:
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def remove_temporary(folder: Path) -> int:
+    """Delete what killed :func:`write_atomic` calls left in ``folder``; returns how many files."""
+    stale = list(Path(folder).glob(".*.tmp"))
+    for tmp in stale:
+        tmp.unlink(missing_ok=True)
+    return len(stale)
 
 
 def _sync(handle: Any) -> None:

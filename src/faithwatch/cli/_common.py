@@ -104,7 +104,9 @@ def bad_record_printer(bar: Progress | LineProgress) -> Callable[[Any], None]:
     """A batch's ``on_bad``: print each skipped record (line, id, why) above the progress bar."""
 
     def on_bad(record: Any) -> None:
-        where = f"line {record.line}" + (f" (id {record.id})" if record.id else "")
+        path = getattr(record, "path", None)  # inputs without line numbers (Parquet) name the file instead
+        where = f"line {record.line}" if record.line is not None else (f"record in {path}" if path else "record")
+        where += f" (id {record.id})" if record.id else ""
         bar.console.print(f"[yellow]skipped {escape(where)}:[/] {escape(record.error)}")
 
     return on_bad
@@ -166,3 +168,10 @@ def _apply_threads(value: int | None) -> int | None:
 
 ThreadsOpt = typer.Option(None, "--threads", min=1, callback=_apply_threads, help="torch CPU threads (default: the "
                           "cores this process may use; OMP_NUM_THREADS is honoured when set).")
+
+
+RayOpt = typer.Option(False, "--ray", help="Run on Ray Data actors (the [ray] extra; docs/scale.md).")
+AddressOpt = typer.Option(None, "--address", help="With --ray: the cluster ('auto' for a running one; default: start a "
+                          "local one).")
+WorkersOpt = typer.Option(1, "--workers", min=1, help="With --ray: actors, each with its own monitor.")
+GpusPerWorkerOpt = typer.Option(0.0, "--gpus-per-worker", min=0.0, help="With --ray: GPUs per actor.")

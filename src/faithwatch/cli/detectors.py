@@ -1,4 +1,7 @@
-"""`faithwatch train`, `select` and `eval`: detectors from labelled data, and their evaluation."""
+"""`faithwatch train`, `select` and `eval`: detectors from labelled data, and their evaluation.
+
+Their feature caches are extracted on this machine, or with ``--ray`` on Ray actors (docs/scale.md).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,18 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from faithwatch.cli._common import ThreadsOpt, err, fail, group, out, progress
+from faithwatch.cli._common import (
+    AddressOpt,
+    GpusPerWorkerOpt,
+    RayOpt,
+    ThreadsOpt,
+    WorkersOpt,
+    err,
+    fail,
+    group,
+    out,
+    progress,
+)
 from faithwatch.errors import FaithwatchError, InputError
 
 app = group()
@@ -32,11 +46,25 @@ def _datasets(spec: str) -> list[str]:
     return names
 
 
-def _load(names, model, alignment, data_root, console, questionable="exclude", text_only=False, augment=None):
-    from faithwatch.eval.pipeline import extraction_monitor, load_labelled
+def _ray(ray: bool, address: str | None, workers: int, gpus_per_worker: float, threads: int | None):
+    """The Ray settings of ``--ray`` (one example per actor call), or ``None``."""
+    from faithwatch.scale import RaySettings
 
+    return RaySettings(address=address, workers=workers, gpus_per_worker=gpus_per_worker, batch_size=1,
+                       threads=threads) if ray else None
+
+
+def _load(names, model, alignment, data_root, console, questionable="exclude", text_only=False, augment=None,
+          ray_settings=None):
+    from faithwatch.eval.features import RayExtraction
+    from faithwatch.eval.pipeline import TEXT_ONLY_RAY, extraction_kwargs, extraction_monitor, load_labelled
+
+    if ray_settings is not None and text_only:
+        raise InputError(TEXT_ONLY_RAY)  # before loading the model
     with console.status("Loading model…"):
         monitor = extraction_monitor(model, alignment)
+    ray = None if ray_settings is None else RayExtraction(
+        extraction_kwargs(model, monitor.lm.num_layers, alignment), ray_settings)
     with progress(console) as bar:
         tasks: dict[str, int] = {}
 
@@ -46,7 +74,7 @@ def _load(names, model, alignment, data_root, console, questionable="exclude", t
             bar.update(tasks[name], completed=n)
 
         data = load_labelled(names, monitor, data_root=data_root, questionable=questionable, on_progress=on_progress,
-                             text_only=text_only, augment=_datasets(augment) if augment else ())
+                             text_only=text_only, augment=_datasets(augment) if augment else (), ray=ray)
     for d in data.values():
         if d.failed:
             console.print(f"[yellow]{d.name}: {len(d.failed)} examples could not be scored[/] "
@@ -120,6 +148,10 @@ def train(
     data_root: str | None = DATA_ROOT_OPT,
     text_only: bool = TEXT_ONLY_OPT,
     augment: str | None = AUGMENT_OPT,
+    ray: bool = RayOpt,
+    address: str | None = AddressOpt,
+    workers: int = WorkersOpt,
+    gpus_per_worker: float = GpusPerWorkerOpt,
     threads: int | None = ThreadsOpt,
 ) -> None:
     """Train a SynCheck detector (and a Lookback Lens) on labelled data; features are cached.
@@ -140,7 +172,7 @@ def train(
                 err.print("--text-only: no Lookback Lens (it needs the model's attention)")
                 lens = "none"
         monitor, tables = _load(_datasets(data), model, alignment, data_root, err, questionable, text_only,
-                                augment)
+                                augment, _ray(ray, address, workers, gpus_per_worker, threads))
         import pandas as pd
 
         train_df = pd.concat([t.sentences for t in tables.values()], ignore_index=True)
@@ -175,6 +207,10 @@ def select(
     data_root: str | None = DATA_ROOT_OPT,
     text_only: bool = TEXT_ONLY_OPT,
     augment: str | None = AUGMENT_OPT,
+    ray: bool = RayOpt,
+    address: str | None = AddressOpt,
+    workers: int = WorkersOpt,
+    gpus_per_worker: float = GpusPerWorkerOpt,
     threads: int | None = ThreadsOpt,
 ) -> None:
     """Choose a training recipe by transfer: the best worst-case leave-one-data-set-out gain over align_score.
@@ -187,7 +223,7 @@ def select(
 
     try:
         monitor, tables = _load(_datasets(data), model, alignment, data_root, err, questionable, text_only,
-                                augment)
+                                augment, _ray(ray, address, workers, gpus_per_worker, threads))
         grid = candidate_grid(text_only=text_only)
         with progress(err) as bar:
             task = bar.add_task("leave-one-data-set-out", total=len(grid))
@@ -262,6 +298,10 @@ def evaluate(
     augment: str | None = AUGMENT_OPT,
     alignment: str | None = typer.Option(None, "--alignment", help="Alignment scorer (default: the detector's; "
                                          "another one only for a detector that does not use align_score)."),
+    ray: bool = RayOpt,
+    address: str | None = AddressOpt,
+    workers: int = WorkersOpt,
+    gpus_per_worker: float = GpusPerWorkerOpt,
     threads: int | None = ThreadsOpt,
 ) -> None:
     """AUROC / AUPRC / balanced accuracy of a detector and every baseline, side by side, with 95% CIs."""
@@ -280,7 +320,7 @@ def evaluate(
 
             check_text_only((meta.get("params", {}).get("recipe") or {}).get("families", ["?"]))
         monitor, tables = _load(_datasets(data), meta["model_id"], alignment, data_root, err, questionable,
-                                text_only, augment)
+                                text_only, augment, _ray(ray, address, workers, gpus_per_worker, threads))
         det, lens = harness.load_artifacts(detector, monitor.lm.model_id)
     except FaithwatchError as exc:
         raise fail(exc) from None

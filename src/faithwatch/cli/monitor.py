@@ -11,12 +11,16 @@ from faithwatch import registry
 from faithwatch.alignment import DEFAULT_SCORER, spec_help
 from faithwatch.cli._common import (
     EXIT_PARTIAL,
+    AddressOpt,
     DetectorOpt,
     DeviceMapOpt,
     DeviceOpt,
     DtypeOpt,
+    GpusPerWorkerOpt,
     ModelOpt,
+    RayOpt,
     ThreadsOpt,
+    WorkersOpt,
     bad_record_printer,
     err,
     fail,
@@ -136,8 +140,10 @@ def monitor(
 
 @app.command()
 def score(
-    input: Path = typer.Option(..., "--input", "-i", help="JSONL: {id?, context, question, response, instruction?}."),
-    output: Path = typer.Option(..., "--output", "-o", help="JSONL of per-sentence features (appended, resumable)."),
+    input: Path = typer.Option(..., "--input", "-i", help="JSONL: {id?, context, question, response, instruction?}; "
+                               "with --ray also Parquet (a .parquet file or a folder of them; an id per record)."),
+    output: str = typer.Option(..., "--output", "-o", help="JSONL of per-sentence features (appended, resumable); "
+                               "with --ray, a folder of shards when it ends with '/', exists or --format is given."),
     model: str | None = ModelOpt,
     vectors: bool = typer.Option(True, "--vectors/--no-vectors", help="Include per-head lookback ratios."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Start afresh instead of resuming."),
@@ -151,18 +157,30 @@ def score(
     device_map: str | None = DeviceMapOpt,
     batch_size: int = typer.Option(1, "--batch-size", min=1, help="Records per forward pass (similar lengths "
                                    "together; features equal one-at-a-time scoring)."),
-    ray: bool = typer.Option(False, "--ray", help="Score on Ray Data actors (the [ray] extra; docs/scale.md)."),
-    address: str | None = typer.Option(None, "--address", help="With --ray: the cluster ('auto' for a running "
-                                       "one; default: start a local one)."),
-    workers: int = typer.Option(1, "--workers", min=1, help="With --ray: actors, each with its own monitor."),
-    gpus_per_worker: float = typer.Option(0.0, "--gpus-per-worker", min=0.0, help="With --ray: GPUs per actor."),
+    ray: bool = RayOpt,
+    address: str | None = AddressOpt,
+    workers: int = WorkersOpt,
+    gpus_per_worker: float = GpusPerWorkerOpt,
+    output_format: str | None = typer.Option(None, "--format", help="With --ray: write --output as a folder of "
+                                             "shards: parquet | jsonl (a folder without --format: parquet)."),
+    shard_rows: int = typer.Option(1000, "--shard-rows", min=1, help="With --ray and a folder: rows per shard (a "
+                                   "shard is also written at least every minute)."),
     threads: int | None = ThreadsOpt,
 ) -> None:
     """Compute the per-sentence signals of existing responses by teacher forcing (resumable)."""
     from faithwatch.batch import score_file
+    from faithwatch.scale import is_parquet_input, shard_format
 
-    if not input.is_file():
+    parquet = is_parquet_input(input)
+    if not (input.is_file() or (parquet and input.is_dir())):
         raise fail(InputError(f"input file not found: {input}"))
+    try:
+        fmt = shard_format(output, output_format)
+        if (parquet or fmt) and not ray:
+            raise InputError("a Parquet input or a folder of shards needs --ray (docs/scale.md)")
+    except FaithwatchError as exc:
+        raise fail(exc) from None
+    output_path = Path(output)
     try:
         if ray:
             from faithwatch.scale import RaySettings, score_with_ray
@@ -175,15 +193,16 @@ def score(
                                    batch_size=max(batch_size, 1), threads=threads)
 
             def run(on_progress, on_bad):
-                return score_with_ray(kwargs, input, output, settings, vectors=vectors, overwrite=overwrite,
-                                      on_progress=on_progress, on_bad=on_bad)
+                return score_with_ray(kwargs, input, output_path, settings, vectors=vectors, overwrite=overwrite,
+                                      on_progress=on_progress, on_bad=on_bad, output_format=fmt,
+                                      shard_rows=shard_rows)
         else:
             mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device,
                                  dtype=dtype, device_map=device_map)
 
             def run(on_progress, on_bad):
-                return score_file(mon, input, output, vectors=vectors, overwrite=overwrite, batch_size=batch_size,
-                                  on_progress=on_progress, on_bad=on_bad)
+                return score_file(mon, input, output_path, vectors=vectors, overwrite=overwrite,
+                                  batch_size=batch_size, on_progress=on_progress, on_bad=on_bad)
         with progress() as bar:
             task = bar.add_task("scoring", total=None)
             summary = run(lambda n, total: bar.update(task, completed=n, total=total), bad_record_printer(bar))
@@ -197,5 +216,5 @@ def score(
     err.print(f"{summary.scored} scored{rate}, {summary.skipped_done} already done, {len(summary.bad)} bad "
               f"of {summary.total} records → {output}")
     if summary.bad:
-        err.print(f"bad records are listed in {output.name}.errors.jsonl")
+        err.print(f"bad records are listed in {summary.errors}")
         raise typer.Exit(EXIT_PARTIAL)

@@ -7,6 +7,10 @@ Shards are written atomically every few examples; a re-run skips finished exampl
 A cache that differs only by the alignment scorer is reused: only ``align_score`` is recomputed.
 Text-only recipes (alignment, lexical, edits) need no model pass: :func:`extract_text_features` builds their
 tables from the text alone, in minutes instead of hours.
+
+With :class:`RayExtraction` the teacher forcing runs on Ray actors (:class:`RowsActor`: each builds the Monitor
+once from the same arguments and computes its examples' rows with the same :func:`_rows`); the driver writes the
+rows into the same shards, so the cache is the same as a local run's (``faithwatch train --ray``).
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Callable, Sequence
+import pickle
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,8 +36,10 @@ from faithwatch.data.schema import LabelledExample
 from faithwatch.errors import FaithwatchError
 from faithwatch.models.loading import cache_dir
 from faithwatch.monitor import Monitor
+from faithwatch.scale import RaySettings, items_dataset, map_on_actors, ray_session
 from faithwatch.sentences import SentenceTracker
 from faithwatch.signals import SignalContext, build_signals, text_signals
+from faithwatch.store import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +64,18 @@ class FeatureTables:
     windows: pd.DataFrame
     failed: dict[str, str]
 
+
+@dataclass
+class RayExtraction:
+    """Teacher-force on Ray actors: each builds ``Monitor(**monitor_kwargs)``, the same monitor as the driver's
+    (:func:`faithwatch.eval.pipeline.extraction_kwargs`)."""
+
+    monitor_kwargs: dict[str, Any]
+    settings: RaySettings
+
+
+#: an example's rows (sentences, windows), or why it failed
+Outcome = tuple[list[dict], list[dict]] | str
 
 _SAME = object()
 
@@ -127,9 +147,7 @@ def _write_shard(folder: Path, kind: str, rows: list[dict], index: int) -> None:
         return
     table = pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False)
     name = f"{kind}-{index:05d}-{os.getpid()}"  # the pid keeps concurrent workers' shards apart
-    tmp = folder / f".{name}.parquet.tmp"
-    pq.write_table(table, tmp)
-    os.replace(tmp, folder / f"{name}.parquet")
+    write_atomic(folder / f"{name}.parquet", lambda tmp: pq.write_table(table, tmp))
 
 
 _KEYS = {"examples": ["example_id"], "sentences": ["example_id", "sentence_index"],
@@ -145,6 +163,51 @@ def _read(folder: Path, kind: str) -> pd.DataFrame:
     return table.drop_duplicates(subset=_KEYS[kind], keep="first").reset_index(drop=True)
 
 
+class RowsActor:
+    """A Ray Data actor: the extraction monitor, built once; each call computes the rows (:func:`_rows`) of a batch
+    of pickled examples, pickled (or why an example failed)."""
+
+    def __init__(self, monitor_kwargs: dict[str, Any], threads: int) -> None:
+        import torch
+
+        torch.set_num_threads(max(1, threads))
+        self.monitor = Monitor(**monitor_kwargs)
+
+    def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
+        rows, errors = [], []
+        for blob in batch["example"]:
+            outcome = _attempt(lambda e: _rows(e, self.monitor), pickle.loads(blob))
+            rows.append(b"" if isinstance(outcome, str) else pickle.dumps(outcome))
+            errors.append(outcome if isinstance(outcome, str) else "")
+        return {"key": np.asarray(batch["key"]), "rows": np.asarray(rows, dtype=object),
+                "error": np.asarray(errors, dtype=object)}
+
+
+def _attempt(make_rows: Callable[[LabelledExample], tuple[list[dict], list[dict]]],
+             example: LabelledExample) -> Outcome:
+    try:
+        return make_rows(example)
+    except (FaithwatchError, ValueError) as exc:
+        return str(exc)
+
+
+def _ray_outcomes(todo: Sequence[LabelledExample], ray_run: RayExtraction
+                  ) -> Iterator[tuple[LabelledExample, Outcome]]:
+    """Each example's outcome, from :class:`RowsActor` actors, in the order they finish."""
+    if not todo:
+        return
+    s = ray_run.settings
+    with ray_session(s) as ray:
+        by_key = {str(n): e for n, e in enumerate(todo)}
+        ds = items_dataset(ray, [{"key": k, "example": pickle.dumps(e)} for k, e in by_key.items()], s.batch_size)
+        ctor = {"monitor_kwargs": ray_run.monitor_kwargs, "threads": s.actor_threads}
+        for batch in map_on_actors(ray, ds, RowsActor, ctor, s):
+            for key, rows, error in zip(batch["key"], batch["rows"], batch["error"], strict=True):
+                yield by_key.pop(str(key)), (str(error) if error else pickle.loads(rows))
+        if by_key:  # never expected: Ray returns every row once
+            raise RuntimeError(f"Ray returned no rows for {len(by_key)} examples")
+
+
 def extract_features(
     monitor: Monitor,
     dataset: str,
@@ -152,8 +215,12 @@ def extract_features(
     *,
     root: Path | None = None,
     on_progress: Callable[[int, int], None] | None = None,
+    ray: RayExtraction | None = None,
 ) -> FeatureTables:
-    """Teacher-force every example through ``monitor`` (cached, resumable) and return the tables."""
+    """Teacher-force every example through ``monitor`` (cached, resumable) and return the tables.
+
+    ``ray``: the examples not yet cached are teacher-forced on Ray actors instead (same rows, same cache).
+    """
     base = root or cache_dir() / "features"
     folder = base / cache_key(monitor, dataset)
     folder.mkdir(parents=True, exist_ok=True)
@@ -161,7 +228,8 @@ def extract_features(
     done = set(_read(folder, "examples").get("example_id", pd.Series(dtype=str)))
     if not done and monitor.alignment is not None:
         derive_alignment(monitor, dataset, examples, base, folder, on_progress)
-    return _extract(folder, dataset, examples, lambda e: _rows(e, monitor), on_progress)
+    run_many = (lambda todo: _ray_outcomes(todo, ray)) if ray is not None else None
+    return _extract(folder, dataset, examples, lambda e: _rows(e, monitor), on_progress, run_many)
 
 
 def text_cache_key(scorer: AlignmentScorer | None, dataset: str) -> str:
@@ -200,8 +268,13 @@ def extract_text_features(
 
 def _extract(folder: Path, dataset: str, examples: Sequence[LabelledExample],
              make_rows: Callable[[LabelledExample], tuple[list[dict], list[dict]]],
-             on_progress: Callable[[int, int], None] | None) -> FeatureTables:
-    """Rows of every example not yet in ``folder``, written in atomic shards; then the tables of ``examples``."""
+             on_progress: Callable[[int, int], None] | None,
+             run_many: Callable[[list[LabelledExample]], Iterable[tuple[LabelledExample, Outcome]]] | None = None,
+             ) -> FeatureTables:
+    """Rows of every example not yet in ``folder``, written in atomic shards; then the tables of ``examples``.
+
+    ``run_many`` computes the outcomes of many examples at once (in any order) instead of ``make_rows`` one by one.
+    """
     done = set(_read(folder, "examples").get("example_id", pd.Series(dtype=str)))
     failed_path = folder / "failed.jsonl"
     todo = [e for e in examples if e.id not in done]
@@ -220,15 +293,15 @@ def _extract(folder: Path, dataset: str, examples: Sequence[LabelledExample],
             shard += 1
         buf_s, buf_w, buf_e = [], [], []
 
-    for n, example in enumerate(todo, start=1):
-        try:
-            sentences, windows = make_rows(example)
-            if not sentences:
-                raise FaithwatchError("the response produced no sentence")
-        except (FaithwatchError, ValueError) as exc:
-            failed[example.id] = str(exc)
-            log.warning("%s %s: %s", dataset, example.id, exc)
+    outcomes = run_many(todo) if run_many is not None else ((e, _attempt(make_rows, e)) for e in todo)
+    for n, (example, outcome) in enumerate(outcomes, start=1):
+        if not isinstance(outcome, str) and not outcome[0]:
+            outcome = "the response produced no sentence"
+        if isinstance(outcome, str):
+            failed[example.id] = outcome
+            log.warning("%s %s: %s", dataset, example.id, outcome)
         else:
+            sentences, windows = outcome
             buf_s += sentences
             buf_w += windows
             buf_e.append({"example_id": example.id, "n_sentences": len(sentences)})

@@ -1,17 +1,24 @@
-"""From data set names to labelled feature tables (extraction cached), shared by `train` and `eval`."""
+"""From data set names to labelled feature tables (extraction cached), shared by `train` and `eval`.
+
+With ``ray`` (``--ray``), the teacher-forced extraction runs on Ray actors that build the same monitor from
+:func:`extraction_kwargs`; the text-only path (``--text-only``) needs no model pass and refuses ``ray``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from faithwatch.data.loaders import load_dataset
 from faithwatch.data.schema import LabelledExample
+from faithwatch.errors import InputError
 from faithwatch.eval.features import (
     EXTRACTION_SIGNALS,
+    RayExtraction,
     add_text_features,
     extract_features,
     extract_text_features,
@@ -36,12 +43,22 @@ class LabelledData:
     train_only: bool = False  # an augmentation set: trained on, never evaluated
 
 
+#: why ``--ray`` and ``--text-only`` do not go together
+TEXT_ONLY_RAY = "--text-only computes no model pass (minutes on one machine): drop --ray, or drop --text-only"
+
+
+def extraction_kwargs(model: str | None, num_layers: int, alignment: str | None = None) -> dict[str, Any]:
+    """The :class:`Monitor` arguments of :func:`extraction_monitor` for a model of ``num_layers`` layers (what
+    Ray actors build the same monitor from)."""
+    kwargs: dict[str, Any] = {"model": model, "signals": list(EXTRACTION_SIGNALS), "detector": "heuristic",
+                              "hidden_layers": probe_candidate_layers(num_layers)}
+    return kwargs if alignment is None else {**kwargs, "alignment": alignment}
+
+
 def extraction_monitor(model: LoadedModel | str | None = None, alignment: str | None = None) -> Monitor:
     """The monitor whose features training and evaluation use (fixed signal set, see the cache key)."""
-    kwargs = {} if alignment is None else {"alignment": alignment}
     lm = model if isinstance(model, LoadedModel) else load_model(model)
-    return Monitor(lm, signals=list(EXTRACTION_SIGNALS), detector="heuristic",
-                   hidden_layers=probe_candidate_layers(lm.num_layers), **kwargs)
+    return Monitor(**{**extraction_kwargs(None, lm.num_layers, alignment), "model": lm})
 
 
 def load_labelled(
@@ -53,6 +70,7 @@ def load_labelled(
     on_progress: Callable[[str, int, int], None] | None = None,
     text_only: bool = False,
     augment: Sequence[str] = (),
+    ray: RayExtraction | None = None,
 ) -> dict[str, LabelledData]:
     """Load, extract (cached) and label each data set.
 
@@ -60,7 +78,10 @@ def load_labelled(
     text signals), without teacher forcing; enough for recipes of :data:`TEXT_FAMILIES`.
     ``augment``: data sets (already in ``names`` or not) marked training-only: their sentence rows get
     ``train_only = True``, so that leave-one-out never holds them out and calibration does not use them.
+    ``ray``: teacher-force on Ray actors (the same cache; not with ``text_only``).
     """
+    if ray is not None and text_only:
+        raise InputError(TEXT_ONLY_RAY)
     out = {}
     for name in dict.fromkeys([*names, *augment]):
         examples = load_dataset(name, data_root, questionable=questionable)
@@ -68,7 +89,7 @@ def load_labelled(
         if text_only:
             tables = extract_text_features(monitor.alignment, name, examples, on_progress=progress)
         else:
-            tables = extract_features(monitor, name, examples, on_progress=progress)
+            tables = extract_features(monitor, name, examples, on_progress=progress, ray=ray)
         tables.sentences = add_text_features(examples, tables.sentences)
         tables.sentences = tables.sentences.assign(train_only=name in augment)
         sentences = label_sentences(examples, tables.sentences)
