@@ -6,6 +6,10 @@ waits for /healthz, then for each concurrency level (default 1, 4, 16) sends a b
 (503 "queue full" counted apart). ``--url`` targets a running server instead (loopback only).
 
     python bench/server_load.py --model tests-model-dir --endpoint monitor --requests 16 --max-new-tokens 24
+
+``--batch-rows 1,16`` starts one server per value (``faithwatch serve --batch-rows``: concurrent /v1/monitor
+streams decoded as rows of one batch) and prints, in the same run, each server's throughput at the highest
+concurrency against its own at 1 client, and the batched servers' against the unbatched one.
 """
 
 from __future__ import annotations
@@ -131,11 +135,11 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _start_server(args: argparse.Namespace) -> tuple[subprocess.Popen, str]:
+def _start_server(args: argparse.Namespace, rows: int) -> tuple[subprocess.Popen, str]:
     port = _free_port()
     cmd = [sys.executable, "-m", "faithwatch.server", "--host", "127.0.0.1", "--port", str(port),
            "--queue-size", str(args.queue_size), "--timeout", str(args.timeout), "--log-level", "warning",
-           "--check-alignment", "lexical", "--threads", str(args.threads)]
+           "--check-alignment", "lexical", "--threads", str(args.threads), "--batch-rows", str(rows)]
     if args.model:
         cmd += ["--model", args.model]
     if args.detector:
@@ -171,45 +175,75 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads of the started server.")
     parser.add_argument("--timeout", type=float, default=120.0, help="Per-request timeout (client and server).")
     parser.add_argument("--startup-timeout", type=float, default=180.0)
+    parser.add_argument("--batch-rows", default="16", help="Comma-separated --batch-rows of started servers "
+                        "(e.g. 1,16: unbatched and batched in one run).")
     parser.add_argument("--json", action="store_true", help="Print one JSON line per level too.")
     args = parser.parse_args()
     levels = [int(x) for x in args.concurrency.split(",") if x.strip()]
     if args.requests < 1 or args.duration <= 0 or not levels or min(levels) < 1:
         parser.error("--requests, --duration and every concurrency level must be positive")
 
-    proc = None
+    rows_list = [int(x) for x in args.batch_rows.split(",") if x.strip()]
     if args.url:
         host = urlparse(args.url).hostname
         if host not in ("127.0.0.1", "localhost", "::1"):
             parser.error("--url must be a loopback address")
+        rows_list = [0]  # the running server's own setting
+    rates: dict[int, dict[int, float]] = {}
+    for rows in rows_list:
+        rates[rows] = _run_server(args, levels, rows)
+    top, low = max(levels), min(levels)
+    print("\nratios (same run):")
+    for rows, by_level in rates.items():
+        name = "running server" if rows == 0 else f"--batch-rows {rows}"
+        if by_level.get(low):
+            print(f"  {name}: {top} clients / {low} client(s) = {by_level[top] / by_level[low]:.2f}x")
+    if 1 in rates and rates[1].get(top):
+        for rows, by_level in rates.items():
+            if rows != 1:
+                print(f"  --batch-rows {rows} / --batch-rows 1 at {top} clients = "
+                      f"{by_level[top] / rates[1][top]:.2f}x")
+
+
+def _run_server(args: argparse.Namespace, levels: list[int], rows: int) -> dict[int, float]:
+    """Start a server (or use --url), run every level; returns throughput per level."""
+    proc = None
+    if args.url:
         url = args.url.rstrip("/")
     else:
-        proc, url = _start_server(args)
+        proc, url = _start_server(args, rows)
+    rates: dict[int, float] = {}
     try:
         health = httpx.get(url + "/healthz", timeout=5).json()
-        print(f"server {url}: model {health['model_id']}, detector {health['detector']}, queue limit "
-              f"{health['queue']['queue_size']}, workers {health['queue']['workers']}; endpoint /v1/{args.endpoint}")
+        print(f"\nserver {url}: model {health['model_id']}, detector {health['detector']}, queue limit "
+              f"{health['queue']['queue_size']}, workers {health['queue']['workers']}, batch rows "
+              f"{(health.get('live_batch') or {}).get('max_rows', 1)}; endpoint /v1/{args.endpoint}")
         print(f"{'conc':>4} {'sent':>5} {'ok':>4} {'503':>4} {'err':>4} {'req/s':>7} {'p50 s':>7} {'p99 s':>7} "
-              f"{'first s':>7}  errors")
+              f"{'first s':>7} {'rows/step':>9}  errors")
         for concurrency in levels:
+            before = (httpx.get(url + "/healthz", timeout=5).json().get("live_batch") or {})
             level = asyncio.run(_run_level(url, args.endpoint, concurrency, args.requests, args.duration,
                                            args.max_new_tokens, args.timeout))
+            after = (httpx.get(url + "/healthz", timeout=5).json().get("live_batch") or {})
             ok = len(level.latencies)
             errors = sum(level.errors.values())
             sent = ok + level.rejected + errors
             rate = ok / level.wall_s if level.wall_s else 0.0
+            rates[concurrency] = rate
             p50, p99 = _pct(level.latencies, 0.5), _pct(level.latencies, 0.99)
             first = statistics.median(level.first_event) if level.first_event else None
+            rows_per_step = _rows_per_step(before, after)
 
             def f(v: float | None) -> str:
                 return "—" if v is None else f"{v:.3f}"
 
             print(f"{concurrency:>4} {sent:>5} {ok:>4} {level.rejected:>4} {errors:>4} {rate:>7.2f} {f(p50):>7} "
-                  f"{f(p99):>7} {f(first):>7}  {level.errors or ''}")
+                  f"{f(p99):>7} {f(first):>7} {f(rows_per_step):>9}  {level.errors or ''}")
             if args.json:
-                print(json.dumps({"concurrency": concurrency, "sent": sent, "ok": ok, "rejected_503": level.rejected,
-                                  "errors": level.errors, "throughput_rps": rate, "p50_s": p50, "p99_s": p99,
-                                  "median_first_sentence_s": first, "wall_s": level.wall_s}))
+                print(json.dumps({"batch_rows": rows, "concurrency": concurrency, "sent": sent, "ok": ok,
+                                  "rejected_503": level.rejected, "errors": level.errors, "throughput_rps": rate,
+                                  "p50_s": p50, "p99_s": p99, "median_first_sentence_s": first,
+                                  "mean_rows_per_step": rows_per_step, "wall_s": level.wall_s}))
     finally:
         if proc is not None:
             proc.terminate()
@@ -217,6 +251,17 @@ def main() -> None:
                 proc.wait(10)
             except subprocess.TimeoutExpired:
                 proc.kill()
+    return rates
+
+
+def _rows_per_step(before: dict, after: dict) -> float | None:
+    """Mean rows per forward step of the live batch during a level (from /healthz before and after)."""
+    steps = (after.get("steps") or 0) - (before.get("steps") or 0)
+    if steps <= 0 or not after.get("mean_rows_per_step"):
+        return None
+    rows_after = after["mean_rows_per_step"] * after["steps"]
+    rows_before = (before.get("mean_rows_per_step") or 0) * (before.get("steps") or 0)
+    return (rows_after - rows_before) / steps
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ def serve(
                                    "that: 503 with Retry-After."),
     workers: int = typer.Option(1, "--workers", min=1, help="Worker threads (model calls are serialised; extra "
                                 "workers serve /v1/check meanwhile)."),
+    batch_rows: int = typer.Option(16, "--batch-rows", min=1, help="Concurrent /v1/monitor streams decoded "
+                                   "together as rows of one batch (continuous batching); 1: one at a time."),
     max_body_bytes: int = typer.Option(1_000_000, "--max-body-bytes", min=1, help="Larger bodies: 413."),
     max_context_tokens: int | None = typer.Option(None, "--max-context-tokens", min=1, help="Longer contexts: "
                                                   "413 (default: only the model window limits them)."),
@@ -81,13 +83,14 @@ def serve(
                               max_new_tokens=min(256, max_new_tokens))
         application = create_app(
             monitor, max_body_bytes=max_body_bytes, max_context_tokens=max_context_tokens,
-            max_new_tokens=max_new_tokens, queue_size=queue_size, workers=workers, request_timeout_s=timeout,
+            max_new_tokens=max_new_tokens, queue_size=queue_size, workers=workers, batch_rows=batch_rows,
+            request_timeout_s=timeout,
             check_alignment=check_alignment, api_key=api_key, allowed_hosts=hosts,
         )
     except FaithwatchError as exc:
         raise fail(exc) from None
     err.print(f"faithwatch serving {monitor.lm.model_id} on http://{host}:{port} (docs: /docs; queue "
-              f"{queue_size}, workers {workers})")
+              f"{queue_size}, workers {workers}, live batch rows {batch_rows})")
     err.print(f"API key: {'required on /v1/* (browser: open /login once)' if api_key else 'none'}; Host names: "
               f"{escape(', '.join(hosts)) if hosts else 'any'}")
     if api_key is None and hosts is None:

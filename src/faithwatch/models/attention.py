@@ -24,7 +24,9 @@ ATTENTION_NAME = "faithwatch_sdpa"
 class LookbackRecorder:
     """Collects per-layer lookback ratios for the newest ``rows`` query positions of batch rows [0, branches)."""
 
-    prompt_len: int  # cache positions [0, prompt_len) of the main rows hold the prompt ("context", paper 003)
+    #: cache positions [0, prompt_len) of the main rows hold the prompt ("context", paper 003); one per branch when
+    #: branches were joined from sessions of different lengths (:meth:`EngineSession.join`)
+    prompt_len: int | tuple[int, ...]
     rows: int
     branches: int = 1  # the main (RAG) rows come first in the batch (left padding is masked)
     per_layer: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> [branches, rows, heads]
@@ -67,12 +69,16 @@ def _lookback(module, query, key, attention_mask, scaling, rec: LookbackRecorder
         m = attention_mask[0:b, :, -rows:, :kv_len]
         visible = visible & (m if m.dtype == torch.bool else m > torch.finfo(m.dtype).min / 2)
     weights = torch.softmax(scores.masked_fill(~visible, float("-inf")), dim=-1)  # [B, H, rows, kv]
-    is_ctx = kv_pos < rec.prompt_len
+    if isinstance(rec.prompt_len, int):
+        is_ctx = (kv_pos < rec.prompt_len)[None, None, None]  # [1, 1, 1, kv]
+    else:
+        ends = torch.tensor(rec.prompt_len, device=q.device)
+        is_ctx = (kv_pos[None] < ends[:, None])[:, None, None]  # [B, 1, 1, kv]
     # prompt tokens visible to each query (the prompt length, or less in a left-padded batch row)
     n_ctx = (visible & is_ctx).sum(-1)
-    a_ctx = weights[..., is_ctx].sum(-1) / n_ctx.clamp(min=1)
+    a_ctx = (weights * is_ctx).sum(-1) / n_ctx.clamp(min=1)
     n_new = (visible & ~is_ctx).sum(-1)  # generated tokens visible to each query, [B or 1, 1, rows]
-    a_new = weights[..., ~is_ctx].sum(-1) / n_new.clamp(min=1)
+    a_new = (weights * ~is_ctx).sum(-1) / n_new.clamp(min=1)
     return (a_ctx / (a_ctx + a_new)).transpose(1, 2)  # [B, rows, H]
 
 

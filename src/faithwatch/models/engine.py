@@ -153,6 +153,8 @@ class EngineSession:
         self.branch_records = [TokenRecords(hidden_layers=self.needs.hidden_layers) for _ in many]
         self._cache = DynamicCache()
         self._cache_len = self.prompt_len  # physical cache length (branches may hold masked holes)
+        #: per branch: the physical cache column where its prompt ends (all equal unless sessions were joined)
+        self._prompt_ends = [self.prompt_len] * len(many)
         if len(many) == 1:
             self._prefill_one(many[0])
         else:
@@ -165,53 +167,39 @@ class EngineSession:
         self._main_lens, self._twin_lens = [self.prompt_len], [0]
         logits, hidden, lookback = self._run(main, torch.arange(self.prompt_len, device=device)[None], rows=1)
         if self.needs.twin:
-            twin_logits = self._prefill_twin(prompts.twin_ids)
-            logits = torch.cat([logits, twin_logits])
+            logits = torch.cat([logits, self._prefill_twins([prompts.twin_ids])])
         self._pending = self._stats(logits, hidden, lookback)
 
     def _prefill_many(self, many: list[PromptPair]) -> None:
-        """Main rows then twin rows, each left-padded to the longest prompt (masked; positions start at 0)."""
-        device = self.lm.device
-        seqs = [p.rag_ids for p in many] + ([p.twin_ids for p in many] if self.needs.twin else [])
-        width = self.prompt_len
-        ids = torch.zeros(len(seqs), width, dtype=torch.long, device=device)
-        self._mask = torch.zeros_like(ids)
-        pos = torch.zeros_like(ids)
-        for row, seq in enumerate(seqs):
-            if len(seq) > width:
-                raise ValueError("the no-context twin prompt is longer than the RAG prompt")
-            pad = width - len(seq)
-            ids[row, pad:] = torch.tensor(seq, device=device)
-            self._mask[row, pad:] = 1
-            pos[row, pad:] = torch.arange(len(seq), device=device)
+        """The main rows, left-padded to the longest prompt (masked; positions start at 0), then the twins as a
+        second pass of their own width (no padding to the main length), joined as rows below the mains."""
         self._main_lens = [len(p.rag_ids) for p in many]
-        self._twin_lens = [len(p.twin_ids) for p in many] if self.needs.twin else [0] * len(many)
+        self._twin_lens = [0] * len(many)
+        ids, self._mask, pos = _left_padded([p.rag_ids for p in many], self.prompt_len, self.lm.device)
         logits, hidden, lookback = self._run(ids, pos, rows=1)
+        if self.needs.twin:
+            logits = torch.cat([logits, self._prefill_twins([p.twin_ids for p in many])])
         self._pending = self._stats(logits, hidden, lookback)
 
-    def _prefill_twin(self, twin_ids: list[int]) -> torch.Tensor:
-        """Prefill the twin alone (no padding cost), then join its KV cache to the main one as batch row 1."""
-        pad = self.prompt_len - len(twin_ids)
+    def _prefill_twins(self, twins: list[list[int]]) -> torch.Tensor:
+        """Prefill the no-context twins alone (left-padded to the longest twin), then join their KV caches to the
+        main ones as the rows below them, left-padded to the main length; the mask hides all padding."""
+        width = max(len(t) for t in twins)
+        pad = self.prompt_len - width
         if pad < 0:
             raise ValueError("the no-context twin prompt is longer than the RAG prompt")
-        device = self.lm.device
+        ids, mask, pos = _left_padded(twins, width, self.lm.device)
         cache = DynamicCache()
         with torch.inference_mode():
-            out = self.lm.model(
-                input_ids=torch.tensor([twin_ids], device=device),
-                position_ids=torch.arange(len(twin_ids), device=device)[None],
-                past_key_values=cache, use_cache=True, logits_to_keep=1,
-            )
+            out = self.lm.model(input_ids=ids, attention_mask=mask if len(twins) > 1 else None, position_ids=pos,
+                                past_key_values=cache, use_cache=True, logits_to_keep=1)
         for main_layer, twin_layer in zip(self._cache.layers, cache.layers, strict=True):
-            # left-pad the twin's keys/values to the main length; the mask hides the padding
             main_layer.keys = torch.cat([main_layer.keys, torch.nn.functional.pad(twin_layer.keys, (0, 0, pad, 0))])
             main_layer.values = torch.cat(
                 [main_layer.values, torch.nn.functional.pad(twin_layer.values, (0, 0, pad, 0))]
             )
-        mask = torch.ones(2, self.prompt_len, dtype=torch.long, device=device)
-        mask[1, :pad] = 0
-        self._mask = mask
-        self._twin_lens = [len(twin_ids)]
+        self._mask = torch.cat([self._mask, torch.nn.functional.pad(mask, (pad, 0))])
+        self._twin_lens = [len(t) for t in twins]
         return out.logits[:, -1:, :].float()
 
     # --- public API -------------------------------------------------------------------------------------
@@ -302,7 +290,51 @@ class EngineSession:
         self._pending = self._pending.take(idx)
         self._main_lens = [self._main_lens[b] for b in idx]
         self._twin_lens = [self._twin_lens[b] for b in idx]
+        self._prompt_ends = [self._prompt_ends[b] for b in idx]
         self.branch_records = [_copy_records(self.branch_records[b]) for b in idx]
+
+    def join(self, other: EngineSession) -> None:
+        """Append the branches of ``other`` (a session of the same engine, e.g. a request that arrived while these
+        branches decode) after this session's. The shorter cache is left-padded (masked), so every branch keeps
+        its positions, records and next distribution: what it computes next equals what it would alone."""
+        if other.engine is not self.engine:
+            raise ValueError("only sessions of the same engine can be joined")
+        width = max(self._cache_len, other._cache_len)
+        pad_a, pad_b = width - self._cache_len, width - other._cache_len
+        a, b = self.branches, other.branches
+
+        def merge(x: torch.Tensor, y: torch.Tensor, dim: int) -> torch.Tensor:
+            pads = [0, 0] * (x.dim() - 1 - dim)
+            x = torch.nn.functional.pad(x, (*pads, pad_a, 0))
+            y = torch.nn.functional.pad(y, (*pads, pad_b, 0))
+            if not self.needs.twin:
+                return torch.cat([x, y])
+            return torch.cat([x[:a], y[:b], x[a:], y[b:]])  # rows: mains, then twins
+
+        for mine, theirs in zip(self._cache.layers, other._cache.layers, strict=True):
+            mine.keys = merge(mine.keys, theirs.keys, 2)
+            mine.values = merge(mine.values, theirs.values, 2)
+        self._mask = merge(self._mask, other._mask, 1)
+        self._pending = _concat(self._pending, other._pending)
+        self._main_lens += other._main_lens
+        self._twin_lens += other._twin_lens
+        self._prompt_ends = [e + pad_a for e in self._prompt_ends] + [e + pad_b for e in other._prompt_ends]
+        self._cache_len = width
+        self.branch_records += other.branch_records
+
+    def trim(self) -> int:
+        """Drop leading cache columns that every row masks (left by branches that were dropped with
+        :meth:`select`); returns how many. Earlier checkpoints cannot be restored after a trim."""
+        used = torch.nonzero(self._mask.any(0))
+        first = int(used[0]) if len(used) else 0
+        if first:
+            for layer in self._cache.layers:
+                layer.keys = layer.keys[:, :, first:]
+                layer.values = layer.values[:, :, first:]
+            self._mask = self._mask[:, first:]
+            self._cache_len -= first
+            self._prompt_ends = [e - first for e in self._prompt_ends]
+        return first
 
     def fork(self, n: int) -> None:
         """Repeat every branch ``n`` times (branch b becomes branches b*n .. b*n+n-1), sharing the cache."""
@@ -382,7 +414,9 @@ class EngineSession:
             for layer in needs.hidden_layers:
                 module = self.engine._layers[layer - 1]
                 hooks.append(module.register_forward_hook(_capture(captured, layer, rows, b)))
-        recorder = LookbackRecorder(prompt_len=self.prompt_len, rows=rows, branches=b) if needs.lookback else None
+        ends = self._prompt_ends
+        prompt_len = ends[0] if len(set(ends)) == 1 else tuple(ends)
+        recorder = LookbackRecorder(prompt_len=prompt_len, rows=rows, branches=b) if needs.lookback else None
         try:
             with recording(recorder):
                 out = self.lm.model(
@@ -447,6 +481,31 @@ def _merge(old: _Step, new: _Step, active: list[bool]) -> _Step:
         return np.where(m, b, a)
 
     return _Step(*(pick(getattr(old, f), getattr(new, f)) for f in
+                   ("logp", "twin_logp", "entropy", "kl", "hidden", "lookback")))
+
+
+def _left_padded(seqs: list[list[int]], width: int, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Token ids, attention mask and positions of ``seqs`` left-padded to ``width`` (positions start at 0)."""
+    ids = torch.zeros(len(seqs), width, dtype=torch.long, device=device)
+    mask = torch.zeros_like(ids)
+    pos = torch.zeros_like(ids)
+    for row, seq in enumerate(seqs):
+        pad = width - len(seq)
+        ids[row, pad:] = torch.tensor(seq, device=device)
+        mask[row, pad:] = 1
+        pos[row, pad:] = torch.arange(len(seq), device=device)
+    return ids, mask, pos
+
+
+def _concat(first: _Step, second: _Step) -> _Step:
+    """The branches of ``first`` then those of ``second``."""
+
+    def cat(a, b):
+        if a is None:
+            return None
+        return torch.cat([a, b]) if isinstance(a, torch.Tensor) else np.concatenate([a, b])
+
+    return _Step(*(cat(getattr(first, f), getattr(second, f)) for f in
                    ("logp", "twin_logp", "entropy", "kl", "hidden", "lookback")))
 
 

@@ -129,6 +129,18 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def _live_batch(monitor: Any, rows: int, lock: threading.Lock) -> Any:
+    """The continuous batch of /v1/monitor streams, for a real Monitor with a model and ``rows`` > 1."""
+    from faithwatch.live_batch import LiveBatch
+    from faithwatch.models.engine import DecodingEngine
+
+    if rows < 1:
+        raise InputError(f"batch_rows must be at least 1, got {rows}")
+    if rows == 1 or not isinstance(getattr(monitor, "engine", None), DecodingEngine):  # e.g. a test double
+        return None
+    return LiveBatch(monitor, max_rows=rows, lock=lock)
+
+
 def _sse(event: str, data: Any) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, allow_nan=False)}\n\n".encode()
 
@@ -142,6 +154,7 @@ def create_app(
     max_records: int = 64,
     queue_size: int = 8,
     workers: int = 1,
+    batch_rows: int = 16,
     request_timeout_s: float = 120.0,
     check_alignment: str = CHECK_SCORER,
     api_key: str | None = None,
@@ -153,6 +166,9 @@ def create_app(
     ``functools.partial`` of it), or ``None`` for ``Monitor()`` (the embedded model). It is built at once.
     ``max_new_tokens`` caps what a request may ask for; ``max_records`` caps a /v1/score batch;
     ``check_alignment`` is the default scorer of ``/v1/check``.
+    ``batch_rows``: concurrent ``/v1/monitor`` streams decode together as rows of one engine batch (continuous
+    batching, :class:`~faithwatch.live_batch.LiveBatch`; at most ``queue_size`` more wait for a row); 1 runs them
+    one at a time through the work pool, as other model jobs.
     ``api_key``: if given, every ``/v1/*`` route needs ``Authorization: Bearer <api_key>`` (401 otherwise);
     ``/``, ``/healthz``, ``/docs`` and ``/openapi.json`` stay open, and ``/login`` lets a browser store the key
     as a same-origin cookie for the web page. ``allowed_hosts``: the Host names the server answers (403
@@ -173,6 +189,7 @@ def create_app(
         raise InputError(f"check_alignment must be one of {', '.join(plain_specs())}")
     pool = WorkPool(workers=workers, queue_size=queue_size)
     model_lock = threading.Lock()
+    live = _live_batch(monitor, batch_rows, model_lock)
     check_lock = threading.Lock()
     scorers: dict[str, Any] = {}  # one alignment scorer (and model) per spec name; thresholds are per call
     window = getattr(monitor.lm, "max_length", None)  # the model window, in tokens
@@ -184,6 +201,8 @@ def create_app(
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         yield
         pool.shutdown()
+        if live is not None:
+            live.close()
 
     app = FastAPI(
         title="faithwatch", version=__version__, lifespan=lifespan,
@@ -194,6 +213,7 @@ def create_app(
     # outermost: the Host and the key are checked before the body is read
     app.add_middleware(AccessMiddleware, api_key=api_key, allowed_hosts=allowed_hosts)
     app.state.monitor, app.state.pool, app.state.limits = monitor, pool, limits
+    app.state.live, app.state.model_lock = live, model_lock
     # declares the key in the OpenAPI schema, so that /docs offers "Authorize"; AccessMiddleware enforces it
     v1: dict[str, Any] = {"dependencies": [Depends(HTTPBearer(auto_error=False, description="the server's "
                                                                 "--api-key"))]} if api_key else {}
@@ -340,7 +360,11 @@ def create_app(
             "threshold": getattr(monitor, "threshold", getattr(detector, "threshold", None)),
             "detector_features": list(getattr(getattr(detector, "meta", None), "feature_names", None) or []),
             "alignment": getattr(alignment, "name", None), "queue": pool.stats(), "limits": limits,
-            "model_calls": "serialised by one lock inside the workers; admission is the bounded queue",
+            "live_batch": None if live is None else {
+                "rows_in_flight": live.rows, "waiting": live.waiting, "max_rows": live.max_rows,
+                "queue_size": queue_size, "steps": live.steps,
+                "mean_rows_per_step": round(live.row_steps / live.steps, 3) if live.steps else None},
+            "model_calls": "serialised by one lock (a live batch takes it per token); admission is bounded",
             "api_key_required": api_key is not None,
         }
 
@@ -409,11 +433,14 @@ def create_app(
             elif future.exception() is not None:
                 push("error", _event(_problem_of(future.exception())))
 
-        try:
-            future = pool.submit(job, token)
-        except QueueFullError as exc:
-            raise _queue_full(exc) from None
-        future.add_done_callback(on_done)
+        if live is None:
+            try:
+                future = pool.submit(job, token)
+            except QueueFullError as exc:
+                raise _queue_full(exc) from None
+            future.add_done_callback(on_done)
+        else:
+            submit_live(body, token, push, admitted)
 
         async def stream() -> AsyncIterator[bytes]:
             idle = 0.0
@@ -446,6 +473,37 @@ def create_app(
 
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    def submit_live(body: MonitorRequest, token: CancelToken, push: Callable[[str, Any], None],
+                    admitted: float) -> None:
+        """A /v1/monitor stream as a row of the live batch: the same events as a pool job."""
+        if live.rows + live.waiting >= live.max_rows + queue_size:
+            stats = {"waiting": live.waiting, "running": live.rows, "queue_size": queue_size,
+                     "workers": live.max_rows, "rows_in_flight": live.rows}
+            raise _queue_full(QueueFullError(stats, retry_after=1))
+        base = sampler(body.temperature, body.seed)
+
+        def started() -> None:
+            token.check()  # cancelled or timed out while waiting: never starts
+            push("start", {"queue_wait_s": round(time.monotonic() - admitted, 4)})
+
+        def choose(logp: torch.Tensor) -> int:
+            token.check()  # disconnect / timeout: the row leaves before its next token
+            return base(logp)
+
+        def done(future: Future) -> None:
+            exc = future.exception()
+            if exc is not None:
+                push("error", _event(_problem_of(exc)))
+                return
+            summary = future.result().to_dict(vectors=False)
+            for key in ("sentences", "context", "question"):
+                summary.pop(key, None)
+            summary["elapsed_s"] = round(time.monotonic() - admitted, 4)
+            push("summary", summary)
+
+        live.submit(body.question, body.context, max_new_tokens=body.max_new_tokens, choose=choose, on_start=started,
+                    on_sentence=lambda report: push("sentence", report.to_dict(vectors=False))).add_done_callback(done)
 
     # --- teacher forcing ----------------------------------------------------------------------------------------
     @app.post("/v1/score", summary="Score given responses by teacher forcing (a batch; per-record errors)", **v1)

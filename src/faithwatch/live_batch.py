@@ -1,0 +1,241 @@
+"""Continuous batching of live generations: concurrent requests decode as rows of one engine batch.
+
+A request joins the running batch between two tokens (its prompt is prefilled alone, then its KV cache is joined
+to the batch's, :meth:`~faithwatch.models.engine.EngineSession.join`) and leaves when it ends: end of sequence,
+its token budget, or an error of its own (a chooser that raises, e.g. a cancelled request). Every row computes
+what :meth:`Monitor.generate <faithwatch.monitor.Monitor.generate>` would compute for it alone (tested), so its
+sentences, scores and result are the same; only the forward passes are shared.
+
+One thread runs the batch. ``lock`` (optional) is held for each step, so other model work can interleave.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from faithwatch.errors import InputError
+from faithwatch.models.engine import EngineSession
+from faithwatch.results import MonitorResult, SentenceReport
+from faithwatch.sentences import SentenceTracker
+
+if TYPE_CHECKING:
+    from faithwatch.models.prompts import PromptPair
+    from faithwatch.monitor import Monitor, TokenChooser
+
+
+@dataclass
+class _Row:
+    """One request: its inputs, its own sentence tracker and reports, and the future of its result."""
+
+    question: str
+    context: str
+    budget: int
+    choose: TokenChooser
+    on_sentence: Callable[[SentenceReport], None] | None
+    future: Future[MonitorResult]
+    on_start: Callable[[], None] | None = None
+    prompts: PromptPair | None = None
+    tracker: SentenceTracker | None = None
+    reports: list[SentenceReport] = field(default_factory=list)
+    steps: int = 0
+    stop: str = "max_new_tokens"
+
+
+class LiveBatch:
+    """Runs many :meth:`Monitor.generate` calls as one batch that requests join and leave between tokens.
+
+    ``max_rows``: rows decoded together (requests beyond wait in :attr:`waiting` until a row is free);
+    ``lock``: held around each step (prefills and one token for every row).
+    """
+
+    def __init__(self, monitor: Monitor, *, max_rows: int = 16, lock: threading.Lock | None = None) -> None:
+        if monitor.lm is None:
+            raise InputError("live batching needs a monitor with a language model")
+        if max_rows < 1:
+            raise InputError(f"max_rows must be at least 1, got {max_rows}")
+        self.monitor = monitor
+        self.max_rows = max_rows
+        self._lock = lock
+        self._waiting: deque[_Row] = deque()
+        self._rows: list[_Row] = []
+        self._session: EngineSession | None = None
+        self._wake = threading.Condition()
+        self._closed = False
+        self._thread: threading.Thread | None = None
+        #: forward steps run and rows decoded in them (their ratio is the mean batch size)
+        self.steps = 0
+        self.row_steps = 0
+
+    # --- public -------------------------------------------------------------------------------------------
+    def submit(self, question: str, context: str, *, max_new_tokens: int | None = None, choose: TokenChooser | None
+               = None, on_sentence: Callable[[SentenceReport], None] | None = None,
+               on_start: Callable[[], None] | None = None) -> Future[MonitorResult]:
+        """Queue a generation; the future holds its :class:`MonitorResult` (or the error that stopped it).
+        From the batch thread: ``on_start`` when it gets a row (it may raise to drop the request, e.g. one
+        cancelled while waiting), ``on_sentence`` with each sentence the moment it is final."""
+        from faithwatch.monitor import greedy
+
+        budget = self.monitor.max_new_tokens if max_new_tokens is None else max_new_tokens
+        if budget < 1:
+            raise InputError(f"max_new_tokens must be at least 1, got {budget}")
+        future: Future[MonitorResult] = Future()
+        row = _Row(question, context, budget, choose or greedy, on_sentence, future, on_start)
+        with self._wake:
+            if self._closed:
+                raise RuntimeError("this batch is closed")
+            self._waiting.append(row)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="faithwatch-live-batch", daemon=True)
+                self._thread.start()
+            self._wake.notify()
+        return future
+
+    @property
+    def rows(self) -> int:
+        """Requests decoding now."""
+        return len(self._rows)
+
+    @property
+    def waiting(self) -> int:
+        """Requests waiting for a free row."""
+        return len(self._waiting)
+
+    def close(self) -> None:
+        """Stop taking requests; the batch thread ends when its rows and waiting requests are done."""
+        with self._wake:
+            self._closed = True
+            self._wake.notify()
+
+    # --- the batch thread ----------------------------------------------------------------------------------
+    def _loop(self) -> None:
+        while True:
+            with self._wake:
+                while not self._waiting and not self._rows:
+                    if self._closed:
+                        return
+                    self._wake.wait()
+            try:
+                if self._lock is not None:
+                    with self._lock:
+                        self._step()
+                else:
+                    self._step()
+            except BaseException as exc:  # noqa: BLE001 - a failed forward pass fails its rows, not the thread
+                for row in self._rows:
+                    _fail(row, exc)
+                self._rows, self._session = [], None
+
+    def _admit(self) -> None:
+        """Give free rows to waiting requests: their prompts are prefilled together, then joined to the batch."""
+        group: list[_Row] = []
+        while len(self._rows) + len(group) < self.max_rows:
+            with self._wake:
+                if not self._waiting:
+                    break
+                row = self._waiting.popleft()
+            if not row.future.set_running_or_notify_cancel():
+                continue
+            try:
+                if row.on_start is not None:
+                    row.on_start()
+                row.prompts = self.monitor._prompts(row.question, row.context, row.budget)
+            except BaseException as exc:  # noqa: BLE001 - this request's error
+                _fail(row, exc)
+                continue
+            row.context = row.prompts.context  # cut with truncate_context: alignment sees what the model saw
+            row.tracker = SentenceTracker(self.monitor.lm.tokenizer)
+            group.append(row)
+        if not group:
+            return
+        try:
+            session = self.monitor.engine.start_many([row.prompts for row in group])
+        except BaseException as exc:  # noqa: BLE001 - these requests' error
+            for row in group:
+                _fail(row, exc)
+            return
+        if self._session is None:
+            self._session = session
+        else:
+            self._session.join(session)
+        self._rows.extend(group)
+
+    def _step(self) -> None:
+        """Admit waiting requests, then choose and feed one token for every row."""
+        self._admit()
+        if not self._rows:
+            return
+        session = self._session
+        logp = session.branch_logprobs()
+        eos = self.monitor.lm.eos_token_ids
+        keep, tokens = [], []
+        for b, row in enumerate(self._rows):
+            try:
+                token = row.choose(logp[b])
+            except BaseException as exc:  # noqa: BLE001 - this row's error (e.g. its request was cancelled)
+                _fail(row, exc)
+                continue
+            if token in eos:
+                row.stop = "eos"
+                self._finish(row, session.branch_records[b])
+                continue
+            keep.append(b)
+            tokens.append(token)
+        self._retain(keep)
+        if not self._rows:
+            return
+        session = self._session
+        session.feed_branches(tokens)
+        self.steps += 1
+        self.row_steps += len(tokens)
+        keep = []
+        for b, (row, token) in enumerate(zip(self._rows, tokens, strict=True)):
+            row.steps += 1
+            records = session.branch_records[b]
+            try:
+                for report in self.monitor._reports(row.tracker.add([token]), records, row.question, row.context):
+                    row.reports.append(report)
+                    if row.on_sentence is not None:
+                        row.on_sentence(report)
+            except BaseException as exc:  # noqa: BLE001
+                _fail(row, exc)
+                continue
+            if row.steps >= row.budget:
+                self._finish(row, records)
+                continue
+            keep.append(b)
+        self._retain(keep)
+
+    def _retain(self, keep: list[int]) -> None:
+        """Keep these rows (indices into the current rows); the batch shrinks (and its cache is trimmed)."""
+        if len(keep) == len(self._rows):
+            return
+        self._rows = [self._rows[b] for b in keep]
+        if not keep:
+            self._session = None
+            return
+        self._session.select(keep)
+        self._session.trim()
+
+    def _finish(self, row: _Row, records) -> None:
+        mon = self.monitor
+        try:
+            for report in mon._reports(row.tracker.finish(), records, row.question, row.context):
+                row.reports.append(report)
+                if row.on_sentence is not None:
+                    row.on_sentence(report)
+            result = mon._result(row.question, row.context, row.tracker, row.reports, row.prompts, "live", row.stop,
+                                 records)
+        except BaseException as exc:  # noqa: BLE001
+            _fail(row, exc)
+            return
+        row.future.set_result(result)
+
+
+def _fail(row: _Row, exc: BaseException) -> None:
+    if not row.future.done():
+        row.future.set_exception(exc)

@@ -1,0 +1,117 @@
+"""Continuous batching: requests that join and leave a running batch get what Monitor.generate gives each alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from faithwatch.live_batch import LiveBatch
+from faithwatch.monitor import Monitor, greedy
+from faithwatch.signals import LIDBank
+
+TOL = 1e-4
+CONTEXT = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. It was built "
+           "from 1887 to 1889 by the company of Gustave Eiffel. It is 330 metres tall.")
+REQUESTS = [  # very different prompt lengths and budgets: rows leave at different steps, later ones join
+    ("Who built it?", CONTEXT, 9),
+    ("Where?", "Paris is in France.", 30),
+    ("How tall is it, and what is it made of?", CONTEXT + " " + CONTEXT, 17),
+    ("When?", "It opened in 1889.", 4),
+    ("Who?", "Gustave Eiffel was an engineer.", 23),
+]
+
+
+@pytest.fixture(scope="module")
+def full_monitor(lm):
+    rng = np.random.default_rng(0)
+    hidden = lm.model.config.hidden_size
+    bank = LIDBank(model_id=lm.model_id, layers={layer: rng.standard_normal((200, hidden)) for layer in (1, 2)})
+    return Monitor(lm, alignment="lexical", lid_bank=bank, lid_layers=(1, 2), hidden_layers=(2,),
+                   signals=["likelihood", "entropy", "lid", "contrastive", "influence", "lookback", "alignment",
+                            "lexical", "edits", "hidden"], detector="heuristic")
+
+
+def sampler(seed: int):
+    gen = torch.Generator().manual_seed(seed)
+
+    def choose(logp: torch.Tensor) -> int:
+        return int(torch.multinomial((logp / 0.8).softmax(-1), 1, generator=gen))
+
+    return choose
+
+
+def assert_same(got, want) -> None:
+    assert got.response == want.response and got.num_tokens == want.num_tokens
+    assert got.stop_reason == want.stop_reason
+    assert [s.text for s in got.sentences] == [s.text for s in want.sentences]
+    for a, b in zip(got.sentences, want.sentences, strict=True):
+        for name, value in b.features.items():
+            assert (a.features[name] is None) if value is None else a.features[name] == pytest.approx(value, abs=TOL)
+        for name, vector in b.vectors.items():
+            np.testing.assert_allclose(a.vectors[name], vector, atol=TOL, err_msg=name)
+        assert a.score == pytest.approx(b.score, abs=TOL)
+    for field in ("logprob", "entropy", "kl", "twin_logprob"):
+        np.testing.assert_allclose(getattr(got.records, field), getattr(want.records, field), atol=TOL, err_msg=field)
+    np.testing.assert_allclose(np.asarray(got.records.lookback), np.asarray(want.records.lookback), atol=TOL)
+    np.testing.assert_allclose(np.asarray(got.records.hidden), np.asarray(want.records.hidden), atol=TOL)
+
+
+@pytest.mark.parametrize("max_rows", [2, 8])
+def test_rows_joining_and_leaving_equal_generate_alone(full_monitor, max_rows, one_thread):
+    batch = LiveBatch(full_monitor, max_rows=max_rows)
+    seen: dict[int, list[str]] = {i: [] for i in range(len(REQUESTS))}
+    futures = []
+    for i, (q, c, n) in enumerate(REQUESTS):
+        choose = sampler(i) if i % 2 else greedy
+        futures.append(batch.submit(q, c, max_new_tokens=n, choose=choose,
+                                    on_sentence=lambda r, i=i: seen[i].append(r.text)))
+    results = [f.result(timeout=120) for f in futures]
+    batch.close()
+    assert batch.row_steps > batch.steps  # rows did share forward passes
+    for i, ((q, c, n), got) in enumerate(zip(REQUESTS, results, strict=True)):
+        want = full_monitor.generate(q, c, max_new_tokens=n, choose=sampler(i) if i % 2 else greedy)
+        assert_same(got, want)
+        assert seen[i] == [s.text for s in want.sentences]  # streamed live, in order
+
+
+def test_a_failing_row_leaves_and_the_others_go_on(full_monitor, one_thread):
+    batch = LiveBatch(full_monitor, max_rows=4)
+    calls = 0
+
+    def broken(logp: torch.Tensor) -> int:
+        nonlocal calls
+        calls += 1
+        if calls > 3:
+            raise RuntimeError("client went away")
+        return greedy(logp)
+
+    bad = batch.submit("When?", "It opened in 1889.", max_new_tokens=20, choose=broken)
+    good = batch.submit("Who built it?", CONTEXT, max_new_tokens=12)
+    too_long = batch.submit("Who?", CONTEXT * 200, max_new_tokens=5)
+    with pytest.raises(RuntimeError, match="went away"):
+        bad.result(timeout=60)
+    with pytest.raises(Exception, match="exceed|window|too long"):
+        too_long.result(timeout=60)
+    assert_same(good.result(timeout=60), full_monitor.generate("Who built it?", CONTEXT, max_new_tokens=12))
+    batch.close()
+    assert batch.rows == 0 and batch.waiting == 0
+
+
+def test_joined_cache_is_trimmed_when_long_rows_leave(full_monitor, one_thread):
+    engine = full_monitor.engine
+    long = full_monitor._prompts("How tall?", CONTEXT * 3, 8)
+    short = full_monitor._prompts("When?", "It opened in 1889.", 8)
+    session = engine.start(long)
+    session.feed([5, 6, 7])
+    session.join(engine.start(short))
+    width = session._cache_len
+    session.select([1])
+    assert session.trim() > 0 and session._cache_len < width
+    alone = engine.start(short)
+    for token in (11, 12, 13):
+        session.feed_branches([token])
+        alone.feed([token])
+    np.testing.assert_allclose(session.branch_records[0].logprob, alone.records.logprob, atol=TOL)
+    np.testing.assert_allclose(np.asarray(session.branch_records[0].lookback), np.asarray(alone.records.lookback),
+                               atol=TOL)

@@ -1,0 +1,96 @@
+"""Continuous batching in the server: concurrent /v1/monitor streams decode as rows of one batch."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("fastapi")
+httpx = pytest.importorskip("httpx")
+
+from faithwatch.server import create_app  # noqa: E402
+from servers import serve  # noqa: E402
+from test_server import parse_sse  # noqa: E402
+
+CONTEXT = "The Eiffel Tower is in Paris, France. It was built from 1887 to 1889 by the company of Gustave Eiffel."
+BODIES = [{"question": q, "context": c, "max_new_tokens": n} for q, c, n in [
+    ("Who built the tower?", CONTEXT, 24), ("Where is it?", "Paris is in France.", 9),
+    ("When?", CONTEXT + " " + CONTEXT, 31), ("Why?", "Because it was a world fair.", 16),
+    ("Who?", "Gustave Eiffel was an engineer.", 20), ("What?", CONTEXT, 12)]]
+
+
+def read(http, body: dict) -> list[tuple[str, dict]]:
+    with http.stream("POST", "/v1/monitor", json=body) as response:
+        assert response.status_code == 200, response.read()
+        return parse_sse(response.read().decode())
+
+
+def test_concurrent_streams_share_forward_passes_and_equal_generate(monitor, one_thread):
+    app = create_app(monitor, batch_rows=4, queue_size=4, max_new_tokens=64)
+    out: dict[int, list] = {}
+    with serve(app) as url, httpx.Client(base_url=url, timeout=60) as http:
+        start = threading.Barrier(len(BODIES))
+
+        def client(i: int) -> None:
+            start.wait()
+            out[i] = read(http, BODIES[i])
+
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(len(BODIES))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        health = http.get("/healthz").json()["live_batch"]
+    assert health["rows_in_flight"] == 0 and health["max_rows"] == 4
+    live = app.state.live
+    assert live.row_steps > live.steps  # rows shared forward passes
+    for i, body in enumerate(BODIES):
+        kinds = [k for k, _ in out[i]]
+        assert kinds[0] == "start" and kinds[-1] == "summary", kinds
+        want = monitor.generate(body["question"], body["context"], max_new_tokens=body["max_new_tokens"])
+        summary = out[i][-1][1]
+        assert summary["response"] == want.response and summary["num_tokens"] == want.num_tokens
+        got = [d for k, d in out[i] if k == "sentence"]
+        assert [s["text"] for s in got] == [s.text for s in want.sentences]
+        assert [s["score"] for s in got] == pytest.approx([s.score for s in want.sentences], abs=1e-4)
+
+
+def test_full_batch_and_queue_answer_503_and_waiting_streams_go_on(monitor, one_thread):
+    app = create_app(monitor, batch_rows=2, queue_size=0, max_new_tokens=64)
+    with serve(app) as url, httpx.Client(base_url=url, timeout=60) as http:
+        results: list = []
+        with app.state.model_lock:  # the batch cannot step: two requests hold the two rows' places
+            threads = [threading.Thread(target=lambda b=b: results.append(read(http, b))) for b in BODIES[:2]]
+            for t in threads:
+                t.start()
+            deadline = time.monotonic() + 10
+            while app.state.live.waiting + app.state.live.rows < 2:
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+            r = http.post("/v1/monitor", json=BODIES[2])
+            assert r.status_code == 503 and r.headers["Retry-After"] and r.json()["error"] == "queue_full"
+        for t in threads:
+            t.join(60)
+    assert len(results) == 2 and all(events[-1][0] == "summary" for events in results)
+
+
+def test_a_client_leaving_frees_its_row_and_the_others_finish(monitor, one_thread):
+    app = create_app(monitor, batch_rows=4, queue_size=4, max_new_tokens=400)
+    long = {"question": "Tell me everything.", "context": CONTEXT, "max_new_tokens": 400}
+    with serve(app) as url, httpx.Client(base_url=url, timeout=60) as http:
+        kept: list = []
+        other = threading.Thread(target=lambda: kept.append(read(http, BODIES[0])))
+        with http.stream("POST", "/v1/monitor", json=long) as response:
+            other.start()
+            for chunk in response.iter_text():
+                if "event: sentence" in chunk or "event: start" in chunk:
+                    break
+        other.join(60)
+        deadline = time.monotonic() + 10
+        while http.get("/healthz").json()["live_batch"]["rows_in_flight"]:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    assert kept and kept[0][-1][0] == "summary"
+    assert app.state.live.row_steps < 400  # the long stream stopped early
