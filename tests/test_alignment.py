@@ -198,6 +198,25 @@ def test_nli_batching_does_not_change_scores(nli3: NLIScorer) -> None:
     assert after == pytest.approx(before, abs=1e-5)
 
 
+def test_score_pairs_batches_contexts_and_equals_score_many(nli3: NLIScorer, monkeypatch) -> None:
+    """Sentences of different contexts run through the model together, with the per-context scores."""
+    short = "Berlin is the capital of Germany. Acme sells anvils."
+    pairs = [("Acme revenue grew.", LONG_CONTEXT), ("Acme sells anvils.", short), ("The sky is green.", LONG_CONTEXT),
+             ("Berlin is a city.", short)]
+    want = [nli3.score_many([s], c)[0] for s, c in pairs]
+    calls = []
+    original = nli3._pair_probabilities
+    monkeypatch.setattr(nli3, "_pair_probabilities", lambda p, h: calls.append(len(p)) or original(p, h))
+    got = nli3.score_pairs(pairs)
+    assert got == pytest.approx(want, abs=1e-5) and len(calls) == 1  # one run for both contexts
+    lexical = get_scorer("lexical")
+    comb = CombinedScorer([nli3, lexical], [1, 1])
+    both = comb.score_pairs(pairs)
+    assert both == pytest.approx([comb.score_many([s], c)[0] for s, c in pairs], abs=1e-5)
+    with pytest.raises(ValueError):
+        nli3.score_pairs([("x", "")])
+
+
 def test_nli_chunking_fits_budget(nli3: NLIScorer) -> None:
     sentence = "Acme revenue grew."
     budget = nli3.budget_for(sentence)

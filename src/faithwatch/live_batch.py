@@ -192,23 +192,44 @@ class LiveBatch:
         session.feed_branches(tokens)
         self.steps += 1
         self.row_steps += len(tokens)
-        keep = []
+        groups, done = [], []
         for b, (row, token) in enumerate(zip(self._rows, tokens, strict=True)):
             row.steps += 1
-            records = session.branch_records[b]
-            try:
-                for report in self.monitor._reports(row.tracker.add([token]), records, row.question, row.context):
-                    row.reports.append(report)
-                    if row.on_sentence is not None:
-                        row.on_sentence(report)
-            except BaseException as exc:  # noqa: BLE001
-                _fail(row, exc)
+            done.append(row.steps >= row.budget)
+            sentences = row.tracker.add([token]) + (row.tracker.finish() if done[-1] else [])
+            groups.append((sentences, session.branch_records[b], row.question, row.context))
+        for (row, group, finished), reports in zip(zip(self._rows, groups, done, strict=True),
+                                                   self._score(groups), strict=True):
+            if isinstance(reports, BaseException):
+                _fail(row, reports)
                 continue
-            if row.steps >= row.budget:
-                self._finish(row, records)
-                continue
-            keep.append(b)
-        self._retain(keep)
+            self._emit(row, reports)
+            if finished:
+                self._resolve(row, group[1])
+        self._retain([b for b, row in enumerate(self._rows) if not row.future.done()])
+
+    def _score(self, groups: list[tuple]) -> list:
+        """The reports of every row's new sentences, scored together (one alignment call for the step); if that
+        fails, each row alone, so that an error stays with its row."""
+        if not any(group[0] for group in groups):
+            return [[] for _ in groups]
+        try:
+            return self.monitor._reports_many(groups)
+        except BaseException:  # noqa: BLE001
+            out = []
+            for group in groups:
+                try:
+                    out.append(self.monitor._reports_many([group])[0])
+                except BaseException as exc:  # noqa: BLE001
+                    out.append(exc)
+            return out
+
+    @staticmethod
+    def _emit(row: _Row, reports: list[SentenceReport]) -> None:
+        for report in reports:
+            row.reports.append(report)
+            if row.on_sentence is not None:
+                row.on_sentence(report)
 
     def _retain(self, keep: list[int]) -> None:
         """Keep these rows (indices into the current rows); the batch shrinks (and its cache is trimmed)."""
@@ -222,14 +243,18 @@ class LiveBatch:
         self._session.trim()
 
     def _finish(self, row: _Row, records) -> None:
-        mon = self.monitor
+        """Score what is left of the row's text and resolve its future."""
         try:
-            for report in mon._reports(row.tracker.finish(), records, row.question, row.context):
-                row.reports.append(report)
-                if row.on_sentence is not None:
-                    row.on_sentence(report)
-            result = mon._result(row.question, row.context, row.tracker, row.reports, row.prompts, "live", row.stop,
-                                 records)
+            self._emit(row, self.monitor._reports(row.tracker.finish(), records, row.question, row.context))
+        except BaseException as exc:  # noqa: BLE001
+            _fail(row, exc)
+            return
+        self._resolve(row, records)
+
+    def _resolve(self, row: _Row, records) -> None:
+        try:
+            result = self.monitor._result(row.question, row.context, row.tracker, row.reports, row.prompts, "live",
+                                          row.stop, records)
         except BaseException as exc:  # noqa: BLE001
             _fail(row, exc)
             return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -280,8 +280,10 @@ class Monitor:
                 continue
             ready.append((i, prompts, ids))
         if self.model_free:  # as in score: nothing to run the model for
-            for i, prompts, ids in ready:
-                out[i] = self._forced_result(records[i][0], prompts, ids, TokenRecords(token_ids=list(ids)))
+            results = self._forced_results([(records[i][0], prompts, ids, TokenRecords(token_ids=list(ids)))
+                                            for i, prompts, ids in ready])
+            for (i, _, _), result in zip(ready, results, strict=True):
+                out[i] = result
             return out  # type: ignore[return-value]
         ready.sort(key=lambda r: len(r[1].rag_ids) + len(r[2]))
         for start in range(0, len(ready), batch_size):
@@ -290,12 +292,14 @@ class Monitor:
             longest = max(len(ids) for _, _, ids in chunk)
             for at in range(0, longest, TEACHER_FORCING_CHUNK):
                 session.feed_many([ids[at : at + TEACHER_FORCING_CHUNK] for _, _, ids in chunk])
-            for (i, prompts, ids), recs in zip(chunk, session.branch_records, strict=True):
-                out[i] = self._forced_result(records[i][0], prompts, ids, recs)
+            results = self._forced_results([(records[i][0], prompts, ids, recs) for (i, prompts, ids), recs in
+                                            zip(chunk, session.branch_records, strict=True)])
+            for (i, _, _), result in zip(chunk, results, strict=True):
+                out[i] = result
         return out  # type: ignore[return-value]
 
     @staticmethod
-    def _or_error(fn: Callable[..., MonitorResult], *args, **kwargs) -> MonitorResult | FaithwatchError:
+    def _or_error(fn: Callable[..., Any], *args, **kwargs) -> Any:
         try:
             return fn(*args, **kwargs)
         except FaithwatchError as exc:
@@ -330,11 +334,32 @@ class Monitor:
 
     def _forced_result(self, question: str, prompts: PromptPair, ids: list[int], records: TokenRecords
                        ) -> MonitorResult:
-        context = prompts.context  # cut with truncate_context: alignment sees what the model saw
-        tracker = SentenceTracker(self.lm.tokenizer)
-        sentences = tracker.add(ids) + tracker.finish()
-        reports = self._reports(sentences, records, question, context)
-        return self._result(question, context, tracker, reports, prompts, "teacher-forced", "given", records)
+        return self._forced_results([(question, prompts, ids, records)])[0]
+
+    def _forced_results(self, items: Sequence[tuple[str, PromptPair, list[int], TokenRecords]]
+                        ) -> list[MonitorResult | FaithwatchError]:
+        """Teacher-forced results of (question, prompts, ids, records) items, their sentences scored together; if
+        that fails, each item alone, so that one bad record gets its error and the others their results."""
+        trackers, groups = [], []
+        for question, prompts, ids, records in items:
+            tracker = SentenceTracker(self.lm.tokenizer)
+            trackers.append(tracker)
+            # prompts.context is cut with truncate_context: alignment sees what the model saw
+            groups.append((tracker.add(ids) + tracker.finish(), records, question, prompts.context))
+        try:
+            all_reports: list = self._reports_many(groups)
+        except FaithwatchError:
+            if len(items) == 1:
+                raise
+            all_reports = [self._or_error(lambda g=group: self._reports_many([g])[0]) for group in groups]
+        out: list[MonitorResult | FaithwatchError] = []
+        for (question, prompts, _, records), tracker, reports in zip(items, trackers, all_reports, strict=True):
+            if isinstance(reports, FaithwatchError):
+                out.append(reports)
+                continue
+            out.append(self._result(question, prompts.context, tracker, reports, prompts, "teacher-forced", "given",
+                                    records))
+        return out
 
     # --- shared -------------------------------------------------------------------------------------------
     def _prompts(self, question: str, context: str, reserve: int, instruction: str | None = None) -> PromptPair:
@@ -358,13 +383,26 @@ class Monitor:
         upstream: Sequence[UpstreamToken] = (),
     ) -> list[SentenceReport]:
         """Signals and score of final sentences, from one branch's token records (and an upstream's tokens)."""
-        if not sentences:
-            return []
-        traces = [SentenceTrace(s, records, question, context, upstream) for s in sentences]
+        return self._reports_many([(sentences, records, question, context, upstream)])[0]
+
+    def _reports_many(self, groups: Sequence[tuple]) -> list[list[SentenceReport]]:
+        """:meth:`_reports` of several (sentences, records, question, context[, upstream]) groups, e.g. the records
+        of a batch: each signal sees all their sentences in one call (an alignment model runs once for all)."""
+        traces = [SentenceTrace(s, records, question, context, *rest) for sentences, records, question, context, *rest
+                  in groups for s in sentences]
+        if not traces:
+            return [[] for _ in groups]
         values: list[dict] = [{} for _ in traces]
         for signal in self.signals:
             for out, computed in zip(values, signal.compute_many(traces), strict=True):
                 out.update(computed)
+        out, at = [], 0
+        for sentences, *_ in groups:
+            out.append(self._build_reports(sentences, values[at : at + len(sentences)]))
+            at += len(sentences)
+        return out
+
+    def _build_reports(self, sentences: list[Sentence], values: list[dict]) -> list[SentenceReport]:
         reports = []
         for sentence, feats in zip(sentences, values, strict=True):
             scalars: dict[str, float | None] = {}

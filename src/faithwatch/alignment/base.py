@@ -25,6 +25,18 @@ class AlignmentScorer(ABC):
         """Score one sentence against a context."""
         return self.score_many([sentence], context)[0]
 
+    def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """Score (sentence, context) pairs with different contexts (e.g. the sentences of a batch of records), one
+        value per pair in order. Scorers with a model override this to run all pairs in one batched call."""
+        out: list[float] = [0.0] * len(pairs)
+        by_context: dict[str, list[int]] = {}
+        for i, (_, context) in enumerate(pairs):
+            by_context.setdefault(context, []).append(i)
+        for context, idx in by_context.items():
+            for i, score in zip(idx, self.score_many([pairs[i][0] for i in idx], context), strict=True):
+                out[i] = score
+        return out
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
 

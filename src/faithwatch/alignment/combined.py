@@ -47,3 +47,16 @@ class CombinedScorer(AlignmentScorer):
             for i, s in enumerate(scores):
                 totals[i] += weight * s
         return [clamp01(t) for t in totals]
+
+    def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """Weighted mean of the component scores of each (sentence, context) pair; each part batches all pairs."""
+        for sentence, context in pairs:
+            validate_inputs([sentence], context)
+        totals = [0.0] * len(pairs)
+        for scorer, weight in zip(self.scorers, self.weights, strict=True):
+            scores = scorer.score_pairs(pairs)
+            if len(scores) != len(pairs):
+                raise ValueError(f"scorer {scorer.name!r} returned {len(scores)} scores for {len(pairs)} pairs")
+            for i, s in enumerate(scores):
+                totals[i] += weight * s
+        return [clamp01(t) for t in totals]

@@ -228,10 +228,17 @@ class NLIScorer(AlignmentScorer):
         The best chunk is the one with the highest entailment probability.
         """
         sents = validate_inputs(sentences, context)
+        return self._best_probabilities([(sent, context) for sent in sents])
+
+    def _best_probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[dict[str, float]]:
+        """The best chunk's probabilities of each (sentence, context) pair: every (chunk, sentence) pair of every
+        context in one run of the model, sorted by length so that batches hold similar lengths."""
         premises: list[str] = []
         hypotheses: list[str] = []
-        owner: list[int] = []  # sentence index of each pair
-        for j, sent in enumerate(sents):
+        owner: list[int] = []  # pair index of each (chunk, sentence) pair
+        order = sorted(range(len(pairs)), key=lambda i: pairs[i][1])  # one context at a time: its chunks cached
+        for j in order:
+            sent, context = pairs[j]
             hyp = self._hypothesis(sent)
             for chunk in self._chunks(context, self.budget_for(sent)):
                 premises.append(chunk)
@@ -239,14 +246,21 @@ class NLIScorer(AlignmentScorer):
                 owner.append(j)
         if not premises:
             return []
-
-        best: list[list[float] | None] = [None] * len(sents)
-        for j, probs in zip(owner, self._pair_probabilities(premises, hypotheses), strict=True):
-            cur = best[j]
+        by_length = sorted(range(len(premises)), key=lambda k: len(premises[k]) + len(hypotheses[k]))
+        probs_sorted = self._pair_probabilities([premises[k] for k in by_length], [hypotheses[k] for k in by_length])
+        best: list[list[float] | None] = [None] * len(pairs)
+        for k, probs in zip(by_length, probs_sorted, strict=True):
+            cur = best[owner[k]]
             if cur is None or probs[self.entailment_index] > cur[self.entailment_index]:
-                best[j] = probs
+                best[owner[k]] = probs
         return [{label: clamp01(p) for label, p in zip(self.labels, b or [], strict=True)} for b in best]
 
     def score_many(self, sentences: Sequence[str], context: str) -> list[float]:
         """Max entailment probability of each sentence over the context chunks, in [0, 1]."""
         return [p[self.entailment_label] for p in self.probabilities_many(sentences, context)]
+
+    def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """:meth:`score_many` for pairs with different contexts, all in one batched run of the model."""
+        for sentence, context in pairs:
+            validate_inputs([sentence], context)
+        return [p[self.entailment_label] for p in self._best_probabilities(pairs)]

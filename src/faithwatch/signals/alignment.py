@@ -26,12 +26,6 @@ class AlignmentSignal(Signal):
     def compute_many(self, traces: Sequence[SentenceTrace]) -> list[dict[str, FeatureValue]]:
         if self.scorer is None or not traces:
             return [{"align_score": None} for _ in traces]
-        out: list[dict[str, FeatureValue]] = [{} for _ in traces]
-        by_context: dict[str, list[int]] = {}
-        for i, trace in enumerate(traces):
-            by_context.setdefault(trace.context, []).append(i)
-        for context, idx in by_context.items():
-            scores = self.scorer.score_many([traces[i].sentence.text for i in idx], context)
-            for i, score in zip(idx, scores, strict=True):
-                out[i] = {"align_score": float(score)}
-        return out
+        # sentences of different records (contexts) together: a scorer with a model batches them in one run
+        scores = self.scorer.score_pairs([(trace.sentence.text, trace.context) for trace in traces])
+        return [{"align_score": float(score)} for score in scores]
