@@ -8,10 +8,10 @@ plain batched forward pass over the same main and twin tokens, nothing recorded)
 Signals: every signal but LID (no bank) and the hidden-state probe; alignment is ``lexical`` (the model's cost is
 what is measured). The per-record scores of every batched run are compared with one-at-a-time scoring.
 
-Measured here (2 CPU cores, embedded model, 32 records of 2-12 context sentences, 2026-11-23): one at a time 1.22
-records/s; batch 4: 0.57 (0.47x), batch 8: 0.50 (0.41x), batch 32: 0.47 (0.38x); the bare batched ceiling itself
-is only 0.60-1.09 records/s, below one-at-a-time scoring: on a CPU, padded, masked attention costs more than the
-batch saves. Batching is for GPUs; on a CPU keep ``--batch-size 1`` (the default).
+Measured here (2 CPU cores, embedded model, 32 records of 2-12 context sentences, 2026-11-24, ``--batch-sizes
+4,8``): one at a time 1.07 records/s; batch 4: 1.16 (1.08x), batch 8: 1.07 (0.99x); the bare batched ceiling is
+1.66 / 1.43 records/s: on a CPU the forward pass is compute-bound and padding costs what batching saves. Batching is
+for GPUs; on a CPU ``--batch-size 4`` gains little.
 """
 
 from __future__ import annotations
