@@ -200,3 +200,20 @@ class SentenceChooser:
 def make_chooser(tokenizer) -> Callable[[], SentenceChooser]:
     """A factory of fresh sentence-forcing choosers (each has its own step counter)."""
     return lambda period=7: SentenceChooser(tokenizer, period)
+
+
+@pytest.fixture(scope="session")
+def full_monitor(lm):
+    """A Monitor over the tiny model with every white-box signal (LID against a random bank, hidden states, lookback)
+    and lexical alignment: for checks that a path computes every feature as ``Monitor.score`` / ``generate`` do."""
+    import numpy as np
+
+    from faithwatch.monitor import Monitor
+    from faithwatch.signals import LIDBank
+
+    rng = np.random.default_rng(0)
+    hidden = lm.model.config.hidden_size
+    bank = LIDBank(model_id=lm.model_id, layers={layer: rng.standard_normal((200, hidden)) for layer in (1, 2)})
+    return Monitor(lm, alignment="lexical", lid_bank=bank, lid_layers=(1, 2), hidden_layers=(2,),
+                   signals=["likelihood", "entropy", "lid", "contrastive", "influence", "lookback", "alignment",
+                            "lexical", "edits", "hidden"], detector="heuristic")

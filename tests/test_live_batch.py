@@ -7,8 +7,7 @@ import pytest
 import torch
 
 from faithwatch.live_batch import LiveBatch
-from faithwatch.monitor import Monitor, greedy
-from faithwatch.signals import LIDBank
+from faithwatch.monitor import greedy
 
 TOL = 1e-4
 CONTEXT = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. It was built "
@@ -20,16 +19,6 @@ REQUESTS = [  # very different prompt lengths and budgets: rows leave at differe
     ("When?", "It opened in 1889.", 4),
     ("Who?", "Gustave Eiffel was an engineer.", 23),
 ]
-
-
-@pytest.fixture(scope="module")
-def full_monitor(lm):
-    rng = np.random.default_rng(0)
-    hidden = lm.model.config.hidden_size
-    bank = LIDBank(model_id=lm.model_id, layers={layer: rng.standard_normal((200, hidden)) for layer in (1, 2)})
-    return Monitor(lm, alignment="lexical", lid_bank=bank, lid_layers=(1, 2), hidden_layers=(2,),
-                   signals=["likelihood", "entropy", "lid", "contrastive", "influence", "lookback", "alignment",
-                            "lexical", "edits", "hidden"], detector="heuristic")
 
 
 def sampler(seed: int):

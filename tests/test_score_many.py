@@ -6,8 +6,6 @@ import numpy as np
 import pytest
 
 from faithwatch.errors import FaithwatchError
-from faithwatch.monitor import Monitor
-from faithwatch.signals import LIDBank
 
 TOL = 1e-4
 CONTEXT = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. It was built "
@@ -20,16 +18,6 @@ RECORDS = [
     ("When?", "It opened in 1889.", "It opened in 1889"),
     ("Empty?", "Some context.", "   "),  # a bad record: reported in its place, the others go on
 ]
-
-
-@pytest.fixture(scope="module")
-def full_monitor(lm):
-    rng = np.random.default_rng(0)
-    hidden = lm.model.config.hidden_size
-    bank = LIDBank(model_id=lm.model_id, layers={layer: rng.standard_normal((200, hidden)) for layer in (1, 2)})
-    return Monitor(lm, alignment="lexical", lid_bank=bank, lid_layers=(1, 2), hidden_layers=(2,),
-                   signals=["likelihood", "entropy", "lid", "contrastive", "influence", "lookback", "alignment",
-                            "lexical", "edits", "hidden"], detector="heuristic")
 
 
 @pytest.mark.parametrize("batch_size", [1, 2, 8])

@@ -10,7 +10,6 @@ import pytest
 
 from faithwatch.errors import InputError
 from faithwatch.monitor import Monitor
-from faithwatch.signals import LIDBank
 from faithwatch.watch import stable_end
 
 TOL = 1e-4
@@ -18,16 +17,6 @@ CONTEXT = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mar
            "from 1887 to 1889 by the company of Gustave Eiffel. It is 330 metres tall.")
 RESPONSE = ("The tower is in Paris. It was built from 1887 to 1889 by Dr. Smith's company. It is 500 metres tall, "
             "and it is  made of iron. Many people visit it")
-
-
-@pytest.fixture(scope="module")
-def full_monitor(lm):
-    rng = np.random.default_rng(0)
-    hidden = lm.model.config.hidden_size
-    bank = LIDBank(model_id=lm.model_id, layers={layer: rng.standard_normal((200, hidden)) for layer in (1, 2)})
-    return Monitor(lm, alignment="lexical", lid_bank=bank, lid_layers=(1, 2), hidden_layers=(2,),
-                   signals=["likelihood", "entropy", "lid", "contrastive", "influence", "lookback", "alignment",
-                            "lexical", "edits", "hidden"], detector="heuristic")
 
 
 def _pieces(text: str, seed: int) -> list[str]:

@@ -199,7 +199,7 @@ class LiveBatch:
             sentences = row.tracker.add([token]) + (row.tracker.finish() if done[-1] else [])
             groups.append((sentences, session.branch_records[b], row.question, row.context))
         for (row, group, finished), reports in zip(zip(self._rows, groups, done, strict=True),
-                                                   self._score(groups), strict=True):
+                                                   self.monitor._reports_each(groups), strict=True):
             if isinstance(reports, BaseException):
                 _fail(row, reports)
                 continue
@@ -207,22 +207,6 @@ class LiveBatch:
             if finished:
                 self._resolve(row, group[1])
         self._retain([b for b, row in enumerate(self._rows) if not row.future.done()])
-
-    def _score(self, groups: list[tuple]) -> list:
-        """The reports of every row's new sentences, scored together (one alignment call for the step); if that
-        fails, each row alone, so that an error stays with its row."""
-        if not any(group[0] for group in groups):
-            return [[] for _ in groups]
-        try:
-            return self.monitor._reports_many(groups)
-        except BaseException:  # noqa: BLE001
-            out = []
-            for group in groups:
-                try:
-                    out.append(self.monitor._reports_many([group])[0])
-                except BaseException as exc:  # noqa: BLE001
-                    out.append(exc)
-            return out
 
     @staticmethod
     def _emit(row: _Row, reports: list[SentenceReport]) -> None:

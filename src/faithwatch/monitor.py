@@ -346,12 +346,10 @@ class Monitor:
             trackers.append(tracker)
             # prompts.context is cut with truncate_context: alignment sees what the model saw
             groups.append((tracker.add(ids) + tracker.finish(), records, question, prompts.context))
-        try:
-            all_reports: list = self._reports_many(groups)
-        except FaithwatchError:
-            if len(items) == 1:
-                raise
-            all_reports = [self._or_error(lambda g=group: self._reports_many([g])[0]) for group in groups]
+        if len(items) == 1:
+            all_reports: list = self._reports_many(groups)  # one item: its error is raised
+        else:
+            all_reports = self._reports_each(groups, FaithwatchError)
         out: list[MonitorResult | FaithwatchError] = []
         for (question, prompts, _, records), tracker, reports in zip(items, trackers, all_reports, strict=True):
             if isinstance(reports, FaithwatchError):
@@ -401,6 +399,20 @@ class Monitor:
             out.append(self._build_reports(sentences, values[at : at + len(sentences)]))
             at += len(sentences)
         return out
+
+    def _reports_each(self, groups: Sequence[tuple], errors: type[BaseException] | tuple = Exception) -> list:
+        """:meth:`_reports_many` of the groups together; if that raises one of ``errors``, each group alone, so
+        that a failure stays with its group (its exception in its place)."""
+        try:
+            return self._reports_many(groups)
+        except errors:
+            out: list = []
+            for group in groups:
+                try:
+                    out.append(self._reports_many([group])[0])
+                except errors as exc:
+                    out.append(exc)
+            return out
 
     def _build_reports(self, sentences: list[Sentence], values: list[dict]) -> list[SentenceReport]:
         reports = []

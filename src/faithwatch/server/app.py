@@ -141,6 +141,15 @@ def _live_batch(monitor: Any, rows: int, lock: threading.Lock) -> Any:
     return LiveBatch(monitor, max_rows=rows, lock=lock)
 
 
+def _stream_summary(result: Any, admitted: float) -> dict[str, Any]:
+    """The ``summary`` event of a /v1/monitor stream: the result without what the stream already sent."""
+    summary = result.to_dict(vectors=False)
+    for key in ("sentences", "context", "question"):
+        summary.pop(key, None)
+    summary["elapsed_s"] = round(time.monotonic() - admitted, 4)
+    return summary
+
+
 def _sse(event: str, data: Any) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, allow_nan=False)}\n\n".encode()
 
@@ -417,11 +426,7 @@ def create_app(
                         body.question, body.context, max_new_tokens=body.max_new_tokens, choose=choose,
                         on_sentence=lambda report: push("sentence", report.to_dict(vectors=False)),
                     )
-                summary = result.to_dict(vectors=False)
-                for key in ("sentences", "context", "question"):
-                    summary.pop(key, None)
-                summary["elapsed_s"] = round(time.monotonic() - admitted, 4)
-                push("summary", summary)
+                push("summary", _stream_summary(result, admitted))
             except Exception as exc:  # noqa: BLE001 - reported on the stream
                 push("error", _event(_problem_of(exc)))
 
@@ -496,11 +501,7 @@ def create_app(
             if exc is not None:
                 push("error", _event(_problem_of(exc)))
                 return
-            summary = future.result().to_dict(vectors=False)
-            for key in ("sentences", "context", "question"):
-                summary.pop(key, None)
-            summary["elapsed_s"] = round(time.monotonic() - admitted, 4)
-            push("summary", summary)
+            push("summary", _stream_summary(future.result(), admitted))
 
         live.submit(body.question, body.context, max_new_tokens=body.max_new_tokens, choose=choose, on_start=started,
                     on_sentence=lambda report: push("sentence", report.to_dict(vectors=False))).add_done_callback(done)
