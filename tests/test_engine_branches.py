@@ -98,3 +98,26 @@ def test_inactive_branches_leave_invisible_holes(lm, prompts, one_thread):
     assert session.position == cp_lens[1]
     session.feed([32])
     _same(session.records, _single(lm, prompts, [11, 12, 30, 31, 32]).records)
+
+
+def test_selecting_every_branch_in_place_keeps_the_session(lm, prompts, one_thread):
+    session = _single(lm, prompts, [11, 12])
+    session.fork(2)
+    records, cache = session.branch_records, session._cache.layers[0].keys
+    session.select([0, 1])  # identity: nothing is copied
+    assert session.branch_records is records and session._cache.layers[0].keys is cache
+    session.select([1, 0])  # a real reorder still copies
+    assert session._cache.layers[0].keys is not cache
+
+
+def test_the_engine_passes_the_cache_under_the_models_own_argument_name(lm, prompts, one_thread):
+    import inspect
+    import warnings
+
+    engine = DecodingEngine(lm, ALL)
+    assert engine.cache_arg in inspect.signature(lm.model.forward).parameters
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)  # no deprecated-argument warning from transformers
+        session = engine.start(prompts)
+        session.feed([11, 12])
+    assert len(session.records) == 2

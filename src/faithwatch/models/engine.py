@@ -9,6 +9,7 @@ predicted it. Everything downstream is a pure function of these records.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -121,6 +122,9 @@ class DecodingEngine:
         self.lm = lm
         self.needs = needs
         self._layers = _decoder_layers(lm.model) if needs.hidden_layers else None
+        #: the KV cache argument's name: ``cache`` in newer transformers 5 releases (``past_key_values`` before)
+        params = inspect.signature(lm.model.forward).parameters
+        self.cache_arg = "cache" if "cache" in params else "past_key_values"
         #: called before every forward step of every session; it may raise to stop (e.g. a server cancel token)
         self.before_step: Callable[[], None] | None = None
 
@@ -192,7 +196,7 @@ class EngineSession:
         cache = DynamicCache()
         with torch.inference_mode():
             out = self.lm.model(input_ids=ids, attention_mask=mask if len(twins) > 1 else None, position_ids=pos,
-                                past_key_values=cache, use_cache=True, logits_to_keep=1)
+                                use_cache=True, logits_to_keep=1, **{self.engine.cache_arg: cache})
         for main_layer, twin_layer in zip(self._cache.layers, cache.layers, strict=True):
             main_layer.keys = torch.cat([main_layer.keys, torch.nn.functional.pad(twin_layer.keys, (0, 0, pad, 0))])
             main_layer.values = torch.cat(
@@ -281,6 +285,8 @@ class EngineSession:
         idx = [int(b) for b in branches]
         if not idx or any(not 0 <= b < self.branches for b in idx):
             raise ValueError(f"branch indices {idx} out of range for {self.branches} branches")
+        if idx == list(range(self.branches)):
+            return  # keeping every branch in place: no cache copy (greedy selects its one branch per sentence)
         rows = idx + ([self.branches + b for b in idx] if self.needs.twin else [])
         index = torch.tensor(rows, device=self.lm.device)
         for layer in self._cache.layers:
@@ -423,9 +429,9 @@ class EngineSession:
                     input_ids=ids,
                     attention_mask=self._mask,
                     position_ids=pos,
-                    past_key_values=self._cache,
                     use_cache=True,
                     logits_to_keep=rows,
+                    **{self.engine.cache_arg: self._cache},
                 )
         finally:
             for hook in hooks:
