@@ -5,7 +5,9 @@
 
 Prompts come from the counterfactual QA set. Every strategy uses the monitor's detector for sentence scores
 and its defaults (FOD: tau1 0.7, tau2 0.85, K=2, S=6). The number of generated tokens differs per strategy, so
-tokens generated per second is printed too. Target: FOD (K=2, S=6) <= 3x greedy on the GPU.
+tokens generated per second is printed too. ``monitor`` (in the default list) is not a strategy but the reference
+for per-token speed: ``Monitor.generate`` (greedy, every sentence scored) on the same prompts. Targets (issue 16):
+FOD (K=2, S=6) <= 2.5x greedy's wall time; greedy's tokens/s >= the monitor's.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--prompts", type=int, default=5)
     parser.add_argument("--max-new-tokens", type=int, default=64)
-    parser.add_argument("--strategies", default="greedy,abstain,cad,rerank,fod-bt,fod")
+    parser.add_argument("--strategies", default="monitor,greedy,abstain,cad,rerank,fod-bt,fod")
     parser.add_argument("--random-model", default=None, help="e.g. llama-1b (weights random; see overhead.py)")
     parser.add_argument("--detector", default=None, help="default: shipped detector (embedded model) or heuristic")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
@@ -60,12 +62,16 @@ def main() -> None:
         for strategy in strategies:
             sync()
             start = time.perf_counter()
-            result = generate(monitor, item.question, item.context, strategy, max_new_tokens=args.max_new_tokens,
-                              tau1=args.tau1, tau2=args.tau2)
+            if strategy == "monitor":
+                n = monitor.generate(item.question, item.context, max_new_tokens=args.max_new_tokens).num_tokens
+            else:
+                n = generate(monitor, item.question, item.context, strategy, max_new_tokens=args.max_new_tokens,
+                             tau1=args.tau1, tau2=args.tau2).generated_tokens
             sync()
             seconds[strategy].append(time.perf_counter() - start)
-            tokens[strategy] += result.generated_tokens
+            tokens[strategy] += n
     base = sum(seconds["greedy"]) if "greedy" in seconds else None
+    rate = {s: tokens[s] / sum(seconds[s]) for s in strategies}
     print(f"model: {args.random_model or monitor.lm.model_id} · device: {args.device} · {len(items)} prompts · "
           f"max {args.max_new_tokens} new tokens · detector {monitor.detector.name} · "
           f"tau1 {args.tau1} tau2 {args.tau2}")
@@ -74,7 +80,9 @@ def main() -> None:
         total = sum(seconds[s])
         ratio = f"{total / base:.2f}" if base else "-"
         print(f"{s:<10} {total:8.2f} {statistics.median(seconds[s]):9.2f} {ratio:>9} {tokens[s]:8d} "
-              f"{tokens[s] / total:7.1f}")
+              f"{rate[s]:7.1f}")
+    if "monitor" in rate and "greedy" in rate:
+        print(f"greedy tok/s / monitor tok/s = {rate['greedy'] / rate['monitor']:.2f} (target >= 1)")
 
 
 if __name__ == "__main__":

@@ -80,6 +80,13 @@ def test_adacad_and_fod_cad_run_through_the_loop(monitor, scored, one_thread, mo
     assert "backtrack" in kinds and "candidate" in kinds
     # stage 1 follows CAD's greedy choice, so its first sentence is CAD's first sentence
     assert fod_cad.trace[0].kind == "accept" and cad.answer.startswith(fod_cad.trace[0].text.strip())
+    # fod-adacad: both stages choose through AdaCAD; stage 1 is AdaCAD's greedy answer sentence by sentence
+    scored["schedule"] = {0: 0.9, 1: 0.1}
+    calls.clear()
+    fod_ada = generate(monitor, Q, C, strategy="fod-adacad", tau1=0.7, tau2=0.0, **SHORT)
+    assert fod_ada.strategy == "fod-adacad" and "backtrack" in [e.kind for e in fod_ada.trace]
+    assert sum(shape[0] for shape in calls) >= fod_ada.generated_tokens > 0  # every token chosen through AdaCAD
+    assert fod_ada.trace[0].kind == "accept" and ada.answer.startswith(fod_ada.trace[0].text.strip())
 
 
 def test_greedy_matches_the_monitor(monitor, one_thread):

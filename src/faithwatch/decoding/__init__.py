@@ -35,6 +35,7 @@ _add("lookback", _builtin("lookback"), "chunks chosen by the Lookback Lens (pape
 _add("fod-bt", _builtin("fod_bt"), "FOD's backtracking alone: stop at the first low sentence")
 _add("fod", _builtin("fod"), "FOD: backtracking + sentence-level beam search (paper 000)")
 _add("fod-cad", _builtin("fod_cad"), "FOD's sentence search over the CAD distribution")
+_add("fod-adacad", _builtin("fod_adacad"), "FOD's sentence search over the AdaCAD distribution")
 
 
 def __getattr__(name: str) -> Any:

@@ -1,5 +1,5 @@
-"""Decoding strategies: greedy, abstention, reranking, CAD, AdaCAD, Lookback-Lens-guided chunks, FOD, FOD-BT and
-FOD-CAD (FOD's sentence search over the CAD distribution).
+"""Decoding strategies: greedy, abstention, reranking, CAD, AdaCAD, Lookback-Lens-guided chunks, FOD, FOD-BT,
+FOD-CAD and FOD-AdaCAD (FOD's sentence search over the CAD or AdaCAD distribution).
 
 Every strategy runs on :class:`~faithwatch.decoding.loop.DecodingLoop` and returns a
 :class:`~faithwatch.decoding.types.DecodingResult` with a trace of every candidate considered.
@@ -124,11 +124,14 @@ def lookback(run: StrategyRun) -> tuple[Beam, bool]:
                      chunk_tokens=p.chunk_tokens, trace=run.trace), False
 
 
-def _fod_run(run: StrategyRun, cad: bool = False, backtrack_only: bool = False) -> tuple[Beam, bool]:
+def _fod_run(run: StrategyRun, contrast: str | None = None, backtrack_only: bool = False) -> tuple[Beam, bool]:
+    """FOD; ``contrast`` ("cad" or "adacad") applies that distribution to both stages."""
     p = run.params
     first, sampler = greedy_chooser(), sampling_chooser(p.temperature, run.generator)
-    if cad:
+    if contrast == "cad":
         sampler, first = cad_chooser(p.alpha, sampler), cad_chooser(p.alpha, first)
+    elif contrast == "adacad":
+        sampler, first = adacad_chooser(sampler), adacad_chooser(first)
     beam = _fod(run.loop, first, sampler, p.tau1, p.tau2, p.beams, p.samples, run.trace, backtrack_only)
     if not beam.sentences:  # nothing faithful survived: say so explicitly rather than answer ""
         run.trace.append(TraceEvent("refuse", 0, reason="no sentence passed the thresholds"))
@@ -148,7 +151,12 @@ def fod_bt(run: StrategyRun) -> tuple[Beam, bool]:
 
 def fod_cad(run: StrategyRun) -> tuple[Beam, bool]:
     """FOD's sentence search over the CAD distribution."""
-    return _fod_run(run, cad=True)
+    return _fod_run(run, contrast="cad")
+
+
+def fod_adacad(run: StrategyRun) -> tuple[Beam, bool]:
+    """FOD's sentence search over the AdaCAD distribution (α per token from the JS divergence)."""
+    return _fod_run(run, contrast="adacad")
 
 
 def _run_to_end(loop: DecodingLoop, chooser: Chooser, trace: list[TraceEvent]) -> Beam:
