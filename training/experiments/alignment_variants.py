@@ -1,0 +1,100 @@
+"""Issue 12, item 4: do sub-sentence claims or merged neighbour windows make ``align_score`` transfer better?
+
+A scratch measurement (docs/transfer.md, "Cheap alignment variants"): the first ``--per-set`` responses of each
+labelled set (ordered by sha1 of the id) are split into sentences as the feature cache splits them; each sentence,
+each of its clauses (``claims.spans.subsentence_spans``) and each sentence against 128-token windows is scored with
+the shipped alignment parts. Prints sentence AUROC per set and LOO logistic regression for the combinations.
+
+    python training/experiments/alignment_variants.py --out /tmp/variants    # ~45 min on 2 CPU cores
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+from sklearn.preprocessing import RobustScaler
+
+from faithwatch.alignment import get_scorer
+from faithwatch.alignment.minilm import MiniLMNLIScorer
+from faithwatch.claims.spans import subsentence_spans
+from faithwatch.data.loaders import load_dataset
+from faithwatch.eval.labels import label_sentences
+from faithwatch.sentences import SentenceTracker
+
+SETS = ("faithbench", "qags-cnndm", "begin-dev", "training/data/ragtruth-qa.jsonl",
+        "training/data/ragtruth-summary.jsonl", "training/data/q2-wow.jsonl")
+PARTS = ("nli-minilm", "lexical", "embedding")
+
+
+def score_set(name: str, per_set: int, scorer, wide: MiniLMNLIScorer) -> pd.DataFrame:
+    examples = sorted(load_dataset(name, None, questionable="exclude"),
+                      key=lambda e: hashlib.sha1(e.id.encode()).hexdigest())[:per_set]
+    rows, pairs, owner = [], [], []
+    for e in examples:
+        for s in SentenceTracker.split_text(e.response):
+            clauses = [s.text[a:b] for a, b in subsentence_spans(s.text)]
+            rows.append({"example_id": e.id, "sentence_index": s.index, "text": s.text, "start": s.start,
+                         "end": s.end, "n_clauses": len(clauses), "context": e.context})
+            pairs.append((s.text, e.context))
+            owner.append((len(rows) - 1, "sent"))
+            for c in clauses if len(clauses) > 1 else []:
+                pairs.append((c, e.context))
+                owner.append((len(rows) - 1, "clause"))
+    for part in scorer.scorers:
+        scores = part.score_pairs(pairs)
+        for (i, kind), v in zip(owner, scores, strict=True):
+            key = f"{part.name}_{kind}"
+            rows[i][key] = v if kind == "sent" else min(rows[i].get(key, 1.0), v)
+    df = pd.DataFrame(rows)
+    for part in PARTS:
+        clause = df[f"{part}_clause"] if f"{part}_clause" in df else pd.Series(np.nan, index=df.index)
+        df[f"{part}_clause"] = clause.fillna(df[f"{part}_sent"])
+    df = label_sentences(examples, df)
+    df["nli128"] = wide.score_pairs(list(zip(df["text"], df["context"], strict=True)))
+    return df.drop(columns="context")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--per-set", type=int, default=200)
+    parser.add_argument("--out", type=Path, required=True, help="folder for the scored sentences (reused)")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    scorer, wide = get_scorer("nli-minilm+lexical+embedding"), MiniLMNLIScorer(chunk_tokens=128)
+    tables = {}
+    for name in SETS:
+        short = Path(name).stem
+        path = args.out / f"{short}.parquet"
+        if not path.exists():
+            score_set(name, args.per_set, scorer, wide).to_parquet(path)
+        d = pd.read_parquet(path)
+        sent = d[[f"{p}_sent" for p in PARTS]].mean(axis=1)
+        tables[short] = d.assign(
+            dataset=short, align=sent, align_clause=d[[f"{p}_clause" for p in PARTS]].mean(axis=1),
+            align_wide_max=(np.maximum(d["nli-minilm_sent"], d["nli128"]) + d["lexical_sent"]
+                            + d["embedding_sent"]) / 3,
+            align_wide_mean=((d["nli-minilm_sent"] + d["nli128"]) / 2 + d["lexical_sent"] + d["embedding_sent"]) / 3)
+    cols = ["align", "align_clause", "align_wide_max", "align_wide_mean"]
+    print("sentence AUROC (unfaithful):", " ".join(cols))
+    for short, d in tables.items():
+        print(f"  {short:<18}", " ".join(f"{roc_auc_score(d.label.astype(int), -d[c]):.3f}" for c in cols))
+    pooled = pd.concat(tables.values())
+    for feats in (["align"], ["align", "align_clause"], ["align", "align_wide_max"]):
+        res = []
+        for short in tables:
+            tr, te = pooled[pooled.dataset != short], pooled[pooled.dataset == short]
+            weight = tr.groupby(["dataset", "label"]).label.transform(lambda s: 1.0 / len(s))
+            scale = RobustScaler().fit(tr[feats])
+            model = LogisticRegression().fit(scale.transform(tr[feats]), tr.label.astype(int), sample_weight=weight)
+            res.append(roc_auc_score(te.label.astype(int), model.predict_proba(scale.transform(te[feats]))[:, 1]))
+        print(f"LOO LR {'+'.join(feats):<22}", " ".join(f"{r:.3f}" for r in res), f"mean {np.mean(res):.3f}")
+
+
+if __name__ == "__main__":
+    main()
