@@ -448,26 +448,35 @@ class EngineSession:
         b = len(self.branch_records)
         logp = torch.log_softmax(logits[:b], dim=-1)
         entropy = -(logp.exp() * logp).sum(-1) / math.log(logp.shape[-1])
-        twin_logp = kl = None
-        if self.needs.twin:
-            twin_logp = torch.log_softmax(logits[b:], dim=-1)
-            kl = (logp.exp() * (logp - twin_logp)).sum(-1).clamp(min=0.0).cpu().numpy()
-        return _Step(logp, twin_logp, entropy.cpu().numpy(), kl, hidden, lookback)
+        if not self.needs.twin:
+            return _Step(logp, None, entropy.cpu().numpy(), None, hidden, lookback)
+        twin_logp = torch.log_softmax(logits[b:], dim=-1)
+        kl = (logp.exp() * (logp - twin_logp)).sum(-1).clamp(min=0.0)
+        both = torch.stack([entropy, kl]).cpu().numpy()  # one host copy for both
+        return _Step(logp, twin_logp, both[0], both[1], hidden, lookback)
 
     def _record(self, step: _Step, tokens: list[list[int]], active: list[bool]) -> None:
-        """Record branch b's ``tokens[b]`` from the first ``len(tokens[b])`` positions of ``step``."""
+        """Record branch b's ``tokens[b]`` from the first ``len(tokens[b])`` positions of ``step``.
+
+        The chosen tokens' log-probabilities of every branch are gathered in one operation and copied to the host
+        once (not once per branch: each copy is a device sync on a GPU)."""
+        width = max((len(t) for t in tokens), default=0)
+        if width == 0 or not any(active):
+            return
+        idx = torch.tensor([t + [0] * (width - len(t)) for t in tokens], device=step.logp.device)[..., None]
+        chosen = step.logp[:, :width].gather(2, idx)[..., 0].cpu().numpy()
+        twin = None if step.twin_logp is None else step.twin_logp[:, :width].gather(2, idx)[..., 0].cpu().numpy()
         for b, rec in enumerate(self.branch_records):
             n = len(tokens[b])
             if not active[b] or n == 0:
                 continue
-            idx = torch.tensor(tokens[b], device=step.logp.device)
             rec.token_ids.extend(tokens[b])
-            rec.logprob.extend(step.logp[b, :n].gather(1, idx[:, None])[:, 0].cpu().tolist())
+            rec.logprob.extend(chosen[b, :n].tolist())
             rec.entropy.extend(step.entropy[b, :n].tolist())
             if step.kl is not None:
                 rec.kl.extend(step.kl[b, :n].tolist())
-            if step.twin_logp is not None:
-                rec.twin_logprob.extend(step.twin_logp[b, :n].gather(1, idx[:, None])[:, 0].cpu().tolist())
+            if twin is not None:
+                rec.twin_logprob.extend(twin[b, :n].tolist())
             if step.hidden is not None:
                 rec.hidden.extend(step.hidden[b, :n])
             if step.lookback is not None:
