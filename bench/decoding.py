@@ -4,10 +4,10 @@
     python bench/decoding.py --device cuda --random-model llama-1b   # GPU, random ~1.2B Llama (see overhead.py)
 
 Prompts come from the counterfactual QA set. Every strategy uses the monitor's detector for sentence scores
-and its defaults (FOD: tau1 0.7, tau2 0.85, K=2, S=6). The number of generated tokens differs per strategy, so
-tokens generated per second is printed too. ``monitor`` (in the default list) is not a strategy but the reference
-for per-token speed: ``Monitor.generate`` (greedy, every sentence scored) on the same prompts. Targets (issue 16):
-FOD (K=2, S=6) <= 2.5x greedy's wall time; greedy's tokens/s >= the monitor's.
+and its defaults (``faithwatch.params``; FOD: tau1 0.5, tau2 0.6, K=2, S=6). The number of generated tokens
+differs per strategy, so tokens generated per second is printed too. ``monitor`` (in the default list) is not a
+strategy but the reference for per-token speed: ``Monitor.generate`` (greedy, every sentence scored) on the same
+prompts. Targets (issue 16): FOD (K=2, S=6) <= 2.5x greedy's wall time; greedy's tokens/s >= the monitor's.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from faithwatch.params import default  # noqa: E402 - the one set of decoding defaults
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -30,8 +32,9 @@ def main() -> None:
     parser.add_argument("--random-model", default=None, help="e.g. llama-1b (weights random; see overhead.py)")
     parser.add_argument("--detector", default=None, help="default: shipped detector (embedded model) or heuristic")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
-    parser.add_argument("--tau1", type=float, default=0.7, help="FOD: > 1 forces the beam search on every prompt")
-    parser.add_argument("--tau2", type=float, default=0.85, help="FOD: 0 prunes nothing (the most work)")
+    parser.add_argument("--tau1", type=float, default=default("tau1"),
+                        help="FOD: > 1 forces the beam search on every prompt")
+    parser.add_argument("--tau2", type=float, default=default("tau2"), help="FOD: 0 prunes nothing (the most work)")
     args = parser.parse_args()
 
     import torch

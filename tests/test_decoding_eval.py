@@ -202,7 +202,7 @@ def test_rates_and_lengths(items):
     sub = items[:10]
     fake = FakeGenerate(sub)
     result = ev.evaluate_strategies(None, sub, ["ctx", "common", "both", "refuse"], generate_fn=fake,
-                                    params={"tau1": 0.5}, n_boot=200)
+                                    params={"tau1": 0.4}, n_boot=200)
     s = result.summary
     assert list(s.strategy) == ["ctx", "common", "both", "refuse"]
     assert not _has_nan(s)
@@ -217,7 +217,7 @@ def test_rates_and_lengths(items):
     assert ctx.answer_tokens == 10 and ctx.answer_sentences == 2 and ctx.generated_tokens == 23
     assert ctx.informativeness == 2.0 and both.backtracks == 2.0 and ctx.backtracks == 0.0
     assert ctx.success_low == ctx.success_high == 1.0 and ctx.n == 10 and ctx.errors == 0
-    assert fake.params["tau1"] == 0.5 and fake.params["tau2"] == ev.DEFAULT_PARAMS["tau2"]
+    assert fake.params["tau1"] == 0.4 and fake.params["tau2"] == ev.DEFAULT_PARAMS["tau2"]
     assert result.generated == 40 and result.reused == 0 and len(result.rows) == 40
     assert result.meta["checker"] == "alignment:lexical on sentence claims"
     assert "paper 000" in result.meta["informativeness"]

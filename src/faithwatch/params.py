@@ -1,8 +1,12 @@
 """The one set of decoding defaults: :class:`DecodingParams`, used by the strategies, the CLI, the server and eval.
 
-Defaults follow paper 000 Table 2 (τ1 0.7, τ2 0.85, K 2 beams, S 6 samples, abstain below 0.7) and Shi et al.
-for CAD (α 0.5). A strategy may declare its own default for a field (``lookback`` samples 8 chunks, paper 003);
-it applies only where the caller did not set the field.
+K 2 beams and S 6 samples follow paper 000 Table 2, α 0.5 Shi et al. (CAD). The score thresholds are set for the
+shipped detector, whose scores are calibrated probabilities (flag threshold 0.48): τ1 0.5 and τ2 0.6 were chosen
+by 4-fold cross-validation on the packaged counterfactual set (every fold, for ``fod`` and ``fod-adacad``), and
+abstention refuses below 0.5 like FOD's backtracking. The paper's τ1 0.7 / τ2 0.85 refused 58% of those answers
+(docs/decoding_eval.md). A detector of another score scale needs its own thresholds.
+A strategy may declare its own default for a field (``lookback`` samples 8 chunks, paper 003); it applies only
+where the caller did not set the field.
 """
 
 from __future__ import annotations
@@ -20,14 +24,14 @@ class DecodingParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    tau1: float = Field(0.7, description="FOD: greedy sentences below this trigger backtracking.")
-    tau2: float = Field(0.85, description="FOD: candidate sentences below this are pruned.")
+    tau1: float = Field(0.5, description="FOD: greedy sentences below this trigger backtracking.")
+    tau2: float = Field(0.6, description="FOD: candidate sentences below this are pruned.")
     beams: int = Field(2, ge=1, description="FOD: beams kept (K).")
     samples: int = Field(6, ge=1, description="FOD/rerank: sampled candidates per step (S); lookback: "
                          "chunks per step (default 8).")
     temperature: float = Field(0.7, ge=0.0, description="Sampling temperature.")
     alpha: float = Field(0.5, description="CAD: weight of the context contrast.")
-    abstain_threshold: float = Field(0.7, description="Abstain: refuse below this sentence score.")
+    abstain_threshold: float = Field(0.5, description="Abstain: refuse below this sentence score.")
     max_new_tokens: int = Field(128, ge=1, description="Generation budget in tokens.")
     max_sentence_tokens: int = Field(96, ge=1, description="Longest sentence before it is cut.")
     chunk_tokens: int = Field(8, ge=1, description="Lookback: tokens per candidate chunk.")
