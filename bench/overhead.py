@@ -92,7 +92,8 @@ def child(args) -> dict:
         d = lm.model.config.hidden_size
         rng = np.random.default_rng(0)  # a synthetic bank of realistic size: the LID cost is the kNN search
         bank = LIDBank(lm.model_id, {layer: rng.standard_normal((2000, d)).astype(np.float32) for layer in layers})
-        monitor = Monitor(lm, lid_bank=bank, max_new_tokens=args.tokens, alignment=args.alignment)
+        chosen = {"alignment": args.alignment} if args.alignment else {}  # else the detector's own
+        monitor = Monitor(lm, lid_bank=bank, max_new_tokens=args.tokens, **chosen)
 
         def no_eos(logprobs):
             lp = logprobs.clone()
@@ -126,7 +127,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--random-model", choices=sorted(RANDOM_MODELS), default=None)
     parser.add_argument("--tokenizer", default=None, help="tokenizer dir for --random-model (default: embedded)")
-    parser.add_argument("--alignment", default="lexical+embedding")
+    parser.add_argument("--alignment", default=None,
+                        help="alignment scorer (default: the detector's own, nli-minilm+lexical+embedding shipped)")
     parser.add_argument("--mode", choices=["plain", "monitor"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.mode:
