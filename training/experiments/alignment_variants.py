@@ -25,6 +25,7 @@ from faithwatch.alignment.minilm import MiniLMNLIScorer
 from faithwatch.claims.spans import subsentence_spans
 from faithwatch.data.loaders import load_dataset
 from faithwatch.eval.labels import label_sentences
+from faithwatch.eval.training import sample_weights
 from faithwatch.sentences import SentenceTracker
 
 SETS = ("faithbench", "qags-cnndm", "begin-dev", "training/data/ragtruth-qa.jsonl",
@@ -89,7 +90,7 @@ def main() -> None:
         res = []
         for short in tables:
             tr, te = pooled[pooled.dataset != short], pooled[pooled.dataset == short]
-            weight = tr.groupby(["dataset", "label"]).label.transform(lambda s: 1.0 / len(s))
+            weight = sample_weights(tr, "dataset")  # every set the same weight, split between its classes
             scale = RobustScaler().fit(tr[feats])
             model = LogisticRegression().fit(scale.transform(tr[feats]), tr.label.astype(int), sample_weight=weight)
             res.append(roc_auc_score(te.label.astype(int), model.predict_proba(scale.transform(te[feats]))[:, 1]))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
 
 
 class AlignmentScorer(ABC):
@@ -39,6 +41,12 @@ class AlignmentScorer(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
+
+
+def score_pairs_of(scorer: Any) -> Callable[[Sequence[tuple[str, str]]], list[float]]:
+    """``scorer.score_pairs``, or for a duck-typed scorer with only ``score_many`` the base class's grouping by
+    context (:meth:`AlignmentScorer.score_pairs`)."""
+    return getattr(scorer, "score_pairs", None) or partial(AlignmentScorer.score_pairs, scorer)
 
 
 def validate_inputs(sentences: Sequence[str], context: str) -> list[str]:

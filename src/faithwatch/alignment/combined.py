@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from faithwatch.alignment.base import AlignmentScorer, clamp01, validate_inputs
+from faithwatch.alignment.base import AlignmentScorer, clamp01, score_pairs_of, validate_inputs
 
 
 class CombinedScorer(AlignmentScorer):
@@ -36,17 +36,7 @@ class CombinedScorer(AlignmentScorer):
     def score_many(self, sentences: Sequence[str], context: str) -> list[float]:
         """Weighted mean of the component scores for each sentence, in [0, 1]."""
         sents = validate_inputs(sentences, context)
-        if not sents:
-            return []
-        totals = [0.0] * len(sents)
-        for scorer, weight in zip(self.scorers, self.weights, strict=True):
-            scores = scorer.score_many(sents, context)
-            if len(scores) != len(sents):
-                got = f"{len(scores)} scores for {len(sents)} sentences"
-                raise ValueError(f"scorer {scorer.name!r} returned {got}")
-            for i, s in enumerate(scores):
-                totals[i] += weight * s
-        return [clamp01(t) for t in totals]
+        return self.score_pairs([(s, context) for s in sents]) if sents else []
 
     def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """Weighted mean of the component scores of each (sentence, context) pair; each part batches all pairs."""
@@ -54,7 +44,7 @@ class CombinedScorer(AlignmentScorer):
             validate_inputs([sentence], context)
         totals = [0.0] * len(pairs)
         for scorer, weight in zip(self.scorers, self.weights, strict=True):
-            scores = scorer.score_pairs(pairs)
+            scores = score_pairs_of(scorer)(pairs)
             if len(scores) != len(pairs):
                 raise ValueError(f"scorer {scorer.name!r} returned {len(scores)} scores for {len(pairs)} pairs")
             for i, s in enumerate(scores):

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import partial
 
-from faithwatch.alignment.base import AlignmentScorer
+from faithwatch.alignment.base import AlignmentScorer, score_pairs_of
 from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
 
 
@@ -29,7 +28,5 @@ class AlignmentSignal(Signal):
             return [{"align_score": None} for _ in traces]
         # sentences of different records (contexts) together: a scorer with a model batches them in one run
         pairs = [(trace.sentence.text, trace.context) for trace in traces]
-        # a duck-typed scorer with only score_many gets the base class's grouping by context
-        score_pairs = getattr(self.scorer, "score_pairs", None) or partial(AlignmentScorer.score_pairs, self.scorer)
-        scores = score_pairs(pairs)
+        scores = score_pairs_of(self.scorer)(pairs)
         return [{"align_score": float(score)} for score in scores]
