@@ -65,6 +65,17 @@ def test_lexical_neutral_for_sentence_without_content() -> None:
     assert lex.score("...", CONTEXT) == NEUTRAL_SCORE
     assert lex.features("Yes, it is.", CONTEXT) == {"score": NEUTRAL_SCORE}
 
+def test_lexical_frame_words_are_not_content() -> None:
+    lex = LexicalScorer()
+    ctx = "Humans first landed on the Moon in 1965, during the Apollo 11 mission."
+    # the answer frame ("The answer is", "Based on the provided passages") is neither supported nor novel
+    assert lex.score("The answer is 1965.", ctx) > 0.9
+    assert lex.score("The answer to this question is 1969.", ctx) < 0.1
+    assert lex.evidence("Based on the provided passages, the Apollo 11 mission landed in 1965.", ctx)[
+        "novel_content"] == 0.0
+    assert lex.evidence("The answer is that astronauts landed.", ctx)["novel_content"] == 1.0  # "astronauts"
+
+
 
 def test_lexical_outputs_finite_in_unit_interval() -> None:
     lex = LexicalScorer()

@@ -2,8 +2,8 @@
 
 Pure Python/regex, no model. The score combines four features of the sentence:
 
-* **content** - fraction of its content words (lowercased, stop words removed, crude suffix
-  stemming) that occur in the context;
+* **content** - fraction of its content words (lowercased, stop words and :data:`FRAME_WORDS` removed,
+  crude suffix stemming) that occur in the context;
 * **entities** - fraction of its named-entity-like tokens (capitalised tokens not at sentence
   start, all-caps tokens / acronyms anywhere) that occur in the context (case-insensitive);
 * **bigrams** - fraction of its word bigrams (stemmed, stop words kept) copied from the context;
@@ -45,6 +45,13 @@ NEUTRAL_SCORE = 0.5
 UNSUPPORTED_NUMBER_FACTOR = 0.35
 #: what :meth:`LexicalScorer.evidence` returns (the ``lexical`` signal's features)
 EVIDENCE_FEATURES = ("lex_content", "lex_bigrams", "novel_content", "novel_numbers", "novel_entities")
+#: words an answer uses to talk about the task rather than the world ("The answer is 1965.", "Based on the
+#: provided passages, ..."): not content, so they are neither supported nor novel (lexical scorer version 3)
+FRAME_WORDS = frozenset((
+    "answer", "answers", "question", "questions", "context", "contexts", "passage", "passages", "provided",
+    "provide", "based", "according", "information", "text", "mentioned", "mention", "given", "summary", "article",
+    "document", "documents", "source", "sources",
+))
 #: weights of the non-number features (re-normalised over the features present)
 FEATURE_WEIGHTS: dict[str, float] = {"content": 0.5, "entities": 0.25, "bigrams": 0.25}
 
@@ -74,7 +81,7 @@ def _sentence_features(sentence: str) -> _Features:
     content: set[str] = set()
     entities: set[str] = set()
     for word, start in words:
-        if len(word) < 2:  # "a", the "s" of "U.S." ...
+        if len(word) < 2 or word.lower() in FRAME_WORDS:  # "a", the "s" of "U.S." ...; "answer", "passages"
             continue
         at_start = bool(_SENT_START_RE.search(sentence[:start]))
         letters = [c for c in word if c.isalpha()]
@@ -111,8 +118,9 @@ class LexicalScorer(AlignmentScorer):
     """Surface-overlap scorer (numbers, entities, content words, bigram copy rate); see module doc."""
 
     name = "lexical"
-    #: changes whenever the scores would (feature caches and detectors record it); 2: tokenised thousands joined
-    version = "2"
+    #: changes whenever the scores would (feature caches and detectors record it); 2: tokenised thousands joined;
+    #: 3: FRAME_WORDS are not content
+    version = "3"
 
     def __init__(self) -> None:
         self._cache_key: str | None = None
