@@ -372,6 +372,7 @@ def test_cli_with_a_fake_generate(tiny_model_dir, tmp_path, monkeypatch, one_thr
     assert summary["fod"]["success_rate"] == 1.0 and summary["greedy"]["success_rate"] == 0.0
     assert doc["meta"]["checker"] == "alignment:lexical on sentence claims" and doc["meta"]["checker_overlaps_guide"]
     assert "success rate by topic" in (report / "results.md").read_text()
+    assert doc["tables"][0]["name"].startswith("strategies — IN-SAMPLE for fod: the default tau1, tau2")
     answers = [json.loads(line) for line in (report / "answers.jsonl").read_text().splitlines()]
     assert len(answers) == 8 and {a["strategy"] for a in answers} == {"greedy", "fod"}
     again = runner.invoke(app, args)
@@ -389,6 +390,15 @@ def _renamed(fake: FakeGenerate, names: dict[str, str]):
         return fake(monitor, question, context, strategy=names[strategy], **params)
 
     return run
+
+
+def test_in_sample_note_names_the_defaults_chosen_on_the_packaged_set():
+    note = ev.in_sample_note("counterfactual", {"tau1": 0.5, "tau2": 0.7}, ["greedy", "fod", "abstain"])
+    assert note is not None and "fod, abstain" in note and "tau1, abstain_threshold" in note and "tau2" not in note
+    assert "abstain_threshold" not in ev.in_sample_note("counterfactual", {}, ["fod-adacad"])
+    assert ev.in_sample_note("counterfactual", {}, ["greedy", "adacad"]) is None  # no strategy reads them
+    assert ev.in_sample_note("mine.jsonl", {}, ["fod"]) is None
+    assert ev.in_sample_note("counterfactual", {"tau1": 0.6, "tau2": 0.7, "abstain_threshold": 0.4}, ["fod"]) is None
 
 
 def test_tau_is_cross_validated(items):

@@ -236,7 +236,7 @@ def eval_decoding(
                 "checker_overlaps_guide": overlap, "interrupted": interrupted}
         if lens is not None:
             meta["lens"] = str(lens)
-        tables = result.tables()
+        tables = result.tables(ev.in_sample_note(data, params, names))
         if cv_tau and not interrupted:
             cv = _cross_validated(monitor, items, names, params, tau_grid, cache_path, judge, err)
             tables["τ cross-validated (out of fold)"] = cv

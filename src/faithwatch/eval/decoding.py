@@ -354,12 +354,33 @@ class DecodingEvaluation:
     generated: int = 0  # new generate_fn calls
     reused: int = 0  # (strategy, item) results taken from the cache
 
-    def tables(self) -> dict[str, pd.DataFrame]:
-        """The report tables, by title."""
-        out = {"strategies": self.summary}
+    def tables(self, in_sample: str | None = None) -> dict[str, pd.DataFrame]:
+        """The report tables, by title; ``in_sample`` (see :func:`in_sample_note`) is added to the first title."""
+        out = {f"strategies — {in_sample}" if in_sample else "strategies": self.summary}
         if self.by_topic is not None:
             out["success rate by topic"] = self.by_topic
         return out
+
+
+#: parameters whose shipped defaults (faithwatch.params) were chosen on the packaged counterfactual set, and which
+#: strategies read them
+TUNED_ON_PACKAGED = {"tau1": "fod", "tau2": "fod", "abstain_threshold": "abstain"}
+
+
+def in_sample_note(data: str, params: Mapping[str, Any], strategies: Sequence[str]) -> str | None:
+    """The in-sample warning for a run on the packaged counterfactual set at the defaults that were chosen on it.
+
+    ``None`` for other data, other values, or strategies that read none of those parameters.
+    """
+    if data != "counterfactual":
+        return None
+    tuned = [k for k in TUNED_ON_PACKAGED if params.get(k, DEFAULT_PARAMS[k]) in (None, DEFAULT_PARAMS[k])
+             and any(s.startswith(TUNED_ON_PACKAGED[k]) for s in strategies)]
+    readers = [s for s in strategies if any(s.startswith(TUNED_ON_PACKAGED[k]) for k in tuned)]
+    if not tuned:
+        return None
+    return (f"IN-SAMPLE for {', '.join(readers)}: the default {', '.join(tuned)} were chosen on this packaged "
+            "set (out-of-fold figures: --cv-tau)")
 
 
 def evaluate_strategies(
