@@ -162,6 +162,8 @@ def test_matching_normalisation(items):
     assert cf.mentions("The team has 6 players.", "six") and cf.mentions("twenty-one", "21")
     assert not cf.mentions("Nigeria", "Niger") and cf.mentions("two kangaroos", "kangaroo")
     assert cf.mentions("Zürich", "Zurich") and cf.mentions("Tim Berners Lee", "Berners-Lee")
+    assert cf.mentions("a distance of 40.5kilometers", "40.5") and cf.mentions("40.5km.", "40.5")
+    assert not cf.mentions("the 6th player", "6") and not cf.mentions("6_000", "6")
     heart = next(i for i in items if i.id == "heart-chambers")
     assert cf.success("It has 3 chambers.", heart) and not cf.success("It has 4 chambers.", heart)
 

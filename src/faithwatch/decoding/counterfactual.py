@@ -31,7 +31,9 @@ curly quotes made straight, hyphens and dashes read as spaces, thousands separat
 ``"twenty-one"`` -> ``"21"``) and whitespace collapsed. An alias then matches only as whole words: it may
 not be preceded or followed by a letter, digit or underscore (an English plural ``-s``/``-es`` after an
 alias ending in a letter is accepted), and a number may not continue as a decimal (``"42"`` is not in
-``"1.42"`` nor ``"42.5"``... but ``"42"`` is in ``"42."``). So ``"Lyon"`` is found in ``"Lyon's tower"``,
+``"1.42"`` nor ``"42.5"``... but ``"42"`` is in ``"42."``). A unit written straight after a number counts as
+a separate word (``"40.5"`` is in ``"40.5kilometers"``), an ordinal suffix does not (``"6"`` is not in
+``"6th"``). So ``"Lyon"`` is found in ``"Lyon's tower"``,
 ``"Niger"`` is not found in ``"Nigeria"`` and ``"1925"`` is not found in ``"19250"``.
 
 Outcome of an answer (:func:`judge`)
@@ -93,7 +95,8 @@ def _pattern(alias: str) -> re.Pattern[str]:
         raise InputError(f"answer alias {alias!r} is empty after normalisation")
     left = r"(?<!\w)" + (r"(?<!\d[.,])" if norm[0].isdigit() else "")
     plural = "(?:e?s)?" if norm[-1].isalpha() else ""
-    right = r"(?!\w)" + (r"(?![.,]\d)" if norm[-1].isdigit() else "")
+    # after a number, a unit may follow without a space ("40.5km"), an ordinal suffix may not ("6th")
+    right = r"(?!\d)(?!_)(?!(?:st|nd|rd|th)\b)(?![.,]\d)" if norm[-1].isdigit() else r"(?!\w)"
     return re.compile(left + re.escape(norm) + plural + right)
 
 
