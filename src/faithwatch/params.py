@@ -1,7 +1,7 @@
 """The one set of decoding defaults: :class:`DecodingParams`, used by the strategies, the CLI, the server and eval.
 
 K 2 beams and S 6 samples follow paper 000 Table 2, α 0.5 Shi et al. (CAD). The score thresholds are set for the
-shipped detector, whose scores are calibrated probabilities (flag threshold 0.48): τ1 0.5 and τ2 0.6 were chosen
+shipped detector, whose scores are calibrated probabilities (flag threshold about 0.5): τ1 0.5 and τ2 0.6 were chosen
 by 4-fold cross-validation on the packaged counterfactual set (every fold, for ``fod`` and ``fod-adacad``), and
 abstention refuses below 0.5 like FOD's backtracking. The paper's τ1 0.7 / τ2 0.85 refused 58% of those answers
 (docs/decoding_eval.md). A detector of another score scale needs its own thresholds.

@@ -374,11 +374,12 @@ def in_sample_note(data: str, params: Mapping[str, Any], strategies: Sequence[st
     """
     if data != "counterfactual":
         return None
-    tuned = [k for k in TUNED_ON_PACKAGED if params.get(k, DEFAULT_PARAMS[k]) in (None, DEFAULT_PARAMS[k])
-             and any(s.startswith(TUNED_ON_PACKAGED[k]) for s in strategies)]
-    readers = [s for s in strategies if any(s.startswith(TUNED_ON_PACKAGED[k]) for k in tuned)]
+    readers_of = {k: [s for s in strategies if s.startswith(prefix)] for k, prefix in TUNED_ON_PACKAGED.items()
+                  if params.get(k, DEFAULT_PARAMS[k]) in (None, DEFAULT_PARAMS[k])}
+    tuned = [k for k, readers in readers_of.items() if readers]
     if not tuned:
         return None
+    readers = list(dict.fromkeys(s for k in tuned for s in readers_of[k]))
     return (f"IN-SAMPLE for {', '.join(readers)}: the default {', '.join(tuned)} were chosen on this packaged "
             "set (out-of-fold figures: --cv-tau)")
 

@@ -464,8 +464,11 @@ class EngineSession:
         if width == 0 or not any(active):
             return
         idx = torch.tensor([t + [0] * (width - len(t)) for t in tokens], device=step.logp.device)[..., None]
-        chosen = step.logp[:, :width].gather(2, idx)[..., 0].cpu().numpy()
-        twin = None if step.twin_logp is None else step.twin_logp[:, :width].gather(2, idx)[..., 0].cpu().numpy()
+        picked = [step.logp[:, :width].gather(2, idx)[..., 0]]
+        if step.twin_logp is not None:
+            picked.append(step.twin_logp[:, :width].gather(2, idx)[..., 0])
+        host = torch.stack(picked).cpu().numpy()  # one copy for the main and twin log-probabilities
+        chosen, twin = host[0], (host[1] if len(host) > 1 else None)
         for b, rec in enumerate(self.branch_records):
             n = len(tokens[b])
             if not active[b] or n == 0:
