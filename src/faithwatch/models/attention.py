@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import torch
 from transformers import AttentionInterface
-from transformers.integrations.sdpa_attention import repeat_kv, sdpa_attention_forward
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
 ATTENTION_NAME = "faithwatch_sdpa"
@@ -30,6 +30,7 @@ class LookbackRecorder:
     rows: int
     branches: int = 1  # the main (RAG) rows come first in the batch (left padding is masked)
     per_layer: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> [branches, rows, heads]
+    masks: tuple | None = field(default=None, repr=False)  # the current forward pass's masks (see _masks)
 
     def ratios(self, num_layers: int) -> torch.Tensor:
         """Stacked ratios, shape [branches, rows, layers, heads]."""
@@ -56,30 +57,51 @@ def recording(recorder: LookbackRecorder | None):
 
 def _lookback(module, query, key, attention_mask, scaling, rec: LookbackRecorder) -> torch.Tensor:
     rows, b = min(rec.rows, query.shape[2]), rec.branches
-    q = query[0:b, :, -rows:, :].float()  # [B, H, rows, D]
-    k = repeat_kv(key[0:b], query.shape[1] // key.shape[1]).float()  # [B, H, kv, D]
+    heads, kv_heads, dim = query.shape[1], key.shape[1], query.shape[3]
+    k = key[0:b].float()  # [B, Hkv, kv, D]
     kv_len = k.shape[2]
-    scores = torch.matmul(q, k.transpose(-1, -2)) * (scaling if scaling is not None else q.shape[-1] ** -0.5)
+    # grouped-query attention without copying the keys per query head (repeat_kv): query head h reads KV head
+    # h // groups, so the query heads of one KV head are stacked as extra rows of one matmul
+    q = query[0:b, :, -rows:, :].float().reshape(b, kv_heads, (heads // kv_heads) * rows, dim)
+    scores = torch.matmul(q, k.transpose(-1, -2)).view(b, heads, rows, kv_len)
+    scores = scores * (scaling if scaling is not None else dim**-0.5)
+    visible, is_ctx, n_ctx, n_new = _masks(rec, attention_mask, rows, kv_len, b, q.device)
+    weights = torch.softmax(scores.masked_fill(~visible, float("-inf")), dim=-1)  # [B, H, rows, kv]
+    if isinstance(rec.prompt_len, int):  # the prompt is one leading block of the cache
+        a_ctx = weights[..., : rec.prompt_len].sum(-1) / n_ctx
+        a_new = weights[..., rec.prompt_len :].sum(-1) / n_new
+    else:
+        a_ctx = (weights * is_ctx).sum(-1) / n_ctx
+        a_new = (weights * ~is_ctx).sum(-1) / n_new
+    return (a_ctx / (a_ctx + a_new)).transpose(1, 2)  # [B, rows, H]
+
+
+def _masks(rec: LookbackRecorder, attention_mask, rows: int, kv_len: int, b: int, device):
+    """What each query row sees, which cache positions are prompt, and how many of each it sees; the same for every
+    layer of one forward pass, so computed once per pass (keyed on the mask tensor and the shapes)."""
+    key = (attention_mask, rows, kv_len, b)
+    cached = rec.masks
+    if cached is not None and cached[0][0] is attention_mask and cached[0][1:] == key[1:]:
+        return cached[1]
     # physical cache positions of the query rows; main rows may hold masked "holes" (tokens fed to a branch that
     # had already finished), so what a query sees comes from the mask, not from positions alone
-    q_pos = torch.arange(kv_len - rows, kv_len, device=q.device)
-    kv_pos = torch.arange(kv_len, device=q.device)
+    q_pos = torch.arange(kv_len - rows, kv_len, device=device)
+    kv_pos = torch.arange(kv_len, device=device)
     visible = (kv_pos[None, :] <= q_pos[:, None])[None, None]  # [1, 1, rows, kv]
     if attention_mask is not None:
         m = attention_mask[0:b, :, -rows:, :kv_len]
         visible = visible & (m if m.dtype == torch.bool else m > torch.finfo(m.dtype).min / 2)
-    weights = torch.softmax(scores.masked_fill(~visible, float("-inf")), dim=-1)  # [B, H, rows, kv]
     if isinstance(rec.prompt_len, int):
         is_ctx = (kv_pos < rec.prompt_len)[None, None, None]  # [1, 1, 1, kv]
     else:
-        ends = torch.tensor(rec.prompt_len, device=q.device)
+        ends = torch.tensor(rec.prompt_len, device=device)
         is_ctx = (kv_pos[None] < ends[:, None])[:, None, None]  # [B, 1, 1, kv]
-    # prompt tokens visible to each query (the prompt length, or less in a left-padded batch row)
-    n_ctx = (visible & is_ctx).sum(-1)
-    a_ctx = (weights * is_ctx).sum(-1) / n_ctx.clamp(min=1)
-    n_new = (visible & ~is_ctx).sum(-1)  # generated tokens visible to each query, [B or 1, 1, rows]
-    a_new = (weights * ~is_ctx).sum(-1) / n_new.clamp(min=1)
-    return (a_ctx / (a_ctx + a_new)).transpose(1, 2)  # [B, rows, H]
+    # prompt and generated tokens visible to each query (fewer prompt tokens in a left-padded batch row)
+    n_ctx = (visible & is_ctx).sum(-1).clamp(min=1)
+    n_new = (visible & ~is_ctx).sum(-1).clamp(min=1)
+    value = (visible, is_ctx, n_ctx, n_new)
+    rec.masks = (key, value)
+    return value
 
 
 def faithwatch_attention(module, query, key, value, attention_mask, dropout=0.0, scaling=None, **kwargs):
