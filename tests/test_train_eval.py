@@ -257,3 +257,43 @@ def test_eval_alignment_is_the_detectors_unless_it_does_not_read_it():
         _eval_alignment(reads, "embedding")
     assert _eval_alignment({"metrics": {"alignment": "lexical"}, "feature_names": ["min_prob"]}, "embedding") == \
         "embedding"
+
+
+def test_calibrate_refits_the_threshold_on_new_labelled_data(datasets, tiny_model_dir, tmp_path, one_thread, lm):
+    from faithwatch.detectors.aggregator import SynCheckDetector
+
+    a, b = datasets
+    det, new = tmp_path / "det", tmp_path / "det-b"
+    model = ["--model", str(tiny_model_dir), "--alignment", "lexical", "--text-only"]
+    trained = runner.invoke(app, ["train", "--data", str(a), "--features", "alignment,lexical", "--out", str(det),
+                                  *model])
+    assert trained.exit_code == 0, trained.output
+    same = runner.invoke(app, ["calibrate", "--detector", str(det), "--data", str(b), "--out", str(det)])
+    assert same.exit_code == 2 and "another folder" in same.output
+    result = runner.invoke(app, ["calibrate", "--detector", str(det), "--data", str(b), "--out", str(new)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["n_responses"] == 28 and summary["n_unfaithful"] == 14
+    assert summary["ba_after"] >= summary["ba_before"]  # the threshold is chosen on these very sentences
+    assert "IN-SAMPLE" in result.output and "noisy" not in result.output
+    old, fitted = SynCheckDetector.load(det), SynCheckDetector.load(new)
+    assert fitted.meta.params["threshold_from"] == f"re-calibrated on {b}"
+    assert fitted.meta.metrics["recalibration"]["threshold_after"] == pytest.approx(fitted.threshold)
+    assert old.meta.params["threshold_from"] == "out-of-fold predictions"  # the original is untouched
+    for name in ("lr.coef", "lr.intercept"):  # the aggregator's weights are kept
+        assert (old.weights[name] == fitted.weights[name]).all()
+    assert not (old.weights["calib.platt"] == fitted.weights["calib.platt"]).all()
+
+
+def test_calibrate_refuses_data_with_too_few_of_a_class(datasets, tiny_model_dir, tmp_path, one_thread, lm):
+    a, b = datasets
+    det = tmp_path / "det"
+    assert runner.invoke(app, ["train", "--data", str(a), "--features", "alignment,lexical", "--out", str(det),
+                               "--model", str(tiny_model_dir), "--alignment", "lexical", "--text-only"]).exit_code == 0
+    faithful = tmp_path / "faithful.jsonl"
+    rows = [json.loads(line) for line in b.read_text().splitlines()]
+    faithful.write_text("".join(json.dumps({**r, "spans": []}) + "\n" for r in rows[:6]))
+    result = runner.invoke(app, ["calibrate", "--detector", str(det), "--data", str(faithful), "--out",
+                                 str(tmp_path / "x")])
+    assert result.exit_code == 2
+    assert "at least 5 faithful and 5 unfaithful" in result.output and not (tmp_path / "x").exists()

@@ -14,13 +14,13 @@ import typer
 from rich.markup import escape
 
 from faithwatch._version import __version__
-from faithwatch.cli import claims, decoding, decoding_eval, detectors, lss, monitor, nli, proxy, server
+from faithwatch.cli import calibration, claims, decoding, decoding_eval, detectors, lss, monitor, nli, proxy, server
 from faithwatch.cli._common import EXIT_INPUT, EXIT_INTERNAL, err, missing_extra, out
 
 # plain click help: no "<bool>" metavars on flags, and brackets in help texts ("[str]") shown as written
 app = typer.Typer(help="faithwatch: keep RAG answers faithful to their context.", no_args_is_help=True,
                   pretty_exceptions_enable=False, rich_markup_mode=None)
-for _group in (monitor, detectors, claims, decoding, decoding_eval, lss, nli, server, proxy):
+for _group in (monitor, detectors, calibration, claims, decoding, decoding_eval, lss, nli, server, proxy):
     app.add_typer(_group.app)
 
 

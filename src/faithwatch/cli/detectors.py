@@ -192,8 +192,8 @@ def train(
         raise fail(exc) from None
     err.print(f"trained {det.name} on {len(train_df)} sentences in {time.perf_counter() - start:.1f} s; "
               f"threshold {det.threshold:.3f} (out of fold); saved to {out_dir}")
-    out.print(json.dumps({"detector": str(out_dir), "recipe": recipe.to_dict(), "n_train": len(train_df),
-                          "threshold": det.threshold, "metrics": det.meta.metrics}, default=str))
+    print(json.dumps({"detector": str(out_dir), "recipe": recipe.to_dict(), "n_train": len(train_df),  # one line
+                      "threshold": det.threshold, "metrics": det.meta.metrics}, default=str), flush=True)
 
 @app.command()
 def select(

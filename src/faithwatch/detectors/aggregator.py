@@ -320,10 +320,13 @@ class SynCheckDetector(Detector):
 
     def predict_proba_faithful(self, X: Any) -> np.ndarray:
         """P(faithful) for each row of ``X`` [n, len(feature_names)] (columns in ``feature_names`` order)."""
-        z = self.decision_function(X)
+        return self.probability(self.decision_function(X))
+
+    def probability(self, z: Any) -> np.ndarray:
+        """P(faithful) from raw log-odds ``z`` (:meth:`decision_function`), through the calibration map."""
         calibration = self.calibration
-        p = calibration(z) if calibration is not None else expit(z)
-        return check_probabilities(p, self.name)
+        z = np.asarray(z, dtype=np.float64)
+        return check_probabilities(calibration(z) if calibration is not None else expit(z), self.name)
 
     def score(self, features: Mapping[str, FeatureValue]) -> float:
         """P(faithful) of one sentence; every feature in ``feature_names`` must be present (never imputed)."""

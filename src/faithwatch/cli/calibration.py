@@ -1,0 +1,67 @@
+"""`faithwatch calibrate`: fit a trained detector's threshold to your own domain from a few labelled responses."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import typer
+
+from faithwatch.cli._common import ThreadsOpt, err, fail, group
+from faithwatch.cli.detectors import DATA_ROOT_OPT, QUESTIONABLE_OPT, _datasets, _eval_alignment, _load
+from faithwatch.errors import FaithwatchError, InputError
+
+app = group()
+
+
+@app.command()
+def calibrate(
+    detector: Path = typer.Option(..., "--detector", help="A detector folder (e.g. src/faithwatch/detectors/default)."),
+    data: str = typer.Option(..., "--data", help="Labelled responses of your domain: .jsonl files in the generic "
+                             "format (spans or labels) or named data sets, comma-separated."),
+    out_dir: Path = typer.Option(..., "--out", help="Folder for the re-calibrated detector (not --detector's)."),
+    questionable: str = QUESTIONABLE_OPT,
+    data_root: str | None = DATA_ROOT_OPT,
+    threads: int | None = ThreadsOpt,
+) -> None:
+    """Re-fit a detector's probability map and threshold on labelled responses of your own domain.
+
+    The aggregator's weights stay as they are; only what turns its raw score into a verdict is refitted, with
+    both classes weighted equally. Use 25 or more labelled responses (docs/transfer.md measures how many it
+    takes), then pass the new folder as --detector to monitor, score, serve or generate.
+    """
+    from faithwatch.eval.harness import load_artifacts
+    from faithwatch.eval.recalibration import FEW_RESPONSES, recalibrate
+    from faithwatch.eval.training import TEXT_FAMILIES
+
+    try:
+        if out_dir.resolve() == detector.resolve():
+            raise InputError("--out must be another folder than --detector (the original is kept)")
+        meta_file = detector / "detector.json"
+        if not meta_file.is_file():
+            raise InputError(f"{detector} is not a detector folder (no detector.json)")
+        meta = json.loads(meta_file.read_text())
+        families = (meta.get("params", {}).get("recipe") or {}).get("families") or ["?"]
+        text_only = set(families) <= set(TEXT_FAMILIES)  # no teacher forcing needed for these features
+        monitor, tables = _load(_datasets(data), meta["model_id"], _eval_alignment(meta, None), data_root, err,
+                                questionable, text_only)
+        det, _ = load_artifacts(detector, monitor.lm.model_id)
+        import pandas as pd
+
+        rows = pd.concat([d.sentences for d in tables.values()], ignore_index=True)
+        result = recalibrate(det, rows, source=data)
+        det.save(out_dir)
+        if (detector / "lookback-lens").is_dir():
+            shutil.copytree(detector / "lookback-lens", out_dir / "lookback-lens", dirs_exist_ok=True)
+    except FaithwatchError as exc:
+        raise fail(exc) from None
+    if result.n_responses < FEW_RESPONSES:
+        err.print(f"[yellow]warning:[/] only {result.n_responses} labelled responses: a threshold from fewer than "
+                  f"{FEW_RESPONSES} is noisy (docs/transfer.md)")
+    err.print(f"{det.name}: threshold {result.threshold_before:.3f} → {result.threshold_after:.3f} on "
+              f"{result.n_sentences} sentences ({result.n_unfaithful} unfaithful) of {result.n_responses} responses; "
+              f"flagged {result.flagged_before:.0%} → {result.flagged_after:.0%}; balanced accuracy "
+              f"{result.ba_before:.3f} → {result.ba_after:.3f} (IN-SAMPLE: measured on the same sentences); "
+              f"saved to {out_dir}")
+    print(json.dumps({"detector": str(out_dir), **result.to_dict()}), flush=True)  # one line, never wrapped
