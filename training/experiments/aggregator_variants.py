@@ -23,7 +23,7 @@ from sklearn.metrics import roc_auc_score
 
 import faithwatch.eval.training as training
 from faithwatch.alignment import get_scorer
-from faithwatch.alignment.edits import MAX_EDITS, MAX_SWAP_TOKENS, MIN_MATCH, EditScorer, _coverage, _inner, tokens
+from faithwatch.alignment.edits import EditScorer
 from faithwatch.eval.pipeline import extraction_monitor, load_labelled
 from faithwatch.eval.transfer import held_out_aurocs, held_out_names
 
@@ -34,23 +34,11 @@ AUGMENT = ("training/data/synthetic-edits.jsonl",)
 
 def ctx_swaps(scorer: EditScorer, sentence: str, context: str) -> float:
     """Replaced spans of a near copy whose number (or name) differs from the source's but occurs in the context."""
-    sent = tokens(sentence)
-    best = max(((*_coverage(sent, source), source) for source in scorer._context(context)),
-               key=lambda x: x[0], default=(0.0, None, []))
-    match, matcher, source = best
-    if matcher is None or match < MIN_MATCH:
-        return 0.0
-    changes = _inner(matcher.get_opcodes())
-    if len(changes) > MAX_EDITS:
-        return 0.0
     count = 0.0
-    for op, a1, a2, b1, b2 in changes:
-        mine, theirs = sent[a1:a2], source[b1:b2]
-        if op != "replace" or len(mine) > MAX_SWAP_TOKENS or len(theirs) > MAX_SWAP_TOKENS + 1:
-            continue
+    for op, mine, theirs in scorer.local_edits(sentence, context)[1]:
         content = [t for t in mine if t.content]
-        if not content or any(t.key not in scorer._keys for t in content):
-            continue  # a value found nowhere in the context: the shipped features count it
+        if op != "replace" or not content or not all(scorer.in_context(t) for t in content):
+            continue  # nothing replaced, or a value found nowhere in the context: the shipped features count it
         for kind in ("number", "entity"):
             m = {t.key for t in mine if getattr(t, kind)}
             s = {t.key for t in theirs if getattr(t, kind)}

@@ -107,8 +107,9 @@ class EditScorer:
             self._key = context
         return self._sources
 
-    def evidence(self, sentence: str, context: str) -> dict[str, float]:
-        """The :data:`EDIT_FEATURES` of ``sentence`` against ``context``."""
+    def local_edits(self, sentence: str, context: str) -> tuple[float, list[tuple[str, list[_Token], list[_Token]]]]:
+        """``edit_match`` and the local edits of a near copy: ``(op, sentence tokens, source tokens)`` per change,
+        none when the sentence has no source or paraphrases it (see the module doc)."""
         validate_inputs([sentence], context)
         sent = tokens(sentence)
         best: tuple[float, list[_Token], difflib.SequenceMatcher | None] = (0.0, [], None)
@@ -117,17 +118,25 @@ class EditScorer:
             if cov > best[0]:
                 best = (cov, source, matcher)
         match, source, matcher = best
-        out = {"edit_match": match, "edit_swap_num": 0.0, "edit_swap_word": 0.0, "edit_neg_flip": 0.0}
         if matcher is None or match < MIN_MATCH:
-            return out
+            return match, []
         changes = _inner(matcher.get_opcodes())
         if len(changes) > MAX_EDITS:
-            return out  # a paraphrase of its source, not a copy with an edit
-        for op, a1, a2, b1, b2 in changes:
-            mine, theirs = sent[a1:a2], source[b1:b2]
-            if len(mine) > MAX_SWAP_TOKENS or len(theirs) > MAX_SWAP_TOKENS + 1:
-                continue  # a rewritten or cut clause, not a local edit (a negation inside it is not flipped)
-            novel = [t for t in mine if t.content and t.key not in self._keys]  # found nowhere in the context
+            return match, []  # a paraphrase of its source, not a copy with an edit
+        # a longer change is a rewritten or cut clause, not a local edit (a negation inside it is not flipped)
+        return match, [(op, sent[a1:a2], source[b1:b2]) for op, a1, a2, b1, b2 in changes
+                       if a2 - a1 <= MAX_SWAP_TOKENS and b2 - b1 <= MAX_SWAP_TOKENS + 1]
+
+    def in_context(self, token: _Token) -> bool:
+        """Whether ``token`` occurs anywhere in the context of the last call."""
+        return token.key in self._keys
+
+    def evidence(self, sentence: str, context: str) -> dict[str, float]:
+        """The :data:`EDIT_FEATURES` of ``sentence`` against ``context``."""
+        match, edits = self.local_edits(sentence, context)
+        out = {"edit_match": match, "edit_swap_num": 0.0, "edit_swap_word": 0.0, "edit_neg_flip": 0.0}
+        for op, mine, theirs in edits:
+            novel = [t for t in mine if t.content and not self.in_context(t)]  # found nowhere in the context
             if _negations(mine) != _negations(theirs) or _opposed(mine, theirs):
                 out["edit_neg_flip"] += 1
             elif op != "replace" or not novel:
