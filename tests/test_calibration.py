@@ -14,6 +14,7 @@ from faithwatch.detectors.calibration import (
     false_accept_threshold,
     group_weights,
     weighted_balanced_accuracy,
+    weighted_median,
 )
 from faithwatch.detectors.linear import fit_logistic
 from faithwatch.detectors.preprocess import ROBUST_BOUND, FeatureScaler
@@ -138,3 +139,46 @@ def test_calibrate_sets_threshold_from_out_of_fold(xy, tmp_path):
     again = SynCheckDetector.load(tmp_path / "d")
     np.testing.assert_allclose(again.predict_proba_faithful(X), p)
     assert again.threshold == det.threshold and again.false_accept_threshold(0.2) == fa
+
+
+def test_weighted_median():
+    assert weighted_median(np.array([3.0, 1.0, 2.0])) == 2.0
+    assert weighted_median(np.array([0.0, 10.0]), np.array([1.0, 3.0])) == 10.0
+    with pytest.raises(InputError, match="weighted median"):
+        weighted_median(np.array([1.0, np.nan]))
+
+
+def test_unlabelled_shift_moves_a_domain_median_onto_the_reference(xy, tmp_path):
+    import pandas as pd
+
+    from faithwatch.eval.recalibration import adapt_unlabelled
+
+    X, y = xy
+    det = SynCheckDetector.fit(X, y, ["a", "b", "c"], "lr", model_id="m")
+    oof = det.decision_function(X)
+    det.calibrate(oof, y)
+    assert det.reference_logit == pytest.approx(np.median(oof), abs=0.05)
+    base = det.predict_proba_faithful(X)
+    # the same sentences in a domain where feature a (evidence of unfaithfulness) runs lower: log-odds run higher
+    domain = X - np.array([0.5, 0.0, 0.0])
+    table = pd.DataFrame(domain, columns=["a", "b", "c"]).assign(example_id=[f"r{i // 2}" for i in range(len(X))])
+    before = det.predict_proba_faithful(domain)
+    at_reference = det.probability(np.array([det.reference_logit]))[0]
+    assert np.mean(before < det.threshold) < np.mean(base < det.threshold) - 0.05  # the domain looks too good
+    result = adapt_unlabelled(det, table, source="domain")
+    expected = np.median(det.decision_function(domain)) - det.reference_logit
+    assert result.shift == pytest.approx(expected) and result.shift > 0.3 and result.n_responses == 250
+    after = det.predict_proba_faithful(domain)
+    assert np.median(after) == pytest.approx(at_reference, abs=0.01)
+    assert abs(np.mean(after < det.threshold) - np.mean(base < det.threshold)) < 0.03  # back where training was
+    assert result.flagged_after == pytest.approx(np.mean(after < det.threshold))
+    det.save(tmp_path / "d")
+    again = SynCheckDetector.load(tmp_path / "d")
+    np.testing.assert_allclose(again.predict_proba_faithful(domain), after)
+    adapt_unlabelled(again, table, source="domain")  # a second run replaces the shift, it does not add to it
+    np.testing.assert_allclose(again.predict_proba_faithful(domain), after)
+    with pytest.raises(InputError, match="at least 20 sentences"):
+        adapt_unlabelled(det, table.head(10), source="tiny")
+    del again.weights["calib.reference_logit"]
+    with pytest.raises(InputError, match="retrain"):
+        adapt_unlabelled(again, table, source="domain")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -297,3 +298,30 @@ def test_calibrate_refuses_data_with_too_few_of_a_class(datasets, tiny_model_dir
                                  str(tmp_path / "x")])
     assert result.exit_code == 2
     assert "at least 5 faithful and 5 unfaithful" in result.output and not (tmp_path / "x").exists()
+
+
+def test_calibrate_unlabelled_shifts_to_the_domain_median(datasets, tiny_model_dir, tmp_path, one_thread, lm):
+    from faithwatch.detectors.aggregator import SynCheckDetector
+
+    a, b = datasets
+    det, new = tmp_path / "det", tmp_path / "det-u"
+    assert runner.invoke(app, ["train", "--data", str(a), "--features", "alignment,lexical", "--out", str(det),
+                               "--model", str(tiny_model_dir), "--alignment", "lexical", "--text-only"]).exit_code == 0
+    logs = tmp_path / "logs.jsonl"  # faithwatch score's input: no spans, no labels
+    rows = [json.loads(line) for line in b.read_text().splitlines()]
+    logs.write_text("".join(json.dumps({k: r[k] for k in ("id", "question", "context", "response")}) + "\n"
+                            for r in rows))
+    labelled = runner.invoke(app, ["calibrate", "--detector", str(det), "--data", str(logs), "--out", str(new)])
+    assert labelled.exit_code == 2 and "--unlabelled" in labelled.output  # without the flag, labels are needed
+    result = runner.invoke(app, ["calibrate", "--detector", str(det), "--data", str(logs), "--out", str(new),
+                                 "--unlabelled"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["n_responses"] == 28 and summary["n_sentences"] >= 28 and "noisy" in result.output
+    old, shifted = SynCheckDetector.load(det), SynCheckDetector.load(new)
+    assert summary["reference_logit"] == pytest.approx(old.reference_logit)
+    assert shifted.weights["calib.shift"][0] == pytest.approx(summary["shift"])
+    assert shifted.threshold == old.threshold and (old.weights["lr.coef"] == shifted.weights["lr.coef"]).all()
+    assert shifted.meta.metrics["domain_shift"]["domain_median_logit"] == pytest.approx(summary["domain_median_logit"])
+    z = np.array([summary["domain_median_logit"]])
+    assert shifted.probability(z)[0] == pytest.approx(old.probability(np.array([old.reference_logit]))[0])

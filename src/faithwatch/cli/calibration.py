@@ -1,4 +1,5 @@
-"""`faithwatch calibrate`: fit a trained detector's threshold to your own domain from a few labelled responses."""
+"""`faithwatch calibrate`: fit a trained detector's threshold to your own domain, from a few labelled responses
+or (``--unlabelled``) from many unlabelled ones."""
 
 from __future__ import annotations
 
@@ -21,18 +22,22 @@ def calibrate(
     data: str = typer.Option(..., "--data", help="Labelled responses of your domain: .jsonl files in the generic "
                              "format (spans or labels) or named data sets, comma-separated."),
     out_dir: Path = typer.Option(..., "--out", help="Folder for the re-calibrated detector (not --detector's)."),
+    unlabelled: bool = typer.Option(False, "--unlabelled", help="Use no labels: move the scores so that the median "
+                                    "sentence of your responses lands where the training data's did (needs "
+                                    "responses only, e.g. faithwatch score's input; 100+ responses)."),
     questionable: str = QUESTIONABLE_OPT,
     data_root: str | None = DATA_ROOT_OPT,
     threads: int | None = ThreadsOpt,
 ) -> None:
-    """Re-fit a detector's probability map and threshold on labelled responses of your own domain.
+    """Re-fit a detector's probability map and threshold on responses of your own domain.
 
-    The aggregator's weights stay as they are; only what turns its raw score into a verdict is refitted, with
-    both classes weighted equally. Use 25 or more labelled responses (docs/transfer.md measures how many it
-    takes), then pass the new folder as --detector to monitor, score, serve or generate.
+    The aggregator's weights stay as they are; only what turns its raw score into a verdict changes. With labels,
+    the map and threshold are refitted, both classes weighted equally: use 25 or more labelled responses. With
+    --unlabelled, the map is shifted so that your sentences' median score matches the training data's (no labels
+    read). docs/transfer.md measures both. Pass the new folder as --detector to monitor, score, serve or generate.
     """
     from faithwatch.eval.harness import load_artifacts
-    from faithwatch.eval.recalibration import FEW_RESPONSES, recalibrate
+    from faithwatch.eval.recalibration import FEW_RESPONSES, FEW_UNLABELLED, adapt_unlabelled, recalibrate
     from faithwatch.eval.training import TEXT_FAMILIES
 
     try:
@@ -49,13 +54,28 @@ def calibrate(
         det, _ = load_artifacts(detector, monitor.lm.model_id)
         import pandas as pd
 
-        rows = pd.concat([d.sentences for d in tables.values()], ignore_index=True)
-        result = recalibrate(det, rows, source=data)
+        if unlabelled:
+            rows = pd.concat([d.all_sentences for d in tables.values()], ignore_index=True)
+            result = adapt_unlabelled(det, rows, source=data)
+        else:
+            rows = pd.concat([d.sentences for d in tables.values()], ignore_index=True)
+            result = recalibrate(det, rows, source=data)
         det.save(out_dir)
         if (detector / "lookback-lens").is_dir():
             shutil.copytree(detector / "lookback-lens", out_dir / "lookback-lens", dirs_exist_ok=True)
     except FaithwatchError as exc:
         raise fail(exc) from None
+    if unlabelled:
+        if result.n_sentences < FEW_UNLABELLED:
+            err.print(f"[yellow]warning:[/] only {result.n_sentences} sentences: a median from fewer than "
+                      f"{FEW_UNLABELLED} is noisy (docs/transfer.md)")
+        err.print(f"{det.name}: your sentences' median log-odds {result.domain_median_logit:+.3f} against the "
+                  f"training data's {result.reference_logit:+.3f}: scores shifted by {-result.shift:+.3f}; threshold "
+                  f"{result.threshold:.3f} kept; flagged {result.flagged_before:.0%} → {result.flagged_after:.0%} of "
+                  f"{result.n_sentences} sentences of {result.n_responses} responses (no labels used); saved to "
+                  f"{out_dir}")
+        print(json.dumps({"detector": str(out_dir), **result.to_dict()}), flush=True)
+        return
     if result.n_responses < FEW_RESPONSES:
         err.print(f"[yellow]warning:[/] only {result.n_responses} labelled responses: a threshold from fewer than "
                   f"{FEW_RESPONSES} is noisy (docs/transfer.md)")

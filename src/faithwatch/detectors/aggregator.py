@@ -16,6 +16,7 @@ Robustness choices (see :func:`faithwatch.eval.training.fit_syncheck` for how th
 
 from __future__ import annotations
 
+import math
 import re
 import warnings
 from collections.abc import Mapping, Sequence
@@ -48,6 +49,7 @@ from faithwatch.detectors.calibration import (
     choose_threshold,
     false_accept_threshold,
     group_weights,
+    weighted_median,
 )
 from faithwatch.detectors.linear import fit_logistic
 from faithwatch.detectors.preprocess import FeatureScaler
@@ -148,7 +150,8 @@ class SynCheckDetector(Detector):
         if "calib.platt" not in self.weights:
             return None
         a, b = self.weights["calib.platt"]
-        return PlattCalibration(float(a), float(b))
+        delta = float(self.weights["calib.shift"][0]) if "calib.shift" in self.weights else 0.0
+        return PlattCalibration(float(a), float(b) - float(a) * delta)
 
     # --- training --------------------------------------------------------------------------------------------
     @classmethod
@@ -262,10 +265,11 @@ class SynCheckDetector(Detector):
         meta.metrics = training_metrics(p, unfaithful, meta.threshold)
         return detector
 
-    def calibrate(self, oof_logits: Any, y: Any, sample_weight: Any = None) -> None:
+    def calibrate(self, oof_logits: Any, y: Any, sample_weight: Any = None, reference_weight: Any = None) -> None:
         """Fit the probability map and the threshold on out-of-fold raw log-odds (see :meth:`decision_function`).
 
-        The out-of-fold scores of the unfaithful sentences are kept, for :meth:`false_accept_threshold`.
+        The out-of-fold scores of the unfaithful sentences are kept, for :meth:`false_accept_threshold`, and the
+        median log-odds (weighted by ``reference_weight``, e.g. every data set equally), for :meth:`shift`.
         """
         z = np.asarray(oof_logits, dtype=np.float64)
         unfaithful = as_labels(y, z.shape[0])
@@ -274,8 +278,25 @@ class SynCheckDetector(Detector):
         p = platt(z)
         self.weights["calib.platt"] = np.array([platt.a, platt.b])
         self.weights["calib.unfaithful_scores"] = np.sort(p[unfaithful])
+        self.weights["calib.reference_logit"] = np.array([weighted_median(z, reference_weight)])
+        self.weights.pop("calib.shift", None)  # the map is fitted on these log-odds themselves
         self.threshold = self.meta.threshold = choose_threshold(p, unfaithful, w)
         self.meta.params["threshold_from"] = "out-of-fold predictions"
+
+    @property
+    def reference_logit(self) -> float | None:
+        """Median out-of-fold raw log-odds of the training sentences (None for detectors trained before it)."""
+        ref = self.weights.get("calib.reference_logit")
+        return None if ref is None else float(ref[0])
+
+    def shift(self, delta: float) -> None:
+        """Score every sentence as if its raw log-odds were ``delta`` lower than they are (replacing any earlier
+        shift). The probability map moves; the threshold and the false-accept quantiles stay."""
+        if "calib.platt" not in self.weights:
+            raise InputError(f"{self.name} has no probability map to shift; retrain it with `faithwatch train`")
+        if not math.isfinite(delta):
+            raise InputError(f"the shift must be a finite number, got {delta}")
+        self.weights["calib.shift"] = np.array([float(delta)])
 
     def false_accept_threshold(self, rate: float) -> float:
         """Threshold accepting at most ``rate`` of unfaithful sentences (out-of-fold estimate, split-conformal)."""

@@ -10,7 +10,9 @@ first predicts every training sentence *out of fold* (each data set by a model t
   scores, every data set weighted equally;
 * :func:`false_accept_threshold` gives the threshold that accepts at most a stated share of unfaithful sentences,
   from the out-of-fold scores of the unfaithful ones (a split-conformal quantile), so a user can say what they
-  tolerate (``--max-false-accept 0.1``).
+  tolerate (``--max-false-accept 0.1``);
+* :func:`weighted_median` of the out-of-fold log-odds is the detector's *reference*: a domain whose median
+  log-odds lies elsewhere can be shifted back to it without labels (``faithwatch calibrate --unlabelled``).
 """
 
 from __future__ import annotations
@@ -59,6 +61,17 @@ class PlattCalibration:
     def logit(self, p: float) -> float:
         """The raw log-odds whose calibrated probability is ``p``."""
         return (math.log(p / (1.0 - p)) - self.b) / self.a
+
+
+def weighted_median(values: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """The weighted median of ``values`` (the lower one where the cumulative weight is exactly half)."""
+    v = np.asarray(values, dtype=np.float64)
+    w = np.ones_like(v) if weights is None else np.asarray(weights, dtype=np.float64)
+    if v.size == 0 or w.shape != v.shape or not np.all(np.isfinite(v)) or np.any(w < 0) or w.sum() <= 0:
+        raise InputError("a weighted median needs finite values and non-negative weights of the same length")
+    order = np.argsort(v, kind="stable")
+    cum = np.cumsum(w[order])
+    return float(v[order][np.searchsorted(cum, cum[-1] / 2.0)])
 
 
 def group_weights(groups: np.ndarray, unfaithful: np.ndarray) -> np.ndarray:

@@ -7,6 +7,11 @@ threshold; on RAGTruth data-to-text (JSON contexts, never trained on) it flags 9
 docs/transfer.md). :func:`recalibrate` keeps the aggregator's weights and refits only what turns its raw log-odds
 into a decision: the probability map, the threshold and the false-accept quantiles
 (:meth:`~faithwatch.detectors.aggregator.SynCheckDetector.calibrate`), on the user's own labelled sentences.
+
+Without labels, :func:`adapt_unlabelled` moves the probability map so that the domain's median raw log-odds
+lands on the training data's (the detector's reference): the decision rule is kept and only its origin moves.
+Measured with leave one data set out over seven sets (docs/transfer.md), this takes the calibration cost within
+0.03 on six folds instead of two.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from faithwatch.eval.training import raw_scores
 MIN_PER_CLASS = 5
 #: below this many labelled responses the new threshold is noisy (measured in docs/transfer.md): warn
 FEW_RESPONSES = 25
+#: unlabelled sentences needed to place a domain's median at all, and below which it is noisy (warn)
+MIN_UNLABELLED, FEW_UNLABELLED = 20, 200
 
 
 @dataclass(frozen=True)
@@ -55,7 +62,8 @@ def recalibrate(detector: SynCheckDetector, table: pd.DataFrame, source: str) ->
     :data:`MIN_PER_CLASS` sentences.
     """
     if "label" not in table.columns or table.empty:
-        raise InputError(f"{source}: no labelled sentences to calibrate on")
+        raise InputError(f"{source}: no labelled sentences to calibrate on (for responses without labels, "
+                         "use `faithwatch calibrate --unlabelled`)")
     unfaithful = table.label.to_numpy() == 1
     n_bad, n_good = int(unfaithful.sum()), int((~unfaithful).sum())
     if min(n_bad, n_good) < MIN_PER_CLASS:
@@ -76,4 +84,54 @@ def recalibrate(detector: SynCheckDetector, table: pd.DataFrame, source: str) ->
     )
     detector.meta.params["threshold_from"] = f"re-calibrated on {source}"
     detector.meta.metrics["recalibration"] = result.to_dict()
+    return result
+
+
+@dataclass(frozen=True)
+class DomainShift:
+    """What :func:`adapt_unlabelled` changed: the domain's median raw log-odds against the detector's reference."""
+
+    source: str
+    n_responses: int
+    n_sentences: int
+    reference_logit: float
+    domain_median_logit: float
+    shift: float
+    threshold: float
+    flagged_before: float
+    flagged_after: float
+
+    def to_dict(self) -> dict:
+        """JSON-ready."""
+        return asdict(self)
+
+
+def adapt_unlabelled(detector: SynCheckDetector, table: pd.DataFrame, source: str) -> DomainShift:
+    """Shift ``detector`` (in place) so that the median raw log-odds of the sentence rows ``table`` (no labels
+    needed) maps where the training sentences' median did.
+
+    Raises :class:`InputError` for fewer than :data:`MIN_UNLABELLED` sentences, non-finite scores, or a detector
+    trained before the reference was recorded.
+    """
+    reference = detector.reference_logit
+    if reference is None:
+        raise InputError(f"{detector.name} records no reference log-odds (trained before calibrate --unlabelled "
+                         "existed); retrain it with `faithwatch train`")
+    if len(table) < MIN_UNLABELLED:
+        raise InputError(f"{source}: unlabelled calibration needs at least {MIN_UNLABELLED} sentences, "
+                         f"got {len(table)}")
+    z = raw_scores(detector, table)
+    if not np.all(np.isfinite(z)):
+        raise InputError(f"{source}: {int((~np.isfinite(z)).sum())} sentences have non-finite detector scores")
+    before = float(np.mean(detector.probability(z) < detector.threshold))
+    median = float(np.median(z))
+    detector.shift(median - reference)
+    result = DomainShift(
+        source=source, n_responses=int(table.example_id.nunique()), n_sentences=len(table),
+        reference_logit=reference, domain_median_logit=median, shift=median - reference,
+        threshold=float(detector.threshold), flagged_before=before,
+        flagged_after=float(np.mean(detector.probability(z) < detector.threshold)),
+    )
+    detector.meta.params["threshold_from"] = f"out-of-fold predictions, shifted to the median of {source}"
+    detector.meta.metrics["domain_shift"] = result.to_dict()
     return result

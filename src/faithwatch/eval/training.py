@@ -261,7 +261,8 @@ def fit_syncheck(train: pd.DataFrame, recipe: Recipe | str | None = None, *, mod
             raise InputError("calibration needs at least one data set that is not training-only")
         oof = out_of_fold_logits(train, recipe, model_id, seed)[real]
         held = train[real].reset_index(drop=True)
-        detector.calibrate(oof, held.label.to_numpy(), sample_weights(held, recipe.weighting))
+        per_set = 1.0 / held.groupby("dataset").label.transform("size").to_numpy()  # every data set alike
+        detector.calibrate(oof, held.label.to_numpy(), sample_weights(held, recipe.weighting), per_set)
         p = detector.calibration(oof)
         detector.meta.metrics["out_of_fold_auroc"] = {
             str(ds): round(float(roc_auc_score(g.label, -oof[g.index])), 6)
