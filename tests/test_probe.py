@@ -131,3 +131,6 @@ def test_leave_one_out_tables(tables):
     assert len(gains) == 3 and gains.detector_auroc.min() > 0.7
     assert (gains.ba_best_threshold >= gains.ba_at_threshold - 1e-12).all()
     assert gains["false_accept_at_0.1"].between(0, 1).all()
+    shifted = gains.calibration_cost_unlabelled_shift  # BA after calibrate --unlabelled; the best is still the best
+    assert shifted.notna().all() and (shifted >= -1e-12).all()
+    assert (shifted != gains.calibration_cost).any()  # the shift changed some fold's verdicts

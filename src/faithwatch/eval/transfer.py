@@ -7,6 +7,7 @@ other data sets. These are the numbers model selection uses (:mod:`faithwatch.ev
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -15,7 +16,9 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score
 
 from faithwatch.detectors.calibration import choose_threshold, weighted_balanced_accuracy
+from faithwatch.errors import InputError
 from faithwatch.eval.lid_features import add_lid, build_bank, hidden_layers_in
+from faithwatch.eval.recalibration import adapt_unlabelled
 from faithwatch.eval.training import (
     FAMILIES,
     Recipe,
@@ -92,6 +95,7 @@ class HeldOut:
     ba_at_threshold: float
     ba_best: float
     false_accept: float
+    ba_shifted: float | None = None  # after `calibrate --unlabelled` on the held-out sentences (labels unused)
 
 
 def leave_one_out_fold(tables: Mapping[str, pd.DataFrame], held: str, recipe: Recipe, model_id: str, *,
@@ -108,12 +112,18 @@ def leave_one_out_fold(tables: Mapping[str, pd.DataFrame], held: str, recipe: Re
         fitted = fit_lookback_lens(train, model_id=model_id, num_layers=num_layers, num_heads=num_heads, seed=seed)
         lens_auc = _auc(y, fitted.predict_proba_faithful(lookback_matrix(test)))
     fa = det.false_accept_threshold(CHECK_FALSE_ACCEPT)
+    shifted = copy.deepcopy(det)
+    try:
+        adapt_unlabelled(shifted, test, source=held)
+        ba_shifted = weighted_balanced_accuracy(syncheck_scores(shifted, test), unfaithful, shifted.threshold)
+    except InputError:  # too few sentences to place the median
+        ba_shifted = None
     return HeldOut(
         held=held, n=len(test), n_unfaithful=int(unfaithful.sum()), detector=_auc(y, p),
         singles=single_signal_aurocs(train, test, model_id, seed), lens=lens_auc, threshold=det.threshold,
         ba_at_threshold=weighted_balanced_accuracy(p, unfaithful, det.threshold),
         ba_best=weighted_balanced_accuracy(p, unfaithful, best),
-        false_accept=float(np.mean(p[unfaithful] >= fa)),
+        false_accept=float(np.mean(p[unfaithful] >= fa)), ba_shifted=ba_shifted,
     )
 
 
@@ -156,6 +166,7 @@ def loo_gain_table(folds: Sequence[HeldOut]) -> pd.DataFrame:
             "gain_vs_best_single": f.detector - f.singles[best],
             "threshold": f.threshold, "ba_at_threshold": f.ba_at_threshold, "ba_best_threshold": f.ba_best,
             "calibration_cost": f.ba_best - f.ba_at_threshold,
+            "calibration_cost_unlabelled_shift": None if f.ba_shifted is None else f.ba_best - f.ba_shifted,
             f"false_accept_at_{CHECK_FALSE_ACCEPT}": f.false_accept,
         })
     return pd.DataFrame(rows)
