@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 
@@ -219,6 +220,17 @@ def test_text_only_tables_match_teacher_forcing_and_are_cached(datasets, tmp_pat
     added = add_text_features(examples, text)
     assert {"novel_numbers", "edit_swap_num", "edit_match"} <= set(added.columns)
     assert added[["edit_match", "novel_numbers"]].notna().all().all()
+    # the file is edited under the same ids: the changed example is recomputed, the others are not
+    edited = [dataclasses.replace(e, response="Nothing of the sort. It is all invented.") if i == 3 else e
+              for i, e in enumerate(examples)]
+    fresh = extract_text_features(Counting(), "towns", edited)
+    assert Counting.calls == calls + 1
+    rows = fresh.sentences[fresh.sentences.example_id == examples[3].id]
+    assert list(rows.text) == ["Nothing of the sort.", "It is all invented."]
+    assert len(fresh.sentences) == len(text) - (text.example_id == examples[3].id).sum() + 2
+    assert not fresh.sentences.duplicated(key).any()
+    extract_text_features(Counting(), "towns", edited)
+    assert Counting.calls == calls + 1  # and cached again
 
 
 def test_train_select_eval_text_only(datasets, tiny_model_dir, tmp_path, one_thread, lm):

@@ -154,6 +154,29 @@ _KEYS = {"examples": ["example_id"], "sentences": ["example_id", "sentence_index
          "windows": ["example_id", "window_index"]}
 
 
+def fingerprint(example: LabelledExample) -> str:
+    """What an example's features depend on (its texts), hashed: a cached example whose text changed is redone."""
+    texts = [example.question, example.context, example.response, example.instruction]
+    return hashlib.sha256(json.dumps(texts).encode()).hexdigest()[:16]
+
+
+def _shard_index(folder: Path) -> int:
+    """The next shard number: one past the highest in ``folder`` (never reuses a name)."""
+    numbers = [int(f.name.split("-")[1]) for f in folder.glob("examples-*.parquet")]
+    return max(numbers, default=-1) + 1
+
+
+def _drop_examples(folder: Path, ids: set[str]) -> None:
+    """Remove ``ids``' rows from every shard (examples first, so they stop counting as done); atomic per file."""
+    for kind in ("examples", "sentences", "windows"):
+        for f in sorted(folder.glob(f"{kind}-*.parquet")):
+            table = pq.read_table(f)
+            keep = ~table.column("example_id").to_pandas().isin(ids).to_numpy()
+            if not keep.all():
+                kept = table.filter(pa.array(keep))
+                write_atomic(f, lambda tmp, kept=kept: pq.write_table(kept, tmp))
+
+
 def _read(folder: Path, kind: str) -> pd.DataFrame:
     files = sorted(folder.glob(f"{kind}-*.parquet"))
     if not files:
@@ -275,10 +298,20 @@ def _extract(folder: Path, dataset: str, examples: Sequence[LabelledExample],
 
     ``run_many`` computes the outcomes of many examples at once (in any order) instead of ``make_rows`` one by one.
     """
-    done = set(_read(folder, "examples").get("example_id", pd.Series(dtype=str)))
+    prints = {e.id: fingerprint(e) for e in examples}
+    cached = _read(folder, "examples")
+    if "fingerprint" in cached.columns:  # rows cached before fingerprints existed have none and are kept
+        changed = {i for i, fp in zip(cached.example_id, cached.fingerprint, strict=True)
+                   if isinstance(fp, str) and i in prints and fp != prints[i]}
+        if changed:
+            log.warning("%s: %d examples changed since their features were cached (e.g. %s); recomputing them",
+                        dataset, len(changed), sorted(changed)[0])
+            _drop_examples(folder, changed)
+            cached = _read(folder, "examples")
+    done = set(cached.get("example_id", pd.Series(dtype=str)))
     failed_path = folder / "failed.jsonl"
     todo = [e for e in examples if e.id not in done]
-    shard = len(list(folder.glob("examples-*.parquet")))
+    shard = _shard_index(folder)
     buf_s, buf_w, buf_e = [], [], []
     failed: dict[str, str] = {}
     if on_progress:
@@ -304,7 +337,7 @@ def _extract(folder: Path, dataset: str, examples: Sequence[LabelledExample],
             sentences, windows = outcome
             buf_s += sentences
             buf_w += windows
-            buf_e.append({"example_id": example.id, "n_sentences": len(sentences)})
+            buf_e.append({"example_id": example.id, "n_sentences": len(sentences), "fingerprint": prints[example.id]})
         if len(buf_e) >= SHARD_EXAMPLES:
             flush()
         if on_progress:
