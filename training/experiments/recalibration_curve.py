@@ -29,11 +29,19 @@ SIZES = (10, 25, 50, 100)
 DRAWS = 30
 
 
-def main() -> None:
+def cached_tables() -> dict[str, pd.DataFrame]:
+    """The labelled sentence tables of :data:`SETS` and :data:`AUGMENT`, from the text-only cache."""
     monitor = extraction_monitor(None, "nli-minilm+lexical+embedding")
     data = load_labelled(list(SETS), monitor, text_only=True, augment=list(AUGMENT))
-    tables = {n: d.sentences.reset_index(drop=True) for n, d in data.items()}
-    recipe = Recipe(families=("alignment", "lexical", "edits"))  # training/recipe.json
+    return {n: d.sentences.reset_index(drop=True) for n, d in data.items()}
+
+
+#: the shipped recipe (training/recipe.json)
+RECIPE = Recipe(families=("alignment", "lexical", "edits"))
+
+
+def main() -> None:
+    tables, recipe = cached_tables(), RECIPE
     rng = np.random.default_rng(0)
     print(f"{'held out':<18} {'BA at thr.':>10} {'BA best':>8}", " ".join(f"{'k=' + str(k):>12}" for k in SIZES))
     for held in held_out_names(tables):

@@ -18,18 +18,12 @@ import copy
 
 import numpy as np
 import pandas as pd
+from recalibration_curve import DRAWS, RECIPE, SIZES, cached_tables  # the same sets, recipe, sizes, draws
 
 from faithwatch.detectors.calibration import choose_threshold, weighted_balanced_accuracy
-from faithwatch.eval.pipeline import extraction_monitor, load_labelled
 from faithwatch.eval.recalibration import adapt_unlabelled
-from faithwatch.eval.training import Recipe, fit_syncheck, syncheck_scores
+from faithwatch.eval.training import fit_syncheck, syncheck_scores
 from faithwatch.eval.transfer import held_out_names
-
-SETS = ("faithbench", "qags-cnndm", "begin-dev", "training/data/ragtruth-qa.jsonl",
-        "training/data/ragtruth-summary.jsonl", "training/data/q2-wow.jsonl", "training/data/ragtruth-data2txt.jsonl")
-AUGMENT = ("training/data/synthetic-edits.jsonl",)
-SIZES = (10, 25, 50, 100)
-DRAWS = 30
 
 
 def cost(detector, table: pd.DataFrame) -> float:
@@ -41,10 +35,7 @@ def cost(detector, table: pd.DataFrame) -> float:
 
 
 def main() -> None:
-    monitor = extraction_monitor(None, "nli-minilm+lexical+embedding")
-    data = load_labelled(list(SETS), monitor, text_only=True, augment=list(AUGMENT))
-    tables = {n: d.sentences.reset_index(drop=True) for n, d in data.items()}
-    recipe = Recipe(families=("alignment", "lexical", "edits"))  # training/recipe.json
+    tables, recipe = cached_tables(), RECIPE
     rng = np.random.default_rng(0)
     print(f"{'held out':<18} {'pooled':>7} {'all':>7}", " ".join(f"{'k=' + str(k):>12}" for k in SIZES),
           "  shift (all)")

@@ -34,8 +34,14 @@ FEW_RESPONSES = 25
 MIN_UNLABELLED, FEW_UNLABELLED = 20, 200
 
 
+class _Summary:
+    def to_dict(self) -> dict:
+        """JSON-ready."""
+        return asdict(self)
+
+
 @dataclass(frozen=True)
-class Recalibration:
+class Recalibration(_Summary):
     """What :func:`recalibrate` changed. ``ba_*`` are on the calibration sentences themselves, so ``ba_after`` is
     in-sample (its threshold was chosen on them)."""
 
@@ -49,10 +55,6 @@ class Recalibration:
     flagged_after: float
     ba_before: float
     ba_after: float
-
-    def to_dict(self) -> dict:
-        """JSON-ready."""
-        return asdict(self)
 
 
 def recalibrate(detector: SynCheckDetector, table: pd.DataFrame, source: str) -> Recalibration:
@@ -88,7 +90,7 @@ def recalibrate(detector: SynCheckDetector, table: pd.DataFrame, source: str) ->
 
 
 @dataclass(frozen=True)
-class DomainShift:
+class DomainShift(_Summary):
     """What :func:`adapt_unlabelled` changed: the domain's median raw log-odds against the detector's reference."""
 
     source: str
@@ -100,10 +102,6 @@ class DomainShift:
     threshold: float
     flagged_before: float
     flagged_after: float
-
-    def to_dict(self) -> dict:
-        """JSON-ready."""
-        return asdict(self)
 
 
 def adapt_unlabelled(detector: SynCheckDetector, table: pd.DataFrame, source: str) -> DomainShift:
