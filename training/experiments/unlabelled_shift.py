@@ -9,7 +9,7 @@ best threshold minus that at the shipped threshold) is measured on the set's *ot
 "all" shifts on the whole set and measures on it. Reads the text-only feature cache (``faithwatch eval
 --text-only`` builds it; about 1 h the first time).
 
-    python training/experiments/unlabelled_shift.py        # ~5 min with the cache
+    python training/experiments/unlabelled_shift.py        # ~1 min with the cache
 """
 
 from __future__ import annotations
