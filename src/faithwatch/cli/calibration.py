@@ -74,14 +74,13 @@ def calibrate(
                   f"{result.threshold:.3f} kept; flagged {result.flagged_before:.0%} → {result.flagged_after:.0%} of "
                   f"{result.n_sentences} sentences of {result.n_responses} responses (no labels used); saved to "
                   f"{out_dir}")
-        print(json.dumps({"detector": str(out_dir), **result.to_dict()}), flush=True)
-        return
-    if result.n_responses < FEW_RESPONSES:
-        err.print(f"[yellow]warning:[/] only {result.n_responses} labelled responses: a threshold from fewer than "
-                  f"{FEW_RESPONSES} is noisy (docs/transfer.md)")
-    err.print(f"{det.name}: threshold {result.threshold_before:.3f} → {result.threshold_after:.3f} on "
-              f"{result.n_sentences} sentences ({result.n_unfaithful} unfaithful) of {result.n_responses} responses; "
-              f"flagged {result.flagged_before:.0%} → {result.flagged_after:.0%}; balanced accuracy "
-              f"{result.ba_before:.3f} → {result.ba_after:.3f} (IN-SAMPLE: measured on the same sentences); "
-              f"saved to {out_dir}")
+    else:
+        if result.n_responses < FEW_RESPONSES:
+            err.print(f"[yellow]warning:[/] only {result.n_responses} labelled responses: a threshold from fewer than "
+                      f"{FEW_RESPONSES} is noisy (docs/transfer.md)")
+        err.print(f"{det.name}: threshold {result.threshold_before:.3f} → {result.threshold_after:.3f} on "
+                  f"{result.n_sentences} sentences ({result.n_unfaithful} unfaithful) of {result.n_responses} "
+                  f"responses; flagged {result.flagged_before:.0%} → {result.flagged_after:.0%}; balanced accuracy "
+                  f"{result.ba_before:.3f} → {result.ba_after:.3f} (IN-SAMPLE: measured on the same sentences); "
+                  f"saved to {out_dir}")
     print(json.dumps({"detector": str(out_dir), **result.to_dict()}), flush=True)  # one line, never wrapped

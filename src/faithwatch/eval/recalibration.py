@@ -34,6 +34,14 @@ FEW_RESPONSES = 25
 MIN_UNLABELLED, FEW_UNLABELLED = 20, 200
 
 
+def _finite_logits(detector: SynCheckDetector, table: pd.DataFrame, source: str) -> np.ndarray:
+    """``detector``'s raw log-odds of ``table``'s rows; InputError if any is not finite."""
+    z = raw_scores(detector, table)
+    if not np.all(np.isfinite(z)):
+        raise InputError(f"{source}: {int((~np.isfinite(z)).sum())} sentences have non-finite detector scores")
+    return z
+
+
 class _Summary:
     def to_dict(self) -> dict:
         """JSON-ready."""
@@ -71,9 +79,7 @@ def recalibrate(detector: SynCheckDetector, table: pd.DataFrame, source: str) ->
     if min(n_bad, n_good) < MIN_PER_CLASS:
         raise InputError(f"{source}: calibration needs at least {MIN_PER_CLASS} faithful and {MIN_PER_CLASS} "
                          f"unfaithful labelled sentences, got {n_good} and {n_bad}")
-    z = raw_scores(detector, table)
-    if not np.all(np.isfinite(z)):
-        raise InputError(f"{source}: {int((~np.isfinite(z)).sum())} sentences have non-finite detector scores")
+    z = _finite_logits(detector, table, source)
     before_p, before_t = detector.probability(z), detector.threshold
     detector.calibrate(z, unfaithful)
     after_p = detector.probability(z)
@@ -104,9 +110,10 @@ class DomainShift(_Summary):
     flagged_after: float
 
 
-def adapt_unlabelled(detector: SynCheckDetector, table: pd.DataFrame, source: str) -> DomainShift:
+def adapt_unlabelled(detector: SynCheckDetector, table: pd.DataFrame, source: str,
+                     logits: np.ndarray | None = None) -> DomainShift:
     """Shift ``detector`` (in place) so that the median raw log-odds of the sentence rows ``table`` (no labels
-    needed) maps where the training sentences' median did.
+    needed) maps where the training sentences' median did. ``logits``: the rows' raw log-odds, if already computed.
 
     Raises :class:`InputError` for fewer than :data:`MIN_UNLABELLED` sentences, non-finite scores, or a detector
     trained before the reference was recorded.
@@ -118,9 +125,7 @@ def adapt_unlabelled(detector: SynCheckDetector, table: pd.DataFrame, source: st
     if len(table) < MIN_UNLABELLED:
         raise InputError(f"{source}: unlabelled calibration needs at least {MIN_UNLABELLED} sentences, "
                          f"got {len(table)}")
-    z = raw_scores(detector, table)
-    if not np.all(np.isfinite(z)):
-        raise InputError(f"{source}: {int((~np.isfinite(z)).sum())} sentences have non-finite detector scores")
+    z = _finite_logits(detector, table, source) if logits is None else np.asarray(logits, dtype=np.float64)
     before = float(np.mean(detector.probability(z) < detector.threshold))
     median = float(np.median(z))
     detector.shift(median - reference)

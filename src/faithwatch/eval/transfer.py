@@ -28,7 +28,6 @@ from faithwatch.eval.training import (
     out_of_fold_logits,
     raw_scores,
     syncheck_features,
-    syncheck_scores,
     train_only,
     with_recipe,
 )
@@ -103,7 +102,8 @@ def leave_one_out_fold(tables: Mapping[str, pd.DataFrame], held: str, recipe: Re
     """Train ``recipe`` (calibrated on its own out-of-fold predictions) on all but ``held``; measure on ``held``."""
     train, test = _split(tables, held)
     det = fit_syncheck(train, recipe, model_id=model_id, seed=seed)
-    p = syncheck_scores(det, test)
+    z = raw_scores(det, test)  # once: LID and probe inputs are derived on the way
+    p = det.probability(z)
     y = test.label.to_numpy()
     unfaithful = y == 1
     best = choose_threshold(p, unfaithful)
@@ -114,8 +114,8 @@ def leave_one_out_fold(tables: Mapping[str, pd.DataFrame], held: str, recipe: Re
     fa = det.false_accept_threshold(CHECK_FALSE_ACCEPT)
     shifted = copy.deepcopy(det)
     try:
-        adapt_unlabelled(shifted, test, source=held)
-        ba_shifted = weighted_balanced_accuracy(syncheck_scores(shifted, test), unfaithful, shifted.threshold)
+        adapt_unlabelled(shifted, test, source=held, logits=z)
+        ba_shifted = weighted_balanced_accuracy(shifted.probability(z), unfaithful, shifted.threshold)
     except InputError:  # too few sentences to place the median
         ba_shifted = None
     return HeldOut(
