@@ -89,6 +89,45 @@ def test_adacad_and_fod_cad_run_through_the_loop(monitor, scored, one_thread, mo
     assert fod_ada.trace[0].kind == "accept" and ada.answer.startswith(fod_ada.trace[0].text.strip())
 
 
+SCRIPT = "The bridge opened in 1820. It was built by masons! Was it old? Yes, it is. Dr. Smith paid 3.5 dollars."
+
+
+@pytest.mark.parametrize("limits", [(64, 96, True), (64, 5, False), (11, 96, False), (64, 96, False)])
+def test_the_beam_stepper_makes_the_loops_sentences(monitor, one_thread, limits):
+    """A scripted answer (tokens by position, EOS at the end or not): BeamStepper, which live batches run, closes the
+    same sentences at the same tokens as DecodingLoop.sample + keep, and stops for the same reason."""
+    from faithwatch.decoding.loop import BeamStepper, DecodingLoop
+
+    max_new, max_sentence, with_eos = limits
+    tok = monitor.lm.tokenizer
+    script = tok.encode(SCRIPT, add_special_tokens=False) + ([tok.eos_token_id] if with_eos else [1] * 80)
+    loop = DecodingLoop(monitor, Q, C, max_new_tokens=max_new, max_sentence_tokens=max_sentence)
+    prompt = loop.session.positions[0]
+
+    def scripted(logp, _twin):
+        return [script[loop.session.positions[0] - prompt]]
+
+    while not loop.beams[0].finished:
+        loop.keep(loop.sample(1, scripted))
+    want = loop.beams[0]
+    stepper = BeamStepper(tok, monitor.lm.eos_token_ids, max_new, max_sentence)
+    got = []
+    for token in script:
+        closed, feed = stepper.take(token)
+        got += closed
+        if not feed:
+            break
+        got += stepper.fed(token)
+        if stepper.done:
+            break
+    assert stepper.done and stepper.stop == want.stop_reason and stepper.ids == want.ids
+    assert [(s.index, s.text, s.start, s.end, s.token_start, s.token_end) for s in got] == [
+        (s.index, s.text, s.start, s.end, s.token_start, s.token_end) for s in want.sentences]
+    if max_sentence > 50 and max_new > 50:  # the sentence rule, not a limit, ended them
+        assert [s.text for s in got][:4] == ["The bridge opened in 1820.", "It was built by masons!", "Was it old?",
+                                             "Yes, it is."]
+
+
 def test_greedy_matches_the_monitor(monitor, one_thread):
     result = generate(monitor, Q, C, strategy="greedy", max_new_tokens=12)
     live = monitor.generate(Q, C, max_new_tokens=12)

@@ -104,3 +104,59 @@ def test_joined_cache_is_trimmed_when_long_rows_leave(full_monitor, one_thread):
     np.testing.assert_allclose(session.branch_records[0].logprob, alone.records.logprob, atol=TOL)
     np.testing.assert_allclose(np.asarray(session.branch_records[0].lookback), np.asarray(alone.records.lookback),
                                atol=TOL)
+
+
+STRATEGY_REQUESTS = [  # strategy, overrides: budgets and sentence limits that end rows at different steps
+    ("greedy", "Who built it?", CONTEXT, {"max_new_tokens": 26}),
+    ("cad", "Where?", "Paris is in France.", {"max_new_tokens": 9, "alpha": 0.7}),
+    ("adacad", "How tall is it?", CONTEXT + " " + CONTEXT, {"max_new_tokens": 31, "max_sentence_tokens": 6}),
+    ("abstain", "When?", "It opened in 1889.", {"max_new_tokens": 14, "abstain_threshold": 0.99}),
+    ("greedy", "Who?", "Gustave Eiffel was an engineer.", {"max_new_tokens": 21, "max_sentence_tokens": 4}),
+]
+
+
+def test_one_beam_strategies_as_rows_equal_generate_alone(full_monitor, one_thread):
+    """Strategy rows and a Monitor row in one batch: each strategy's result equals decoding.generate alone."""
+    from faithwatch.decoding.strategies import generate, one_beam_plan
+
+    assert one_beam_plan("fod") is None and one_beam_plan("rerank") is None
+    batch = LiveBatch(full_monitor, max_rows=3)
+    futures = [batch.submit_strategy(q, c, one_beam_plan(name, **kw)) for name, q, c, kw in STRATEGY_REQUESTS]
+    monitored = batch.submit("Who built it?", CONTEXT, max_new_tokens=15)
+    results = [f.result(timeout=120) for f in futures]
+    assert_same(monitored.result(timeout=120), full_monitor.generate("Who built it?", CONTEXT, max_new_tokens=15))
+    batch.close()
+    assert batch.row_steps > batch.steps
+    cut_sentences = 0
+    for (name, q, c, kw), got in zip(STRATEGY_REQUESTS, results, strict=True):
+        want = generate(full_monitor, q, c, name, **kw)
+        assert got.to_dict().keys() == want.to_dict().keys()
+        for key in ("strategy", "answer", "refused", "num_tokens", "generated_tokens", "stop_reason", "params"):
+            assert getattr(got, key) == getattr(want, key), (name, key)
+        assert [(s.text, s.start, s.end, s.token_start, s.token_end) for s in got.sentences] == [
+            (s.text, s.start, s.end, s.token_start, s.token_end) for s in want.sentences]
+        assert [s.score for s in got.sentences] == pytest.approx([s.score for s in want.sentences], abs=TOL)
+        assert [(e.kind, e.step, e.text) for e in got.trace] == [(e.kind, e.step, e.text) for e in want.trace]
+        cut_sentences += kw.get("max_sentence_tokens", 96) < 10 and len(want.sentences) > 1
+    assert results[3].refused  # abstain refused, as alone
+    assert cut_sentences  # the sentence-length limit was exercised (sentence ends: test_decoding)
+
+
+def test_a_strategy_row_that_is_cancelled_leaves(full_monitor, one_thread):
+    from faithwatch.decoding.strategies import one_beam_plan
+
+    batch = LiveBatch(full_monitor, max_rows=4)
+    calls = 0
+
+    def check() -> None:
+        nonlocal calls
+        calls += 1
+        if calls > 2:
+            raise RuntimeError("client went away")
+
+    bad = batch.submit_strategy("When?", "It opened in 1889.", one_beam_plan("greedy", max_new_tokens=20), check=check)
+    good = batch.submit_strategy("Who?", CONTEXT, one_beam_plan("cad", max_new_tokens=8))
+    with pytest.raises(RuntimeError, match="went away"):
+        bad.result(timeout=60)
+    assert good.result(timeout=60).num_tokens == 8
+    batch.close()

@@ -94,3 +94,71 @@ def test_a_client_leaving_frees_its_row_and_the_others_finish(monitor, one_threa
             time.sleep(0.05)
     assert kept and kept[0][-1][0] == "summary"
     assert app.state.live.row_steps < 400  # the long stream stopped early
+
+
+GENERATE = [{"question": q, "context": c, "strategy": s, "max_new_tokens": n, **extra} for q, c, s, n, extra in [
+    ("Who built the tower?", CONTEXT, "greedy", 22, {}), ("Where is it?", "Paris is in France.", "cad", 9,
+                                                          {"alpha": 0.8}),
+    ("When?", CONTEXT + " " + CONTEXT, "adacad", 27, {"max_sentence_tokens": 7}),
+    ("Why?", "Because it was a world fair.", "abstain", 14, {"abstain_threshold": 0.9}),
+    ("Who?", "Gustave Eiffel was an engineer.", "fod", 12, {"max_sentence_tokens": 4, "samples": 2})]]
+
+
+def test_concurrent_generate_requests_join_the_batch_and_equal_generate(monitor, one_thread):
+    """One-beam /v1/generate requests and a /v1/monitor stream decode as rows of one batch (FOD runs on its own);
+    every answer equals decoding.generate alone."""
+    from faithwatch.decoding import generate
+
+    app = create_app(monitor, batch_rows=4, queue_size=4, max_new_tokens=64)
+    out: dict[int, dict] = {}
+    with serve(app) as url, httpx.Client(base_url=url, timeout=120) as http:
+        start = threading.Barrier(len(GENERATE) + 1)
+
+        def client(i: int) -> None:
+            start.wait()
+            r = http.post("/v1/generate", json=GENERATE[i])
+            assert r.status_code == 200, r.text
+            out[i] = r.json()
+
+        def stream() -> None:
+            start.wait()
+            out[-1] = read(http, BODIES[0])
+
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(len(GENERATE))]
+        threads.append(threading.Thread(target=stream))
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        health = http.get("/healthz").json()
+    assert health["live_batch"]["rows_in_flight"] == 0 and health["queue"]["running"] == 0
+    live = app.state.live
+    assert live.row_steps > live.steps  # rows shared forward passes
+    assert live.row_steps >= sum(out[i]["num_tokens"] for i in range(4) if not out[i]["refused"])  # they were rows
+    assert out[-1][-1][0] == "summary"
+    for i, body in enumerate(GENERATE):
+        params = {k: v for k, v in body.items() if k not in ("question", "context", "strategy")}
+        want = generate(monitor, body["question"], body["context"], body["strategy"], **params).to_dict()
+        got = out[i]
+        for key in ("answer", "refused", "num_tokens", "generated_tokens", "stop_reason", "strategy"):
+            assert got[key] == want[key], (body["strategy"], key)
+        assert [s["text"] for s in got["sentences"]] == [s["text"] for s in want["sentences"]]
+        assert [s["score"] for s in got["sentences"]] == pytest.approx([s["score"] for s in want["sentences"]],
+                                                                       abs=1e-4)
+        assert [e["kind"] for e in got["trace"]] == [e["kind"] for e in want["trace"]]
+
+
+def test_a_generate_client_leaving_frees_its_row(monitor, one_thread):
+    app = create_app(monitor, batch_rows=4, queue_size=4, max_new_tokens=400)
+    long = {"question": "Tell me everything.", "context": CONTEXT, "strategy": "greedy", "max_new_tokens": 400}
+    with serve(app) as url:
+        with httpx.Client(base_url=url, timeout=0.5) as http, pytest.raises(httpx.ReadTimeout):
+            http.post("/v1/generate", json=long)  # gives up and closes the connection
+        with httpx.Client(base_url=url, timeout=30) as http:
+            deadline = time.monotonic() + 10
+            while http.get("/healthz").json()["live_batch"]["rows_in_flight"]:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            r = http.post("/v1/generate", json={**long, "max_new_tokens": 5})
+            assert r.status_code == 200 and r.json()["num_tokens"] == 5
+    assert app.state.live.row_steps < 400  # the long request stopped early

@@ -2,9 +2,10 @@
 
 A request joins the running batch between two tokens (its prompt is prefilled alone, then its KV cache is joined
 to the batch's, :meth:`~faithwatch.models.engine.EngineSession.join`) and leaves when it ends: end of sequence,
-its token budget, or an error of its own (a chooser that raises, e.g. a cancelled request). Every row computes
-what :meth:`Monitor.generate <faithwatch.monitor.Monitor.generate>` would compute for it alone (tested), so its
-sentences, scores and result are the same; only the forward passes are shared.
+its token budget, or an error of its own (a chooser that raises, e.g. a cancelled request). A row is either a
+:meth:`Monitor.generate <faithwatch.monitor.Monitor.generate>` call or a one-beam decoding strategy (greedy,
+abstain, cad, adacad: :func:`~faithwatch.decoding.strategies.generate`); every row computes what that call would
+compute for it alone (tested), so its sentences, scores and result are the same; only the forward passes are shared.
 
 One thread runs the batch. ``lock`` (optional) is held for each step, so other model work can interleave.
 """
@@ -16,38 +17,71 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import torch
 
 from faithwatch.errors import InputError
 from faithwatch.models.engine import EngineSession
-from faithwatch.results import MonitorResult, SentenceReport
-from faithwatch.sentences import SentenceTracker
+from faithwatch.results import SentenceReport
+from faithwatch.sentences import Sentence, SentenceTracker
 
 if TYPE_CHECKING:
+    from faithwatch.decoding.strategies import OneBeamPlan
     from faithwatch.models.prompts import PromptPair
     from faithwatch.monitor import Monitor, TokenChooser
+
+#: a row's token choice from its main and (if the engine runs it) no-context next-token log-probs, [V] each
+RowChooser = Callable[[torch.Tensor, "torch.Tensor | None"], int]
+
+
+class _MonitorRule:
+    """:meth:`Monitor.generate`'s rule: every token but EOS is fed, sentences come from a SentenceTracker, the
+    answer ends at EOS or after ``budget`` tokens."""
+
+    def __init__(self, tokenizer, eos, budget: int) -> None:
+        self.tracker = SentenceTracker(tokenizer)
+        self.eos, self.budget = eos, budget
+        self.stop = ""
+
+    @property
+    def done(self) -> bool:
+        return bool(self.stop)
+
+    def take(self, token: int) -> tuple[list[Sentence], bool]:
+        if token in self.eos:
+            self.stop = "eos"
+            return self.tracker.finish(), False
+        return [], True
+
+    def fed(self, token: int) -> list[Sentence]:
+        sentences = self.tracker.add([token])
+        if len(self.tracker.ids) >= self.budget:
+            self.stop = "max_new_tokens"
+            sentences += self.tracker.finish()
+        return sentences
 
 
 @dataclass
 class _Row:
-    """One request: its inputs, its own sentence tracker and reports, and the future of its result."""
+    """One request: its inputs, its rule (sentences and stop), its reports, and the future of its result."""
 
     question: str
     context: str
     budget: int
-    choose: TokenChooser
+    choose: RowChooser
     on_sentence: Callable[[SentenceReport], None] | None
-    future: Future[MonitorResult]
+    future: Future[Any]
     on_start: Callable[[], None] | None = None
+    plan: OneBeamPlan | None = None  # a one-beam strategy; None: Monitor.generate
     prompts: PromptPair | None = None
-    tracker: SentenceTracker | None = None
+    rule: Any = None  # _MonitorRule or BeamStepper, made when the row starts
     reports: list[SentenceReport] = field(default_factory=list)
-    steps: int = 0
-    stop: str = "max_new_tokens"
 
 
 class LiveBatch:
-    """Runs many :meth:`Monitor.generate` calls as one batch that requests join and leave between tokens.
+    """Runs many :meth:`Monitor.generate` calls and one-beam strategies as one batch that requests join and leave
+    between tokens.
 
     ``max_rows``: rows decoded together (requests beyond wait in :attr:`waiting` until a row is free);
     ``lock``: held around each step (prefills and one token for every row).
@@ -74,7 +108,7 @@ class LiveBatch:
     # --- public -------------------------------------------------------------------------------------------
     def submit(self, question: str, context: str, *, max_new_tokens: int | None = None, choose: TokenChooser | None
                = None, on_sentence: Callable[[SentenceReport], None] | None = None,
-               on_start: Callable[[], None] | None = None) -> Future[MonitorResult]:
+               on_start: Callable[[], None] | None = None) -> Future:
         """Queue a generation; the future holds its :class:`MonitorResult` (or the error that stopped it).
         From the batch thread: ``on_start`` when it gets a row (it may raise to drop the request, e.g. one
         cancelled while waiting), ``on_sentence`` with each sentence the moment it is final."""
@@ -83,8 +117,25 @@ class LiveBatch:
         budget = self.monitor.max_new_tokens if max_new_tokens is None else max_new_tokens
         if budget < 1:
             raise InputError(f"max_new_tokens must be at least 1, got {budget}")
-        future: Future[MonitorResult] = Future()
-        row = _Row(question, context, budget, choose or greedy, on_sentence, future, on_start)
+        pick = choose or greedy
+        return self._queue(_Row(question, context, budget, lambda logp, _twin: pick(logp), on_sentence, Future(),
+                                on_start))
+
+    def submit_strategy(self, question: str, context: str, plan: OneBeamPlan, *,
+                        check: Callable[[], None] | None = None, on_start: Callable[[], None] | None = None) -> Future:
+        """Queue a one-beam decoding strategy (:func:`~faithwatch.decoding.strategies.one_beam_plan`); the future
+        holds its :class:`~faithwatch.decoding.types.DecodingResult`, equal to what
+        :func:`~faithwatch.decoding.strategies.generate` returns. ``check`` runs before each of its tokens and may
+        raise to drop it (e.g. its client went away); ``on_start`` as in :meth:`submit`."""
+
+        def choose(logp: torch.Tensor, twin: torch.Tensor | None) -> int:
+            if check is not None:
+                check()
+            return int(plan.chooser(logp[None], None if twin is None else twin[None])[0])
+
+        return self._queue(_Row(question, context, plan.params.max_new_tokens, choose, None, Future(), on_start, plan))
+
+    def _queue(self, row: _Row) -> Future:
         with self._wake:
             if self._closed:
                 raise RuntimeError("this batch is closed")
@@ -93,7 +144,7 @@ class LiveBatch:
                 self._thread = threading.Thread(target=self._loop, name="faithwatch-live-batch", daemon=True)
                 self._thread.start()
             self._wake.notify()
-        return future
+        return row.future
 
     @property
     def rows(self) -> int:
@@ -148,7 +199,7 @@ class LiveBatch:
                 _fail(row, exc)
                 continue
             row.context = row.prompts.context  # cut with truncate_context: alignment sees what the model saw
-            row.tracker = SentenceTracker(self.monitor.lm.tokenizer)
+            row.rule = self._rule(row)
             group.append(row)
         if not group:
             return
@@ -164,6 +215,14 @@ class LiveBatch:
             self._session.join(session)
         self._rows.extend(group)
 
+    def _rule(self, row: _Row) -> Any:
+        lm = self.monitor.lm
+        if row.plan is None:
+            return _MonitorRule(lm.tokenizer, lm.eos_token_ids, row.budget)
+        from faithwatch.decoding.loop import BeamStepper
+
+        return BeamStepper(lm.tokenizer, lm.eos_token_ids, row.budget, row.plan.params.max_sentence_tokens)
+
     def _step(self) -> None:
         """Admit waiting requests, then choose and feed one token for every row."""
         self._admit()
@@ -171,40 +230,39 @@ class LiveBatch:
             return
         session = self._session
         logp = session.branch_logprobs()
-        eos = self.monitor.lm.eos_token_ids
-        keep, tokens = [], []
+        twin = session.branch_twin_logprobs() if session.needs.twin else None
+        keep, tokens, closed, ending = [], [], [], []
         for b, row in enumerate(self._rows):
             try:
-                token = row.choose(logp[b])
+                token = row.choose(logp[b], None if twin is None else twin[b])
+                sentences, feed = row.rule.take(token)
             except BaseException as exc:  # noqa: BLE001 - this row's error (e.g. its request was cancelled)
                 _fail(row, exc)
                 continue
-            if token in eos:
-                row.stop = "eos"
-                self._finish(row, session.branch_records[b])
-                continue
-            keep.append(b)
-            tokens.append(token)
+            if feed:
+                keep.append(b)
+                tokens.append(token)
+                closed.append(sentences)
+            else:  # it ends here: score what is left with its records as they are
+                ending.append((row, sentences, session.branch_records[b]))
         self._retain(keep)
-        if not self._rows:
-            return
-        session = self._session
-        session.feed_branches(tokens)
-        self.steps += 1
-        self.row_steps += len(tokens)
-        groups, done = [], []
-        for b, (row, token) in enumerate(zip(self._rows, tokens, strict=True)):
-            row.steps += 1
-            done.append(row.steps >= row.budget)
-            sentences = row.tracker.add([token]) + (row.tracker.finish() if done[-1] else [])
-            groups.append((sentences, session.branch_records[b], row.question, row.context))
-        for (row, group, finished), reports in zip(zip(self._rows, groups, done, strict=True),
-                                                   self.monitor._reports_each(groups), strict=True):
+        if tokens:
+            self._session.feed_branches(tokens)
+            self.steps += 1
+            self.row_steps += len(tokens)
+        groups = [(sentences, records, row.question, row.context) for row, sentences, records in ending]
+        fed = list(zip(self._rows, tokens, closed, strict=True))
+        for row, token, before in fed:
+            before.extend(row.rule.fed(token))
+        groups += [(before, self._session.branch_records[b], row.question, row.context)
+                   for b, (row, _token, before) in enumerate(fed)]
+        rows = [row for row, *_ in ending] + self._rows
+        for row, group, reports in zip(rows, groups, self.monitor._reports_each(groups), strict=True):
             if isinstance(reports, BaseException):
                 _fail(row, reports)
                 continue
             self._emit(row, reports)
-            if finished:
+            if row.rule.done:
                 self._resolve(row, group[1])
         self._retain([b for b, row in enumerate(self._rows) if not row.future.done()])
 
@@ -226,19 +284,15 @@ class LiveBatch:
         self._session.select(keep)
         self._session.trim()
 
-    def _finish(self, row: _Row, records) -> None:
-        """Score what is left of the row's text and resolve its future."""
-        try:
-            self._emit(row, self.monitor._reports(row.tracker.finish(), records, row.question, row.context))
-        except BaseException as exc:  # noqa: BLE001
-            _fail(row, exc)
-            return
-        self._resolve(row, records)
-
     def _resolve(self, row: _Row, records) -> None:
         try:
-            result = self.monitor._result(row.question, row.context, row.tracker, row.reports, row.prompts, "live",
-                                          row.stop, records)
+            if row.plan is None:
+                result = self.monitor._result(row.question, row.context, row.rule.tracker, row.reports, row.prompts,
+                                              "live", row.rule.stop, records)
+            else:
+                text = self.monitor.lm.tokenizer.decode
+                result = row.plan.result(self.monitor, lambda ids: text(ids, skip_special_tokens=True),
+                                         list(row.rule.ids), row.reports, row.rule.stop)
         except BaseException as exc:  # noqa: BLE001
             _fail(row, exc)
             return

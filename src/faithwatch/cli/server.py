@@ -31,8 +31,9 @@ def serve(
                                    "that: 503 with Retry-After."),
     workers: int = typer.Option(1, "--workers", min=1, help="Worker threads (model calls are serialised; extra "
                                 "workers serve /v1/check meanwhile)."),
-    batch_rows: int = typer.Option(16, "--batch-rows", min=1, help="Concurrent /v1/monitor streams decoded "
-                                   "together as rows of one batch (continuous batching); 1: one at a time."),
+    batch_rows: int = typer.Option(16, "--batch-rows", min=1, help="Concurrent /v1/monitor streams and "
+                                   "greedy/abstain/cad/adacad /v1/generate requests decoded together as rows of one "
+                                   "batch (continuous batching); 1: one at a time."),
     max_body_bytes: int = typer.Option(1_000_000, "--max-body-bytes", min=1, help="Larger bodies: 413."),
     max_context_tokens: int | None = typer.Option(None, "--max-context-tokens", min=1, help="Longer contexts: "
                                                   "413 (default: only the model window limits them)."),

@@ -128,21 +128,10 @@ class DecodingLoop:
         self.eos = monitor.lm.eos_token_ids
         self.beams = [Beam()]
         self.generated = 0
-        self._segmenter = segmenter("en", char_span=False)
+        self._rule = SentenceRule(self.tokenizer, self.eos)
 
     def text(self, ids: Sequence[int]) -> str:
         return self.tokenizer.decode(list(ids), skip_special_tokens=True)
-
-    def _sentence_ends(self, tail: str, next_token: int) -> bool:
-        if not _WORD.search(tail) or not _TERMINAL.search(tail.rstrip()) or tail != tail.rstrip():
-            return False
-        if next_token in self.eos:
-            return True
-        nxt = self.tokenizer.decode([next_token])
-        if not nxt[:1].isspace():
-            return False
-        segments = self._segmenter.segment(tail + nxt + "Next")
-        return len(segments) > 1 and segments[0].strip() == tail.strip()
 
     def sample(
         self, per_beam: int, choose: Chooser, *, unit: str = "sentence", chunk_tokens: int = 8
@@ -168,8 +157,8 @@ class DecodingLoop:
                 total = len(self.beams[parents[b]].ids) + len(new[b])
                 if tokens[b] in self.eos:
                     eos[b], active[b], feed[b] = True, False, False
-                elif unit == "sentence" and self._sentence_ends(self.text(self.beams[parents[b]].ids + new[b])
-                                                                [len(bases[b]):], tokens[b]):
+                elif unit == "sentence" and self._rule.ends(self.text(self.beams[parents[b]].ids + new[b])
+                                                             [len(bases[b]):], tokens[b]):
                     active[b], feed[b] = False, False
                 elif total >= self.max_new_tokens:
                     truncated[b], active[b], feed[b] = True, False, False
@@ -189,16 +178,11 @@ class DecodingLoop:
     def _candidate(self, parent: int, branch: int, ids: list[int], eos: bool, truncated: bool, carried: bool,
                    unit: str) -> Candidate:
         beam = self.beams[parent]
-        if carried or unit != "sentence" or not ids:
+        if carried or unit != "sentence":
             return Candidate(parent, branch, ids, None, eos, truncated, carried)
-        base = self.text(beam.ids)
-        text = self.text(beam.ids + ids)
-        tail = text[len(base):]
-        if not _WORD.search(tail):
+        sentence = sentence_of(self.tokenizer, beam.ids, ids, len(beam.sentences))
+        if sentence is None:
             return Candidate(parent, branch, ids, None, eos, truncated)
-        start = len(base) + len(tail) - len(tail.lstrip())
-        sentence = Sentence(len(beam.sentences), tail.strip(), start, start + len(tail.strip()),
-                            len(beam.ids), len(beam.ids) + len(ids))
         report = self.monitor._reports([sentence], self.session.branch_records[branch], self.question,
                                        self.context)[0]
         return Candidate(parent, branch, ids, report, eos, truncated)
@@ -217,3 +201,90 @@ class DecodingLoop:
             reason = parent.stop_reason or ("eos" if c.eos else ("max_new_tokens" if finished else ""))
             beams.append(Beam(ids, sentences, finished, reason))
         self.beams = beams
+
+
+class SentenceRule:
+    """When a decoded sentence ends: its text ends in terminal punctuation, pysbd agrees, and the next token starts a
+    new word (or is EOS)."""
+
+    def __init__(self, tokenizer, eos: Sequence[int] | set[int]) -> None:
+        self.tokenizer, self.eos = tokenizer, eos
+        self._segmenter = segmenter("en", char_span=False)
+
+    def ends(self, tail: str, next_token: int) -> bool:
+        """Whether the sentence ``tail`` (text since the sentence began) ends before ``next_token``."""
+        if not _WORD.search(tail) or not _TERMINAL.search(tail.rstrip()) or tail != tail.rstrip():
+            return False
+        if next_token in self.eos:
+            return True
+        nxt = self.tokenizer.decode([next_token])
+        if not nxt[:1].isspace():
+            return False
+        segments = self._segmenter.segment(tail + nxt + "Next")
+        return len(segments) > 1 and segments[0].strip() == tail.strip()
+
+
+def sentence_of(tokenizer, before: Sequence[int], ids: Sequence[int], index: int) -> Sentence | None:
+    """The sentence formed by ``ids`` after the answer tokens ``before`` (``None`` if it has no word)."""
+    if not ids:
+        return None
+    base = tokenizer.decode(list(before), skip_special_tokens=True)
+    tail = tokenizer.decode(list(before) + list(ids), skip_special_tokens=True)[len(base):]
+    if not _WORD.search(tail):
+        return None
+    start = len(base) + len(tail) - len(tail.lstrip())
+    return Sentence(index, tail.strip(), start, start + len(tail.strip()), len(before), len(before) + len(ids))
+
+
+class BeamStepper:
+    """One beam of :class:`DecodingLoop` grown a token at a time, for a row of a live batch.
+
+    For a deterministic chooser it makes the same sentences, tokens and stop as ``sample(1, chooser)`` + ``keep``
+    until the beam ends (tested): ``take`` the chosen token (the sentences it closes, and whether to feed it),
+    then, once fed, ``fed`` (the sentences that closes). Scores come from whoever holds the records.
+    """
+
+    def __init__(self, tokenizer, eos, max_new_tokens: int, max_sentence_tokens: int) -> None:
+        self.tokenizer = tokenizer
+        self.ids: list[int] = []
+        self.stop = ""  # "eos" or "max_new_tokens" once the beam ended
+        self.max_new_tokens, self.max_sentence_tokens = max_new_tokens, max_sentence_tokens
+        self._rule = SentenceRule(tokenizer, eos)
+        self._start = 0  # where the open sentence's tokens begin
+        self._count = 0  # sentences made so far
+
+    @property
+    def done(self) -> bool:
+        """Whether the beam has ended."""
+        return bool(self.stop)
+
+    def take(self, token: int) -> tuple[list[Sentence], bool]:
+        """The sentences ``token`` closes and whether it is fed (not EOS, within the budget)."""
+        closed: list[Sentence] = []
+        if token in self._rule.eos:
+            self.stop = "eos"
+            return self._close(), False
+        if self._start < len(self.ids) and self._rule.ends(self._tail(), token):
+            closed = self._close()
+        if len(self.ids) >= self.max_new_tokens:
+            self.stop = "max_new_tokens"
+            return closed + self._close(), False
+        return closed, True
+
+    def fed(self, token: int) -> list[Sentence]:
+        """Append the fed ``token``; the sentences that closes (a sentence or the answer at its token limit)."""
+        self.ids.append(int(token))
+        if len(self.ids) >= self.max_new_tokens:
+            self.stop = "max_new_tokens"
+            return self._close()
+        return self._close() if len(self.ids) - self._start >= self.max_sentence_tokens else []
+
+    def _tail(self) -> str:
+        base = self.tokenizer.decode(self.ids[: self._start], skip_special_tokens=True)
+        return self.tokenizer.decode(self.ids, skip_special_tokens=True)[len(base):]
+
+    def _close(self) -> list[Sentence]:
+        sentence = sentence_of(self.tokenizer, self.ids[: self._start], self.ids[self._start:], self._count)
+        self._start = len(self.ids)
+        self._count += sentence is not None
+        return [sentence] if sentence is not None else []

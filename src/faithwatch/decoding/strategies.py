@@ -68,12 +68,7 @@ def generate(
     sampling alike). Sentence scores come from the monitor's detector; ``lens`` (a LookbackLens or its folder)
     guides ``lookback``.
     """
-    entry = registry.strategies.get(strategy)
-    try:
-        chosen = DecodingParams(**{**(params.model_dump(exclude_unset=True) if params else {}), **overrides})
-    except ValidationError as exc:
-        raise InputError(f"bad decoding parameters: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from None
-    chosen = chosen.for_strategy(entry.options.get("defaults", {}))
+    entry, chosen = _entry_and_params(strategy, params, overrides)
     loop = DecodingLoop(monitor, question, context, max_new_tokens=chosen.max_new_tokens,
                         max_sentence_tokens=chosen.max_sentence_tokens, instruction=instruction)
     run = StrategyRun(loop, monitor, chosen, [], torch.Generator().manual_seed(chosen.seed), lens)
@@ -81,33 +76,84 @@ def generate(
     return _result(run, strategy, beam, refused)
 
 
-def _plain(run: StrategyRun, chooser: Chooser, abstain: bool = False) -> tuple[Beam, bool]:
-    beam = _run_to_end(run.loop, chooser, run.trace)
-    low = [s for s in beam.sentences if s.score < run.params.abstain_threshold] if abstain else []
+def _entry_and_params(strategy: str, params: DecodingParams | None, overrides: dict[str, Any]):
+    """The registry entry of ``strategy`` and its parameters (``params`` with ``overrides``, then its defaults)."""
+    entry = registry.strategies.get(strategy)
+    try:
+        chosen = DecodingParams(**{**(params.model_dump(exclude_unset=True) if params else {}), **overrides})
+    except ValidationError as exc:
+        raise InputError(f"bad decoding parameters: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from None
+    return entry, chosen.for_strategy(entry.options.get("defaults", {}))
+
+
+#: the one-beam strategies (no search, a deterministic chooser): their chooser from the parameters
+_ONE_BEAM: dict[str, Callable[[DecodingParams], Chooser]] = {
+    "greedy": lambda p: greedy_chooser(),
+    "abstain": lambda p: greedy_chooser(),
+    "cad": lambda p: cad_chooser(p.alpha, greedy_chooser()),
+    "adacad": lambda p: adacad_chooser(greedy_chooser()),
+}
+
+
+@dataclass(frozen=True)
+class OneBeamPlan:
+    """A one-beam strategy (greedy, abstain, cad, adacad) ready to run token by token as a row of a live batch
+    (:meth:`~faithwatch.live_batch.LiveBatch.submit_strategy`): its parameters and chooser."""
+
+    strategy: str
+    params: DecodingParams
+    chooser: Chooser
+
+    def result(self, monitor: Any, text: Callable[[list[int]], str], ids: list[int], sentences: list,
+               stop: str) -> DecodingResult:
+        """The :class:`DecodingResult` of the finished beam (as :func:`generate` returns it)."""
+        trace = [TraceEvent("accept", r.index, r.text, r.score, 0) for r in sentences]
+        refused = _refusal(self.strategy, sentences, self.params, trace)
+        beam = Beam(ids, sentences, True, stop)
+        return _decoding_result(monitor, self.strategy, self.params, trace, beam, refused, text(ids), sentences,
+                                len(ids))
+
+
+def one_beam_plan(strategy: str, params: DecodingParams | None = None, **overrides: Any) -> OneBeamPlan | None:
+    """The plan of a one-beam strategy, or ``None`` for a strategy that searches (FOD, rerank, lookback, ...).
+    Bad parameters are an :class:`InputError`, as in :func:`generate`."""
+    _entry, chosen = _entry_and_params(strategy, params, overrides)
+    make = _ONE_BEAM.get(strategy)
+    return None if make is None else OneBeamPlan(strategy, chosen, make(chosen))
+
+
+def _refusal(strategy: str, sentences: list, params: DecodingParams, trace: list[TraceEvent]) -> bool:
+    """Abstain's rule: refuse when a sentence scores below ``abstain_threshold`` (a ``refuse`` event)."""
+    low = [s for s in sentences if s.score < params.abstain_threshold] if strategy == "abstain" else []
     if low:
-        run.trace.append(TraceEvent("refuse", low[0].index, low[0].text, low[0].score,
-                                    reason=f"score below {run.params.abstain_threshold}"))
-    return beam, bool(low)
+        trace.append(TraceEvent("refuse", low[0].index, low[0].text, low[0].score,
+                                reason=f"score below {params.abstain_threshold}"))
+    return bool(low)
+
+
+def _plain(run: StrategyRun, strategy: str) -> tuple[Beam, bool]:
+    beam = _run_to_end(run.loop, _ONE_BEAM[strategy](run.params), run.trace)
+    return beam, _refusal(strategy, beam.sentences, run.params, run.trace)
 
 
 def greedy(run: StrategyRun) -> tuple[Beam, bool]:
     """Plain greedy decoding (the baseline)."""
-    return _plain(run, greedy_chooser())
+    return _plain(run, "greedy")
 
 
 def abstain(run: StrategyRun) -> tuple[Beam, bool]:
     """Greedy, refusing when a sentence scores below ``abstain_threshold``."""
-    return _plain(run, greedy_chooser(), abstain=True)
+    return _plain(run, "abstain")
 
 
 def cad(run: StrategyRun) -> tuple[Beam, bool]:
     """Context-aware decoding with a fixed α (Shi et al.)."""
-    return _plain(run, cad_chooser(run.params.alpha, greedy_chooser()))
+    return _plain(run, "cad")
 
 
 def adacad(run: StrategyRun) -> tuple[Beam, bool]:
     """CAD with α per token from the Jensen-Shannon divergence of the two distributions (AdaCAD)."""
-    return _plain(run, adacad_chooser(greedy_chooser()))
+    return _plain(run, "adacad")
 
 
 def rerank(run: StrategyRun) -> tuple[Beam, bool]:
@@ -297,12 +343,19 @@ def _lookback(loop: DecodingLoop, monitor, lens, sampler: Chooser, samples: int,
 
 def _result(run: StrategyRun, strategy: str, beam: Beam, refused: bool) -> DecodingResult:
     loop, monitor = run.loop, run.monitor
-    sentences = [] if refused else beam.sentences  # a refusal has no answer sentences (the trace keeps them)
+    sentences = beam.sentences
     if strategy == "lookback" and beam.ids and not refused:  # chunks are not sentences: score them afterwards
         sentences = monitor.score(loop.question, loop.context, beam.ids).sentences
+    return _decoding_result(monitor, strategy, run.params, run.trace, beam, refused, loop.text(beam.ids), sentences,
+                            loop.generated)
+
+
+def _decoding_result(monitor: Any, strategy: str, params: DecodingParams, trace: list[TraceEvent], beam: Beam,
+                     refused: bool, text: str, sentences: list, generated: int) -> DecodingResult:
+    """A refusal has no answer sentences (the trace keeps them)."""
     return DecodingResult(
-        strategy=strategy, answer=REFUSAL if refused else loop.text(beam.ids).strip(), refused=refused,
-        sentences=sentences, trace=run.trace, num_tokens=0 if refused else len(beam.ids),
-        generated_tokens=loop.generated, stop_reason="refused" if refused else (beam.stop_reason or "eos"),
-        params={"strategy": strategy, **run.params.model_dump()}, detector=monitor.detector.name,
+        strategy=strategy, answer=REFUSAL if refused else text.strip(), refused=refused,
+        sentences=[] if refused else sentences, trace=trace, num_tokens=0 if refused else len(beam.ids),
+        generated_tokens=generated, stop_reason="refused" if refused else (beam.stop_reason or "eos"),
+        params={"strategy": strategy, **params.model_dump()}, detector=monitor.detector.name,
     )

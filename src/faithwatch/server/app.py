@@ -8,7 +8,10 @@ Concurrency, explicitly:
 * the model itself is not thread-safe for concurrent decoding, so model calls hold ``model_lock`` inside the
   worker. With ``workers > 1`` the extra workers serve jobs that do not need the model (``/v1/check``) while
   a model job runs; model jobs themselves run one at a time, in admission order.
-* ``/healthz`` reports the queue (waiting, running, limits, rejected, mean job time).
+* with ``batch_rows`` > 1, ``/v1/monitor`` streams and ``/v1/generate`` requests of a one-beam strategy (greedy,
+  abstain, cad, adacad) are rows of one live batch instead (continuous batching: they join and leave between
+  tokens; ``batch_rows`` rows and ``queue_size`` waiting, then 503). A batch step holds ``model_lock``.
+* ``/healthz`` reports the queue (waiting, running, limits, rejected, mean job time) and the rows in flight.
 
 Access: with ``api_key`` every ``/v1/*`` route needs ``Authorization: Bearer <key>`` (or the key cookie set by
 ``POST /login``; **401** otherwise); ``allowed_hosts`` refuses other Host headers with **403** (DNS rebinding).
@@ -175,9 +178,10 @@ def create_app(
     ``functools.partial`` of it), or ``None`` for ``Monitor()`` (the embedded model). It is built at once.
     ``max_new_tokens`` caps what a request may ask for; ``max_records`` caps a /v1/score batch;
     ``check_alignment`` is the default scorer of ``/v1/check``.
-    ``batch_rows``: concurrent ``/v1/monitor`` streams decode together as rows of one engine batch (continuous
-    batching, :class:`~faithwatch.live_batch.LiveBatch`; at most ``queue_size`` more wait for a row); 1 runs them
-    one at a time through the work pool, as other model jobs.
+    ``batch_rows``: concurrent ``/v1/monitor`` streams and ``/v1/generate`` requests of a one-beam strategy
+    (greedy, abstain, cad, adacad) decode together as rows of one engine batch (continuous batching,
+    :class:`~faithwatch.live_batch.LiveBatch`; at most ``queue_size`` more wait for a row); 1 runs them one at a
+    time through the work pool, as other model jobs (FOD, rerank and lookback always do).
     ``api_key``: if given, every ``/v1/*`` route needs ``Authorization: Bearer <api_key>`` (401 otherwise);
     ``/``, ``/healthz``, ``/docs`` and ``/openapi.json`` stay open, and ``/login`` lets a browser store the key
     as a same-origin cookie for the web page. ``allowed_hosts``: the Host names the server answers (403
@@ -329,6 +333,10 @@ def create_app(
             future = pool.submit(fn, token)
         except QueueFullError as exc:
             raise _queue_full(exc) from None
+        return await await_job(future, token, request)
+
+    async def await_job(future: Future, token: CancelToken, request: Request | None) -> Any:
+        """Await a job's future under the request timeout (504), polling ``request`` for a disconnect (499)."""
         waiter = asyncio.wrap_future(future)
         deadline = time.monotonic() + request_timeout_s
         try:
@@ -482,10 +490,6 @@ def create_app(
     def submit_live(body: MonitorRequest, token: CancelToken, push: Callable[[str, Any], None],
                     admitted: float) -> None:
         """A /v1/monitor stream as a row of the live batch: the same events as a pool job."""
-        if live.rows + live.waiting >= live.max_rows + queue_size:
-            stats = {"waiting": live.waiting, "running": live.rows, "queue_size": queue_size,
-                     "workers": live.max_rows, "rows_in_flight": live.rows}
-            raise _queue_full(QueueFullError(stats, retry_after=1))
         base = sampler(body.temperature, body.seed)
 
         def started() -> None:
@@ -503,8 +507,17 @@ def create_app(
                 return
             push("summary", _stream_summary(future.result(), admitted))
 
-        live.submit(body.question, body.context, max_new_tokens=body.max_new_tokens, choose=choose, on_start=started,
-                    on_sentence=lambda report: push("sentence", report.to_dict(vectors=False))).add_done_callback(done)
+        admit_live(lambda: live.submit(
+            body.question, body.context, max_new_tokens=body.max_new_tokens, choose=choose, on_start=started,
+            on_sentence=lambda report: push("sentence", report.to_dict(vectors=False)))).add_done_callback(done)
+
+    def admit_live(submit: Callable[[], Future]) -> Future:
+        """Submit a row to the live batch, or answer 503 when its rows and ``queue_size`` waiting places are taken."""
+        if live.rows + live.waiting >= live.max_rows + queue_size:
+            stats = {"waiting": live.waiting, "running": live.rows, "queue_size": queue_size,
+                     "workers": live.max_rows, "rows_in_flight": live.rows}
+            raise _queue_full(QueueFullError(stats, retry_after=1))
+        return submit()
 
     # --- teacher forcing ----------------------------------------------------------------------------------------
     @app.post("/v1/score", summary="Score given responses by teacher forcing (a batch; per-record errors)", **v1)
@@ -550,6 +563,19 @@ def create_app(
         from faithwatch.decoding.strategies import generate as run_strategy
 
         params = body.model_dump(exclude={"question", "context", "strategy"}, exclude_unset=True)  # strategy defaults
+        if live is not None:
+            from faithwatch.decoding.strategies import one_beam_plan
+
+            try:
+                plan = one_beam_plan(body.strategy, **params)
+            except Exception as exc:  # noqa: BLE001 - bad parameters: the same answer as a pool job's
+                raise _problem_of(exc) from None
+            if plan is not None:  # greedy, abstain, cad, adacad: a row of the live batch
+                token = CancelToken(request_timeout_s)
+                future = admit_live(lambda: live.submit_strategy(body.question, body.context, plan, check=token.check,
+                                                                 on_start=token.check))
+                result = await await_job(future, token, request)
+                return result.to_dict(vectors=False)
 
         def job(tok: CancelToken) -> dict[str, Any]:
             with model_lock:
