@@ -50,7 +50,7 @@ def calibrate(
         families = (meta.get("params", {}).get("recipe") or {}).get("families") or ["?"]
         text_only = set(families) <= set(TEXT_FAMILIES)  # no teacher forcing needed for these features
         monitor, tables = _load(_datasets(data), meta["model_id"], _eval_alignment(meta, None), data_root, err,
-                                questionable, text_only)
+                                questionable, text_only, labels=not unlabelled)
         det, _ = load_artifacts(detector, monitor.lm.model_id)
         import pandas as pd
 

@@ -55,7 +55,9 @@ def _ray(ray: bool, address: str | None, workers: int, gpus_per_worker: float, t
 
 
 def _load(names, model, alignment, data_root, console, questionable="exclude", text_only=False, augment=None,
-          ray_settings=None):
+          ray_settings=None, labels=True):
+    """The monitor and the feature tables of ``names``; ``labels=False``: the labels are not read (the summary line
+    counts every sentence)."""
     from faithwatch.eval.features import RayExtraction
     from faithwatch.eval.pipeline import TEXT_ONLY_RAY, extraction_kwargs, extraction_monitor, load_labelled
 
@@ -80,6 +82,10 @@ def _load(names, model, alignment, data_root, console, questionable="exclude", t
             console.print(f"[yellow]{d.name}: {len(d.failed)} examples could not be scored[/] "
                           f"(first: {next(iter(d.failed.items()))})")
         role = " (training only)" if d.train_only else ""
+        if not labels:
+            console.print(f"{d.name}: {len(d.all_sentences)} sentences of {d.all_sentences.example_id.nunique()} "
+                          "responses (labels not read)")
+            continue
         console.print(f"{d.name}{role}: {len(d.sentences)} labelled sentences "
                       f"({int(d.sentences.label.sum())} unfaithful), {d.unlabelled_sentences} without a label left out")
     return monitor, data
