@@ -1,7 +1,11 @@
 """Overhead of monitoring: wall time and peak memory of the Monitor (all signals) vs plain greedy generate.
 
-Both generate exactly the same new tokens for the same prompt (EOS suppressed, greedy). Each mode runs in
-its own subprocess so peak memory is its own; the printed ratio is monitor / plain, measured in this run.
+Both generate the same number of new tokens for the same prompt (plain: greedy, EOS suppressed). The monitored
+answer is English text with real sentences (``--answer-from text``, the default: the sentences are split and scored
+as in real use) or the model's own greedy choice (``--answer-from model``: a random model's answer is random text,
+with next to no sentence ends to score and a sentence splitter re-run on one ever longer tail); a forward pass costs
+the same whatever the token. Each mode runs in its own subprocess so peak memory is its own; the printed ratio is
+monitor / plain, measured in this run.
 
     python bench/overhead.py                               # CPU, embedded SmolLM2-135M-Instruct
     python bench/overhead.py --device cuda --random-model llama-1b --tokens 256   # GPU, random ~1B Llama
@@ -81,7 +85,7 @@ def child(args) -> dict:
             with torch.inference_mode():
                 out = lm.model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=args.tokens,
                                         min_new_tokens=args.tokens, do_sample=False, pad_token_id=eos[0])
-            return out.shape[1] - ids.shape[1]
+            return out.shape[1] - ids.shape[1], 0
     else:
         import numpy as np
 
@@ -100,8 +104,15 @@ def child(args) -> dict:
             lp[eos] = float("-inf")
             return int(lp.argmax())
 
+        # the model's own choice, or English text with real sentences (a random model writes neither sentences nor
+        # words, so its answer under-counts sentence scoring and over-counts the sentence splitter)
+        script = lm.tokenizer.encode(" ".join([context] * 8), add_special_tokens=False)
+
         def run():
-            return monitor.generate(QUESTION, context, choose=no_eos).num_tokens
+            tokens = iter(script)
+            choose = no_eos if args.answer_from == "model" else lambda _logprobs: next(tokens)
+            result = monitor.generate(QUESTION, context, choose=choose)
+            return result.num_tokens, len(result.sentences)
 
     if cuda:
         torch.cuda.reset_peak_memory_stats()
@@ -110,14 +121,15 @@ def child(args) -> dict:
     for _ in range(args.repeats):
         sync()
         start = time.perf_counter()
-        n = run()
+        n, sentences = run()
         sync()
         times.append(time.perf_counter() - start)
     if cuda:
         peak = torch.cuda.max_memory_allocated() / 2**20
     else:
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"mode": args.mode, "tokens": n, "seconds": statistics.median(times), "all": times, "peak_mib": peak}
+    return {"mode": args.mode, "tokens": n, "sentences": sentences, "seconds": statistics.median(times), "all": times,
+            "peak_mib": peak}
 
 
 def main() -> None:
@@ -129,6 +141,10 @@ def main() -> None:
     parser.add_argument("--tokenizer", default=None, help="tokenizer dir for --random-model (default: embedded)")
     parser.add_argument("--alignment", default=None,
                         help="alignment scorer (default: the detector's own, nli-minilm+lexical+embedding shipped)")
+    parser.add_argument("--answer-from", choices=["text", "model"], default="text",
+                        help="the monitored answer's tokens: English text (examples/eiffel.txt, repeated; real "
+                        "sentences to split and score) or the model's own argmax (random text for a random model); "
+                        "the forward passes cost the same")
     parser.add_argument("--mode", choices=["plain", "monitor"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.mode:
@@ -145,7 +161,8 @@ def main() -> None:
     assert plain["tokens"] == mon["tokens"], (plain["tokens"], mon["tokens"])
     model = args.random_model or "embedded SmolLM2-135M-Instruct"
     unit = "peak GPU MiB" if args.device.startswith("cuda") else "peak RSS MiB"
-    print(f"model: {model} · device: {args.device} · new tokens: {plain['tokens']} · median of {args.repeats}")
+    print(f"model: {model} · device: {args.device} · new tokens: {plain['tokens']} · median of {args.repeats} · "
+          f"monitored answer from the {args.answer_from} ({mon['sentences']} sentences)")
     print(f"plain generate : {plain['seconds']:.3f} s  ({plain['tokens'] / plain['seconds']:.1f} tok/s)  "
           f"{unit} {plain['peak_mib']:.0f}")
     print(f"monitor (all)  : {mon['seconds']:.3f} s  ({mon['tokens'] / mon['seconds']:.1f} tok/s)  "
