@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from faithwatch.decoding.loop import BeamStepper
 from faithwatch.errors import InputError
 from faithwatch.models.engine import EngineSession
 from faithwatch.results import SentenceReport
-from faithwatch.sentences import Sentence, SentenceTracker
+from faithwatch.sentences import GenerationRule
 
 if TYPE_CHECKING:
     from faithwatch.decoding.strategies import OneBeamPlan
@@ -33,33 +34,6 @@ if TYPE_CHECKING:
 
 #: a row's token choice from its main and (if the engine runs it) no-context next-token log-probs, [V] each
 RowChooser = Callable[[torch.Tensor, "torch.Tensor | None"], int]
-
-
-class _MonitorRule:
-    """:meth:`Monitor.generate`'s rule: every token but EOS is fed, sentences come from a SentenceTracker, the
-    answer ends at EOS or after ``budget`` tokens."""
-
-    def __init__(self, tokenizer, eos, budget: int) -> None:
-        self.tracker = SentenceTracker(tokenizer)
-        self.eos, self.budget = eos, budget
-        self.stop = ""
-
-    @property
-    def done(self) -> bool:
-        return bool(self.stop)
-
-    def take(self, token: int) -> tuple[list[Sentence], bool]:
-        if token in self.eos:
-            self.stop = "eos"
-            return self.tracker.finish(), False
-        return [], True
-
-    def fed(self, token: int) -> list[Sentence]:
-        sentences = self.tracker.add([token])
-        if len(self.tracker.ids) >= self.budget:
-            self.stop = "max_new_tokens"
-            sentences += self.tracker.finish()
-        return sentences
 
 
 @dataclass
@@ -75,7 +49,7 @@ class _Row:
     on_start: Callable[[], None] | None = None
     plan: OneBeamPlan | None = None  # a one-beam strategy; None: Monitor.generate
     prompts: PromptPair | None = None
-    rule: Any = None  # _MonitorRule or BeamStepper, made when the row starts
+    rule: Any = None  # GenerationRule or BeamStepper, made when the row starts
     reports: list[SentenceReport] = field(default_factory=list)
 
 
@@ -218,9 +192,7 @@ class LiveBatch:
     def _rule(self, row: _Row) -> Any:
         lm = self.monitor.lm
         if row.plan is None:
-            return _MonitorRule(lm.tokenizer, lm.eos_token_ids, row.budget)
-        from faithwatch.decoding.loop import BeamStepper
-
+            return GenerationRule(lm.tokenizer, lm.eos_token_ids, row.budget)
         return BeamStepper(lm.tokenizer, lm.eos_token_ids, row.budget, row.plan.params.max_sentence_tokens)
 
     def _step(self) -> None:
@@ -290,9 +262,7 @@ class LiveBatch:
                 result = self.monitor._result(row.question, row.context, row.rule.tracker, row.reports, row.prompts,
                                               "live", row.rule.stop, records)
             else:
-                text = self.monitor.lm.tokenizer.decode
-                result = row.plan.result(self.monitor, lambda ids: text(ids, skip_special_tokens=True),
-                                         list(row.rule.ids), row.reports, row.rule.stop)
+                result = row.plan.result(self.monitor, list(row.rule.ids), row.reports, row.rule.stop)
         except BaseException as exc:  # noqa: BLE001
             _fail(row, exc)
             return

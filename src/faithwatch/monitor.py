@@ -19,7 +19,7 @@ from faithwatch.models.engine import DecodingEngine, EngineSession, Needs, Token
 from faithwatch.models.loading import LoadedModel, load_model
 from faithwatch.models.prompts import DEFAULT_INSTRUCTION, PromptPair, build_prompts
 from faithwatch.results import MonitorResult, SentenceReport, check_finite
-from faithwatch.sentences import Sentence, SentenceTracker
+from faithwatch.sentences import GenerationRule, Sentence, SentenceTracker
 from faithwatch.signals import (
     LIDBank,
     SentenceTrace,
@@ -217,22 +217,18 @@ class Monitor:
             raise InputError(f"max_new_tokens must be at least 1, got {budget}")
         prompts, session = self._start(question, context, reserve=budget)
         context = prompts.context  # cut with truncate_context: alignment sees what the model saw
-        tracker = SentenceTracker(self.lm.tokenizer)
+        rule = GenerationRule(self.lm.tokenizer, self.lm.eos_token_ids, budget)
         reports: list[SentenceReport] = []
-        eos, stop = self.lm.eos_token_ids, "max_new_tokens"
-        for _ in range(budget):
+        while not rule.done:
             token = choose(session.next_logprobs())
-            if token in eos:
-                stop = "eos"
-                break
-            session.feed([token])
-            for report in self._reports(tracker.add([token]), session.records, question, context):
+            closed, feed = rule.take(token)
+            if feed:
+                session.feed([token])
+                closed += rule.fed(token)
+            for report in self._reports(closed, session.records, question, context):
                 reports.append(report)
                 yield report
-        for report in self._reports(tracker.finish(), session.records, question, context):
-            reports.append(report)
-            yield report
-        yield self._result(question, context, tracker, reports, prompts, "live", stop, session.records)
+        yield self._result(question, context, rule.tracker, reports, prompts, "live", rule.stop, session.records)
 
     # --- streamed text -------------------------------------------------------------------------------------
     def watch(self, question: str, context: str, *, instruction: str | None = None, reserve: int | None = None

@@ -124,6 +124,35 @@ class SentenceTracker:
         return sentence
 
 
+class GenerationRule:
+    """:meth:`Monitor.generate <faithwatch.monitor.Monitor.generate>`'s rule (alone or as a live batch row): every
+    token but EOS is fed, sentences come from a :class:`SentenceTracker`, the answer ends at EOS or after ``budget``
+    tokens. ``take`` a chosen token (the sentences it closes, whether to feed it), then ``fed`` once it is fed."""
+
+    def __init__(self, tokenizer, eos, budget: int) -> None:
+        self.tracker = SentenceTracker(tokenizer)
+        self.eos, self.budget = eos, budget
+        self.stop = ""
+
+    @property
+    def done(self) -> bool:
+        """Whether the answer has ended (``stop`` says why)."""
+        return bool(self.stop)
+
+    def take(self, token: int) -> tuple[list[Sentence], bool]:
+        if token in self.eos:
+            self.stop = "eos"
+            return self.tracker.finish(), False
+        return [], True
+
+    def fed(self, token: int) -> list[Sentence]:
+        sentences = self.tracker.add([token])
+        if len(self.tracker.ids) >= self.budget:
+            self.stop = "max_new_tokens"
+            sentences += self.tracker.finish()
+        return sentences
+
+
 def _common_prefix(a: str, b: str) -> str:
     n = 0
     for x, y in zip(a, b, strict=False):

@@ -251,6 +251,7 @@ class BeamStepper:
         self.max_new_tokens, self.max_sentence_tokens = max_new_tokens, max_sentence_tokens
         self._rule = SentenceRule(tokenizer, eos)
         self._start = 0  # where the open sentence's tokens begin
+        self._base = ""  # the text of the tokens before it
         self._count = 0  # sentences made so far
 
     @property
@@ -280,11 +281,11 @@ class BeamStepper:
         return self._close() if len(self.ids) - self._start >= self.max_sentence_tokens else []
 
     def _tail(self) -> str:
-        base = self.tokenizer.decode(self.ids[: self._start], skip_special_tokens=True)
-        return self.tokenizer.decode(self.ids, skip_special_tokens=True)[len(base):]
+        return self.tokenizer.decode(self.ids, skip_special_tokens=True)[len(self._base):]
 
     def _close(self) -> list[Sentence]:
         sentence = sentence_of(self.tokenizer, self.ids[: self._start], self.ids[self._start:], self._count)
-        self._start = len(self.ids)
+        if self._start < len(self.ids):
+            self._start, self._base = len(self.ids), self.tokenizer.decode(self.ids, skip_special_tokens=True)
         self._count += sentence is not None
         return [sentence] if sentence is not None else []

@@ -104,14 +104,13 @@ class OneBeamPlan:
     params: DecodingParams
     chooser: Chooser
 
-    def result(self, monitor: Any, text: Callable[[list[int]], str], ids: list[int], sentences: list,
-               stop: str) -> DecodingResult:
+    def result(self, monitor: Any, ids: list[int], sentences: list, stop: str) -> DecodingResult:
         """The :class:`DecodingResult` of the finished beam (as :func:`generate` returns it)."""
         trace = [TraceEvent("accept", r.index, r.text, r.score, 0) for r in sentences]
         refused = _refusal(self.strategy, sentences, self.params, trace)
-        beam = Beam(ids, sentences, True, stop)
-        return _decoding_result(monitor, self.strategy, self.params, trace, beam, refused, text(ids), sentences,
-                                len(ids))
+        text = monitor.lm.tokenizer.decode(ids, skip_special_tokens=True)
+        return _decoding_result(monitor, self.strategy, self.params, trace, Beam(ids, sentences, True, stop), refused,
+                                text, sentences, len(ids))
 
 
 def one_beam_plan(strategy: str, params: DecodingParams | None = None, **overrides: Any) -> OneBeamPlan | None:
