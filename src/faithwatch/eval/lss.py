@@ -45,6 +45,7 @@ from faithwatch.claims.lss import (
     align_to_claim,
     lss,
     lss_rouge_l,
+    lss_tagged,
     rouge_l,
     split_words,
     word_prf,
@@ -178,7 +179,8 @@ def score_pairs(
 
     Args:
         df: rows with ``statement`` and ``reference`` (e.g. from :func:`load_lss_dev`).
-        scorer: the support scorer.
+        scorer: the support scorer, or an LSS tagger (:class:`faithwatch.nli.tagger.LSSTagger`: its words at or
+            above ``config.threshold`` are the LSS; the search settings do not apply).
         config: search settings (default :class:`LSSConfig`).
         cache: JSONL file; pairs already in it (same key) are not searched again, new ones are appended.
         on_progress: called with (pairs done, pairs in all) after every pair.
@@ -195,14 +197,19 @@ def score_pairs(
     rows: list[dict[str, Any]] = []
     with ExitStack() as stack:
         put = stack.enter_context(store.appending()) if store else None
+        tagged = hasattr(scorer, "word_probabilities")  # the LSS tagger: one model pass, no search
+        name = scorer.version if tagged else scorer.name
         for n, (statement, reference) in enumerate(pairs.itertuples(index=False), 1):
-            key = config.key(scorer.name, statement, reference)
+            key = config.key(name, statement, reference)
             rec = done.get(key)
             if rec is None:
                 start = time.perf_counter()
-                res = lss(statement, reference, scorer, threshold=config.threshold,
-                          max_evaluations=config.max_evaluations, beam_width=config.beam_width,
-                          max_span=config.max_span, prefilter=config.prefilter, reinsert=config.reinsert)
+                if tagged:
+                    res = lss_tagged([statement], [reference], scorer, threshold=config.threshold)[0]
+                else:
+                    res = lss(statement, reference, scorer, threshold=config.threshold,
+                              max_evaluations=config.max_evaluations, beam_width=config.beam_width,
+                              max_span=config.max_span, prefilter=config.prefilter, reinsert=config.reinsert)
                 rec = {
                     "key": key,
                     "pair_id": _digest(statement, reference),
@@ -368,7 +375,7 @@ def evaluate_lss_dev(
         per_rating[f"LSS score ({spec})"] = rows.lss_score.reset_index(drop=True).set_axis(df.index)
         prf = [word_prf(k, h) for k, h in zip(rows.kept_indices, human.human_kept, strict=True)]
         full = [word_prf(range(n), h) for n, h in zip(human.claim_length, human.human_kept, strict=True)]
-        agreement.append(_agreement_row(f"LSS search ({spec})", prf, rows, human, df))
+        agreement.append(_agreement_row(f"found LSS ({spec})", prf, rows, human, df))
         if len(agreement) == 1:  # scorer-independent reference point, once
             agreement.insert(0, _agreement_row("keep the whole claim (trivial)", full, None, human, df))
         agreement[-1]["mean evaluations per pair"] = float(pairs.evaluations.mean())
@@ -586,6 +593,16 @@ class LSSEvalResult:
     pairs: dict[str, pd.DataFrame]
 
 
+#: how a tagger trained on lss-dev is marked in every table of an lss-dev evaluation
+IN_SAMPLE = "in-sample: trained on lss-dev"
+
+
+def _trained_on_lss_dev(scorer: Any) -> bool:
+    meta = getattr(scorer, "meta", None)
+    source = str(getattr(meta, "training", {}).get("config", {}).get("data", {}).get("source", ""))
+    return source.startswith("lss-dev")
+
+
 def _cache_file(cache_dir: Path, spec: str, config: LSSConfig) -> Path:
     safe = re.sub(r"[^A-Za-z0-9.+-]+", "_", spec)[:60]
     return cache_dir / f"lss_{safe}_{_digest(json.dumps(asdict(config), sort_keys=True))[:8]}.jsonl"
@@ -635,6 +652,7 @@ def run_lss_eval(
             raise InputError("the LSS search needs a scorer; 'none' is not one")
         start = time.perf_counter()
         cache = _cache_file(Path(cache_dir), spec, config) if cache_dir is not None else None
+        spec = f"{spec} [{IN_SAMPLE}]" if _trained_on_lss_dev(scorer) else spec
         per_scorer[spec] = score_pairs(df, scorer, config, cache,
                                        on_progress=(lambda n, t, s=spec: on_progress(s, n, t)) if on_progress
                                        else None)

@@ -1,0 +1,157 @@
+"""The LSS tagger: training on lss-dev-format data, artifact round trip and refusals, reference windows,
+resumable cross-validation, the LSS it gives, the in-sample mark and the CLI (tiny random encoder)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from faithwatch.claims.lss import TAGGER_ALGORITHM, lss_tagged, split_words
+from faithwatch.errors import InputError
+from faithwatch.eval.lss import IN_SAMPLE, LSSConfig, load_lss_dev, run_lss_eval
+from faithwatch.eval.lss_tagger import cross_validate, examples_from_lss_dev
+from faithwatch.nli.artifact import ArtifactError
+from faithwatch.nli.tagger import encode, load_tagger, read_meta, word_probabilities
+from faithwatch.nli.tagger_train import TaggerConfig, fit, save
+from test_claims_lss import REFERENCE, _write_lss_dev
+from test_nli import tiny_artifact, tiny_base  # noqa: F401  (module fixtures: a tiny encoder and NLI adapter)
+
+
+def _cfg(out: Path, base: Path, nli: Path, **kw) -> TaggerConfig:
+    settings = dict(out_dir=str(out), epochs=2, batch_size=2, lr=5e-3, max_length=96, lora_r=2, lora_alpha=4,
+                    bf16=False, base_dir=str(base), nli_dir=str(nli), data={"source": "lss-dev (test)"})
+    settings.update(kw)
+    return TaggerConfig(**settings)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory):
+    root = _write_lss_dev(tmp_path_factory.mktemp("lss"))
+    df = load_lss_dev(root)
+    return root, df, examples_from_lss_dev(df)
+
+
+@pytest.fixture(scope="module")
+def tagger_dir(tmp_path_factory: pytest.TempPathFactory, tiny_base: Path, tiny_artifact: Path, data) -> Path:  # noqa: F811
+    cfg = _cfg(tmp_path_factory.mktemp("tagger"), tiny_base, tiny_artifact)
+    model, _ = fit(cfg, data[2])
+    return save(cfg, model, len(data[2]), 1.0)
+
+
+def e_index(example, word: str) -> int:
+    return example.words.index(word)
+
+
+def test_examples_carry_the_share_of_annotators(data) -> None:
+    _, df, examples = data
+    assert len(examples) == df.pair_id.nunique() == 5
+    twice = next(e for e in examples if "1889" in e.words)  # "1889" kept by one of its two annotators
+    assert twice.labels[e_index(twice, "1889")] == 0.5 and twice.labels[0] == 1.0
+    empty = next(e for e in examples if e.words[0] == "Bananas")
+    assert set(empty.labels) == {0.0}
+
+
+def test_artifact_round_trip_and_recorded_predictions(tagger_dir: Path, tiny_base: Path,  # noqa: F811
+                                                      tiny_artifact: Path, data) -> None:  # noqa: F811
+    meta = read_meta(tagger_dir)
+    assert meta.reference_predictions and meta.training["examples"] == 5
+    tagger = load_tagger(tagger_dir, base_dir=tiny_base, nli_dir=tiny_artifact, precision="fp32")
+    claims = [split_words(p["claim"]) for p in meta.reference_predictions]
+    probs = tagger.word_probabilities(claims, [p["reference"] for p in meta.reference_predictions])
+    for got, want in zip(probs, meta.reference_predictions, strict=True):
+        assert len(got) == len(want["probs"]) and np.allclose(got, want["probs"], atol=1e-5)
+    res = lss_tagged(["The Eiffel Tower was built in 1925 in Rome."], [REFERENCE], tagger, threshold=0.5)[0]
+    probs = np.array(res.word_support)
+    assert res.kept_indices == tuple(np.flatnonzero(probs >= 0.5)) and res.algorithm == TAGGER_ALGORITHM
+    assert res.support_of_claim == pytest.approx(float(probs.mean()), abs=1e-6)
+    assert res.to_dict()["word_support"] == list(res.word_support)
+
+
+def test_refuses_changed_files_and_other_models(tmp_path: Path, tagger_dir: Path, tiny_base: Path,  # noqa: F811
+                                                 tiny_artifact: Path) -> None:  # noqa: F811
+    bad = tmp_path / "bad"
+    shutil.copytree(tagger_dir, bad)
+    (bad / "adapter_config.json").write_text((bad / "adapter_config.json").read_text() + " ")
+    with pytest.raises(ArtifactError, match="corrupted or was changed"):
+        load_tagger(bad, base_dir=tiny_base, nli_dir=tiny_artifact)
+    with pytest.raises(ArtifactError, match="NLI adapter"):
+        load_tagger(tagger_dir, base_dir=tiny_base)  # the shipped nli-minilm, not the one it was trained on
+    with pytest.raises(ArtifactError, match="base weights"):
+        load_tagger(tagger_dir, nli_dir=tiny_artifact)  # the packaged MiniLM, not the tiny base
+    meta = json.loads((tagger_dir / "faithwatch_lss_tagger.json").read_text())
+    (bad / "faithwatch_lss_tagger.json").write_text(json.dumps({**meta, "format": "faithwatch-lss-tagger/0"}))
+    with pytest.raises(ArtifactError, match="format"):
+        read_meta(bad)
+
+
+def test_long_reference_is_read_in_windows(tagger_dir: Path, tiny_base: Path, tiny_artifact: Path) -> None:  # noqa: F811
+    tagger = load_tagger(tagger_dir, base_dir=tiny_base, nli_dir=tiny_artifact, precision="fp32")
+    words = split_words("The tower was painted green in 1925.")
+    reference = " ".join(f"Sentence {i} says the tower stood in Paris in {1800 + i}." for i in range(40))
+    windows = encode(tagger.tokenizer, words, reference, 96)
+    assert len(windows) > 2 and all(len(w.input_ids) <= 96 for w in windows)
+    seen = set()
+    for w in windows:  # every reference token is read in some window
+        sep = w.input_ids.index(tagger.tokenizer.sep_token_id)
+        seen.update(tagger.tokenizer.decode(w.input_ids[sep + 1 : -1]).split())
+    assert seen >= set(tagger.tokenizer.decode(tagger.tokenizer(reference)["input_ids"][1:-1]).split())
+    per_window = [word_probabilities(tagger.model, tagger.tokenizer, [words], [reference], 96)[0]]
+    logits = []
+    with torch.inference_mode():
+        for w in windows:
+            out = tagger.model(input_ids=torch.tensor([w.input_ids]), token_type_ids=torch.tensor([w.token_type_ids]))
+            logits.append(out.logits[0, w.word_starts, 0].numpy())
+    assert np.allclose(per_window[0], 1 / (1 + np.exp(-np.max(logits, 0))), atol=1e-5)
+    with pytest.raises(InputError, match="split it into sentences"):
+        encode(tagger.tokenizer, ["word"] * 80, reference, 96)
+    with pytest.raises(InputError, match="reference is empty"):
+        lss_tagged(["The tower."], [" "], tagger)
+
+
+def test_cross_validation_is_out_of_fold_and_resumable(tmp_path: Path, tiny_base: Path,  # noqa: F811
+                                                        tiny_artifact: Path, data) -> None:  # noqa: F811
+    cfg = _cfg(tmp_path / "out", tiny_base, tiny_artifact, epochs=1)
+    seen: list[int] = []
+    rows = cross_validate(cfg, data[2], 2, tmp_path / "cv", progress=lambda k, *_: seen.append(k))
+    assert sorted(rows.pair_id) == sorted(e.pair_id for e in data[2])  # every pair once
+    assert set(seen) == {0, 1} and len(list((tmp_path / "cv").glob("fold-*.jsonl"))) == 2
+
+    def no_training(*_):
+        raise AssertionError("a finished fold was trained again")
+
+    again = cross_validate(cfg, data[2], 2, tmp_path / "cv", progress=no_training)
+    assert again.sort_values("pair_id").reset_index(drop=True).equals(rows.sort_values("pair_id")
+                                                                        .reset_index(drop=True))
+    with pytest.raises(ValueError, match="at least 2 folds"):
+        cross_validate(cfg, data[2], 1, tmp_path / "cv")
+
+
+def test_eval_marks_a_tagger_trained_on_lss_dev_as_in_sample(tagger_dir: Path, tiny_base: Path,  # noqa: F811
+                                                             tiny_artifact: Path, data) -> None:  # noqa: F811
+    tagger = load_tagger(tagger_dir, base_dir=tiny_base, nli_dir=tiny_artifact, precision="fp32")
+    result = run_lss_eval(data[0], {"lss-tagger": tagger}, LSSConfig(), n_boot=20, refchecker=False)
+    name = f"lss-tagger [{IN_SAMPLE}]"
+    assert list(result.pairs) == [name]
+    corr = result.tables["correlation with the human 1-5 rating"]
+    assert (corr.scorer == name).sum() == 3
+    pairs = result.pairs[name]
+    assert (pairs.evaluations == 1).all() and not pairs.truncated_search.any()
+
+
+def test_cli_trains_with_cross_validation(tmp_path: Path, tiny_base: Path, tiny_artifact: Path, data) -> None:  # noqa: F811
+    from faithwatch.cli import app
+
+    res = CliRunner().invoke(app, ["train-lss-tagger", "--out", str(tmp_path / "t"), "--data-root", str(data[0]),
+                                   "--cv", "2", "--epochs", "1", "--batch-size", "2", "--lora-r", "2",
+                                   "--base", str(tiny_base), "--nli", str(tiny_artifact), "--no-bf16",
+                                   "--n-boot", "10", "--threads", "1", "--report", str(tmp_path / "r")])
+    assert res.exit_code == 0, res.output
+    assert "2-fold out-of-fold" in res.output and (tmp_path / "r" / "results.md").is_file()
+    meta = read_meta(tmp_path / "t")
+    assert meta.evaluation["folds"] == 2 and "word_f1" in meta.evaluation
