@@ -119,7 +119,8 @@ def test_threads_option_is_everywhere_and_sets_torch(tiny_model_dir, tmp_path, m
     from faithwatch.cli._common import default_threads
 
     model_commands = ["monitor", "score", "check", "generate", "eval-decoding", "train", "select", "eval", "lss",
-                      "eval-lss", "eval-alignment", "serve", "transfer-lens", "train-nli", "eval-nli", "proxy"]
+                      "eval-lss", "eval-alignment", "serve", "transfer-lens", "train-nli", "eval-nli", "proxy",
+                      "train-lss-tagger"]
     commands = typer.main.get_command(app).commands
     for name in model_commands:
         assert "--threads" in [o for p in commands[name].params for o in p.opts], name

@@ -139,7 +139,9 @@ def test_eval_marks_a_tagger_trained_on_lss_dev_as_in_sample(tagger_dir: Path, t
     name = f"lss-tagger [{IN_SAMPLE}]"
     assert list(result.pairs) == [name]
     corr = result.tables["correlation with the human 1-5 rating"]
-    assert (corr.scorer == name).sum() == 3
+    assert corr[corr.scorer == name].method.tolist() == ["LSS score |LSS|/|claim|", "ROUGE-L F1(claim, LSS)",
+                                                         "mean word support of the claim"]
+    assert set(corr[corr.scorer == name].kind) == {"LSS (ours)"}
     pairs = result.pairs[name]
     assert (pairs.evaluations == 1).all() and not pairs.truncated_search.any()
 
@@ -155,3 +157,20 @@ def test_cli_trains_with_cross_validation(tmp_path: Path, tiny_base: Path, tiny_
     assert "2-fold out-of-fold" in res.output and (tmp_path / "r" / "results.md").is_file()
     meta = read_meta(tmp_path / "t")
     assert meta.evaluation["folds"] == 2 and "word_f1" in meta.evaluation
+
+
+def test_shipped_tagger_reproduces_its_recorded_predictions() -> None:
+    """The tagger inside the package loads on the packaged base and NLI adapter and gives its recorded output."""
+    from faithwatch.nli.tagger import SHIPPED_DIR
+
+    meta = read_meta(SHIPPED_DIR)
+    assert meta.training["config"]["data"]["source"].startswith("lss-dev") and meta.evaluation["folds"] == 5
+    size = sum(f.stat().st_size for f in SHIPPED_DIR.iterdir())
+    assert size < 5 * 2**20, f"the shipped tagger is {size / 2**20:.1f} MiB"
+    tagger = load_tagger(precision="fp32")
+    pairs = meta.reference_predictions
+    probs = tagger.word_probabilities([split_words(p["claim"]) for p in pairs], [p["reference"] for p in pairs])
+    for got, want in zip(probs, pairs, strict=True):
+        assert np.allclose(got, want["probs"], atol=1e-4)
+    assert probs[0].min() >= 0.5  # a claim the reference states word for word is kept whole
+    assert split_words(pairs[1]["claim"])[int(probs[1].argmin())] == "9"  # the changed number is the weakest word

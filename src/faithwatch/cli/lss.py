@@ -21,8 +21,9 @@ app = group()
 #: the scorer spec of the trained LSS tagger (faithwatch.nli.tagger); ``lss-tagger:<folder>`` names another one
 TAGGER = "lss-tagger"
 ScorerHelp = f"{TAGGER} (the trained word tagger; {TAGGER}:<folder> for another) or a search scorer: {spec_help()}"
-#: the search calls the scorer up to --max-evaluations times per claim: the measured model-free default
-#: (docs/lss.md) rather than the monitor's NLI-based one
+#: the search's scorer in eval-lss (it calls it up to --max-evaluations times per claim): the measured
+#: model-free default (docs/lss.md) rather than the monitor's NLI-based one. `faithwatch lss` defaults to the
+#: tagger, whose out-of-fold figures beat every search (docs/lss.md).
 LSS_SCORER = CHECK_SCORER
 
 
@@ -68,7 +69,7 @@ def _ci(row, name: str) -> str:
 def lss_cmd(
     claim: str = typer.Option(..., "--claim", help="The claim (one sentence or a few)."),
     reference: Path = typer.Option(..., "--reference", "-r", help="File with the reference text ('-' for stdin)."),
-    scorer: str = typer.Option(LSS_SCORER, "--scorer", help=f"Support scorer: {ScorerHelp}."),
+    scorer: str = typer.Option(TAGGER, "--scorer", help=f"What finds the LSS: {ScorerHelp}."),
     threshold: float = typer.Option(0.5, "--threshold", help="Support needed to call a subsequence supported "
                                     "(with the tagger: a word's support probability)."),
     max_evaluations: int = typer.Option(200, "--max-evaluations", min=1, help="Cap on scorer calls (texts)."),

@@ -224,6 +224,7 @@ def score_pairs(
                     "evaluations": res.evaluations,
                     "truncated_search": res.truncated_search,
                     "seconds": round(time.perf_counter() - start, 4),
+                    **({"word_support": list(res.word_support)} if tagged else {}),
                 }
                 if put:
                     put(rec)
@@ -367,10 +368,12 @@ def evaluate_lss_dev(
         if missing:
             raise InputError(f"scorer {spec}: {len(missing)} pairs of the data have no LSS result")
         rows = by_pair.loc[df.pair_id]
+        tagger = "word_support" in rows  # the tagger's claim support is its own mean word probability
         methods += [
             ("LSS score |LSS|/|claim|", spec, "LSS (ours)", rows.lss_score.to_numpy(float)),
             ("ROUGE-L F1(claim, LSS)", spec, "LSS (ours)", rows.lss_rouge_l.to_numpy(float)),
-            ("alignment score of the claim", spec, "baseline", rows.claim_support.to_numpy(float)),
+            ("mean word support of the claim" if tagger else "alignment score of the claim", spec,
+             "LSS (ours)" if tagger else "baseline", rows.claim_support.to_numpy(float)),
         ]
         per_rating[f"LSS score ({spec})"] = rows.lss_score.reset_index(drop=True).set_axis(df.index)
         prf = [word_prf(k, h) for k, h in zip(rows.kept_indices, human.human_kept, strict=True)]
