@@ -157,6 +157,11 @@ def test_cli_trains_with_cross_validation(tmp_path: Path, tiny_base: Path, tiny_
     assert "2-fold out-of-fold" in res.output and (tmp_path / "r" / "results.md").is_file()
     meta = read_meta(tmp_path / "t")
     assert meta.evaluation["folds"] == 2 and "word_f1" in meta.evaluation
+    assert set(meta.evaluation["correlation"]) == {"LSS score |LSS|/|claim|", "ROUGE-L F1(claim, LSS)",
+                                                   "mean word support of the claim"}
+    res = CliRunner().invoke(app, ["train-lss-tagger", "--out", str(tmp_path / "t1"), "--data-root", str(data[0]),
+                                   "--cv", "1"])
+    assert res.exit_code != 0 and "at least 2 folds" in res.output
 
 
 def test_shipped_tagger_reproduces_its_recorded_predictions() -> None:

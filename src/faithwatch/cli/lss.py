@@ -222,13 +222,15 @@ def train_lss_tagger_cmd(
 
     from faithwatch.data.loaders import data_root as resolve_root
     from faithwatch.eval.lss import LSS_DEV_FILE, evaluate_lss_dev, load_lss_dev
-    from faithwatch.eval.lss_tagger import cross_validate, examples_from_lss_dev
+    from faithwatch.eval.lss_tagger import cross_validate, examples_from_lss_dev, oof_summary
     from faithwatch.eval.report import write_report
     from faithwatch.nli.tagger_train import TaggerConfig, fit, save
 
     torch.set_num_threads(threads)
     start = time.time()
     try:
+        if cv == 1:
+            raise InputError("--cv needs at least 2 folds (or 0 to train without the out-of-fold evaluation)")
         df = load_lss_dev(resolve_root(data_root))
         df = df.iloc[:limit].reset_index(drop=True) if limit else df
         examples = examples_from_lss_dev(df)
@@ -248,7 +250,7 @@ def train_lss_tagger_cmd(
                 oof = cross_validate(cfg, examples, cv, out_dir / "cv", progress=on_fold)
                 name = f"lss-tagger ({cv}-fold out-of-fold)"
                 tables = evaluate_lss_dev(df, {name: oof}, n_boot=n_boot, seed=seed)
-                evaluation = _oof_summary(tables, name, cv)
+                evaluation = oof_summary(tables, name, cv)
                 if report:
                     write_report(report, "faithwatch train-lss-tagger: out-of-fold LSS on lss-dev", tables, {},
                                  {"folds": cv, **data, "note": "every tagger figure is out-of-fold"})
@@ -260,23 +262,10 @@ def train_lss_tagger_cmd(
         folder = save(cfg, model, len(examples), time.time() - start, evaluation)
     except FaithwatchError as exc:
         raise fail(exc) from None
-    for line in evaluation.get("lines", []):
-        out.print(line)
+    for method, row in evaluation.get("correlation", {}).items():
+        out.print(f"{escape(method)} ({cv}-fold out-of-fold): Pearson {_ci(row, 'pearson')}, Spearman "
+                  f"{_ci(row, 'spearman')}")
+    if evaluation:
+        out.print(f"word F1 vs the human LSS {evaluation['word_f1']:.3f}; mean LSS score "
+                  f"{evaluation['mean_lss_score']:.3f}")
     out.print(f"wrote {folder} ({len(examples)} pairs, {(time.time() - start) / 60:.1f} min)")
-
-
-def _oof_summary(tables: dict, name: str, folds: int) -> dict:
-    """The out-of-fold figures recorded in the artifact, and the lines printed."""
-    corr = tables["correlation with the human 1-5 rating"]
-    agree = tables["agreement with the human LSS"]
-    mine = corr[corr.scorer == name]
-    rows = {r["method"]: r for r in mine.to_dict("records")}
-    words = agree[agree.method == f"found LSS ({name})"].iloc[0].to_dict()
-    summary = {"folds": folds, "correlation": {m: {k: r[k] for k in ("pearson", "pearson_low", "pearson_high",
-                                                                       "spearman", "n")} for m, r in rows.items()},
-               "word_f1": words["word F1"], "mean_lss_score": words["mean LSS score"]}
-    summary["lines"] = [f"{m} ({folds}-fold out-of-fold): Pearson {_ci(r, 'pearson')}, Spearman "
-                        f"{_ci(r, 'spearman')}" for m, r in rows.items()]
-    summary["lines"].append(f"word F1 vs the human LSS {words['word F1']:.3f}; mean LSS score "
-                            f"{words['mean LSS score']:.3f}")
-    return summary

@@ -83,3 +83,15 @@ def cross_validate(cfg: TaggerConfig, examples: list[TaggerExample], folds: int,
         tmp.replace(file)
         rows += done
     return pd.DataFrame(rows)
+
+
+def oof_summary(tables: dict[str, pd.DataFrame], name: str, folds: int) -> dict[str, Any]:
+    """The out-of-fold figures that the artifact records, from :func:`faithwatch.eval.lss.evaluate_lss_dev`'s tables
+    of the results named ``name``."""
+    corr = tables["correlation with the human 1-5 rating"]
+    agree = tables["agreement with the human LSS"]
+    keys = ("pearson", "pearson_low", "pearson_high", "spearman", "spearman_low", "spearman_high", "n")
+    words = agree[agree.method == f"found LSS ({name})"].iloc[0]
+    return {"folds": folds,
+            "correlation": {r["method"]: {k: r[k] for k in keys} for r in corr[corr.scorer == name].to_dict("records")},
+            "word_f1": float(words["word F1"]), "mean_lss_score": float(words["mean LSS score"])}
