@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from faithwatch.claims.lss import TAGGER_ALGORITHM, lss_tagged, split_words
 from faithwatch.errors import InputError
-from faithwatch.eval.lss import IN_SAMPLE, LSSConfig, load_lss_dev, run_lss_eval
+from faithwatch.eval.lss import LSSConfig, in_sample_mark, load_lss_dev, run_lss_eval
 from faithwatch.eval.lss_tagger import cross_validate, examples_from_lss_dev
 from faithwatch.nli.artifact import ArtifactError
 from faithwatch.nli.tagger import encode, load_tagger, read_meta, word_probabilities
@@ -40,8 +40,8 @@ def data(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="module")
 def tagger_dir(tmp_path_factory: pytest.TempPathFactory, tiny_base: Path, tiny_artifact: Path, data) -> Path:  # noqa: F811
     cfg = _cfg(tmp_path_factory.mktemp("tagger"), tiny_base, tiny_artifact)
-    model, _ = fit(cfg, data[2])
-    return save(cfg, model, len(data[2]), 1.0)
+    model, _ = fit(cfg, data[2][:4])  # 4 of the 5 pairs
+    return save(cfg, model, data[2][:4], 1.0)
 
 
 def e_index(example, word: str) -> int:
@@ -60,7 +60,8 @@ def test_examples_carry_the_share_of_annotators(data) -> None:
 def test_artifact_round_trip_and_recorded_predictions(tagger_dir: Path, tiny_base: Path,  # noqa: F811
                                                       tiny_artifact: Path, data) -> None:  # noqa: F811
     meta = read_meta(tagger_dir)
-    assert meta.reference_predictions and meta.training["examples"] == 5
+    assert meta.reference_predictions and meta.training["examples"] == 4
+    assert meta.training["pair_ids"] == sorted(e.pair_id for e in data[2][:4])
     tagger = load_tagger(tagger_dir, base_dir=tiny_base, nli_dir=tiny_artifact, precision="fp32")
     claims = [split_words(p["claim"]) for p in meta.reference_predictions]
     probs = tagger.word_probabilities(claims, [p["reference"] for p in meta.reference_predictions])
@@ -136,7 +137,8 @@ def test_eval_marks_a_tagger_trained_on_lss_dev_as_in_sample(tagger_dir: Path, t
                                                              tiny_artifact: Path, data) -> None:  # noqa: F811
     tagger = load_tagger(tagger_dir, base_dir=tiny_base, nli_dir=tiny_artifact, precision="fp32")
     result = run_lss_eval(data[0], {"lss-tagger": tagger}, LSSConfig(), n_boot=20, refchecker=False)
-    name = f"lss-tagger [{IN_SAMPLE}]"
+    name = "lss-tagger [in-sample: 4 of 5 pairs trained on]"
+    assert in_sample_mark(tagger, ["other"]) == "" and in_sample_mark(object(), data[1].pair_id) == ""
     assert list(result.pairs) == [name]
     corr = result.tables["correlation with the human 1-5 rating"]
     assert corr[corr.scorer == name].method.tolist() == ["LSS score |LSS|/|claim|", "ROUGE-L F1(claim, LSS)",

@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from faithwatch.alignment import CHECK_SCORER, spec_help
+from faithwatch.alignment import spec_help
 from faithwatch.cli._common import ThreadsOpt, err, fail, group, out, progress
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 
@@ -21,10 +21,8 @@ app = group()
 #: the scorer spec of the trained LSS tagger (faithwatch.nli.tagger); ``lss-tagger:<folder>`` names another one
 TAGGER = "lss-tagger"
 ScorerHelp = f"{TAGGER} (the trained word tagger; {TAGGER}:<folder> for another) or a search scorer: {spec_help()}"
-#: the search's scorer in eval-lss (it calls it up to --max-evaluations times per claim): the measured
-#: model-free default (docs/lss.md) rather than the monitor's NLI-based one. `faithwatch lss` defaults to the
-#: tagger, whose out-of-fold figures beat every search (docs/lss.md).
-LSS_SCORER = CHECK_SCORER
+#: eval-lss compares the tagger with the search that correlates best on lss-dev (lexical; docs/lss.md)
+EVAL_SCORERS = f"{TAGGER},lexical"
 
 
 def _scorer(spec: str, device: str):
@@ -116,7 +114,7 @@ def lss_cmd(
 def eval_lss(
     data_root: str | None = typer.Option(None, "--data-root", help="Folder holding lss-dev/ and "
                                          "refchecker-annotations/ (default: the shared data folder)."),
-    scorer: str = typer.Option(LSS_SCORER, "--scorer", help=f"Comma-separated scorers: {ScorerHelp}."),
+    scorer: str = typer.Option(EVAL_SCORERS, "--scorer", help=f"Comma-separated: {ScorerHelp}."),
     threshold: float = typer.Option(0.5, "--threshold", help="Support threshold of the search."),
     max_evaluations: int = typer.Option(200, "--max-evaluations", min=1, help="Scorer calls per claim."),
     beam_width: int = typer.Option(2, "--beam-width", min=1),
@@ -185,6 +183,14 @@ def eval_lss(
             out.print(f"[yellow]{escape(row['method'])} ({escape(str(row['scorer']))}):[/] {escape(row['note'])}")
     out.print(f"[dim]paper 004: ~0.48 Pearson for its fine-tuned T5-XL LSS; the oracle rows use the same "
               f"annotator's LSS and rating. {result.meta['seconds']} s.[/]")
+    for spec, sc in scorers.items():
+        if any(name.startswith(f"{spec} [in-sample") for name in result.pairs):
+            recorded = getattr(sc, "meta", None) and sc.meta.evaluation.get("correlation", {})
+            oof = (recorded or {}).get("LSS score |LSS|/|claim|", {}).get("pearson")
+            note = f"; its {sc.meta.evaluation['folds']}-fold out-of-fold LSS-score Pearson is {oof:.3f}" if oof \
+                else ""
+            out.print(f"[yellow]{escape(spec)} was trained on pairs of this data: its rows are in-sample{note} "
+                      "(docs/lss.md).[/]")
     agree = result.tables["agreement with the human LSS"]
     for row in agree.to_dict("records"):
         out.print(f"{escape(row['method'])}: word F1 {row['word F1']:.3f} vs human LSS, mean LSS score "
@@ -259,7 +265,7 @@ def train_lss_tagger_cmd(
                 bar.update(task, description="final model", completed=step, total=total, info=f"loss {loss:.3f}")
 
             model, _ = fit(cfg, examples, on_step)
-        folder = save(cfg, model, len(examples), time.time() - start, evaluation)
+        folder = save(cfg, model, examples, time.time() - start, evaluation)
     except FaithwatchError as exc:
         raise fail(exc) from None
     for method, row in evaluation.get("correlation", {}).items():

@@ -596,14 +596,13 @@ class LSSEvalResult:
     pairs: dict[str, pd.DataFrame]
 
 
-#: how a tagger trained on lss-dev is marked in every table of an lss-dev evaluation
-IN_SAMPLE = "in-sample: trained on lss-dev"
-
-
-def _trained_on_lss_dev(scorer: Any) -> bool:
-    meta = getattr(scorer, "meta", None)
-    source = str(getattr(meta, "training", {}).get("config", {}).get("data", {}).get("source", ""))
-    return source.startswith("lss-dev")
+def in_sample_mark(scorer: Any, pair_ids: Sequence[str]) -> str:
+    """``""``, or how to mark a tagger that was trained on some of these pairs (``pair_ids``, as
+    :func:`load_lss_dev` digests them), e.g. ``"in-sample: 1017 of 1017 pairs trained on"``."""
+    trained = set(getattr(getattr(scorer, "meta", None), "training", {}).get("pair_ids", ()))
+    ids = set(pair_ids)
+    seen = len(ids & trained)
+    return f"in-sample: {seen} of {len(ids)} pairs trained on" if seen else ""
 
 
 def _cache_file(cache_dir: Path, spec: str, config: LSSConfig) -> Path:
@@ -655,7 +654,8 @@ def run_lss_eval(
             raise InputError("the LSS search needs a scorer; 'none' is not one")
         start = time.perf_counter()
         cache = _cache_file(Path(cache_dir), spec, config) if cache_dir is not None else None
-        spec = f"{spec} [{IN_SAMPLE}]" if _trained_on_lss_dev(scorer) else spec
+        mark = in_sample_mark(scorer, df.pair_id)
+        spec = f"{spec} [{mark}]" if mark else spec
         per_scorer[spec] = score_pairs(df, scorer, config, cache,
                                        on_progress=(lambda n, t, s=spec: on_progress(s, n, t)) if on_progress
                                        else None)

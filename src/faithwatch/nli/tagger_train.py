@@ -143,9 +143,10 @@ def folds_of(examples: Sequence[TaggerExample], k: int, seed: int) -> list[int]:
     return [fold[e.pair_id] for e in examples]
 
 
-def save(cfg: TaggerConfig, model: Any, n_examples: int, seconds: float,
+def save(cfg: TaggerConfig, model: Any, examples: Sequence[TaggerExample], seconds: float,
          evaluation: dict[str, Any] | None = None) -> Path:
-    """Write the artifact (metadata, checksums, reference predictions re-read from the saved files)."""
+    """Write the artifact (metadata with the trained-on pair ids, checksums, reference predictions re-read from
+    the saved files)."""
     import torch
 
     base = Path(cfg.base_dir) if cfg.base_dir else default_base_dir()
@@ -156,7 +157,8 @@ def save(cfg: TaggerConfig, model: Any, n_examples: int, seconds: float,
         lora={"r": cfg.lora_r, "alpha": cfg.lora_alpha, "dropout": cfg.lora_dropout}, files={},
         faithwatch_version=__version__,
         training={"config": {k: v for k, v in asdict(cfg).items() if k not in ("out_dir", "base_dir", "nli_dir")},
-                  "examples": n_examples, "seconds": round(seconds, 1), "threads": torch.get_num_threads()},
+                  "examples": len(examples), "seconds": round(seconds, 1), "threads": torch.get_num_threads(),
+                  "pair_ids": sorted(e.pair_id for e in examples)},
         evaluation=evaluation or {},
     )
     out = save_tagger(model, cfg.out_dir, meta)
