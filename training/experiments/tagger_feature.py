@@ -18,17 +18,15 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from aggregator_variants import AUGMENT, SETS, print_loo  # a sibling script, on sys.path when this one runs
 from sklearn.metrics import roc_auc_score
 
 import faithwatch.eval.training as training
 from faithwatch.claims.lss import content_words, split_words
 from faithwatch.eval.pipeline import extraction_monitor, load_labelled
-from faithwatch.eval.transfer import held_out_aurocs, held_out_names
+from faithwatch.eval.transfer import held_out_names
 from faithwatch.nli.tagger import load_tagger
 
-SETS = ("faithbench", "qags-cnndm", "begin-dev", "training/data/ragtruth-qa.jsonl",
-        "training/data/ragtruth-summary.jsonl", "training/data/q2-wow.jsonl")
-AUGMENT = ("training/data/synthetic-edits.jsonl",)
 FEATURES = ("tag_mean", "tag_lss", "tag_min_content")
 
 
@@ -71,21 +69,13 @@ def main() -> None:
                                                 for c in ("align_score", *FEATURES)))
     training.FAMILIES.update(tagger=FEATURES, tag_mean=("tag_mean",))
     training.DIRECTIONS.update({f: 1 for f in FEATURES})
-    ref = {n: roc_auc_score(tables[n].label, -tables[n].align_score) for n in held}
-    print(f"{'recipe (same sample)':<44}", " ".join(f"{Path(n).stem[:10]:>10}" for n in held), "  mean  worst gain")
-    print(f"{'align_score alone':<44}", " ".join(f"{ref[n]:10.3f}" for n in held), f"{np.mean(list(ref.values())):.3f}")
-    recipes = {
+    print("same sample:")
+    print_loo(tables, {
         "lr alignment+lexical+edits (shipped)": training.Recipe(families=("alignment", "lexical", "edits")),
         "lr alignment+lexical+edits+tag_mean": training.Recipe(families=("alignment", "lexical", "edits", "tag_mean")),
         "lr alignment+lexical+edits+tagger": training.Recipe(families=("alignment", "lexical", "edits", "tagger")),
         "lr alignment+tagger": training.Recipe(families=("alignment", "tagger")),
-    }
-    for label, recipe in recipes.items():
-        auroc = held_out_aurocs(tables, recipe, "text-only")
-        worst = min(auroc[n] - ref[n] for n in held)
-        print(f"{label:<44}", " ".join(f"{auroc[n]:10.3f}" for n in held),
-              f"{np.mean(list(auroc.values())):.3f} {worst:+.3f}", flush=True)
-
+    })
 
 if __name__ == "__main__":
     main()

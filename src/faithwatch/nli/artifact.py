@@ -61,30 +61,84 @@ class NLIArtifactMeta:
 
 def save_artifact(peft_model: Any, out_dir: str | Path, meta: NLIArtifactMeta) -> Path:
     """Write the adapter + head of ``peft_model`` and the metadata (file checksums filled in)."""
+    out = Path(out_dir)
+    meta.files = write_adapter(peft_model, out, meta.base_package)
+    write_meta(out, meta)
+    return out
+
+
+def write_adapter(peft_model: Any, out: Path, base_package: str) -> dict[str, str]:
+    """Write the trainable weights of ``peft_model`` and its config (the peft format); returns their sha256."""
     from peft import get_peft_model_state_dict
     from safetensors.torch import save_file
 
-    out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().cpu().contiguous() for k, v in get_peft_model_state_dict(peft_model).items()}
     save_file(state, str(out / ADAPTER_FILES[0]), metadata={"format": "pt"})
     config = peft_model.peft_config["default"].to_dict()
-    config["base_model_name_or_path"] = meta.base_package
+    config["base_model_name_or_path"] = base_package
     config = {k: sorted(v) if isinstance(v, set) else v for k, v in config.items()}
     (out / ADAPTER_FILES[1]).write_text(json.dumps(config, indent=2, sort_keys=True, default=str) + "\n")
-    meta.files = {name: file_sha256(out / name) for name in ADAPTER_FILES}
-    write_meta(out, meta)
-    return out
+    return {name: file_sha256(out / name) for name in ADAPTER_FILES}
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` as JSON atomically (a reader never sees half a file)."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    tmp.replace(path)
+
+
+def load_meta(art: Path, meta_file: str, cls: type, fmt: str, what: str) -> Any:
+    """``cls`` built from the JSON file ``art/meta_file``, refused when missing, malformed or of another format."""
+    path = art / meta_file
+    if not path.is_file():
+        raise ArtifactError(f"{art} is not {what}: {meta_file} is missing")
+    try:
+        meta = cls(**json.loads(path.read_text()))
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise ArtifactError(f"{path} is not a valid {fmt} metadata file: {exc}") from exc
+    if meta.format != fmt:
+        raise ArtifactError(f"{path}: format {meta.format!r}, this faithwatch reads {fmt!r}")
+    return meta
+
+
+def check_files(art: Path, files: dict[str, str]) -> None:
+    """Refuse a missing adapter file or one whose sha256 differs from the recorded one."""
+    for name in ADAPTER_FILES:
+        file = art / name
+        if not file.is_file():
+            raise ArtifactError(f"{art}: {name} is missing")
+        want = files.get(name)
+        got = file_sha256(file)
+        if want != got:
+            raise ArtifactError(f"{file} is corrupted or was changed: sha256 {got[:12]}…, metadata says "
+                                f"{str(want)[:12]}…")
+
+
+def checked_base(art: Path, base_dir: str | Path | None, base_sha256: str, package: str,
+                 verify: bool = True) -> Path:
+    """The base encoder folder, refused (with what to do) when missing or other than the one trained on."""
+    try:
+        base = Path(base_dir) if base_dir is not None else default_base_dir()
+    except (ModuleNotFoundError, FileNotFoundError) as exc:
+        raise ModelNotAvailableError(str(exc)) from exc
+    weights = base / BASE_WEIGHTS
+    if not weights.is_file():
+        raise ModelNotAvailableError(f"base weights not found: {weights}")
+    if verify:
+        got = file_sha256(weights)
+        if got != base_sha256:
+            raise ArtifactError(f"{art.name} was trained on base weights with sha256 {base_sha256[:12]}…, but "
+                                f"{weights} has {got[:12]}…; reinstall {package} or retrain the adapter")
+    return base
 
 
 def write_meta(out_dir: str | Path, meta: NLIArtifactMeta) -> None:
     """(Re)write ``faithwatch_nli.json`` and the model card (e.g. to add evaluation figures)."""
     from faithwatch.nli.card import model_card
 
-    path = Path(out_dir) / META_FILE
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(meta.__dict__, indent=2, sort_keys=True) + "\n")
-    tmp.replace(path)
+    write_json(Path(out_dir) / META_FILE, meta.__dict__)
     (Path(out_dir) / CARD_FILE).write_text(model_card(meta), encoding="utf-8")
 
 
@@ -119,27 +173,11 @@ def rebase_artifact(art_dir: str | Path, base_dir: str | Path | None = None) -> 
 def read_meta(art_dir: str | Path) -> NLIArtifactMeta:
     """Read and check ``faithwatch_nli.json`` and the files it lists (sha256)."""
     art = Path(art_dir)
+    meta = load_meta(art, META_FILE, NLIArtifactMeta, FORMAT, "an NLI artifact")
     path = art / META_FILE
-    if not path.is_file():
-        raise ArtifactError(f"{art} is not an NLI artifact: {META_FILE} is missing")
-    try:
-        raw = json.loads(path.read_text())
-        meta = NLIArtifactMeta(**raw)
-    except (json.JSONDecodeError, TypeError) as exc:
-        raise ArtifactError(f"{path} is not a valid {FORMAT} metadata file: {exc}") from exc
-    if meta.format != FORMAT:
-        raise ArtifactError(f"{path}: format {meta.format!r}, this faithwatch reads {FORMAT!r}")
     if list(meta.labels) != list(LABELS):
         raise ArtifactError(f"{path}: labels {meta.labels} differ from {list(LABELS)}")
-    for name in ADAPTER_FILES:
-        file = art / name
-        if not file.is_file():
-            raise ArtifactError(f"{art}: {name} is missing")
-        want = meta.files.get(name)
-        got = file_sha256(file)
-        if want != got:
-            raise ArtifactError(f"{file} is corrupted or was changed: sha256 {got[:12]}…, metadata says "
-                                f"{str(want)[:12]}…")
+    check_files(art, meta.files)
     return meta
 
 
@@ -154,18 +192,7 @@ def load_cross_encoder(art_dir: str | Path | None = None, base_dir: str | Path |
 
     art = Path(art_dir) if art_dir is not None else SHIPPED_DIR
     meta = read_meta(art)
-    try:
-        base = Path(base_dir) if base_dir is not None else default_base_dir()
-    except (ModuleNotFoundError, FileNotFoundError) as exc:
-        raise ModelNotAvailableError(str(exc)) from exc
-    weights = base / BASE_WEIGHTS
-    if not weights.is_file():
-        raise ModelNotAvailableError(f"base weights not found: {weights}")
-    if verify_base:
-        got = file_sha256(weights)
-        if got != meta.base_sha256:
-            raise ArtifactError(f"{art.name} was trained on base weights with sha256 {meta.base_sha256[:12]}…, but "
-                                f"{weights} has {got[:12]}…; reinstall {meta.base_package} or retrain the adapter")
+    base = checked_base(art, base_dir, meta.base_sha256, meta.base_package, verify=verify_base)
     tokenizer, model = load_base(base)
     with warnings.catch_warnings():  # peft calls a transformers API deprecated in v5; harmless, and noisy on every load
         warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)

@@ -11,7 +11,6 @@ adapter's sha256; loading refuses other ones, a changed file or another format, 
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,9 +21,18 @@ import numpy as np
 
 from faithwatch.checksums import file_sha256
 from faithwatch.errors import InputError, ModelNotAvailableError
-from faithwatch.nli.artifact import ADAPTER_FILES, ArtifactError, load_cross_encoder
+from faithwatch.nli.artifact import (
+    ADAPTER_FILES,
+    ArtifactError,
+    check_files,
+    checked_base,
+    load_cross_encoder,
+    load_meta,
+    write_adapter,
+    write_json,
+)
 from faithwatch.nli.artifact import SHIPPED_DIR as NLI_DIR
-from faithwatch.nli.model import BASE_WEIGHTS, LORA_TARGETS, bf16_supported, default_base_dir
+from faithwatch.nli.model import LORA_TARGETS, bf16_supported
 
 FORMAT = "faithwatch-lss-tagger/1"
 META_FILE = "faithwatch_lss_tagger.json"
@@ -239,50 +247,22 @@ def word_probabilities(model: Any, tokenizer: Any, claims: Sequence[Sequence[str
 
 def save_tagger(peft_model: Any, out_dir: str | Path, meta: TaggerMeta) -> Path:
     """Write the adapter + head of ``peft_model`` and the metadata (file checksums filled in)."""
-    from peft import get_peft_model_state_dict
-    from safetensors.torch import save_file
-
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    state = {k: v.detach().cpu().contiguous() for k, v in get_peft_model_state_dict(peft_model).items()}
-    save_file(state, str(out / ADAPTER_FILES[0]), metadata={"format": "pt"})
-    config = peft_model.peft_config["default"].to_dict()
-    config["base_model_name_or_path"] = meta.base_package
-    config = {k: sorted(v) if isinstance(v, set) else v for k, v in config.items()}
-    (out / ADAPTER_FILES[1]).write_text(json.dumps(config, indent=2, sort_keys=True, default=str) + "\n")
-    meta.files = {name: file_sha256(out / name) for name in ADAPTER_FILES}
+    meta.files = write_adapter(peft_model, out, meta.base_package)
     write_meta(out, meta)
     return out
 
 
 def write_meta(out_dir: str | Path, meta: TaggerMeta) -> None:
     """(Re)write the metadata file atomically."""
-    path = Path(out_dir) / META_FILE
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(meta.__dict__, indent=2, sort_keys=True) + "\n")
-    tmp.replace(path)
+    write_json(Path(out_dir) / META_FILE, meta.__dict__)
 
 
 def read_meta(art_dir: str | Path) -> TaggerMeta:
     """Read and check the metadata and the files it lists (sha256)."""
     art = Path(art_dir)
-    path = art / META_FILE
-    if not path.is_file():
-        raise ArtifactError(f"{art} is not an LSS tagger: {META_FILE} is missing")
-    try:
-        meta = TaggerMeta(**json.loads(path.read_text()))
-    except (json.JSONDecodeError, TypeError) as exc:
-        raise ArtifactError(f"{path} is not a valid {FORMAT} metadata file: {exc}") from exc
-    if meta.format != FORMAT:
-        raise ArtifactError(f"{path}: format {meta.format!r}, this faithwatch reads {FORMAT!r}")
-    for name in ADAPTER_FILES:
-        file = art / name
-        if not file.is_file():
-            raise ArtifactError(f"{art}: {name} is missing")
-        got = file_sha256(file)
-        if meta.files.get(name) != got:
-            raise ArtifactError(f"{file} is corrupted or was changed: sha256 {got[:12]}…, metadata says "
-                                f"{str(meta.files.get(name))[:12]}…")
+    meta = load_meta(art, META_FILE, TaggerMeta, FORMAT, "an LSS tagger")
+    check_files(art, meta.files)
     return meta
 
 
@@ -300,16 +280,7 @@ def load_tagger(art_dir: str | Path | None = None, base_dir: str | Path | None =
         raise ModelNotAvailableError(f"no LSS tagger is shipped in {art}; train one with faithwatch train-lss-tagger")
     meta = read_meta(art)
     nli = Path(nli_dir) if nli_dir is not None else NLI_DIR
-    try:
-        base = Path(base_dir) if base_dir is not None else default_base_dir()
-    except (ModuleNotFoundError, FileNotFoundError) as exc:
-        raise ModelNotAvailableError(str(exc)) from exc
-    if not (base / BASE_WEIGHTS).is_file():
-        raise ModelNotAvailableError(f"base weights not found: {base / BASE_WEIGHTS}")
-    got = file_sha256(base / BASE_WEIGHTS)
-    if got != meta.base_sha256:
-        raise ArtifactError(f"{art.name} was trained on base weights with sha256 {meta.base_sha256[:12]}…, but "
-                            f"{base / BASE_WEIGHTS} has {got[:12]}…; reinstall {meta.base_package} or retrain it")
+    base = checked_base(art, base_dir, meta.base_sha256, meta.base_package)
     nli_sha = file_sha256(nli / ADAPTER_FILES[0])
     if nli_sha != meta.nli_adapter_sha256:
         raise ArtifactError(f"{art.name} was trained on the NLI adapter {meta.nli_adapter_sha256[:12]}…, but "

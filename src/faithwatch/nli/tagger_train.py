@@ -37,6 +37,7 @@ from faithwatch.nli.tagger import (
     word_logits,
     write_meta,
 )
+from faithwatch.nli.train import optimizer_step, set_lr
 
 ProgressFn = Callable[[int, int, float], None]  # (step, total steps, running loss)
 log = logging.getLogger(__name__)
@@ -114,8 +115,7 @@ def fit(cfg: TaggerConfig, examples: Sequence[TaggerExample], progress: Progress
     model.train()
     running = float("nan")
     for step, rows in enumerate(schedule):
-        for g in opt.param_groups:
-            g["lr"] = cfg.lr * min((step + 1) / warm, max(0.0, (total - step) / max(1, total - warm)))
+        set_lr(opt, cfg.lr, step, total, warm)
         torch.manual_seed(cfg.seed * 100_003 + step)  # dropout masks depend on the step only
         chunk = [encoded[r] for r in rows]
         batch = {k: v.to(cfg.device) for k, v in collate(chunk, tokenizer.pad_token_id).items()}
@@ -123,12 +123,7 @@ def fit(cfg: TaggerConfig, examples: Sequence[TaggerExample], progress: Progress
             logits = word_logits(model, batch, chunk)
         loss = torch.nn.functional.binary_cross_entropy_with_logits(
             torch.cat(logits).float(), torch.cat([targets[r] for r in rows]).to(cfg.device))
-        if not torch.isfinite(loss):
-            raise FloatingPointError(f"training loss became {loss.item()} at step {step}; lower the learning rate")
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        optimizer_step(loss, params, opt, step)
         running = loss.item() if math.isnan(running) else 0.95 * running + 0.05 * loss.item()
         if progress:
             progress(step + 1, total, running)

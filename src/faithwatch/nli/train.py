@@ -141,6 +141,24 @@ def nli_loss(logits: Any, labels: Any) -> Any:
     return -(torch.where(binary, not_ent, three)).mean()
 
 
+def set_lr(opt: Any, lr: float, step: int, total: int, warm: int) -> None:
+    """Linear warm-up over ``warm`` steps, then linear decay to 0 at ``total``."""
+    for g in opt.param_groups:
+        g["lr"] = lr * min((step + 1) / warm, max(0.0, (total - step) / max(1, total - warm)))
+
+
+def optimizer_step(loss: Any, params: list[Any], opt: Any, step: int) -> None:
+    """Backward, clip the gradient norm at 1 and step; a non-finite loss stops training with a clear error."""
+    import torch
+
+    if not torch.isfinite(loss):
+        raise FloatingPointError(f"training loss became {loss.item()} at step {step}; lower the learning rate")
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(params, 1.0)
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+
+
 def _save_checkpoint(path: Path, model: Any, opt: Any, step: int, fingerprint: str) -> None:
     from safetensors.torch import save_file
 
@@ -246,19 +264,13 @@ def train_nli(cfg: TrainConfig, progress: ProgressFn | None = None) -> TrainResu
     running = float("nan")
     while step < total:
         rows = schedule[step]
-        for g in opt.param_groups:
-            g["lr"] = cfg.lr * min((step + 1) / warm, max(0.0, (total - step) / max(1, total - warm)))
+        set_lr(opt, cfg.lr, step, total, warm)
         torch.manual_seed(cfg.seed * 100_003 + step)  # dropout masks depend on the step only: resumable
         batch = {k: v.to(cfg.device) for k, v in _collate(enc_train, rows, pad).items()}
         with torch.autocast(_device_type(cfg.device), dtype=torch.bfloat16, enabled=use_bf16):
             logits = model(**batch).logits
         loss = nli_loss(logits, labels[rows].to(cfg.device))
-        if not torch.isfinite(loss):
-            raise FloatingPointError(f"training loss became {loss.item()} at step {step}; lower the learning rate")
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        optimizer_step(loss, params, opt, step)
         step += 1
         running = loss.item() if math.isnan(running) else 0.98 * running + 0.02 * loss.item()
         if progress:
