@@ -18,7 +18,7 @@ from faithwatch.eval.lss import LSSConfig, in_sample_mark, load_lss_dev, run_lss
 from faithwatch.eval.lss_tagger import cross_validate, examples_from_lss_dev
 from faithwatch.nli.artifact import ArtifactError
 from faithwatch.nli.tagger import encode, load_tagger, read_meta, word_probabilities
-from faithwatch.nli.tagger_train import TaggerConfig, fit, save
+from faithwatch.nli.tagger_train import TaggerConfig, TaggerExample, edited_examples, fit, save
 from test_claims_lss import REFERENCE, _write_lss_dev
 from test_nli import tiny_artifact, tiny_base  # noqa: F401  (module fixtures: a tiny encoder and NLI adapter)
 
@@ -181,3 +181,25 @@ def test_shipped_tagger_reproduces_its_recorded_predictions() -> None:
         assert np.allclose(got, want["probs"], atol=1e-4)
     assert probs[0].min() >= 0.5  # a claim the reference states word for word is kept whole
     assert split_words(pairs[1]["claim"])[int(probs[1].argmin())] == "9"  # the changed number is the weakest word
+
+
+def test_edited_examples_change_one_word_of_a_reference_sentence() -> None:
+    refs = ["The bridge opened in 1932 and carried 4000 cars a day. Engineers from Sydney and Melbourne built it "
+            "over six years.", "The museum in Paris holds paintings by Monet and Renoir. It opened to visitors in "
+            "1897 after a long delay."]
+    examples = [TaggerExample(f"p{i}", ("claim",), refs[i % 2], (1.0,)) for i in range(40)]
+    made = edited_examples(examples, 1.0, seed=3)
+    assert made == edited_examples(examples, 1.0, seed=3) and made != edited_examples(examples, 1.0, seed=4)
+    assert edited_examples(examples, 0.0, seed=3) == []
+    edits = [e for e in made if 0.0 in e.labels]
+    assert edits and len(edits) < len(made)  # edited and copied sentences
+    for e in made:
+        diffs = [[i for i, (a, b) in enumerate(zip(e.words, s.rstrip(".").split(" "), strict=True))
+                  if a.rstrip(".") != b] for s in e.reference.split(". ") if len(s.split()) == len(e.words)]
+        changed = min(diffs, key=len)  # its reference sentence, word for word apart from the edit
+        assert [i for i, y in enumerate(e.labels) if y == 0.0] == changed and len(changed) <= 1
+    with pytest.raises(InputError, match="synthetic share"):
+        edited_examples(examples, 1.5, seed=3)
+    cfg = TaggerConfig(out_dir="x")
+    assert cfg.fingerprint(examples) == TaggerConfig(out_dir="x", synthetic=0.0).fingerprint(examples)
+    assert cfg.fingerprint(examples) != TaggerConfig(out_dir="x", synthetic=0.5).fingerprint(examples)

@@ -213,6 +213,8 @@ def train_lss_tagger_cmd(
     batch_size: int = typer.Option(16, "--batch-size", min=1),
     lr: float = typer.Option(5e-4, "--lr"),
     lora_r: int = typer.Option(16, "--lora-r", min=1),
+    synthetic: float = typer.Option(0.0, "--synthetic", min=0.0, max=1.0, help="Share of the training pairs that "
+                                    "also train as one edited reference sentence (a number or name changed)."),
     seed: int = typer.Option(13, "--seed"),
     limit: int | None = typer.Option(None, "--limit", min=3, help="Use only the first N rows of LSS_dev.csv "
                                      "(smoke test)."),
@@ -244,6 +246,7 @@ def train_lss_tagger_cmd(
                 "annotations": len(df)}
         cfg = TaggerConfig(out_dir=str(out_dir), seed=seed, epochs=epochs, batch_size=batch_size, lr=lr,
                            lora_r=lora_r, lora_alpha=2 * lora_r, bf16=not no_bf16, device=device, data=data,
+                           synthetic=synthetic,
                            base_dir=str(base_dir) if base_dir else None, nli_dir=str(nli_dir) if nli_dir else None)
         evaluation: dict = {}
         with progress(info=True) as bar:

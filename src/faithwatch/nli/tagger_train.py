@@ -12,6 +12,7 @@ import json
 import logging
 import math
 import random
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -21,10 +22,12 @@ import numpy as np
 
 from faithwatch._version import __version__
 from faithwatch.checksums import file_sha256
+from faithwatch.claims.lss import split_words
 from faithwatch.errors import InputError
 from faithwatch.nli.artifact import ADAPTER_FILES
 from faithwatch.nli.artifact import SHIPPED_DIR as NLI_DIR
 from faithwatch.nli.model import BASE_WEIGHTS, bf16_supported, default_base_dir
+from faithwatch.nli.synthetic import sentences_of
 from faithwatch.nli.tagger import (
     REFERENCE_PAIRS,
     TaggerMeta,
@@ -41,6 +44,8 @@ from faithwatch.nli.train import optimizer_step, set_lr
 
 ProgressFn = Callable[[int, int, float], None]  # (step, total steps, running loss)
 log = logging.getLogger(__name__)
+_DIGITS = re.compile(r"\d+")
+_NAME = re.compile(r"^[A-Z][a-z]{2,}[.,;:]?$")
 
 
 @dataclass(frozen=True)
@@ -73,10 +78,14 @@ class TaggerConfig:
     nli_dir: str | None = None
     device: str = "cpu"
     data: dict[str, Any] = field(default_factory=dict)  # what the examples are (source, licence, counts)
+    #: share of the training pairs that also train as one edited reference sentence (:func:`edited_examples`)
+    synthetic: float = 0.0
 
     def fingerprint(self, examples: Sequence[TaggerExample]) -> str:
         """Settings + data: fold results made with another fingerprint are not reused."""
         keep = {k: v for k, v in asdict(self).items() if k not in ("out_dir", "device", "data")}
+        if not self.synthetic:
+            keep.pop("synthetic")  # fingerprints of runs made before the setting existed stay valid
         ids = sorted(e.pair_id for e in examples)
         return hashlib.sha256(json.dumps([keep, ids], sort_keys=True).encode()).hexdigest()[:16]
 
@@ -87,6 +96,7 @@ def fit(cfg: TaggerConfig, examples: Sequence[TaggerExample], progress: Progress
 
     if not examples:
         raise InputError("no training examples")
+    examples = [*examples, *edited_examples(examples, cfg.synthetic, cfg.seed)]
     if cfg.device.startswith("cuda") and not torch.cuda.is_available():
         raise InputError(f"device {cfg.device!r} asked for, but torch sees no CUDA GPU here (use --device cpu)")
     base = Path(cfg.base_dir) if cfg.base_dir else default_base_dir()
@@ -130,6 +140,53 @@ def fit(cfg: TaggerConfig, examples: Sequence[TaggerExample], progress: Progress
     return model.to("cpu").eval(), tokenizer
 
 
+def edited_examples(examples: Sequence[TaggerExample], share: float, seed: int) -> list[TaggerExample]:
+    """Word-labelled synthetic examples from the references of ``examples`` (deterministic given ``seed``).
+
+    For a ``share`` of the pairs, one sentence of the reference (5-40 words) becomes a claim: copied as it is
+    (every word supported), with one number changed, or with one capitalised name replaced by a name from another
+    reference (that word unsupported). Nothing is made from the pairs' claims or labels.
+    """
+    if not 0.0 <= share <= 1.0:
+        raise InputError(f"the synthetic share must be in [0, 1], got {share}")
+    if not share:
+        return []
+    rng = random.Random(seed)
+    names = sorted({w.strip(".,;:") for e in examples for w in e.reference.split() if _NAME.match(w)})
+    out = []
+    for e in examples:
+        if rng.random() >= share:
+            continue
+        sentences = [t for t in sentences_of(e.reference) if 5 <= len(t.split()) <= 40]
+        if not sentences:
+            continue
+        words = split_words(rng.choice(sentences))
+        labels = [1.0] * len(words)
+        kind = rng.choice(("copy", "number", "name", "name"))
+        numbers = [i for i, w in enumerate(words) if _DIGITS.search(w)]
+        capitals = [i for i, w in enumerate(words) if i > 0 and _NAME.match(w)]
+        if kind == "number" and numbers:
+            i = rng.choice(numbers)
+            m = _DIGITS.search(words[i])
+            value = int(m.group(0))
+            new = str(max(0, value + rng.choice((-3, -2, -1, 1, 2, 5, 10) if value < 1000 else (-9, -4, -1, 1, 3, 7))))
+            if new == m.group(0) or new in e.reference:
+                continue
+            words[i] = words[i][: m.start()] + new + words[i][m.end() :]
+            labels[i] = 0.0
+        elif kind == "name" and capitals:
+            i = rng.choice(capitals)
+            pool = [n for n in names if n not in e.reference]
+            if not pool:
+                continue
+            words[i] = words[i].replace(words[i].strip(".,;:"), rng.choice(pool))
+            labels[i] = 0.0
+        elif kind != "copy":
+            continue
+        out.append(TaggerExample(f"edited-{e.pair_id}", tuple(words), e.reference, tuple(labels)))
+    return out
+
+
 def folds_of(examples: Sequence[TaggerExample], k: int, seed: int) -> list[int]:
     """Fold index of every example: pairs shuffled by the seed and dealt round-robin."""
     ids = sorted({e.pair_id for e in examples})
@@ -158,8 +215,6 @@ def save(cfg: TaggerConfig, model: Any, examples: Sequence[TaggerExample], secon
     )
     out = save_tagger(model, cfg.out_dir, meta)
     tagger = load_tagger(out, base_dir=base, nli_dir=nli, precision="fp32")
-    from faithwatch.claims.lss import split_words
-
     probs = tagger.word_probabilities([split_words(c) for c, _ in REFERENCE_PAIRS], [r for _, r in REFERENCE_PAIRS])
     meta = tagger.meta
     meta.reference_predictions = [{"claim": c, "reference": r, "probs": [round(float(x), 6) for x in p]}
