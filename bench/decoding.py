@@ -32,6 +32,7 @@ def main() -> None:
     parser.add_argument("--random-model", default=None, help="e.g. llama-1b (weights random; see overhead.py)")
     parser.add_argument("--detector", default=None, help="default: shipped detector (embedded model) or heuristic")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    parser.add_argument("--static-cache", action="store_true", help="decode into a preallocated KV cache")
     parser.add_argument("--tau1", type=float, default=default("tau1"),
                         help="FOD: > 1 forces the beam search on every prompt")
     parser.add_argument("--tau2", type=float, default=default("tau2"), help="FOD: 0 prunes nothing (the most work)")
@@ -52,9 +53,10 @@ def main() -> None:
             random_model, device, mode, tokenizer = args.random_model, args.device, "monitor", None
 
         lm = _load(_Args)
-        monitor = Monitor(lm, detector=args.detector or "heuristic", alignment="lexical")
+        monitor = Monitor(lm, detector=args.detector or "heuristic", alignment="lexical",
+                          static_cache=args.static_cache)
     else:
-        monitor = Monitor(None, device=args.device, detector=args.detector)
+        monitor = Monitor(None, device=args.device, detector=args.detector, static_cache=args.static_cache)
     items = load_counterfactual()[: args.prompts]
     strategies = args.strategies.split(",")
     sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)

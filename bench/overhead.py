@@ -97,7 +97,7 @@ def child(args) -> dict:
         rng = np.random.default_rng(0)  # a synthetic bank of realistic size: the LID cost is the kNN search
         bank = LIDBank(lm.model_id, {layer: rng.standard_normal((2000, d)).astype(np.float32) for layer in layers})
         chosen = {"alignment": args.alignment} if args.alignment else {}  # else the detector's own
-        monitor = Monitor(lm, lid_bank=bank, max_new_tokens=args.tokens, **chosen)
+        monitor = Monitor(lm, lid_bank=bank, max_new_tokens=args.tokens, static_cache=args.static_cache, **chosen)
 
         def no_eos(logprobs):
             lp = logprobs.clone()
@@ -145,6 +145,8 @@ def main() -> None:
                         help="the monitored answer's tokens: English text (examples/eiffel.txt, repeated; real "
                         "sentences to split and score) or the model's own argmax (random text for a random model); "
                         "the forward passes cost the same")
+    parser.add_argument("--static-cache", action="store_true",
+                        help="the Monitor decodes into a preallocated (static) KV cache instead of a growing one")
     parser.add_argument("--mode", choices=["plain", "monitor"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.mode:
@@ -162,7 +164,8 @@ def main() -> None:
     model = args.random_model or "embedded SmolLM2-135M-Instruct"
     unit = "peak GPU MiB" if args.device.startswith("cuda") else "peak RSS MiB"
     print(f"model: {model} · device: {args.device} · new tokens: {plain['tokens']} · median of {args.repeats} · "
-          f"monitored answer from the {args.answer_from} ({mon['sentences']} sentences)")
+          f"monitored answer from the {args.answer_from} ({mon['sentences']} sentences) · "
+          f"{'static' if args.static_cache else 'dynamic'} KV cache")
     print(f"plain generate : {plain['seconds']:.3f} s  ({plain['tokens'] / plain['seconds']:.1f} tok/s)  "
           f"{unit} {plain['peak_mib']:.0f}")
     print(f"monitor (all)  : {mon['seconds']:.3f} s  ({mon['tokens'] / mon['seconds']:.1f} tok/s)  "

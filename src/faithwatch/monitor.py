@@ -62,6 +62,8 @@ class Monitor:
     ``lid_bank``: reference hidden states for ``lid_layer_*`` (absent without one). ``hidden_layers``: layers at
     which the opt-in ``hidden`` signal also records sentence-mean states (for training probes).
     ``dtype`` / ``device_map``: how to load ``model`` (see :func:`~faithwatch.models.loading.load_model`).
+    ``static_cache``: decode into a preallocated KV cache (fixed shapes; the same records as the default dynamic
+    cache, see :class:`~faithwatch.models.engine.DecodingEngine`).
     """
 
     def __init__(
@@ -81,6 +83,7 @@ class Monitor:
         max_false_accept: float | None = None,
         dtype: str | None = None,
         device_map: str | None = None,
+        static_cache: bool = False,
     ) -> None:
         if model == NO_MODEL:
             self.lm: LoadedModel | None = None
@@ -123,7 +126,7 @@ class Monitor:
         needs = Needs()
         for signal in self.signals:
             needs = needs | signal.needs
-        self.engine = DecodingEngine(self.lm, needs) if self.lm is not None else None
+        self.engine = DecodingEngine(self.lm, needs, static_cache=static_cache) if self.lm is not None else None
 
     @property
     def model_id(self) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from transformers import DynamicCache
+from transformers import DynamicCache, StaticCache
 
 from faithwatch.errors import ContextTooLongError, InputError
 from faithwatch.models.attention import LookbackRecorder, recording
@@ -104,6 +104,10 @@ class Checkpoint:
         return self.main_lens[0]
 
 
+#: columns a static KV cache grows by when it is full (shapes change once per block, not once per token)
+STATIC_BLOCK = 256
+
+
 def _decoder_layers(model: torch.nn.Module) -> torch.nn.ModuleList:
     n = model.config.num_hidden_layers
     for module in model.modules():
@@ -115,7 +119,7 @@ def _decoder_layers(model: torch.nn.Module) -> torch.nn.ModuleList:
 class DecodingEngine:
     """Runs a loaded causal LM and records per-token signal inputs."""
 
-    def __init__(self, lm: LoadedModel, needs: Needs) -> None:
+    def __init__(self, lm: LoadedModel, needs: Needs, static_cache: bool = False) -> None:
         bad = [layer for layer in needs.hidden_layers if not 1 <= layer <= lm.num_layers]
         if bad:
             raise InputError(f"hidden layers {bad} out of range 1..{lm.num_layers} for {lm.model_id}")
@@ -127,6 +131,10 @@ class DecodingEngine:
         self.cache_arg = "cache" if "cache" in params else "past_key_values"
         #: called before every forward step of every session; it may raise to stop (e.g. a server cancel token)
         self.before_step: Callable[[], None] | None = None
+        #: decode into a preallocated KV cache (``transformers.StaticCache``) that grows in blocks of
+        #: ``STATIC_BLOCK`` columns: fixed tensor shapes, what CUDA graphs / ``torch.compile`` need. The prompt is
+        #: prefilled as usual and then copied in; the records equal the dynamic cache's (tested).
+        self.static_cache = static_cache
 
     def start(self, prompts: PromptPair) -> EngineSession:
         """Prefill the prompt(s) and return a session ready to choose the first token."""
@@ -163,6 +171,8 @@ class EngineSession:
             self._prefill_one(many[0])
         else:
             self._prefill_many(many)
+        if engine.static_cache:
+            self._set_kv(self._kv())  # re-homed in a static cache with room for the next block
 
     def _prefill_one(self, prompts: PromptPair) -> None:
         device = self.lm.device
@@ -289,9 +299,7 @@ class EngineSession:
             return  # keeping every branch in place: no cache copy (greedy selects its one branch per sentence)
         rows = idx + ([self.branches + b for b in idx] if self.needs.twin else [])
         index = torch.tensor(rows, device=self.lm.device)
-        for layer in self._cache.layers:
-            layer.keys = layer.keys.index_select(0, index)
-            layer.values = layer.values.index_select(0, index)
+        self._set_kv([(k.index_select(0, index), v.index_select(0, index)) for k, v in self._kv()])
         self._mask = self._mask.index_select(0, index)
         self._pending = self._pending.take(idx)
         self._main_lens = [self._main_lens[b] for b in idx]
@@ -317,9 +325,8 @@ class EngineSession:
                 return torch.cat([x, y])
             return torch.cat([x[:a], y[:b], x[a:], y[b:]])  # rows: mains, then twins
 
-        for mine, theirs in zip(self._cache.layers, other._cache.layers, strict=True):
-            mine.keys = merge(mine.keys, theirs.keys, 2)
-            mine.values = merge(mine.values, theirs.values, 2)
+        self._set_kv([(merge(k, k2, 2), merge(v, v2, 2))
+                      for (k, v), (k2, v2) in zip(self._kv(), other._kv(), strict=True)])
         self._mask = merge(self._mask, other._mask, 1)
         self._pending = _concat(self._pending, other._pending)
         self._main_lens += other._main_lens
@@ -334,9 +341,7 @@ class EngineSession:
         used = torch.nonzero(self._mask.any(0))
         first = int(used[0]) if len(used) else 0
         if first:
-            for layer in self._cache.layers:
-                layer.keys = layer.keys[:, :, first:]
-                layer.values = layer.values[:, :, first:]
+            self._set_kv([(k[:, :, first:], v[:, :, first:]) for k, v in self._kv()])
             self._mask = self._mask[:, first:]
             self._cache_len -= first
             self._prompt_ends = [e - first for e in self._prompt_ends]
@@ -357,7 +362,8 @@ class EngineSession:
         if drop < 0 or len(cp.main_lens) != self.branches:
             raise ValueError("the checkpoint is not an earlier state of these branches")
         if drop:
-            self._cache.crop(-drop)  # transformers 5: a negative count removes that many tokens
+            with torch.inference_mode():  # a static cache's length counter is an inference tensor
+                self._cache.crop(-drop)  # transformers 5: a negative count removes that many tokens
             self._mask = self._mask[:, : cp.cache_len]
         self._cache_len, self._pending = cp.cache_len, cp.pending
         self._main_lens, self._twin_lens = list(cp.main_lens), list(cp.twin_lens)
@@ -365,6 +371,40 @@ class EngineSession:
             _truncate(rec, n)
 
     # --- internals --------------------------------------------------------------------------------------
+    def _kv(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Per layer: the keys and values of the cache's used columns [rows, kv_heads, cache_len, head_dim]."""
+        n = self._cache_len
+        return [(layer.keys[:, :, :n], layer.values[:, :, :n]) for layer in self._cache.layers]
+
+    @torch.inference_mode()
+    def _set_kv(self, kv: list[tuple[torch.Tensor, torch.Tensor]], need: int = 0) -> None:
+        """Replace the cache's contents by ``kv``; a static cache gets room for at least ``need`` columns."""
+        if not self.engine.static_cache:
+            for layer, (k, v) in zip(self._cache.layers, kv, strict=True):
+                layer.keys, layer.values = k, v
+            return
+        used = kv[0][0].shape[2]
+        need = max(need, used)
+        room = (need // STATIC_BLOCK + 1) * STATIC_BLOCK
+        cache = StaticCache(config=self.lm.model.config, max_cache_len=min(room, max(self.lm.max_length, need)))
+        for layer, (k, v) in zip(cache.layers, kv, strict=True):
+            layer.lazy_initialization(k, v)
+            layer.keys[:, :, :used] = k
+            layer.values[:, :, :used] = v
+            layer.cumulative_length.fill_(used)
+        self._cache = cache
+
+    def _model_mask(self, new: int) -> torch.Tensor:
+        """The attention mask the model sees: with a static cache, padded with zeros to the cache's full width
+        (growing the cache first when ``new`` more columns would not fit)."""
+        if not isinstance(self._cache, StaticCache):  # dynamic, or a static session's prefill
+            return self._mask
+        width = self._cache.layers[0].max_cache_len
+        if self._cache_len + new > width:
+            self._set_kv(self._kv(), self._cache_len + new)
+            width = self._cache.layers[0].max_cache_len
+        return torch.nn.functional.pad(self._mask, (0, width - self._mask.shape[1]))
+
     def _single(self, what: str) -> None:
         if self.branches != 1:
             raise RuntimeError(f"{what} needs a single-branch session; this one has {self.branches} branches")
@@ -427,7 +467,7 @@ class EngineSession:
             with recording(recorder):
                 out = self.lm.model(
                     input_ids=ids,
-                    attention_mask=self._mask,
+                    attention_mask=self._model_mask(ids.shape[1]),
                     position_ids=pos,
                     use_cache=True,
                     logits_to_keep=rows,

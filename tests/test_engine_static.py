@@ -1,0 +1,93 @@
+"""The static-cache engine (preallocated KV cache, fixed shapes) records what the default dynamic cache records."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from transformers import StaticCache
+
+from faithwatch.models import engine as engine_mod
+from faithwatch.models.engine import DecodingEngine, Needs
+from faithwatch.models.prompts import build_prompts
+
+ALL = Needs(twin=True, hidden_layers=(1, 3), lookback=True)
+TOL = 1e-4
+FIELDS = ("logprob", "entropy", "kl", "twin_logprob", "hidden", "lookback")
+
+
+@pytest.fixture(scope="module")
+def prompts(lm):
+    return build_prompts(lm.tokenizer, "When did it open?", "The bridge opened in 1820. The tower opened in 1889.")
+
+
+def _same(a, b):
+    assert a.token_ids == b.token_ids
+    for name in FIELDS:
+        np.testing.assert_allclose(np.asarray(getattr(a, name)), np.asarray(getattr(b, name)), atol=TOL, err_msg=name)
+
+
+def _script(session, tokens):
+    """Live greedy decoding, a rejected sentence rewound, then branches forked, fed, selected and trimmed."""
+    for _ in range(tokens):
+        session.feed([int(session.next_logprobs().argmax())])
+    cp = session.checkpoint()
+    session.feed([7, 8, 9])
+    session.restore(cp)
+    session.feed([11, 12])
+    session.fork(3)
+    session.feed_branches([20, 21, 22])
+    session.select([2, 0])
+    session.feed_branches([30, 31], active=[True, False])
+    session.trim()
+    session.feed_branches([40, 41])
+    return session
+
+
+@pytest.mark.parametrize("needs", [ALL, Needs()])
+def test_static_cache_equals_dynamic_cache(lm, prompts, needs, one_thread, monkeypatch):
+    monkeypatch.setattr(engine_mod, "STATIC_BLOCK", 16)  # small blocks: the cache grows several times
+    dynamic = _script(DecodingEngine(lm, needs).start(prompts), 40)
+    static = _script(DecodingEngine(lm, needs, static_cache=True).start(prompts), 40)
+    assert isinstance(static._cache, StaticCache)
+    assert static._cache.layers[0].keys.shape[2] % 16 == 0  # preallocated in whole blocks
+    for a, b in zip(dynamic.branch_records, static.branch_records, strict=True):
+        _same(a, b)
+    np.testing.assert_allclose(static.branch_logprobs().numpy(), dynamic.branch_logprobs().numpy(), atol=TOL)
+
+
+def test_static_cache_grows_in_blocks_not_per_token(lm, prompts, one_thread, monkeypatch):
+    monkeypatch.setattr(engine_mod, "STATIC_BLOCK", 16)
+    session = DecodingEngine(lm, Needs(twin=True), static_cache=True).start(prompts)
+    widths = set()
+    for t in range(40):
+        session.feed([10 + t])
+        widths.add(session._cache.layers[0].keys.shape[2])
+    assert len(widths) <= 4  # 40 tokens: at most 3 growths, never one per token
+    assert all(w % 16 == 0 for w in widths)
+
+
+def test_joined_static_sessions_equal_dynamic_ones(lm, prompts, one_thread):
+    short = build_prompts(lm.tokenizer, "Why?", "Because.")
+    runs = []
+    for static in (False, True):
+        engine = DecodingEngine(lm, ALL, static_cache=static)
+        session = engine.start(prompts)
+        session.feed([11, 12, 13])
+        session.join(engine.start(short))
+        for step in range(4):
+            session.feed_branches([20 + step, 30 + step])
+        runs.append(session)
+    for a, b in zip(runs[0].branch_records, runs[1].branch_records, strict=True):
+        _same(a, b)
+
+
+def test_monitor_with_a_static_cache_scores_the_same(monitor, one_thread):
+    from faithwatch.monitor import Monitor
+
+    static = Monitor(monitor.lm, alignment="lexical", max_new_tokens=40, static_cache=True)  # as the fixture
+    question, context = "When did the tower open?", "The tower opened in 1889. It is 330 metres tall."
+    a = monitor.generate(question, context)
+    b = static.generate(question, context)
+    assert a.response == b.response and a.num_tokens == b.num_tokens
+    assert a.sentences and [s.text for s in a.sentences] == [s.text for s in b.sentences]
+    np.testing.assert_allclose([s.score for s in a.sentences], [s.score for s in b.sentences], atol=1e-4)
