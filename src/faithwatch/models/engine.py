@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from transformers import DynamicCache, StaticCache
+from transformers.cache_utils import StaticLayer
 
 from faithwatch.errors import ContextTooLongError, InputError
 from faithwatch.models.attention import LookbackRecorder, recording
@@ -387,6 +388,9 @@ class EngineSession:
         need = max(need, used)
         room = (need // STATIC_BLOCK + 1) * STATIC_BLOCK
         cache = StaticCache(config=self.lm.model.config, max_cache_len=min(room, max(self.lm.max_length, need)))
+        if any(type(layer) is not StaticLayer for layer in cache.layers):
+            raise InputError(f"static_cache supports full-attention models only; {self.lm.model_id} has sliding-window "
+                             "or other cache layers (use the default dynamic cache)")
         for layer, (k, v) in zip(cache.layers, kv, strict=True):
             layer.lazy_initialization(k, v)
             layer.keys[:, :, :used] = k
