@@ -139,6 +139,8 @@ DtypeOpt = typer.Option("fp32", "--dtype", help="Weights of --model: auto (bf16/
                         "fp16 | fp32.")
 DeviceMapOpt = typer.Option(None, "--device-map", help="Spread --model over devices (e.g. 'auto'; needs accelerate) "
                             "instead of moving it to --device.")
+StaticCacheOpt = typer.Option(False, "--static-cache", help="Decode into a preallocated KV cache (fixed shapes, the "
+                              "same scores; for GPUs, slower on CPU: bench/README.md).")
 
 
 def default_threads() -> int:

@@ -19,6 +19,7 @@ from faithwatch.cli._common import (
     GpusPerWorkerOpt,
     ModelOpt,
     RayOpt,
+    StaticCacheOpt,
     ThreadsOpt,
     WorkersOpt,
     bad_record_printer,
@@ -56,7 +57,7 @@ MaxFalseAcceptOpt = typer.Option(None, "--max-false-accept", help="Flag at the t
 
 
 def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, device, max_new_tokens=256,
-                   max_false_accept=None, dtype=None, device_map=None):
+                   max_false_accept=None, dtype=None, device_map=None, static_cache=False):
     from faithwatch.monitor import Monitor
 
     if max_false_accept is not None and not 0.0 < max_false_accept < 1.0:
@@ -65,7 +66,7 @@ def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, devi
         return Monitor(
             model, alignment=alignment, signals=signal_list(signals),
             lid_bank=lid_bank, detector=detector, truncate_context=truncate, device=device, dtype=dtype,
-            device_map=device_map,
+            device_map=device_map, static_cache=static_cache,
             max_new_tokens=max_new_tokens, max_false_accept=max_false_accept,
         )
 
@@ -101,12 +102,13 @@ def monitor(
     html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report of the answer."),
     max_false_accept: float | None = MaxFalseAcceptOpt,
     threads: int | None = ThreadsOpt,
+    static_cache: bool = StaticCacheOpt,
 ) -> None:
     """Generate an answer and print each sentence the moment it is complete, with its score and signals."""
     try:
         ctx = read_text(context, "context")
         mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device, max_new_tokens,
-                             max_false_accept, dtype, device_map)
+                             max_false_accept, dtype, device_map, static_cache)
         threshold = mon.threshold
 
         def emit(report: SentenceReport) -> None:
