@@ -136,6 +136,10 @@ class DecodingEngine:
         #: ``STATIC_BLOCK`` columns: fixed tensor shapes, what CUDA graphs / ``torch.compile`` need. The prompt is
         #: prefilled as usual and then copied in; the records equal the dynamic cache's (tested).
         self.static_cache = static_cache
+        if static_cache and any(type(layer) is not StaticLayer
+                                for layer in StaticCache(config=lm.model.config, max_cache_len=1).layers):
+            raise InputError(f"static_cache supports full-attention models only; {lm.model_id} has sliding-window "
+                             "or other cache layers (use the default dynamic cache)")
 
     def start(self, prompts: PromptPair) -> EngineSession:
         """Prefill the prompt(s) and return a session ready to choose the first token."""
@@ -388,9 +392,6 @@ class EngineSession:
         need = max(need, used)
         room = (need // STATIC_BLOCK + 1) * STATIC_BLOCK
         cache = StaticCache(config=self.lm.model.config, max_cache_len=min(room, max(self.lm.max_length, need)))
-        if any(type(layer) is not StaticLayer for layer in cache.layers):
-            raise InputError(f"static_cache supports full-attention models only; {self.lm.model_id} has sliding-window "
-                             "or other cache layers (use the default dynamic cache)")
         for layer, (k, v) in zip(cache.layers, kv, strict=True):
             layer.lazy_initialization(k, v)
             layer.keys[:, :, :used] = k
