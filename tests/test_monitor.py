@@ -267,15 +267,16 @@ def test_text_features_added_to_tables_equal_the_live_signal(lm):
     from faithwatch.alignment.edits import EDIT_FEATURES
     from faithwatch.alignment.lexical import EVIDENCE_FEATURES
     from faithwatch.data.schema import LabelledExample
-    from faithwatch.eval.features import add_text_features
+    from faithwatch.eval.text_features import add_text_features
+    from faithwatch.signals.tagger import TAGGER_FEATURES
 
-    monitor = Monitor(lm, signals=["likelihood", "lexical", "edits"], alignment="none",
+    monitor = Monitor(lm, signals=["likelihood", "lexical", "edits", "tagger"], alignment="none",
                       detector="heuristic")
     result = monitor.score(QUESTION, CONTEXT, RESPONSE)
     example = LabelledExample(dataset="d", id="e1", context=CONTEXT, question=QUESTION, response=RESPONSE)
     table = pd.DataFrame({"example_id": ["e1"] * len(result.sentences), "text": [s.text for s in result.sentences]})
     added = add_text_features([example], table)
-    names = [*EVIDENCE_FEATURES, *EDIT_FEATURES]
+    names = [*EVIDENCE_FEATURES, *EDIT_FEATURES, *TAGGER_FEATURES]
     for row, report in zip(added.to_dict("records"), result.sentences, strict=True):
         assert {k: row[k] for k in names} == {k: report.features[k] for k in names}
     assert added["novel_numbers"].tolist() == [0.0, 0.0, 1.0]  # "330" is not in the context

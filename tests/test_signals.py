@@ -139,13 +139,27 @@ def _equal(a: dict, b: dict) -> bool:
 
 
 SIGNAL_CLASSES = ("LikelihoodSignal", "EntropySignal", "ContrastiveSignal", "InfluenceSignal", "LookbackSignal",
-                  "HiddenStateSignal", "LIDSignal", "ProbeSignal", "AlignmentSignal", "LexicalSignal", "EditSignal")
+                  "HiddenStateSignal", "LIDSignal", "ProbeSignal", "AlignmentSignal", "LexicalSignal", "EditSignal",
+                  "TaggerSignal")
+
+
+class HashTagger:
+    """A stand-in LSS tagger: a fixed pseudo-random support per (word, reference)."""
+
+    threshold = 0.5
+    version = "hash-1"
+
+    def word_probabilities(self, claims, references):
+        import zlib
+
+        return [np.array([zlib.crc32(f"{w}|{r}".encode()) % 1000 / 1000 for w in words])
+                for words, r in zip(claims, references, strict=True)]
 
 
 def _every_signal(records) -> dict:
     """One configured instance of every concrete signal class exported by faithwatch.signals, by class name."""
     from faithwatch.alignment import get_scorer
-    from faithwatch.signals import AlignmentSignal, EditSignal, HiddenProbe, LexicalSignal, ProbeSignal
+    from faithwatch.signals import AlignmentSignal, EditSignal, HiddenProbe, LexicalSignal, ProbeSignal, TaggerSignal
 
     rng = np.random.default_rng(5)
     dim = records.hidden[0].shape[1]
@@ -155,7 +169,7 @@ def _every_signal(records) -> dict:
                         coef=rng.standard_normal(2 * dim), intercept=0.1)
     made = [LikelihoodSignal(), EntropySignal(), ContrastiveSignal(), InfluenceSignal(), LookbackSignal(),
             HiddenStateSignal(layers=(5,), mean_layers=(2, 5)), LIDSignal((2, 5), bank), ProbeSignal(probe),
-            AlignmentSignal(get_scorer("lexical")), LexicalSignal(), EditSignal()]
+            AlignmentSignal(get_scorer("lexical")), LexicalSignal(), EditSignal(), TaggerSignal(tagger=HashTagger())]
     return {type(s).__name__: s for s in made}
 
 

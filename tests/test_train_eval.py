@@ -196,8 +196,9 @@ def test_text_only_tables_match_teacher_forcing_and_are_cached(datasets, tmp_pat
     """Text-only tables hold the same sentences and align_score as teacher-forced ones, and are not recomputed."""
     from faithwatch.alignment.lexical import LexicalScorer
     from faithwatch.data.loaders import load_dataset
-    from faithwatch.eval.features import add_text_features, extract_features, extract_text_features
+    from faithwatch.eval.features import extract_features, extract_text_features
     from faithwatch.eval.pipeline import extraction_monitor
+    from faithwatch.eval.text_features import add_text_features
 
     class Counting(LexicalScorer):
         calls = 0

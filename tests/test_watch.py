@@ -105,7 +105,8 @@ def test_model_none_refuses_signals_that_need_a_model():
 def test_model_none_scores_as_the_model_free_features_of_a_model(lm):
     text = "The tower is 330 metres tall. It was built in 1950 by Dr. Smith. It is in Paris."
     none = Monitor("none", alignment="lexical", detector="heuristic").score("How tall?", CONTEXT, text)
-    with_model = Monitor(lm, alignment="lexical", detector="heuristic", signals=["alignment", "lexical", "edits"]
+    with_model = Monitor(lm, alignment="lexical", detector="heuristic",
+                         signals=["alignment", "lexical", "edits", "tagger"]
                          ).score("How tall?", CONTEXT, text)
     assert [s.text for s in none.sentences] == [s.text for s in with_model.sentences]
     assert [s.features for s in none.sentences] == [s.features for s in with_model.sentences]

@@ -53,7 +53,7 @@ class Monitor:
 
     ``model``: a :class:`LoadedModel`, a model directory / hub id, ``None`` for the embedded
     SmolLM2-135M-Instruct, or ``"none"`` (:data:`NO_MODEL`) for no model at all: the monitor then computes only
-    model-free signals (alignment, lexical, edits, api) and scores given text.
+    model-free signals (alignment, lexical, edits, tagger, api) and scores given text.
     ``signals``: families to compute (default: :func:`~faithwatch.signals.default_signals`).
     ``alignment``: an alignment scorer or its spec (default ``"auto"``: the detector's scorer, else
     ``DEFAULT_SCORER``, ``"nli-minilm+lexical+embedding"``; ``"none"`` for none).
@@ -116,9 +116,10 @@ class Monitor:
         if isinstance(lid_bank, (str, Path)):
             lid_bank = LIDBank.load(lid_bank, expect_model_id=self.lm.model_id)
         layers = tuple(lid_layers) if lid_layers else default_lid_layers(self.lm.num_layers) if self.lm else ()
-        self.signals = self._build_signals(wanted, layers, lid_bank, tuple(hidden_layers or ()))
+        self.signals = self._build_signals(wanted, layers, lid_bank, tuple(hidden_layers or ()), where)
         #: no signal reads model output: teacher forcing can skip the model (live generation still runs it)
         self.model_free = all(registry.signals.get(n).options.get("model_free") for n in wanted)
+        self._check_signal_versions(meta)
         missing = sorted(set(getattr(meta, "feature_names", [])) - set(self.feature_names))
         if missing:
             raise InputError(f"detector '{self.detector.name}' needs features {missing} that the chosen signals "
@@ -170,10 +171,22 @@ class Monitor:
             raise InputError(f"the detector was trained with alignment {self.alignment.name!r} version {trained!r}, "
                              f"but this scorer is version {current!r} (its model changed); retrain the detector")
 
+    def _check_signal_versions(self, meta) -> None:
+        """Refuse a cached text signal (the LSS tagger) whose model differs from the one the detector was trained
+        with; only signals whose features the detector reads are checked."""
+        trained = (getattr(meta, "metrics", None) or {}) if meta is not None else {}
+        read = set(getattr(meta, "feature_names", []))
+        for signal in (s for s in self.signals if getattr(s, "cached", False)):
+            want = trained.get(f"{signal.name}_version")
+            if want and read & set(signal.feature_names) and signal.version != want:
+                raise InputError(f"the detector was trained with {signal.name} version {want!r}, but this one is "
+                                 f"{signal.version!r} (its model changed); retrain the detector")
+
     def _build_signals(self, names: Sequence[str], layers: tuple[int, ...], bank: LIDBank | None,
-                       hidden_layers: tuple[int, ...]) -> list[Signal]:
+                       hidden_layers: tuple[int, ...], device: str = "cpu") -> list[Signal]:
         ctx = SignalContext(layers=layers, lid_bank=bank, alignment=self.alignment,
-                            probe=getattr(self.detector, "probe", None), hidden_layers=hidden_layers)
+                            probe=getattr(self.detector, "probe", None), hidden_layers=hidden_layers,
+                            device=device)
         return build_signals(names, ctx)
 
     @property

@@ -36,7 +36,7 @@ DATA_ROOT_OPT = typer.Option(None, "--data-root", help="Folder of the shared dat
 AUGMENT_OPT = typer.Option(None, "--augment", help="Comma-separated training-only data sets (e.g. from "
                            "`faithwatch synth-edits`): trained on, never held out or used for calibration.")
 TEXT_ONLY_OPT = typer.Option(False, "--text-only", help="Sentence features from the text alone, without teacher "
-                             "forcing (families alignment, lexical, edits): minutes instead of hours.")
+                             "forcing (families alignment, lexical, edits, tagger): minutes instead of hours.")
 
 
 def _datasets(spec: str) -> list[str]:
@@ -166,6 +166,7 @@ def train(
     by the recipe trained on the others (one data set: 5 folds of examples).
     """
     from faithwatch.eval.training import check_text_only, fit_lookback_lens, fit_syncheck
+    from faithwatch.signals import signal_versions
 
     if lens not in ("span", "window", "none"):
         raise fail(InputError("--lens must be span, window or none"))
@@ -187,6 +188,7 @@ def train(
             det = fit_syncheck(train_df, recipe, model_id=monitor.lm.model_id, seed=seed)
         det.meta.metrics["alignment"] = monitor.alignment.name if monitor.alignment else None
         det.meta.metrics["alignment_version"] = getattr(monitor.alignment, "version", None)
+        det.meta.metrics.update(signal_versions(recipe.families))
         det.meta.metrics["label_policy"] = {"faithbench_questionable": questionable}
         det.save(out_dir)
         if lens != "none":

@@ -22,7 +22,7 @@ def proxy(
     model: str = typer.Option("embedded", "--model", "-m", help="The local white-box copy that scores each "
                               "sentence: the embedded SmolLM2-135M ('embedded'), an HF causal LM dir or hub id "
                               "(the upstream's model, or a smaller surrogate), or 'none' for model-free signals "
-                              "only (alignment, lexical, edits, api)."),
+                              "only (alignment, lexical, edits, tagger, api)."),
     policy: str = typer.Option("annotate", "--policy", help="annotate: pass everything through with scores | "
                                "abstain: stop at the first flagged sentence and refuse | fod: backtrack and "
                                "search for faithful sentences over the upstream."),

@@ -5,7 +5,7 @@ last-token hidden states at the LID layers) and one row per 8-token window (Look
 mode). Labels are not cached: they are joined from the loaders, so a label policy change needs no re-run.
 Shards are written atomically every few examples; a re-run skips finished examples and retries failed ones.
 A cache that differs only by the alignment scorer is reused: only ``align_score`` is recomputed.
-Text-only recipes (alignment, lexical, edits) need no model pass: :func:`extract_text_features` builds their
+Text-only recipes (alignment, lexical, edits, tagger) need no model pass: :func:`extract_text_features` builds their
 tables from the text alone, in minutes instead of hours.
 
 With :class:`RayExtraction` the teacher forcing runs on Ray actors (:class:`RowsActor`: each builds the Monitor
@@ -38,7 +38,6 @@ from faithwatch.models.loading import cache_dir
 from faithwatch.monitor import Monitor
 from faithwatch.scale import RaySettings, items_dataset, map_on_actors, ray_session
 from faithwatch.sentences import SentenceTracker
-from faithwatch.signals import SignalContext, build_signals, text_signals
 from faithwatch.store import write_atomic
 
 log = logging.getLogger(__name__)
@@ -99,11 +98,13 @@ def cache_spec(monitor: Monitor, alignment: str | None | object = _SAME) -> dict
     return spec
 
 
-def _digest(spec: dict) -> str:
+def spec_digest(spec: dict) -> str:
+    """A short, stable hash of a JSON-ready spec (cache folder names)."""
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def _safe(dataset: str) -> str:
+def safe_name(dataset: str) -> str:
+    """``dataset`` as a file-name part."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset)
 
 
@@ -112,7 +113,7 @@ def cache_key(monitor: Monitor, dataset: str, alignment: str | None | object = _
 
     ``alignment`` overrides the monitor's scorer name (to find a sibling cache).
     """
-    return f"{_safe(dataset)}-{_digest(cache_spec(monitor, alignment))}"
+    return f"{safe_name(dataset)}-{spec_digest(cache_spec(monitor, alignment))}"
 
 
 def _rows(example: LabelledExample, monitor: Monitor) -> tuple[list[dict], list[dict]]:
@@ -259,7 +260,7 @@ def text_cache_key(scorer: AlignmentScorer | None, dataset: str) -> str:
     """Folder name of a text-only cache: changes with the scorer, its version and :data:`TEXT_CACHE_SCHEMA`."""
     spec = {"schema": TEXT_CACHE_SCHEMA, "alignment": scorer.name if scorer else None,
             "alignment_version": getattr(scorer, "version", None)}
-    return f"text-{_safe(dataset)}-{_digest(spec)}"
+    return f"text-{safe_name(dataset)}-{spec_digest(spec)}"
 
 
 def _text_rows(example: LabelledExample, scorer: AlignmentScorer | None) -> tuple[list[dict], list[dict]]:
@@ -359,7 +360,7 @@ def _sibling(monitor: Monitor, dataset: str, root: Path, folder: Path) -> Path |
     alignment_keys = ("alignment", "alignment_version")
     mine = {k: v for k, v in cache_spec(monitor).items() if k not in alignment_keys}
     candidates = []
-    for spec_file in sorted(root.glob(f"{_safe(dataset)}-*/spec.json")):
+    for spec_file in sorted(root.glob(f"{safe_name(dataset)}-*/spec.json")):
         spec = json.loads(spec_file.read_text())
         if {k: v for k, v in spec.items() if k not in alignment_keys} == mine:
             candidates.append(spec_file.parent)
@@ -402,20 +403,3 @@ def derive_alignment(monitor: Monitor, dataset: str, examples: Sequence[Labelled
         if on_progress:
             on_progress(len(done), len(examples))
     return done
-
-
-def add_text_features(examples: Sequence[LabelledExample], sentences: pd.DataFrame) -> pd.DataFrame:
-    """``sentences`` with the text-signal features added, computed from each sentence's text and context."""
-    signals = build_signals(text_signals(), SignalContext())
-    columns = [f for signal in signals for f in signal.feature_names]
-    if sentences.empty:  # e.g. every example failed: the columns, no rows
-        return sentences.reindex(columns=[*sentences.columns, *columns])
-    contexts = {e.id: e.context for e in examples}
-    feats: list[dict[str, float]] = [{} for _ in range(len(sentences))]
-    for ex_id, positions in sentences.groupby("example_id").indices.items():
-        texts = sentences["text"].iloc[positions].tolist()
-        for signal in signals:
-            for pos, row in zip(positions, signal.from_text(texts, contexts[ex_id]), strict=True):
-                feats[pos].update(row)
-    added = pd.DataFrame(feats, index=sentences.index, columns=columns, dtype=float)
-    return pd.concat([sentences.drop(columns=[c for c in columns if c in sentences.columns]), added], axis=1)

@@ -19,11 +19,11 @@ from faithwatch.errors import InputError
 from faithwatch.eval.features import (
     EXTRACTION_SIGNALS,
     RayExtraction,
-    add_text_features,
     extract_features,
     extract_text_features,
 )
 from faithwatch.eval.labels import label_sentences, label_windows
+from faithwatch.eval.text_features import add_text_features
 from faithwatch.models.loading import LoadedModel, load_model
 from faithwatch.monitor import Monitor
 from faithwatch.signals.probe import probe_candidate_layers
@@ -90,7 +90,7 @@ def load_labelled(
             tables = extract_text_features(monitor.alignment, name, examples, on_progress=progress)
         else:
             tables = extract_features(monitor, name, examples, on_progress=progress, ray=ray)
-        tables.sentences = add_text_features(examples, tables.sentences)
+        tables.sentences = add_text_features(examples, tables.sentences, name, on_progress=on_progress)
         tables.sentences = tables.sentences.assign(train_only=name in augment)
         sentences = label_sentences(examples, tables.sentences)
         short = Path(name).stem if name.endswith(".jsonl") else name

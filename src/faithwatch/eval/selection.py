@@ -46,6 +46,8 @@ def candidate_grid(probe_layers: Sequence[Sequence[int]] = (), text_only: bool =
     text = ("alignment", "lexical", "edits")
     grid += [Recipe(families=text, C=c) for c in (0.1, 1.0)] + [Recipe(kind="xgb", families=text),
                                                                  Recipe(kind="xgb", families=("alignment", "edits"))]
+    for families in (("alignment", "tagger"), ("alignment", "edits", "tagger"), text + ("tagger",)):
+        grid += [Recipe(families=families, C=c) for c in (0.1, 1.0)]
     for layers in probe_layers:
         for c in (0.001, 0.01):
             grid.append(Recipe(families=full + ("probe",), probe_layers=tuple(layers), probe_C=c))

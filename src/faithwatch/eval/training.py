@@ -43,10 +43,11 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "alignment": ("align_score",),
     "lexical": EVIDENCE_FEATURES,
     "edits": EDIT_FEATURES,
+    "tagger": ("tag_min_content",),  # the LSS tagger's weakest content word (its other features: no LOO gain)
     "probe": ("probe_logit",),
 }
 #: families computed from the sentence text and context alone (``--text-only`` tables suffice)
-TEXT_FAMILIES = ("alignment", "lexical", "edits")
+TEXT_FAMILIES = ("alignment", "lexical", "edits", "tagger")
 
 
 def check_text_only(families: Sequence[str]) -> None:
@@ -65,6 +66,7 @@ DIRECTIONS: dict[str, int] = {
     "align_score": 1, "probe_logit": 1,
     "lex_content": 1, "lex_bigrams": 1, "novel_content": -1, "novel_numbers": -1, "novel_entities": -1,
     "edit_match": 1, "edit_swap_num": -1, "edit_swap_word": -1, "edit_neg_flip": -1,
+    "tag_min_content": 1,
 }
 #: what a trained detector predicts: rows with a label, grouped by ``dataset``
 WEIGHTINGS = ("dataset", "pooled")

@@ -36,7 +36,7 @@ from faithwatch.eval.training import (
 CHECK_FALSE_ACCEPT = 0.1
 #: single signals compared in the LOO table (every SynCheck feature the recipes use, plus the raw probabilities)
 SINGLE_FAMILIES = ("likelihood", "likelihood-raw", "uncertainty", "contrastive", "influence", "alignment", "lexical",
-                   "edits")
+                   "edits", "tagger")
 
 
 def _auc(labels: np.ndarray, faithful_scores: np.ndarray) -> float:

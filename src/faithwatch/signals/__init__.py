@@ -23,7 +23,7 @@ _HOMES = {
     "HiddenStateSignal": "hidden", "InfluenceSignal": "influence", "LexicalSignal": "lexical", "LIDBank": "lid",
     "LIDSignal": "lid", "default_lid_layers": "lid", "lid_mle": "lid", "LikelihoodSignal": "likelihood",
     "LookbackSignal": "lookback", "HiddenProbe": "probe", "ProbeSignal": "probe", "UpstreamToken": "base",
-    "UpstreamSignal": "upstream",
+    "UpstreamSignal": "upstream", "TaggerSignal": "tagger",
 }
 
 
@@ -46,6 +46,7 @@ class SignalContext:
     alignment: Any = None
     probe: Any = None
     hidden_layers: tuple[int, ...] = ()
+    device: str = "cpu"  # where text models (the LSS tagger) run
 
 
 _add = registry.signals.add
@@ -63,6 +64,8 @@ _add("lexical", lambda c: _cls("LexicalSignal")(), "lexical evidence (novel numb
      text=True, model_free=True)
 _add("edits", lambda c: _cls("EditSignal")(), "near-copy edits of a context sentence", default=True, text=True,
      model_free=True)
+_add("tagger", lambda c: _cls("TaggerSignal")(device=c.device), "word support of the LSS tagger (weakest word)",
+     default=True, text=True, model_free=True)
 _add("probe", lambda c: _cls("ProbeSignal")(c.probe), "the detector's hidden-state probe", default=True)
 _add("api", lambda c: _cls("UpstreamSignal")(), "a served model's reported log-probabilities (faithwatch proxy)",
      default=False, model_free=True)
@@ -80,6 +83,14 @@ def text_signals() -> tuple[str, ...]:
     return registry.signals.names(text=True)
 
 
+def signal_versions(families: Sequence[str]) -> dict[str, str]:
+    """``{"<family>_version": version}`` of the cached text signals among ``families`` (what a detector trained on
+    them records, and a monitor checks)."""
+    cached = [s for s in build_signals([f for f in families if f in text_signals()], SignalContext())
+              if getattr(s, "cached", False)]
+    return {f"{s.name}_version": s.version for s in cached}
+
+
 def build_signals(names: Sequence[str], ctx: SignalContext) -> list[Any]:
     """The signals named in ``names``, in registry order; an unknown name is an :class:`InputError`."""
     unknown = sorted(set(names) - set(registry.signals))
@@ -91,6 +102,7 @@ def build_signals(names: Sequence[str], ctx: SignalContext) -> list[Any]:
 __all__ = [
     "SignalContext",
     "build_signals",
+    "signal_versions",
     "default_signals",
     "text_signals",
     "HiddenProbe",
@@ -109,6 +121,7 @@ __all__ = [
     "ProbeSignal",
     "SentenceTrace",
     "Signal",
+    "TaggerSignal",
     "default_lid_layers",
     "lid_mle",
 ]

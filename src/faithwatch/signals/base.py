@@ -85,6 +85,8 @@ class Signal(ABC):
     name: str = "signal"
     #: features depend on the sentence text and context alone (tables add them after extraction: :meth:`from_text`)
     text_only: bool = False
+    #: a costly text signal: labelled tables cache its features under its ``version`` (eval.text_features)
+    cached: bool = False
 
     @property
     def needs(self) -> Needs:
@@ -107,6 +109,17 @@ class Signal(ABC):
     def from_text(self, texts: list[str], context: str) -> list[dict[str, float]]:
         """Features of several sentences of one context without a trace (``text_only`` signals only)."""
         raise NotImplementedError(f"signal {self.name!r} needs a model trace")
+
+    def from_pairs(self, texts: Sequence[str], contexts: Sequence[str]) -> list[dict[str, float]]:
+        """Features of (sentence, its context) pairs without a trace; override to batch across contexts."""
+        out: list[dict[str, float]] = [{} for _ in texts]
+        groups: dict[str, list[int]] = {}
+        for i, context in enumerate(contexts):
+            groups.setdefault(context, []).append(i)
+        for context, idx in groups.items():
+            for i, row in zip(idx, self.from_text([texts[i] for i in idx], context), strict=True):
+                out[i] = row
+        return out
 
 
 class TextEvidenceSignal(Signal):
