@@ -36,11 +36,11 @@ def test_suite_is_well_formed():
 
 @pytest.fixture(scope="module")
 def blatant_summary(embedded_monitor):
-    """Through the monitor with the shipped detector and its own signals (alignment, lexical, edits: all it reads,
-    and none needs the model, so the model is not run; the demo test below runs it)."""
+    """Through the monitor with the shipped detector and the text signals (alignment, lexical, edits, tagger: all it
+    reads, and none needs the model, so the model is not run; the demo test below runs it)."""
     from faithwatch.monitor import Monitor
 
-    monitor = Monitor(embedded_monitor.lm, signals=["alignment", "lexical", "edits"])
+    monitor = Monitor(embedded_monitor.lm, signals=["alignment", "lexical", "edits", "tagger"])
     assert monitor.model_free and monitor.detector.name == embedded_monitor.detector.name
     return pair_summary(score_pairs(monitor, load_pairs(SUITE)))
 

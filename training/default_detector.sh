@@ -2,13 +2,15 @@
 # Rebuilds the detector shipped in src/faithwatch/detectors/default for the embedded SmolLM2-135M-Instruct.
 # Deterministic given the seed. Needs ../shared/data (or FAITHWATCH_DATA) and training/data.
 #
-# The recipe (training/recipe.json): logistic regression on alignment + lexical + edits, trained with the
-# augmentation set training/data/synthetic-edits.jsonl (built by `faithwatch synth-edits`, training only).
+# The recipe (training/recipe.json): logistic regression (C=0.1) on alignment + lexical + edits + tagger, trained
+# with the augmentation set training/data/synthetic-edits.jsonl (built by `faithwatch synth-edits`, training only).
 # Chosen over the text-only candidates of `faithwatch select` (table: docs/results/selection-text.csv) as the
 # best worst-case leave-one-data-set-out gain over align_score among the recipes that meet the blatant-error
-# target (docs/transfer.md). Calibration and the threshold come from out-of-fold predictions (each real data set
+# target and lose no calibration against the previous default (training/experiments/recipe_targets.py;
+# docs/transfer.md). Calibration and the threshold come from out-of-fold predictions (each real data set
 # predicted by the recipe trained on the others). The features are text only (--text-only): the first run scores
-# ~3,000 responses with the NLI model (about 1 h on 2 CPU cores); later runs read the cache.
+# ~3,000 responses with the NLI model (about 1 h on 2 CPU cores) and tags their sentences with the LSS tagger
+# (about 20 min); later runs read the caches.
 # The Lookback Lens in the folder is kept: it needs teacher-forced features (`faithwatch train --lens span`).
 # SELECT=1 re-runs the selection first (into /tmp; copy the recipe you choose to training/recipe.json).
 set -euo pipefail
