@@ -251,7 +251,7 @@ def test_train_select_eval_text_only(datasets, tiny_model_dir, tmp_path, one_thr
     chosen = tmp_path / "recipe.json"
     selected = runner.invoke(app, ["select", "--data", f"{a},{b}", "--out", str(chosen), *model])
     assert selected.exit_code == 0, selected.output
-    assert set(json.loads(chosen.read_text())["recipe"]["families"]) <= {"alignment", "lexical", "edits"}
+    assert set(json.loads(chosen.read_text())["recipe"]["families"]) <= {"alignment", "lexical", "edits", "tagger"}
     report = tmp_path / "report"
     result = runner.invoke(app, ["eval", "--detector", str(det), "--data", f"{a},{b}", "--report", str(report),
                                  "--transfer", "--n-boot", "20", "--text-only"])
@@ -259,6 +259,28 @@ def test_train_select_eval_text_only(datasets, tiny_model_dir, tmp_path, one_thr
     tables = {t["name"]: t for t in json.loads((report / "results.json").read_text())["tables"]}
     loo = next(t for n, t in tables.items() if n.startswith("leave one data set out: AUROC"))
     assert {"edit_swap_num", "align_score"} <= {r["method"] for r in loo["records"]}
+
+
+def test_train_with_the_tagger_records_its_version(datasets, tiny_model_dir, tmp_path, one_thread, monkeypatch):
+    import faithwatch.signals.tagger as tagger_module
+    from test_tagger_signal import OverlapTagger
+
+    fake = OverlapTagger()
+    monkeypatch.setattr(tagger_module, "shared_tagger", lambda device="cpu": fake)
+    a, b = datasets
+    det = tmp_path / "det"
+    trained = runner.invoke(app, ["train", "--data", f"{a},{b}", "--out", str(det), "--features",
+                                  "alignment,tagger", "--model", str(tiny_model_dir), "--alignment", "lexical",
+                                  "--text-only"])
+    assert trained.exit_code == 0, trained.output
+    meta = json.loads((det / "detector.json").read_text())
+    assert meta["feature_names"] == ["align_score", "tag_min_content"]
+    assert meta["metrics"]["tagger_version"] == "overlap-1" and fake.words_read > 0
+    read = fake.words_read
+    again = runner.invoke(app, ["train", "--data", f"{a},{b}", "--out", str(tmp_path / "det2"), "--features",
+                                "alignment,tagger", "--model", str(tiny_model_dir), "--alignment", "lexical",
+                                "--text-only"])
+    assert again.exit_code == 0 and fake.words_read == read  # the tagger's features come from the cache
 
 
 def test_eval_alignment_is_the_detectors_unless_it_does_not_read_it():
