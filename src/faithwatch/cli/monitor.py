@@ -35,8 +35,8 @@ from faithwatch.results import SentenceReport
 from faithwatch.signals import default_signals
 
 app = group()
-SHOWN = ("align_score", "novel_numbers", "novel_entities", "edit_swap_num", "edit_neg_flip", "min_prob",
-         "mean_entropy", "mean_pci", "lookback_mean")
+SHOWN = ("align_score", "tag_min_content", "novel_numbers", "novel_entities", "edit_swap_num", "edit_neg_flip",
+         "min_prob", "mean_entropy", "mean_pci", "lookback_mean")
 
 AlignOpt = typer.Option(
     "auto", "--alignment", help=f"auto (the detector's scorer, else {DEFAULT_SCORER}) | {spec_help()}"
