@@ -17,7 +17,7 @@ from faithwatch.errors import InputError
 from faithwatch.eval.lss import LSSConfig, in_sample_mark, load_lss_dev, run_lss_eval
 from faithwatch.eval.lss_tagger import cross_validate, examples_from_lss_dev
 from faithwatch.nli.artifact import ArtifactError
-from faithwatch.nli.tagger import encode, load_tagger, read_meta, word_probabilities
+from faithwatch.nli.tagger import claim_parts, encode, load_tagger, read_meta, word_probabilities
 from faithwatch.nli.tagger_train import TaggerConfig, TaggerExample, edited_examples, fit, save
 from test_claims_lss import REFERENCE, _write_lss_dev
 from test_nli import tiny_artifact, tiny_base  # noqa: F401  (module fixtures: a tiny encoder and NLI adapter)
@@ -113,6 +113,28 @@ def test_long_reference_is_read_in_windows(tagger_dir: Path, tiny_base: Path, ti
         encode(tagger.tokenizer, ["word"] * 80, reference, 96)
     with pytest.raises(InputError, match="reference is empty"):
         lss_tagged(["The tower."], [" "], tagger)
+
+
+def test_long_claim_is_read_in_parts_when_asked(tagger_dir: Path, tiny_base: Path,  # noqa: F811
+                                                tiny_artifact: Path) -> None:  # noqa: F811
+    tagger = load_tagger(tagger_dir, base_dir=tiny_base, nli_dir=tiny_artifact, precision="fp32")
+    reference = "The Eiffel Tower was completed in 1889. It stands in Paris and is 330 metres tall."
+    words = split_words(" ".join(f"The tower stood in Paris in {1800 + i}." for i in range(20)))
+    with pytest.raises(InputError, match="split it into sentences"):
+        word_probabilities(tagger.model, tagger.tokenizer, [words], [reference], 96)
+    parts = claim_parts(tagger.tokenizer, words, 96)
+    assert len(parts) > 2 and parts[0][0] == 0 and parts[-1][1] == len(words)
+    assert all(a[1] == b[0] for a, b in zip(parts, parts[1:], strict=False))  # every word in exactly one part
+    short = split_words("The tower stood in Paris.")
+    assert claim_parts(tagger.tokenizer, short, 96) == [(0, len(short))]
+    got = word_probabilities(tagger.model, tagger.tokenizer, [short, words], [reference, reference], 96,
+                             split_long=True)
+    assert len(got[1]) == len(words) and np.isfinite(got[1]).all()
+    for start, stop in parts:  # each part reads as it would alone
+        alone = word_probabilities(tagger.model, tagger.tokenizer, [words[start:stop]], [reference], 96)[0]
+        assert np.allclose(got[1][start:stop], alone, atol=1e-5)
+    assert np.allclose(got[0], word_probabilities(tagger.model, tagger.tokenizer, [short], [reference], 96)[0],
+                       atol=1e-5)
 
 
 def test_cross_validation_is_out_of_fold_and_resumable(tmp_path: Path, tiny_base: Path,  # noqa: F811

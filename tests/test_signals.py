@@ -149,7 +149,7 @@ class HashTagger:
     threshold = 0.5
     version = "hash-1"
 
-    def word_probabilities(self, claims, references):
+    def word_probabilities(self, claims, references, split_long=False):
         import zlib
 
         return [np.array([zlib.crc32(f"{w}|{r}".encode()) % 1000 / 1000 for w in words])

@@ -30,7 +30,7 @@ class OverlapTagger:
     def __init__(self) -> None:
         self.words_read = 0
 
-    def word_probabilities(self, claims, references):
+    def word_probabilities(self, claims, references, split_long=False):
         self.words_read += sum(len(c) for c in claims)
         out = []
         for words, ref in zip(claims, references, strict=True):
@@ -152,3 +152,10 @@ def test_a_detector_trained_with_another_tagger_is_refused(overlap):
     detector.meta.metrics["tagger_version"] = overlap.version
     monitor = Monitor("none", detector=detector, alignment=detector.meta.metrics["alignment"])
     assert "tagger" in [s.name for s in monitor.signals]
+
+
+def test_a_sentence_too_long_for_one_input_is_read_in_parts():
+    """The shipped tagger reads at most ~220 claim tokens at once; a run-on sentence is read in parts, not refused."""
+    long = " ".join(["the tower was built in Paris and it is 330 metres tall"] * 25)
+    (row,) = TaggerSignal().from_text([long], CONTEXT)
+    assert all(np.isfinite(row[f]) for f in TAGGER_FEATURES) and row["tag_mean"] > 0.5

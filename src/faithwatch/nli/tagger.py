@@ -152,6 +152,22 @@ def _windows(sizes: list[int], room: int) -> list[tuple[int, int]]:
         start = max(start + 1, start + (stop - start) // 2)
 
 
+def claim_parts(tokenizer: Any, words: Sequence[str], max_length: int) -> list[tuple[int, int]]:
+    """Word ranges of a claim, each of at most half the input (so a reference window keeps the other half): the
+    whole claim when it fits. A single word longer than that stays one part (and is refused by :func:`encode`)."""
+    limit = (max_length - 3) // 2
+    sizes = [max(1, len(ids)) for ids in tokenizer(list(words), add_special_tokens=False)["input_ids"]]
+    if sum(sizes) <= limit:
+        return [(0, len(words))]
+    parts, start, used = [], 0, 0
+    for i, size in enumerate(sizes):
+        if used + size > limit and i > start:
+            parts.append((start, i))
+            start, used = i, 0
+        used += size
+    return [*parts, (start, len(words))]
+
+
 def collate(items: Sequence[Encoded], pad_id: int, multiple: int = 32) -> dict[str, Any]:
     """Padded tensors for a batch (widths rounded up to ``multiple`` tokens: few distinct shapes)."""
     import torch
@@ -200,26 +216,30 @@ class LSSTagger:
         return f"{self.name}-{self.meta.files[ADAPTER_FILES[0]][:12]}"
 
     def word_probabilities(self, claims: Sequence[Sequence[str]], references: Sequence[str],
-                           batch_size: int = 32) -> list[np.ndarray]:
+                           batch_size: int = 32, split_long: bool = False) -> list[np.ndarray]:
         """For each claim (a list of words, e.g. :func:`faithwatch.claims.lss.split_words`) the probability that
-        its reference supports each word: the best over the reference's windows."""
+        its reference supports each word: the best over the reference's windows. ``split_long``: a claim too long
+        for one input is read in parts (:func:`claim_parts`) instead of refused; every word is still read."""
         return word_probabilities(self.model, self.tokenizer, claims, references, self.meta.max_length,
-                                  device=self.device, bf16=self.precision == "bf16", batch_size=batch_size)
+                                  device=self.device, bf16=self.precision == "bf16", batch_size=batch_size,
+                                  split_long=split_long)
 
 
 def word_probabilities(model: Any, tokenizer: Any, claims: Sequence[Sequence[str]], references: Sequence[str],
                        max_length: int, device: str = "cpu", bf16: bool = False,
-                       batch_size: int = 32) -> list[np.ndarray]:
+                       batch_size: int = 32, split_long: bool = False) -> list[np.ndarray]:
     """Per-word support probabilities from a tagger model (training and inference share this path)."""
     import torch
 
     if len(claims) != len(references):
         raise ValueError(f"{len(claims)} claims but {len(references)} references")
-    items, owner = [], []
+    items, owner = [], []  # owner: (claim, offset of the part's first word)
     for i, (words, ref) in enumerate(zip(claims, references, strict=True)):
-        for enc in encode(tokenizer, words, ref, max_length):
-            items.append(enc)
-            owner.append(i)
+        parts = claim_parts(tokenizer, words, max_length) if split_long and words else [(0, len(words))]
+        for start, stop in parts:
+            for enc in encode(tokenizer, words[start:stop], ref, max_length):
+                items.append(enc)
+                owner.append((i, start))
     best = [np.full(len(words), -np.inf) for words in claims]
     order = np.argsort([len(e.input_ids) for e in items], kind="stable")
     was_training = model.training
@@ -233,7 +253,9 @@ def word_probabilities(model: Any, tokenizer: Any, claims: Sequence[Sequence[str
                 with torch.autocast(device_type=device.split(":")[0], dtype=torch.bfloat16, enabled=bf16):
                     rows = word_logits(model, batch, chunk)
                 for j, row in zip(idx, rows, strict=True):
-                    best[owner[j]] = np.maximum(best[owner[j]], row.float().cpu().numpy())
+                    claim, start = owner[j]
+                    span = slice(start, start + len(row))
+                    best[claim][span] = np.maximum(best[claim][span], row.float().cpu().numpy())
     finally:
         model.train(was_training)
     probs = [1.0 / (1.0 + np.exp(-b)) for b in best]

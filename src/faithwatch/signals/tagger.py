@@ -85,6 +85,6 @@ class TaggerSignal(Signal):
         if not texts:
             return []
         words = [split_words(t) or ["."] for t in texts]  # a sentence with no word at all is read as "."
-        probs = self.tagger.word_probabilities(words, list(contexts))
+        probs = self.tagger.word_probabilities(words, list(contexts), split_long=True)  # long sentences in parts
         threshold = float(self.tagger.threshold)
         return [tagger_features(p, w, threshold) for p, w in zip(probs, words, strict=True)]
