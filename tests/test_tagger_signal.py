@@ -159,3 +159,19 @@ def test_a_sentence_too_long_for_one_input_is_read_in_parts():
     long = " ".join(["the tower was built in Paris and it is 330 metres tall"] * 25)
     (row,) = TaggerSignal().from_text([long], CONTEXT)
     assert all(np.isfinite(row[f]) for f in TAGGER_FEATURES) and row["tag_mean"] > 0.5
+
+
+def test_a_damaged_cache_is_an_error_not_a_nan(overlap, tmp_path):
+    import pyarrow.parquet as pq
+
+    from faithwatch.errors import FaithwatchError
+
+    examples = _examples(2)
+    table = _table(examples)
+    add_text_features(examples, table, "towns", root=tmp_path)
+    shard = next(text_cache_folder(TaggerSignal(tagger=overlap), "towns", tmp_path).glob("rows-*.parquet"))
+    rows = pq.read_table(shard).to_pandas()
+    rows.loc[0, "tag_mean"] = np.nan
+    rows.to_parquet(shard)
+    with pytest.raises(FaithwatchError, match="features missing"):
+        add_text_features(examples, table, "towns", root=tmp_path)

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from faithwatch.data.schema import LabelledExample
+from faithwatch.errors import FaithwatchError
 from faithwatch.eval.features import fingerprint, safe_name, spec_digest
 from faithwatch.models.loading import cache_dir
 from faithwatch.signals import SignalContext, build_signals, text_signals
@@ -106,4 +107,7 @@ def _cached(signal: Signal, dataset: str, by_id: dict[str, LabelledExample], sen
         if progress:
             progress(len(groups) - len(todo) + start + len(chunk))
     found = pd.DataFrame(keys, columns=_KEY).merge(_read(folder), on=_KEY, how="left")
+    if found[signal.feature_names].isna().any().any():  # never a silent NaN: a row the cache should hold is missing
+        raise FaithwatchError(f"{folder}: {signal.name} features missing for some sentences; delete the folder and "
+                              "re-run")
     return found[signal.feature_names].to_dict("records")
