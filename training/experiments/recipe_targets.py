@@ -6,7 +6,7 @@ the balanced accuracy at each fold's own out-of-fold threshold and how many fold
 the blatant-error suite's errors flagged and of its supported sentences passed by the recipe trained on all sets
 (the suite is scored, never trained on). Reads the text-only caches that ``faithwatch select --text-only`` builds.
 
-    python training/experiments/recipe_targets.py     # ~5 min on 2 CPU cores once the caches exist
+    python training/experiments/recipe_targets.py     # ~7 min on 2 CPU cores once the caches exist
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ RECIPES = {
     "lr alignment+lexical+edits": Recipe(families=("alignment", "lexical", "edits")),
     "lr alignment+tagger": Recipe(families=("alignment", "tagger")),
     "lr alignment+lexical+tagger": Recipe(families=("alignment", "lexical", "tagger")),
+    # outside select's grid, measured afterwards (docs/transfer.md)
+    "xgb alignment+lexical+edits+tagger": Recipe(kind="xgb", families=("alignment", "lexical", "edits", "tagger")),
+    "lr alignment+lexical+edits+tagger C=0.01": Recipe(families=("alignment", "lexical", "edits", "tagger"), C=0.01),
 }
 
 
