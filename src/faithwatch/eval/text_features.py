@@ -36,7 +36,7 @@ def add_text_features(examples: Sequence[LabelledExample], sentences: pd.DataFra
     """``sentences`` with the text-signal features added, computed from each sentence's text and context.
 
     With ``dataset``, the features of ``cached`` signals are read from (and written to) their cache under
-    ``root`` (default: the feature cache); ``on_progress(signal, done, total)`` counts examples.
+    ``root`` (default: the feature cache); ``on_progress("<dataset>: <signal>", done, total)`` counts examples.
     """
     signals = build_signals(text_signals(), SignalContext())
     columns = [f for signal in signals for f in signal.feature_names]
