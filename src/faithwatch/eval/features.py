@@ -143,7 +143,8 @@ def _rows(example: LabelledExample, monitor: Monitor) -> tuple[list[dict], list[
     return sentences, windows
 
 
-def _write_shard(folder: Path, kind: str, rows: list[dict], index: int) -> None:
+def write_shard(folder: Path, kind: str, rows: list[dict], index: int) -> None:
+    """Write ``rows`` atomically as shard ``index`` of ``kind`` in ``folder`` (nothing when there are none)."""
     if not rows:
         return
     table = pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False)
@@ -161,9 +162,9 @@ def fingerprint(example: LabelledExample) -> str:
     return hashlib.sha256(json.dumps(texts).encode()).hexdigest()[:16]
 
 
-def _shard_index(folder: Path) -> int:
-    """The next shard number: one past the highest in ``folder`` (never reuses a name)."""
-    numbers = [int(f.name.split("-")[1]) for f in folder.glob("examples-*.parquet")]
+def next_shard(folder: Path, kind: str = "examples") -> int:
+    """The next shard number: one past the highest of ``kind`` in ``folder`` (never reuses a name)."""
+    numbers = [int(f.name.split("-")[1]) for f in folder.glob(f"{kind}-*.parquet")]
     return max(numbers, default=-1) + 1
 
 
@@ -178,13 +179,18 @@ def _drop_examples(folder: Path, ids: set[str]) -> None:
                 write_atomic(f, lambda tmp, kept=kept: pq.write_table(kept, tmp))
 
 
-def _read(folder: Path, kind: str) -> pd.DataFrame:
+def read_shards(folder: Path, kind: str, keys: Sequence[str]) -> pd.DataFrame:
+    """Every shard of ``kind`` in ``folder``, one row per ``keys`` (empty, without columns, when there is none)."""
     files = sorted(folder.glob(f"{kind}-*.parquet"))
     if not files:
         return pd.DataFrame()
     table = pd.concat([pq.read_table(f).to_pandas() for f in files], ignore_index=True)
     # an example finished by two concurrent workers appears twice: keep one copy
-    return table.drop_duplicates(subset=_KEYS[kind], keep="first").reset_index(drop=True)
+    return table.drop_duplicates(subset=list(keys), keep="first").reset_index(drop=True)
+
+
+def _read(folder: Path, kind: str) -> pd.DataFrame:
+    return read_shards(folder, kind, _KEYS[kind])
 
 
 class RowsActor:
@@ -312,7 +318,7 @@ def _extract(folder: Path, dataset: str, examples: Sequence[LabelledExample],
     done = set(cached.get("example_id", pd.Series(dtype=str)))
     failed_path = folder / "failed.jsonl"
     todo = [e for e in examples if e.id not in done]
-    shard = _shard_index(folder)
+    shard = next_shard(folder)
     buf_s, buf_w, buf_e = [], [], []
     failed: dict[str, str] = {}
     if on_progress:
@@ -321,9 +327,9 @@ def _extract(folder: Path, dataset: str, examples: Sequence[LabelledExample],
     def flush() -> None:
         nonlocal shard, buf_s, buf_w, buf_e
         if buf_e:  # the examples shard goes last: an example counts as done only when all its rows are on disk
-            _write_shard(folder, "sentences", buf_s, shard)
-            _write_shard(folder, "windows", buf_w, shard)
-            _write_shard(folder, "examples", buf_e, shard)
+            write_shard(folder, "sentences", buf_s, shard)
+            write_shard(folder, "windows", buf_w, shard)
+            write_shard(folder, "examples", buf_e, shard)
             shard += 1
         buf_s, buf_w, buf_e = [], [], []
 
@@ -396,9 +402,9 @@ def derive_alignment(monitor: Monitor, dataset: str, examples: Sequence[Labelled
         for ex_id, idx in rows.groupby("example_id").groups.items():
             texts = rows.loc[idx, "text"].tolist()
             rows.loc[idx, "align_score"] = monitor.alignment.score_many(texts, by_id[ex_id].context)
-        _write_shard(folder, "sentences", rows.to_dict("records"), shard)
-        _write_shard(folder, "windows", windows[windows.example_id.isin(batch)].to_dict("records"), shard)
-        _write_shard(folder, "examples", donor[donor.example_id.isin(batch)].to_dict("records"), shard)
+        write_shard(folder, "sentences", rows.to_dict("records"), shard)
+        write_shard(folder, "windows", windows[windows.example_id.isin(batch)].to_dict("records"), shard)
+        write_shard(folder, "examples", donor[donor.example_id.isin(batch)].to_dict("records"), shard)
         done.update(batch)
         if on_progress:
             on_progress(len(done), len(examples))

@@ -9,21 +9,17 @@ at most one shard.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from faithwatch.data.schema import LabelledExample
 from faithwatch.errors import FaithwatchError
-from faithwatch.eval.features import fingerprint, safe_name, spec_digest
+from faithwatch.eval.features import fingerprint, next_shard, read_shards, safe_name, spec_digest, write_shard
 from faithwatch.models.loading import cache_dir
 from faithwatch.signals import SignalContext, build_signals, text_signals
 from faithwatch.signals.base import Signal
-from faithwatch.store import write_atomic
 
 #: examples per cache shard
 SHARD_EXAMPLES = 64
@@ -49,21 +45,11 @@ def add_text_features(examples: Sequence[LabelledExample], sentences: pd.DataFra
         if dataset is not None and getattr(signal, "cached", False):
             rows = _cached(signal, dataset, by_id, sentences, groups, root, on_progress)
         else:
-            rows = _computed(signal, by_id, sentences, groups)
+            rows = signal.from_pairs(sentences["text"].tolist(), [by_id[e].context for e in sentences["example_id"]])
         for pos, row in enumerate(rows):
             feats[pos].update(row)
     added = pd.DataFrame(feats, index=sentences.index, columns=columns, dtype=float)
     return pd.concat([sentences.drop(columns=[c for c in columns if c in sentences.columns]), added], axis=1)
-
-
-def _computed(signal: Signal, by_id: dict[str, LabelledExample], sentences: pd.DataFrame,
-              groups: dict) -> list[dict[str, float]]:
-    out: list[dict[str, float]] = [{} for _ in range(len(sentences))]
-    for ex_id, positions in groups.items():
-        texts = sentences["text"].iloc[positions].tolist()
-        for pos, row in zip(positions, signal.from_text(texts, by_id[ex_id].context), strict=True):
-            out[pos] = row
-    return out
 
 
 def text_cache_folder(signal: Signal, dataset: str, root: Path | None = None) -> Path:
@@ -73,11 +59,8 @@ def text_cache_folder(signal: Signal, dataset: str, root: Path | None = None) ->
 
 
 def _read(folder: Path) -> pd.DataFrame:
-    files = sorted(folder.glob("rows-*.parquet"))
-    if not files:
-        return pd.DataFrame(columns=_KEY)
-    table = pd.concat([pq.read_table(f).to_pandas() for f in files], ignore_index=True)
-    return table.drop_duplicates(subset=_KEY, keep="first")
+    table = read_shards(folder, "rows", _KEY)
+    return table if len(table.columns) else pd.DataFrame(columns=_KEY)
 
 
 def _cached(signal: Signal, dataset: str, by_id: dict[str, LabelledExample], sentences: pd.DataFrame,
@@ -90,7 +73,7 @@ def _cached(signal: Signal, dataset: str, by_id: dict[str, LabelledExample], sen
                     strict=True))
     done = set(map(tuple, _read(folder)[_KEY].itertuples(index=False)))
     todo = [ex_id for ex_id, positions in groups.items() if any(keys[p] not in done for p in positions)]
-    shard = max((int(f.name.split("-")[1]) for f in folder.glob("rows-*.parquet")), default=-1) + 1
+    shard = next_shard(folder, "rows")
     progress = (lambda n: on_progress(f"{dataset}: {signal.name}", n, len(groups))) if on_progress else None
     if progress:
         progress(len(groups) - len(todo))
@@ -98,11 +81,8 @@ def _cached(signal: Signal, dataset: str, by_id: dict[str, LabelledExample], sen
         chunk = todo[start : start + SHARD_EXAMPLES]
         pairs = [(ex_id, text) for ex_id in chunk for text in dict.fromkeys(sentences["text"].iloc[groups[ex_id]])]
         rows = signal.from_pairs([t for _, t in pairs], [by_id[e].context for e, _ in pairs])
-        table = pa.Table.from_pandas(pd.DataFrame([{"example_id": e, "fingerprint": prints[e], "text": t, **row}
-                                                   for (e, t), row in zip(pairs, rows, strict=True)]),
-                                     preserve_index=False)
-        path = folder / f"rows-{shard:05d}-{os.getpid()}.parquet"
-        write_atomic(path, lambda tmp, t=table: pq.write_table(t, tmp))
+        write_shard(folder, "rows", [{"example_id": e, "fingerprint": prints[e], "text": t, **row}
+                                     for (e, t), row in zip(pairs, rows, strict=True)], shard)
         shard += 1
         if progress:
             progress(len(groups) - len(todo) + start + len(chunk))
