@@ -112,14 +112,13 @@ class Monitor:
             alignment = None
         where = str(self.lm.device) if self.lm is not None else (device or "cpu")
         self.alignment = get_scorer(alignment, device=where) if isinstance(alignment, str) else alignment
-        self._check_alignment_version(meta)
         if isinstance(lid_bank, (str, Path)):
             lid_bank = LIDBank.load(lid_bank, expect_model_id=self.lm.model_id)
         layers = tuple(lid_layers) if lid_layers else default_lid_layers(self.lm.num_layers) if self.lm else ()
         self.signals = self._build_signals(wanted, layers, lid_bank, tuple(hidden_layers or ()), where)
         #: no signal reads model output: teacher forcing can skip the model (live generation still runs it)
         self.model_free = all(registry.signals.get(n).options.get("model_free") for n in wanted)
-        self._check_signal_versions(meta)
+        self._check_versions(meta)
         missing = sorted(set(getattr(meta, "feature_names", [])) - set(self.feature_names))
         if missing:
             raise InputError(f"detector '{self.detector.name}' needs features {missing} that the chosen signals "
@@ -163,24 +162,20 @@ class Monitor:
                              "leave --alignment out to use the detector's")
         return alignment
 
-    def _check_alignment_version(self, meta) -> None:
-        """Refuse a scorer whose weights differ from those the detector was trained with (e.g. another adapter)."""
-        trained = (getattr(meta, "metrics", None) or {}).get("alignment_version") if meta is not None else None
-        current = getattr(self.alignment, "version", None)
-        if trained and self.alignment is not None and current != trained:
-            raise InputError(f"the detector was trained with alignment {self.alignment.name!r} version {trained!r}, "
-                             f"but this scorer is version {current!r} (its model changed); retrain the detector")
-
-    def _check_signal_versions(self, meta) -> None:
-        """Refuse a cached text signal (the LSS tagger) whose model differs from the one the detector was trained
-        with; only signals whose features the detector reads are checked."""
+    def _check_versions(self, meta) -> None:
+        """Refuse a model-backed part whose version differs from the one the detector was trained with: the
+        alignment scorer (e.g. another NLI adapter) and each cached text signal whose features it reads (the LSS
+        tagger). The detector records them as ``<part>_version`` in its metrics."""
         trained = (getattr(meta, "metrics", None) or {}) if meta is not None else {}
         read = set(getattr(meta, "feature_names", []))
-        for signal in (s for s in self.signals if getattr(s, "cached", False)):
-            want = trained.get(f"{signal.name}_version")
-            if want and read & set(signal.feature_names) and signal.version != want:
-                raise InputError(f"the detector was trained with {signal.name} version {want!r}, but this one is "
-                                 f"{signal.version!r} (its model changed); retrain the detector")
+        parts = [("alignment", self.alignment)] if self.alignment is not None else []
+        parts += [(s.name, s) for s in self.signals if getattr(s, "cached", False) and read & set(s.feature_names)]
+        for name, part in parts:
+            want, have = trained.get(f"{name}_version"), getattr(part, "version", None)
+            if want and have != want:
+                label = name if part.name == name else f"{name} {part.name!r}"
+                raise InputError(f"the detector was trained with {label} version {want!r}, but this one is "
+                                 f"version {have!r} (its model changed); retrain the detector")
 
     def _build_signals(self, names: Sequence[str], layers: tuple[int, ...], bank: LIDBank | None,
                        hidden_layers: tuple[int, ...], device: str = "cpu") -> list[Signal]:
