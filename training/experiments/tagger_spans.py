@@ -8,9 +8,9 @@ faithful sentences drawn by the seed.
 
 Stages (each one model-heavy; run one at a time):
 
-    python training/experiments/tagger_spans.py fold --fold 0            # lss-dev fold 0: with and without spans
-    python training/experiments/tagger_spans.py full --out /tmp/tagger-rt # a tagger on all of lss-dev + spans
-    python training/experiments/tagger_spans.py sets --tagger /tmp/tagger-rt --per-set 150
+    python training/experiments/tagger_spans.py fold --fold 0            # lss-dev fold 0, with and without (32 min)
+    python training/experiments/tagger_spans.py full                     # a tagger on all of lss-dev + spans (23 min)
+    python training/experiments/tagger_spans.py sets --per-set 200       # reads the one ``full`` wrote (8 min)
 
 ``fold`` prints, on the held-out fold of the shipped 5-fold split (seed 13), the Pearson correlation of the mean
 word support and of the LSS score with the human rating, for a tagger trained on the other folds with and without
