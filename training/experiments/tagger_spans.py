@@ -11,11 +11,15 @@ Stages (each one model-heavy; run one at a time):
     python training/experiments/tagger_spans.py fold --fold 0            # lss-dev fold 0, with and without (32 min)
     python training/experiments/tagger_spans.py full                     # a tagger on all of lss-dev + spans (23 min)
     python training/experiments/tagger_spans.py sets --per-set 200       # reads the one ``full`` wrote (8 min)
+    python training/experiments/tagger_spans.py loo                      # as an extra feature, LOO (~30 min)
 
 ``fold`` prints, on the held-out fold of the shipped 5-fold split (seed 13), the Pearson correlation of the mean
 word support and of the LSS score with the human rating, for a tagger trained on the other folds with and without
 the span examples (both here, same host and precision). ``sets`` prints the sentence AUROC of ``tag_min_content``
-from the shipped tagger and from the given one on the sets the span examples do not come from.
+from the shipped tagger and from the given one on the sets the span examples do not come from. ``loo`` adds that
+tagger's ``tag_min_content`` as a second feature (``tag_rt_min``) to every sentence of the six labelled sets and the
+augmentation set (cached in ``--cache``, resumable) and prints the LOO AUROC of the shipped recipe with and without
+it; the RAGTruth QA and summary folds are in-sample for the new feature (its tagger trained on their spans).
 """
 
 from __future__ import annotations
@@ -166,9 +170,45 @@ def run_sets(tagger_dir: str, per_set: int | None) -> None:
               f"new {roc_auc_score(t.label, -t.new_min):.3f}", flush=True)
 
 
+def run_loo(tagger_dir: str, cache: str) -> None:
+    from aggregator_variants import AUGMENT, SETS, print_loo  # a sibling script, on sys.path when this one runs
+
+    import faithwatch.eval.training as training
+    from faithwatch.eval.pipeline import extraction_monitor, load_labelled
+    from faithwatch.signals.tagger import TaggerSignal
+
+    monitor = extraction_monitor(None, "nli-minilm+lexical+embedding")
+    data = load_labelled(list(SETS), monitor, text_only=True, augment=list(AUGMENT))
+    signal, folder = None, Path(cache)
+    folder.mkdir(parents=True, exist_ok=True)
+    tables = {}
+    for name, d in data.items():
+        t = d.sentences.reset_index(drop=True)
+        file = folder / f"{name.split('/')[-1]}.parquet"
+        if file.is_file() and len(pd.read_parquet(file)) == len(t):
+            t["tag_rt_min"] = pd.read_parquet(file).tag_rt_min.to_numpy()
+        else:
+            signal = signal or TaggerSignal(tagger=load_tagger(tagger_dir))
+            ctx = {e.id: e.context for e in d.examples}
+            feats = signal.from_pairs(list(t.text), [ctx[i] for i in t.example_id])
+            t["tag_rt_min"] = [f["tag_min_content"] for f in feats]
+            t[["tag_rt_min"]].to_parquet(file)
+        print(f"{name}: {len(t)} sentences", flush=True)
+        tables[name] = t
+    training.FAMILIES["tagger_rt"] = ("tag_rt_min",)
+    training.DIRECTIONS["tag_rt_min"] = 1
+    shipped = ("alignment", "lexical", "edits", "tagger")
+    print_loo(tables, {
+        "shipped: alignment+lexical+edits+tagger C=0.1": training.Recipe(families=shipped, C=0.1),
+        "shipped + tagger_rt": training.Recipe(families=(*shipped, "tagger_rt"), C=0.1),
+        "alignment+lexical+edits+tagger_rt": training.Recipe(families=(*shipped[:3], "tagger_rt"), C=0.1),
+    })
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("stage", choices=("fold", "full", "sets", "count"))
+    p.add_argument("stage", choices=("fold", "full", "sets", "loo", "count"))
+    p.add_argument("--cache", default="/tmp/fw/tagger-rt-features")
     p.add_argument("--fold", type=int, default=0)
     p.add_argument("--out", default="/tmp/fw/tagger-rt")
     p.add_argument("--tagger", default="/tmp/fw/tagger-rt")
@@ -184,6 +224,8 @@ def main() -> None:
         run_fold(a.fold, a.threads)
     elif a.stage == "full":
         run_full(a.out, a.threads)
+    elif a.stage == "loo":
+        run_loo(a.tagger, a.cache)
     else:
         run_sets(a.tagger, a.per_set)
 
