@@ -173,7 +173,7 @@ class Monitor:
         for name, part in parts:
             want, have = trained.get(f"{name}_version"), getattr(part, "version", None)
             if want and have != want:
-                label = name if part.name == name else f"{name} {part.name!r}"
+                label = name if getattr(part, "name", name) == name else f"{name} {part.name!r}"
                 raise InputError(f"the detector was trained with {label} version {want!r}, but this one is "
                                  f"version {have!r} (its model changed); retrain the detector")
 
