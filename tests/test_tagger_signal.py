@@ -127,6 +127,22 @@ def test_cache_is_reused_resumed_and_refreshed(overlap, tmp_path, monkeypatch):
     assert (fresh[fresh.example_id == "e6"].tag_min_content < 0.5).all()
 
 
+def test_chosen_signals_only_and_cached_under_their_own_version(overlap, tmp_path):
+    """``signals=``: only those signals' columns are added; another tagger's features are cached apart."""
+    examples = _examples(3)
+    table = _table(examples)
+    other = OverlapTagger()
+    other.version = "overlap-2"
+    added = add_text_features(examples, table, "towns", root=tmp_path, signals=[TaggerSignal(tagger=other)])
+    assert list(added.columns) == [*table.columns, *TAGGER_FEATURES]
+    assert other.words_read > 0 and overlap.words_read == 0
+    default = add_text_features(examples, table, "towns", root=tmp_path)
+    assert overlap.words_read > 0  # the shipped tagger's cache is not the other one's
+    assert text_cache_folder(TaggerSignal(tagger=other), "towns", tmp_path) != \
+        text_cache_folder(TaggerSignal(tagger=overlap), "towns", tmp_path)
+    pd.testing.assert_frame_equal(added[list(TAGGER_FEATURES)], default[list(TAGGER_FEATURES)])
+
+
 def test_pairs_of_several_contexts_match_one_context_at_a_time():
     from faithwatch.signals import EditSignal
 

@@ -26,17 +26,18 @@ from faithwatch.eval.transfer import held_out_names
 from faithwatch.signals.tagger import TAGGER_FEATURES
 
 
-def sample_tables(per_set: int | None) -> tuple[dict[str, pd.DataFrame], dict[str, dict[str, str]]]:
+def sample_tables(per_set: int | None, sets: tuple[str, ...] = SETS, augment: tuple[str, ...] = AUGMENT,
+                  ) -> tuple[dict[str, pd.DataFrame], dict[str, list]]:
     """The labelled text-only tables (the first ``per_set`` responses of each set by sha1 of the id, or all), and
-    each set's contexts by example id."""
+    each set's examples."""
     monitor = extraction_monitor(None, "nli-minilm+lexical+embedding")
-    data = load_labelled(list(SETS), monitor, text_only=True, augment=list(AUGMENT))
-    tables, contexts = {}, {}
+    data = load_labelled(list(sets), monitor, text_only=True, augment=list(augment))
+    tables, examples = {}, {}
     for name, d in data.items():
         keep = sorted({e.id for e in d.examples}, key=lambda i: hashlib.sha1(i.encode()).hexdigest())[:per_set]
         tables[name] = d.sentences[d.sentences.example_id.isin(set(keep))].reset_index(drop=True)
-        contexts[name] = {e.id: e.context for e in d.examples}
-    return tables, contexts
+        examples[name] = d.examples
+    return tables, examples
 
 
 def print_single(tables: dict[str, pd.DataFrame], features: tuple[str, ...]) -> None:

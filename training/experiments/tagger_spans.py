@@ -18,14 +18,14 @@ word support and of the LSS score with the human rating, for a tagger trained on
 the span examples (both here, same host and precision). ``sets`` prints the sentence AUROC of ``tag_min_content``
 from the shipped tagger and from the given one on the sets the span examples do not come from. ``loo`` adds that
 tagger's ``tag_min_content`` as a second feature (``tag_rt_min``) to every sentence of the six labelled sets and the
-augmentation set (cached in ``--cache``, resumable) and prints the LOO AUROC of the shipped recipe with and without
-it; the RAGTruth QA and summary folds are in-sample for the new feature (its tagger trained on their spans).
+augmentation set (cached in the feature cache under that tagger's version, resumable) and prints the LOO AUROC of
+the shipped recipe with and without it; the RAGTruth QA and summary folds are in-sample for the new feature (its
+tagger trained on their spans).
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
 import time
@@ -152,49 +152,37 @@ def run_full(out: str, threads: int) -> None:
     print(f"trained in {time.time() - start:.0f} s: {out}", flush=True)
 
 
-def run_sets(tagger_dir: str, per_set: int | None) -> None:
-    from faithwatch.eval.pipeline import extraction_monitor, load_labelled
+def new_tag_min(tables: dict[str, pd.DataFrame], examples: dict[str, list], tagger_dir: str) -> None:
+    """Add ``tag_rt_min``, the given tagger's ``tag_min_content``, to every table (cached per data set under the
+    tagger's version, like the shipped tagger's features)."""
+    from faithwatch.eval.text_features import add_text_features
     from faithwatch.signals.tagger import TaggerSignal
 
-    monitor = extraction_monitor(None, "nli-minilm+lexical+embedding")
-    data = load_labelled(list(CLEAN_SETS), monitor, text_only=True)
-    new = TaggerSignal(tagger=load_tagger(tagger_dir))
-    for name, d in data.items():
-        keep = sorted({e.id for e in d.examples}, key=lambda i: hashlib.sha1(i.encode()).hexdigest())[:per_set]
-        t = d.sentences[d.sentences.example_id.isin(set(keep))].reset_index(drop=True)
-        ctx = {e.id: e.context for e in d.examples}
-        feats = new.from_pairs(list(t.text), [ctx[i] for i in t.example_id])
-        t["new_min"] = [f["tag_min_content"] for f in feats]
+    signal = TaggerSignal(tagger=load_tagger(tagger_dir))
+    for name, t in tables.items():
+        added = add_text_features(examples[name], t[["example_id", "text"]], dataset=name, signals=[signal])
+        t["tag_rt_min"] = added["tag_min_content"].to_numpy()
+
+
+def run_sets(tagger_dir: str, per_set: int | None) -> None:
+    from tagger_feature import sample_tables  # a sibling script, on sys.path when this one runs
+
+    tables, examples = sample_tables(per_set, CLEAN_SETS, ())
+    new_tag_min(tables, examples, tagger_dir)
+    for name, t in tables.items():
         print(f"{name:<22} n={len(t)} align_score {roc_auc_score(t.label, -t.align_score):.3f} "
               f"shipped tag_min_content {roc_auc_score(t.label, -t.tag_min_content):.3f} "
-              f"new {roc_auc_score(t.label, -t.new_min):.3f}", flush=True)
+              f"new {roc_auc_score(t.label, -t.tag_rt_min):.3f}", flush=True)
 
 
-def run_loo(tagger_dir: str, cache: str) -> None:
-    from aggregator_variants import AUGMENT, SETS, print_loo  # a sibling script, on sys.path when this one runs
+def run_loo(tagger_dir: str) -> None:
+    from aggregator_variants import print_loo  # sibling scripts, on sys.path when this one runs
+    from tagger_feature import sample_tables
 
     import faithwatch.eval.training as training
-    from faithwatch.eval.pipeline import extraction_monitor, load_labelled
-    from faithwatch.signals.tagger import TaggerSignal
 
-    monitor = extraction_monitor(None, "nli-minilm+lexical+embedding")
-    data = load_labelled(list(SETS), monitor, text_only=True, augment=list(AUGMENT))
-    signal, folder = None, Path(cache)
-    folder.mkdir(parents=True, exist_ok=True)
-    tables = {}
-    for name, d in data.items():
-        t = d.sentences.reset_index(drop=True)
-        file = folder / f"{name.split('/')[-1]}.parquet"
-        if file.is_file() and len(pd.read_parquet(file)) == len(t):
-            t["tag_rt_min"] = pd.read_parquet(file).tag_rt_min.to_numpy()
-        else:
-            signal = signal or TaggerSignal(tagger=load_tagger(tagger_dir))
-            ctx = {e.id: e.context for e in d.examples}
-            feats = signal.from_pairs(list(t.text), [ctx[i] for i in t.example_id])
-            t["tag_rt_min"] = [f["tag_min_content"] for f in feats]
-            t[["tag_rt_min"]].to_parquet(file)
-        print(f"{name}: {len(t)} sentences", flush=True)
-        tables[name] = t
+    tables, examples = sample_tables(None)
+    new_tag_min(tables, examples, tagger_dir)
     training.FAMILIES["tagger_rt"] = ("tag_rt_min",)
     training.DIRECTIONS["tag_rt_min"] = 1
     shipped = ("alignment", "lexical", "edits", "tagger")
@@ -208,7 +196,6 @@ def run_loo(tagger_dir: str, cache: str) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("stage", choices=("fold", "full", "sets", "loo", "count"))
-    p.add_argument("--cache", default="/tmp/fw/tagger-rt-features")
     p.add_argument("--fold", type=int, default=0)
     p.add_argument("--out", default="/tmp/fw/tagger-rt")
     p.add_argument("--tagger", default="/tmp/fw/tagger-rt")
@@ -225,7 +212,7 @@ def main() -> None:
     elif a.stage == "full":
         run_full(a.out, a.threads)
     elif a.stage == "loo":
-        run_loo(a.tagger, a.cache)
+        run_loo(a.tagger)
     else:
         run_sets(a.tagger, a.per_set)
 

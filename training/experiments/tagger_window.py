@@ -56,7 +56,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True, help="folder for the one-window features (reused)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    tables, contexts = sample_tables(args.per_set)
+    tables, examples = sample_tables(args.per_set)
+    contexts = {name: {e.id: e.context for e in ex} for name, ex in examples.items()}
     tagger = shared_tagger()
     for name, t in tables.items():
         path = args.out / f"{Path(name).stem}.parquet"

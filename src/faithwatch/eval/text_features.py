@@ -28,13 +28,14 @@ _KEY = ["example_id", "fingerprint", "text"]
 
 def add_text_features(examples: Sequence[LabelledExample], sentences: pd.DataFrame, dataset: str | None = None, *,
                       root: Path | None = None, on_progress: Callable[[str, int, int], None] | None = None,
-                      ) -> pd.DataFrame:
+                      signals: Sequence[Signal] | None = None) -> pd.DataFrame:
     """``sentences`` with the text-signal features added, computed from each sentence's text and context.
 
     With ``dataset``, the features of ``cached`` signals are read from (and written to) their cache under
     ``root`` (default: the feature cache); ``on_progress("<dataset>: <signal>", done, total)`` counts examples.
+    ``signals``: the text signals to compute (default: every registered one, as the monitor builds them).
     """
-    signals = build_signals(text_signals(), SignalContext())
+    signals = build_signals(text_signals(), SignalContext()) if signals is None else list(signals)
     columns = [f for signal in signals for f in signal.feature_names]
     if sentences.empty:  # e.g. every example failed: the columns, no rows
         return sentences.reindex(columns=[*sentences.columns, *columns])
