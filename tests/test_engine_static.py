@@ -43,11 +43,16 @@ def _script(session, tokens):
     return session
 
 
+@pytest.mark.parametrize("graph", [False, True], ids=["static", "graph-step"])
 @pytest.mark.parametrize("needs", [ALL, Needs()])
-def test_static_cache_equals_dynamic_cache(lm, prompts, needs, one_thread, monkeypatch):
+def test_static_cache_equals_dynamic_cache(lm, prompts, needs, graph, one_thread, monkeypatch):
+    """``graph``: the CUDA-graph step's static-shape path (4-D mask buffer, prompt columns as a tensor, reused
+    caches), run eagerly on this CPU."""
     monkeypatch.setattr(engine_mod, "STATIC_BLOCK", 16)  # small blocks: the cache grows several times
     dynamic = _script(DecodingEngine(lm, needs).start(prompts), 40)
-    static = _script(DecodingEngine(lm, needs, static_cache=True).start(prompts), 40)
+    static = _script(DecodingEngine(lm, needs, static_cache=True, cuda_graph=graph).start(prompts), 40)
+    if graph:
+        assert len(static.engine.graphs._steps) >= 2  # several batch shapes stepped
     assert isinstance(static._cache, StaticCache)
     assert static._cache.layers[0].keys.shape[2] % 16 == 0  # preallocated in whole blocks
     for a, b in zip(dynamic.branch_records, static.branch_records, strict=True):
@@ -67,27 +72,52 @@ def test_static_cache_grows_in_blocks_not_per_token(lm, prompts, one_thread, mon
 
 
 def test_joined_static_sessions_equal_dynamic_ones(lm, prompts, one_thread):
+    """Joined sessions hold different prompt ends per branch (the graph step's prompt-column tensor)."""
     short = build_prompts(lm.tokenizer, "Why?", "Because.")
     runs = []
-    for static in (False, True):
-        engine = DecodingEngine(lm, ALL, static_cache=static)
+    for static, graph in ((False, False), (True, False), (True, True)):
+        engine = DecodingEngine(lm, ALL, static_cache=static, cuda_graph=graph)
         session = engine.start(prompts)
         session.feed([11, 12, 13])
         session.join(engine.start(short))
         for step in range(4):
             session.feed_branches([20 + step, 30 + step])
         runs.append(session)
-    for a, b in zip(runs[0].branch_records, runs[1].branch_records, strict=True):
-        _same(a, b)
+    for run in runs[1:]:
+        for a, b in zip(runs[0].branch_records, run.branch_records, strict=True):
+            _same(a, b)
 
 
-def test_monitor_with_a_static_cache_scores_the_same(monitor, one_thread):
+@pytest.mark.parametrize("graph", [False, True], ids=["static", "graph-step"])
+def test_monitor_with_a_static_cache_scores_the_same(monitor, graph, one_thread):
     from faithwatch.monitor import Monitor
 
-    static = Monitor(monitor.lm, alignment="lexical", max_new_tokens=40, static_cache=True)  # as the fixture
+    static = Monitor(monitor.lm, alignment="lexical", max_new_tokens=40, static_cache=True,
+                     cuda_graph=graph)  # as the fixture
     question, context = "When did the tower open?", "The tower opened in 1889. It is 330 metres tall."
     a = monitor.generate(question, context)
     b = static.generate(question, context)
     assert a.response == b.response and a.num_tokens == b.num_tokens
     assert a.sentences and [s.text for s in a.sentences] == [s.text for s in b.sentences]
     np.testing.assert_allclose([s.score for s in a.sentences], [s.score for s in b.sentences], atol=1e-4)
+
+
+def test_a_pooled_cache_is_lent_to_one_live_session_at_a_time(lm, prompts, one_thread):
+    import gc
+
+    engine = DecodingEngine(lm, ALL, cuda_graph=True)
+    first, second = engine.start(prompts), engine.start(prompts)
+    assert first._cache is not second._cache  # both live: never the same cache
+    for session in (first, second):
+        session.feed([5, 6])
+    reference = DecodingEngine(lm, ALL).start(prompts)
+    reference.feed([5, 6])
+    _same(first.records, reference.records)
+    _same(second.records, reference.records)
+    held = first._cache
+    del first
+    gc.collect()
+    third = engine.start(prompts)
+    assert third._cache is held  # a finished session's cache is reused
+    third.feed([5, 6])
+    _same(third.records, reference.records)

@@ -63,7 +63,9 @@ class Monitor:
     which the opt-in ``hidden`` signal also records sentence-mean states (for training probes).
     ``dtype`` / ``device_map``: how to load ``model`` (see :func:`~faithwatch.models.loading.load_model`).
     ``static_cache``: decode into a preallocated KV cache (fixed shapes; the same records as the default dynamic
-    cache, see :class:`~faithwatch.models.engine.DecodingEngine`).
+    cache, see :class:`~faithwatch.models.engine.DecodingEngine`). ``cuda_graph``: replay each decode step as a
+    CUDA graph on a GPU (implies ``static_cache``; the same static-shape step runs eagerly on a CPU; see
+    :mod:`faithwatch.models.graphstep`).
     """
 
     def __init__(
@@ -84,6 +86,7 @@ class Monitor:
         dtype: str | None = None,
         device_map: str | None = None,
         static_cache: bool = False,
+        cuda_graph: bool = False,
     ) -> None:
         if model == NO_MODEL:
             self.lm: LoadedModel | None = None
@@ -126,7 +129,8 @@ class Monitor:
         needs = Needs()
         for signal in self.signals:
             needs = needs | signal.needs
-        self.engine = DecodingEngine(self.lm, needs, static_cache=static_cache) if self.lm is not None else None
+        self.engine = (DecodingEngine(self.lm, needs, static_cache=static_cache, cuda_graph=cuda_graph)
+                       if self.lm is not None else None)
 
     @property
     def model_id(self) -> str:

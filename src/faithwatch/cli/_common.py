@@ -141,6 +141,8 @@ DeviceMapOpt = typer.Option(None, "--device-map", help="Spread --model over devi
                             "instead of moving it to --device.")
 StaticCacheOpt = typer.Option(False, "--static-cache", help="Decode into a preallocated KV cache (fixed shapes, the "
                               "same scores; for GPUs, slower on CPU: bench/README.md).")
+CudaGraphOpt = typer.Option(False, "--cuda-graph", help="Replay each decode step as a CUDA graph (GPU; implies "
+                            "--static-cache; the same scores, several times faster: bench/README.md).")
 
 
 def default_threads() -> int:

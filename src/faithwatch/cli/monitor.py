@@ -12,6 +12,7 @@ from faithwatch.alignment import DEFAULT_SCORER, spec_help
 from faithwatch.cli._common import (
     EXIT_PARTIAL,
     AddressOpt,
+    CudaGraphOpt,
     DetectorOpt,
     DeviceMapOpt,
     DeviceOpt,
@@ -57,7 +58,7 @@ MaxFalseAcceptOpt = typer.Option(None, "--max-false-accept", help="Flag at the t
 
 
 def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, device, max_new_tokens=256,
-                   max_false_accept=None, dtype=None, device_map=None, static_cache=False):
+                   max_false_accept=None, dtype=None, device_map=None, static_cache=False, cuda_graph=False):
     from faithwatch.monitor import Monitor
 
     if max_false_accept is not None and not 0.0 < max_false_accept < 1.0:
@@ -66,7 +67,7 @@ def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, devi
         return Monitor(
             model, alignment=alignment, signals=signal_list(signals),
             lid_bank=lid_bank, detector=detector, truncate_context=truncate, device=device, dtype=dtype,
-            device_map=device_map, static_cache=static_cache,
+            device_map=device_map, static_cache=static_cache, cuda_graph=cuda_graph,
             max_new_tokens=max_new_tokens, max_false_accept=max_false_accept,
         )
 
@@ -103,12 +104,13 @@ def monitor(
     max_false_accept: float | None = MaxFalseAcceptOpt,
     threads: int | None = ThreadsOpt,
     static_cache: bool = StaticCacheOpt,
+    cuda_graph: bool = CudaGraphOpt,
 ) -> None:
     """Generate an answer and print each sentence the moment it is complete, with its score and signals."""
     try:
         ctx = read_text(context, "context")
         mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device, max_new_tokens,
-                             max_false_accept, dtype, device_map, static_cache)
+                             max_false_accept, dtype, device_map, static_cache, cuda_graph)
         threshold = mon.threshold
 
         def emit(report: SentenceReport) -> None:

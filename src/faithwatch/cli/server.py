@@ -6,7 +6,16 @@ import typer
 from rich.markup import escape
 
 from faithwatch.alignment import CHECK_SCORER, plain_specs
-from faithwatch.cli._common import DeviceMapOpt, DeviceOpt, DtypeOpt, StaticCacheOpt, err, fail, group
+from faithwatch.cli._common import (
+    CudaGraphOpt,
+    DeviceMapOpt,
+    DeviceOpt,
+    DtypeOpt,
+    StaticCacheOpt,
+    err,
+    fail,
+    group,
+)
 from faithwatch.errors import FaithwatchError, InputError
 
 app = group()
@@ -46,6 +55,7 @@ def serve(
     dtype: str = DtypeOpt,
     device_map: str | None = DeviceMapOpt,
     static_cache: bool = StaticCacheOpt,
+    cuda_graph: bool = CudaGraphOpt,
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
     api_key: str | None = typer.Option(None, "--api-key", envvar="FAITHWATCH_API_KEY", show_envvar=True,
                                        help="Require 'Authorization: Bearer KEY' on every /v1/* route (401 "
@@ -82,7 +92,7 @@ def serve(
         with err.status("Loading model…", spinner="dots"):
             monitor = Monitor(model, detector=detector, alignment=alignment, truncate_context=truncate_context,
                               device=device, dtype=dtype, device_map=device_map, static_cache=static_cache,
-                              max_new_tokens=min(256, max_new_tokens))
+                              cuda_graph=cuda_graph, max_new_tokens=min(256, max_new_tokens))
         application = create_app(
             monitor, max_body_bytes=max_body_bytes, max_context_tokens=max_context_tokens,
             max_new_tokens=max_new_tokens, queue_size=queue_size, workers=workers, batch_rows=batch_rows,

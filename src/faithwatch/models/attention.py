@@ -29,6 +29,9 @@ class LookbackRecorder:
     prompt_len: int | tuple[int, ...]
     rows: int
     branches: int = 1  # the main (RAG) rows come first in the batch (left padding is masked)
+    #: optional prompt columns as a device tensor, [1 or branches, 1, 1, cache width] bool: used instead of
+    #: ``prompt_len`` (a captured CUDA-graph step builds no tensors from host values)
+    ctx: torch.Tensor | None = None
     per_layer: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> [branches, rows, heads]
     masks: tuple | None = field(default=None, repr=False)  # the current forward pass's masks (see _masks)
 
@@ -67,7 +70,7 @@ def _lookback(module, query, key, attention_mask, scaling, rec: LookbackRecorder
     scores = scores * (scaling if scaling is not None else dim**-0.5)
     visible, is_ctx, n_ctx, n_new = _masks(rec, attention_mask, rows, kv_len, b, q.device)
     weights = torch.softmax(scores.masked_fill(~visible, float("-inf")), dim=-1)  # [B, H, rows, kv]
-    if isinstance(rec.prompt_len, int):  # the prompt is one leading block of the cache
+    if isinstance(rec.prompt_len, int) and rec.ctx is None:  # the prompt is one leading block of the cache
         a_ctx = weights[..., : rec.prompt_len].sum(-1) / n_ctx
         a_new = weights[..., rec.prompt_len :].sum(-1) / n_new
     else:
@@ -91,7 +94,9 @@ def _masks(rec: LookbackRecorder, attention_mask, rows: int, kv_len: int, b: int
     if attention_mask is not None:
         m = attention_mask[0:b, :, -rows:, :kv_len]
         visible = visible & (m if m.dtype == torch.bool else m > torch.finfo(m.dtype).min / 2)
-    if isinstance(rec.prompt_len, int):
+    if rec.ctx is not None:
+        is_ctx = rec.ctx[..., :kv_len]
+    elif isinstance(rec.prompt_len, int):
         is_ctx = (kv_pos < rec.prompt_len)[None, None, None]  # [1, 1, 1, kv]
     else:
         ends = torch.tensor(rec.prompt_len, device=device)

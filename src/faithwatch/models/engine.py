@@ -21,6 +21,7 @@ from transformers.cache_utils import StaticLayer
 
 from faithwatch.errors import ContextTooLongError, InputError
 from faithwatch.models.attention import LookbackRecorder, recording
+from faithwatch.models.graphstep import StepGraphs
 from faithwatch.models.loading import LoadedModel
 from faithwatch.models.prompts import PromptPair
 
@@ -120,7 +121,7 @@ def _decoder_layers(model: torch.nn.Module) -> torch.nn.ModuleList:
 class DecodingEngine:
     """Runs a loaded causal LM and records per-token signal inputs."""
 
-    def __init__(self, lm: LoadedModel, needs: Needs, static_cache: bool = False) -> None:
+    def __init__(self, lm: LoadedModel, needs: Needs, static_cache: bool = False, cuda_graph: bool = False) -> None:
         bad = [layer for layer in needs.hidden_layers if not 1 <= layer <= lm.num_layers]
         if bad:
             raise InputError(f"hidden layers {bad} out of range 1..{lm.num_layers} for {lm.model_id}")
@@ -135,7 +136,11 @@ class DecodingEngine:
         #: decode into a preallocated KV cache (``transformers.StaticCache``) that grows in blocks of
         #: ``STATIC_BLOCK`` columns: fixed tensor shapes, what CUDA graphs / ``torch.compile`` need. The prompt is
         #: prefilled as usual and then copied in; the records equal the dynamic cache's (tested).
-        self.static_cache = static_cache
+        #: replay each one-token step as a CUDA graph (:mod:`faithwatch.models.graphstep`; on a CPU the same
+        #: static-shape step runs eagerly); implies ``static_cache``
+        self.cuda_graph = cuda_graph
+        self.graphs = StepGraphs(lm.device) if cuda_graph else None
+        self.static_cache = static_cache = static_cache or cuda_graph
         if static_cache and any(type(layer) is not StaticLayer
                                 for layer in StaticCache(config=lm.model.config, max_cache_len=1).layers):
             raise InputError(f"static_cache supports full-attention models only; {lm.model_id} has sliding-window "
@@ -184,10 +189,10 @@ class EngineSession:
         main = torch.tensor(prompts.rag_ids, device=device)[None]
         self._mask = torch.ones_like(main)
         self._main_lens, self._twin_lens = [self.prompt_len], [0]
-        logits, hidden, lookback = self._run(main, torch.arange(self.prompt_len, device=device)[None], rows=1)
+        logits, hidden, lookback = self._run(main, torch.arange(self.prompt_len, device=device)[None], 1, self._mask)
         if self.needs.twin:
             logits = torch.cat([logits, self._prefill_twins([prompts.twin_ids])])
-        self._pending = self._stats(logits, hidden, lookback)
+        self._pending = self._host_step(*self._device_stats(logits), hidden, lookback)
 
     def _prefill_many(self, many: list[PromptPair]) -> None:
         """The main rows, left-padded to the longest prompt (masked; positions start at 0), then the twins as a
@@ -195,10 +200,10 @@ class EngineSession:
         self._main_lens = [len(p.rag_ids) for p in many]
         self._twin_lens = [0] * len(many)
         ids, self._mask, pos = _left_padded([p.rag_ids for p in many], self.prompt_len, self.lm.device)
-        logits, hidden, lookback = self._run(ids, pos, rows=1)
+        logits, hidden, lookback = self._run(ids, pos, 1, self._mask)
         if self.needs.twin:
             logits = torch.cat([logits, self._prefill_twins([p.twin_ids for p in many])])
-        self._pending = self._stats(logits, hidden, lookback)
+        self._pending = self._host_step(*self._device_stats(logits), hidden, lookback)
 
     def _prefill_twins(self, twins: list[list[int]]) -> torch.Tensor:
         """Prefill the no-context twins alone (left-padded to the longest twin), then join their KV caches to the
@@ -390,10 +395,20 @@ class EngineSession:
             return
         used = kv[0][0].shape[2]
         need = max(need, used)
-        room = (need // STATIC_BLOCK + 1) * STATIC_BLOCK
-        cache = StaticCache(config=self.lm.model.config, max_cache_len=min(room, max(self.lm.max_length, need)))
+        room = min((need // STATIC_BLOCK + 1) * STATIC_BLOCK, max(self.lm.max_length, need))
+
+        def make() -> StaticCache:
+            return StaticCache(config=self.lm.model.config, max_cache_len=room)
+
+        # with CUDA graphs, pooled caches are reused in place, so the graphs captured on them stay valid (FOD's
+        # fork and select move between a few batch shapes; the next request reuses them)
+        graphs = self.engine.graphs
+        cache = graphs.cache_for(self, kv[0][0].shape[0], room, make) if graphs is not None else make()
         for layer, (k, v) in zip(cache.layers, kv, strict=True):
-            layer.lazy_initialization(k, v)
+            if not layer.is_initialized:
+                layer.lazy_initialization(k, v)
+            elif cache is self._cache:  # kv may be views of this very cache (trim): copy them out first
+                k, v = k.clone(), v.clone()
             layer.keys[:, :, :used] = k
             layer.values[:, :, :used] = v
             layer.cumulative_length.fill_(used)
@@ -452,11 +467,17 @@ class EngineSession:
             self._pending = _merge(given, last, flags)
 
     def _forward(self, ids: torch.Tensor, pos: torch.Tensor, rows: int) -> _Step:
-        return self._stats(*self._run(ids, pos, rows))
+        mask = self._model_mask(ids.shape[1])  # (grows a full static cache first)
+        if rows == 1 and self.engine.graphs is not None:
+            return self.engine.graphs.step(self, ids, pos, mask)
+        logits, hidden, lookback = self._run(ids, pos, rows, mask)
+        return self._host_step(*self._device_stats(logits), hidden, lookback)
 
     @torch.inference_mode()
-    def _run(self, ids: torch.Tensor, pos: torch.Tensor, rows: int):
-        """One model call on all rows; returns the newest ``rows`` logits, hidden states and lookback ratios."""
+    def _run(self, ids: torch.Tensor, pos: torch.Tensor, rows: int, mask: torch.Tensor,
+             ctx: torch.Tensor | None = None):
+        """One model call on all rows; returns the newest ``rows`` logits, hidden states [B, rows, layers, d] and
+        lookback ratios [B, rows, L, H], on the device (no host copy: a captured step runs this too)."""
         needs = self.needs
         b = len(self.branch_records)
         captured: dict[int, torch.Tensor] = {}
@@ -467,12 +488,13 @@ class EngineSession:
                 hooks.append(module.register_forward_hook(_capture(captured, layer, rows, b)))
         ends = self._prompt_ends
         prompt_len = ends[0] if len(set(ends)) == 1 else tuple(ends)
-        recorder = LookbackRecorder(prompt_len=prompt_len, rows=rows, branches=b) if needs.lookback else None
+        recorder = (LookbackRecorder(prompt_len=prompt_len, rows=rows, branches=b, ctx=ctx) if needs.lookback
+                    else None)
         try:
             with recording(recorder):
                 out = self.lm.model(
                     input_ids=ids,
-                    attention_mask=self._model_mask(ids.shape[1]),
+                    attention_mask=mask,
                     position_ids=pos,
                     use_cache=True,
                     logits_to_keep=rows,
@@ -481,24 +503,36 @@ class EngineSession:
         finally:
             for hook in hooks:
                 hook.remove()
-        hidden = None
-        if needs.hidden_layers:
-            hidden = torch.stack([captured[layer] for layer in needs.hidden_layers], 2).float().cpu().numpy()
-        lookback = recorder.ratios(self.lm.num_layers).float().cpu().numpy() if recorder else None
+        hidden = torch.stack([captured[layer] for layer in needs.hidden_layers], 2) if needs.hidden_layers else None
+        lookback = recorder.ratios(self.lm.num_layers) if recorder else None
         return out.logits[:, -rows:, :].float(), hidden, lookback
 
     @torch.inference_mode()
-    def _stats(self, logits: torch.Tensor, hidden, lookback) -> _Step:
-        """Per-position statistics from the logits of the main rows and the twin rows."""
+    def _device_stats(self, logits: torch.Tensor):
+        """Per-position log-probabilities (main and twin rows), entropy and KL, on the device."""
         b = len(self.branch_records)
         logp = torch.log_softmax(logits[:b], dim=-1)
-        entropy = -(logp.exp() * logp).sum(-1) / math.log(logp.shape[-1])
+        probs = logp.exp()
+        entropy = -(probs * logp).sum(-1) / math.log(logp.shape[-1])
         if not self.needs.twin:
-            return _Step(logp, None, entropy.cpu().numpy(), None, hidden, lookback)
+            return logp, None, entropy, None
         twin_logp = torch.log_softmax(logits[b:], dim=-1)
-        kl = (logp.exp() * (logp - twin_logp)).sum(-1).clamp(min=0.0)
-        both = torch.stack([entropy, kl]).cpu().numpy()  # one host copy for both
-        return _Step(logp, twin_logp, both[0], both[1], hidden, lookback)
+        kl = (probs * (logp - twin_logp)).sum(-1).clamp(min=0.0)
+        return logp, twin_logp, entropy, kl
+
+    @staticmethod
+    def _host_step(logp, twin_logp, entropy, kl, hidden, lookback) -> _Step:
+        """The step with its small per-position statistics copied to the host in one transfer (one device sync)."""
+        parts = [t for t in (entropy, kl, hidden, lookback) if t is not None]
+        flat = torch.cat([t.float().flatten() for t in parts]).cpu().numpy()
+        host, at = [], 0
+        for t in (entropy, kl, hidden, lookback):
+            if t is None:
+                host.append(None)
+                continue
+            host.append(flat[at : at + t.numel()].reshape(t.shape))
+            at += t.numel()
+        return _Step(logp, twin_logp, *host)
 
     def _record(self, step: _Step, tokens: list[list[int]], active: list[bool]) -> None:
         """Record branch b's ``tokens[b]`` from the first ``len(tokens[b])`` positions of ``step``.
