@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from faithwatch.decoding import REFUSAL, generate
-from faithwatch.decoding.loop import adacad_logprobs, cad_logprobs
+from faithwatch.decoding.loop import adacad_logprobs, cad_logprobs, sampling_chooser
 from faithwatch.monitor import Monitor
 
 Q, C = "When did the bridge open?", "The bridge in Lyon opened in 1820. It was built by local masons."
@@ -220,3 +220,15 @@ def test_unknown_strategy_is_a_clear_error(monitor):
 
     with pytest.raises(InputError, match="unknown strategy"):
         generate(monitor, Q, C, strategy="magic")
+
+
+def test_sampling_chooser_draws_from_the_tempered_distribution():
+    probs = torch.tensor([0.1, 0.6, 0.0, 0.3])
+    logp = probs.log().repeat(20000, 1)
+    counts = np.bincount(sampling_chooser(1.0, torch.Generator().manual_seed(0))(logp, None), minlength=4) / 20000
+    np.testing.assert_allclose(counts, probs.numpy(), atol=0.015)  # never the zero-probability token
+    sharp = np.bincount(sampling_chooser(0.5, torch.Generator().manual_seed(0))(logp, None), minlength=4) / 20000
+    tempered = probs**2 / (probs**2).sum()  # temperature 0.5 squares the probabilities
+    np.testing.assert_allclose(sharp, tempered.numpy(), atol=0.015)
+    again = sampling_chooser(1.0, torch.Generator().manual_seed(0))(logp[:50], None)
+    assert again == sampling_chooser(1.0, torch.Generator().manual_seed(0))(logp[:50], None)  # seeded

@@ -39,8 +39,12 @@ def sampling_chooser(temperature: float, generator: torch.Generator) -> Chooser:
         return greedy_chooser()
 
     def choose(logp: torch.Tensor, _twin: torch.Tensor | None) -> list[int]:
-        probs = torch.softmax(logp.float().cpu() / temperature, dim=-1)
-        return torch.multinomial(probs, 1, generator=generator)[:, 0].tolist()
+        # inverse-CDF sampling where the distribution lives (one uniform per row from ``generator``): exact, and
+        # on a CPU ~10x faster than torch.multinomial over a full vocabulary; no copy of [B, V] to the host
+        cdf = torch.softmax(logp.float() / temperature, dim=-1).cumsum(-1)
+        u = torch.rand(len(cdf), 1, generator=generator, dtype=cdf.dtype).to(cdf.device)
+        picked = torch.searchsorted(cdf, u * cdf[:, -1:], right=True).clamp_(max=cdf.shape[-1] - 1)
+        return picked[:, 0].tolist()
 
     return choose
 
