@@ -30,9 +30,12 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--strategies", default="monitor,greedy,abstain,cad,rerank,fod-bt,fod")
     parser.add_argument("--random-model", default=None, help="e.g. llama-1b (weights random; see overhead.py)")
+    parser.add_argument("--tokenizer", default=None, help="tokenizer dir for --random-model (default: embedded)")
     parser.add_argument("--detector", default=None, help="default: shipped detector (embedded model) or heuristic")
+    parser.add_argument("--signals", default=None, help="comma-separated signal families (default: all)")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     parser.add_argument("--static-cache", action="store_true", help="decode into a preallocated KV cache")
+    parser.add_argument("--cuda-graph", action="store_true", help="replay decode steps as CUDA graphs")
     parser.add_argument("--tau1", type=float, default=default("tau1"),
                         help="FOD: > 1 forces the beam search on every prompt")
     parser.add_argument("--tau2", type=float, default=default("tau2"), help="FOD: 0 prunes nothing (the most work)")
@@ -50,13 +53,15 @@ def main() -> None:
         from overhead import _load  # the same random-model builder as the overhead benchmark
 
         class _Args:
-            random_model, device, mode, tokenizer = args.random_model, args.device, "monitor", None
+            random_model, device, mode, tokenizer = args.random_model, args.device, "monitor", args.tokenizer
 
         lm = _load(_Args)
         monitor = Monitor(lm, detector=args.detector or "heuristic", alignment="lexical",
-                          static_cache=args.static_cache)
+                          static_cache=args.static_cache, cuda_graph=args.cuda_graph,
+                          signals=args.signals.split(",") if args.signals else None)
     else:
-        monitor = Monitor(None, device=args.device, detector=args.detector, static_cache=args.static_cache)
+        monitor = Monitor(None, device=args.device, detector=args.detector, static_cache=args.static_cache,
+                          cuda_graph=args.cuda_graph)
     items = load_counterfactual()[: args.prompts]
     strategies = args.strategies.split(",")
     sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)

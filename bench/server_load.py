@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import json
 import os
+import shlex
 import socket
 import statistics
 import subprocess
@@ -144,6 +145,7 @@ def _start_server(args: argparse.Namespace, rows: int) -> tuple[subprocess.Popen
         cmd += ["--model", args.model]
     if args.detector:
         cmd += ["--detector", args.detector]
+    cmd += shlex.split(args.server_args)
     env = {**os.environ, "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1")}
     proc = subprocess.Popen(cmd, env=env)
     url = f"http://127.0.0.1:{port}"
@@ -166,6 +168,8 @@ def main() -> None:
     parser.add_argument("--url", help="A running server on loopback (default: start one).")
     parser.add_argument("--model", help="Model of the started server (default: embedded SmolLM2-135M).")
     parser.add_argument("--detector", help="Detector of the started server.")
+    parser.add_argument("--server-args", default="", help="More options of the started server, e.g. "
+                        "'--device cuda --alignment lexical'.")
     parser.add_argument("--endpoint", choices=("score", "monitor", "generate", "check"), default="score")
     parser.add_argument("--concurrency", default="1,4,16", help="Comma-separated levels.")
     parser.add_argument("--requests", type=int, default=16, help="Requests per level (upper bound).")

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The GPU benchmarks as run on a lent H100 (random-weight Llama-1B; no weights travel). Needs the wheels the
+# GPU image lacks in .whl/ and a tokenizer folder in .gpu/tok (see bench/README.md). Wheels used on 2026-11-25
+# (python 3.12): pysbd gguf platformdirs pydantic pydantic-core annotated-types typing-inspection typing-extensions
+# transformers==5.24.0 fastapi starlette uvicorn opentelemetry-api.
+# Usage: bash bench/gpu_run.sh STEP... (throughput, overhead, overhead-graph, decoding, decoding-graph, profile,
+# profile-graph, tests, or any shell command); each step's output goes to $OUT/STEP.txt.
+set -u
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+export PYTHONPATH=$PWD/src:$PWD/bench:/tmp/site PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__)"
+# every white-box signal, lexical alignment (the MiniLM package, hence 'tagger' and NLI alignment, does not travel)
+SIG=likelihood,entropy,lid,contrastive,influence,lookback,alignment,lexical,edits
+M="--device cuda --random-model llama-1b --tokenizer .gpu/tok"
+for step in "$@"; do
+  case $step in
+    throughput) timeout 240 python3 bench/throughput.py $M --records 256 --batch-sizes 8,32,128 ;;
+    overhead) timeout 300 python3 bench/overhead.py $M --tokens 256 --alignment lexical --signals $SIG --static-anchor ;;
+    overhead-static) timeout 200 python3 bench/overhead.py $M --tokens 256 --alignment lexical --signals $SIG --static-cache --repeats 2 ;;
+    overhead-graph) timeout 300 python3 bench/overhead.py $M --tokens 256 --alignment lexical --signals $SIG --static-anchor --cuda-graph --repeats 5 ;;
+    decoding) timeout 200 python3 bench/decoding.py $M --signals ${SIG/lid,/} --strategies monitor,greedy,fod ;;
+    decoding-graph) timeout 200 python3 bench/decoding.py $M --signals ${SIG/lid,/} --strategies monitor,greedy,fod --cuda-graph ;;
+    profile) timeout 120 python3 bench/gpu_profile.py $SIG ;;
+    profile-graph) timeout 120 python3 bench/gpu_profile.py $SIG --cuda-graph ;;
+    tests) timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_engine_graph.py tests/test_engine_static.py ;;
+    *) timeout 300 bash -c "$step" ;;
+  esac 2>&1 | tee "$OUT/$(echo "$step" | tr -c 'a-z0-9-' '_' | cut -c1-40).txt"
+done
