@@ -75,10 +75,11 @@ def best_block(words: list[str], labels: list[float], context: str, block_words:
     return best
 
 
-def span_examples(block_words: int = 110, max_words: int = 60, seed: int = 13) -> list[TaggerExample]:
+def span_examples(block_words: int = 110, max_words: int = 60, seed: int = 13,
+                  sets: tuple[str, ...] = SPAN_SETS) -> list[TaggerExample]:
     """Word-labelled examples from RAGTruth's unfaithful spans (all unfaithful sentences, as many faithful)."""
     bad, good = [], []
-    for path in SPAN_SETS:
+    for path in sets:
         for line in Path(path).read_text().splitlines():
             r = json.loads(line)
             spans = [(s["start"], s["end"]) for s in r.get("spans") or []
@@ -137,15 +138,16 @@ def run_fold(fold: int, threads: int) -> None:
               + f" ({time.time() - start:.0f} s)", flush=True)
 
 
-def run_full(out: str, threads: int) -> None:
+def run_full(out: str, threads: int, sets: tuple[str, ...] = SPAN_SETS) -> None:
     import torch
 
     from faithwatch.nli.tagger_train import save
 
     torch.set_num_threads(threads)
     lss = examples_from_lss_dev(load_lss_dev(data_root() / "lss-dev"))
-    spans = span_examples()
-    cfg = TaggerConfig(out_dir=out, synthetic=0.5, data={"note": "experiment: lss-dev + RAGTruth QA/summary spans"})
+    spans = span_examples(sets=sets)
+    names = "/".join(Path(p).stem.removeprefix("ragtruth-") for p in sets)
+    cfg = TaggerConfig(out_dir=out, synthetic=0.5, data={"note": f"experiment: lss-dev + RAGTruth {names} spans"})
     start = time.time()
     model, _ = fit(cfg, lss + spans)
     save(cfg, model, lss + spans, time.time() - start)
@@ -201,7 +203,11 @@ def main() -> None:
     p.add_argument("--tagger", default="/tmp/fw/tagger-rt")
     p.add_argument("--per-set", type=int, default=None)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--span-sets", default="qa,summary",
+                   help="full: the RAGTruth span sets to train on (qa, summary); leave one out to make the LOO fold "
+                   "of that set fair for the new feature")
     a = p.parse_args()
+    sets = tuple(f"training/data/ragtruth-{name}.jsonl" for name in a.span_sets.split(","))
     if a.stage == "count":
         ex = span_examples()
         print(len(ex), sum(min(e.labels) < 0.5 for e in ex), np.mean([len(e.reference.split()) for e in ex]))
@@ -210,7 +216,7 @@ def main() -> None:
     elif a.stage == "fold":
         run_fold(a.fold, a.threads)
     elif a.stage == "full":
-        run_full(a.out, a.threads)
+        run_full(a.out, a.threads, sets)
     elif a.stage == "loo":
         run_loo(a.tagger)
     else:

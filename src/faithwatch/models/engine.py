@@ -274,7 +274,7 @@ class EngineSession:
         self._single("feed")
         tokens = [int(t) for t in token_ids]
         if tokens:
-            self._feed(torch.tensor([tokens], device=self.lm.device))
+            self._feed(np.asarray([tokens], dtype=np.int64))
 
     def feed_branches(self, token_ids: Sequence[int], active: Sequence[bool] | None = None) -> None:
         """Append one token to every active branch (``token_ids[b]`` to branch b).
@@ -286,7 +286,7 @@ class EngineSession:
             raise ValueError(f"{len(token_ids)} tokens for {self.branches} branches")
         flags = [True] * self.branches if active is None else [bool(a) for a in active]
         if any(flags):
-            self._feed(torch.tensor([[int(t)] for t in token_ids], device=self.lm.device), flags)
+            self._feed(np.asarray([[int(t)] for t in token_ids], dtype=np.int64), flags)
 
     def feed_many(self, token_ids: Sequence[Sequence[int]]) -> None:
         """Append its own tokens to every branch (``token_ids[b]`` to branch b, any lengths, empty allowed) in one
@@ -297,7 +297,9 @@ class EngineSession:
         k = max((len(r) for r in rows), default=0)
         if k == 0:
             return
-        ids = torch.tensor([r + [0] * (k - len(r)) for r in rows], device=self.lm.device)
+        ids = np.zeros((len(rows), k), dtype=np.int64)
+        for b, row in enumerate(rows):
+            ids[b, : len(row)] = row
         self._feed(ids, counts=[len(r) for r in rows])
 
     def select(self, branches: Sequence[int]) -> None:
@@ -429,9 +431,12 @@ class EngineSession:
         if self.branches != 1:
             raise RuntimeError(f"{what} needs a single-branch session; this one has {self.branches} branches")
 
-    def _feed(self, ids: torch.Tensor, active: list[bool] | None = None, counts: list[int] | None = None) -> None:
-        """ids: [B, k] tokens per branch. ``active`` (k == 1): which branches take their token; ``counts``: how
-        many of its k tokens each branch takes (a prefix; the rest are masked padding)."""
+    def _feed(self, ids: np.ndarray, active: list[bool] | None = None, counts: list[int] | None = None) -> None:
+        """ids: [B, k] token ids per branch (on the host). ``active`` (k == 1): which branches take their token;
+        ``counts``: how many of its k tokens each branch takes (a prefix; the rest are masked padding).
+
+        Token ids, positions and mask columns go to the device in one copy; the step's statistics and the chosen
+        tokens' log-probabilities come back in one copy (one device sync per step)."""
         if self.engine.before_step is not None:
             self.engine.before_step()
         k, b = ids.shape[1], self.branches
@@ -441,37 +446,44 @@ class EngineSession:
         longest = max(n + c for n, c in zip(self._main_lens, counts, strict=True))
         if longest > self.lm.max_length:
             raise ContextTooLongError(f"{longest} tokens exceed the model window of {self.lm.max_length}")
-        device = self.lm.device
-        steps = torch.arange(k, device=device)
-        lens = torch.tensor(self._main_lens, device=device)
-        pos = lens[:, None] + steps[None]
-        keep = (steps[None] < torch.tensor(counts, device=device)[:, None]).long()  # [B, k]
+        steps = np.arange(k)
+        rows = ids
+        pos = np.add.outer(np.asarray(self._main_lens, dtype=np.int64), steps)
+        keep = (steps[None] < np.asarray(counts)[:, None]).astype(np.int64)  # [B, k]
         if self.needs.twin:
-            ids = torch.cat([ids, ids])
-            pos = torch.cat([pos, torch.tensor(self._twin_lens, device=device)[:, None] + steps[None]])
-            keep = torch.cat([keep, keep])
-        self._mask = torch.cat([self._mask, keep], 1)
+            rows = np.concatenate([ids, ids])
+            pos = np.concatenate([pos, np.add.outer(np.asarray(self._twin_lens, dtype=np.int64), steps)])
+            keep = np.concatenate([keep, keep])
+        dev_ids, dev_pos, dev_keep = torch.from_numpy(np.stack([rows, pos, keep])).to(self.lm.device)
+        self._mask = torch.cat([self._mask, dev_keep], 1)
         given = self._pending
-        step = self._forward(ids, pos, rows=k)
+        first = _gather(given.logp, given.twin_logp, dev_ids[:b, :1])  # before the step: the graph reuses buffers
+        logp, twin_logp, entropy, kl, hidden, lookback = self._forward(dev_ids, dev_pos, rows=k)
+        later = None
+        if k > 1:
+            later = _gather(logp[:, : k - 1], None if twin_logp is None else twin_logp[:, : k - 1], dev_ids[:b, 1:])
+        host = _to_host([entropy, kl, hidden, lookback, first, later])
+        step = _Step(logp, twin_logp, *host[:4])
         self._cache_len += k
         self._main_lens = [n + c for n, c in zip(self._main_lens, counts, strict=True)]
         self._twin_lens = [n + c for n, c in zip(self._twin_lens, counts, strict=True)]
-        tokens = [row[:c] for row, c in zip(ids[:b].tolist(), counts, strict=True)]
-        self._record(given, [t[:1] for t in tokens], flags)
+        tokens = [row[:c].tolist() for row, c in zip(ids, counts, strict=True)]
+        self._record(given, [t[:1] for t in tokens], flags, host[4])
         if k > 1:
-            self._record(step.take(rows=slice(0, k - 1)), [t[1:] for t in tokens], flags)
+            self._record(step.take(rows=slice(0, k - 1)), [t[1:] for t in tokens], flags, host[5])
         if all(c == k for c in counts):
             self._pending = step.take(rows=slice(k - 1, k))
         else:  # each branch's next distribution follows its own last token
             last = step.take_each([max(c - 1, 0) for c in counts])
             self._pending = _merge(given, last, flags)
 
-    def _forward(self, ids: torch.Tensor, pos: torch.Tensor, rows: int) -> _Step:
+    def _forward(self, ids: torch.Tensor, pos: torch.Tensor, rows: int) -> tuple:
+        """The step on the device: (logp, twin_logp, entropy, kl, hidden, lookback) of the newest ``rows``."""
         mask = self._model_mask(ids.shape[1])  # (grows a full static cache first)
         if rows == 1 and self.engine.graphs is not None:
             return self.engine.graphs.step(self, ids, pos, mask)
         logits, hidden, lookback = self._run(ids, pos, rows, mask)
-        return self._host_step(*self._device_stats(logits), hidden, lookback)
+        return (*self._device_stats(logits), hidden, lookback)
 
     @torch.inference_mode()
     def _run(self, ids: torch.Tensor, pos: torch.Tensor, rows: int, mask: torch.Tensor,
@@ -522,32 +534,15 @@ class EngineSession:
 
     @staticmethod
     def _host_step(logp, twin_logp, entropy, kl, hidden, lookback) -> _Step:
-        """The step with its small per-position statistics copied to the host in one transfer (one device sync)."""
-        parts = [t for t in (entropy, kl, hidden, lookback) if t is not None]
-        flat = torch.cat([t.float().flatten() for t in parts]).cpu().numpy()
-        host, at = [], 0
-        for t in (entropy, kl, hidden, lookback):
-            if t is None:
-                host.append(None)
-                continue
-            host.append(flat[at : at + t.numel()].reshape(t.shape))
-            at += t.numel()
-        return _Step(logp, twin_logp, *host)
+        """The step with its small per-position statistics copied to the host (one transfer)."""
+        return _Step(logp, twin_logp, *_to_host([entropy, kl, hidden, lookback]))
 
-    def _record(self, step: _Step, tokens: list[list[int]], active: list[bool]) -> None:
-        """Record branch b's ``tokens[b]`` from the first ``len(tokens[b])`` positions of ``step``.
-
-        The chosen tokens' log-probabilities of every branch are gathered in one operation and copied to the host
-        once (not once per branch: each copy is a device sync on a GPU)."""
-        width = max((len(t) for t in tokens), default=0)
-        if width == 0 or not any(active):
+    def _record(self, step: _Step, tokens: list[list[int]], active: list[bool], chosen: np.ndarray | None) -> None:
+        """Record branch b's ``tokens[b]`` from the first ``len(tokens[b])`` positions of ``step``; ``chosen``: the
+        tokens' log-probabilities gathered by :func:`_gather` (main, and twin when present), on the host."""
+        if chosen is None or not any(active):
             return
-        idx = torch.tensor([t + [0] * (width - len(t)) for t in tokens], device=step.logp.device)[..., None]
-        picked = [step.logp[:, :width].gather(2, idx)[..., 0]]
-        if step.twin_logp is not None:
-            picked.append(step.twin_logp[:, :width].gather(2, idx)[..., 0])
-        host = torch.stack(picked).cpu().numpy()  # one copy for the main and twin log-probabilities
-        chosen, twin = host[0], (host[1] if len(host) > 1 else None)
+        chosen, twin = chosen[0], (chosen[1] if len(chosen) > 1 else None)
         for b, rec in enumerate(self.branch_records):
             n = len(tokens[b])
             if not active[b] or n == 0:
@@ -563,6 +558,30 @@ class EngineSession:
                 rec.hidden.extend(step.hidden[b, :n])
             if step.lookback is not None:
                 rec.lookback.extend(step.lookback[b, :n])
+
+
+def _gather(logp: torch.Tensor, twin_logp: torch.Tensor | None, idx: torch.Tensor) -> torch.Tensor:
+    """Log-probabilities of the tokens ``idx`` [B, w] at the first w positions, [1 or 2 (with the twin), B, w]."""
+    picked = [logp[:, : idx.shape[1]].gather(2, idx[..., None])[..., 0]]
+    if twin_logp is not None:
+        picked.append(twin_logp[:, : idx.shape[1]].gather(2, idx[..., None])[..., 0])
+    return torch.stack(picked)
+
+
+def _to_host(tensors: list[torch.Tensor | None]) -> list[np.ndarray | None]:
+    """The tensors as float32 host arrays, copied in one transfer (one device sync)."""
+    present = [t for t in tensors if t is not None]
+    if not present:
+        return [None] * len(tensors)
+    flat = torch.cat([t.float().flatten() for t in present]).cpu().numpy()
+    out, at = [], 0
+    for t in tensors:
+        if t is None:
+            out.append(None)
+            continue
+        out.append(flat[at : at + t.numel()].reshape(t.shape))
+        at += t.numel()
+    return out
 
 
 def _merge(old: _Step, new: _Step, active: list[bool]) -> _Step:

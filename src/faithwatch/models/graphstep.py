@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import torch
 
 if TYPE_CHECKING:
-    from faithwatch.models.engine import EngineSession, _Step
+    from faithwatch.models.engine import EngineSession
 
 _serials = count()
 
@@ -96,8 +96,9 @@ class StepGraphs:
         return cache
 
     @torch.inference_mode()
-    def step(self, session: EngineSession, ids: torch.Tensor, pos: torch.Tensor, mask: torch.Tensor) -> _Step:
-        """Run one decode step (ids/pos [R, 1] for the main and twin rows, mask [R, W] over the cache's width)."""
+    def step(self, session: EngineSession, ids: torch.Tensor, pos: torch.Tensor, mask: torch.Tensor) -> tuple:
+        """Run one decode step (ids/pos [R, 1] for the main and twin rows, mask [R, W] over the cache's width);
+        returns (logp, twin_logp, entropy, kl, hidden, lookback) on the device, as ``EngineSession._forward``."""
         key = (cache_serial(session._cache), tuple(mask.shape), session.branches)
         cap = self._steps.get(key)
         if cap is None:
@@ -113,7 +114,7 @@ class StepGraphs:
         if cap.graph is not None:  # the graph overwrites its outputs at the next replay
             logp = logp.clone()
             twin_logp = None if twin_logp is None else twin_logp.clone()
-        return session._host_step(logp, twin_logp, entropy, kl, hidden, lookback)
+        return logp, twin_logp, entropy, kl, hidden, lookback
 
     @staticmethod
     def _body(session: EngineSession, cap: _Captured) -> tuple:
