@@ -12,6 +12,8 @@ Stages (each one model-heavy; run one at a time):
     python training/experiments/tagger_spans.py full                     # a tagger on all of lss-dev + spans (23 min)
     python training/experiments/tagger_spans.py sets --per-set 200       # reads the one ``full`` wrote (8 min)
     python training/experiments/tagger_spans.py loo                      # as an extra feature, LOO (~30 min)
+    python training/experiments/tagger_spans.py full --span-sets summary --out DIR   # RT-QA unseen (14 min)
+    python training/experiments/tagger_spans.py loo --tagger DIR         # its RT-QA fold is fair (23 min)
 
 ``fold`` prints, on the held-out fold of the shipped 5-fold split (seed 13), the Pearson correlation of the mean
 word support and of the LSS score with the human rating, for a tagger trained on the other folds with and without

@@ -46,7 +46,6 @@ class _Captured:
     cache: object  # kept alive: the graph writes into its tensors
     graph: torch.cuda.CUDAGraph | None = None
     outputs: tuple | None = None
-
     ctx_ends: tuple[int, ...] = ()  # the prompt ends ``ctx`` holds
 
     def load(self, ids: torch.Tensor, pos: torch.Tensor, mask: torch.Tensor, prompt_ends: list[int]) -> None:
