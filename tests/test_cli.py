@@ -35,12 +35,18 @@ def test_monitor_json_lines(tiny_model_dir, tmp_path, one_thread):
 def test_monitor_static_cache_prints_the_same_scores(tiny_model_dir, tmp_path, one_thread):
     args = ["monitor", "-c", _ctx(tmp_path), "-q", "When was the bridge built?", "--model", str(tiny_model_dir),
             "--alignment", "lexical", "--json", "--max-new-tokens", "24"]
-    runs = [runner.invoke(app, args + extra) for extra in ([], ["--static-cache"])]
-    assert all(r.exit_code == 0 for r in runs), runs[1].output
+    runs = [runner.invoke(app, args + extra) for extra in ([], ["--static-cache"], ["--cuda-graph"])]
+    assert all(r.exit_code == 0 for r in runs), [r.output for r in runs]
     rows = [[json.loads(line) for line in r.stdout.splitlines() if line.startswith('{"type": "sentence"')]
             for r in runs]
-    assert rows[0] and [r["text"] for r in rows[0]] == [r["text"] for r in rows[1]]
-    assert all(abs(a["score"] - b["score"]) < 1e-4 for a, b in zip(*rows, strict=True))
+    for other in rows[1:]:
+        assert rows[0] and [r["text"] for r in rows[0]] == [r["text"] for r in other]
+        assert all(abs(a["score"] - b["score"]) < 1e-4 for a, b in zip(rows[0], other, strict=True))
+
+
+def test_serve_refuses_an_unknown_signal_before_listening():
+    result = runner.invoke(app, ["serve", "--model", "none", "--signals", "likelihood,bogus", "--port", "0"])
+    assert result.exit_code == 2 and "unknown signal 'bogus'" in result.output
 
 
 def test_monitor_text_output(tiny_model_dir, tmp_path, one_thread):

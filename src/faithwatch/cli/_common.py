@@ -14,7 +14,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from faithwatch import registry
 from faithwatch.errors import InputError, ModelNotAvailableError
+from faithwatch.signals import default_signals
 
 _WIDTH = None if sys.stdout.isatty() else 160  # piped output: wide tables instead of wrapped cells
 out = Console(highlight=False, width=_WIDTH)
@@ -141,6 +143,17 @@ DeviceMapOpt = typer.Option(None, "--device-map", help="Spread --model over devi
                             "instead of moving it to --device.")
 StaticCacheOpt = typer.Option(False, "--static-cache", help="Decode into a preallocated KV cache (fixed shapes, the "
                               "same scores; for GPUs, slower on CPU: bench/README.md).")
+SignalsOpt = typer.Option(None, "--signals", help="Comma-separated signal families to compute (default: "
+                          f"{','.join(default_signals())}; with --model none, the model-free ones; also: "
+                          f"{', '.join(registry.signals.names(default=False))}).")
+
+
+def signal_list(signals: str | None) -> list[str] | None:
+    """The chosen families, or ``None`` for the monitor's default."""
+    chosen = [s.strip() for s in (signals or "").split(",") if s.strip()]
+    return chosen or None
+
+
 CudaGraphOpt = typer.Option(False, "--cuda-graph", help="Replay each decode step as a CUDA graph (GPU; implies "
                             "--static-cache; the same scores, several times faster: bench/README.md).")
 

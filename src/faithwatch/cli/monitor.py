@@ -7,7 +7,6 @@ from pathlib import Path
 
 import typer
 
-from faithwatch import registry
 from faithwatch.alignment import DEFAULT_SCORER, spec_help
 from faithwatch.cli._common import (
     EXIT_PARTIAL,
@@ -20,6 +19,7 @@ from faithwatch.cli._common import (
     GpusPerWorkerOpt,
     ModelOpt,
     RayOpt,
+    SignalsOpt,
     StaticCacheOpt,
     ThreadsOpt,
     WorkersOpt,
@@ -30,10 +30,10 @@ from faithwatch.cli._common import (
     out,
     progress,
     read_text,
+    signal_list,
 )
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.results import SentenceReport
-from faithwatch.signals import default_signals
 
 app = group()
 SHOWN = ("align_score", "tag_min_content", "novel_numbers", "novel_entities", "edit_swap_num", "edit_neg_flip",
@@ -42,15 +42,6 @@ SHOWN = ("align_score", "tag_min_content", "novel_numbers", "novel_entities", "e
 AlignOpt = typer.Option(
     "auto", "--alignment", help=f"auto (the detector's scorer, else {DEFAULT_SCORER}) | {spec_help()}"
 )
-SignalsOpt = typer.Option(None, "--signals", help="Comma-separated signal families to compute (default: "
-                          f"{','.join(default_signals())}; with --model none, the model-free ones; also: "
-                          f"{', '.join(registry.signals.names(default=False))}).")
-
-
-def signal_list(signals: str | None) -> list[str] | None:
-    """The chosen families, or ``None`` for the monitor's default."""
-    chosen = [s.strip() for s in (signals or "").split(",") if s.strip()]
-    return chosen or None
 LidOpt = typer.Option(None, "--lid-bank", help="LID reference bank (.safetensors); without it lid_* are absent.")
 TruncOpt = typer.Option(False, "--truncate-context", help="Cut the context's tail to fit the model (with a warning).")
 MaxFalseAcceptOpt = typer.Option(None, "--max-false-accept", help="Flag at the threshold that lets through at most "

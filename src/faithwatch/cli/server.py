@@ -11,10 +11,12 @@ from faithwatch.cli._common import (
     DeviceMapOpt,
     DeviceOpt,
     DtypeOpt,
+    SignalsOpt,
     StaticCacheOpt,
     err,
     fail,
     group,
+    signal_list,
 )
 from faithwatch.errors import FaithwatchError, InputError
 
@@ -56,6 +58,7 @@ def serve(
     device_map: str | None = DeviceMapOpt,
     static_cache: bool = StaticCacheOpt,
     cuda_graph: bool = CudaGraphOpt,
+    signals: str | None = SignalsOpt,
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
     api_key: str | None = typer.Option(None, "--api-key", envvar="FAITHWATCH_API_KEY", show_envvar=True,
                                        help="Require 'Authorization: Bearer KEY' on every /v1/* route (401 "
@@ -92,7 +95,8 @@ def serve(
         with err.status("Loading model…", spinner="dots"):
             monitor = Monitor(model, detector=detector, alignment=alignment, truncate_context=truncate_context,
                               device=device, dtype=dtype, device_map=device_map, static_cache=static_cache,
-                              cuda_graph=cuda_graph, max_new_tokens=min(256, max_new_tokens))
+                              cuda_graph=cuda_graph, signals=signal_list(signals),
+                              max_new_tokens=min(256, max_new_tokens))
         application = create_app(
             monitor, max_body_bytes=max_body_bytes, max_context_tokens=max_context_tokens,
             max_new_tokens=max_new_tokens, queue_size=queue_size, workers=workers, batch_rows=batch_rows,
