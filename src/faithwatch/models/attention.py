@@ -99,14 +99,19 @@ def _masks(rec: LookbackRecorder, attention_mask, rows: int, kv_len: int, b: int
     elif isinstance(rec.prompt_len, int):
         is_ctx = (kv_pos < rec.prompt_len)[None, None, None]  # [1, 1, 1, kv]
     else:
-        ends = torch.tensor(rec.prompt_len, device=device)
-        is_ctx = (kv_pos[None] < ends[:, None])[:, None, None]  # [B, 1, 1, kv]
+        is_ctx = prompt_columns(rec.prompt_len, kv_len, device)
     # prompt and generated tokens visible to each query (fewer prompt tokens in a left-padded batch row)
     n_ctx = (visible & is_ctx).sum(-1).clamp(min=1)
     n_new = (visible & ~is_ctx).sum(-1).clamp(min=1)
     value = (visible, is_ctx, n_ctx, n_new)
     rec.masks = (key, value)
     return value
+
+
+def prompt_columns(prompt_ends: tuple[int, ...] | list[int], width: int, device) -> torch.Tensor:
+    """Which of ``width`` cache columns hold each branch's prompt: [branches, 1, 1, width] bool."""
+    ends = torch.tensor(prompt_ends, device=device)
+    return (torch.arange(width, device=device)[None] < ends[:, None])[:, None, None]
 
 
 def faithwatch_attention(module, query, key, value, attention_mask, dropout=0.0, scaling=None, **kwargs):

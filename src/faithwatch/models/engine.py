@@ -133,13 +133,13 @@ class DecodingEngine:
         self.cache_arg = "cache" if "cache" in params else "past_key_values"
         #: called before every forward step of every session; it may raise to stop (e.g. a server cancel token)
         self.before_step: Callable[[], None] | None = None
+        #: with ``cuda_graph``: the captured one-token steps and their pooled caches
+        #: (:mod:`faithwatch.models.graphstep`; on a CPU the same static-shape step runs eagerly)
+        self.graphs = StepGraphs(lm.device) if cuda_graph else None
         #: decode into a preallocated KV cache (``transformers.StaticCache``) that grows in blocks of
         #: ``STATIC_BLOCK`` columns: fixed tensor shapes, what CUDA graphs / ``torch.compile`` need. The prompt is
-        #: prefilled as usual and then copied in; the records equal the dynamic cache's (tested).
-        #: replay each one-token step as a CUDA graph (:mod:`faithwatch.models.graphstep`; on a CPU the same
-        #: static-shape step runs eagerly); implies ``static_cache``
-        self.cuda_graph = cuda_graph
-        self.graphs = StepGraphs(lm.device) if cuda_graph else None
+        #: prefilled as usual and then copied in; the records equal the dynamic cache's (tested). Implied by
+        #: ``cuda_graph``.
         self.static_cache = static_cache = static_cache or cuda_graph
         if static_cache and any(type(layer) is not StaticLayer
                                 for layer in StaticCache(config=lm.model.config, max_cache_len=1).layers):

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from faithwatch.models.attention import prompt_columns
+
 if TYPE_CHECKING:
     from faithwatch.models.engine import EngineSession
 
@@ -53,9 +55,7 @@ class _Captured:
         self.pos.copy_(pos)
         self.mask.copy_(mask[:, None, None, :] != 0)
         if self.ctx is not None and tuple(prompt_ends) != self.ctx_ends:
-            ends = torch.tensor(prompt_ends, device=self.ctx.device)
-            self.ctx.copy_((torch.arange(self.ctx.shape[-1], device=self.ctx.device)[None] < ends[:, None])
-                           [:, None, None, :])
+            self.ctx.copy_(prompt_columns(prompt_ends, self.ctx.shape[-1], self.ctx.device))
             self.ctx_ends = tuple(prompt_ends)
 
 
@@ -77,7 +77,7 @@ class StepGraphs:
     def cache_for(self, session: EngineSession, rows: int, width: int, make: Callable[[], object]):
         """A pooled static cache of ``rows`` x ``width`` that no other live session holds, or a new one."""
         for serial, cache in reversed(self._caches.items()):
-            if (cache.layers[0].max_cache_len, getattr(cache, "_faithwatch_rows", None)) != (width, rows):
+            if (cache.layers[0].max_cache_len, cache.layers[0].batch_size) != (width, rows):  # all initialised
                 continue
             holder = cache._faithwatch_holder()
             if holder is None or holder is session or holder._cache is not cache:
@@ -85,7 +85,6 @@ class StepGraphs:
                 break
         else:
             cache = make()
-            cache._faithwatch_rows = rows
             self._caches[cache_serial(cache)] = cache
             while len(self._caches) > self.keep:
                 old, _ = self._caches.popitem(last=False)
@@ -124,9 +123,10 @@ class StepGraphs:
              mask: torch.Tensor) -> _Captured:
         rows, width = mask.shape
         device = mask.device
-        ctx = torch.zeros(session.branches, 1, 1, width, dtype=torch.bool, device=device)
+        ctx = (torch.zeros(session.branches, 1, 1, width, dtype=torch.bool, device=device) if session.needs.lookback
+               else None)
         cap = _Captured(ids.clone(), pos.clone(), torch.zeros(rows, 1, 1, width, dtype=torch.bool, device=device),
-                        ctx if session.needs.lookback else None, session._cache)
+                        ctx, session._cache)
         cap.load(ids, pos, mask, session._prompt_ends)
         if not self.cuda:
             cap.outputs = self._body(session, cap)
