@@ -142,3 +142,15 @@ def test_sentences_never_overlap_on_long_dot_runs(tokenizer):
     for a, b in zip(sentences, sentences[1:], strict=False):
         assert a.end <= b.start, (a, b)
     assert sum(len(s.text) for s in sentences) <= len(text)
+
+
+def test_split_sentences_memo_returns_fresh_lists():
+    """split_sentences is memoised (several signals split one context): a caller's edit never reaches the next."""
+    from faithwatch.text import split_sentences
+
+    text = "The tower is in Paris. It opened in 1889. Mr. Eiffel built it."
+    first = split_sentences(text)
+    assert first == ["The tower is in Paris.", "It opened in 1889.", "Mr. Eiffel built it."]
+    first.append("poison")
+    assert split_sentences(text) == first[:-1]
+    assert split_sentences(text) is not split_sentences(text)

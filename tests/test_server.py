@@ -296,3 +296,32 @@ def test_healthz_names_the_flagging_threshold_and_the_detector_features(lm):
     assert health["threshold"] == 0.123 != mon.detector.threshold
     meta = getattr(mon.detector, "meta", None)
     assert health["detector_features"] == list(getattr(meta, "feature_names", None) or [])
+
+
+def _sampler_draws(device: str) -> list[int]:
+    from faithwatch.server.chat import sampler
+
+    logp = torch.log_softmax(torch.randn(50, generator=torch.Generator().manual_seed(3)), -1).to(device)
+    choose = sampler(0.9, seed=11)
+    return [choose(logp) for _ in range(40)]
+
+
+def test_server_sampler_is_the_strategies_chooser():
+    """The server samples with the decoding strategies' chooser: the same draws for a seed, greedy at 0."""
+    from faithwatch.decoding.loop import sampling_chooser
+    from faithwatch.server.chat import sampler
+
+    logp = torch.log_softmax(torch.randn(50, generator=torch.Generator().manual_seed(3)), -1)
+    chooser = sampling_chooser(0.9, torch.Generator().manual_seed(11))
+    assert _sampler_draws("cpu") == [chooser(logp[None], None)[0] for _ in range(40)]
+    assert len(set(_sampler_draws("cpu"))) > 3  # it samples
+    assert sampler(0.0, seed=1)(logp) == int(logp.argmax())
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_server_sampler_on_cuda():
+    """A CPU generator with a CUDA distribution (torch.multinomial refused this): reproducible, and the CPU's draws
+    but where the device's float sums put a uniform on the other side of a bin edge."""
+    draws = _sampler_draws("cuda")
+    assert draws == _sampler_draws("cuda")
+    assert sum(a == b for a, b in zip(draws, _sampler_draws("cpu"), strict=True)) >= 36

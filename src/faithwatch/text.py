@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 import pysbd
@@ -29,9 +30,14 @@ def segmenter(language: str = "en", char_span: bool = True) -> pysbd.Segmenter:
 
 def split_sentences(text: str, language: str = "en") -> list[str]:
     """The sentences of ``text`` as pysbd gives them, whitespace-stripped, blank pieces dropped (the whole stripped
-    text when pysbd finds none)."""
+    text when pysbd finds none). Memoised: several signals split the same context."""
+    return list(_split_cached(text, language))
+
+
+@lru_cache(maxsize=256)
+def _split_cached(text: str, language: str) -> tuple[str, ...]:
     pieces = [s for s in (p.strip() for p in segmenter(language, char_span=False).segment(text)) if s]
-    return pieces or [text.strip()]
+    return tuple(pieces or [text.strip()])
 
 
 def sentence_spans(text: str, language: str = "en", pieces: Iterable[Any] | None = None) -> list[tuple[int, int]]:
@@ -135,6 +141,7 @@ def normalise_number(text: str) -> str:
     return "0" + t if t.startswith(".") else t
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """Crude suffix stripping so that "reports"/"reported"/"reporting" match; lowercases."""
     w = word.lower().replace("’", "'")

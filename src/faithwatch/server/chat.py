@@ -16,22 +16,17 @@ from typing import Any
 import torch
 from pydantic import BaseModel, ConfigDict, Field
 
+from faithwatch.decoding.loop import sampling_chooser
 from faithwatch.errors import InputError
 from faithwatch.models.engine import DecodingEngine, Needs
 from faithwatch.models.prompts import PromptPair
 
 
 def sampler(temperature: float, seed: int) -> Callable[[torch.Tensor], int]:
-    """Greedy at temperature 0, else seeded sampling at ``temperature``."""
-    if temperature <= 0:
-        return lambda logp: int(torch.argmax(logp))
-    generator = torch.Generator().manual_seed(seed)
-
-    def sample(logp: torch.Tensor) -> int:
-        probs = torch.softmax(logp.float() / temperature, dim=-1)
-        return int(torch.multinomial(probs, 1, generator=generator))
-
-    return sample
+    """One row's token from its log-probabilities [V]: greedy at temperature 0, else seeded sampling at
+    ``temperature`` (the decoding strategies' chooser, so the draw happens where the distribution lives)."""
+    choose = sampling_chooser(temperature, torch.Generator().manual_seed(seed))
+    return lambda logp: choose(logp[None], None)[0]
 
 
 class ChatMessage(BaseModel):
