@@ -6,6 +6,7 @@ the embedded model with the shipped detector (or ``--local none``: model-free si
 
     python bench/proxy.py latency          # added seconds per sentence / the upstream's own seconds per sentence
     python bench/proxy.py counterfactual   # success of fod through the proxy vs the greedy upstream
+    python bench/proxy.py choices          # serve's n choices in one batch vs the same choices one at a time
 
 ``latency``: each question is answered three ways in one run: straight from the upstream (streamed), through the
 proxy with ``annotate`` (text passes at once; each verdict follows its sentence) and with ``abstain`` (each
@@ -138,9 +139,37 @@ def counterfactual(args) -> None:
               f"items {sum(ag) / max(1, len(ag)):.3f} ({sum(ag)}/{len(ag)})")
 
 
+def choices(args) -> None:
+    """Seconds for ``n`` = ``--samples`` choices of ``--tokens`` tokens (what FOD over the API asks per step):
+    generated together (branches of one session, as serve does) and one after the other (n requests of one
+    choice, the same seeds), in the same run; the same texts either way."""
+    from faithwatch.models.loading import load_model
+    from faithwatch.server.chat import ChatRequest, generate_choices
+
+    lm = load_model(None)
+    rows = []
+    for question, context in QUESTIONS:
+        messages = [{"role": "user", "content": f"{context}\n\nQuestion: {question}"}]
+        ask = dict(messages=messages, temperature=1.0, seed=3)
+        generate_choices(lm, ChatRequest(**ask, n=1), 2, lambda: None)  # warm-up
+        start = time.perf_counter()
+        together = generate_choices(lm, ChatRequest(**ask, n=args.samples), args.tokens, lambda: None)
+        mid = time.perf_counter()
+        alone = [generate_choices(lm, ChatRequest(**{**ask, "seed": 3 + i}, n=1), args.tokens, lambda: None)[0]
+                 for i in range(args.samples)]
+        end = time.perf_counter()
+        same = sum(a["message"] == b["message"] for a, b in zip(together, alone, strict=True))
+        rows.append((end - mid, mid - start))
+        print(f"{question[:40]:<42} one at a time {end - mid:6.2f} s, together {mid - start:6.2f} s "
+              f"({(end - mid) / (mid - start):4.2f}x); {same}/{args.samples} choices identical", flush=True)
+    alone_s, together_s = (sum(r[i] for r in rows) for i in (0, 1))
+    print(f"all: {args.samples} choices of {args.tokens} tokens, together {alone_s / together_s:.2f}x faster than "
+          "one at a time")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=["latency", "counterfactual"])
+    parser.add_argument("what", choices=["latency", "counterfactual", "choices"])
     parser.add_argument("--local", default="embedded", help="the local copy: embedded, or none (model-free)")
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--limit", type=int, default=0, help="counterfactual: first N items (0: all)")
@@ -149,7 +178,7 @@ def main() -> None:
     parser.add_argument("--tau1", type=float, default=None)
     parser.add_argument("--tau2", type=float, default=None)
     args = parser.parse_args()
-    latency(args) if args.what == "latency" else counterfactual(args)
+    {"latency": latency, "counterfactual": counterfactual, "choices": choices}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -80,45 +81,78 @@ def prompt_ids(tokenizer: Any, req: ChatRequest) -> list[int]:
     return list(tokenizer(text)["input_ids"])
 
 
+@dataclass
+class _Choice:
+    """One choice being generated: its tokens, the text sent so far and the log-prob entries not yet sent."""
+
+    index: int
+    choose: Callable[[torch.Tensor], int]
+    out: list[int] = field(default_factory=list)
+    text: str = ""
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    pending: list[dict[str, Any]] = field(default_factory=list)
+    finish: str | None = None
+
+
 def generate_choices(lm: Any, req: ChatRequest, max_tokens: int, check: Callable[[], None],
                      on_delta: Callable[[int, str, list[dict[str, Any]], str | None], None] | None = None
                      ) -> list[dict[str, Any]]:
-    """Generate ``req.n`` choices one after the other (choice i samples with seed ``req.seed + i``);
-    ``on_delta(index, text, logprob_entries, finish_reason)`` sees each piece as it is decoded, then the end."""
+    """Generate ``req.n`` choices together, as branches of one engine session sharing the prompt's cache. Choice i
+    samples with seed ``req.seed + i``, so it is the choice a request with ``n=1`` and that seed gets, up to the
+    float differences of a batched row (a draw near a bin edge may then differ). ``on_delta(index, text,
+    logprob_entries, finish_reason)`` sees each piece as it is decoded, then each choice's end (choices
+    interleave)."""
     engine = DecodingEngine(lm, Needs())
     ids = prompt_ids(lm.tokenizer, req)
-    prompts = PromptPair(ids, ids, "", "", 0, "")
-    choices = []
-    for index in range(req.n):
-        session = engine.start(prompts)
-        choose = sampler(req.temperature, req.seed + index)
-        out: list[int] = []
-        text, entries, finish = "", [], "length"
-        pending: list[dict[str, Any]] = []
-        for _ in range(max_tokens):
-            check()
-            logp = session.next_logprobs()
-            token = choose(logp)
-            if token in lm.eos_token_ids:
-                finish = "stop"
-                break
-            session.feed([token])
-            out.append(token)
-            if req.logprobs:
-                pending.append(_entry(lm.tokenizer, logp, token, req.top_logprobs))
-            decoded = lm.tokenizer.decode(out, skip_special_tokens=True)
-            if decoded.endswith("\ufffd"):  # an incomplete character: wait for the next token
+    session = engine.start(PromptPair(ids, ids, "", "", 0, ""))
+    if req.n > 1:
+        session.fork(req.n)
+    choices = [_Choice(i, sampler(req.temperature, req.seed + i)) for i in range(req.n)]
+    for _ in range(max_tokens):
+        check()
+        logp = session.branch_logprobs()
+        tokens = [0] * len(choices)
+        for c in choices:
+            if c.finish is not None:
                 continue
-            piece, text = decoded[len(text):], decoded
-            entries += pending
-            if on_delta is not None:
-                on_delta(index, piece, pending, None)
-            pending = []
-        choices.append({"index": index, "message": {"role": "assistant", "content": text},
-                        "logprobs": {"content": entries} if req.logprobs else None, "finish_reason": finish})
-        if on_delta is not None:
-            on_delta(index, "", [], finish)
-    return choices
+            tokens[c.index] = c.choose(logp[c.index])
+            if tokens[c.index] in lm.eos_token_ids:
+                _end(c, "stop", on_delta)
+        live = [c.finish is None for c in choices]
+        if not any(live):
+            break
+        session.feed_branches(tokens, live)
+        for c in choices:
+            if c.finish is None:
+                _advance(lm.tokenizer, c, tokens[c.index], logp[c.index], req, on_delta)
+    for c in choices:
+        if c.finish is None:
+            _end(c, "length", on_delta)
+    return [{"index": c.index, "message": {"role": "assistant", "content": c.text},
+             "logprobs": {"content": c.entries} if req.logprobs else None, "finish_reason": c.finish}
+            for c in choices]
+
+
+def _advance(tokenizer: Any, c: _Choice, token: int, logp: torch.Tensor, req: ChatRequest,
+             on_delta: Callable | None) -> None:
+    """Record a fed token; send the text it completes (an incomplete character waits for the next token)."""
+    c.out.append(token)
+    if req.logprobs:
+        c.pending.append(_entry(tokenizer, logp, token, req.top_logprobs))
+    decoded = tokenizer.decode(c.out, skip_special_tokens=True)
+    if decoded.endswith("\ufffd"):
+        return
+    piece, c.text = decoded[len(c.text):], decoded
+    c.entries += c.pending
+    if on_delta is not None:
+        on_delta(c.index, piece, c.pending, None)
+    c.pending = []
+
+
+def _end(c: _Choice, finish: str, on_delta: Callable | None) -> None:
+    c.finish = finish
+    if on_delta is not None:
+        on_delta(c.index, "", [], finish)
 
 
 def _entry(tokenizer: Any, logp: torch.Tensor, token: int, top: int) -> dict[str, Any]:

@@ -1,0 +1,44 @@
+"""/v1/chat/completions' generator: n choices as branches of one session equal the same choices made one at a time."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pydantic")
+from faithwatch.server.chat import ChatRequest, generate_choices  # noqa: E402
+
+MESSAGES = [{"role": "user", "content": "Tell me about the tower in Paris."}]
+
+
+def _request(**kw) -> ChatRequest:
+    return ChatRequest(messages=MESSAGES, logprobs=True, top_logprobs=2, **kw)
+
+
+@pytest.mark.parametrize("temperature", [0.0, 0.9])
+def test_choices_together_equal_choices_alone(lm, temperature):
+    together = generate_choices(lm, _request(n=3, seed=5, temperature=temperature), 12, lambda: None)
+    alone = [generate_choices(lm, _request(n=1, seed=5 + i, temperature=temperature), 12, lambda: None)[0]
+             for i in range(3)]
+    assert [c["index"] for c in together] == [0, 1, 2]
+    for mine, theirs in zip(together, alone, strict=True):
+        assert mine["message"] == theirs["message"]
+        assert mine["finish_reason"] == theirs["finish_reason"]
+        got, want = mine["logprobs"]["content"], theirs["logprobs"]["content"]
+        assert [e["token"] for e in got] == [e["token"] for e in want]
+        assert all(abs(a["logprob"] - b["logprob"]) < 1e-4 for a, b in zip(got, want, strict=True))
+    if temperature > 0:  # seeds differ per choice: the choices are not all the same text
+        assert len({c["message"]["content"] for c in together}) > 1
+
+
+def test_deltas_rebuild_each_choice(lm):
+    """Streamed pieces interleave across choices; each choice's pieces join to its text and end once."""
+    pieces: dict[int, list[str]] = {0: [], 1: []}
+    ends: dict[int, list[str]] = {0: [], 1: []}
+
+    def on_delta(index, text, _entries, finish):
+        (ends[index].append(finish) if finish else pieces[index].append(text))
+
+    choices = generate_choices(lm, _request(n=2, seed=1, temperature=1.0), 10, lambda: None, on_delta)
+    for c in choices:
+        assert "".join(pieces[c["index"]]) == c["message"]["content"]
+        assert ends[c["index"]] == [c["finish_reason"]]
