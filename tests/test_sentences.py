@@ -154,3 +154,32 @@ def test_split_sentences_memo_returns_fresh_lists():
     first.append("poison")
     assert split_sentences(text) == first[:-1]
     assert split_sentences(text) is not split_sentences(text)
+
+
+TRICKY = [
+    'He said "Stop." Then he left. The U.S. economy grew by 3.5 percent in 2023, Dr. Smith noted.',
+    "The company's revenue (in dollars) rose: it reached 4.2 billion. Its profit fell; costs rose.\n\nNext year?",
+    "1. Open the box. 2. Take the cable out.\nThe list ends here. 'Quoted words' Follow here. Done!",
+    "It was built c. 1889 by G. Eiffel's firm. Visitors (about 7 million) came... Later it was lit.",
+]
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_resplit_limit_keeps_the_sentences(tokenizer, text, monkeypatch):
+    """Asking the splitter only while at most RESPLIT_WORDS words follow a possible end gives the sentences (and
+    the tokens at which they became final) of asking it at every token."""
+    import faithwatch.sentences as sentences
+
+    ids = encode(tokenizer, text)
+    calls: list[bool] = []
+    split = SentenceTracker._split
+    monkeypatch.setattr(SentenceTracker, "_split", lambda self, final: calls.append(final) or split(self, final))
+    _, limited = feed_one_by_one(tokenizer, ids)
+    asked_limited = len(calls)
+    monkeypatch.setattr(sentences, "RESPLIT_WORDS", 10**6)  # every token with a possible end in the tail
+    _, every = feed_one_by_one(tokenizer, ids)
+    assert limited == every
+    assert len(limited) >= 3
+    assert asked_limited <= len(calls) - asked_limited
+    if "economy" in text:  # many words after "U.S." and "3.5": the limit saves calls to the splitter
+        assert asked_limited < len(calls) - asked_limited

@@ -2,7 +2,10 @@
 
 The same tracker runs while streaming and when teacher forcing, so both see identical sentences.
 A sentence is final only when the splitter is sure: a following sentence has begun with at least one
-complete word, or the generation ended.
+complete word, or the generation ended. The splitter is asked again at each token only while at most
+:data:`RESPLIT_WORDS` complete words follow the last possible sentence end: a boundary is confirmed by the first
+word after it, and further words only made pysbd repeat its answer (same sentences on every response of the
+labelled sets, at 0.65× the time; docs/scale.md).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from faithwatch.text import segmenter, sentence_spans
 
 _BOUNDARY_CHARS = re.compile(r"[.!?…。！？\n:;\"')\]]")
 _COMPLETE_WORD = re.compile(r"\w+[\s,;:.!?]")
+#: complete words after the last possible sentence end beyond which the tail is not split again
+RESPLIT_WORDS = 2
 
 
 @dataclass(frozen=True)
@@ -54,9 +59,16 @@ class SentenceTracker:
                 self._token_ends = [min(e, stable) for e in self._token_ends]
             self.text = text
             self._token_ends.append(len(text))
-            if _BOUNDARY_CHARS.search(text, self._final_end):
+            if self._worth_splitting(text):
                 done.extend(self._split(final=False))
         return done
+
+    def _worth_splitting(self, text: str) -> bool:
+        """A possible sentence end after the final sentences, followed by at most RESPLIT_WORDS complete words."""
+        last = -1
+        for m in _BOUNDARY_CHARS.finditer(text, self._final_end):
+            last = m.end()
+        return last >= 0 and len(_COMPLETE_WORD.findall(text, last)) <= RESPLIT_WORDS
 
     @property
     def final_end(self) -> int:
