@@ -2,10 +2,10 @@
 
 The same tracker runs while streaming and when teacher forcing, so both see identical sentences.
 A sentence is final only when the splitter is sure: a following sentence has begun with at least one
-complete word, or the generation ended. The splitter is asked again at each token only while at most
-:data:`RESPLIT_WORDS` complete words follow the last possible sentence end: a boundary is confirmed by the first
-word after it, and further words only made pysbd repeat its answer (same sentences on every response of the
-labelled sets, at 0.65× the time; docs/scale.md).
+complete word, or the generation ended. The splitter is asked when a possible sentence end arrives and again at
+each token while one to :data:`RESPLIT_WORDS` complete words follow the last one: a boundary is confirmed by
+the first word after it, and asking at every other token only made pysbd repeat its answer (the same sentences
+on every response of the labelled sets, in about half the time; docs/scale.md).
 """
 
 from __future__ import annotations
@@ -54,21 +54,23 @@ class SentenceTracker:
         for token in token_ids:
             self.ids.append(int(token))
             text = self.tokenizer.decode(self.ids, skip_special_tokens=True)
+            new_from = len(self.text)
             if not text.startswith(self.text):  # a decoder that rewrites earlier text: keep what is stable
-                stable = len(_common_prefix(self.text, text))
-                self._token_ends = [min(e, stable) for e in self._token_ends]
+                new_from = len(_common_prefix(self.text, text))
+                self._token_ends = [min(e, new_from) for e in self._token_ends]
             self.text = text
             self._token_ends.append(len(text))
-            if self._worth_splitting(text):
+            if self._worth_splitting(text, new_from):
                 done.extend(self._split(final=False))
         return done
 
-    def _worth_splitting(self, text: str) -> bool:
-        """A possible sentence end after the final sentences, followed by at most RESPLIT_WORDS complete words."""
+    def _worth_splitting(self, text: str, new_from: int) -> bool:
+        """A possible sentence end after the final sentences that is new (from ``new_from`` on) or followed by 1 to
+        RESPLIT_WORDS complete words (a sentence end waits for the next sentence's first complete word)."""
         last = -1
         for m in _BOUNDARY_CHARS.finditer(text, self._final_end):
             last = m.end()
-        return last >= 0 and len(_COMPLETE_WORD.findall(text, last)) <= RESPLIT_WORDS
+        return last > new_from or (last >= 0 and 1 <= len(_COMPLETE_WORD.findall(text, last)) <= RESPLIT_WORDS)
 
     @property
     def final_end(self) -> int:
