@@ -4,7 +4,9 @@
 # (python 3.12): pysbd gguf platformdirs pydantic pydantic-core annotated-types typing-inspection typing-extensions
 # transformers==5.24.0 fastapi starlette uvicorn opentelemetry-api.
 # Usage: bash bench/gpu_run.sh STEP... (throughput, overhead, overhead-graph, decoding, decoding-graph, profile,
-# profile-graph, tests, or any shell command); each step's output goes to $OUT/STEP.txt.
+# profile-graph, tests, server, or any shell command); each step's output goes to $OUT/STEP.txt. 'server' saves a
+# random-weight Llama-1B with the tokenizer to /tmp/rand1b, then load-tests 'faithwatch serve' on it (monitor
+# streams, 1/4/16 clients, unbatched and --batch-rows 16).
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=$PWD/src:$PWD/bench:/tmp/site PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
@@ -24,6 +26,10 @@ for step in "$@"; do
     decoding-graph) timeout 200 python3 bench/decoding.py $M --signals ${SIG/lid,/} --strategies monitor,greedy,fod --cuda-graph ;;
     profile) timeout 120 python3 bench/gpu_profile.py $SIG ;;
     profile-graph) timeout 120 python3 bench/gpu_profile.py $SIG --cuda-graph ;;
+    server) timeout 120 python3 bench/overhead.py --random-model llama-1b --tokenizer .gpu/tok --save-random /tmp/rand1b &&
+      timeout 460 python3 bench/server_load.py --model /tmp/rand1b --detector heuristic --endpoint monitor --batch-rows 1,16 \
+        --requests 32 --duration 60 --max-new-tokens 64 \
+        --server-args "--device cuda --dtype auto --cuda-graph --signals ${SIG/lid,/} --alignment lexical" ;;
     tests) timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_engine_graph.py tests/test_engine_static.py ;;
     *) timeout 300 bash -c "$step" ;;
   esac 2>&1 | tee "$OUT/$(echo "$step" | tr -c 'a-z0-9-' '_' | cut -c1-40).txt"

@@ -35,6 +35,23 @@ RANDOM_MODELS = {
 }
 
 
+def save_random(name: str, tokenizer: str | None, out: str) -> None:
+    """Save the random-weight model ``name`` of :data:`RANDOM_MODELS` (bf16 on a GPU, fp32 on a CPU) with the
+    tokenizer folder ``tokenizer`` (default: the embedded model's) to ``out``, for a server to load."""
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from faithwatch.models.loading import _materialise_embedded
+
+    torch.manual_seed(0)
+    config = LlamaConfig(**RANDOM_MODELS[name], bos_token_id=1, eos_token_id=2, pad_token_id=2)
+    cuda = torch.cuda.is_available()
+    with torch.device("cuda" if cuda else "cpu"):
+        model = LlamaForCausalLM(config).to(torch.bfloat16 if cuda else torch.float32)
+    model.save_pretrained(out)
+    AutoTokenizer.from_pretrained(tokenizer or _materialise_embedded()).save_pretrained(out)
+
+
 def _load(args):
     import torch
     from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
@@ -161,8 +178,15 @@ def main() -> None:
     parser.add_argument("--static-anchor", action="store_true",
                         help="also time plain generate with cache_implementation='static' (HF compiles its decode "
                         "step; the fastest plain path on a GPU)")
+    parser.add_argument("--save-random", metavar="DIR", default=None,
+                        help="save --random-model (random weights) with --tokenizer to DIR for a server, and stop")
     parser.add_argument("--mode", choices=["plain", "plain-static", "monitor"], help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.save_random:
+        if args.random_model is None:
+            parser.error("--save-random needs --random-model")
+        save_random(args.random_model, args.tokenizer, args.save_random)
+        return
     if args.mode:
         print(json.dumps(child(args)))
         return
