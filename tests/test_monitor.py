@@ -318,3 +318,28 @@ def test_model_free_signals_score_without_running_the_model(lm, monkeypatch, one
         assert [s.text for s in got.sentences] == [s.text for s in forced.sentences]
         for a, b in zip(got.sentences, forced.sentences, strict=True):
             assert a.features == b.features and a.score == b.score
+
+
+def test_text_signals_skip_the_model_with_the_same_scores(lm, monkeypatch):
+    """The shipped detector reads text signals only (detector_reads_model is False); with the model-free families
+    (`--signals text`) scoring never runs the model and gives the scores of the default families."""
+    from faithwatch.cli._common import signal_list
+    from faithwatch.detectors import load_detector
+    from faithwatch.detectors.shipped import SHIPPED_DIR
+    from faithwatch.models.engine import EngineSession
+    from faithwatch.signals import model_free_signals
+
+    assert signal_list("text,lexical") == list(model_free_signals())
+    assert "likelihood" not in model_free_signals() and "alignment" in model_free_signals()
+    shipped = load_detector(SHIPPED_DIR)
+    full = Monitor(lm, detector=shipped)
+    assert not full.detector_reads_model and not full.model_free
+    assert Monitor(lm, detector="heuristic", alignment="lexical").detector_reads_model
+    text = Monitor(lm, detector=shipped, signals=signal_list("text"))
+    assert text.model_free
+    question, context = "When was it built?", "The tower was built from 1887 to 1889 in Paris."
+    want = full.score(question, context, "It was built in 1820. It stands in Paris.")
+    monkeypatch.setattr(EngineSession, "_run", lambda *a, **k: pytest.fail("the model ran"))
+    got = text.score(question, context, "It was built in 1820. It stands in Paris.")
+    assert [s.score for s in got.sentences] == [s.score for s in want.sentences]
+    assert "mean_logprob" in want.sentences[0].features and "mean_logprob" not in got.sentences[0].features

@@ -121,6 +121,8 @@ class Monitor:
         self.signals = self._build_signals(wanted, layers, lid_bank, tuple(hidden_layers or ()), where)
         #: no signal reads model output: teacher forcing can skip the model (live generation still runs it)
         self.model_free = all(registry.signals.get(n).options.get("model_free") for n in wanted)
+        #: the detector reads a feature of a signal that needs the model (unknown features: assumed so)
+        self.detector_reads_model = self._reads_model(getattr(meta, "feature_names", None))
         self._check_versions(meta)
         missing = sorted(set(getattr(meta, "feature_names", [])) - set(self.feature_names))
         if missing:
@@ -180,6 +182,13 @@ class Monitor:
                 label = name if getattr(part, "name", name) == name else f"{name} {part.name!r}"
                 raise InputError(f"the detector was trained with {label} version {want!r}, but this one is "
                                  f"version {have!r} (its model changed); retrain the detector")
+
+    def _reads_model(self, features: Sequence[str] | None) -> bool:
+        if not features:
+            return True
+        read = set(features)
+        return any(not registry.signals.get(s.name).options.get("model_free") for s in self.signals
+                   if read & set(s.feature_names))
 
     def _build_signals(self, names: Sequence[str], layers: tuple[int, ...], bank: LIDBank | None,
                        hidden_layers: tuple[int, ...], device: str = "cpu") -> list[Signal]:

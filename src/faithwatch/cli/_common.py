@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from faithwatch import registry
 from faithwatch.errors import InputError, ModelNotAvailableError
-from faithwatch.signals import default_signals
+from faithwatch.signals import default_signals, model_free_signals
 
 _WIDTH = None if sys.stdout.isatty() else 160  # piped output: wide tables instead of wrapped cells
 out = Console(highlight=False, width=_WIDTH)
@@ -145,12 +145,18 @@ StaticCacheOpt = typer.Option(False, "--static-cache", help="Decode into a preal
                               "same scores; for GPUs, slower on CPU: bench/README.md).")
 SignalsOpt = typer.Option(None, "--signals", help="Comma-separated signal families to compute (default: "
                           f"{','.join(default_signals())}; with --model none, the model-free ones; also: "
-                          f"{', '.join(registry.signals.names(default=False))}).")
+                          f"{', '.join(registry.signals.names(default=False))}). 'text' names those read from the "
+                          f"text alone ({','.join(model_free_signals())}): scoring then skips the language model.")
 
 
 def signal_list(signals: str | None) -> list[str] | None:
-    """The chosen families, or ``None`` for the monitor's default."""
-    chosen = [s.strip() for s in (signals or "").split(",") if s.strip()]
+    """The chosen families (``text``: :func:`~faithwatch.signals.model_free_signals`), or ``None`` for the
+    monitor's default."""
+    chosen: list[str] = []
+    for name in (s.strip() for s in (signals or "").split(",")):
+        for family in (model_free_signals() if name == "text" else [name] if name else []):
+            if family not in chosen:
+                chosen.append(family)
     return chosen or None
 
 

@@ -194,6 +194,10 @@ def score(
         else:
             mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device,
                                  dtype=dtype, device_map=device_map)
+            if signals is None and not mon.model_free and not mon.detector_reads_model:
+                err.print(f"[dim]The detector {mon.detector.name} reads text signals only; with --signals text "
+                          "the language model is not run (the same scores, about 2.5x faster on a CPU; the "
+                          "output then lacks the model's signals).[/]")
 
             def run(on_progress, on_bad):
                 return score_file(mon, input, output_path, vectors=vectors, overwrite=overwrite,

@@ -78,6 +78,12 @@ def default_signals() -> tuple[str, ...]:
     return registry.signals.names(default=True)
 
 
+def model_free_signals() -> tuple[str, ...]:
+    """The default families that read no model output (``--signals text``): teacher forcing skips the model."""
+    free = set(registry.signals.names(model_free=True))
+    return tuple(n for n in default_signals() if n in free)
+
+
 def text_signals() -> tuple[str, ...]:
     """The families computed from the sentence text and context alone."""
     return registry.signals.names(text=True)
@@ -105,6 +111,7 @@ __all__ = [
     "signal_versions",
     "default_signals",
     "text_signals",
+    "model_free_signals",
     "HiddenProbe",
     "HiddenStateSignal",
     "InfluenceSignal",
