@@ -404,13 +404,14 @@ GOOD = {"context": "c", "question": "q", "response": "hello"}
 @pytest.mark.parametrize("bad", [
     "{not json",
     json.dumps({**GOOD, "response": "   "}),
-    json.dumps({"context": "c", "response": "hello"}),
+    json.dumps({**GOOD, "question": "  "}),  # left out, a question means a summary; blank is a mistake
+    json.dumps({"question": "q", "response": "hello"}),
     json.dumps({**GOOD, "spans": [{"start": 2, "end": 9}]}),
     json.dumps({**GOOD, "spans": [{"start": 3, "end": 3}]}),
     json.dumps({**GOOD, "spans": [{"start": 0, "end": 2, "label": "wrong"}]}),
     json.dumps({**GOOD, "spans": [{"end": 2}]}),
     json.dumps({**GOOD, "spans": [{"start": "x", "end": 2}]}),
-], ids=["json", "empty-response", "missing-question", "span-out-of-range", "empty-span", "span-label",
+], ids=["json", "empty-response", "blank-question", "missing-context", "span-out-of-range", "empty-span", "span-label",
         "span-no-start", "span-start-not-int"])
 def test_load_jsonl_bad_line_names_the_line(tmp_path: Path, bad: str) -> None:
     path = tmp_path / "mine.jsonl"

@@ -37,3 +37,27 @@ def test_a_non_utf8_line_is_one_bad_record(tmp_path) -> None:
     assert [type(r) for r in got] == [Record, BadRecord, Record, BadRecord]
     assert "not UTF-8" in got[1].error and got[1].line == 2
     assert got[2].id == "1" and got[3].id is None and "'id' must be a string or an integer" in got[3].error
+
+
+def test_a_record_without_a_question_is_a_summary(tmp_path) -> None:
+    """No question (left out or null): the summarization sets' question and instruction; a blank one is an error."""
+    from faithwatch.data.loaders import load_jsonl
+    from faithwatch.data.schema import SUMMARY_INSTRUCTION, SUMMARY_QUESTION
+
+    doc = {"context": "Paris is in France.", "response": "Paris is a French city."}
+    for data in (doc, {**doc, "question": None}):
+        record, problems = parse(ScoreRecord, data)
+        assert problems == [] and record.question == SUMMARY_QUESTION and record.instruction == SUMMARY_INSTRUCTION
+    record, _ = parse(ScoreRecord, {**doc, "instruction": "Be brief."})
+    assert record.instruction == "Be brief."
+    assert parse(ScoreRecord, {**doc, "question": " "})[1] == [
+        "'question' must be a non-empty string (leave it out to score a summary of the context)"]
+    assert parse(ScoreRecord, GOOD)[0].instruction is None  # a question given: the default QA instruction
+    path = tmp_path / "in.jsonl"
+    path.write_text(json.dumps({**doc, "id": "s"}) + "\n" + json.dumps({**GOOD, "id": "q"}) + "\n")
+    got = list(read_records(path))
+    assert [r.data["question"] for r in got] == [SUMMARY_QUESTION, "Where?"]
+    assert got[0].data["instruction"] == SUMMARY_INSTRUCTION
+    examples = load_jsonl(path)
+    assert [(e.question, e.instruction) for e in examples][0] == (SUMMARY_QUESTION, SUMMARY_INSTRUCTION)
+    assert examples[1].question == "Where?"

@@ -73,6 +73,8 @@ def check_record(data: Any, line: int | None, model: type[ScoreRecord] | type[Ch
         if line is None:
             return BadRecord(None, None, "'id' is missing (an input without line numbers needs one per record)", path)
         rid = f"line-{line}"
+    if isinstance(record, ScoreRecord):  # the summary defaults of a record without a question
+        data = {**data, **record.fields()}
     return Record(line, rid, data)
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError, model_validator
+
+from faithwatch.data.schema import SUMMARY_INSTRUCTION, SUMMARY_QUESTION
 
 #: an id as given: a string or an integer (never a float, bool or object)
 RecordId = StrictStr | StrictInt
@@ -20,20 +22,35 @@ def _blank(value: Any) -> bool:
 
 
 class ScoreRecord(BaseModel):
-    """One (question, context, response) to score by teacher forcing; other keys are ignored."""
+    """One (question, context, response) to score by teacher forcing; other keys are ignored. Without a question
+    (left out or null), the response is scored as a summary of the context: the question and the default
+    instruction are those of the summarization sets (:data:`~faithwatch.data.schema.SUMMARY_QUESTION`)."""
 
     model_config = ConfigDict(extra="ignore")
 
     id: RecordId | None = None
-    question: StrictStr
+    question: StrictStr | None = None
     context: StrictStr
     response: StrictStr
     instruction: StrictStr | None = None
 
+    @model_validator(mode="after")
+    def _summary_without_question(self) -> ScoreRecord:
+        if self.question is None:
+            self.question = SUMMARY_QUESTION
+            self.instruction = self.instruction or SUMMARY_INSTRUCTION
+        return self
+
     def problems(self) -> list[str]:
         """What makes this record unscorable (blank text), in words."""
-        return [f"'{k}' must be a non-empty string" for k in ("context", "question", "response")
+        hint = {"question": " (leave it out to score a summary of the context)"}
+        return [f"'{k}' must be a non-empty string{hint.get(k, '')}" for k in ("context", "question", "response")
                 if _blank(getattr(self, k))]
+
+    def fields(self) -> dict[str, Any]:
+        """The record's question, context, response and instruction, the summary defaults filled in."""
+        return {"question": self.question, "context": self.context, "response": self.response,
+                "instruction": self.instruction}
 
 
 class CheckRecord(BaseModel):

@@ -143,11 +143,13 @@ def load_begin(root: Path, generic: Policy = "exclude") -> list[LabelledExample]
 def load_jsonl(path: Path) -> list[LabelledExample]:
     """Users' own data. One JSON object per line::
 
-        {"id"?, "context", "question", "response", "instruction"?, "source_model"?,
+        {"id"?, "context", "question"?, "response", "instruction"?, "source_model"?,
          "spans"?: [{"start", "end", "label"?: "unfaithful"|"faithful"|"excluded"}],   # label defaults to unfaithful
          "label"?: 0|1}                                                                 # response level, 1 = unfaithful
 
-    With ``spans``, sentences not covered by any span are faithful. Bad lines raise InputError naming the line.
+    With ``spans``, sentences not covered by any span are faithful. Without a question (left out or null) the
+    response is a summary of the context: the summarization sets' question and instruction. Bad lines raise
+    InputError naming the line.
     """
     out = []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
@@ -159,9 +161,14 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
                 raise InputError(f"expected a JSON object, got {type(row).__name__}")
             if row.get("label") not in (None, 0, 1) or isinstance(row.get("label"), bool):
                 raise InputError(f"'label' must be 0 (faithful) or 1 (unfaithful), got {row.get('label')!r}")
+            summary = row.get("question") is None
+            if summary:
+                row = {**row, "question": SUMMARY_QUESTION,
+                       "instruction": row.get("instruction") or SUMMARY_INSTRUCTION}
             missing = [k for k in ("context", "question", "response") if not str(row.get(k) or "").strip()]
             if missing:
-                raise InputError(f"missing or empty {missing}")
+                raise InputError(f"missing or empty {missing}" + (" (leave the question out for a summary of the "
+                                                                   "context)" if "question" in missing else ""))
             spans = [LabelledSpan(int(s["start"]), int(s["end"]), s.get("label", "unfaithful"))
                      for s in row.get("spans", [])]
             for s in spans:
