@@ -35,16 +35,23 @@ RANDOM_MODELS = {
 }
 
 
+def _random_config(name: str):
+    """The ``transformers.LlamaConfig`` of the random-weight model ``name`` (:data:`RANDOM_MODELS`)."""
+    from transformers import LlamaConfig
+
+    return LlamaConfig(**RANDOM_MODELS[name], bos_token_id=1, eos_token_id=2, pad_token_id=2)
+
+
 def save_random(name: str, tokenizer: str | None, out: str) -> None:
     """Save the random-weight model ``name`` of :data:`RANDOM_MODELS` (bf16 on a GPU, fp32 on a CPU) with the
     tokenizer folder ``tokenizer`` (default: the embedded model's) to ``out``, for a server to load."""
     import torch
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+    from transformers import AutoTokenizer, LlamaForCausalLM
 
     from faithwatch.models.loading import _materialise_embedded
 
     torch.manual_seed(0)
-    config = LlamaConfig(**RANDOM_MODELS[name], bos_token_id=1, eos_token_id=2, pad_token_id=2)
+    config = _random_config(name)
     cuda = torch.cuda.is_available()
     with torch.device("cuda" if cuda else "cpu"):
         model = LlamaForCausalLM(config).to(torch.bfloat16 if cuda else torch.float32)
@@ -54,7 +61,7 @@ def save_random(name: str, tokenizer: str | None, out: str) -> None:
 
 def _load(args):
     import torch
-    from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
+    from transformers import AutoModelForCausalLM, LlamaForCausalLM
 
     from faithwatch.models.attention import ATTENTION_NAME, register_attention
     from faithwatch.models.loading import LoadedModel, _materialise_embedded, load_model
@@ -71,7 +78,7 @@ def _load(args):
     tok_dir = args.tokenizer or _materialise_embedded()
     tokenizer = AutoTokenizer.from_pretrained(tok_dir)
     torch.manual_seed(0)
-    config = LlamaConfig(**RANDOM_MODELS[args.random_model], bos_token_id=1, eos_token_id=2, pad_token_id=2)
+    config = _random_config(args.random_model)
     config._attn_implementation = "sdpa" if args.mode != "monitor" else ATTENTION_NAME
     dtype = torch.bfloat16 if args.device.startswith("cuda") else torch.float32
     with torch.device(args.device):

@@ -29,6 +29,7 @@ from faithwatch.signals import (
     build_signals,
     default_lid_layers,
     default_signals,
+    model_free_signals,
 )
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ class Monitor:
             lid_layers = lid_layers or meta.layers.get("lid")
         wanted = signals or default_signals()
         if self.lm is None:
-            wanted = signals or [n for n in wanted if registry.signals.get(n).options.get("model_free")]
+            wanted = signals or list(model_free_signals())
             needy = [n for n in wanted if not registry.signals.get(n).options.get("model_free")]
             if needy:
                 raise InputError(f"signals {needy} need a language model; with model 'none' choose among "
@@ -182,6 +183,11 @@ class Monitor:
                 label = name if getattr(part, "name", name) == name else f"{name} {part.name!r}"
                 raise InputError(f"the detector was trained with {label} version {want!r}, but this one is "
                                  f"version {have!r} (its model changed); retrain the detector")
+
+    @property
+    def model_unread(self) -> bool:
+        """Teacher forcing runs the model for signals the detector does not read (``--signals text`` skips it)."""
+        return not self.model_free and not self.detector_reads_model
 
     def _reads_model(self, features: Sequence[str] | None) -> bool:
         if not features:

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError, model_validator
 
-from faithwatch.data.schema import SUMMARY_INSTRUCTION, SUMMARY_QUESTION
+from faithwatch.data.schema import summary_defaults
 
 #: an id as given: a string or an integer (never a float, bool or object)
 RecordId = StrictStr | StrictInt
@@ -24,7 +24,7 @@ def _blank(value: Any) -> bool:
 class ScoreRecord(BaseModel):
     """One (question, context, response) to score by teacher forcing; other keys are ignored. Without a question
     (left out or null), the response is scored as a summary of the context: the question and the default
-    instruction are those of the summarization sets (:data:`~faithwatch.data.schema.SUMMARY_QUESTION`)."""
+    instruction are those of the summarization sets (:func:`~faithwatch.data.schema.summary_defaults`)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -36,9 +36,7 @@ class ScoreRecord(BaseModel):
 
     @model_validator(mode="after")
     def _summary_without_question(self) -> ScoreRecord:
-        if self.question is None:
-            self.question = SUMMARY_QUESTION
-            self.instruction = self.instruction or SUMMARY_INSTRUCTION
+        self.question, self.instruction = summary_defaults(self.question, self.instruction)
         return self
 
     def problems(self) -> list[str]:

@@ -194,7 +194,7 @@ def score(
         else:
             mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device,
                                  dtype=dtype, device_map=device_map)
-            if signals is None and not mon.model_free and not mon.detector_reads_model:
+            if signals is None and mon.model_unread:
                 err.print(f"[dim]The detector {mon.detector.name} reads text signals only; with --signals text "
                           "the language model is not run (the same scores, about 2.5x faster on a CPU; the "
                           "output then lacks the model's signals).[/]")

@@ -93,7 +93,7 @@ def proxy(
         application = create_proxy_app(monitor, client, settings, markers=marks, api_key=api_key)
     except FaithwatchError as exc:
         raise fail(exc) from None
-    if monitor.lm is not None and not monitor.model_free and not monitor.detector_reads_model:
+    if monitor.model_unread:
         err.print(f"[dim]The detector {monitor.detector.name} reads text signals only; --model none skips the local "
                   "model (the same verdicts, about half the scoring time per sentence: docs/proxy.md).[/]")
     err.print(f"faithwatch proxy on http://{host}:{port}/v1 -> {upstream} (policy {policy}; scoring with "

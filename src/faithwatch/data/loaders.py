@@ -18,6 +18,7 @@ from faithwatch.data.schema import (
     SUMMARY_QUESTION,
     LabelledExample,
     LabelledSpan,
+    summary_defaults,
 )
 from faithwatch.errors import InputError
 
@@ -161,10 +162,8 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
                 raise InputError(f"expected a JSON object, got {type(row).__name__}")
             if row.get("label") not in (None, 0, 1) or isinstance(row.get("label"), bool):
                 raise InputError(f"'label' must be 0 (faithful) or 1 (unfaithful), got {row.get('label')!r}")
-            summary = row.get("question") is None
-            if summary:
-                row = {**row, "question": SUMMARY_QUESTION,
-                       "instruction": row.get("instruction") or SUMMARY_INSTRUCTION}
+            if row.get("question") is None:
+                row["question"], row["instruction"] = summary_defaults(None, row.get("instruction"))
             missing = [k for k in ("context", "question", "response") if not str(row.get(k) or "").strip()]
             if missing:
                 raise InputError(f"missing or empty {missing}" + (" (leave the question out for a summary of the "

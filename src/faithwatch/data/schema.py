@@ -14,6 +14,15 @@ QA_INSTRUCTION = "Answer the question using only the information in the context.
 DIALOGUE_INSTRUCTION = "Reply to the message using only the knowledge in the context."
 
 
+def summary_defaults(question: str | None, instruction: str | None) -> tuple[str | None, str | None]:
+    """A record without a question (``None``) is a summary of its context: the summarization sets' question, and
+    their instruction unless it has its own. Any other question is kept as it is (a blank one is the caller's
+    error to report)."""
+    if question is None:
+        return SUMMARY_QUESTION, instruction or SUMMARY_INSTRUCTION
+    return question, instruction
+
+
 @dataclass(frozen=True)
 class LabelledSpan:
     """A character span of the response and its label."""
