@@ -182,3 +182,84 @@ def test_resplit_limit_keeps_the_sentences(tokenizer, text, monkeypatch):
     assert limited == every
     assert len(limited) >= 3
     assert asked_limited < len(calls) - asked_limited  # the rule saves calls to the splitter
+
+
+def _metaspace_tokenizer():
+    """A SentencePiece-style tokenizer (Metaspace): decoding a slice drops its first token's leading space, so
+    the incremental decoder needs its context window to get the spaces right."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<unk>"], show_progress=False)
+    tok.train_from_iterator(TEXTS * 4, trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>")
+
+
+class _ComposingTokenizer:
+    """Words and combining marks as tokens; decoding composes them (NFC), so a mark rewrites the character
+    before it: "cafe" + U+0301 decodes to "café", which does not start with "cafe"."""
+
+    def __init__(self, text: str) -> None:
+        import unicodedata
+
+        self._nfc = unicodedata.normalize
+        self.pieces = re.findall(r"\u0301|\s*[^\s\u0301]+", text)
+
+    def encode(self) -> list[int]:
+        return list(range(len(self.pieces)))
+
+    def decode(self, ids, skip_special_tokens: bool = True) -> str:
+        return self._nfc("NFC", "".join(self.pieces[i] for i in ids))
+
+
+def _full_decode_run(tokenizer, ids: list[int]) -> tuple[list, list[str]]:
+    """Sentences (with the token that emitted them) and the text at every step, decoding every token again."""
+    tracker = SentenceTracker(tokenizer)
+    tracker._decoded = lambda: tokenizer.decode(tracker.ids, skip_special_tokens=True)
+    return _steps(tracker, ids)
+
+
+def _steps(tracker: SentenceTracker, ids: list[int]) -> tuple[list, list[str]]:
+    emitted, texts = [], []
+    for i, token in enumerate(ids):
+        emitted += [(i, s) for s in tracker.add([token])]
+        texts.append(tracker.text)
+    emitted += [(len(ids), s) for s in tracker.finish()]
+    return emitted, [*texts, tracker.text]
+
+
+@pytest.mark.parametrize("kind", ["byte-level", "metaspace", "composing"])
+def test_incremental_text_equals_a_full_decode(tokenizer, kind):
+    text = " ".join(TEXTS) + " Le cafe\u0301 est ouvert. Zoë’s naïve façade 🚀 done."
+    if kind == "byte-level":
+        tok, ids = tokenizer, encode(tokenizer, text)
+    elif kind == "metaspace":
+        tok = _metaspace_tokenizer()
+        ids = encode(tok, text)
+    else:
+        tok = _ComposingTokenizer(text)
+        ids = tok.encode()
+    emitted, texts = _steps(SentenceTracker(tok), ids)
+    assert texts == [tok.decode(ids[: i + 1], skip_special_tokens=True) for i in range(len(ids))] + [texts[-1]]
+    assert texts[-1] == tok.decode(ids, skip_special_tokens=True)
+    assert emitted == _full_decode_run(tok, ids)[0]
+    assert len(emitted) >= 8
+
+
+def test_incremental_decoding_decodes_few_tokens(tokenizer):
+    ids = encode(tokenizer, " ".join(TEXTS * 3))
+    longest = []
+    real = tokenizer.decode
+
+    class Counting:
+        def decode(self, part, **kwargs):
+            longest.append(len(part))
+            return real(part, **kwargs)
+
+    _steps(SentenceTracker(Counting()), ids)
+    per_token = longest[: 2 * len(ids)]
+    assert max(per_token) <= 8  # a short window per token, not the whole response
+    assert longest[-1] == len(ids)  # finish checks the whole text once

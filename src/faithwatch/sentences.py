@@ -44,6 +44,8 @@ class SentenceTracker:
         self._seg = segmenter(language)
         self.ids: list[int] = []
         self.text = ""
+        # incremental decoding (as TGI and vLLM do): the text of ids[_read:] is decoded after ids[_prefix:_read]
+        self._prefix = self._read = self._read_end = 0
         self._token_ends: list[int] = []  # character end offset of each token
         self._final_end = 0  # characters before this offset belong to final sentences
         self._count = 0
@@ -53,16 +55,37 @@ class SentenceTracker:
         done: list[Sentence] = []
         for token in token_ids:
             self.ids.append(int(token))
-            text = self.tokenizer.decode(self.ids, skip_special_tokens=True)
-            new_from = len(self.text)
-            if not text.startswith(self.text):  # a decoder that rewrites earlier text: keep what is stable
-                new_from = len(_common_prefix(self.text, text))
-                self._token_ends = [min(e, new_from) for e in self._token_ends]
-            self.text = text
+            text = self._decoded()
+            new_from = self._resync(text)
             self._token_ends.append(len(text))
             if self._worth_splitting(text, new_from):
                 done.extend(self._split(final=False))
         return done
+
+    def _decoded(self) -> str:
+        """The text of :attr:`ids`. Only the newest tokens are decoded, after the last few complete ones (which
+        give the decoder its spacing context), as TGI and vLLM stream text: constant work per token instead of
+        decoding every token again. :meth:`finish` checks the result against decoding all of them."""
+        decode = self.tokenizer.decode
+        before = decode(self.ids[self._prefix : self._read], skip_special_tokens=True)
+        after = decode(self.ids[self._prefix :], skip_special_tokens=True)
+        if not after.startswith(before):  # the decoder rewrote the window's earlier text: start over
+            self._prefix = self._read = self._read_end = 0
+            return decode(self.ids, skip_special_tokens=True)
+        text = self.text[: self._read_end] + after[len(before) :]
+        if len(after) > len(before) and not after.endswith("\ufffd"):  # complete: the next window starts here
+            self._prefix, self._read, self._read_end = self._read, len(self.ids), len(text)
+        return text
+
+    def _resync(self, text: str) -> int:
+        """Take ``text`` as the decoded text; return where it starts to differ from the previous one (a decoder
+        may rewrite earlier text): token ends beyond that point are pulled back to it."""
+        new_from = len(self.text)
+        if not text.startswith(self.text):
+            new_from = len(_common_prefix(self.text, text))
+            self._token_ends = [min(e, new_from) for e in self._token_ends]
+        self.text = text
+        return new_from
 
     def _worth_splitting(self, text: str, new_from: int) -> bool:
         """A possible sentence end after the final sentences that is new (from ``new_from`` on) or followed by 1 to
@@ -112,6 +135,11 @@ class SentenceTracker:
 
     def finish(self) -> list[Sentence]:
         """End of generation: every remaining sentence is final."""
+        if self.tokenizer is not None and self.ids:  # the incremental text, checked once against a full decode
+            full = self.tokenizer.decode(self.ids, skip_special_tokens=True)
+            if full != self.text:
+                self._resync(full)
+                self._token_ends[-1] = len(full)
         return self._split(final=True)
 
     def _split(self, final: bool) -> list[Sentence]:
