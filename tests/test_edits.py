@@ -75,3 +75,41 @@ def test_cut_clauses_and_list_numbers_are_not_edits(scorer, sentence):
 def test_a_swap_to_a_value_found_elsewhere_in_the_context_is_not_counted(scorer):
     context = "Step 4: fold the top left corner down. Step 5: fold the top right corner down."
     assert scorer.evidence("Fold the top right corner down.", context)["edit_swap_word"] == 0.0
+
+
+def _exhaustive_source(sentence: str, context: str) -> tuple[float, list[str]]:
+    """The source as every context sentence compared in order gives it (the first with the best coverage)."""
+    import difflib
+
+    from faithwatch.text import split_sentences
+
+    sent = tokens(sentence)
+    content = [i for i, t in enumerate(sent) if t.content]
+    best, keys = 0.0, []
+    for source in split_sentences(context):
+        theirs = [t.key for t in tokens(source)]
+        matcher = difflib.SequenceMatcher(None, [t.key for t in sent], theirs, autojunk=False)
+        aligned = {a + k for a, _, n in matcher.get_matching_blocks() for k in range(n)}
+        cov = sum(i in aligned for i in content) / len(content) if content else 0.0
+        if cov > best:
+            best, keys = cov, theirs
+    return best, keys
+
+
+def test_pruned_source_search_equals_comparing_every_sentence(scorer):
+    import json
+    from pathlib import Path
+
+    # ties: two context sentences cover a sentence equally; the first must win, as in the exhaustive search
+    tied = ("The bridge opened in 1931 to traffic. The bridge opened in 1931 to trains. "
+            "Traffic on the bridge grew after it opened. The bridge opened in 1931 to traffic.")
+    cases = [(s, tied) for s in ("The bridge opened in 1931.", "The bridge opened to traffic and trains.",
+                                 "Traffic grew.", "Nothing here matches.", "The, a, of.")]
+    rows = [json.loads(line) for line in (Path(__file__).parent / "data" / "blatant.jsonl").open()][:60]
+    cases += [(r["sentence"], r["context"]) for r in rows]
+    cases += [(r["sentence"], rows[(i + 7) % len(rows)]["context"]) for i, r in enumerate(rows)]  # weak matches
+    for sentence, context in cases:
+        match, best = scorer._best_source(tokens(sentence), context)
+        want_match, want_keys = _exhaustive_source(sentence, context)
+        assert match == want_match, sentence
+        assert (best.matcher.b if best else []) == want_keys, sentence

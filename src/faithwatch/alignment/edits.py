@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import threading
 from dataclasses import dataclass
 
 from faithwatch.alignment.base import validate_inputs
@@ -83,43 +84,82 @@ def _negations(toks: list[_Token]) -> int:
     return sum(1 for t in toks if not t.number and t.key in NEGATIONS)
 
 
-def _coverage(sent: list[_Token], source: list[_Token]) -> tuple[float, difflib.SequenceMatcher]:
-    matcher = difflib.SequenceMatcher(None, [t.key for t in sent], [t.key for t in source], autojunk=False)
+def _coverage(sent: list[_Token], matcher: difflib.SequenceMatcher) -> float:
+    """Share of the sentence's content tokens aligned by ``matcher`` (its first sequence set to the sentence)."""
     aligned: set[int] = set()
     for a, _, n in matcher.get_matching_blocks():
         aligned.update(range(a, a + n))
     content = [i for i, t in enumerate(sent) if t.content]
-    return (sum(1 for i in content if i in aligned) / len(content) if content else 0.0), matcher
+    return sum(1 for i in content if i in aligned) / len(content) if content else 0.0
+
+
+@dataclass
+class _Source:
+    """A context sentence, its tokens' keys, and a matcher that has already indexed them (difflib indexes the
+    second sequence once; each sentence only sets the first)."""
+
+    tokens: list[_Token]
+    keys: frozenset[str]
+    matcher: difflib.SequenceMatcher
+
+
+def _source(toks: list[_Token]) -> _Source:
+    keys = [t.key for t in toks]
+    return _Source(toks, frozenset(keys), difflib.SequenceMatcher(None, (), keys, autojunk=False))
+
+
+@dataclass(frozen=True)
+class _Context:
+    text: str
+    sources: list[_Source]
+    keys: frozenset[str]  # every token key of the context
 
 
 class EditScorer:
-    """Near-copy edit evidence of sentences against a context (see the module doc); caches the last context."""
+    """Near-copy edit evidence of sentences against a context (see the module doc); caches the last context
+    (per thread: the matchers it keeps are not shared)."""
 
     def __init__(self) -> None:
-        self._key: str | None = None
-        self._sources: list[list[_Token]] = []
-        self._keys: frozenset[str] = frozenset()
+        self._local = threading.local()
 
-    def _context(self, context: str) -> list[list[_Token]]:
-        if self._key != context:
-            self._sources = [tokens(s) for s in split_sentences(context)]
-            self._keys = frozenset(t.key for source in self._sources for t in source)
-            self._key = context
-        return self._sources
+    def _context(self, context: str) -> _Context:
+        cached: _Context | None = getattr(self._local, "context", None)
+        if cached is None or cached.text != context:
+            sources = [_source(tokens(s)) for s in split_sentences(context)]
+            cached = _Context(context, sources, frozenset().union(*(source.keys for source in sources)))
+            self._local.context = cached
+        return cached
+
+    def _best_source(self, sent: list[_Token], context: str) -> tuple[float, _Source | None]:
+        """The first context sentence that covers most of the sentence's content tokens, and its coverage.
+        A source cannot cover more than the share of those tokens found in it at all, so the sources are tried
+        in order of that bound, and the search stops when no source left can do better."""
+        content = [t.key for t in sent if t.content]
+        if not content:
+            return 0.0, None
+        sources, keys = self._context(context).sources, [t.key for t in sent]
+        bounds = sorted((-sum(k in source.keys for k in content) / len(content), i) for i, source in enumerate(sources))
+        best, best_i = 0.0, -1
+        for neg_bound, i in bounds:
+            if -neg_bound < best or (-neg_bound == best and i > best_i):
+                break  # the bound only falls from here: no later source can win (ties go to the first)
+            matcher = sources[i].matcher
+            matcher.set_seq1(keys)
+            cov = _coverage(sent, matcher)
+            if cov > best or (cov == best and cov > 0 and i < best_i):
+                best, best_i = cov, i
+        return best, (sources[best_i] if best_i >= 0 else None)
 
     def local_edits(self, sentence: str, context: str) -> tuple[float, list[tuple[str, list[_Token], list[_Token]]]]:
         """``edit_match`` and the local edits of a near copy: ``(op, sentence tokens, source tokens)`` per change,
         none when the sentence has no source or paraphrases it (see the module doc)."""
         validate_inputs([sentence], context)
         sent = tokens(sentence)
-        best: tuple[float, list[_Token], difflib.SequenceMatcher | None] = (0.0, [], None)
-        for source in self._context(context):
-            cov, matcher = _coverage(sent, source)
-            if cov > best[0]:
-                best = (cov, source, matcher)
-        match, source, matcher = best
-        if matcher is None or match < MIN_MATCH:
+        match, best = self._best_source(sent, context)
+        if best is None or match < MIN_MATCH:
             return match, []
+        source, matcher = best.tokens, best.matcher
+        matcher.set_seq1([t.key for t in sent])
         changes = _inner(matcher.get_opcodes())
         if len(changes) > MAX_EDITS:
             return match, []  # a paraphrase of its source, not a copy with an edit
@@ -129,7 +169,7 @@ class EditScorer:
 
     def in_context(self, token: _Token) -> bool:
         """Whether ``token`` occurs anywhere in the context of the last call."""
-        return token.key in self._keys
+        return token.key in self._local.context.keys
 
     def evidence(self, sentence: str, context: str) -> dict[str, float]:
         """The :data:`EDIT_FEATURES` of ``sentence`` against ``context``."""
