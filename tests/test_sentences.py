@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from faithwatch.detok import IncrementalText
 from faithwatch.sentences import Sentence, SentenceTracker
 
 ABBREV = "Dr. Smith paid 3.5 dollars. The tower is tall."
@@ -218,7 +219,7 @@ class _ComposingTokenizer:
 def _full_decode_run(tokenizer, ids: list[int]) -> tuple[list, list[str]]:
     """Sentences (with the token that emitted them) and the text at every step, decoding every token again."""
     tracker = SentenceTracker(tokenizer)
-    tracker._decoded = lambda: tokenizer.decode(tracker.ids, skip_special_tokens=True)
+    tracker._detok = IncrementalText(tokenizer, incremental=False)
     return _steps(tracker, ids)
 
 
@@ -263,3 +264,14 @@ def test_incremental_decoding_decodes_few_tokens(tokenizer):
     per_token = longest[: 2 * len(ids)]
     assert max(per_token) <= 8  # a short window per token, not the whole response
     assert longest[-1] == len(ids)  # finish checks the whole text once
+
+
+@pytest.mark.parametrize("kind", ["byte-level", "metaspace"])
+def test_incremental_text_started_from_earlier_tokens(tokenizer, kind):
+    tok = tokenizer if kind == "byte-level" else _metaspace_tokenizer()
+    ids = encode(tok, " ".join(TEXTS) + " Zoë’s naïve façade 🚀 done.")
+    for start in (1, 5, len(ids) // 2):  # a beam's answer so far, then its branch's new tokens
+        detok = IncrementalText(tok, ids[:start])
+        assert detok.text == tok.decode(ids[:start], skip_special_tokens=True)
+        for i in range(start, len(ids)):
+            assert detok.add(ids[i]) == tok.decode(ids[: i + 1], skip_special_tokens=True)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from transformers import PreTrainedTokenizerBase
 
+from faithwatch.detok import IncrementalText
 from faithwatch.text import segmenter, sentence_spans
 
 _BOUNDARY_CHARS = re.compile(r"[.!?…。！？\n:;\"')\]]")
@@ -42,10 +43,8 @@ class SentenceTracker:
     def __init__(self, tokenizer: PreTrainedTokenizerBase, language: str = "en") -> None:
         self.tokenizer = tokenizer
         self._seg = segmenter(language)
-        self.ids: list[int] = []
+        self._detok = IncrementalText(tokenizer)
         self.text = ""
-        # incremental decoding (as TGI and vLLM do): the text of ids[_read:] is decoded after ids[_prefix:_read]
-        self._prefix = self._read = self._read_end = 0
         self._token_ends: list[int] = []  # character end offset of each token
         self._final_end = 0  # characters before this offset belong to final sentences
         self._count = 0
@@ -54,28 +53,12 @@ class SentenceTracker:
         """Add tokens one by one; return the sentences that became final."""
         done: list[Sentence] = []
         for token in token_ids:
-            self.ids.append(int(token))
-            text = self._decoded()
+            text = self._detok.add(token)
             new_from = self._resync(text)
             self._token_ends.append(len(text))
             if self._worth_splitting(text, new_from):
                 done.extend(self._split(final=False))
         return done
-
-    def _decoded(self) -> str:
-        """The text of :attr:`ids`. Only the newest tokens are decoded, after the last few complete ones (which
-        give the decoder its spacing context), as TGI and vLLM stream text: constant work per token instead of
-        decoding every token again. :meth:`finish` checks the result against decoding all of them."""
-        decode = self.tokenizer.decode
-        before = decode(self.ids[self._prefix : self._read], skip_special_tokens=True)
-        after = decode(self.ids[self._prefix :], skip_special_tokens=True)
-        if not after.startswith(before):  # the decoder rewrote the window's earlier text: start over
-            self._prefix = self._read = self._read_end = 0
-            return decode(self.ids, skip_special_tokens=True)
-        text = self.text[: self._read_end] + after[len(before) :]
-        if len(after) > len(before) and not after.endswith("\ufffd"):  # complete: the next window starts here
-            self._prefix, self._read, self._read_end = self._read, len(self.ids), len(text)
-        return text
 
     def _resync(self, text: str) -> int:
         """Take ``text`` as the decoded text; return where it starts to differ from the previous one (a decoder
@@ -94,6 +77,11 @@ class SentenceTracker:
         for m in _BOUNDARY_CHARS.finditer(text, self._final_end):
             last = m.end()
         return last > new_from or (last >= 0 and 1 <= len(_COMPLETE_WORD.findall(text, last)) <= RESPLIT_WORDS)
+
+    @property
+    def ids(self) -> list[int]:
+        """The response's token ids so far."""
+        return self._detok.ids
 
     @property
     def final_end(self) -> int:
@@ -136,7 +124,7 @@ class SentenceTracker:
     def finish(self) -> list[Sentence]:
         """End of generation: every remaining sentence is final."""
         if self.tokenizer is not None and self.ids:  # the incremental text, checked once against a full decode
-            full = self.tokenizer.decode(self.ids, skip_special_tokens=True)
+            full = self._detok.full()
             if full != self.text:
                 self._resync(full)
                 self._token_ends[-1] = len(full)

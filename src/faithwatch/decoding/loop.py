@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from faithwatch.detok import IncrementalText
 from faithwatch.errors import InputError
 from faithwatch.results import SentenceReport
 from faithwatch.sentences import Sentence
@@ -148,7 +149,8 @@ class DecodingLoop:
         new: list[list[int]] = [[] for _ in range(n)]
         active = [not self.beams[p].finished for p in parents]
         eos, truncated = [False] * n, [False] * n
-        bases = [self.text(self.beams[p].ids) for p in parents]
+        texts = [IncrementalText(self.tokenizer, self.beams[p].ids) for p in parents]  # each branch's answer
+        bases = [t.text for t in texts]
         needs_twin = self.session.needs.twin
         while any(active):
             logp = self.session.branch_logprobs()
@@ -161,8 +163,7 @@ class DecodingLoop:
                 total = len(self.beams[parents[b]].ids) + len(new[b])
                 if tokens[b] in self.eos:
                     eos[b], active[b], feed[b] = True, False, False
-                elif unit == "sentence" and self._rule.ends(self.text(self.beams[parents[b]].ids + new[b])
-                                                             [len(bases[b]):], tokens[b]):
+                elif unit == "sentence" and self._rule.ends(texts[b].text[len(bases[b]):], tokens[b]):
                     active[b], feed[b] = False, False
                 elif total >= self.max_new_tokens:
                     truncated[b], active[b], feed[b] = True, False, False
@@ -172,6 +173,7 @@ class DecodingLoop:
             for b in range(n):
                 if feed[b]:
                     new[b].append(int(tokens[b]))
+                    texts[b].add(tokens[b])
                     limit = chunk_tokens if unit == "chunk" else self.max_sentence_tokens
                     if len(new[b]) >= limit:
                         active[b] = False
@@ -250,13 +252,18 @@ class BeamStepper:
 
     def __init__(self, tokenizer, eos, max_new_tokens: int, max_sentence_tokens: int) -> None:
         self.tokenizer = tokenizer
-        self.ids: list[int] = []
+        self._detok = IncrementalText(tokenizer)  # the beam's tokens and their text
         self.stop = ""  # "eos" or "max_new_tokens" once the beam ended
         self.max_new_tokens, self.max_sentence_tokens = max_new_tokens, max_sentence_tokens
         self._rule = SentenceRule(tokenizer, eos)
         self._start = 0  # where the open sentence's tokens begin
         self._base = ""  # the text of the tokens before it
         self._count = 0  # sentences made so far
+
+    @property
+    def ids(self) -> list[int]:
+        """The beam's tokens so far."""
+        return self._detok.ids
 
     @property
     def done(self) -> bool:
@@ -278,18 +285,18 @@ class BeamStepper:
 
     def fed(self, token: int) -> list[Sentence]:
         """Append the fed ``token``; the sentences that closes (a sentence or the answer at its token limit)."""
-        self.ids.append(int(token))
+        self._detok.add(token)
         if len(self.ids) >= self.max_new_tokens:
             self.stop = "max_new_tokens"
             return self._close()
         return self._close() if len(self.ids) - self._start >= self.max_sentence_tokens else []
 
     def _tail(self) -> str:
-        return self.tokenizer.decode(self.ids, skip_special_tokens=True)[len(self._base):]
+        return self._detok.text[len(self._base):]
 
     def _close(self) -> list[Sentence]:
         sentence = sentence_of(self.tokenizer, self.ids[: self._start], self.ids[self._start:], self._count)
         if self._start < len(self.ids):
-            self._start, self._base = len(self.ids), self.tokenizer.decode(self.ids, skip_special_tokens=True)
+            self._start, self._base = len(self.ids), self._detok.text
         self._count += sentence is not None
         return [sentence] if sentence is not None else []

@@ -18,6 +18,7 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field
 
 from faithwatch.decoding.loop import sampling_chooser
+from faithwatch.detok import IncrementalText
 from faithwatch.errors import InputError
 from faithwatch.models.engine import DecodingEngine, Needs
 from faithwatch.models.prompts import PromptPair
@@ -87,8 +88,8 @@ class _Choice:
 
     index: int
     choose: Callable[[torch.Tensor], int]
-    out: list[int] = field(default_factory=list)
-    text: str = ""
+    detok: IncrementalText  # the tokens fed so far and their text
+    text: str = ""  # the text sent so far
     entries: list[dict[str, Any]] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
     finish: str | None = None
@@ -107,7 +108,7 @@ def generate_choices(lm: Any, req: ChatRequest, max_tokens: int, check: Callable
     session = engine.start(PromptPair(ids, ids, "", "", 0, ""))
     if req.n > 1:
         session.fork(req.n)
-    choices = [_Choice(i, sampler(req.temperature, req.seed + i)) for i in range(req.n)]
+    choices = [_Choice(i, sampler(req.temperature, req.seed + i), IncrementalText(lm.tokenizer)) for i in range(req.n)]
     for _ in range(max_tokens):
         check()
         logp = session.branch_logprobs()
@@ -136,10 +137,9 @@ def generate_choices(lm: Any, req: ChatRequest, max_tokens: int, check: Callable
 def _advance(tokenizer: Any, c: _Choice, token: int, logp: torch.Tensor, req: ChatRequest,
              on_delta: Callable | None) -> None:
     """Record a fed token; send the text it completes (an incomplete character waits for the next token)."""
-    c.out.append(token)
     if req.logprobs:
         c.pending.append(_entry(tokenizer, logp, token, req.top_logprobs))
-    decoded = tokenizer.decode(c.out, skip_special_tokens=True)
+    decoded = c.detok.add(token)
     if decoded.endswith("\ufffd"):
         return
     piece, c.text = decoded[len(c.text):], decoded
