@@ -500,3 +500,23 @@ def test_cli_eval_lss_writes_a_report(tmp_path: Path) -> None:
     result = CliRunner().invoke(_app(), ["eval-lss", "--data-root", str(tmp_path / "nowhere"), "--scorer",
                                          "lexical", "--report", str(report)])
     assert result.exit_code == 2
+
+
+def test_cli_eval_lss_reads_another_csv_in_the_same_layout(tmp_path: Path) -> None:
+    import pandas as pd
+
+    root = _write_lss_dev(tmp_path / "data")
+    rows = pd.read_csv(root / "lss-dev" / "LSS_dev.csv", dtype=str, keep_default_na=False)
+    other = tmp_path / "split" / "LSS_other.csv"
+    other.parent.mkdir()
+    rows.iloc[:5].to_csv(other, index=False)
+    report = tmp_path / "report"
+    result = CliRunner().invoke(_app(), ["eval-lss", "--data", str(other), "--scorer", "lexical", "--report",
+                                         str(report), "--n-boot", "10", "--no-refchecker"])
+    assert result.exit_code == 0, result.output
+    assert "LSS_other.csv: correlation" in result.stdout
+    meta = json.loads((report / "results.json").read_text())["meta"]
+    assert meta["rows"] == 5 and meta["data"] == str(other.resolve())
+    result = CliRunner().invoke(_app(), ["eval-lss", "--data", str(tmp_path / "missing.csv"), "--scorer",
+                                         "lexical", "--report", str(report)])
+    assert result.exit_code == 2 and "annotation file not found" in result.output

@@ -199,6 +199,25 @@ def test_qags_majority_vote(tmp_path: Path) -> None:
     assert [sentence_label(first, 0, 12), sentence_label(first, 13, 24)] == [0, 1]
 
 
+def test_a_qags_file_as_released_loads_by_path(tmp_path: Path) -> None:
+    rows = [{"article": "Article one.", "summary_sentences": [
+        {"sentence": "The cat sat.", "responses": _votes("yes", "yes", "no")},
+        {"sentence": "It was red.", "responses": _votes("no", "no", "yes")}]}]
+    path = tmp_path / "mturk_other.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n", encoding="utf-8")
+    (example,) = load_dataset(str(path))
+    assert example.dataset == "mturk_other" and example.response == "The cat sat. It was red."
+    assert [s.label for s in example.spans] == ["faithful", "unfaithful"] and example.response_label == 1
+    path.write_text(path.read_text(encoding="utf-8") + json.dumps({"article": "No summary."}) + "\n",
+                    encoding="utf-8")
+    with pytest.raises(InputError, match=r"mturk_other.jsonl:2: not a QAGS record"):
+        load_dataset(str(path))
+    generic = tmp_path / "mine.jsonl"  # a generic file is still read as one
+    generic.write_text(json.dumps({"context": "C.", "question": "Q?", "response": "R.", "label": 0}) + "\n",
+                       encoding="utf-8")
+    assert load_dataset(str(generic))[0].dataset == "mine"
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # BEGIN
 # ---------------------------------------------------------------------------------------------------------------
@@ -231,6 +250,20 @@ def test_begin_labels(begin_root: Path) -> None:
     assert full.spans == [] and full.default_label is None
     assert [e.response_label for e in (full, partial, generic)] == [0, 1, None]
     assert [e.source_model for e in (full, partial, generic)] == ["t5", "gpt2", "ctrl"]
+
+
+def test_a_begin_file_as_released_loads_by_path(begin_root: Path, tmp_path: Path) -> None:
+    path = begin_root / "begin-dev" / "begin_dev_wow.tsv"
+    other = tmp_path / "begin_other_split.tsv"
+    other.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    examples = load_dataset(str(other), generic="unfaithful")
+    assert [e.dataset for e in examples] == ["begin_other_split"] * 3
+    assert [e.response_label for e in examples] == [0, 1, 1]
+    assert [(e.context, e.response) for e in examples] == [(e.context, e.response) for e in load_begin(begin_root)]
+    bad = tmp_path / "other.tsv"
+    bad.write_text("a\tb\n1\t2\n", encoding="utf-8")
+    with pytest.raises(InputError, match="not a BEGIN file: no column knowledge"):
+        load_dataset(str(bad))
 
 
 @pytest.mark.parametrize(("policy", "expected"), [("exclude", None), ("faithful", 0), ("unfaithful", 1)])

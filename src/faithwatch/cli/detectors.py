@@ -128,7 +128,7 @@ def _recipe(path, kind, features, transform, c_value, monotone, weighting, probe
 @app.command()
 def train(
     data: str = typer.Option(..., "--data", help="Comma-separated data sets (faithbench, qags-cnndm, begin-dev) "
-                             "or .jsonl files in the generic format."),
+                             "or files: generic .jsonl, or QAGS (mturk_*.jsonl) / BEGIN (.tsv) as released."),
     out_dir: Path = typer.Option(..., "--out", help="Folder for the detector artifact."),
     recipe_file: Path | None = typer.Option(None, "--recipe", help="A recipe JSON (from `faithwatch select`); "
                                             "the options below change it."),
@@ -294,7 +294,8 @@ def _eval_alignment(meta: dict, asked: str | None) -> str | None:
 @app.command(name="eval")
 def evaluate(
     detector: Path = typer.Option(..., "--detector", help="A detector folder made by `faithwatch train`."),
-    data: str = typer.Option(..., "--data", help="Comma-separated data sets to evaluate on."),
+    data: str = typer.Option(..., "--data", help="Comma-separated data sets to evaluate on: names, generic "
+                             ".jsonl files, or QAGS (mturk_*.jsonl) / BEGIN (.tsv) files as released."),
     report: Path = typer.Option(Path("results"), "--report", help="Folder for results.md/.json and ROC PNGs."),
     transfer: bool = typer.Option(False, "--transfer", help="Also the transfer matrix, leave-one-out and "
                                   "ablation tables across the --data sets (trains many detectors)."),

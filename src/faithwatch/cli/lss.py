@@ -114,13 +114,15 @@ def lss_cmd(
 def eval_lss(
     data_root: str | None = typer.Option(None, "--data-root", help="Folder holding lss-dev/ and "
                                          "refchecker-annotations/ (default: the shared data folder)."),
+    data: Path | None = typer.Option(None, "--data", help="Evaluate this CSV in LSS_dev.csv's layout instead "
+                                     "(e.g. another split of the LSS annotations)."),
     scorer: str = typer.Option(EVAL_SCORERS, "--scorer", help=f"Comma-separated: {ScorerHelp}."),
     threshold: float = typer.Option(0.5, "--threshold", help="Support threshold of the search."),
     max_evaluations: int = typer.Option(200, "--max-evaluations", min=1, help="Scorer calls per claim."),
     beam_width: int = typer.Option(2, "--beam-width", min=1),
     max_span: int = typer.Option(1, "--max-span", min=1),
     prefilter: bool = typer.Option(True, "--prefilter/--no-prefilter"),
-    limit: int | None = typer.Option(None, "--limit", min=3, help="Use only the first N rows of LSS_dev.csv."),
+    limit: int | None = typer.Option(None, "--limit", min=3, help="Use only the first N rows of the CSV."),
     report: Path = typer.Option(Path("results/lss"), "--report", help="Folder for results.md / results.json."),
     cache: Path | None = typer.Option(None, "--cache", help="Folder of the resumable per-pair caches "
                                       "(default: <report>/cache)."),
@@ -143,7 +145,9 @@ def eval_lss(
             raise InputError("--scorer names no scorer")
         if not 0.0 < threshold <= 1.0:
             raise InputError(f"--threshold must be in (0, 1], got {threshold}")
-        root = resolve_root(data_root)
+        if data is not None and not data.is_file():
+            raise InputError(f"annotation file not found: {data}")
+        root = resolve_root(data_root) if data_root is not None or data is None else data.parent
         scorers = {}
         with err.status("Loading scorers…"):
             for spec in specs:
@@ -159,7 +163,8 @@ def eval_lss(
                 bar.update(tasks[spec], completed=n)
 
             result = run_lss_eval(root, scorers, config, limit=limit, cache_dir=cache or report / "cache",
-                                  n_boot=n_boot, seed=seed, refchecker=refchecker, on_progress=on_progress)
+                                  n_boot=n_boot, seed=seed, refchecker=refchecker, on_progress=on_progress,
+                                  annotations=data)
         result.meta["seconds"] = round(time.perf_counter() - start, 1)
         paths = write_report(report, "faithwatch eval-lss: Longest Supported Subsequence (paper 004)",
                              result.tables, {}, result.meta)
@@ -170,7 +175,8 @@ def eval_lss(
         raise fail(exc) from None
 
     corr = result.tables["correlation with the human 1-5 rating"]
-    table = Table(title=f"lss-dev: correlation with the human 1-5 rating (rows {result.meta['rows']}, "
+    table = Table(title=f"{Path(result.meta['data']).name}: correlation with the human 1-5 rating (rows "
+                        f"{result.meta['rows']}, "
                         f"pairs {result.meta['pairs']}; 95% CI: bootstrap over pairs)", title_justify="left")
     for col in ("method", "scorer", "Pearson [95% CI]", "Spearman [95% CI]", "n"):
         table.add_column(col)

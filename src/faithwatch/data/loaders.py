@@ -101,10 +101,21 @@ def _faithbench_label(labels: list[str], questionable: Policy) -> str | None:
 
 def load_qags(root: Path) -> list[LabelledExample]:
     """QAGS (CNN/DM): summary sentences with 3 yes/no votes each; majority vote gives the label."""
+    return load_qags_file(root / "qags-cnndm" / "mturk_cnndm.jsonl", "qags-cnndm")
+
+
+def load_qags_file(path: Path, dataset: str) -> list[LabelledExample]:
+    """A QAGS file as released (``mturk_<source>.jsonl``: ``article`` and ``summary_sentences``, each with its
+    workers' yes/no ``responses``); labels as :func:`load_qags`. Ids are ``qags-<line>``."""
     out = []
-    lines = (root / "qags-cnndm" / "mturk_cnndm.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     for i, line in enumerate(lines):
-        row = json.loads(line)
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{i + 1}: invalid JSON ({exc})") from None
+        if not isinstance(row, dict) or not {"article", "summary_sentences"} <= row.keys():
+            raise InputError(f"{path}:{i + 1}: not a QAGS record (needs 'article' and 'summary_sentences')")
         parts, spans, pos = [], [], 0
         for sent in row["summary_sentences"]:
             text = sent["sentence"].strip()
@@ -118,7 +129,7 @@ def load_qags(root: Path) -> list[LabelledExample]:
         response = " ".join(parts)
         labels = {s.label for s in spans}
         out.append(LabelledExample(
-            dataset="qags-cnndm", id=f"qags-{i}", context=row["article"], question=SUMMARY_QUESTION,
+            dataset=dataset, id=f"qags-{i}", context=row["article"], question=SUMMARY_QUESTION,
             instruction=SUMMARY_INSTRUCTION, response=response, spans=spans, default_label=None,
             response_label=1 if "unfaithful" in labels else 0,
         ))
@@ -127,16 +138,31 @@ def load_qags(root: Path) -> list[LabelledExample]:
 
 def load_begin(root: Path, generic: Policy = "exclude") -> list[LabelledExample]:
     """BEGIN (WoW dev): response-level labels; 'Generic' follows ``generic`` (default: excluded)."""
+    return load_begin_file(root / "begin-dev" / "begin_dev_wow.tsv", "begin-dev", generic)
+
+
+#: the columns of a BEGIN file as released
+BEGIN_COLUMNS = ("knowledge", "message", "response", "begin_label")
+
+
+def load_begin_file(path: Path, dataset: str, generic: Policy = "exclude") -> list[LabelledExample]:
+    """A BEGIN file as released (tab-separated, with :data:`BEGIN_COLUMNS` and ``model_name``); labels as
+    :func:`load_begin`. Ids are ``begin-<row>``."""
     out = []
-    with (root / "begin-dev" / "begin_dev_wow.tsv").open(encoding="utf-8") as handle:
-        for i, row in enumerate(csv.DictReader(handle, delimiter="\t")):
+    with path.open(encoding="utf-8") as handle:
+        reader = csv.DictReader(handle, delimiter="\t")
+        missing = [c for c in BEGIN_COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise InputError(f"{path}: not a BEGIN file: no column {', '.join(missing)} "
+                             f"(columns: {', '.join(reader.fieldnames or [])})")
+        for i, row in enumerate(reader):
             label = {"Fully attributable": 0, "Not fully attributable": 1}.get(row["begin_label"])
             if label is None:
                 label = {"exclude": None, "faithful": 0, "unfaithful": 1}[generic]
             out.append(LabelledExample(
-                dataset="begin-dev", id=f"begin-{i}", context=row["knowledge"], question=row["message"],
+                dataset=dataset, id=f"begin-{i}", context=row["knowledge"], question=row["message"],
                 instruction=DIALOGUE_INSTRUCTION, response=row["response"], default_label=None,
-                response_label=label, source_model=row["model_name"],
+                response_label=label, source_model=row.get("model_name"),
             ))
     return out
 
@@ -206,7 +232,9 @@ DATASETS: dict[str, Callable[[Path], list[LabelledExample]]] = {
 
 def load_dataset(name: str, root: str | Path | None = None, *, questionable: Policy = "exclude",
                  generic: Policy = "exclude") -> list[LabelledExample]:
-    """A dataset by name (see :data:`DATASETS`) or a path to a JSONL file in the generic format.
+    """A dataset by name (see :data:`DATASETS`) or a path: a JSONL file in the generic format, or a file of QAGS
+    (``mturk_*.jsonl``) or BEGIN (``*.tsv``) as released, recognised by its fields; the data set's name is then
+    the file's stem.
 
     ``questionable``: FaithBench's Questionable spans; ``generic``: BEGIN's Generic responses.
     """
@@ -220,6 +248,20 @@ def load_dataset(name: str, root: str | Path | None = None, *, questionable: Pol
     if name in DATASETS:
         return DATASETS[name](data_root(root))
     path = Path(name)
+    if path.suffix == ".tsv" and path.is_file():
+        return load_begin_file(path, path.stem, generic)
     if path.suffix == ".jsonl" and path.is_file():
-        return load_jsonl(path)
-    raise InputError(f"unknown dataset '{name}': use one of {', '.join(DATASETS)} or a .jsonl file")
+        return load_qags_file(path, path.stem) if _is_qags(path) else load_jsonl(path)
+    raise InputError(f"unknown dataset '{name}': use one of {', '.join(DATASETS)}, a .jsonl file (generic or "
+                     "QAGS) or a BEGIN .tsv file")
+
+
+def _is_qags(path: Path) -> bool:
+    """Whether a JSONL file's first record is a QAGS one (article and summary sentences, no response)."""
+    with path.open(encoding="utf-8") as handle:
+        first = next((line for line in handle if line.strip()), "")
+    try:
+        row = json.loads(first)
+    except json.JSONDecodeError:
+        return False  # the generic loader names the bad line
+    return isinstance(row, dict) and "summary_sentences" in row and "article" in row and "response" not in row

@@ -622,11 +622,13 @@ def run_lss_eval(
     refchecker: bool = True,
     device: str = "cpu",
     on_progress: ProgressFn | None = None,
+    annotations: str | Path | None = None,
 ) -> LSSEvalResult:
     """Evaluate the LSS search on lss-dev with each scorer (and summarise refchecker-annotations) in one run.
 
     Args:
         data_root: folder holding ``lss-dev/`` (and ``refchecker-annotations/``).
+        annotations: another CSV in lss-dev's layout to evaluate instead (e.g. another split).
         scorers: scorer specs for :func:`faithwatch.alignment.get_scorer`, or ready scorers by name.
         config: search settings.
         limit: use only the first ``limit`` rows of LSS_dev.csv.
@@ -639,7 +641,8 @@ def run_lss_eval(
     from faithwatch.alignment import get_scorer
 
     config = config or LSSConfig()
-    df = load_lss_dev(data_root)
+    source = annotations if annotations is not None else data_root
+    df = load_lss_dev(source)
     if limit is not None:
         if limit < 3:
             raise InputError(f"--limit must be at least 3 rows, got {limit}")
@@ -662,7 +665,7 @@ def run_lss_eval(
         seconds[spec] = round(time.perf_counter() - start, 1)
     tables = evaluate_lss_dev(df, per_scorer, n_boot=n_boot, seed=seed)
     meta: dict[str, Any] = {
-        "data": str(_find_file(data_root, LSS_DEV_FILE).resolve()),
+        "data": str(_find_file(source, LSS_DEV_FILE).resolve()),
         "rows": len(df),
         "pairs": int(df.pair_id.nunique()),
         "scorers": list(per_scorer),
