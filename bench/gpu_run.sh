@@ -22,8 +22,8 @@ for step in "$@"; do
     overhead) timeout 300 python3 bench/overhead.py $M --tokens 256 --alignment lexical --signals $SIG --static-anchor ;;
     overhead-static) timeout 200 python3 bench/overhead.py $M --tokens 256 --alignment lexical --signals $SIG --static-cache --repeats 2 ;;
     overhead-graph) timeout 300 python3 bench/overhead.py $M --tokens 256 --alignment lexical --signals $SIG --static-anchor --cuda-graph --repeats 5 ;;
-    decoding) timeout 200 python3 bench/decoding.py $M --signals ${SIG/lid,/} --strategies monitor,greedy,fod ;;
-    decoding-graph) timeout 200 python3 bench/decoding.py $M --signals ${SIG/lid,/} --strategies monitor,greedy,fod --cuda-graph ;;
+    decoding) timeout 300 python3 bench/decoding.py $M --signals ${SIG/lid,/} --strategies monitor,greedy,fod,fod-adacad ;;
+    decoding-graph) timeout 300 python3 bench/decoding.py $M --signals ${SIG/lid,/} --strategies monitor,greedy,fod,fod-adacad --cuda-graph ;;
     profile) timeout 120 python3 bench/gpu_profile.py $SIG ;;
     profile-graph) timeout 120 python3 bench/gpu_profile.py $SIG --cuda-graph ;;
     server) timeout 120 python3 bench/overhead.py --random-model llama-1b --tokenizer .gpu/tok --save-random /tmp/rand1b &&
