@@ -210,7 +210,7 @@ def test_a_qags_file_as_released_loads_by_path(tmp_path: Path) -> None:
     assert [s.label for s in example.spans] == ["faithful", "unfaithful"] and example.response_label == 1
     path.write_text(path.read_text(encoding="utf-8") + json.dumps({"article": "No summary."}) + "\n",
                     encoding="utf-8")
-    with pytest.raises(InputError, match=r"mturk_other.jsonl:2: not a QAGS record"):
+    with pytest.raises(InputError, match=r"mturk_other.jsonl:3: not a QAGS record"):  # line 2 is blank
         load_dataset(str(path))
     generic = tmp_path / "mine.jsonl"  # a generic file is still read as one
     generic.write_text(json.dumps({"context": "C.", "question": "Q?", "response": "R.", "label": 0}) + "\n",

@@ -108,14 +108,15 @@ def load_qags_file(path: Path, dataset: str) -> list[LabelledExample]:
     """A QAGS file as released (``mturk_<source>.jsonl``: ``article`` and ``summary_sentences``, each with its
     workers' yes/no ``responses``); labels as :func:`load_qags`. Ids are ``qags-<line>``."""
     out = []
-    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    for i, line in enumerate(lines):
+    numbered = [(n, line) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+                if line.strip()]
+    for i, (n, line) in enumerate(numbered):
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{i + 1}: invalid JSON ({exc})") from None
+            raise InputError(f"{path}:{n}: invalid JSON ({exc})") from None
         if not isinstance(row, dict) or not {"article", "summary_sentences"} <= row.keys():
-            raise InputError(f"{path}:{i + 1}: not a QAGS record (needs 'article' and 'summary_sentences')")
+            raise InputError(f"{path}:{n}: not a QAGS record (needs 'article' and 'summary_sentences')")
         parts, spans, pos = [], [], 0
         for sent in row["summary_sentences"]:
             text = sent["sentence"].strip()
