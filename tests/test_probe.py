@@ -134,3 +134,37 @@ def test_leave_one_out_tables(tables):
     shifted = gains.calibration_cost_unlabelled_shift  # BA after calibrate --unlabelled; the best is still the best
     assert shifted.notna().all() and (shifted >= -1e-12).all()
     assert (shifted != gains.calibration_cost).any()  # the shift changed some fold's verdicts
+
+
+def test_averaged_pooling_is_the_mean_of_per_set_regressions(tables, tmp_path):
+    from faithwatch.detectors.linear import fit_logistic
+    from faithwatch.detectors.preprocess import FeatureScaler
+    from faithwatch.eval.training import DIRECTIONS, raw_scores, sample_weights, syncheck_features
+
+    extra = tables["c"].assign(train_only=True)  # a training-only set joins every member
+    train = pd.concat([tables["a"], tables["b"], extra], ignore_index=True)
+    recipe = Recipe(families=("likelihood", "alignment"), C=0.5, pooling="averaged")
+    det = fit_syncheck(train, recipe, model_id="m", calibrate=False)
+    assert det.meta.params["members"] == 2 and det.meta.params["recipe"]["pooling"] == "averaged"
+    names = syncheck_features([], recipe.families)
+    scaler = FeatureScaler.fit(train[names].to_numpy(), "robust", sample_weights(train, "dataset"))
+    logits = []
+    for name in ("a", "b"):
+        member = pd.concat([tables[name], extra], ignore_index=True)
+        fit = fit_logistic(scaler(member[names].to_numpy()), (member.label == 0).to_numpy(float), C=0.5,
+                           sample_weight=sample_weights(member, "dataset"),
+                           signs=[DIRECTIONS.get(n, 0) for n in names])
+        logits.append(scaler(tables["c"][names].to_numpy()) @ fit.coef + fit.intercept)
+    np.testing.assert_allclose(raw_scores(det, tables["c"]), np.mean(logits, axis=0), atol=1e-9)
+    pooled = fit_syncheck(train, Recipe(families=("likelihood", "alignment"), C=0.5), model_id="m", calibrate=False)
+    assert not np.allclose(raw_scores(pooled, tables["c"]), raw_scores(det, tables["c"]))
+    det.save(tmp_path / "avg")  # one linear model: the usual artifact
+    np.testing.assert_allclose(raw_scores(SynCheckDetector.load(tmp_path / "avg", expect_model_id="m"), tables["c"]),
+                               raw_scores(det, tables["c"]))
+    with pytest.raises(InputError, match="kind lr"):
+        Recipe(kind="xgb", families=("alignment",), pooling="averaged")
+    with pytest.raises(InputError, match="pooling"):
+        Recipe(families=("alignment",), pooling="mixed")
+    old = Recipe(families=("alignment",)).to_dict()
+    del old["pooling"]  # recipes written before the field read as pooled
+    assert Recipe.from_dict(old).pooling == "pooled"

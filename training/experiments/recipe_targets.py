@@ -7,9 +7,12 @@ the blatant-error suite's errors flagged and of its supported sentences passed b
 (the suite is scored, never trained on). Reads the text-only caches that ``faithwatch select --text-only`` builds.
 
     python training/experiments/recipe_targets.py     # ~7 min on 2 CPU cores once the caches exist
+    python training/experiments/recipe_targets.py "NAME" ...   # only the named recipes
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 import pandas as pd
@@ -31,6 +34,9 @@ RECIPES = {
     # outside select's grid, measured afterwards (docs/transfer.md)
     "xgb alignment+lexical+edits+tagger": Recipe(kind="xgb", families=("alignment", "lexical", "edits", "tagger")),
     "lr alignment+lexical+edits+tagger C=0.01": Recipe(families=("alignment", "lexical", "edits", "tagger"), C=0.01),
+    # one regression per data set, coefficients averaged (training/experiments/domain_ensemble.py)
+    "lr alignment+lexical+edits+tagger C=0.1 averaged": Recipe(families=("alignment", "lexical", "edits", "tagger"),
+                                                               C=0.1, pooling="averaged"),
 }
 
 
@@ -53,7 +59,10 @@ def main() -> None:
     data = load_labelled(list(SETS), monitor, text_only=True, augment=list(AUGMENT))
     tables = {n: d.sentences for n, d in data.items()}
     suite = suite_table(monitor.alignment)
+    wanted = sys.argv[1:]  # recipe names to run (default: all)
     for name, recipe in RECIPES.items():
+        if wanted and name not in wanted:
+            continue
         folds = leave_one_out(tables, recipe, "text-only", lens=False)
         gains = [f.detector - f.singles["align_score"] for f in folds]
         cost = [f.ba_best - f.ba_at_threshold for f in folds]

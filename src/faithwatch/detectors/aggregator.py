@@ -173,6 +173,7 @@ class SynCheckDetector(Detector):
         monotone: Mapping[str, int] | None = None,
         C: float = 1.0,
         sample_weight: Any = None,
+        members: Sequence[tuple[Any, Any]] | None = None,
     ) -> SynCheckDetector:
         """Train an aggregator on ``X`` [n, len(feature_names)] and labels ``y`` (1 unfaithful, 0 faithful).
 
@@ -182,6 +183,8 @@ class SynCheckDetector(Detector):
         balanced accuracy on the training data (in-sample); :meth:`calibrate` replaces it with one chosen on
         out-of-fold predictions. ``layers`` defaults to ``{"lid": [...]}`` read from ``lid_layer_<l>`` feature
         names; ``lid_bank`` and ``probe`` (recorded with the same model) are stored with the detector.
+        ``members`` (lr only): (row indices, sample weights) of several member regressions, fitted on the scaling
+        of all rows; the detector is their averaged coefficients (the mean of their log-odds).
         """
         if kind not in SYNCHECK_KINDS:
             raise InputError(f"unknown SynCheck kind '{kind}'; choose one of {', '.join(SYNCHECK_KINDS)}")
@@ -218,7 +221,17 @@ class SynCheckDetector(Detector):
         booster = None
         params: dict[str, Any] = {"transform": transform, "monotone": {n: s for n, s in zip(names, signs, strict=True)
                                                                        if s}}
-        if kind == "lr":
+        if members is not None and kind != "lr":
+            raise InputError("member models are averaged logistic regressions: they need kind lr")
+        if kind == "lr" and members is not None:
+            fits = [fit_logistic(Xs[np.asarray(rows)], faithful[np.asarray(rows)], C=C,
+                                 sample_weight=np.asarray(mw, dtype=np.float64), signs=signs) for rows, mw in members]
+            if not fits:
+                raise InputError("averaged pooling needs at least one member")
+            weights.update({"lr.coef": np.mean([f.coef for f in fits], axis=0),
+                            "lr.intercept": np.array([np.mean([f.intercept for f in fits])])})
+            params.update({"C": C, "converged": all(f.converged for f in fits), "members": len(fits)})
+        elif kind == "lr":
             fit = fit_logistic(Xs, faithful, C=C, sample_weight=w, signs=signs)
             weights.update({"lr.coef": fit.coef, "lr.intercept": np.array([fit.intercept])})
             params.update({"C": C, "converged": fit.converged})

@@ -70,6 +70,10 @@ DIRECTIONS: dict[str, int] = {
 }
 #: what a trained detector predicts: rows with a label, grouped by ``dataset``
 WEIGHTINGS = ("dataset", "pooled")
+#: how the training data sets make one model: ``pooled`` fits one model on all rows; ``averaged`` fits one
+#: logistic regression per real data set (the training-only sets join each) on the pooled feature scaling and
+#: averages their coefficients, which is the mean of their log-odds and itself one linear model
+POOLINGS = ("pooled", "averaged")
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,7 @@ class Recipe:
     weighting: str = "dataset"
     probe_layers: tuple[int, ...] = ()  # empty: no probe
     probe_C: float = 0.01
+    pooling: str = "pooled"  # see POOLINGS
     extra: dict = field(default_factory=dict, compare=False, hash=False)  # free-form notes kept in the artifact
 
     def __post_init__(self) -> None:
@@ -100,6 +105,10 @@ class Recipe:
             raise InputError(f"unknown feature families {unknown}; available: {', '.join(FAMILIES)}")
         if self.weighting not in WEIGHTINGS:
             raise InputError(f"weighting must be one of {', '.join(WEIGHTINGS)}, got {self.weighting!r}")
+        if self.pooling not in POOLINGS:
+            raise InputError(f"pooling must be one of {', '.join(POOLINGS)}, got {self.pooling!r}")
+        if self.pooling == "averaged" and self.kind != "lr":
+            raise InputError("averaged pooling averages logistic regressions: it needs kind lr")
         if ("probe" in self.families) != bool(self.probe_layers):
             raise InputError("the probe family needs probe_layers, and probe_layers need the probe family")
 
@@ -143,6 +152,17 @@ def sample_weights(table: pd.DataFrame, weighting: str) -> np.ndarray:
     class-balanced over the pooled rows."""
     groups = table.dataset.to_numpy() if weighting == "dataset" else np.zeros(len(table))
     return group_weights(groups, table.label.to_numpy() == 1)
+
+
+def members_of(table: pd.DataFrame, weighting: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The rows and sample weights of each member model of ``averaged`` pooling: one per real data set, the
+    training-only sets with each (weighted within the member as :func:`sample_weights` weighs a table)."""
+    extra = train_only(table)
+    out = []
+    for name in table.dataset[~extra].unique():
+        rows = np.flatnonzero((table.dataset.to_numpy() == name) | extra)
+        out.append((rows, sample_weights(table.iloc[rows], weighting)))
+    return out
 
 
 def train_only(table: pd.DataFrame) -> np.ndarray:
@@ -227,6 +247,7 @@ def _fit_raw(train: pd.DataFrame, recipe: Recipe, model_id: str, seed: int) -> S
         model_id=model_id, layers={"lid": list(layers)}, training_data=training_summary(train), seed=seed,
         lid_bank=bank, probe=probe, transform=recipe.transform, monotone=monotone, C=recipe.C,
         sample_weight=sample_weights(train, recipe.weighting),
+        members=members_of(train, recipe.weighting) if recipe.pooling == "averaged" else None,
     )
     detector.meta.metrics["feature_directions"] = feature_directions(table, names)
     return detector
