@@ -3,7 +3,8 @@
 # Deterministic given the seed. Needs ../shared/data (or FAITHWATCH_DATA) and training/data.
 #
 # The recipe (training/recipe.json): logistic regression (C=0.1) on alignment + lexical + edits + tagger, trained
-# with the augmentation set training/data/synthetic-edits.jsonl (built by `faithwatch synth-edits`, training only).
+# with the augmentation set training/data/synthetic-edits.jsonl (built by `faithwatch synth-edits`, training only),
+# pooling "blended" (half a regression on the pooled sets, half the mean of one regression per data set).
 # Chosen over the text-only candidates of `faithwatch select` (table: docs/results/selection-text.csv) as the
 # best worst-case leave-one-data-set-out gain over align_score among the recipes that meet the blatant-error
 # target and lose no calibration against the previous default (training/experiments/recipe_targets.py;

@@ -37,6 +37,8 @@ RECIPES = {
     # one regression per data set, coefficients averaged (training/experiments/domain_ensemble.py)
     "lr alignment+lexical+edits+tagger C=0.1 averaged": Recipe(families=("alignment", "lexical", "edits", "tagger"),
                                                                C=0.1, pooling="averaged"),
+    "lr alignment+lexical+edits+tagger C=0.1 blended": Recipe(families=("alignment", "lexical", "edits", "tagger"),
+                                                              C=0.1, pooling="blended"),
 }
 
 

@@ -174,6 +174,7 @@ class SynCheckDetector(Detector):
         C: float = 1.0,
         sample_weight: Any = None,
         members: Sequence[tuple[Any, Any]] | None = None,
+        member_share: float = 1.0,
     ) -> SynCheckDetector:
         """Train an aggregator on ``X`` [n, len(feature_names)] and labels ``y`` (1 unfaithful, 0 faithful).
 
@@ -184,7 +185,8 @@ class SynCheckDetector(Detector):
         out-of-fold predictions. ``layers`` defaults to ``{"lid": [...]}`` read from ``lid_layer_<l>`` feature
         names; ``lid_bank`` and ``probe`` (recorded with the same model) are stored with the detector.
         ``members`` (lr only): (row indices, sample weights) of several member regressions, fitted on the scaling
-        of all rows; the detector is their averaged coefficients (the mean of their log-odds).
+        of all rows; the detector is their averaged coefficients (the mean of their log-odds), or, with
+        ``member_share`` below 1, that share of them plus the rest of the regression on all rows.
         """
         if kind not in SYNCHECK_KINDS:
             raise InputError(f"unknown SynCheck kind '{kind}'; choose one of {', '.join(SYNCHECK_KINDS)}")
@@ -224,13 +226,20 @@ class SynCheckDetector(Detector):
         if members is not None and kind != "lr":
             raise InputError("member models are averaged logistic regressions: they need kind lr")
         if kind == "lr" and members is not None:
+            if not members or not 0.0 < member_share <= 1.0:
+                raise InputError("member regressions need at least one member and a share in (0, 1]")
             fits = [fit_logistic(Xs[np.asarray(rows)], faithful[np.asarray(rows)], C=C,
                                  sample_weight=np.asarray(mw, dtype=np.float64), signs=signs) for rows, mw in members]
-            if not fits:
-                raise InputError("averaged pooling needs at least one member")
-            weights.update({"lr.coef": np.mean([f.coef for f in fits], axis=0),
-                            "lr.intercept": np.array([np.mean([f.intercept for f in fits])])})
-            params.update({"C": C, "converged": all(f.converged for f in fits), "members": len(fits)})
+            coef = np.mean([f.coef for f in fits], axis=0)
+            intercept = float(np.mean([f.intercept for f in fits]))
+            if member_share < 1.0:
+                whole = fit_logistic(Xs, faithful, C=C, sample_weight=w, signs=signs)
+                fits.append(whole)
+                coef = member_share * coef + (1.0 - member_share) * whole.coef
+                intercept = member_share * intercept + (1.0 - member_share) * whole.intercept
+            weights.update({"lr.coef": coef, "lr.intercept": np.array([intercept])})
+            params.update({"C": C, "converged": all(f.converged for f in fits), "members": len(members),
+                           "member_share": member_share})
         elif kind == "lr":
             fit = fit_logistic(Xs, faithful, C=C, sample_weight=w, signs=signs)
             weights.update({"lr.coef": fit.coef, "lr.intercept": np.array([fit.intercept])})

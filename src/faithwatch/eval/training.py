@@ -72,8 +72,9 @@ DIRECTIONS: dict[str, int] = {
 WEIGHTINGS = ("dataset", "pooled")
 #: how the training data sets make one model: ``pooled`` fits one model on all rows; ``averaged`` fits one
 #: logistic regression per real data set (the training-only sets join each) on the pooled feature scaling and
-#: averages their coefficients, which is the mean of their log-odds and itself one linear model
-POOLINGS = ("pooled", "averaged")
+#: averages their coefficients, which is the mean of their log-odds and itself one linear model; ``blended`` is
+#: half the pooled regression and half the averaged one (lr only)
+POOLINGS = ("pooled", "averaged", "blended")
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ class Recipe:
             raise InputError(f"weighting must be one of {', '.join(WEIGHTINGS)}, got {self.weighting!r}")
         if self.pooling not in POOLINGS:
             raise InputError(f"pooling must be one of {', '.join(POOLINGS)}, got {self.pooling!r}")
-        if self.pooling == "averaged" and self.kind != "lr":
+        if self.pooling != "pooled" and self.kind != "lr":
             raise InputError("averaged pooling averages logistic regressions: it needs kind lr")
         if ("probe" in self.families) != bool(self.probe_layers):
             raise InputError("the probe family needs probe_layers, and probe_layers need the probe family")
@@ -156,8 +157,11 @@ def sample_weights(table: pd.DataFrame, weighting: str) -> np.ndarray:
 
 def members_of(table: pd.DataFrame, weighting: str) -> list[tuple[np.ndarray, np.ndarray]]:
     """The rows and sample weights of each member model of ``averaged`` pooling: one per real data set, the
-    training-only sets with each (weighted within the member as :func:`sample_weights` weighs a table)."""
+    training-only sets with each (weighted within the member as :func:`sample_weights` weighs a table); all rows
+    as one member when every set is training-only."""
     extra = train_only(table)
+    if extra.all():  # training-only data alone (e.g. a row of the transfer matrix): one member of all of it
+        return [(np.arange(len(table)), sample_weights(table, weighting))]
     out = []
     for name in table.dataset[~extra].unique():
         rows = np.flatnonzero((table.dataset.to_numpy() == name) | extra)
@@ -247,7 +251,8 @@ def _fit_raw(train: pd.DataFrame, recipe: Recipe, model_id: str, seed: int) -> S
         model_id=model_id, layers={"lid": list(layers)}, training_data=training_summary(train), seed=seed,
         lid_bank=bank, probe=probe, transform=recipe.transform, monotone=monotone, C=recipe.C,
         sample_weight=sample_weights(train, recipe.weighting),
-        members=members_of(train, recipe.weighting) if recipe.pooling == "averaged" else None,
+        members=members_of(train, recipe.weighting) if recipe.pooling != "pooled" else None,
+        member_share=0.5 if recipe.pooling == "blended" else 1.0,
     )
     detector.meta.metrics["feature_directions"] = feature_directions(table, names)
     return detector
