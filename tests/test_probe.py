@@ -3,6 +3,8 @@ recipes trained with cross-fitted probes and out-of-fold calibration."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -158,6 +160,9 @@ def test_averaged_pooling_is_the_mean_of_per_set_regressions(tables, tmp_path):
     np.testing.assert_allclose(raw_scores(det, tables["c"]), np.mean(logits, axis=0), atol=1e-9)
     pooled = fit_syncheck(train, Recipe(families=("likelihood", "alignment"), C=0.5), model_id="m", calibrate=False)
     assert not np.allclose(raw_scores(pooled, tables["c"]), raw_scores(det, tables["c"]))
+    blended = fit_syncheck(train, dataclasses.replace(recipe, pooling="blended"), model_id="m", calibrate=False)
+    np.testing.assert_allclose(raw_scores(blended, tables["c"]),  # half the pooled regression, half the averaged
+                               (raw_scores(pooled, tables["c"]) + raw_scores(det, tables["c"])) / 2, atol=1e-9)
     det.save(tmp_path / "avg")  # one linear model: the usual artifact
     np.testing.assert_allclose(raw_scores(SynCheckDetector.load(tmp_path / "avg", expect_model_id="m"), tables["c"]),
                                raw_scores(det, tables["c"]))

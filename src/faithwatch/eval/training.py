@@ -109,7 +109,7 @@ class Recipe:
         if self.pooling not in POOLINGS:
             raise InputError(f"pooling must be one of {', '.join(POOLINGS)}, got {self.pooling!r}")
         if self.pooling != "pooled" and self.kind != "lr":
-            raise InputError("averaged pooling averages logistic regressions: it needs kind lr")
+            raise InputError(f"{self.pooling} pooling averages logistic regressions: it needs kind lr")
         if ("probe" in self.families) != bool(self.probe_layers):
             raise InputError("the probe family needs probe_layers, and probe_layers need the probe family")
 
