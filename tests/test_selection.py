@@ -46,3 +46,4 @@ def test_select_needs_two_data_sets_and_the_grid_is_valid():
     grid = candidate_grid()
     assert len({describe(r) for r in grid}) == len(grid)  # no duplicates
     assert any(r.families == ("alignment",) for r in grid) and any(r.kind == "xgb" for r in grid)
+    assert {r.pooling for r in grid} == {"pooled", "averaged", "blended"}  # the shipped pooling is a candidate

@@ -48,6 +48,7 @@ def candidate_grid(probe_layers: Sequence[Sequence[int]] = (), text_only: bool =
                                                                  Recipe(kind="xgb", families=("alignment", "edits"))]
     for families in (("alignment", "tagger"), ("alignment", "edits", "tagger"), text + ("tagger",)):
         grid += [Recipe(families=families, C=c) for c in (0.1, 1.0)]
+    grid += [Recipe(families=text + ("tagger",), C=0.1, pooling=p) for p in ("averaged", "blended")]
     for layers in probe_layers:
         for c in (0.001, 0.01):
             grid.append(Recipe(families=full + ("probe",), probe_layers=tuple(layers), probe_C=c))
@@ -102,4 +103,6 @@ def describe(recipe: Recipe) -> str:
              "monotone" if recipe.monotone else "free", f"weights={recipe.weighting}"]
     if recipe.probe_layers:
         parts.append(f"probe L{','.join(map(str, recipe.probe_layers))} C={recipe.probe_C:g}")
+    if recipe.pooling != "pooled":
+        parts.append(f"pooling={recipe.pooling}")
     return " ".join(parts)
