@@ -25,14 +25,11 @@ SETS = ["faithbench", "qags-cnndm", "begin-dev"] + [
 def run(tokenizer, ids: list[list[int]], full_decode: bool = False) -> tuple[list, float]:
     """(index of the token that emitted it, start, end, token_start, token_end) per sentence, then the text after
     every token, per response; and seconds. ``full_decode``: decode every token again instead of incrementally."""
-    from faithwatch.detok import IncrementalText
     from faithwatch.sentences import SentenceTracker
 
     start, out = time.perf_counter(), []
     for seq in ids:
-        tracker, got, texts = SentenceTracker(tokenizer), [], []
-        if full_decode:
-            tracker._detok = IncrementalText(tokenizer, incremental=False)
+        tracker, got, texts = SentenceTracker(tokenizer, incremental=not full_decode), [], []
         for i, token in enumerate(seq):
             got += [(i, s.start, s.end, s.token_start, s.token_end) for s in tracker.add([token])]
             texts.append(tracker.text)

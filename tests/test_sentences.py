@@ -218,9 +218,7 @@ class _ComposingTokenizer:
 
 def _full_decode_run(tokenizer, ids: list[int]) -> tuple[list, list[str]]:
     """Sentences (with the token that emitted them) and the text at every step, decoding every token again."""
-    tracker = SentenceTracker(tokenizer)
-    tracker._detok = IncrementalText(tokenizer, incremental=False)
-    return _steps(tracker, ids)
+    return _steps(SentenceTracker(tokenizer, incremental=False), ids)
 
 
 def _steps(tracker: SentenceTracker, ids: list[int]) -> tuple[list, list[str]]:

@@ -29,6 +29,7 @@ from faithwatch.signals import (
     build_signals,
     default_lid_layers,
     default_signals,
+    is_model_free,
     model_free_signals,
 )
 
@@ -107,7 +108,7 @@ class Monitor:
         wanted = signals or default_signals()
         if self.lm is None:
             wanted = signals or list(model_free_signals())
-            needy = [n for n in wanted if not registry.signals.get(n).options.get("model_free")]
+            needy = [n for n in wanted if not is_model_free(n)]
             if needy:
                 raise InputError(f"signals {needy} need a language model; with model 'none' choose among "
                                  f"{', '.join(registry.signals.names(model_free=True))}")
@@ -121,7 +122,7 @@ class Monitor:
         layers = tuple(lid_layers) if lid_layers else default_lid_layers(self.lm.num_layers) if self.lm else ()
         self.signals = self._build_signals(wanted, layers, lid_bank, tuple(hidden_layers or ()), where)
         #: no signal reads model output: teacher forcing can skip the model (live generation still runs it)
-        self.model_free = all(registry.signals.get(n).options.get("model_free") for n in wanted)
+        self.model_free = all(is_model_free(n) for n in wanted)
         #: the detector reads a feature of a signal that needs the model (unknown features: assumed so)
         self.detector_reads_model = self._reads_model(getattr(meta, "feature_names", None))
         self._check_versions(meta)
@@ -193,8 +194,7 @@ class Monitor:
         if not features:
             return True
         read = set(features)
-        return any(not registry.signals.get(s.name).options.get("model_free") for s in self.signals
-                   if read & set(s.feature_names))
+        return any(not is_model_free(s.name) for s in self.signals if read & set(s.feature_names))
 
     def _build_signals(self, names: Sequence[str], layers: tuple[int, ...], bank: LIDBank | None,
                        hidden_layers: tuple[int, ...], device: str = "cpu") -> list[Signal]:

@@ -40,10 +40,12 @@ class Sentence:
 class SentenceTracker:
     """Turns a growing list of response token ids into final sentences."""
 
-    def __init__(self, tokenizer: PreTrainedTokenizerBase, language: str = "en") -> None:
+    def __init__(self, tokenizer: PreTrainedTokenizerBase, language: str = "en", incremental: bool = True) -> None:
+        """``incremental=False`` decodes every token again (:class:`~faithwatch.detok.IncrementalText`'s
+        reference, for checks)."""
         self.tokenizer = tokenizer
         self._seg = segmenter(language)
-        self._detok = IncrementalText(tokenizer)
+        self._detok = IncrementalText(tokenizer, incremental=incremental)
         self.text = ""
         self._token_ends: list[int] = []  # character end offset of each token
         self._final_end = 0  # characters before this offset belong to final sentences

@@ -3,34 +3,27 @@
 The transfer matrix of ``faithwatch eval --transfer`` shows single-set models scoring some held-out sets better
 than the pooled leave-one-out model (QAGS-CNNDM: 0.82-0.85 against 0.815). This measures, on the same LOO folds
 and text-only cache, the shipped recipe trained once per remaining data set (each with the augmentation set, as
-the shipped detector is) and the mean of their log-odds, against the pooled model (the shipped way). Prints LOO
-AUROC per held-out set and the worst gain over ``align_score``.
+the shipped detector is) and the mean of their log-odds, against the pooled model, and the library's
+``Recipe.pooling`` variants (averaged, blended: one linear model on the pooled scaling). Prints LOO AUROC per
+held-out set and the worst gain over ``align_score``.
 
     python training/experiments/domain_ensemble.py     # a minute or two once the text cache exists
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 from aggregator_variants import AUGMENT, SETS  # a sibling script, on sys.path when this one runs
 from sklearn.metrics import roc_auc_score
 
-from faithwatch.detectors.linear import fit_logistic
-from faithwatch.detectors.preprocess import FeatureScaler
 from faithwatch.eval.pipeline import extraction_monitor, load_labelled
-from faithwatch.eval.training import (
-    DIRECTIONS,
-    Recipe,
-    fit_syncheck,
-    raw_scores,
-    sample_weights,
-    syncheck_features,
-    train_only,
-)
+from faithwatch.eval.training import Recipe, fit_syncheck, raw_scores, train_only
 from faithwatch.eval.transfer import held_out_names
 
-RECIPE = Recipe(families=("alignment", "lexical", "edits", "tagger"), C=0.1)  # the shipped one
+RECIPE = Recipe(families=("alignment", "lexical", "edits", "tagger"), C=0.1)  # the shipped families, pooled
 
 
 def auroc(test: pd.DataFrame, faithful: np.ndarray) -> float:
@@ -40,24 +33,6 @@ def auroc(test: pd.DataFrame, faithful: np.ndarray) -> float:
 def z(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
     """Standardised on the model's own training scores, so that no member dominates the mean by its scale."""
     return (values - reference.mean()) / (reference.std() + 1e-12)
-
-
-def averaged(members: list[pd.DataFrame], pooled: pd.DataFrame):
-    """One logistic regression per member table on the pooled table's feature scaling, their coefficients averaged:
-    exactly the mean of the members' log-odds, and itself one linear model. Returns a scoring function."""
-    names = syncheck_features([], RECIPE.families)
-    signs = [DIRECTIONS.get(n, 0) for n in names]
-    w_pool = sample_weights(pooled, RECIPE.weighting)
-    scaler = FeatureScaler.fit(pooled[names].to_numpy(dtype=np.float64), RECIPE.transform, w_pool)
-    fits = []
-    for table in members:
-        X = scaler(table[names].to_numpy(dtype=np.float64))
-        fit = fit_logistic(X, (table.label.to_numpy() == 0).astype(np.float64), C=RECIPE.C,
-                           sample_weight=sample_weights(table, RECIPE.weighting), signs=signs)
-        fits.append((fit.coef, fit.intercept))
-    coef = np.mean([c for c, _ in fits], axis=0)
-    intercept = float(np.mean([b for _, b in fits]))
-    return lambda table: scaler(table[names].to_numpy(dtype=np.float64)) @ coef + intercept
 
 
 def main() -> None:
@@ -78,17 +53,18 @@ def main() -> None:
             scores = raw_scores(det, test)
             members.append(scores)
             members_z.append(z(scores, raw_scores(det, train)))
-        shared = averaged([pd.concat([tables[n], aug], ignore_index=True) for n in others],
-                          pd.concat([tables[n] for n in others] + [aug], ignore_index=True))
+        train = pd.concat([tables[n] for n in others] + [aug], ignore_index=True)
+        shared = {p: fit_syncheck(train, replace(RECIPE, pooling=p), model_id="text-only", calibrate=False)
+                  for p in ("averaged", "blended")}  # one linear model each (Recipe.pooling)
         rows.append({"held out": held, "align_score": auroc(test, test.align_score.to_numpy()),
-                     "averaged, shared scaling": auroc(test, shared(test)),
-                     "pooled (shipped)": auroc(test, raw_scores(pooled, test)),
+                     **{f"{p}, shared scaling": auroc(test, raw_scores(d, test)) for p, d in shared.items()},
+                     "pooled": auroc(test, raw_scores(pooled, test)),
                      "ensemble, mean log-odds": auroc(test, np.mean(members, axis=0)),
                      "ensemble, mean z": auroc(test, np.mean(members_z, axis=0)),
                      **{f"only {n}": auroc(test, s) for n, s in zip(others, members, strict=True)}})
     table = pd.DataFrame(rows).set_index("held out")
-    cols = ["align_score", "pooled (shipped)", "ensemble, mean log-odds", "ensemble, mean z",
-            "averaged, shared scaling"]
+    cols = ["align_score", "pooled", "ensemble, mean log-odds", "ensemble, mean z",
+            "averaged, shared scaling", "blended, shared scaling"]
     summary = table[cols].copy()
     print(summary.round(3).to_string())
     print("mean", summary.mean().round(3).to_dict())

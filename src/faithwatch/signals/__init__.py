@@ -78,10 +78,14 @@ def default_signals() -> tuple[str, ...]:
     return registry.signals.names(default=True)
 
 
+def is_model_free(name: str) -> bool:
+    """Whether the signal family ``name`` reads no model output."""
+    return bool(registry.signals.get(name).options.get("model_free"))
+
+
 def model_free_signals() -> tuple[str, ...]:
     """The default families that read no model output (``--signals text``): teacher forcing skips the model."""
-    free = set(registry.signals.names(model_free=True))
-    return tuple(n for n in default_signals() if n in free)
+    return tuple(n for n in default_signals() if is_model_free(n))
 
 
 def text_signals() -> tuple[str, ...]:
@@ -112,6 +116,7 @@ __all__ = [
     "default_signals",
     "text_signals",
     "model_free_signals",
+    "is_model_free",
     "HiddenProbe",
     "HiddenStateSignal",
     "InfluenceSignal",
