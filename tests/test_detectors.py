@@ -268,3 +268,17 @@ def test_features_are_bounded_no_unbounded_extrapolation(transform):
     assert far[0] == pytest.approx(far[1]) and far[2] == pytest.approx(far[3])
     inside = det.predict_proba_faithful(np.array([[0.0, 0.0]]))
     assert far[0] < inside[0] < far[2]  # still monotone in the feature
+
+
+def test_default_names_the_shipped_detector(tmp_path, monkeypatch):
+    """``--detector default`` works where faithwatch is installed (no repository path); a folder of that name in
+    the working directory is still the folder."""
+    from faithwatch.detectors.shipped import SHIPPED_DIR, detector_dir
+
+    monkeypatch.chdir(tmp_path)
+    assert detector_dir("default") == SHIPPED_DIR and detector_dir("my-det") == Path("my-det")
+    assert get_detector("default").meta.kind == json.loads((SHIPPED_DIR / "detector.json").read_text())["kind"]
+    with pytest.raises(InputError, match="trained on features of model"):
+        get_detector("default", expect_model_id="some/other-model")
+    (tmp_path / "default").mkdir()
+    assert detector_dir("default") == Path("default")

@@ -343,3 +343,25 @@ def test_text_signals_skip_the_model_with_the_same_scores(lm, monkeypatch):
     got = text.score(question, context, "It was built in 1820. It stands in Paris.")
     assert [s.score for s in got.sentences] == [s.score for s in want.sentences]
     assert "mean_logprob" in want.sentences[0].features and "mean_logprob" not in got.sentences[0].features
+
+
+def test_a_context_over_the_window_is_scored_when_the_model_does_not_run(lm):
+    """The model window limits only what the model runs: with the text families a record over it is scored in full
+    (nothing cut); when the model would run for signals the detector does not read, the error says so."""
+    from faithwatch.cli._common import signal_list
+    from faithwatch.detectors import get_detector
+    from faithwatch.errors import ContextTooLongError
+
+    shipped = get_detector("default")
+    long_context = " ".join([CONTEXT] * 60)
+    assert len(lm.tokenizer(long_context)["input_ids"]) > lm.max_length
+    text = Monitor(lm, detector=shipped, signals=signal_list("text"))
+    result = text.score(QUESTION, long_context, RESPONSE)
+    assert result.context == long_context and result.context_tokens_cut == 0 and result.sentences
+    many = text.score_many([(QUESTION, long_context, RESPONSE), (QUESTION, CONTEXT, RESPONSE)], batch_size=2)
+    assert [s.score for s in many[0].sentences] == [s.score for s in result.sentences]
+    with pytest.raises(ContextTooLongError, match="--signals text"):
+        Monitor(lm, detector=shipped).score(QUESTION, long_context, RESPONSE)
+    with pytest.raises(ContextTooLongError) as info:  # a detector that reads the model: no such advice
+        Monitor(lm, detector="heuristic", alignment="lexical").score(QUESTION, long_context, RESPONSE)
+    assert "--signals text" not in str(info.value)

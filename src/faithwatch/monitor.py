@@ -14,7 +14,7 @@ from faithwatch.alignment import DEFAULT_SCORER, get_scorer, parse_spec
 from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.detectors import Detector, get_detector
 from faithwatch.detectors.shipped import default_detector
-from faithwatch.errors import FaithwatchError, InputError
+from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError
 from faithwatch.models.engine import DecodingEngine, EngineSession, Needs, TokenRecords
 from faithwatch.models.loading import LoadedModel, load_model
 from faithwatch.models.prompts import DEFAULT_INSTRUCTION, PromptPair, build_prompts
@@ -277,10 +277,10 @@ class Monitor:
         if self.lm is None:
             return self._text_result(question, context, response)
         ids = self._response_ids(response)
-        if self.model_free:  # no signal reads the model's output: the prompt is built (limits apply), not run
-            prompts = self._prompts(question, context, len(ids), instruction)
+        prompts = self._forced_prompts(question, context, len(ids), instruction)
+        if self.model_free:  # no signal reads the model's output: the prompt is built, not run
             return self._forced_result(question, prompts, ids, TokenRecords(token_ids=list(ids)))
-        prompts, session = self._start(question, context, reserve=len(ids), instruction=instruction)
+        session = self.engine.start(prompts)
         for i in range(0, len(ids), TEACHER_FORCING_CHUNK):
             session.feed(ids[i : i + TEACHER_FORCING_CHUNK])
         return self._forced_result(question, prompts, ids, session.records)
@@ -300,7 +300,7 @@ class Monitor:
             question, context, response, *rest = record
             try:
                 ids = self._response_ids(response)
-                prompts = self._prompts(question, context, len(ids), rest[0] if rest else None)
+                prompts = self._forced_prompts(question, context, len(ids), rest[0] if rest else None)
             except FaithwatchError as exc:
                 out[i] = exc
                 continue
@@ -323,6 +323,20 @@ class Monitor:
             for (i, _, _), result in zip(chunk, results, strict=True):
                 out[i] = result
         return out  # type: ignore[return-value]
+
+    def _forced_prompts(self, question: str, context: str, n_ids: int, instruction: str | None) -> PromptPair:
+        """The prompts of a teacher-forced record. The model window applies when the model runs, or when
+        ``truncate_context`` asks for the cut (the scores then equal a run with the model); a record over it, for a
+        detector that reads no model signal, gets an error that says how to score it without the model."""
+        try:
+            return self._prompts(question, context, n_ids, instruction,
+                                 fit=not self.model_free or self.truncate_context)
+        except ContextTooLongError as exc:
+            if not self.model_unread:
+                raise
+            raise ContextTooLongError(f"{exc} The detector {self.detector.name} reads text signals only: with "
+                                      "signals 'text' (--signals text) the model does not run and its window does "
+                                      "not apply.") from None
 
     @staticmethod
     def _or_error(fn: Callable[..., Any], *args, **kwargs) -> Any:
@@ -386,14 +400,17 @@ class Monitor:
         return out
 
     # --- shared -------------------------------------------------------------------------------------------
-    def _prompts(self, question: str, context: str, reserve: int, instruction: str | None = None) -> PromptPair:
+    def _prompts(self, question: str, context: str, reserve: int, instruction: str | None = None, *,
+                 fit: bool = True) -> PromptPair:
+        """The RAG prompt and its twin; ``fit=False`` when the model will not run them, so that the model window
+        (and ``truncate_context``) do not apply."""
         if self.lm is None:  # no prompt to build; the inputs are still checked
             if not isinstance(context, str) or not context.strip():
                 raise InputError("The context is empty: faithwatch needs a non-empty context.")
             return PromptPair([], [], "", "", 0, context)
         return build_prompts(
             self.lm.tokenizer, question, context, instruction=instruction or self.instruction,
-            max_length=self.lm.max_length, reserve=reserve, truncate_context=self.truncate_context,
+            max_length=self.lm.max_length if fit else None, reserve=reserve, truncate_context=self.truncate_context,
         )
 
     def _start(

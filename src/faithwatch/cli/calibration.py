@@ -18,7 +18,7 @@ app = group()
 
 @app.command()
 def calibrate(
-    detector: Path = typer.Option(..., "--detector", help="A detector folder (e.g. src/faithwatch/detectors/default)."),
+    detector_name: str = typer.Option("default", "--detector", help="A detector folder, or default: the shipped one."),
     data: str = typer.Option(..., "--data", help="Labelled responses of your domain: .jsonl files in the generic "
                              "format (spans or labels) or named data sets, comma-separated."),
     out_dir: Path = typer.Option(..., "--out", help="Folder for the re-calibrated detector (not --detector's)."),
@@ -36,10 +36,12 @@ def calibrate(
     --unlabelled, the map is shifted so that your sentences' median score matches the training data's (no labels
     read). docs/transfer.md measures both. Pass the new folder as --detector to monitor, score, serve or generate.
     """
+    from faithwatch.detectors.shipped import detector_dir
     from faithwatch.eval.harness import load_artifacts
     from faithwatch.eval.recalibration import FEW_RESPONSES, FEW_UNLABELLED, adapt_unlabelled, recalibrate
     from faithwatch.eval.training import TEXT_FAMILIES
 
+    detector = detector_dir(detector_name)
     try:
         if out_dir.resolve() == detector.resolve():
             raise InputError("--out must be another folder than --detector (the original is kept)")

@@ -295,7 +295,8 @@ def _eval_alignment(meta: dict, asked: str | None) -> str | None:
 
 @app.command(name="eval")
 def evaluate(
-    detector: Path = typer.Option(..., "--detector", help="A detector folder made by `faithwatch train`."),
+    detector_name: str = typer.Option("default", "--detector", help="A detector folder made by `faithwatch train`, "
+                                      "or default: the shipped one."),
     data: str = typer.Option(..., "--data", help="Comma-separated data sets to evaluate on: names, generic "
                              ".jsonl files, or QAGS (mturk_*.jsonl) / BEGIN (.tsv) files as released."),
     report: Path = typer.Option(Path("results"), "--report", help="Folder for results.md/.json and ROC PNGs."),
@@ -316,20 +317,27 @@ def evaluate(
     threads: int | None = ThreadsOpt,
 ) -> None:
     """AUROC / AUPRC / balanced accuracy of a detector and every baseline, side by side, with 95% CIs."""
+    from faithwatch.detectors.shipped import detector_dir
     from faithwatch.eval import harness
     from faithwatch.eval.report import detection_table, format_ci, write_report
-    from faithwatch.eval.training import syncheck_scores
+    from faithwatch.eval.training import TEXT_FAMILIES, syncheck_scores
 
+    detector = detector_dir(detector_name)
     try:
         meta = json.loads((detector / "detector.json").read_text()) if (detector / "detector.json").is_file() \
             else None
         if meta is None:
             raise InputError(f"{detector} is not a detector folder (no detector.json)")
         alignment = _eval_alignment(meta, alignment)
+        families = (meta.get("params", {}).get("recipe") or {}).get("families", ["?"])
         if text_only:
             from faithwatch.eval.training import check_text_only
 
-            check_text_only((meta.get("params", {}).get("recipe") or {}).get("families", ["?"]))
+            check_text_only(families)
+        elif set(families) <= set(TEXT_FAMILIES):
+            err.print("[dim]This detector reads text signals only: --text-only skips the language model (much "
+                      "faster, and no record is refused for a context over the model window); without it the "
+                      "model's baselines (FLARE, Lookback Lens) are measured too.[/]")
         monitor, tables = _load(_datasets(data), meta["model_id"], alignment, data_root, err, questionable,
                                 text_only, augment, _ray(ray, address, workers, gpus_per_worker, threads))
         det, lens = harness.load_artifacts(detector, monitor.lm.model_id)

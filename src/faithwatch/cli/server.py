@@ -30,8 +30,8 @@ def serve(
     port: int = typer.Option(8080, "--port", min=0, max=65535, help="TCP port (0: any free port)."),
     model: str | None = typer.Option(None, "--model", "-m", help="HF causal LM dir or hub id (default: "
                                      "embedded SmolLM2-135M)."),
-    detector: str | None = typer.Option(None, "--detector", help="heuristic, or a detector folder (default: "
-                                        "the shipped detector for the embedded model)."),
+    detector: str | None = typer.Option(None, "--detector", help="heuristic, default (the shipped detector), or "
+                                        "a detector folder (if left out: the shipped one for the embedded model)."),
     alignment: str = typer.Option("auto", "--alignment", help="Monitor alignment scorer (default: the "
                                   "detector's)."),
     check_alignment: str = typer.Option(CHECK_SCORER, "--check-alignment", help="Default scorer of /v1/check: "

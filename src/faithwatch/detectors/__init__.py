@@ -37,17 +37,20 @@ def load_detector(
 
 
 def get_detector(name: str | Path | None, expect_model_id: str | None = None) -> Detector:
-    """Detector by name or path: ``heuristic`` (the default), or a trained artifact directory."""
+    """Detector by name or path: ``heuristic`` (also for ``None``), ``default`` (the shipped detector), or a
+    trained artifact directory."""
+    from faithwatch.detectors.shipped import detector_dir
+
     if name in (None, "", "heuristic", HeuristicDetector.name):
         return HeuristicDetector()
-    path = Path(name)  # type: ignore[arg-type]
+    path = detector_dir(name)  # type: ignore[arg-type]
     if path.is_file() and path.name == META_FILE:
         path = path.parent
     if path.is_dir():
         return load_detector(path, expect_model_id=expect_model_id)
     raise InputError(
-        f"unknown detector '{name}'; available: heuristic, or the path of a trained detector directory "
-        f"(containing {META_FILE}; kinds {', '.join((*SYNCHECK_KINDS, LENS_KIND))})"
+        f"unknown detector '{name}'; available: heuristic, default (the shipped one), or the path of a trained "
+        f"detector directory (containing {META_FILE}; kinds {', '.join((*SYNCHECK_KINDS, LENS_KIND))})"
     )
 
 

@@ -11,6 +11,17 @@ from faithwatch.detectors.heuristic import HeuristicDetector
 log = logging.getLogger(__name__)
 
 SHIPPED_DIR = Path(__file__).parent / "default"
+#: the name that stands for the shipped detector wherever a detector folder is asked for
+SHIPPED_NAME = "default"
+
+
+def detector_dir(spec: str | Path) -> Path:
+    """The folder a ``--detector`` value names: ``default`` is the shipped detector's (where faithwatch is
+    installed), anything else a path. A folder of that name in the working directory wins."""
+    path = Path(spec)
+    if str(spec) == SHIPPED_NAME and not path.is_dir():
+        return SHIPPED_DIR
+    return path
 
 
 def default_detector(model_id: str | None) -> Detector:
