@@ -121,3 +121,22 @@ def test_a_pooled_cache_is_lent_to_one_live_session_at_a_time(lm, prompts, one_t
     assert third._cache is held  # a finished session's cache is reused
     third.feed([5, 6])
     _same(third.records, reference.records)
+
+
+@pytest.mark.parametrize("static", [False, True], ids=["dynamic", "static"])
+def test_a_rewound_forced_session_equals_a_fresh_one(lm, prompts, static, one_thread, monkeypatch):
+    """start_forced rewinds the last session to its prompt, also after its static cache grew past blocks."""
+    monkeypatch.setattr(engine_mod, "STATIC_BLOCK", 16)
+    engine = DecodingEngine(lm, ALL, static_cache=static)
+    tokens = [[10 + t for t in range(40)], [50 + t for t in range(7)], [60 + t for t in range(33)]]
+    records = []
+    for ids in tokens:
+        session = engine.start_forced(prompts)
+        session.feed(ids)
+        records.append(session.records)
+    assert session is engine._forced[1]  # one session served all three
+    for ids, got in zip(tokens, records, strict=True):
+        fresh = DecodingEngine(lm, ALL).start(prompts)
+        fresh.feed(ids)
+        _same(got, fresh.records)
+    assert DecodingEngine(lm, ALL, cuda_graph=True).start_forced(prompts).engine._forced is None  # pooled caches

@@ -70,3 +70,60 @@ def test_score_batch_size_writes_the_same_rows(tiny_model_dir, tmp_path, one_thr
         assert [s["text"] for s in row["sentences"]] == [s["text"] for s in other["sentences"]]
         for a, b in zip(row["sentences"], other["sentences"], strict=True):
             assert a["score"] == pytest.approx(b["score"], abs=TOL)
+
+
+SHARED = [  # several answers to one prompt, as in FaithBench or RAGTruth
+    ("Who built it?", CONTEXT, "Gustave Eiffel's company built it."),
+    ("Who built it?", CONTEXT, "It was built by the company of Gustave Eiffel. It took two years."),
+    ("Where?", "Paris is in France.", "In France."),
+    ("Who built it?", CONTEXT, "Nobody knows. It is in Paris."),
+]
+
+
+def _count_prefills(monkeypatch) -> list[int]:
+    """Patch the engine's prefills to log how many prompts each one runs."""
+    from faithwatch.models.engine import EngineSession
+
+    runs: list[int] = []
+    one, many = EngineSession._prefill_one, EngineSession._prefill_many
+    monkeypatch.setattr(EngineSession, "_prefill_one", lambda self, p: (runs.append(1), one(self, p))[1])
+    monkeypatch.setattr(EngineSession, "_prefill_many", lambda self, m: (runs.append(len(m)), many(self, m))[1])
+    return runs
+
+
+def _features_equal(got, want, tol: float = 0.0) -> None:
+    assert [s.text for s in got.sentences] == [s.text for s in want.sentences] and want.sentences
+    for a, b in zip(got.sentences, want.sentences, strict=True):
+        for name, value in b.features.items():
+            assert a.features[name] == pytest.approx(value, abs=tol), name
+        assert a.score == pytest.approx(b.score, abs=tol)
+    for field in ("token_ids", "logprob", "entropy", "kl", "twin_logprob"):
+        np.testing.assert_allclose(getattr(got.records, field), getattr(want.records, field), atol=tol, rtol=0)
+
+
+def test_one_at_a_time_the_last_prompt_is_not_prefilled_again(full_monitor, make_chooser, monkeypatch, one_thread):
+    engine = full_monitor.engine
+    monkeypatch.setattr(engine, "reuse_prompts", False)  # the reference: every record prefilled
+    want = [full_monitor.score(*r) for r in SHARED]
+    engine.reuse_prompts = True
+    runs = _count_prefills(monkeypatch)
+    got = [full_monitor.score(*r) for r in SHARED]
+    assert len(runs) == 3  # the second record rewinds the first one's session; the fourth follows another prompt
+    again = full_monitor.score(*SHARED[3])
+    assert len(runs) == 3
+    for g, w in zip([*got, again], [*want, want[3]], strict=True):
+        _features_equal(g, w)  # exactly equal; the earlier results' records were not cut by the rewinds
+    full_monitor.generate(SHARED[3][0], SHARED[3][1], max_new_tokens=3, choose=make_chooser())
+    _features_equal(full_monitor.score(*SHARED[3]), want[3])
+    assert len(runs) == 5  # another session started in between: the prompt is prefilled again
+
+
+def test_score_many_prefills_a_shared_prompt_once(full_monitor, monkeypatch, one_thread):
+    monkeypatch.setattr(full_monitor.engine, "reuse_prompts", False)
+    want = [full_monitor.score(*r) for r in SHARED]
+    full_monitor.engine.reuse_prompts = True
+    runs = _count_prefills(monkeypatch)
+    many = full_monitor.score_many(SHARED, batch_size=4)
+    assert runs == [2]  # two distinct prompts for four records
+    for got, w in zip(many, want, strict=True):
+        _features_equal(got, w, TOL)

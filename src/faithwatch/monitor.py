@@ -280,7 +280,7 @@ class Monitor:
         prompts = self._forced_prompts(question, context, len(ids), instruction)
         if self.model_free:  # no signal reads the model's output: the prompt is built, not run
             return self._forced_result(question, prompts, ids, TokenRecords(token_ids=list(ids)))
-        session = self.engine.start(prompts)
+        session = self.engine.start_forced(prompts)  # a prompt the last record had is not prefilled again
         for i in range(0, len(ids), TEACHER_FORCING_CHUNK):
             session.feed(ids[i : i + TEACHER_FORCING_CHUNK])
         return self._forced_result(question, prompts, ids, session.records)
@@ -311,7 +311,10 @@ class Monitor:
             for (i, _, _), result in zip(ready, results, strict=True):
                 out[i] = result
             return out  # type: ignore[return-value]
-        ready.sort(key=lambda r: len(r[1].rag_ids) + len(r[2]))
+        # by prompt length, records of one prompt together (their branches share its prefill), then response length
+        first: dict[str, int] = {}
+        ready.sort(key=lambda r: (len(r[1].rag_ids), first.setdefault(r[1].rag_text + r[1].twin_text, len(first)),
+                                  len(r[2])))
         for start in range(0, len(ready), batch_size):
             chunk = ready[start : start + batch_size]
             session = self.engine.start_many([prompts for _, prompts, _ in chunk])

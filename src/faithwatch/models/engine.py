@@ -136,6 +136,10 @@ class DecodingEngine:
         #: with ``cuda_graph``: the captured one-token steps and their pooled caches
         #: (:mod:`faithwatch.models.graphstep`; on a CPU the same static-shape step runs eagerly)
         self.graphs = StepGraphs(lm.device) if cuda_graph else None
+        #: :meth:`start_forced` rewinds the last session when the prompt is the same (False: always prefill)
+        self.reuse_prompts = True
+        #: :meth:`start_forced`'s last session: (prompt key, session, checkpoint after the prompt)
+        self._forced: tuple[tuple, EngineSession, Checkpoint] | None = None
         #: decode into a preallocated KV cache (``transformers.StaticCache``) that grows in blocks of
         #: ``STATIC_BLOCK`` columns: fixed tensor shapes, what CUDA graphs / ``torch.compile`` need. The prompt is
         #: prefilled as usual and then copied in; the records equal the dynamic cache's (tested). Implied by
@@ -148,14 +152,43 @@ class DecodingEngine:
 
     def start(self, prompts: PromptPair) -> EngineSession:
         """Prefill the prompt(s) and return a session ready to choose the first token."""
+        self._forced = None  # another session may now reuse pooled caches
         return EngineSession(self, prompts)
 
     def start_many(self, prompts: Sequence[PromptPair]) -> EngineSession:
         """Prefill N independent prompts as one batch (left-padded and masked): a session with N branches, one per
-        prompt, for teacher forcing many records per forward pass (:meth:`EngineSession.feed_many`)."""
+        prompt, for teacher forcing many records per forward pass (:meth:`EngineSession.feed_many`). Identical
+        prompts are prefilled once and their branches share that prefill (copies of its cache rows)."""
         if not prompts:
             raise InputError("start_many needs at least one prompt")
-        return EngineSession(self, prompts[0]) if len(prompts) == 1 else EngineSession(self, list(prompts))
+        self._forced = None
+        slots: dict[tuple, int] = {}
+        unique: list[PromptPair] = []
+        order = []
+        for p in prompts:
+            key = _prompt_key(p)
+            if key not in slots:
+                slots[key] = len(unique)
+                unique.append(p)
+            order.append(slots[key])
+        session = EngineSession(self, unique[0]) if len(unique) == 1 else EngineSession(self, unique)
+        session.select(order)
+        return session
+
+    def start_forced(self, prompts: PromptPair) -> EngineSession:
+        """A session for teacher forcing one record. When the previous call had the same prompts and no other
+        session was started since, its session is rewound to the end of the prompt instead of prefilling it again
+        (records that share a prompt, e.g. several answers to one question); the records it handed out before stay
+        as they were. Not with CUDA graphs, whose pooled caches other sessions reuse in place."""
+        key = _prompt_key(prompts)
+        memo = self._forced
+        if memo is not None and memo[0] == key and memo[1].branches == 1:
+            memo[1].restore(memo[2], detach=True)
+            return memo[1]
+        session = self.start(prompts)
+        if self.graphs is None and self.reuse_prompts:
+            self._forced = (key, session, session.checkpoint())
+        return session
 
 
 class EngineSession:
@@ -368,8 +401,11 @@ class EngineSession:
         return Checkpoint(self._cache_len, tuple(self._main_lens), tuple(self._twin_lens),
                           tuple(len(r) for r in self.branch_records), self._pending)
 
-    def restore(self, cp: Checkpoint) -> None:
-        """Return to a checkpoint taken with the same branches: later tokens are dropped from caches and records."""
+    def restore(self, cp: Checkpoint, *, detach: bool = False) -> None:
+        """Return to a checkpoint taken with the same branches: later tokens are dropped from caches and records
+        (``detach``: from copies of the records, so that records handed out before stay as they are)."""
+        if detach:
+            self.branch_records = [_copy_records(r) for r in self.branch_records]
         drop = self._cache_len - cp.cache_len
         if drop < 0 or len(cp.main_lens) != self.branches:
             raise ValueError("the checkpoint is not an earlier state of these branches")
@@ -626,6 +662,10 @@ def _concat(first: _Step, second: _Step) -> _Step:
 
 
 _RECORD_LISTS = ("token_ids", "logprob", "entropy", "kl", "twin_logprob", "hidden", "lookback")
+
+
+def _prompt_key(prompts: PromptPair) -> tuple:
+    return tuple(prompts.rag_ids), tuple(prompts.twin_ids)
 
 
 def _copy_records(rec: TokenRecords) -> TokenRecords:
