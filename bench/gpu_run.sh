@@ -18,7 +18,7 @@ SIG=likelihood,entropy,lid,contrastive,influence,lookback,alignment,lexical,edit
 M="--device cuda --random-model llama-1b --tokenizer .gpu/tok"
 for step in "$@"; do
   case $step in
-    throughput) timeout 240 python3 bench/throughput.py $M --records 256 --batch-sizes 8,32,128 ;;
+    throughput) timeout 300 python3 bench/throughput.py $M --records 256 --batch-sizes 8,32,128 --host-workers 8 ;;
     overhead) timeout 300 python3 bench/overhead.py $M --tokens 256 --alignment lexical --signals $SIG --static-anchor ;;
     overhead-static) timeout 200 python3 bench/overhead.py $M --tokens 256 --alignment lexical --signals $SIG --static-cache --repeats 2 ;;
     overhead-graph) timeout 300 python3 bench/overhead.py $M --tokens 256 --alignment lexical --signals $SIG --static-anchor --cuda-graph --repeats 5 ;;

@@ -55,22 +55,36 @@ def main() -> None:
     parser.add_argument("--data", default=str(ROOT / "training" / "data" / "ragtruth-qa.jsonl"))
     parser.add_argument("--records", type=int, default=64)
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--host-workers", type=int, default=0, help="also time score_many(host_workers=N): the "
+                        "sentences tracked in N processes during the forward passes, against in-process tracking")
     args = parser.parse_args()
     with open(args.data, encoding="utf-8") as f:
         rows = [json.loads(line) for _, line in zip(range(args.records + 8), f, strict=False)]
     recs = [(r.get("question") or "", r["context"], r["response"]) for r in rows]
     monitor = _monitor(SimpleNamespace(random_model="llama-tiny", device="cpu", tokenizer=None, batch_sizes=[0]))
-    monitor.score_many(recs[:8], batch_size=8)  # warm-up, on records not timed
+    monitor.score_many(recs[:8], batch_size=8, host_workers=args.host_workers)  # warm-up (and the workers' start)
     recs = recs[8:]
     spent: Counter = Counter()
     _timed(spent)
     start = time.perf_counter()
-    monitor.score_many(recs, batch_size=args.batch_size)
+    base = monitor.score_many(recs, batch_size=args.batch_size)
     total = time.perf_counter() - start
     n = len(recs)
     print(f"{n} records of {Path(args.data).name}, batch {args.batch_size}: {total / n * 1e3:.1f} ms per record")
     for label, seconds in spent.items():
         print(f"  {label:<50} {seconds / n * 1e3:8.2f} ms per record")
+    if args.host_workers:
+        spent.clear()
+        start = time.perf_counter()
+        pooled = monitor.score_many(recs, batch_size=args.batch_size, host_workers=args.host_workers)
+        took = time.perf_counter() - start
+        same = all([s.text for s in a.sentences] == [s.text for s in b.sentences]
+                   and [s.score for s in a.sentences] == [s.score for s in b.sentences]
+                   for a, b in zip(pooled, base, strict=True))
+        print(f"sentences tracked in {args.host_workers} worker processes: {took / n * 1e3:.1f} ms per record, "
+              f"{total / took:.2f}x the records/s of in-process tracking; the same sentences and scores: {same}")
+        for label, seconds in spent.items():
+            print(f"  {label:<50} {seconds / n * 1e3:8.2f} ms per record")
 
 
 if __name__ == "__main__":

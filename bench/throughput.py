@@ -90,6 +90,8 @@ def main() -> None:
     parser.add_argument("--tokenizer", default=None)
     parser.add_argument("--records", type=int, default=32)
     parser.add_argument("--batch-sizes", type=lambda s: [int(x) for x in s.split(",")], default=[8, 32])
+    parser.add_argument("--host-workers", type=int, default=0, help="also time each batch size with the sentences "
+                        "tracked in this many worker processes (score_many(host_workers=N))")
     parser.add_argument("--answers-per-prompt", type=int, default=1, help="records that share each prompt, in a "
                         "row (several answers to one question, as in FaithBench or RAGTruth)")
     args = parser.parse_args()
@@ -132,6 +134,16 @@ def main() -> None:
         print(f"batch {size:<4}           {len(recs) / took:8.2f} records/s   {base / took:5.2f}x one at a time; "
               f"bare ceiling {len(recs) / ceiling:8.2f} records/s ({ceiling / took:5.1%} of it reached; bare "
               f"batching alone gains {bare_one / ceiling:4.2f}x); max |score difference| {worst:.1e}")
+        if args.host_workers:
+            monitor.score_many(recs[:size], batch_size=size, host_workers=args.host_workers)  # the workers' start
+            start = time.perf_counter()
+            pooled = monitor.score_many(recs, batch_size=size, host_workers=args.host_workers)
+            took_w = time.perf_counter() - start
+            worst = max(abs(a.score - b.score) for m, s in zip(pooled, single, strict=True)
+                        for a, b in zip(m.sentences, s.sentences, strict=True))
+            print(f"  + {args.host_workers} host workers {len(recs) / took_w:8.2f} records/s   "
+                  f"{base / took_w:5.2f}x one at a time; {ceiling / took_w:5.1%} of the bare ceiling; "
+                  f"max |score difference| {worst:.1e}")
 
 
 if __name__ == "__main__":

@@ -127,3 +127,23 @@ def test_score_many_prefills_a_shared_prompt_once(full_monitor, monkeypatch, one
     assert runs == [2]  # two distinct prompts for four records
     for got, w in zip(many, want, strict=True):
         _features_equal(got, w, TOL)
+
+
+def test_sentences_tracked_in_worker_processes_are_the_same(full_monitor, one_thread):
+    """score_many(host_workers=2) tracks the responses in spawned processes while the forward passes run."""
+    records = RECORDS[:-1] + SHARED
+    want = full_monitor.score_many(records, batch_size=3)
+    got = full_monitor.score_many(records, batch_size=3, host_workers=2)
+    pool = full_monitor._pool
+    assert pool is not None and pool.workers == 2
+    assert full_monitor.score_many(records[:2], batch_size=3, host_workers=2)[0].response == records[0][2]
+    assert full_monitor._pool is pool  # kept for later calls
+    for a, b in zip(got, want, strict=True):
+        assert a.response == b.response and a.token_ends == b.token_ends and a.num_tokens == b.num_tokens
+        assert [(s.text, s.start, s.end, s.token_start, s.token_end) for s in a.sentences] == \
+            [(s.text, s.start, s.end, s.token_start, s.token_end) for s in b.sentences]
+        assert [s.score for s in a.sentences] == [s.score for s in b.sentences]
+    pool.close()
+    full_monitor._pool = None
+    with pytest.raises(FaithwatchError, match="host_workers"):
+        full_monitor.score_many(records, host_workers=-1)

@@ -277,9 +277,10 @@ def score_file(
     on_progress: Callable[[int, int], None] | None = None,
     on_bad: Callable[[BadRecord], None] | None = None,
     batch_size: int = 1,
+    host_workers: int = 0,
 ) -> BatchSummary:
     """Score every record of ``input_path`` into ``output_path`` (resuming unless ``overwrite``); ``batch_size``
-    records per forward pass (:meth:`Monitor.score_many`)."""
+    records per forward pass (:meth:`Monitor.score_many`), their sentences tracked in ``host_workers`` processes."""
 
     def row_of(result: Any) -> dict[str, Any]:
         out = result.to_dict(vectors=vectors)
@@ -293,12 +294,13 @@ def score_file(
     def process_many(items: list[Record]) -> list[tuple[Record, dict[str, Any] | FaithwatchError]]:
         inputs = [(i.data["question"], i.data["context"], i.data["response"], i.data.get("instruction"))
                   for i in items]
-        results = monitor.score_many(inputs, batch_size=batch_size)
+        results = monitor.score_many(inputs, batch_size=batch_size, host_workers=host_workers)
         return [(i, r if isinstance(r, FaithwatchError) else row_of(r)) for i, r in zip(items, results, strict=True)]
 
     start = time.perf_counter()
     summary = run_batch(list(read_records(input_path)), output_path, process, overwrite=overwrite,
                         on_progress=on_progress, on_bad=on_bad, source=input_path,
-                        process_many=process_many if batch_size > 1 else None, batch_size=batch_size)
+                        process_many=process_many if batch_size > 1 or host_workers else None,
+                        batch_size=batch_size)
     summary.seconds = time.perf_counter() - start
     return summary

@@ -19,7 +19,7 @@ from faithwatch.models.engine import DecodingEngine, EngineSession, Needs, Token
 from faithwatch.models.loading import LoadedModel, load_model
 from faithwatch.models.prompts import DEFAULT_INSTRUCTION, PromptPair, build_prompts
 from faithwatch.results import MonitorResult, SentenceReport, check_finite
-from faithwatch.sentences import GenerationRule, Sentence, SentenceTracker
+from faithwatch.sentences import GenerationRule, Sentence, SentenceTracker, Tracked, track
 from faithwatch.signals import (
     LIDBank,
     SentenceTrace,
@@ -34,6 +34,7 @@ from faithwatch.signals import (
 )
 
 if TYPE_CHECKING:
+    from faithwatch.hostpool import TrackingPool
     from faithwatch.watch import StreamWatch
 
 #: picks the next token from log-probabilities [V]
@@ -123,6 +124,7 @@ class Monitor:
         self.signals = self._build_signals(wanted, layers, lid_bank, tuple(hidden_layers or ()), where)
         #: no signal reads model output: teacher forcing can skip the model (live generation still runs it)
         self.model_free = all(is_model_free(n) for n in wanted)
+        self._pool: TrackingPool | None = None  # score_many's sentence-tracking workers, if asked for
         #: the detector reads a feature of a signal that needs the model (unknown features: assumed so)
         self.detector_reads_model = self._reads_model(getattr(meta, "feature_names", None))
         self._check_versions(meta)
@@ -285,13 +287,17 @@ class Monitor:
             session.feed(ids[i : i + TEACHER_FORCING_CHUNK])
         return self._forced_result(question, prompts, ids, session.records)
 
-    def score_many(self, records: Sequence[ScoreInput], *, batch_size: int = 8
+    def score_many(self, records: Sequence[ScoreInput], *, batch_size: int = 8, host_workers: int = 0
                    ) -> list[MonitorResult | FaithwatchError]:
         """Score many (question, context, response[, instruction]) records by teacher forcing, ``batch_size`` per
         forward pass (records of similar length together). Each result equals :meth:`score` of that record (within
-        float tolerance); a record that cannot be scored gets its :class:`FaithwatchError` in its place."""
+        float tolerance); a record that cannot be scored gets its :class:`FaithwatchError` in its place.
+        ``host_workers``: track the responses' sentences in that many worker processes, during the forward passes
+        (for GPUs, where this host work bounds records/s; the same sentences)."""
         if batch_size < 1:
             raise InputError(f"batch_size must be at least 1, got {batch_size}")
+        if host_workers < 0:
+            raise InputError(f"host_workers must be 0 or more, got {host_workers}")
         if self.lm is None:
             return [self._or_error(self.score, *r[:3], instruction=r[3] if len(r) > 3 else None) for r in records]
         out: list[MonitorResult | FaithwatchError | None] = [None] * len(records)
@@ -315,14 +321,17 @@ class Monitor:
         first: dict[str, int] = {}
         ready.sort(key=lambda r: (len(r[1].rag_ids), first.setdefault(r[1].rag_text + r[1].twin_text, len(first)),
                                   len(r[2])))
+        pool = self._tracking_pool(host_workers) if host_workers and ready else None
+        tracking = [pool.submit(ids) for _, _, ids in ready] if pool else None  # runs while the device does
         for start in range(0, len(ready), batch_size):
             chunk = ready[start : start + batch_size]
             session = self.engine.start_many([prompts for _, prompts, _ in chunk])
             longest = max(len(ids) for _, _, ids in chunk)
             for at in range(0, longest, TEACHER_FORCING_CHUNK):
                 session.feed_many([ids[at : at + TEACHER_FORCING_CHUNK] for _, _, ids in chunk])
+            tracked = [f.result() for f in tracking[start : start + batch_size]] if tracking else None
             results = self._forced_results([(records[i][0], prompts, ids, recs) for (i, prompts, ids), recs in
-                                            zip(chunk, session.branch_records, strict=True)])
+                                            zip(chunk, session.branch_records, strict=True)], tracked)
             for (i, _, _), result in zip(chunk, results, strict=True):
                 out[i] = result
         return out  # type: ignore[return-value]
@@ -379,16 +388,28 @@ class Monitor:
                        ) -> MonitorResult:
         return self._forced_results([(question, prompts, ids, records)])[0]
 
-    def _forced_results(self, items: Sequence[tuple[str, PromptPair, list[int], TokenRecords]]
-                        ) -> list[MonitorResult | FaithwatchError]:
+    def _tracking_pool(self, workers: int) -> TrackingPool:
+        """The monitor's sentence-tracking worker processes (started on first use, kept for later calls)."""
+        from faithwatch.hostpool import TrackingPool
+
+        pool = self._pool
+        if pool is None or pool.workers != workers:
+            if pool is not None:
+                pool.close()
+            pool = self._pool = TrackingPool(self.lm.tokenizer, workers)
+        return pool
+
+    def _forced_results(self, items: Sequence[tuple[str, PromptPair, list[int], TokenRecords]],
+                        tracked: Sequence[Tracked] | None = None) -> list[MonitorResult | FaithwatchError]:
         """Teacher-forced results of (question, prompts, ids, records) items, their sentences scored together; if
-        that fails, each item alone, so that one bad record gets its error and the others their results."""
-        trackers, groups = [], []
-        for question, prompts, ids, records in items:
-            tracker = SentenceTracker(self.lm.tokenizer)
-            trackers.append(tracker)
+        that fails, each item alone, so that one bad record gets its error and the others their results.
+        ``tracked``: the items' sentences, already tracked (e.g. in worker processes)."""
+        if tracked is None:
+            tracked = [track(self.lm.tokenizer, ids) for _, _, ids, _ in items]
+        trackers, groups = list(tracked), []
+        for (question, prompts, _, records), done in zip(items, trackers, strict=True):
             # prompts.context is cut with truncate_context: alignment sees what the model saw
-            groups.append((tracker.add(ids) + tracker.finish(), records, question, prompts.context))
+            groups.append((done.sentences, records, question, prompts.context))
         if len(items) == 1:
             all_reports: list = self._reports_many(groups)  # one item: its error is raised
         else:

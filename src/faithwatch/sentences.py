@@ -37,6 +37,24 @@ class Sentence:
     token_end: int
 
 
+@dataclass(frozen=True)
+class Tracked:
+    """A finished response as :class:`SentenceTracker` tracks it: its sentences, text, token ids and the character
+    end of each token (what a teacher-forced result needs from the tracker)."""
+
+    sentences: list[Sentence]
+    text: str
+    ids: list[int]
+    token_ends: list[int]
+
+
+def track(tokenizer: PreTrainedTokenizerBase, token_ids: Sequence[int]) -> Tracked:
+    """Track a finished response token by token, as teacher forcing does (the sentences live decoding emits)."""
+    tracker = SentenceTracker(tokenizer)
+    sentences = tracker.add(token_ids) + tracker.finish()
+    return Tracked(sentences, tracker.text, list(tracker.ids), list(tracker.token_ends))
+
+
 class SentenceTracker:
     """Turns a growing list of response token ids into final sentences."""
 

@@ -152,6 +152,9 @@ def score(
     device_map: str | None = DeviceMapOpt,
     batch_size: int = typer.Option(1, "--batch-size", min=1, help="Records per forward pass (similar lengths "
                                    "together; features equal one-at-a-time scoring)."),
+    host_workers: int = typer.Option(0, "--host-workers", min=0, help="Track sentences in this many worker "
+                                     "processes during the forward passes (with --batch-size, for GPUs: docs/"
+                                     "scale.md)."),
     ray: bool = RayOpt,
     address: str | None = AddressOpt,
     workers: int = WorkersOpt,
@@ -171,6 +174,8 @@ def score(
         raise fail(InputError(f"input file not found: {input}"))
     try:
         fmt = shard_format(output, output_format)
+        if host_workers and ray:
+            raise InputError("--host-workers is for one process; with --ray, each worker tracks its own records")
         if (parquet or fmt) and not ray:
             raise InputError("a Parquet input or a folder of shards needs --ray (docs/scale.md)")
     except FaithwatchError as exc:
@@ -201,7 +206,8 @@ def score(
 
             def run(on_progress, on_bad):
                 return score_file(mon, input, output_path, vectors=vectors, overwrite=overwrite,
-                                  batch_size=batch_size, on_progress=on_progress, on_bad=on_bad)
+                                  batch_size=batch_size, host_workers=host_workers, on_progress=on_progress,
+                                  on_bad=on_bad)
         with progress() as bar:
             task = bar.add_task("scoring", total=None)
             summary = run(lambda n, total: bar.update(task, completed=n, total=total), bad_record_printer(bar))
