@@ -147,3 +147,26 @@ def test_sentences_tracked_in_worker_processes_are_the_same(full_monitor, one_th
     full_monitor._pool = None
     with pytest.raises(FaithwatchError, match="host_workers"):
         full_monitor.score_many(records, host_workers=-1)
+
+
+def test_a_tracking_worker_that_cannot_start_is_reported(lm, one_thread):
+    """A tokenizer the workers cannot load breaks the pool: a clear error, not a hang."""
+    from faithwatch.hostpool import TrackingPool
+
+    pool = TrackingPool(_Unloadable(), 1)
+    try:
+        with pytest.raises(FaithwatchError, match="host workers"):
+            pool.result(pool.submit([1, 2, 3]))
+    finally:
+        pool.close()
+
+
+class _Unloadable:
+    """Pickles, but fails to unpickle in the worker."""
+
+    def __reduce__(self):
+        return (_fail, ())
+
+
+def _fail():
+    raise RuntimeError("no tokenizer here")

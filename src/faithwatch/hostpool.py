@@ -11,9 +11,10 @@ from __future__ import annotations
 import multiprocessing
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from faithwatch.errors import InputError
+from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.sentences import Tracked, track
 
 _tokenizer: Any = None  # the worker process's tokenizer
@@ -41,6 +42,15 @@ class TrackingPool:
     def submit(self, token_ids: Sequence[int]) -> Future[Tracked]:
         """Track one response in a worker; the future's result equals ``track(tokenizer, token_ids)``."""
         return self._executor.submit(_track, [int(t) for t in token_ids])
+
+    @staticmethod
+    def result(future: Future[Tracked]) -> Tracked:
+        """A submitted response's tracking; a worker that could not start or died is reported as such."""
+        try:
+            return future.result()
+        except BrokenProcessPool as exc:
+            raise FaithwatchError(f"the sentence-tracking worker processes failed ({exc}); score without "
+                                  "host workers (--host-workers 0)") from exc
 
     def close(self) -> None:
         """Stop the workers (pending work is cancelled)."""

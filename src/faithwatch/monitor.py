@@ -318,8 +318,8 @@ class Monitor:
                 out[i] = result
             return out  # type: ignore[return-value]
         # by prompt length, records of one prompt together (their branches share its prefill), then response length
-        first: dict[str, int] = {}
-        ready.sort(key=lambda r: (len(r[1].rag_ids), first.setdefault(r[1].rag_text + r[1].twin_text, len(first)),
+        first: dict[tuple[str, str], int] = {}
+        ready.sort(key=lambda r: (len(r[1].rag_ids), first.setdefault((r[1].rag_text, r[1].twin_text), len(first)),
                                   len(r[2])))
         pool = self._tracking_pool(host_workers) if host_workers and ready else None
         tracking = [pool.submit(ids) for _, _, ids in ready] if pool else None  # runs while the device does
@@ -329,7 +329,7 @@ class Monitor:
             longest = max(len(ids) for _, _, ids in chunk)
             for at in range(0, longest, TEACHER_FORCING_CHUNK):
                 session.feed_many([ids[at : at + TEACHER_FORCING_CHUNK] for _, _, ids in chunk])
-            tracked = [f.result() for f in tracking[start : start + batch_size]] if tracking else None
+            tracked = [pool.result(f) for f in tracking[start : start + batch_size]] if tracking else None
             results = self._forced_results([(records[i][0], prompts, ids, recs) for (i, prompts, ids), recs in
                                             zip(chunk, session.branch_records, strict=True)], tracked)
             for (i, _, _), result in zip(chunk, results, strict=True):
