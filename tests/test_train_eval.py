@@ -369,3 +369,31 @@ def test_calibrate_unlabelled_shifts_to_the_domain_median(datasets, tiny_model_d
     assert shifted.meta.metrics["domain_shift"]["domain_median_logit"] == pytest.approx(summary["domain_median_logit"])
     z = np.array([summary["domain_median_logit"]])
     assert shifted.probability(z)[0] == pytest.approx(old.probability(np.array([old.reference_logit]))[0])
+
+
+def test_extraction_groups_a_prompts_examples_and_returns_the_examples_order(datasets, tmp_path, one_thread):
+    """Examples of one prompt are extracted one after another (their shared prefill), and the tables come back in
+    the examples' order, also when an example is recomputed later."""
+    from faithwatch.alignment.lexical import LexicalScorer
+    from faithwatch.data.loaders import load_dataset
+    from faithwatch.eval.features import extract_text_features
+
+    seen: list[str] = []
+
+    class Recording(LexicalScorer):
+        def score_many(self, sentences, context):
+            seen.append(context)
+            return super().score_many(sentences, context)
+
+    a, _ = datasets
+    base = load_dataset(str(a))[:4]
+    shared = base[0].context
+    examples = [dataclasses.replace(e, context=shared, question=base[0].question) if i in (0, 2) else e
+                for i, e in enumerate(base)]
+    first = extract_text_features(Recording(), "grouped", examples).sentences
+    assert seen[:2] == [shared, shared] and seen[2] == examples[1].context
+    order = [examples.index(next(e for e in examples if e.id == i)) for i in first.example_id]
+    assert order == sorted(order) and len(set(order)) == 4
+    edited = [dataclasses.replace(e, response="Nothing of the sort.") if i == 1 else e for i, e in enumerate(examples)]
+    again = extract_text_features(Recording(), "grouped", edited).sentences
+    assert list(dict.fromkeys(again.example_id)) == [e.id for e in examples]

@@ -296,6 +296,14 @@ def extract_text_features(
     return _extract(folder, dataset, examples, lambda e: _text_rows(e, scorer), on_progress)
 
 
+def _by_prompt(examples: list[LabelledExample]) -> list[LabelledExample]:
+    """The examples with those of one prompt (context, question, instruction) next to each other, in order of first
+    appearance: teacher forcing then prefills a shared prompt once (``DecodingEngine.start_forced``)."""
+    first: dict[tuple, int] = {}
+    keys = [first.setdefault((e.context, e.question, e.instruction), len(first)) for e in examples]
+    return [e for _, e in sorted(zip(keys, examples, strict=True), key=lambda pair: pair[0])]
+
+
 def _extract(folder: Path, dataset: str, examples: Sequence[LabelledExample],
              make_rows: Callable[[LabelledExample], tuple[list[dict], list[dict]]],
              on_progress: Callable[[int, int], None] | None,
@@ -317,7 +325,7 @@ def _extract(folder: Path, dataset: str, examples: Sequence[LabelledExample],
             cached = _read(folder, "examples")
     done = set(cached.get("example_id", pd.Series(dtype=str)))
     failed_path = folder / "failed.jsonl"
-    todo = [e for e in examples if e.id not in done]
+    todo = _by_prompt([e for e in examples if e.id not in done])
     shard = next_shard(folder)
     buf_s, buf_w, buf_e = [], [], []
     failed: dict[str, str] = {}
@@ -351,14 +359,15 @@ def _extract(folder: Path, dataset: str, examples: Sequence[LabelledExample],
             on_progress(len(examples) - len(todo) + n, len(examples))
     flush()
     failed_path.write_text("".join(json.dumps({"id": k, "error": v}) + "\n" for k, v in failed.items()))
-    wanted = {e.id for e in examples}
-    sentences = _read(folder, "sentences")
-    windows = _read(folder, "windows")
-    if len(sentences):
-        sentences = sentences[sentences.example_id.isin(wanted)].reset_index(drop=True)
-    if len(windows):
-        windows = windows[windows.example_id.isin(wanted)].reset_index(drop=True)
-    return FeatureTables(sentences=sentences, windows=windows, failed=failed)
+    rank = {e.id: i for i, e in enumerate(examples)}
+    tables = []
+    for table in (_read(folder, "sentences"), _read(folder, "windows")):
+        if len(table):  # in the examples' order, whatever order they were extracted in
+            table = table[table.example_id.isin(rank)]
+            table = table.iloc[np.argsort(table.example_id.map(rank).to_numpy(), kind="stable")]
+            table = table.reset_index(drop=True)
+        tables.append(table)
+    return FeatureTables(sentences=tables[0], windows=tables[1], failed=failed)
 
 
 def _sibling(monitor: Monitor, dataset: str, root: Path, folder: Path) -> Path | None:
