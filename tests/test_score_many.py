@@ -103,10 +103,13 @@ def _features_equal(got, want, tol: float = 0.0) -> None:
 
 def test_one_at_a_time_the_last_prompt_is_not_prefilled_again(full_monitor, make_chooser, monkeypatch, one_thread):
     engine = full_monitor.engine
+    runs = _count_prefills(monkeypatch)
+    full_monitor.score(*SHARED[0])
     monkeypatch.setattr(engine, "reuse_prompts", False)  # the reference: every record prefilled
     want = [full_monitor.score(*r) for r in SHARED]
+    assert len(runs) == 5
     engine.reuse_prompts = True
-    runs = _count_prefills(monkeypatch)
+    runs.clear()
     got = [full_monitor.score(*r) for r in SHARED]
     assert len(runs) == 3  # the second record rewinds the first one's session; the fourth follows another prompt
     again = full_monitor.score(*SHARED[3])

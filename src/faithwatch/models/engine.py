@@ -182,7 +182,7 @@ class DecodingEngine:
         as they were. Not with CUDA graphs, whose pooled caches other sessions reuse in place."""
         key = _prompt_key(prompts)
         memo = self._forced
-        if memo is not None and memo[0] == key and memo[1].branches == 1:
+        if self.reuse_prompts and memo is not None and memo[0] == key and memo[1].branches == 1:
             memo[1].restore(memo[2], detach=True)
             return memo[1]
         session = self.start(prompts)
