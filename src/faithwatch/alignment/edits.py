@@ -158,8 +158,7 @@ class EditScorer:
         match, best = self._best_source(sent, context)
         if best is None or match < MIN_MATCH:
             return match, []
-        source, matcher = best.tokens, best.matcher
-        matcher.set_seq1([t.key for t in sent])
+        source, matcher = best.tokens, best.matcher  # its first sequence is this sentence already (_best_source)
         changes = _inner(matcher.get_opcodes())
         if len(changes) > MAX_EDITS:
             return match, []  # a paraphrase of its source, not a copy with an edit
