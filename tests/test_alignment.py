@@ -77,6 +77,28 @@ def test_lexical_frame_words_are_not_content() -> None:
 
 
 
+def test_lexical_numbers_count_by_value_whatever_their_notation() -> None:
+    lex = LexicalScorer()
+    # the same amount written another way: no unsupported number, no novel magnitude, percent or currency word
+    for ctx, sentence in [
+        ("The club paid £2.5m for the striker.", "The club paid £2.5 million for the striker."),
+        ("The bridge cost €45m.", "The bridge cost 45 million euros."),
+        ("Revenue was $5,700 million.", "Revenue was $5.7bn."),
+        ("The city has 1,200,000 residents.", "The city has 1.2 million residents."),
+        ("Unemployment fell to 4.5% in March.", "Unemployment fell to 4.5 per cent in March."),
+    ]:
+        evidence = lex.evidence(sentence, ctx)
+        assert (evidence["novel_numbers"], evidence["novel_content"]) == (0.0, 0.0), (ctx, sentence)
+    # another amount is still an unsupported number, in any notation
+    assert lex.evidence("The club paid £5.2 million.", "The club paid £2.5m.")["novel_numbers"] == 1.0
+    assert lex.evidence("Revenue was $57bn.", "Revenue was $5.7 billion.")["novel_numbers"] == 1.0
+    # the number as written still counts: "330m" (metres) against "330 metres", "5.7" against "5.7 billion"
+    assert lex.evidence("The tower is 330 metres tall.", "The tower is 330m tall.")["novel_numbers"] == 0.0
+    assert lex.evidence("Revenue was 5.7 billion.", "Revenue (billions): 5.7.")["novel_numbers"] == 0.0
+    # another currency is still a novel word
+    assert lex.evidence("The bridge cost 45 million dollars.", "The bridge cost €45m.")["novel_content"] == 1.0
+
+
 def test_lexical_outputs_finite_in_unit_interval() -> None:
     lex = LexicalScorer()
     sentences = [

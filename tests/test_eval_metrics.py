@@ -233,7 +233,7 @@ def test_write_report(tmp_path: Path) -> None:
     y1, s1 = _noisy(300, seed=14)
     y2, s2 = _noisy(300, seed=15, shift=2.0)
     results: dict[str, DetectionMetrics] = {
-        "lookback": detection_metrics(y1, s1, threshold=0.5, n_boot=100),
+        "lookback": detection_metrics(y1, s1, threshold=0.3, n_boot=100),
         "nli": detection_metrics(y2, s2, n_boot=100),
     }
     summary = detection_table(results)
@@ -260,6 +260,8 @@ def test_write_report(tmp_path: Path) -> None:
     rec = tables["summary"]["records"][0]
     assert rec["method"] == "lookback" and rec["auroc"]["value"] == pytest.approx(results["lookback"].auroc.value)
     assert tables["summary"]["records"][1]["balanced_accuracy"] is None
+    # the threshold as the detector states it: on the faithfulness score (the metrics use 1 - faithfulness)
+    assert rec["flag_below"] == pytest.approx(0.7) and tables["summary"]["records"][1]["flag_below"] is None
     assert tables["per dataset"]["columns"] == ["dataset", "f1", "count", "note"]
     assert tables["per dataset"]["records"][1] == {"dataset": "halueval|qa", "f1": None, "count": 20, "note": "a\nb"}
     curve = doc["curves"][0]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
@@ -125,6 +126,39 @@ _SUFFIXES = (
     "ly",
     "s",
 )
+
+
+#: words that scale the number right before them ("5.7 billion", "5.7bn", "£45m", "3k"), as powers of ten
+MAGNITUDES = {"thousand": 3, "k": 3, "million": 6, "m": 6, "mn": 6, "mln": 6, "billion": 9, "bn": 9, "b": 9,
+              "trillion": 12, "tn": 12, "trn": 12}
+_QUANTITY_RE = re.compile("(" + NUMBER_RE.pattern + r")(?:\s?(" + "|".join(sorted(MAGNITUDES, key=len, reverse=True))
+                          + r")\b)?", re.IGNORECASE)
+# words that only say how the number before them is written: a spelled magnitude or a percent word
+_NUMBER_UNIT_RE = re.compile(r"(?<=\d)\s?(?:thousand|million|billion|trillion|bn|mn|mln|tn|trn|per\s?cent|percent|pct)"
+                             r"\b", re.IGNORECASE)
+#: currency symbols and the word a text may use instead ("£45m" = "45 million pounds")
+CURRENCY_WORDS = {"£": "pounds", "$": "dollars", "€": "euros", "¥": "yen"}
+
+
+def number_forms(text: str) -> list[frozenset[str]]:
+    """Each number of ``text`` (tokenised thousands joined) as the normalised forms it may be compared in: as
+    written and, when a magnitude follows it, its value (``"$5.7bn"`` -> ``{"5.7", "5700000000"}``, the same
+    value as ``"5.7 billion"`` or ``"5,700 million"``)."""
+    out = []
+    for m in _QUANTITY_RE.finditer(join_thousands(text)):
+        written = normalise_number(m.group(1))
+        forms = {written}
+        if m.group(2) is not None:
+            value = Decimal(written).scaleb(MAGNITUDES[m.group(2).lower()])
+            forms.add(normalise_number(format(value, "f")))
+        out.append(frozenset(forms))
+    return out
+
+
+def number_unit_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the magnitude and percent words written right after a number ("5.7 *billion*",
+    "12 *per cent*"): part of how the number is written, not content of their own."""
+    return [m.span() for m in _NUMBER_UNIT_RE.finditer(text)]
 
 
 def join_thousands(text: str) -> str:

@@ -8,7 +8,9 @@ Pure Python/regex, no model. The score combines four features of the sentence:
   start, all-caps tokens / acronyms anywhere) that occur in the context (case-insensitive);
 * **bigrams** - fraction of its word bigrams (stemmed, stop words kept) copied from the context;
 * **numbers** - fraction of its numbers (digits, ``1,000``/``3.50``/``12%`` normalised) that
-  occur in the context, where spelled-out context numbers (``"two"``) also count.
+  occur in the context, where spelled-out context numbers (``"two"``) also count. A number with a
+  magnitude after it also counts by its value (``"$5.7bn"`` = ``"5.7 billion"`` = ``"5,700 million"``),
+  and the magnitude or percent word itself is not content (version 4).
 
 ``base`` is the weighted mean of the *available* features among content (0.5), entities (0.25)
 and bigrams (0.25) - a feature the sentence does not have (e.g. no entities) is dropped and the
@@ -30,14 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from faithwatch.alignment.base import AlignmentScorer, clamp01, validate_inputs
-from faithwatch.text import (
-    NUMBER_RE,
-    NUMBER_WORDS,
-    is_stop,
-    join_thousands,
-    normalise_number,
-    stem,
-)
+from faithwatch.text import CURRENCY_WORDS, NUMBER_WORDS, is_stop, number_forms, number_unit_spans, stem
 
 #: value for a sentence with nothing checkable in it (no content words, entities or numbers)
 NEUTRAL_SCORE = 0.5
@@ -64,19 +59,21 @@ _SENT_START_RE = re.compile(r"(?:^|[.!?:;])\W*$")
 
 @dataclass(frozen=True)
 class _Features:
-    numbers: tuple[str, ...]  # normalised, with repeats (each unsupported occurrence is penalised)
+    numbers: tuple[frozenset[str], ...]  # each number's forms, with repeats (each unsupported one is penalised)
     content: frozenset[str]  # stems of non-stop words
     entities: frozenset[str]  # lowercased stems of entity-like tokens
     bigrams: frozenset[tuple[str, str]]
 
 
 def _words(text: str) -> list[tuple[str, int]]:
-    """Word tokens with their character start offsets."""
-    return [(m.group(0), m.start()) for m in _TOKEN_RE.finditer(text) if not m.group(0)[0].isdigit()]
+    """Word tokens with their character start offsets, without the magnitude and percent words of numbers."""
+    units = number_unit_spans(text)
+    return [(m.group(0), m.start()) for m in _TOKEN_RE.finditer(text)
+            if not m.group(0)[0].isdigit() and not any(a <= m.start() < b for a, b in units)]
 
 
 def _sentence_features(sentence: str) -> _Features:
-    numbers = tuple(normalise_number(m.group(0)) for m in NUMBER_RE.finditer(join_thousands(sentence)))
+    numbers = tuple(number_forms(sentence))
     words = _words(sentence)
     content: set[str] = set()
     entities: set[str] = set()
@@ -103,11 +100,17 @@ class _ContextIndex:
 
 
 def _context_index(context: str) -> _ContextIndex:
-    numbers = {normalise_number(m.group(0)) for m in NUMBER_RE.finditer(join_thousands(context))}
+    numbers = {form for forms in number_forms(context) for form in forms}
     words = [w for w, _ in _words(context)]
     numbers.update(NUMBER_WORDS[w.lower()] for w in words if w.lower() in NUMBER_WORDS)
     stems = [stem(w) for w in words]
-    return _ContextIndex(frozenset(numbers), frozenset(stems), frozenset(zip(stems, stems[1:], strict=False)))
+    currencies = {stem(word) for symbol, word in CURRENCY_WORDS.items() if symbol in context}  # "£45m": pounds
+    return _ContextIndex(frozenset(numbers), frozenset(stems) | currencies,
+                         frozenset(zip(stems, stems[1:], strict=False)))
+
+
+def _supported(forms: frozenset[str], ctx: _ContextIndex) -> bool:
+    return not forms.isdisjoint(ctx.numbers)
 
 
 def _fraction(items: frozenset | tuple, pool: frozenset) -> float:
@@ -119,8 +122,9 @@ class LexicalScorer(AlignmentScorer):
 
     name = "lexical"
     #: changes whenever the scores would (feature caches and detectors record it); 2: tokenised thousands joined;
-    #: 3: FRAME_WORDS are not content
-    version = "3"
+    #: 3: FRAME_WORDS are not content; 4: numbers also count by value ("$5.7bn" = "5.7 billion"), magnitude and
+    #: percent words after a number are not content, a currency symbol of the context supports its word
+    version = "4"
 
     def __init__(self) -> None:
         self._cache_key: str | None = None
@@ -146,7 +150,7 @@ class LexicalScorer(AlignmentScorer):
             out["entities"] = _fraction(f.entities, ctx.stems)
         if f.bigrams and f.content:  # bigrams of pure stop words say nothing
             out["bigrams"] = _fraction(f.bigrams, ctx.bigrams)
-        n_unsupported = sum(1 for n in f.numbers if n not in ctx.numbers)
+        n_unsupported = sum(1 for n in f.numbers if not _supported(n, ctx))
         if f.numbers:
             out["numbers"] = 1.0 - n_unsupported / len(f.numbers)
 
@@ -174,7 +178,7 @@ class LexicalScorer(AlignmentScorer):
             "lex_content": feats.get("content", 1.0),
             "lex_bigrams": feats.get("bigrams", 1.0),
             "novel_content": float(sum(1 for x in f.content if x not in ctx.stems)),
-            "novel_numbers": float(len({x for x in f.numbers if x not in ctx.numbers})),
+            "novel_numbers": float(len({x for x in f.numbers if not _supported(x, ctx)})),
             "novel_entities": float(sum(1 for x in f.entities if x not in ctx.stems)),
         }
 

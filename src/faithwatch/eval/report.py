@@ -60,7 +60,11 @@ def format_ci(metric_ci: MetricCI, digits: int = 3) -> str:
 
 
 def detection_table(results: Mapping[str, DetectionMetrics]) -> pd.DataFrame:
-    """One row per method from :class:`DetectionMetrics`; metric columns hold :class:`MetricCI` cells (or None)."""
+    """One row per method from :class:`DetectionMetrics`; metric columns hold :class:`MetricCI` cells (or None).
+
+    The metrics are computed on unfaithfulness scores (1 − faithfulness); ``flag_below`` gives the threshold on
+    the faithfulness score, as the detector states it (a sentence scoring below it is flagged), or None.
+    """
     rows = []
     for method, m in results.items():
         rows.append(
@@ -69,7 +73,7 @@ def detection_table(results: Mapping[str, DetectionMetrics]) -> pd.DataFrame:
                 "auroc": m.auroc,
                 "auprc": m.auprc,
                 "balanced_accuracy": m.balanced_accuracy,
-                "threshold": m.threshold,
+                "flag_below": None if m.threshold is None else 1.0 - m.threshold,
                 "n": m.n,
                 "n_positive": m.n_positive,
                 "n_boot_used": m.n_boot_used,
