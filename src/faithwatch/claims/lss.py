@@ -57,7 +57,7 @@ import numpy as np
 
 from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.errors import InputError, NonFiniteError
-from faithwatch.text import STOP_WORDS, normalise_number, stem
+from faithwatch.text import NUMBER_RE, STOP_WORDS, normalise_number, stem
 
 __all__ = [
     "ALGORITHM",
@@ -84,8 +84,6 @@ TAGGER_ALGORITHM = "lss-tagger-v1"
 _ALNUM_RE = re.compile(r"[^\W_]")
 # alphanumeric tokens of a word, keeping inner apostrophes ("don't"); "2012-15" -> "2012", "15"
 _TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
-# a number, as in the lexical scorer: digits with optional thousands separators and decimals
-_NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?")
 # ROUGE tokens: lowercase ASCII letters/digits, as the reference implementation (rouge-score) does
 _ROUGE_TOKEN_RE = re.compile(r"[a-z0-9]+")
 _SPELLED = (
@@ -121,7 +119,7 @@ def _tokens(word: str) -> list[str]:
 
 def _units(text: str) -> tuple[list[str], list[str]]:
     """(normalised numbers, word tokens not starting with a digit) of a text, as the lexical scorer sees them."""
-    numbers = [normalise_number(m.group(0)) for m in _NUMBER_RE.finditer(text)]
+    numbers = [normalise_number(m.group(0)) for m in NUMBER_RE.finditer(text)]
     return numbers, [t for t in _tokens(text) if not t[0].isdigit()]
 
 
