@@ -134,8 +134,8 @@ MAGNITUDES = {"thousand": 3, "k": 3, "million": 6, "m": 6, "mn": 6, "mln": 6, "b
 _QUANTITY_RE = re.compile("(" + NUMBER_RE.pattern + r")(?:\s?(" + "|".join(sorted(MAGNITUDES, key=len, reverse=True))
                           + r")\b)?", re.IGNORECASE)
 # words that only say how the number before them is written: a spelled magnitude or a percent word
-_NUMBER_UNIT_RE = re.compile(r"(?<=\d)\s?(?:thousand|million|billion|trillion|bn|mn|mln|tn|trn|per\s?cent|percent|pct)"
-                             r"\b", re.IGNORECASE)
+_NUMBER_UNIT_RE = re.compile(r"(?<=\d)\s?(?:" + "|".join(w for w in MAGNITUDES if len(w) > 1)
+                             + r"|per\s?cent|percent|pct)\b", re.IGNORECASE)
 #: currency symbols and the word a text may use instead ("£45m" = "45 million pounds")
 CURRENCY_WORDS = {"£": "pounds", "$": "dollars", "€": "euros", "¥": "yen"}
 
