@@ -45,6 +45,12 @@ def records(n: int, seed: int = 0, per_prompt: int = 1) -> list[tuple[str, str, 
     return out
 
 
+def max_difference(results, reference) -> float:
+    """The largest difference of a sentence score between two runs over the same records."""
+    return max(abs(a.score - b.score) for m, s in zip(results, reference, strict=True)
+               for a, b in zip(m.sentences, s.sentences, strict=True))
+
+
 def _monitor(args):
     import sys
     from types import SimpleNamespace
@@ -113,8 +119,7 @@ def main() -> None:
                                                                                                   strict=True))
     print(f"{len(recs)} records, {tokens} main tokens (+ the twin rows); torch threads {torch.get_num_threads()}")
     if args.answers_per_prompt > 1:
-        worst = max(abs(a.score - b.score) for m, s in zip(plain, single, strict=True)
-                    for a, b in zip(m.sentences, s.sentences, strict=True))
+        worst = max_difference(plain, single)
         print(f"one at a time, every prompt prefilled {len(recs) / every:8.2f} records/s   (the plain way)")
         print(f"one at a time        {len(recs) / base:8.2f} records/s   {every / base:5.2f}x the plain way: "
               f"{args.answers_per_prompt} answers per prompt, the prompt prefilled once; max |score difference| "
@@ -128,8 +133,7 @@ def main() -> None:
         start = time.perf_counter()
         many = monitor.score_many(recs, batch_size=size)
         took = time.perf_counter() - start
-        worst = max(abs(a.score - b.score) for m, s in zip(many, single, strict=True)
-                    for a, b in zip(m.sentences, s.sentences, strict=True))
+        worst = max_difference(many, single)
         ceiling = _ceiling(monitor, recs, size)
         print(f"batch {size:<4}           {len(recs) / took:8.2f} records/s   {base / took:5.2f}x one at a time; "
               f"bare ceiling {len(recs) / ceiling:8.2f} records/s ({ceiling / took:5.1%} of it reached; bare "
@@ -139,8 +143,7 @@ def main() -> None:
             start = time.perf_counter()
             pooled = monitor.score_many(recs, batch_size=size, host_workers=args.host_workers)
             took_w = time.perf_counter() - start
-            worst = max(abs(a.score - b.score) for m, s in zip(pooled, single, strict=True)
-                        for a, b in zip(m.sentences, s.sentences, strict=True))
+            worst = max_difference(pooled, single)
             print(f"  + {args.host_workers} host workers {len(recs) / took_w:8.2f} records/s   "
                   f"{base / took_w:5.2f}x one at a time; {ceiling / took_w:5.1%} of the bare ceiling; "
                   f"max |score difference| {worst:.1e}")

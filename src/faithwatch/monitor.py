@@ -318,9 +318,8 @@ class Monitor:
                 out[i] = result
             return out  # type: ignore[return-value]
         # by prompt length, records of one prompt together (their branches share its prefill), then response length
-        first: dict[tuple[str, str], int] = {}
-        ready.sort(key=lambda r: (len(r[1].rag_ids), first.setdefault((r[1].rag_text, r[1].twin_text), len(first)),
-                                  len(r[2])))
+        first: dict[tuple, int] = {}
+        ready.sort(key=lambda r: (len(r[1].rag_ids), first.setdefault(r[1].key, len(first)), len(r[2])))
         pool = self._tracking_pool(host_workers) if host_workers and ready else None
         tracking = [pool.submit(ids) for _, _, ids in ready] if pool else None  # runs while the device does
         for start in range(0, len(ready), batch_size):

@@ -166,7 +166,7 @@ class DecodingEngine:
         unique: list[PromptPair] = []
         order = []
         for p in prompts:
-            key = _prompt_key(p)
+            key = p.key
             if key not in slots:
                 slots[key] = len(unique)
                 unique.append(p)
@@ -180,7 +180,7 @@ class DecodingEngine:
         session was started since, its session is rewound to the end of the prompt instead of prefilling it again
         (records that share a prompt, e.g. several answers to one question); the records it handed out before stay
         as they were. Not with CUDA graphs, whose pooled caches other sessions reuse in place."""
-        key = _prompt_key(prompts)
+        key = prompts.key
         memo = self._forced
         if self.reuse_prompts and memo is not None and memo[0] == key and memo[1].branches == 1:
             memo[1].restore(memo[2], detach=True)
@@ -662,10 +662,6 @@ def _concat(first: _Step, second: _Step) -> _Step:
 
 
 _RECORD_LISTS = ("token_ids", "logprob", "entropy", "kl", "twin_logprob", "hidden", "lookback")
-
-
-def _prompt_key(prompts: PromptPair) -> tuple:
-    return tuple(prompts.rag_ids), tuple(prompts.twin_ids)
 
 
 def _copy_records(rec: TokenRecords) -> TokenRecords:

@@ -48,6 +48,11 @@ class PromptPair:
     #: the context as it stands in the prompt (cut with ``truncate_context``): what every signal must see
     context: str = ""
 
+    @property
+    def key(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """What the model is given: equal keys prefill the same cache rows (the engine shares them)."""
+        return tuple(self.rag_ids), tuple(self.twin_ids)
+
 
 def _check(name: str, value: str) -> str:
     if not isinstance(value, str) or not value.strip():
