@@ -8,20 +8,14 @@ import torch
 
 from faithwatch.models.engine import DecodingEngine, Needs
 from faithwatch.models.prompts import build_prompts
+from same import TOL, assert_same_records
 
 ALL = Needs(twin=True, hidden_layers=(1, 3), lookback=True)
-TOL = 1e-4
 
 
 @pytest.fixture(scope="module")
 def prompts(lm):
     return build_prompts(lm.tokenizer, "When did it open?", "The bridge opened in 1820. The tower opened in 1889.")
-
-
-def _same(a, b):
-    assert a.token_ids == b.token_ids
-    for name in ("logprob", "entropy", "kl", "hidden", "lookback"):
-        np.testing.assert_allclose(np.asarray(getattr(a, name)), np.asarray(getattr(b, name)), atol=TOL, err_msg=name)
 
 
 def _single(lm, prompts, tokens, needs=ALL):
@@ -44,7 +38,7 @@ def test_forked_branches_match_independent_runs(lm, prompts, needs, one_thread):
     logps = session.branch_logprobs()
     for b, path in enumerate(paths):
         ref = _single(lm, prompts, prefix + path, needs)
-        _same(session.branch_records[b], ref.records)
+        assert_same_records(session.branch_records[b], ref.records)
         torch.testing.assert_close(logps[b], ref.next_logprobs(), atol=TOL, rtol=0)
         if needs.twin:
             torch.testing.assert_close(session.branch_twin_logprobs()[b], ref.next_twin_logprobs(), atol=TOL, rtol=0)
@@ -58,7 +52,7 @@ def test_select_keeps_and_reorders_branches(lm, prompts, one_thread):
     assert [r.token_ids[-1] for r in session.branch_records] == [22, 22, 20]
     session.feed_branches([30, 31, 32])
     for b, path in enumerate([[22, 30], [22, 31], [20, 32]]):
-        _same(session.branch_records[b], _single(lm, prompts, [11, 12, *path]).records)
+        assert_same_records(session.branch_records[b], _single(lm, prompts, [11, 12, *path]).records)
     with pytest.raises(ValueError):
         session.select([5])
     with pytest.raises(RuntimeError, match="single-branch"):
@@ -74,7 +68,7 @@ def test_restore_rewinds_exactly(lm, prompts, one_thread):
     assert session.position == cp.main_len and len(session.records) == 3
     torch.testing.assert_close(session.next_logprobs(), before)
     session.feed([50, 51])
-    _same(session.records, _single(lm, prompts, [11, 12, 13, 50, 51]).records)
+    assert_same_records(session.records, _single(lm, prompts, [11, 12, 13, 50, 51]).records)
     later = session.checkpoint()
     session.restore(cp)
     with pytest.raises(ValueError, match="checkpoint"):
@@ -91,13 +85,13 @@ def test_inactive_branches_leave_invisible_holes(lm, prompts, one_thread):
     session.feed_branches([23, 31])  # branch 1 resumes after the holes
     for b, path in enumerate([[20, 21, 22, 23], [30, 31]]):
         ref = _single(lm, prompts, [11, 12, *path])
-        _same(session.branch_records[b], ref.records)
+        assert_same_records(session.branch_records[b], ref.records)
         torch.testing.assert_close(session.branch_logprobs()[b], ref.next_logprobs(), atol=TOL, rtol=0)
     cp_lens = session.checkpoint().main_lens
     session.select([1])
     assert session.position == cp_lens[1]
     session.feed([32])
-    _same(session.records, _single(lm, prompts, [11, 12, 30, 31, 32]).records)
+    assert_same_records(session.records, _single(lm, prompts, [11, 12, 30, 31, 32]).records)
 
 
 def test_selecting_every_branch_in_place_keeps_the_session(lm, prompts, one_thread):

@@ -10,7 +10,8 @@ import torch
 from faithwatch.models import engine as engine_mod
 from faithwatch.models.engine import DecodingEngine
 from faithwatch.models.prompts import build_prompts
-from test_engine_static import ALL, _same, _script
+from same import assert_same_records
+from test_engine_static import ALL, _script
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
@@ -30,10 +31,10 @@ def test_graph_replays_equal_the_eager_dynamic_path(cuda_lm, monkeypatch):
     steps = graph.engine.graphs
     assert steps.cuda and 2 <= steps.captures < 40  # captured per cache and batch shape, replayed per token
     for a, b in zip(eager.branch_records, graph.branch_records, strict=True):
-        _same(a, b)
+        assert_same_records(a, b)
 
 
-def test_monitor_with_cuda_graphs_scores_the_same(cuda_lm):
+def test_monitor_with_cuda_graphs_scores_theassert_same_records(cuda_lm):
     from faithwatch.monitor import Monitor
 
     question, context = "When did the tower open?", "The tower opened in 1889. It is 330 metres tall."
@@ -56,6 +57,6 @@ def test_sessions_of_other_prompt_lengths_replay_the_same_graphs(cuda_lm):
         for run in runs:
             for t in range(6):
                 run.feed([30 + t])
-        _same(runs[0].records, runs[1].records)
+        assert_same_records(runs[0].records, runs[1].records)
         assert engine.graphs.captures == 1, n
         del runs, run  # the request ends: its cache goes back to the pool

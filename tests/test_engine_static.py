@@ -9,21 +9,14 @@ from transformers import StaticCache
 from faithwatch.models import engine as engine_mod
 from faithwatch.models.engine import DecodingEngine, Needs
 from faithwatch.models.prompts import build_prompts
+from same import TOL, assert_same_records
 
 ALL = Needs(twin=True, hidden_layers=(1, 3), lookback=True)
-TOL = 1e-4
-FIELDS = ("logprob", "entropy", "kl", "twin_logprob", "hidden", "lookback")
 
 
 @pytest.fixture(scope="module")
 def prompts(lm):
     return build_prompts(lm.tokenizer, "When did it open?", "The bridge opened in 1820. The tower opened in 1889.")
-
-
-def _same(a, b):
-    assert a.token_ids == b.token_ids
-    for name in FIELDS:
-        np.testing.assert_allclose(np.asarray(getattr(a, name)), np.asarray(getattr(b, name)), atol=TOL, err_msg=name)
 
 
 def _script(session, tokens):
@@ -56,7 +49,7 @@ def test_static_cache_equals_dynamic_cache(lm, prompts, needs, graph, one_thread
     assert isinstance(static._cache, StaticCache)
     assert static._cache.layers[0].keys.shape[2] % 16 == 0  # preallocated in whole blocks
     for a, b in zip(dynamic.branch_records, static.branch_records, strict=True):
-        _same(a, b)
+        assert_same_records(a, b)
     np.testing.assert_allclose(static.branch_logprobs().numpy(), dynamic.branch_logprobs().numpy(), atol=TOL)
 
 
@@ -85,11 +78,11 @@ def test_joined_static_sessions_equal_dynamic_ones(lm, prompts, one_thread):
         runs.append(session)
     for run in runs[1:]:
         for a, b in zip(runs[0].branch_records, run.branch_records, strict=True):
-            _same(a, b)
+            assert_same_records(a, b)
 
 
 @pytest.mark.parametrize("graph", [False, True], ids=["static", "graph-step"])
-def test_monitor_with_a_static_cache_scores_the_same(monitor, graph, one_thread):
+def test_monitor_with_a_static_cache_scores_theassert_same_records(monitor, graph, one_thread):
     from faithwatch.monitor import Monitor
 
     static = Monitor(monitor.lm, alignment="lexical", max_new_tokens=40, static_cache=True,
@@ -112,15 +105,15 @@ def test_a_pooled_cache_is_lent_to_one_live_session_at_a_time(lm, prompts, one_t
         session.feed([5, 6])
     reference = DecodingEngine(lm, ALL).start(prompts)
     reference.feed([5, 6])
-    _same(first.records, reference.records)
-    _same(second.records, reference.records)
+    assert_same_records(first.records, reference.records)
+    assert_same_records(second.records, reference.records)
     held = first._cache
     del first
     gc.collect()
     third = engine.start(prompts)
     assert third._cache is held  # a finished session's cache is reused
     third.feed([5, 6])
-    _same(third.records, reference.records)
+    assert_same_records(third.records, reference.records)
 
 
 @pytest.mark.parametrize("static", [False, True], ids=["dynamic", "static"])
@@ -138,5 +131,5 @@ def test_a_rewound_forced_session_equals_a_fresh_one(lm, prompts, static, one_th
     for ids, got in zip(tokens, records, strict=True):
         fresh = DecodingEngine(lm, ALL).start(prompts)
         fresh.feed(ids)
-        _same(got, fresh.records)
+        assert_same_records(got, fresh.records)
     assert DecodingEngine(lm, ALL, cuda_graph=True).start_forced(prompts).engine._forced is None  # pooled caches

@@ -8,8 +8,8 @@ import torch
 
 from faithwatch.live_batch import LiveBatch
 from faithwatch.monitor import greedy
+from same import TOL, assert_same_results
 
-TOL = 1e-4
 CONTEXT = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. It was built "
            "from 1887 to 1889 by the company of Gustave Eiffel. It is 330 metres tall.")
 REQUESTS = [  # very different prompt lengths and budgets: rows leave at different steps, later ones join
@@ -33,17 +33,7 @@ def sampler(seed: int):
 def assert_same(got, want) -> None:
     assert got.response == want.response and got.num_tokens == want.num_tokens
     assert got.stop_reason == want.stop_reason
-    assert [s.text for s in got.sentences] == [s.text for s in want.sentences]
-    for a, b in zip(got.sentences, want.sentences, strict=True):
-        for name, value in b.features.items():
-            assert (a.features[name] is None) if value is None else a.features[name] == pytest.approx(value, abs=TOL)
-        for name, vector in b.vectors.items():
-            np.testing.assert_allclose(a.vectors[name], vector, atol=TOL, err_msg=name)
-        assert a.score == pytest.approx(b.score, abs=TOL)
-    for field in ("logprob", "entropy", "kl", "twin_logprob"):
-        np.testing.assert_allclose(getattr(got.records, field), getattr(want.records, field), atol=TOL, err_msg=field)
-    np.testing.assert_allclose(np.asarray(got.records.lookback), np.asarray(want.records.lookback), atol=TOL)
-    np.testing.assert_allclose(np.asarray(got.records.hidden), np.asarray(want.records.hidden), atol=TOL)
+    assert_same_results(got, want)
 
 
 @pytest.mark.parametrize("max_rows", [2, 8])

@@ -6,12 +6,12 @@ import importlib.machinery
 import importlib.util
 import math
 
-import numpy as np
 import pytest
 
 from faithwatch.errors import ModelNotAvailableError
 from faithwatch.models.attention import ATTENTION_NAME
 from faithwatch.models.loading import DEFAULT_MODEL, LoadedModel, cache_dir, embedded_gguf_path, load_model
+from same import assert_same_sentences
 
 
 def hide_package(monkeypatch, spec=None):
@@ -117,15 +117,7 @@ def test_real_embedded_model_live_equals_teacher_forcing(one_thread):
             assert value is None or math.isfinite(value), name
         assert 0.0 <= report.score <= 1.0
     forced = monitor.score(question, context, ids)
-    assert [s.text for s in forced.sentences] == [s.text for s in live.sentences]
-    for a, b in zip(live.sentences, forced.sentences, strict=True):
-        assert (a.start, a.end, a.token_start, a.token_end) == (b.start, b.end, b.token_start, b.token_end)
-        for name, value in a.features.items():
-            if value is None:
-                assert b.features[name] is None, name
-            else:
-                assert b.features[name] == pytest.approx(value, abs=1e-4), name
-        np.testing.assert_allclose(a.vectors["lookback_ratio"], b.vectors["lookback_ratio"], atol=1e-4, rtol=0)
+    assert_same_sentences(live, forced)
 
 
 def test_dtype_choices_and_device_map(tiny_model_dir, one_thread):

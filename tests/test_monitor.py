@@ -13,6 +13,7 @@ from faithwatch.errors import InputError
 from faithwatch.models.engine import Needs
 from faithwatch.monitor import Monitor
 from faithwatch.signals import LIDBank
+from same import assert_same_sentences
 
 QUESTION = "Who built the Eiffel Tower?"
 CONTEXT = (
@@ -20,7 +21,6 @@ CONTEXT = (
     "It is named after the engineer Gustave Eiffel, whose company designed and built the tower."
 )
 RESPONSE = "The tower was built by the company of Gustave Eiffel. It is in Paris. It is 330 metres tall"
-TOL = 1e-4
 MAX_NEW = 40
 
 
@@ -56,21 +56,9 @@ def assert_finite_report(report, detector_threshold=0.5):
 
 
 def assert_same_reports(live, forced):
-    assert [s.text for s in live.sentences] == [s.text for s in forced.sentences]
     assert len(live.sentences) >= 3
-    for a, b in zip(live.sentences, forced.sentences, strict=True):
-        assert (a.index, a.start, a.end, a.token_start, a.token_end) == (
-            b.index, b.start, b.end, b.token_start, b.token_end
-        )
-        assert a.features.keys() == b.features.keys()
-        for name, value in a.features.items():
-            if value is None:
-                assert b.features[name] is None, name
-            else:
-                assert b.features[name] == pytest.approx(value, abs=TOL), name
-        assert a.vectors.keys() == b.vectors.keys() == {"lookback_ratio"}
-        np.testing.assert_allclose(a.vectors["lookback_ratio"], b.vectors["lookback_ratio"], atol=TOL, rtol=0)
-        assert a.score == pytest.approx(b.score, abs=TOL)
+    assert live.sentences[0].vectors.keys() == {"lookback_ratio"}
+    assert_same_sentences(live, forced)
 
 
 @pytest.mark.parametrize("which", ["no_bank", "bank"])

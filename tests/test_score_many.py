@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from faithwatch.errors import FaithwatchError
+from same import TOL, assert_same_results
 
-TOL = 1e-4
 CONTEXT = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. It was built "
            "from 1887 to 1889 by the company of Gustave Eiffel. It is 330 metres tall.")
 RECORDS = [
@@ -26,22 +25,7 @@ def test_score_many_equals_score(full_monitor, batch_size, one_thread):
     assert isinstance(many[-1], FaithwatchError) and "empty" in str(many[-1])
     for record, got in zip(RECORDS[:-1], many[:-1], strict=True):
         want = full_monitor.score(*record)
-        assert [s.text for s in got.sentences] == [s.text for s in want.sentences] and want.sentences
-        for a, b in zip(got.sentences, want.sentences, strict=True):
-            assert set(a.features) == set(b.features)
-            for name, value in b.features.items():
-                if value is None:
-                    assert a.features[name] is None, name
-                else:
-                    assert a.features[name] == pytest.approx(value, abs=TOL), name
-            for name, vector in b.vectors.items():
-                np.testing.assert_allclose(a.vectors[name], vector, atol=TOL, err_msg=name)
-            assert a.score == pytest.approx(b.score, abs=TOL)
-        for field in ("logprob", "entropy", "kl", "twin_logprob"):
-            np.testing.assert_allclose(getattr(got.records, field), getattr(want.records, field), atol=TOL,
-                                       err_msg=field)
-        np.testing.assert_allclose(np.asarray(got.records.lookback), np.asarray(want.records.lookback), atol=TOL)
-        np.testing.assert_allclose(np.asarray(got.records.hidden), np.asarray(want.records.hidden), atol=TOL)
+        assert_same_results(got, want)
 
 
 def test_score_batch_size_writes_the_same_rows(tiny_model_dir, tmp_path, one_thread):
@@ -91,16 +75,6 @@ def _count_prefills(monkeypatch) -> list[int]:
     return runs
 
 
-def _features_equal(got, want, tol: float = 0.0) -> None:
-    assert [s.text for s in got.sentences] == [s.text for s in want.sentences] and want.sentences
-    for a, b in zip(got.sentences, want.sentences, strict=True):
-        for name, value in b.features.items():
-            assert a.features[name] == pytest.approx(value, abs=tol), name
-        assert a.score == pytest.approx(b.score, abs=tol)
-    for field in ("token_ids", "logprob", "entropy", "kl", "twin_logprob"):
-        np.testing.assert_allclose(getattr(got.records, field), getattr(want.records, field), atol=tol, rtol=0)
-
-
 def test_one_at_a_time_the_last_prompt_is_not_prefilled_again(full_monitor, make_chooser, monkeypatch, one_thread):
     engine = full_monitor.engine
     runs = _count_prefills(monkeypatch)
@@ -115,9 +89,9 @@ def test_one_at_a_time_the_last_prompt_is_not_prefilled_again(full_monitor, make
     again = full_monitor.score(*SHARED[3])
     assert len(runs) == 3
     for g, w in zip([*got, again], [*want, want[3]], strict=True):
-        _features_equal(g, w)  # exactly equal; the earlier results' records were not cut by the rewinds
+        assert_same_results(g, w, 0)  # exactly equal; the earlier results' records were not cut by the rewinds
     full_monitor.generate(SHARED[3][0], SHARED[3][1], max_new_tokens=3, choose=make_chooser())
-    _features_equal(full_monitor.score(*SHARED[3]), want[3])
+    assert_same_results(full_monitor.score(*SHARED[3]), want[3], 0)
     assert len(runs) == 5  # another session started in between: the prompt is prefilled again
 
 
@@ -129,7 +103,7 @@ def test_score_many_prefills_a_shared_prompt_once(full_monitor, monkeypatch, one
     many = full_monitor.score_many(SHARED, batch_size=4)
     assert runs == [2]  # two distinct prompts for four records
     for got, w in zip(many, want, strict=True):
-        _features_equal(got, w, TOL)
+        assert_same_results(got, w)
 
 
 def test_sentences_tracked_in_worker_processes_are_the_same(full_monitor, one_thread):
@@ -146,8 +120,8 @@ def test_sentences_tracked_in_worker_processes_are_the_same(full_monitor, one_th
         assert [(s.text, s.start, s.end, s.token_start, s.token_end) for s in a.sentences] == \
             [(s.text, s.start, s.end, s.token_start, s.token_end) for s in b.sentences]
         assert [s.score for s in a.sentences] == [s.score for s in b.sentences]
-    pool.close()
-    full_monitor._pool = None
+    full_monitor.close()
+    assert full_monitor._pool is None and pool._executor._shutdown_thread
     with pytest.raises(FaithwatchError, match="host_workers"):
         full_monitor.score_many(records, host_workers=-1)
 

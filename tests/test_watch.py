@@ -11,8 +11,8 @@ import pytest
 from faithwatch.errors import InputError
 from faithwatch.monitor import Monitor
 from faithwatch.watch import stable_end
+from same import assert_same_sentences
 
-TOL = 1e-4
 CONTEXT = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. It was built "
            "from 1887 to 1889 by the company of Gustave Eiffel. It is 330 metres tall.")
 RESPONSE = ("The tower is in Paris. It was built from 1887 to 1889 by Dr. Smith's company. It is 500 metres tall, "
@@ -23,21 +23,6 @@ def _pieces(text: str, seed: int) -> list[str]:
     rng = np.random.default_rng(seed)
     cuts = sorted(set(rng.integers(1, len(text), size=25).tolist()))
     return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
-
-
-def _same(got, want) -> None:
-    assert [s.text for s in got.sentences] == [s.text for s in want.sentences]
-    for a, b in zip(got.sentences, want.sentences, strict=True):
-        assert (a.start, a.end, a.token_start, a.token_end) == (b.start, b.end, b.token_start, b.token_end)
-        assert set(a.features) == set(b.features)
-        for name, value in b.features.items():
-            if value is None:
-                assert a.features[name] is None, name
-            else:
-                assert a.features[name] == pytest.approx(value, abs=TOL), name
-        for name, vec in b.vectors.items():
-            np.testing.assert_allclose(a.vectors[name], vec, atol=TOL)
-        assert a.score == pytest.approx(b.score, abs=TOL)
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -51,7 +36,7 @@ def test_streamed_pieces_score_as_the_whole_text(full_monitor, seed, one_thread)
     seen += watch.finish()
     got = watch.result()
     assert got.response == RESPONSE and [s.text for s in seen] == [s.text for s in got.sentences]
-    _same(got, want)
+    assert_same_sentences(got, want)
     assert len(watch.latencies) == len(got.sentences)
 
 

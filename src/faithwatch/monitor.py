@@ -387,6 +387,19 @@ class Monitor:
                        ) -> MonitorResult:
         return self._forced_results([(question, prompts, ids, records)])[0]
 
+    def close(self) -> None:
+        """Stop the sentence-tracking worker processes that :meth:`score_many` started, if any (they restart on
+        the next call that asks for them). ``with Monitor(...) as monitor:`` closes on leaving the block."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def __enter__(self) -> Monitor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def _tracking_pool(self, workers: int) -> TrackingPool:
         """The monitor's sentence-tracking worker processes (started on first use, kept for later calls)."""
         from faithwatch.hostpool import TrackingPool
