@@ -121,7 +121,9 @@ def test_sentences_tracked_in_worker_processes_are_the_same(full_monitor, one_th
             [(s.text, s.start, s.end, s.token_start, s.token_end) for s in b.sentences]
         assert [s.score for s in a.sentences] == [s.score for s in b.sentences]
     full_monitor.close()
-    assert full_monitor._pool is None and pool._executor._shutdown_thread
+    assert full_monitor._pool is None
+    with pytest.raises(RuntimeError, match="shutdown"):  # the closed pool's processes take no more work
+        pool.submit([1, 2])
     with pytest.raises(FaithwatchError, match="host_workers"):
         full_monitor.score_many(records, host_workers=-1)
 
