@@ -7,6 +7,7 @@ or number from elsewhere in their reference (:func:`counterfactual_examples`). M
 (docs/lss.md): fold 0 lost Pearson and the probe barely moved.
 
     python training/experiments/tagger_counterfactual.py probe [--tagger DIR]   # the knowledge probe (1 min)
+    python training/experiments/tagger_counterfactual.py probe --scorer nli-minilm   # the same, an alignment scorer
     python training/experiments/tagger_counterfactual.py fold --fold 0           # lss-dev fold 0 + probe (12 min)
 
 The probe: for every counterfactual item, the context sentence that states the context's answer, once as it is and
@@ -134,7 +135,20 @@ def probe(model, tokenizer, max_length: int = 256) -> dict[str, float]:
             "swap AUROC": roc_auc_score(y, [-v for v in low_orig + low_swap])}
 
 
-def run_probe(tagger_dir: str | None) -> None:
+def run_probe(tagger_dir: str | None, scorer_name: str | None) -> None:
+    if scorer_name:  # the same pairs through an alignment scorer: the original and the swapped sentence
+        from faithwatch.alignment import get_scorer
+
+        scorer = get_scorer(scorer_name)
+        pairs = probe_pairs()
+        orig = [scorer.score(" ".join(w), c) for w, _, c, _ in pairs]
+        swap = [scorer.score(" ".join(n), c) for _, n, c, _ in pairs]
+        print(json.dumps({"items": len(pairs), "scorer": scorer_name, "original mean": float(np.mean(orig)),
+                          "swapped mean": float(np.mean(swap)),
+                          "swapped at or above 0.5": float(np.mean(np.array(swap) >= 0.5)),
+                          "swap AUROC": roc_auc_score([0] * len(orig) + [1] * len(swap), [-v for v in orig + swap])},
+                         indent=1))
+        return
     t = load_tagger(tagger_dir) if tagger_dir else load_tagger()
     print(json.dumps(probe(t.model, t.tokenizer), indent=1))
 
@@ -169,13 +183,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("stage", choices=("probe", "fold"))
     parser.add_argument("--tagger", default=None)
+    parser.add_argument("--scorer", default=None, help="probe an alignment scorer (e.g. nli-minilm) instead")
     parser.add_argument("--fold", type=int, default=0)
     parser.add_argument("--share", type=float, default=0.5)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     if args.stage == "probe":
-        run_probe(args.tagger)
+        run_probe(args.tagger, args.scorer)
     else:
         run_fold(args.fold, args.share)
 
