@@ -418,20 +418,19 @@ class Monitor:
         ``tracked``: the items' sentences, already tracked (e.g. in worker processes)."""
         if tracked is None:
             tracked = [track(self.lm.tokenizer, ids) for _, _, ids, _ in items]
-        trackers, groups = list(tracked), []
-        for (question, prompts, _, records), done in zip(items, trackers, strict=True):
-            # prompts.context is cut with truncate_context: alignment sees what the model saw
-            groups.append((done.sentences, records, question, prompts.context))
+        # prompts.context is cut with truncate_context: alignment sees what the model saw
+        groups = [(done.sentences, records, question, prompts.context)
+                  for (question, prompts, _, records), done in zip(items, tracked, strict=True)]
         if len(items) == 1:
             all_reports: list = self._reports_many(groups)  # one item: its error is raised
         else:
             all_reports = self._reports_each(groups, FaithwatchError)
         out: list[MonitorResult | FaithwatchError] = []
-        for (question, prompts, _, records), tracker, reports in zip(items, trackers, all_reports, strict=True):
+        for (question, prompts, _, records), done, reports in zip(items, tracked, all_reports, strict=True):
             if isinstance(reports, FaithwatchError):
                 out.append(reports)
                 continue
-            out.append(self._result(question, prompts.context, tracker, reports, prompts, "teacher-forced", "given",
+            out.append(self._result(question, prompts.context, done, reports, prompts, "teacher-forced", "given",
                                     records))
         return out
 

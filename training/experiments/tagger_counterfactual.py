@@ -25,6 +25,7 @@ import json
 import random
 import re
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,12 +35,10 @@ from sklearn.metrics import roc_auc_score
 from faithwatch.claims.lss import split_words
 from faithwatch.nli.synthetic import sentences_of
 from faithwatch.nli.tagger import load_tagger, word_probabilities
-from faithwatch.nli.tagger_train import TaggerExample
+from faithwatch.nli.tagger_train import _DIGITS, _NAME, TaggerExample  # a number and a name, as the recipe reads them
 from faithwatch.text import split_sentences
 
 ITEMS = "src/faithwatch/data/counterfactual_qa.jsonl"
-_DIGITS = re.compile(r"\d+")
-_NAME = re.compile(r"^[A-Z][a-z]{2,}[.,;:]?$")  # as tagger_train's edited examples read a name
 
 
 def counterfactual_examples(examples: Sequence[TaggerExample], share: float, seed: int) -> list[TaggerExample]:
@@ -66,7 +65,7 @@ def counterfactual_examples(examples: Sequence[TaggerExample], share: float, see
         if rng.random() >= share:
             continue
         ref_tokens = [w.strip(".,;:()\"'") for w in e.reference.split()]
-        once = {t for t in ref_tokens if ref_tokens.count(t) == 1 and (_NAME.match(t) or _DIGITS.fullmatch(t))}
+        once = {t for t, n in Counter(ref_tokens).items() if n == 1 and (_NAME.match(t) or _DIGITS.fullmatch(t))}
         sentences = [t for t in sentences_of(e.reference) if 5 <= len(t.split()) <= 40]
         candidates = [(t, i) for t in sentences for i, w in enumerate(split_words(t))
                       if i > 0 and w.strip(".,;:()\"'") in once]
