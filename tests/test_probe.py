@@ -173,3 +173,41 @@ def test_averaged_pooling_is_the_mean_of_per_set_regressions(tables, tmp_path):
     old = Recipe(families=("alignment",)).to_dict()
     del old["pooling"]  # recipes written before the field read as pooled
     assert Recipe.from_dict(old).pooling == "pooled"
+
+
+def test_dataset_centring_ignores_offsets_between_training_sets(tables, tmp_path):
+    from faithwatch.eval.training import centred_by_dataset, raw_scores, syncheck_features
+
+    extra = tables["c"].assign(train_only=True)
+    train = pd.concat([tables["a"], tables["b"], extra], ignore_index=True)
+    recipe = Recipe(families=("likelihood", "alignment"), C=0.5, centering="dataset")
+    names = syncheck_features([], recipe.families)
+    centred = centred_by_dataset(train, names)
+    medians = centred.groupby("dataset")[names].median()
+    reference = train[train.dataset != "c"].groupby("dataset")[names].median().mean()  # real sets only
+    for name in ("a", "b", "c"):  # every set, the training-only one too, moved onto the real sets' mean median
+        np.testing.assert_allclose(medians.loc[name], reference, atol=1e-9)
+    assert centred_by_dataset(tables["a"], names) is tables["a"]  # one set: nothing to centre
+    det = fit_syncheck(train, recipe, model_id="m", calibrate=False)
+    assert det.meta.params["recipe"]["centering"] == "dataset"
+    # moving one training set's features by a constant leaves the weights as they were once sets are centred
+    # (the scores move by one constant, as the reference median moved), unlike a plain fit
+    def spread(scores):
+        return scores - scores.mean()
+
+    moved = train.assign(**{n: train[n] + np.where(train.dataset == "b", 0.7, 0.0) for n in names})
+    again = fit_syncheck(moved, recipe, model_id="m", calibrate=False)
+    moved_by = np.abs(spread(raw_scores(again, tables["c"])) - spread(raw_scores(det, tables["c"])))
+    assert np.median(moved_by) < 1e-3  # (a few extreme rows meet the robust scaling's bound elsewhere)
+    plain = Recipe(families=("likelihood", "alignment"), C=0.5)
+    before = raw_scores(fit_syncheck(train, plain, model_id="m", calibrate=False), tables["c"])
+    after = raw_scores(fit_syncheck(moved, plain, model_id="m", calibrate=False), tables["c"])
+    assert np.median(np.abs(spread(after) - spread(before))) > 0.05
+    det.save(tmp_path / "centred")  # new data is scored as it is: the usual artifact
+    np.testing.assert_allclose(raw_scores(SynCheckDetector.load(tmp_path / "centred", expect_model_id="m"),
+                                          tables["c"]), raw_scores(det, tables["c"]))
+    with pytest.raises(InputError, match="centering"):
+        Recipe(families=("alignment",), centering="zscore")
+    old = Recipe(families=("alignment",)).to_dict()
+    del old["centering"]  # recipes written before the field read as not centred
+    assert Recipe.from_dict(old).centering == "none"

@@ -259,12 +259,14 @@ def test_train_select_eval_text_only(datasets, tiny_model_dir, tmp_path, one_thr
     tables = {t["name"]: t for t in json.loads((report / "results.json").read_text())["tables"]}
     loo = next(t for n, t in tables.items() if n.startswith("leave one data set out: AUROC"))
     assert {"edit_swap_num", "align_score"} <= {r["method"] for r in loo["records"]}
-    blended = tmp_path / "blended"  # the shipped pooling, from the command line
+    blended = tmp_path / "blended"  # pooling and centring from the command line
     trained = runner.invoke(app, ["train", "--data", f"{a},{b}", "--out", str(blended), "--features",
-                                  "alignment,lexical", "--pooling", "blended", "--lens", "none", *model])
+                                  "alignment,lexical", "--pooling", "blended", "--centering", "dataset", "--lens",
+                                  "none", *model])
     assert trained.exit_code == 0, trained.output
     meta = json.loads((blended / "detector.json").read_text())
     assert meta["params"]["recipe"]["pooling"] == "blended" and meta["params"]["members"] == 2
+    assert meta["params"]["recipe"]["centering"] == "dataset"
     bad = runner.invoke(app, ["train", "--data", f"{a},{b}", "--out", str(blended), "--pooling", "mixed", *model])
     assert bad.exit_code != 0 and "pooling must be one of" in bad.output
 

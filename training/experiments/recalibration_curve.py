@@ -12,6 +12,8 @@ Reads the text-only feature cache (``faithwatch eval --text-only`` builds it; ab
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -36,8 +38,8 @@ def cached_tables() -> dict[str, pd.DataFrame]:
     return {n: d.sentences.reset_index(drop=True) for n, d in data.items()}
 
 
-#: the shipped recipe (training/recipe.json)
-RECIPE = Recipe(families=("alignment", "lexical", "edits"))
+#: the shipped recipe, read from training/recipe.json (run from the repository root)
+RECIPE = Recipe.from_dict(json.loads(Path("training/recipe.json").read_text(encoding="utf-8"))["recipe"])
 
 
 def main() -> None:

@@ -39,6 +39,10 @@ RECIPES = {
                                                                C=0.1, pooling="averaged"),
     "lr alignment+lexical+edits+tagger C=0.1 blended": Recipe(families=("alignment", "lexical", "edits", "tagger"),
                                                               C=0.1, pooling="blended"),
+    # every training set's features centred on a common median before the fit (Recipe.centering)
+    **{f"lr alignment+lexical+edits+tagger C=0.1 {p} centred": Recipe(
+        families=("alignment", "lexical", "edits", "tagger"), C=0.1, pooling=p, centering="dataset")
+       for p in ("pooled", "averaged", "blended")},
 }
 
 

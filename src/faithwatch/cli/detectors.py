@@ -91,7 +91,8 @@ def _load(names, model, alignment, data_root, console, questionable="exclude", t
     return monitor, data
 
 
-def _recipe(path, kind, features, transform, c_value, monotone, weighting, probe_layers, probe_c, pooling=None):
+def _recipe(path, kind, features, transform, c_value, monotone, weighting, probe_layers, probe_c, pooling=None,
+            centering=None):
     """A recipe from a JSON file (or the default), with the given options changed."""
     from faithwatch.eval.training import Recipe, with_recipe
 
@@ -118,7 +119,7 @@ def _recipe(path, kind, features, transform, c_value, monotone, weighting, probe
         families = [f for f in changes.get("families", recipe.families) if f != "probe"]
         changes["families"] = tuple(families + (["probe"] if layers else []))
     for key, value in (("transform", transform), ("C", c_value), ("monotone", monotone), ("weighting", weighting),
-                       ("probe_C", probe_c), ("pooling", pooling)):
+                       ("probe_C", probe_c), ("pooling", pooling), ("centering", centering)):
         if value is not None:
             changes[key] = value
     return with_recipe(recipe, **changes) if changes else recipe
@@ -143,7 +144,10 @@ def train(
     weighting: str | None = typer.Option(None, "--weighting", help="dataset (every data set and class equal) "
                                          "| pooled."),
     pooling: str | None = typer.Option(None, "--pooling", help="pooled (one regression on all sets) | averaged "
-                                       "(one per data set, averaged) | blended (half of each; the shipped one)."),
+                                       "(one per data set, averaged) | blended (half of each)."),
+    centering: str | None = typer.Option(None, "--centering", help="dataset (move every training set's feature "
+                                         "medians onto a common one before the fit, so that the weights learn "
+                                         "what separates sentences within a data set) | none."),
     probe_layers: str | None = typer.Option(None, "--probe-layers", help="Comma-separated layers of a "
                                             "hidden-state probe ('' for none); adds the probe family."),
     probe_c: float | None = typer.Option(None, "--probe-C", help="Inverse L2 strength of the probe."),
@@ -174,7 +178,7 @@ def train(
         raise fail(InputError("--lens must be span, window or none"))
     try:
         recipe = _recipe(recipe_file, detector, features, transform, c_value, monotone, weighting,
-                         probe_layers, probe_c, pooling)
+                         probe_layers, probe_c, pooling, centering)
         if text_only:
             check_text_only(recipe.families)
             if lens != "none":

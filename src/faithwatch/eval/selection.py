@@ -49,6 +49,8 @@ def candidate_grid(probe_layers: Sequence[Sequence[int]] = (), text_only: bool =
     for families in (("alignment", "tagger"), ("alignment", "edits", "tagger"), text + ("tagger",)):
         grid += [Recipe(families=families, C=c) for c in (0.1, 1.0)]
     grid += [Recipe(families=text + ("tagger",), C=0.1, pooling=p) for p in ("averaged", "blended")]
+    grid += [Recipe(families=text + ("tagger",), C=0.1, pooling=p, centering="dataset")
+             for p in ("pooled", "averaged", "blended")]
     for layers in probe_layers:
         for c in (0.001, 0.01):
             grid.append(Recipe(families=full + ("probe",), probe_layers=tuple(layers), probe_C=c))
@@ -105,4 +107,6 @@ def describe(recipe: Recipe) -> str:
         parts.append(f"probe L{','.join(map(str, recipe.probe_layers))} C={recipe.probe_C:g}")
     if recipe.pooling != "pooled":
         parts.append(f"pooling={recipe.pooling}")
+    if recipe.centering != "none":
+        parts.append(f"centred by {recipe.centering}")
     return " ".join(parts)

@@ -75,6 +75,10 @@ WEIGHTINGS = ("dataset", "pooled")
 #: averages their coefficients, which is the mean of their log-odds and itself one linear model; ``blended`` is
 #: half the pooled regression and half the averaged one (lr only)
 POOLINGS = ("pooled", "averaged", "blended")
+#: ``dataset``: before the fit, every training data set's features are moved so that their medians sit at the
+#: mean of the real sets' medians. The weights then learn what separates sentences *within* a data set, not the
+#: offsets between sets (a fixed effect per set); a new sentence is scored as it is, with no centring
+CENTERINGS = ("none", "dataset")
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,7 @@ class Recipe:
     probe_layers: tuple[int, ...] = ()  # empty: no probe
     probe_C: float = 0.01
     pooling: str = "pooled"  # see POOLINGS
+    centering: str = "none"  # see CENTERINGS
     extra: dict = field(default_factory=dict, compare=False, hash=False)  # free-form notes kept in the artifact
 
     def __post_init__(self) -> None:
@@ -108,6 +113,8 @@ class Recipe:
             raise InputError(f"weighting must be one of {', '.join(WEIGHTINGS)}, got {self.weighting!r}")
         if self.pooling not in POOLINGS:
             raise InputError(f"pooling must be one of {', '.join(POOLINGS)}, got {self.pooling!r}")
+        if self.centering not in CENTERINGS:
+            raise InputError(f"centering must be one of {', '.join(CENTERINGS)}, got {self.centering!r}")
         if self.pooling != "pooled" and self.kind != "lr":
             raise InputError(f"{self.pooling} pooling averages logistic regressions: it needs kind lr")
         if ("probe" in self.families) != bool(self.probe_layers):
@@ -167,6 +174,18 @@ def members_of(table: pd.DataFrame, weighting: str) -> list[tuple[np.ndarray, np
         rows = np.flatnonzero((table.dataset.to_numpy() == name) | extra)
         out.append((rows, sample_weights(table.iloc[rows], weighting)))
     return out
+
+
+def centred_by_dataset(table: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
+    """``table`` with each data set's feature medians moved onto the mean of the real sets' medians (see
+    ``CENTERINGS``); a single data set is returned unchanged."""
+    if table.dataset.nunique() < 2:
+        return table
+    medians = table.groupby("dataset")[list(names)].median()
+    real = table.loc[~train_only(table), "dataset"].unique()
+    reference = medians.loc[real if len(real) else medians.index].mean()
+    offsets = medians.loc[table.dataset].to_numpy() - reference.to_numpy()
+    return table.assign(**{n: table[n].to_numpy(dtype=np.float64) - offsets[:, j] for j, n in enumerate(names)})
 
 
 def train_only(table: pd.DataFrame) -> np.ndarray:
@@ -245,6 +264,8 @@ def _fit_raw(train: pd.DataFrame, recipe: Recipe, model_id: str, seed: int) -> S
         table = table.assign(probe_logit=cross_fitted_probe(train, recipe, model_id, seed))
         probe = fit_probe(train, recipe, model_id, seed)
     names = syncheck_features(layers, recipe.families)
+    if recipe.centering == "dataset":
+        table = centred_by_dataset(table, names)
     monotone = {n: DIRECTIONS[n] for n in names if n in DIRECTIONS} if recipe.monotone else {}
     detector = SynCheckDetector.fit(
         table[names].to_numpy(dtype=np.float64), table.label.to_numpy(), names, recipe.kind,
