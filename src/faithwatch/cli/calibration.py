@@ -72,7 +72,8 @@ def calibrate(
             err.print(f"[yellow]warning:[/] only {result.n_sentences} sentences: a median from fewer than "
                       f"{FEW_UNLABELLED} is noisy (docs/transfer.md)")
         err.print(f"{det.name}: your sentences' median log-odds {result.domain_median_logit:+.3f} against the "
-                  f"training data's {result.reference_logit:+.3f}: scores shifted by {-result.shift:+.3f}; threshold "
+                  f"training data's {result.reference_logit:+.3f}: every log-odds "
+                  f"{'lowered' if result.shift > 0 else 'raised'} by {abs(result.shift):.3f} (shift); threshold "
                   f"{result.threshold:.3f} kept; flagged {result.flagged_before:.0%} → {result.flagged_after:.0%} of "
                   f"{result.n_sentences} sentences of {result.n_responses} responses (no labels used); saved to "
                   f"{out_dir}")

@@ -104,7 +104,7 @@ class DomainShift(_Summary):
     n_sentences: int
     reference_logit: float
     domain_median_logit: float
-    shift: float
+    shift: float  # the domain's median minus the reference: subtracted from every raw log-odds
     threshold: float
     flagged_before: float
     flagged_after: float
