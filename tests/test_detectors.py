@@ -282,3 +282,15 @@ def test_default_names_the_shipped_detector(tmp_path, monkeypatch):
         get_detector("default", expect_model_id="some/other-model")
     (tmp_path / "default").mkdir()
     assert detector_dir("default") == Path("default")
+
+
+def test_the_shipped_detector_was_trained_on_the_recorded_recipe():
+    """training/recipe.json is what training/default_detector.sh trains: the shipped artifact must carry it."""
+    from faithwatch.detectors.shipped import SHIPPED_DIR
+    from faithwatch.eval.training import Recipe, syncheck_features
+
+    recorded = Path(__file__).resolve().parents[1] / "training" / "recipe.json"
+    recipe = Recipe.from_dict(json.loads(recorded.read_text(encoding="utf-8"))["recipe"])
+    shipped = json.loads((SHIPPED_DIR / "detector.json").read_text(encoding="utf-8"))
+    assert Recipe.from_dict(shipped["params"]["recipe"]) == recipe
+    assert shipped["feature_names"] == syncheck_features([], recipe.families)

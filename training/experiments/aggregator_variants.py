@@ -76,7 +76,7 @@ def main() -> None:
     training.DIRECTIONS.update(nli_part=1, emb_part=1, lex_part=1, edit_swap_ctx=-1)
     tables = tables_with_variants()
     recipes = {
-        "lr alignment+lexical+edits (shipped)": training.Recipe(families=("alignment", "lexical", "edits")),
+        "lr alignment+lexical+edits (shipped at the time)": training.Recipe(families=("alignment", "lexical", "edits")),
         "lr alignment+lexical+edits_ctx": training.Recipe(families=("alignment", "lexical", "edits_ctx")),
         "lr parts+lexical+edits": training.Recipe(families=("parts", "lexical", "edits")),
         "lr nli+alignment+lexical+edits": training.Recipe(families=("nli", "alignment", "lexical", "edits")),
