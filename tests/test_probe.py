@@ -175,6 +175,11 @@ def test_averaged_pooling_is_the_mean_of_per_set_regressions(tables, tmp_path):
     assert Recipe.from_dict(old).pooling == "pooled"
 
 
+def _spread(scores: np.ndarray) -> np.ndarray:
+    """Scores less their mean: what a constant shift of every score leaves."""
+    return scores - scores.mean()
+
+
 def test_dataset_centring_ignores_offsets_between_training_sets(tables, tmp_path):
     from faithwatch.eval.training import centred_by_dataset, raw_scores, syncheck_features
 
@@ -192,17 +197,14 @@ def test_dataset_centring_ignores_offsets_between_training_sets(tables, tmp_path
     assert det.meta.params["recipe"]["centering"] == "dataset"
     # moving one training set's features by a constant leaves the weights as they were once sets are centred
     # (the scores move by one constant, as the reference median moved), unlike a plain fit
-    def spread(scores):
-        return scores - scores.mean()
-
     moved = train.assign(**{n: train[n] + np.where(train.dataset == "b", 0.7, 0.0) for n in names})
     again = fit_syncheck(moved, recipe, model_id="m", calibrate=False)
-    moved_by = np.abs(spread(raw_scores(again, tables["c"])) - spread(raw_scores(det, tables["c"])))
+    moved_by = np.abs(_spread(raw_scores(again, tables["c"])) - _spread(raw_scores(det, tables["c"])))
     assert np.median(moved_by) < 1e-3  # (a few extreme rows meet the robust scaling's bound elsewhere)
     plain = Recipe(families=("likelihood", "alignment"), C=0.5)
     before = raw_scores(fit_syncheck(train, plain, model_id="m", calibrate=False), tables["c"])
     after = raw_scores(fit_syncheck(moved, plain, model_id="m", calibrate=False), tables["c"])
-    assert np.median(np.abs(spread(after) - spread(before))) > 0.05
+    assert np.median(np.abs(_spread(after) - _spread(before))) > 0.05
     det.save(tmp_path / "centred")  # new data is scored as it is: the usual artifact
     np.testing.assert_allclose(raw_scores(SynCheckDetector.load(tmp_path / "centred", expect_model_id="m"),
                                           tables["c"]), raw_scores(det, tables["c"]))
