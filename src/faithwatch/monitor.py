@@ -17,7 +17,7 @@ from faithwatch.detectors.shipped import default_detector
 from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError
 from faithwatch.models.engine import DecodingEngine, EngineSession, Needs, TokenRecords
 from faithwatch.models.loading import LoadedModel, load_model
-from faithwatch.models.prompts import DEFAULT_INSTRUCTION, PromptPair, build_prompts
+from faithwatch.models.prompts import DEFAULT_INSTRUCTION, PromptPair, build_prompts, groups_in_order
 from faithwatch.results import MonitorResult, SentenceReport, check_finite
 from faithwatch.sentences import GenerationRule, Sentence, SentenceTracker, Tracked, track
 from faithwatch.signals import (
@@ -318,8 +318,9 @@ class Monitor:
                 out[i] = result
             return out  # type: ignore[return-value]
         # by prompt length, records of one prompt together (their branches share its prefill), then response length
-        first: dict[tuple, int] = {}
-        ready.sort(key=lambda r: (len(r[1].rag_ids), first.setdefault(r[1].key, len(first)), len(r[2])))
+        group, _ = groups_in_order(p.key for _, p, _ in ready)
+        ready = [ready[j] for j in sorted(range(len(ready)),
+                                          key=lambda j: (len(ready[j][1].rag_ids), group[j], len(ready[j][2])))]
         pool = self._tracking_pool(host_workers) if host_workers and ready else None
         tracking = [pool.submit(ids) for _, _, ids in ready] if pool else None  # runs while the device does
         for start in range(0, len(ready), batch_size):

@@ -35,6 +35,7 @@ from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.data.schema import LabelledExample
 from faithwatch.errors import FaithwatchError
 from faithwatch.models.loading import cache_dir
+from faithwatch.models.prompts import groups_in_order
 from faithwatch.monitor import Monitor
 from faithwatch.scale import RaySettings, items_dataset, map_on_actors, ray_session
 from faithwatch.sentences import SentenceTracker
@@ -299,9 +300,8 @@ def extract_text_features(
 def _by_prompt(examples: list[LabelledExample]) -> list[LabelledExample]:
     """The examples with those of one prompt (context, question, instruction) next to each other, in order of first
     appearance: teacher forcing then prefills a shared prompt once (``DecodingEngine.start_forced``)."""
-    first: dict[tuple, int] = {}
-    keys = [first.setdefault((e.context, e.question, e.instruction), len(first)) for e in examples]
-    return [e for _, e in sorted(zip(keys, examples, strict=True), key=lambda pair: pair[0])]
+    groups, _ = groups_in_order((e.context, e.question, e.instruction) for e in examples)
+    return [e for _, e in sorted(zip(groups, examples, strict=True), key=lambda pair: pair[0])]
 
 
 def _extract(folder: Path, dataset: str, examples: Sequence[LabelledExample],

@@ -23,7 +23,7 @@ from faithwatch.errors import ContextTooLongError, InputError
 from faithwatch.models.attention import LookbackRecorder, recording
 from faithwatch.models.graphstep import StepGraphs
 from faithwatch.models.loading import LoadedModel
-from faithwatch.models.prompts import PromptPair
+from faithwatch.models.prompts import PromptPair, groups_in_order
 
 
 @dataclass(frozen=True)
@@ -162,15 +162,8 @@ class DecodingEngine:
         if not prompts:
             raise InputError("start_many needs at least one prompt")
         self._forced = None
-        slots: dict[tuple, int] = {}
-        unique: list[PromptPair] = []
-        order = []
-        for p in prompts:
-            key = p.key
-            if key not in slots:
-                slots[key] = len(unique)
-                unique.append(p)
-            order.append(slots[key])
+        order, firsts = groups_in_order(p.key for p in prompts)
+        unique = [prompts[i] for i in firsts]
         session = EngineSession(self, unique[0]) if len(unique) == 1 else EngineSession(self, unique)
         session.select(order)
         return session
@@ -404,8 +397,6 @@ class EngineSession:
     def restore(self, cp: Checkpoint, *, detach: bool = False) -> None:
         """Return to a checkpoint taken with the same branches: later tokens are dropped from caches and records
         (``detach``: from copies of the records, so that records handed out before stay as they are)."""
-        if detach:
-            self.branch_records = [_copy_records(r) for r in self.branch_records]
         drop = self._cache_len - cp.cache_len
         if drop < 0 or len(cp.main_lens) != self.branches:
             raise ValueError("the checkpoint is not an earlier state of these branches")
@@ -415,8 +406,11 @@ class EngineSession:
             self._mask = self._mask[:, : cp.cache_len]
         self._cache_len, self._pending = cp.cache_len, cp.pending
         self._main_lens, self._twin_lens = list(cp.main_lens), list(cp.twin_lens)
-        for rec, n in zip(self.branch_records, cp.n_records, strict=True):
-            _truncate(rec, n)
+        if detach:  # new lists of the records the checkpoint keeps
+            self.branch_records = [_copy_records(r, n) for r, n in zip(self.branch_records, cp.n_records, strict=True)]
+        else:
+            for rec, n in zip(self.branch_records, cp.n_records, strict=True):
+                _truncate(rec, n)
 
     # --- internals --------------------------------------------------------------------------------------
     def _kv(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -664,8 +658,9 @@ def _concat(first: _Step, second: _Step) -> _Step:
 _RECORD_LISTS = ("token_ids", "logprob", "entropy", "kl", "twin_logprob", "hidden", "lookback")
 
 
-def _copy_records(rec: TokenRecords) -> TokenRecords:
-    return TokenRecords(**{f: list(getattr(rec, f)) for f in _RECORD_LISTS}, hidden_layers=rec.hidden_layers)
+def _copy_records(rec: TokenRecords, n: int | None = None) -> TokenRecords:
+    """New lists of ``rec``'s first ``n`` records (all of them for None)."""
+    return TokenRecords(**{f: getattr(rec, f)[:n] for f in _RECORD_LISTS}, hidden_layers=rec.hidden_layers)
 
 
 def _truncate(rec: TokenRecords, n: int) -> None:

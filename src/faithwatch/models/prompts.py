@@ -7,6 +7,7 @@ removed and nothing else changed, so the contrastive KL measures the context's i
 from __future__ import annotations
 
 import logging
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
 from transformers import PreTrainedTokenizerBase
@@ -52,6 +53,19 @@ class PromptPair:
     def key(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """What the model is given: equal keys prefill the same cache rows (the engine shares them)."""
         return tuple(self.rag_ids), tuple(self.twin_ids)
+
+
+def groups_in_order(keys: Iterable[Hashable]) -> tuple[list[int], list[int]]:
+    """(each item's group, each group's first item): items with equal keys share a group, and groups are numbered
+    in order of first appearance (records of one prompt together, keeping the order prompts came in)."""
+    slots: dict[Hashable, int] = {}
+    groups, firsts = [], []
+    for i, key in enumerate(keys):
+        if key not in slots:
+            slots[key] = len(firsts)
+            firsts.append(i)
+        groups.append(slots[key])
+    return groups, firsts
 
 
 def _check(name: str, value: str) -> str:
