@@ -218,6 +218,32 @@ def test_a_qags_file_as_released_loads_by_path(tmp_path: Path) -> None:
     assert load_dataset(str(generic))[0].dataset == "mine"
 
 
+def test_a_summedits_file_as_released_loads_by_path(tmp_path: Path) -> None:
+    rows = [{"id": "news_1_0", "doc": "The council met on Monday.", "summary": "The council met on Monday.",
+             "label": 1, "original_summary": "x", "edit_types": []},
+            {"doc": "The council met on Monday.", "summary": "The council met on Friday.", "label": 0}]
+    path = tmp_path / "summedits_news.json"
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    first, second = load_dataset(str(path))
+    assert first.dataset == "summedits_news" and first.id == "news_1_0" and second.id == "summedits-1"
+    assert (first.response_label, second.response_label) == (0, 1)  # SummEdits' 1 is consistent
+    assert second.context == "The council met on Monday." and second.response == "The council met on Friday."
+    assert second.question == SUMMARY_QUESTION and second.default_label is None and second.spans == []
+    lines = tmp_path / "summedits_news.jsonl"  # the same records one per line
+    lines.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    assert [e.response_label for e in load_dataset(str(lines))] == [0, 1]
+    for bad, message in (([{**rows[1], "label": 2}], r"record 0: 'label' must be 1"),
+                         ([rows[0], {"doc": "D."}], r"record 1: not a SummEdits record"),
+                         ([{**rows[1], "summary": " "}], r"missing or empty \['summary'\]"),
+                         ({"doc": "D."}, "expected a JSON list")):
+        path.write_text(json.dumps(bad), encoding="utf-8")
+        with pytest.raises(InputError, match=message):
+            load_dataset(str(path))
+    path.write_text("[{", encoding="utf-8")
+    with pytest.raises(InputError, match="invalid JSON"):
+        load_dataset(str(path))
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # BEGIN
 # ---------------------------------------------------------------------------------------------------------------

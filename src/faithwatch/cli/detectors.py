@@ -129,7 +129,8 @@ def _recipe(path, kind, features, transform, c_value, monotone, weighting, probe
 @app.command()
 def train(
     data: str = typer.Option(..., "--data", help="Comma-separated data sets (faithbench, qags-cnndm, begin-dev) "
-                             "or files: generic .jsonl, or QAGS (mturk_*.jsonl) / BEGIN (.tsv) as released."),
+                             "or files: generic .jsonl, or QAGS (mturk_*.jsonl) / BEGIN (.tsv) / SummEdits (.json) "
+                             "as released."),
     out_dir: Path = typer.Option(..., "--out", help="Folder for the detector artifact."),
     recipe_file: Path | None = typer.Option(None, "--recipe", help="A recipe JSON (from `faithwatch select`); "
                                             "the options below change it."),
@@ -302,7 +303,8 @@ def evaluate(
     detector_name: str = typer.Option("default", "--detector", help="A detector folder made by `faithwatch train`, "
                                       "or default: the shipped one."),
     data: str = typer.Option(..., "--data", help="Comma-separated data sets to evaluate on: names, generic "
-                             ".jsonl files, or QAGS (mturk_*.jsonl) / BEGIN (.tsv) files as released."),
+                             ".jsonl files, or QAGS (mturk_*.jsonl) / BEGIN (.tsv) / SummEdits (.json) files as "
+                             "released."),
     report: Path = typer.Option(Path("results"), "--report", help="Folder for results.md/.json and ROC PNGs."),
     transfer: bool = typer.Option(False, "--transfer", help="Also the transfer matrix, leave-one-out and "
                                   "ablation tables across the --data sets (trains many detectors)."),

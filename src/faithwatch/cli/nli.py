@@ -160,7 +160,8 @@ def eval_nli_cmd(
 @app.command(name="eval-alignment")
 def eval_alignment_cmd(
     data: str = typer.Option("qags-cnndm", "--data", help="Comma-separated data sets (faithbench, qags-cnndm, "
-                             "begin-dev), generic .jsonl files, or QAGS / BEGIN files as released."),
+                             "begin-dev), generic .jsonl files, or QAGS / BEGIN / SummEdits files as "
+                             "released."),
     scorers: str = typer.Option(f"lexical+embedding,nli-minilm,{DEFAULT_SCORER}", "--scorers",
                                 help="Comma-separated alignment scorers; the first is the baseline of the delta "
                                 "column."),

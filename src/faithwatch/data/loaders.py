@@ -137,6 +137,48 @@ def load_qags_file(path: Path, dataset: str) -> list[LabelledExample]:
     return out
 
 
+SUMMEDITS_FIELDS = ("doc", "summary", "label")
+
+
+def load_summedits_file(path: Path, dataset: str) -> list[LabelledExample]:
+    """A SummEdits file as released (``summedits_<domain>.json``: a JSON list of objects with ``doc``, ``summary``
+    and ``label``, 1 = consistent, 0 = inconsistent; or the same objects one per line in a ``.jsonl``). The label is
+    a response label (1 = unfaithful here, the other way round); the summary is a summary of ``doc``. Ids are the
+    records' ``id`` or ``summedits-<index>``."""
+    if path.suffix == ".json":
+        try:
+            rows = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}: invalid JSON ({exc})") from None
+        if not isinstance(rows, list):
+            raise InputError(f"{path}: expected a JSON list of SummEdits records, got {type(rows).__name__}")
+        numbered = [(f"record {i}", row) for i, row in enumerate(rows)]
+    else:
+        numbered = []
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if line.strip():
+                try:
+                    numbered.append((f"line {n}", json.loads(line)))
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"{path}:{n}: invalid JSON ({exc})") from None
+    out = []
+    for i, (where, row) in enumerate(numbered):
+        if not isinstance(row, dict) or not set(SUMMEDITS_FIELDS) <= row.keys():
+            raise InputError(f"{path}, {where}: not a SummEdits record (needs {', '.join(SUMMEDITS_FIELDS)})")
+        if row["label"] not in (0, 1) or isinstance(row["label"], bool):
+            raise InputError(f"{path}, {where}: 'label' must be 1 (consistent) or 0 (inconsistent), "
+                             f"got {row['label']!r}")
+        blank = [k for k in ("doc", "summary") if not isinstance(row[k], str) or not row[k].strip()]
+        if blank:
+            raise InputError(f"{path}, {where}: missing or empty {blank}")
+        out.append(LabelledExample(
+            dataset=dataset, id=str(row.get("id", f"summedits-{i}")), context=row["doc"], question=SUMMARY_QUESTION,
+            instruction=SUMMARY_INSTRUCTION, response=row["summary"], default_label=None,
+            response_label=1 - row["label"],
+        ))
+    return out
+
+
 def load_begin(root: Path, generic: Policy = "exclude") -> list[LabelledExample]:
     """BEGIN (WoW dev): response-level labels; 'Generic' follows ``generic`` (default: excluded)."""
     return load_begin_file(root / "begin-dev" / "begin_dev_wow.tsv", "begin-dev", generic)
@@ -234,8 +276,8 @@ DATASETS: dict[str, Callable[[Path], list[LabelledExample]]] = {
 def load_dataset(name: str, root: str | Path | None = None, *, questionable: Policy = "exclude",
                  generic: Policy = "exclude") -> list[LabelledExample]:
     """A dataset by name (see :data:`DATASETS`) or a path: a JSONL file in the generic format, or a file of QAGS
-    (``mturk_*.jsonl``) or BEGIN (``*.tsv``) as released, recognised by its fields; the data set's name is then
-    the file's stem.
+    (``mturk_*.jsonl``), BEGIN (``*.tsv``) or SummEdits (``*.json`` or ``*.jsonl``) as released, recognised by its
+    fields; the data set's name is then the file's stem.
 
     ``questionable``: FaithBench's Questionable spans; ``generic``: BEGIN's Generic responses.
     """
@@ -251,18 +293,28 @@ def load_dataset(name: str, root: str | Path | None = None, *, questionable: Pol
     path = Path(name)
     if path.suffix == ".tsv" and path.is_file():
         return load_begin_file(path, path.stem, generic)
+    if path.suffix == ".json" and path.is_file():
+        return load_summedits_file(path, path.stem)
     if path.suffix == ".jsonl" and path.is_file():
-        return load_qags_file(path, path.stem) if _is_qags(path) else load_jsonl(path)
-    raise InputError(f"unknown dataset '{name}': use one of {', '.join(DATASETS)}, a .jsonl file (generic or "
-                     "QAGS) or a BEGIN .tsv file")
+        kind = _released_kind(path)
+        if kind == "qags":
+            return load_qags_file(path, path.stem)
+        return load_summedits_file(path, path.stem) if kind == "summedits" else load_jsonl(path)
+    raise InputError(f"unknown dataset '{name}': use one of {', '.join(DATASETS)}, a .jsonl file (generic, QAGS "
+                     "or SummEdits), a SummEdits .json file or a BEGIN .tsv file")
 
 
-def _is_qags(path: Path) -> bool:
-    """Whether a JSONL file's first record is a QAGS one (article and summary sentences, no response)."""
+def _released_kind(path: Path) -> Literal["qags", "summedits", "generic"]:
+    """Which format a JSONL file's first record has: QAGS (article and summary sentences), SummEdits (doc,
+    summary and label) or, with a ``response`` field or anything else, the generic one."""
     with path.open(encoding="utf-8") as handle:
         first = next((line for line in handle if line.strip()), "")
     try:
         row = json.loads(first)
     except json.JSONDecodeError:
-        return False  # the generic loader names the bad line
-    return isinstance(row, dict) and "summary_sentences" in row and "article" in row and "response" not in row
+        return "generic"  # the generic loader names the bad line
+    if not isinstance(row, dict) or "response" in row:
+        return "generic"
+    if {"summary_sentences", "article"} <= row.keys():
+        return "qags"
+    return "summedits" if set(SUMMEDITS_FIELDS) <= row.keys() else "generic"
