@@ -11,10 +11,12 @@ import pandas as pd
 import pytest
 from sklearn.metrics import auc, average_precision_score, balanced_accuracy_score, roc_auc_score
 
+from faithwatch.errors import InputError
 from faithwatch.eval.metrics import (
     DetectionMetrics,
     MetricCI,
     _weighted_stats,
+    auroc_difference,
     best_threshold,
     detection_metrics,
     roc_points,
@@ -90,6 +92,27 @@ def test_grouped_bootstrap_accepts_string_ids() -> None:
     ids = np.array([f"ex{i // 3}" for i in range(300)])
     m = detection_metrics(y, s, n_boot=100, groups=ids)
     assert m.n_groups == 100
+
+
+def test_auroc_difference_is_paired() -> None:
+    # b is a plus noise: b loses AUROC, and the two are correlated across replicates
+    y, a = _noisy(600, seed=5)
+    noise = np.random.default_rng(6).normal(size=a.size)
+    b = a + noise
+    d = auroc_difference(y, a, b, n_boot=500, seed=0)
+    assert d.value == pytest.approx(roc_auc_score(y, a) - roc_auc_score(y, b))
+    assert 0 < d.low < d.value < d.high  # the noise costs AUROC on nearly every replicate
+    close = auroc_difference(y, a, a + 0.3 * noise, n_boot=500, seed=0)
+    unpaired = detection_metrics(y, a, n_boot=500).auroc
+    assert _width(close) < _width(unpaired) / 2  # narrower than the unpaired interval of either score
+    same = auroc_difference(y, a, a, n_boot=50)
+    assert (same.value, same.low, same.high) == (0.0, 0.0, 0.0)
+    grouped = auroc_difference(y, a, b, n_boot=500, seed=0, groups=np.arange(600) // 20)
+    assert grouped.value == d.value and (grouped.low, grouped.high) != (d.low, d.high)
+    with pytest.raises(InputError, match="differ in length"):
+        auroc_difference(y, a, b[:-1])
+    with pytest.raises(InputError, match="finite"):
+        auroc_difference(y, a, np.where(np.arange(600) == 3, np.nan, b))
 
 
 def test_balanced_accuracy_matches_sklearn() -> None:

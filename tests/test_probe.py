@@ -133,6 +133,9 @@ def test_leave_one_out_tables(tables):
     assert len(gains) == 3 and gains.detector_auroc.min() > 0.7
     assert (gains.ba_best_threshold >= gains.ba_at_threshold - 1e-12).all()
     assert gains["false_accept_at_0.1"].between(0, 1).all()
+    for gain in ("gain_vs_align", "gain_vs_best_single"):  # paired bootstrap intervals around each gain
+        assert (gains[f"{gain}_low"] <= gains[gain]).all() and (gains[gain] <= gains[f"{gain}_high"]).all()
+        assert (gains[f"{gain}_low"] < gains[f"{gain}_high"]).all()
     shifted = gains.calibration_cost_unlabelled_shift  # BA after calibrate --unlabelled; the best is still the best
     assert shifted.notna().all() and (shifted >= -1e-12).all()
     assert (shifted != gains.calibration_cost).any()  # the shift changed some fold's verdicts

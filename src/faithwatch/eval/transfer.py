@@ -18,6 +18,7 @@ from sklearn.metrics import roc_auc_score
 from faithwatch.detectors.calibration import choose_threshold, weighted_balanced_accuracy
 from faithwatch.errors import InputError
 from faithwatch.eval.lid_features import add_lid, build_bank, hidden_layers_in
+from faithwatch.eval.metrics import MetricCI, auroc_difference
 from faithwatch.eval.recalibration import adapt_unlabelled
 from faithwatch.eval.training import (
     FAMILIES,
@@ -34,6 +35,8 @@ from faithwatch.eval.training import (
 
 #: the false-accept rate whose out-of-fold threshold the LOO table checks on the held-out set
 CHECK_FALSE_ACCEPT = 0.1
+#: bootstrap replicates of the interval of each LOO gain (paired, whole responses resampled)
+GAIN_BOOT = 1000
 #: single signals compared in the LOO table (every SynCheck feature the recipes use, plus the raw probabilities)
 SINGLE_FAMILIES = ("likelihood", "likelihood-raw", "uncertainty", "contrastive", "influence", "alignment", "lexical",
                    "edits", "tagger")
@@ -64,9 +67,9 @@ def held_out_aurocs(tables: Mapping[str, pd.DataFrame], recipe: Recipe, model_id
     return out
 
 
-def single_signal_aurocs(train: pd.DataFrame, test: pd.DataFrame, model_id: str, seed: int = 0,
-                         lid: bool = False) -> dict[str, float]:
-    """AUROC on ``test`` of every single feature, its direction fixed on ``train``."""
+def single_signal_scores(train: pd.DataFrame, test: pd.DataFrame, model_id: str, seed: int = 0,
+                         lid: bool = False) -> dict[str, np.ndarray]:
+    """Every single feature on ``test``, turned so that higher means faithful by its direction on ``train``."""
     features = [f for fam in SINGLE_FAMILIES for f in FAMILIES[fam] if f in train.columns]
     tr, te = train, test
     if lid and hidden_layers_in(train):
@@ -76,8 +79,14 @@ def single_signal_aurocs(train: pd.DataFrame, test: pd.DataFrame, model_id: str,
     out = {}
     for feature in features:
         direction = -1 if roc_auc_score(tr.label, tr[feature]) > 0.5 else 1
-        out[feature] = _auc(te.label.to_numpy(), direction * te[feature].to_numpy())
+        out[feature] = direction * te[feature].to_numpy(dtype=np.float64)
     return out
+
+
+def _gain_ci(test: pd.DataFrame, p: np.ndarray, other: np.ndarray, seed: int) -> MetricCI:
+    """The detector's AUROC minus another score's on ``test``, with a paired bootstrap interval by response."""
+    groups = test["example_id"].to_numpy() if "example_id" in test.columns else None
+    return auroc_difference(test.label.to_numpy(), -p, -other, n_boot=GAIN_BOOT, seed=seed, groups=groups)
 
 
 @dataclass
@@ -95,6 +104,8 @@ class HeldOut:
     ba_best: float
     false_accept: float
     ba_shifted: float | None = None  # after `calibrate --unlabelled` on the held-out sentences (labels unused)
+    gain_vs_align: MetricCI | None = None  # detector AUROC − align_score AUROC, paired bootstrap interval
+    gain_vs_best: MetricCI | None = None  # the same against the best single signal (chosen on this set)
 
 
 def leave_one_out_fold(tables: Mapping[str, pd.DataFrame], held: str, recipe: Recipe, model_id: str, *,
@@ -118,12 +129,17 @@ def leave_one_out_fold(tables: Mapping[str, pd.DataFrame], held: str, recipe: Re
         ba_shifted = weighted_balanced_accuracy(shifted.probability(z), unfaithful, shifted.threshold)
     except InputError:  # too few sentences to place the median
         ba_shifted = None
+    singles = single_signal_scores(train, test, model_id, seed)
+    aurocs = {f: _auc(y, v) for f, v in singles.items()}
+    best_single = max(aurocs, key=aurocs.get) if aurocs else None
     return HeldOut(
         held=held, n=len(test), n_unfaithful=int(unfaithful.sum()), detector=_auc(y, p),
-        singles=single_signal_aurocs(train, test, model_id, seed), lens=lens_auc, threshold=det.threshold,
+        singles=aurocs, lens=lens_auc, threshold=det.threshold,
         ba_at_threshold=weighted_balanced_accuracy(p, unfaithful, det.threshold),
         ba_best=weighted_balanced_accuracy(p, unfaithful, best),
         false_accept=float(np.mean(p[unfaithful] >= fa)), ba_shifted=ba_shifted,
+        gain_vs_align=_gain_ci(test, p, singles["align_score"], seed) if "align_score" in singles else None,
+        gain_vs_best=None if best_single is None else _gain_ci(test, p, singles[best_single], seed),
     )
 
 
@@ -162,8 +178,12 @@ def loo_gain_table(folds: Sequence[HeldOut]) -> pd.DataFrame:
         rows.append({
             "held_out": f.held, "n": f.n, "unfaithful": f.n_unfaithful, "detector_auroc": f.detector,
             "align_score_auroc": align, "gain_vs_align": None if align is None else f.detector - align,
+            "gain_vs_align_low": None if f.gain_vs_align is None else f.gain_vs_align.low,
+            "gain_vs_align_high": None if f.gain_vs_align is None else f.gain_vs_align.high,
             "best_single": best, "best_single_auroc": f.singles[best],
             "gain_vs_best_single": f.detector - f.singles[best],
+            "gain_vs_best_single_low": None if f.gain_vs_best is None else f.gain_vs_best.low,
+            "gain_vs_best_single_high": None if f.gain_vs_best is None else f.gain_vs_best.high,
             "threshold": f.threshold, "ba_at_threshold": f.ba_at_threshold, "ba_best_threshold": f.ba_best,
             "calibration_cost": f.ba_best - f.ba_at_threshold,
             "calibration_cost_unlabelled_shift": None if f.ba_shifted is None else f.ba_best - f.ba_shifted,
