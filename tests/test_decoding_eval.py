@@ -200,6 +200,21 @@ def test_loader_errors_name_the_line(tmp_path):
 # ---- metrics -----------------------------------------------------------------------------------------------
 
 
+def test_success_gain_is_paired_with_greedy():
+    # 20 counterfactual items: greedy right on 0-9, fod on 0-14; two agreeing items are left out of the gain
+    def row(strategy, i, ok, agrees=False):
+        return {"strategy": strategy, "id": f"q{i}", "success": ok, "agrees": agrees, "abstained": False,
+                "empty": False, "faithfulness": 1.0, "n_claims": 1, "num_tokens": 5, "n_sentences": 1,
+                "generated_tokens": 5, "trace_counts": {}, "seconds": 0.1, "common_hit": not ok}
+    rows = [row("fod", i, i < 15) for i in range(20)] + [row("greedy", i, i < 10) for i in range(20)]
+    rows += [row(name, 99, name == "greedy", agrees=True) for name in ("fod", "greedy")]
+    s = ev.summarize(rows, ["fod", "greedy"], n_boot=500)
+    fod, greedy = _row(s, "fod"), _row(s, "greedy")
+    assert fod.success_gain == pytest.approx(0.25) and greedy.success_gain == 0.0
+    assert 0 < fod.success_gain_low < 0.25 < fod.success_gain_high <= 0.5  # never negative: fod loses no item
+    assert ev.baseline_strategy(["fod", "greedy"]) == "greedy" and ev.baseline_strategy(["cad", "fod"]) == "cad"
+
+
 def test_rates_and_lengths(items):
     sub = items[:10]
     fake = FakeGenerate(sub)
@@ -219,6 +234,9 @@ def test_rates_and_lengths(items):
     assert ctx.answer_tokens == 10 and ctx.answer_sentences == 2 and ctx.generated_tokens == 23
     assert ctx.informativeness == 2.0 and both.backtracks == 2.0 and ctx.backtracks == 0.0
     assert ctx.success_low == ctx.success_high == 1.0 and ctx.n == 10 and ctx.errors == 0
+    # without greedy, gains are against the first strategy
+    assert ctx.success_gain == 0.0 and _row(s, "common").success_gain == -1.0 == refuse.success_gain
+    assert "minus ctx's" in result.meta["success_gain"]
     assert fake.params["tau1"] == 0.4 and fake.params["tau2"] == ev.DEFAULT_PARAMS["tau2"]
     assert result.generated == 40 and result.reused == 0 and len(result.rows) == 40
     assert result.meta["checker"] == "alignment:lexical on sentence claims"

@@ -85,10 +85,14 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 
 def _print_summary(console: Any, summary: Any, checker: str) -> None:
+    from faithwatch.eval.decoding import baseline_strategy
+
     table = Table(title=f"decoding strategies (faithfulness by {checker})", title_justify="left")
     cols = list(summary.columns)
     has_success = "success_rate" in cols
-    heads = ["strategy", "n"] + (["success [95% CI]", "common"] if has_success else []) + [
+    baseline = baseline_strategy(list(summary.strategy))
+    gain_head = f"gain vs {baseline} [95% CI]"
+    heads = ["strategy", "n"] + (["success [95% CI]", gain_head, "common"] if has_success else []) + [
         "abstain", "faithful", "claims", "tokens", "sentences", "generated", "backtracks", "errors"]
     for h in heads:
         table.add_column(h, justify="left" if h == "strategy" else "right")
@@ -96,7 +100,11 @@ def _print_summary(console: Any, summary: Any, checker: str) -> None:
         cells = [r["strategy"], str(r["n"])]
         if has_success:
             ci = "" if r["success_low"] is None else f" [{r['success_low']:.2f}, {r['success_high']:.2f}]"
-            cells += [_fmt(r["success_rate"], 2) + ci, _fmt(r["common_rate"])]
+            gain = _fmt(r["success_gain"], 2) + ("" if r["success_gain_low"] is None else
+                                                  f" [{r['success_gain_low']:+.2f}, {r['success_gain_high']:+.2f}]")
+            if r["strategy"] == baseline:
+                gain = "(baseline)"
+            cells += [_fmt(r["success_rate"], 2) + ci, gain, _fmt(r["common_rate"])]
         cells += [_fmt(r["abstention_rate"]), _fmt(r["faithfulness"]), _fmt(r["informativeness"], 2),
                   _fmt(r["answer_tokens"], 1), _fmt(r["answer_sentences"], 2), _fmt(r["generated_tokens"], 1),
                   _fmt(r["backtracks"], 2), str(r["errors"])]

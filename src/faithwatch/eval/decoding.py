@@ -11,6 +11,9 @@ Metrics per strategy
   answer states the context's answer (every asked fact) and no common-knowledge answer
   (:func:`faithwatch.decoding.counterfactual.success`; a refusal is a failure), with a 95% percentile
   bootstrap interval; ``common_rate`` - share of answers stating the common-knowledge answer;
+* ``success_gain`` [``success_gain_low``, ``success_gain_high``] - the success rate minus greedy's (or, without
+  greedy, the first strategy's) on the same counterfactual items, with a paired bootstrap interval: the items
+  are drawn once for both strategies, so the interval is that of the difference;
 * ``agree_success_rate`` - the same success on the items whose context agrees with common knowledge (the
   do-no-harm check), when the set has such items;
 * ``abstention_rate`` - share of refused answers;
@@ -287,10 +290,29 @@ def _frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     return df
 
 
+def baseline_strategy(strategies: Sequence[str]) -> str:
+    """The strategy that ``success_gain`` is measured against: greedy when it ran, else the first one."""
+    return "greedy" if "greedy" in strategies else strategies[0]
+
+
+def _paired_gain(rows: Sequence[Mapping[str, Any]], strategy: str, baseline: str, n_boot: int, seed: int
+                 ) -> tuple[float | None, tuple[float, float] | None]:
+    """Mean per-item success difference ``strategy − baseline`` on the counterfactual items both judged, with a
+    paired bootstrap interval (the same items drawn for both)."""
+    def judged(name: str) -> dict[str, float]:
+        return {r["id"]: float(r["success"]) for r in rows
+                if r["strategy"] == name and not r.get("error") and "success" in r and not r.get("agrees")}
+
+    mine, base = judged(strategy), judged(baseline)
+    diffs = [mine[i] - base[i] for i in mine if i in base]
+    return _mean(diffs), bootstrap_ci(diffs, n_boot, seed)
+
+
 def summarize(rows: Sequence[Mapping[str, Any]], strategies: Sequence[str], *, n_boot: int = 1000,
               seed: int = 0) -> pd.DataFrame:
     """One row per strategy (see the module doc for the columns); ``rows`` with an ``error`` are only counted."""
     counterfactual = any("success" in r for r in rows)
+    baseline = baseline_strategy(strategies) if strategies else None
     records = []
     for strategy in strategies:
         mine = [r for r in rows if r["strategy"] == strategy]
@@ -306,6 +328,9 @@ def summarize(rows: Sequence[Mapping[str, Any]], strategies: Sequence[str], *, n
                 success_high=ci[1] if ci else None,
                 common_rate=_mean([float(r["common_hit"]) for r in ok if "common_hit" in r and not r.get("agrees")]),
             )
+            gain, gain_ci = _paired_gain(rows, strategy, baseline, n_boot, seed)
+            rec.update(success_gain=gain, success_gain_low=gain_ci[0] if gain_ci else None,
+                       success_gain_high=gain_ci[1] if gain_ci else None)
             agreeing = [float(r["success"]) for r in ok if r.get("agrees")]
             if agreeing or any(r.get("agrees") for r in rows):
                 rec["agree_success_rate"] = _mean(agreeing)
@@ -494,6 +519,8 @@ def evaluate_strategies(
                            "(paper 000 §4.3 counts propositions)",
         "success": "answer states a context answer and no common-knowledge answer; a refusal is a failure",
         "success_ci": f"95% percentile bootstrap, {n_boot} replicates, seed {seed}",
+        "success_gain": f"success minus {baseline_strategy(strategies)}'s on the same counterfactual items, with a "
+                        "paired 95% bootstrap interval (the same items drawn for both)",
         "generated": generated,
         "reused_from_cache": reused,
         "cache": str(cache_file) if cache_file is not None else None,
@@ -512,6 +539,7 @@ __all__ = [
     "GenerateFn",
     "ProgressFn",
     "answer_records",
+    "baseline_strategy",
     "bootstrap_ci",
     "check_answer",
     "default_checker",
