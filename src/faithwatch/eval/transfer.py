@@ -105,7 +105,8 @@ class HeldOut:
     false_accept: float
     ba_shifted: float | None = None  # after `calibrate --unlabelled` on the held-out sentences (labels unused)
     gain_vs_align: MetricCI | None = None  # detector AUROC − align_score AUROC, paired bootstrap interval
-    gain_vs_best: MetricCI | None = None  # the same against the best single signal (chosen on this set)
+    best_single: str | None = None  # the single signal with the best AUROC on this set (ties: the first)
+    gain_vs_best: MetricCI | None = None  # the detector against it, paired bootstrap interval
 
 
 def leave_one_out_fold(tables: Mapping[str, pd.DataFrame], held: str, recipe: Recipe, model_id: str, *,
@@ -139,6 +140,7 @@ def leave_one_out_fold(tables: Mapping[str, pd.DataFrame], held: str, recipe: Re
         ba_best=weighted_balanced_accuracy(p, unfaithful, best),
         false_accept=float(np.mean(p[unfaithful] >= fa)), ba_shifted=ba_shifted,
         gain_vs_align=_gain_ci(test, p, singles["align_score"], seed) if "align_score" in singles else None,
+        best_single=best_single,
         gain_vs_best=None if best_single is None else _gain_ci(test, p, singles[best_single], seed),
     )
 
@@ -173,15 +175,15 @@ def loo_gain_table(folds: Sequence[HeldOut]) -> pd.DataFrame:
     """Per held-out set: the detector against align_score and the best single signal, and calibration."""
     rows = []
     for f in folds:
-        best = max(f.singles, key=f.singles.get)
+        best = f.best_single
         align = f.singles.get("align_score")
         rows.append({
             "held_out": f.held, "n": f.n, "unfaithful": f.n_unfaithful, "detector_auroc": f.detector,
             "align_score_auroc": align, "gain_vs_align": None if align is None else f.detector - align,
             "gain_vs_align_low": None if f.gain_vs_align is None else f.gain_vs_align.low,
             "gain_vs_align_high": None if f.gain_vs_align is None else f.gain_vs_align.high,
-            "best_single": best, "best_single_auroc": f.singles[best],
-            "gain_vs_best_single": f.detector - f.singles[best],
+            "best_single": best, "best_single_auroc": None if best is None else f.singles[best],
+            "gain_vs_best_single": None if best is None else f.detector - f.singles[best],
             "gain_vs_best_single_low": None if f.gain_vs_best is None else f.gain_vs_best.low,
             "gain_vs_best_single_high": None if f.gain_vs_best is None else f.gain_vs_best.high,
             "threshold": f.threshold, "ba_at_threshold": f.ba_at_threshold, "ba_best_threshold": f.ba_best,
