@@ -137,6 +137,17 @@ def load_qags_file(path: Path, dataset: str) -> list[LabelledExample]:
     return out
 
 
+def read_json_list(path: Path, what: str) -> list:
+    """The JSON list in ``path``; ``InputError`` naming the file for invalid JSON or another top-level value."""
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: invalid JSON ({exc})") from None
+    if not isinstance(rows, list):
+        raise InputError(f"{path}: expected a JSON list of {what}, got {type(rows).__name__}")
+    return rows
+
+
 SUMMEDITS_FIELDS = ("doc", "summary", "label")
 
 
@@ -146,13 +157,7 @@ def load_summedits_file(path: Path, dataset: str) -> list[LabelledExample]:
     a response label (1 = unfaithful here, the other way round); the summary is a summary of ``doc``. Ids are the
     records' ``id`` or ``summedits-<index>``."""
     if path.suffix == ".json":
-        try:
-            rows = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}: invalid JSON ({exc})") from None
-        if not isinstance(rows, list):
-            raise InputError(f"{path}: expected a JSON list of SummEdits records, got {type(rows).__name__}")
-        numbered = [(f"record {i}", row) for i, row in enumerate(rows)]
+        numbered = [(f"record {i}", row) for i, row in enumerate(read_json_list(path, "SummEdits records"))]
     else:
         numbered = []
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):

@@ -50,6 +50,7 @@ from faithwatch.claims.lss import (
     split_words,
     word_prf,
 )
+from faithwatch.data.loaders import read_json_list
 from faithwatch.errors import InputError
 from faithwatch.stats import resample_indices
 from faithwatch.store import JsonlStore
@@ -489,12 +490,7 @@ def load_refchecker(root: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     for f in files:
         setting = f.parent.name
         source, _, model = f.name[: -len("_answers.json")].partition("_")
-        try:
-            data = json.loads(f.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{f}: not valid JSON ({exc})") from None
-        if not isinstance(data, list):
-            raise InputError(f"{f}: expected a JSON list of responses")
+        data = read_json_list(f, "responses")
         for i, item in enumerate(data):
             where = f"{f} entry {i}"
             if not isinstance(item, dict) or "response" not in item or "claude2_response_kg" not in item:
