@@ -52,7 +52,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
 
     from faithwatch.nli.artifact import load_cross_encoder
-    from faithwatch.nli.model import bf16_supported
+    from faithwatch.nli.model import bf16_supported, resolve_precision
 
     fp32 = load_cross_encoder(precision="fp32")
     premises, hypotheses = build_pairs(fp32.tokenizer, args.pairs, args.tokens)
@@ -70,8 +70,9 @@ def main() -> None:
             times.append(time.perf_counter() - t0)
         rates[precision] = args.pairs / sorted(times)[len(times) // 2]
         print(f"{precision:5s} {rates[precision]:7.1f} pairs/s  ({rates[precision] / rates['fp32']:.2f}x fp32)")
-    auto = "bf16" if bf16_supported() else "fp32"
-    print(f"default precision here: {auto} -> {rates[auto]:.1f} pairs/s (target >= 50 at 256 tokens)")
+    auto, default = resolve_precision("auto", "cpu"), resolve_precision(None, "cpu")
+    print(f"precision 'auto' here: {auto} -> {rates[auto]:.1f} pairs/s (target >= 50 at 256 tokens); "
+          f"default (fp32 unless $FAITHWATCH_NLI_PRECISION says otherwise): {default} -> {rates[default]:.1f}")
 
 
 if __name__ == "__main__":

@@ -279,6 +279,35 @@ def test_minilm_scorer_on_artifact(tiny_artifact: Path, tiny_base: Path, monkeyp
     assert probs["entailment"] == pytest.approx(scores[0])
 
 
+def test_precision_defaults_to_fp32_and_scores_do_not_depend_on_the_batch(
+        tiny_artifact: Path, tiny_base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bf16 matmuls move a pair's probabilities with the batch's shape (live scoring reads one sentence, teacher
+    forcing many), so the default is fp32 unless the caller or $FAITHWATCH_NLI_PRECISION asks otherwise."""
+    from faithwatch.nli import model as nli_model
+
+    monkeypatch.delenv(nli_model.PRECISION_ENV, raising=False)
+    assert nli_model.resolve_precision(None, "cpu") == "fp32"
+    monkeypatch.setattr(nli_model, "bf16_supported", lambda: True)
+    assert nli_model.resolve_precision("auto", "cpu") == "bf16"
+    assert nli_model.resolve_precision("auto", "cuda") == "fp32"
+    monkeypatch.setenv(nli_model.PRECISION_ENV, "bf16")
+    assert nli_model.resolve_precision(None, "cpu") == "bf16" and nli_model.resolve_precision("fp32", "cpu") == "fp32"
+    monkeypatch.setenv(nli_model.PRECISION_ENV, "half")
+    with pytest.raises(ValueError, match="FAITHWATCH_NLI_PRECISION"):
+        nli_model.resolve_precision(None, "cpu")
+    with pytest.raises(ValueError, match="precision must be"):
+        nli_model.resolve_precision("fp16", "cpu")
+    monkeypatch.delenv(nli_model.PRECISION_ENV)
+    enc = load_cross_encoder(tiny_artifact, base_dir=tiny_base)
+    assert enc.precision == "fp32"
+    premises = ["The tower is 12 metres tall and was built in 1887 by a company from Paris."] * 5
+    hypotheses = ["It is 12 metres tall.", "Built in 1887.", "The tower is in Lyon, a city in France, since 1900.",
+                  "No.", "A company built it."]
+    together = enc.predict_proba(premises, hypotheses, batch_size=5)
+    alone = np.vstack([enc.predict_proba([p], [h]) for p, h in zip(premises, hypotheses, strict=True)])
+    np.testing.assert_allclose(together, alone, atol=1e-5)
+
+
 def test_best_threshold_and_eval(tmp_path: Path, tiny_artifact: Path, tiny_base: Path) -> None:
     assert best_threshold([0.1, 0.2, 0.8, 0.9], [False, False, True, True]) == pytest.approx(0.5)
     dev3 = _write_pairs(tmp_path / "dev_three.jsonl", 12)

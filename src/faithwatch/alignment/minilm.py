@@ -25,13 +25,14 @@ class MiniLMNLIScorer(NLIScorer):
         device: torch device.
         batch_size: (window, sentence) pairs per forward pass.
         chunk_tokens: maximum tokens of a context window.
-        precision: ``auto`` (bf16 on CPUs with native bf16, else fp32), ``fp32`` or ``bf16``.
+        precision: ``fp32``, ``bf16``, ``auto`` (bf16 on CPUs with native bf16) or ``None``:
+            ``$FAITHWATCH_NLI_PRECISION``, else fp32 (:func:`faithwatch.nli.model.resolve_precision`).
     """
 
     name = "nli-minilm"
 
     def __init__(self, artifact: str | Path | None = None, device: str = "cpu", batch_size: int = 32,
-                 precision: str = "auto", chunk_tokens: int = 64) -> None:
+                 precision: str | None = None, chunk_tokens: int = 64) -> None:
         from faithwatch.nli.artifact import load_cross_encoder
 
         if batch_size < 1:

@@ -87,7 +87,8 @@ def eval_nli_cmd(
                              "(e.g. mnli_mismatched_3way)."),
     baselines: str = typer.Option("lexical,embedding", "--baselines", help="Scorers to compare ('' for none)."),
     limit: int = typer.Option(None, "--limit", help="At most N pairs per dev set (random, seeded)."),
-    precision: str = typer.Option("auto", "--precision", help="auto | fp32 | bf16"),
+    precision: str = typer.Option(None, "--precision", help="fp32 | bf16 | auto (bf16 where the CPU has it); "
+                                  "default $FAITHWATCH_NLI_PRECISION, else fp32"),
     device: str = typer.Option("cpu", "--device", help="torch device of the NLI model, e.g. cuda."),
     base_dir: Path = BaseOpt,
     report: Path = typer.Option(None, "--report", help="Write results.md and results.json here."),

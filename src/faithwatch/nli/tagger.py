@@ -32,7 +32,7 @@ from faithwatch.nli.artifact import (
     write_json,
 )
 from faithwatch.nli.artifact import SHIPPED_DIR as NLI_DIR
-from faithwatch.nli.model import LORA_TARGETS, bf16_supported
+from faithwatch.nli.model import LORA_TARGETS, resolve_precision
 
 FORMAT = "faithwatch-lss-tagger/1"
 META_FILE = "faithwatch_lss_tagger.json"
@@ -193,22 +193,19 @@ def word_logits(model: Any, batch: dict[str, Any], items: Sequence[Encoded]) -> 
 class LSSTagger:
     """A loaded tagger: per-word support probabilities of claims given references.
 
-    Build it with :func:`load_tagger`. ``precision`` is ``"fp32"``, ``"bf16"`` or ``"auto"`` (bf16 on CPUs with
-    native bf16, else fp32).
+    Build it with :func:`load_tagger`. ``precision`` is ``"fp32"``, ``"bf16"``, ``"auto"`` or ``None`` (see
+    :func:`faithwatch.nli.model.resolve_precision`).
     """
 
     def __init__(self, model: Any, tokenizer: Any, meta: TaggerMeta, device: str = "cpu",
-                 precision: str = "auto") -> None:
-        if precision not in ("auto", "fp32", "bf16"):
-            raise ValueError(f"precision must be auto, fp32 or bf16, got {precision!r}")
+                 precision: str | None = None) -> None:
+        self.precision = resolve_precision(precision, device)
         self.model = model.to(device).eval()
         self.tokenizer = tokenizer
         self.meta = meta
         self.name = meta.name
         self.threshold = float(meta.threshold)
         self.device = device
-        self.precision = ("bf16" if device == "cpu" and bf16_supported() else "fp32") if precision == "auto" \
-            else precision
 
     @property
     def version(self) -> str:
@@ -289,7 +286,7 @@ def read_meta(art_dir: str | Path) -> TaggerMeta:
 
 
 def load_tagger(art_dir: str | Path | None = None, base_dir: str | Path | None = None,
-                nli_dir: str | Path | None = None, device: str = "cpu", precision: str = "auto") -> LSSTagger:
+                nli_dir: str | Path | None = None, device: str = "cpu", precision: str | None = None) -> LSSTagger:
     """Load a tagger (default: the shipped one) on its base encoder and NLI adapter, merged for speed.
 
     Raises :class:`ArtifactError` for a changed file or base / NLI weights other than the recorded ones, and
