@@ -139,3 +139,33 @@ def test_dtype_choices_and_device_map(tiny_model_dir, one_thread):
     mon = Monitor(half, detector="heuristic", alignment="lexical")
     result = mon.score("Where is it?", "It is in Paris.", "It is in Paris. It is big.")
     assert result.sentences and all(0.0 <= s.score <= 1.0 for s in result.sentences)
+
+
+def test_few_row_fast_path_is_timed_forced_or_off(monkeypatch):
+    """The W @ x.T path pays on some CPUs and costs 3x on others, so it is used only where timing says it pays;
+    $FAITHWATCH_FAST_LINEAR=1 / 0 force it on / off; patched layers give F.linear's product."""
+    import torch
+
+    from faithwatch.models import fastpath
+
+    def model():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8, bias=False))
+
+    x = torch.randn(2, 16)
+    with torch.inference_mode():
+        want = model()(x)
+    monkeypatch.setenv(fastpath.ENV, "0")
+    assert fastpath.enable_cpu_fast_linear(m := model()) == 0 and "forward" not in vars(m[0])
+    monkeypatch.setenv(fastpath.ENV, "1")
+    assert fastpath.enable_cpu_fast_linear(m := model()) == 2 and "forward" in vars(m[0])
+    with torch.inference_mode():
+        torch.testing.assert_close(m(x), want, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(m(x[:1]), want[:1], rtol=1e-5, atol=1e-6)  # one row: plain F.linear
+    monkeypatch.delenv(fastpath.ENV)
+    for pays in (False, True):  # unset: the timing decides
+        monkeypatch.setattr(fastpath, "few_row_path_pays", lambda _model, pays=pays: pays)
+        assert fastpath.enable_cpu_fast_linear(model()) == (2 if pays else 0)
+    monkeypatch.undo()
+    assert isinstance(fastpath.few_row_path_pays(model()), bool)
+    assert fastpath.few_row_path_pays(torch.nn.ReLU()) is False  # nothing to patch

@@ -192,6 +192,6 @@ def load_model(
         model.to(device)
     model.eval()
     on_cpu = str(next(model.parameters()).device).startswith("cpu")
-    if on_cpu and torch_dtype == torch.float32 and os.environ.get("FAITHWATCH_FAST_LINEAR", "1") != "0":
-        enable_cpu_fast_linear(model)
+    if on_cpu and torch_dtype == torch.float32:
+        enable_cpu_fast_linear(model)  # only where it pays on this CPU (timed), or as $FAITHWATCH_FAST_LINEAR says
     return LoadedModel(model=model, tokenizer=tokenizer, model_id=model_id, revision=revision)
