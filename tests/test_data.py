@@ -218,6 +218,37 @@ def test_a_qags_file_as_released_loads_by_path(tmp_path: Path) -> None:
     assert load_dataset(str(generic))[0].dataset == "mine"
 
 
+@pytest.mark.parametrize(("sentence", "why"), [
+    ({"responses": _votes("yes")}, "no sentence"),
+    ({"sentence": "The cat sat.", "responses": []}, "no votes"),
+    ({"sentence": "The cat sat.", "responses": _votes("maybe")}, "a vote that is neither yes nor no"),
+    ({"sentence": "The cat sat.", "responses": [{"worker": 1}]}, "a vote without a response"),
+    ("The cat sat.", "a bare string"),
+])
+def test_a_malformed_qags_sentence_is_named(tmp_path: Path, sentence, why) -> None:
+    """A QAGS sentence that is not one is an InputError naming the line and the sentence, not a KeyError."""
+    good = {"sentence": "It was red.", "responses": _votes("no", "no", "yes")}
+    path = tmp_path / "mturk_bad.jsonl"
+    path.write_text(json.dumps({"article": "A.", "summary_sentences": [good, sentence]}) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"mturk_bad.jsonl:1: summary sentence 1 is not a QAGS sentence"):
+        load_dataset(str(path))
+
+
+@pytest.mark.parametrize(("row", "message"), [
+    (["t5", "wow", "K.", "M.", "R.", "fully attributable"], r"begin_label 'fully attributable' is none of"),
+    (["t5", "wow", "K.", "M.", "R.", ""], r"begin_label '' is none of"),
+    (["t5", "wow", " ", "M.", "R.", "Generic"], r"empty knowledge"),
+    (["t5", "wow", "K.", "M.", "", "Generic"], r"empty response"),
+])
+def test_a_bad_begin_row_is_named(begin_root: Path, tmp_path: Path, row, message) -> None:
+    """An unknown label is not read as Generic, and an empty text is not a record: both name the line."""
+    path = tmp_path / "begin_bad.tsv"
+    lines = (begin_root / "begin-dev" / "begin_dev_wow.tsv").read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join([*lines, "\t".join(row)]) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"begin_bad.tsv:5: " + message):
+        load_dataset(str(path))
+
+
 def test_a_summedits_file_as_released_loads_by_path(tmp_path: Path) -> None:
     rows = [{"id": "news_1_0", "doc": "The council met on Monday.", "summary": "The council met on Monday.",
              "label": 1, "original_summary": "x", "edit_types": []},

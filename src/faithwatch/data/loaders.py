@@ -118,9 +118,12 @@ def load_qags_file(path: Path, dataset: str) -> list[LabelledExample]:
         if not isinstance(row, dict) or not {"article", "summary_sentences"} <= row.keys():
             raise InputError(f"{path}:{n}: not a QAGS record (needs 'article' and 'summary_sentences')")
         parts, spans, pos = [], [], 0
-        for sent in row["summary_sentences"]:
+        for j, sent in enumerate(row["summary_sentences"]):
+            votes = _qags_votes(sent)
+            if votes is None:
+                raise InputError(f"{path}:{n}: summary sentence {j} is not a QAGS sentence (needs a 'sentence' text "
+                                 "and 'responses', each with a yes/no 'response')")
             text = sent["sentence"].strip()
-            votes = [r["response"].strip().lower() == "yes" for r in sent["responses"]]
             label = "faithful" if sum(votes) * 2 > len(votes) else "unfaithful"
             if sum(votes) * 2 == len(votes):
                 label = "excluded"  # a tie (only with an even number of workers)
@@ -135,6 +138,19 @@ def load_qags_file(path: Path, dataset: str) -> list[LabelledExample]:
             response_label=1 if "unfaithful" in labels else 0,
         ))
     return out
+
+
+def _qags_votes(sent: object) -> list[bool] | None:
+    """The workers' yes votes of one QAGS summary sentence, or ``None`` when it is not one."""
+    if not isinstance(sent, dict) or not isinstance(sent.get("sentence"), str) or not sent["sentence"].strip():
+        return None
+    responses = sent.get("responses")
+    if not isinstance(responses, list) or not responses:
+        return None
+    answers = [r.get("response") if isinstance(r, dict) else None for r in responses]
+    if not all(isinstance(a, str) and a.strip().lower() in ("yes", "no") for a in answers):
+        return None
+    return [a.strip().lower() == "yes" for a in answers]
 
 
 def read_json_list(path: Path, what: str) -> list:
@@ -191,6 +207,8 @@ def load_begin(root: Path, generic: Policy = "exclude") -> list[LabelledExample]
 
 #: the columns of a BEGIN file as released
 BEGIN_COLUMNS = ("knowledge", "message", "response", "begin_label")
+#: the labels of a BEGIN file ("Generic" follows the ``generic`` policy)
+BEGIN_LABELS = ("Fully attributable", "Not fully attributable", "Generic")
 
 
 def load_begin_file(path: Path, dataset: str, generic: Policy = "exclude") -> list[LabelledExample]:
@@ -204,6 +222,12 @@ def load_begin_file(path: Path, dataset: str, generic: Policy = "exclude") -> li
             raise InputError(f"{path}: not a BEGIN file: no column {', '.join(missing)} "
                              f"(columns: {', '.join(reader.fieldnames or [])})")
         for i, row in enumerate(reader):
+            if row["begin_label"] not in BEGIN_LABELS:
+                raise InputError(f"{path}:{reader.line_num}: begin_label {row['begin_label']!r} is none of "
+                                 f"{', '.join(BEGIN_LABELS)}")
+            blank = [c for c in ("knowledge", "response") if not (row[c] or "").strip()]
+            if blank:
+                raise InputError(f"{path}:{reader.line_num}: empty {' and '.join(blank)}")
             label = {"Fully attributable": 0, "Not fully attributable": 1}.get(row["begin_label"])
             if label is None:
                 label = {"exclude": None, "faithful": 0, "unfaithful": 1}[generic]
