@@ -309,6 +309,21 @@ def test_begin_labels(begin_root: Path) -> None:
     assert [e.source_model for e in (full, partial, generic)] == ["t5", "gpt2", "ctrl"]
 
 
+def test_jsonl_rows_read_back_as_the_same_examples(begin_root: Path, tmp_path: Path) -> None:
+    """to_jsonl_row then load_jsonl keeps a response-level example response-level (no "spans", no default label)
+    and a span-labelled one span-labelled."""
+    from faithwatch.data.loaders import to_jsonl_row
+
+    begin = load_begin(begin_root, generic="unfaithful")
+    spanned = LabelledExample(dataset="x", id="s1", context="C.", question="Q?", response="A. B.",
+                              spans=[LabelledSpan(3, 5, "unfaithful")], default_label=0)
+    path = tmp_path / "round.jsonl"
+    path.write_text("".join(json.dumps(to_jsonl_row(e)) + "\n" for e in [*begin, spanned]), encoding="utf-8")
+    back = load_jsonl(path)
+    assert [(e.id, e.response_label, e.default_label, e.spans) for e in back] == \
+        [(e.id, e.response_label, e.default_label, e.spans) for e in [*begin, spanned]]
+
+
 def test_a_begin_file_as_released_loads_by_path(begin_root: Path, tmp_path: Path) -> None:
     path = begin_root / "begin-dev" / "begin_dev_wow.tsv"
     other = tmp_path / "begin_other_split.tsv"

@@ -286,8 +286,9 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
 def to_jsonl_row(example: LabelledExample) -> dict:
     """``example`` in the generic JSONL format that :func:`load_jsonl` reads back."""
     row = {"id": example.id, "context": example.context, "question": example.question, "response": example.response,
-           "instruction": example.instruction,
-           "spans": [{"start": s.start, "end": s.end, "label": s.label} for s in example.spans]}
+           "instruction": example.instruction}
+    if example.spans or example.default_label is not None:  # no "spans": response-level only, as read back
+        row["spans"] = [{"start": s.start, "end": s.end, "label": s.label} for s in example.spans]
     if example.response_label is not None:
         row["label"] = example.response_label
     if example.source_model is not None:
