@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from faithwatch.errors import InputError
 from faithwatch.nli.data import LABELS
 
 #: file of the base weights inside the sentence-transformers folder
@@ -85,7 +86,7 @@ def resolve_precision(precision: str | None, device: str) -> str:
     chosen = precision if precision is not None else os.environ.get(PRECISION_ENV, "").strip() or DEFAULT_PRECISION
     if chosen not in PRECISIONS:
         where = f"${PRECISION_ENV}" if precision is None else "precision"
-        raise ValueError(f"{where} must be one of {', '.join(PRECISIONS)}, got {chosen!r}")
+        raise InputError(f"{where} must be one of {', '.join(PRECISIONS)}, got {chosen!r}")
     if chosen == "auto":
         return "bf16" if str(device) == "cpu" and bf16_supported() else "fp32"
     return chosen
