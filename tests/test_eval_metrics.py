@@ -329,3 +329,29 @@ def test_bootstrap_in_blocks_equals_one_block(monkeypatch: pytest.MonkeyPatch) -
         assert m.n_boot == m.n_boot_used == 400  # ~300 positives: no replicate misses a class
         for ci in (m.auroc, m.auprc, m.balanced_accuracy):
             assert ci is not None and ci.low < ci.value < ci.high
+
+
+def test_alignment_table_pairs_each_scorer_with_the_first_on_common_sentences():
+    """eval-alignment's Δ vs the first scorer: a paired interval read on the sentences both scored."""
+    import pandas as pd
+
+    from faithwatch.eval.alignment import AlignmentEval
+    from faithwatch.eval.metrics import auroc_difference
+
+    rng = np.random.default_rng(3)
+    n = 120
+    frame = pd.DataFrame({"example_id": [f"r{i // 3}" for i in range(n)], "sentence_index": [i % 3 for i in range(n)],
+                          "label": rng.integers(0, 2, n)})
+    first = frame.assign(score=frame.label + rng.normal(0, 1.0, n))
+    second = frame.assign(score=frame.label + rng.normal(0, 0.3, n)).iloc[5:]  # drops five sentences
+    result = AlignmentEval(n_boot=200, seed=1)
+    for name, scored in (("a", first), ("b", second)):
+        result.metrics.setdefault("set", {})[name] = detection_metrics(scored.label, scored.score, n_boot=50)
+        result.scored.setdefault("set", {})[name] = scored
+    table = result.table().set_index("scorer")
+    assert table.loc["a", "delta_auroc_vs_first"] is None and table.loc["a", "n_paired"] == n
+    delta = table.loc["b", "delta_auroc_vs_first"]
+    want = auroc_difference(second.label, second.score, first.score.iloc[5:], n_boot=200, seed=1,
+                            groups=second.example_id)
+    assert table.loc["b", "n_paired"] == n - 5 and delta == want
+    assert delta.low <= delta.value <= delta.high and delta.low > 0  # the less noisy scorer is surely better

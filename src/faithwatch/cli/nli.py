@@ -197,11 +197,13 @@ def eval_alignment_cmd(
         raise fail(exc) from None
     table = result.table()
     shown = Table(title="align_score alone: sentence-level AUROC (95% CI, responses resampled)")
-    for col in ("data set", "scorer", "AUROC", "Δ vs first", "n", "unfaithful"):
+    for col in ("data set", "scorer", "AUROC", "Δ vs first [paired CI]", "n", "unfaithful"):
         shown.add_column(col, justify="left" if col in ("data set", "scorer") else "right")
     for r in table.itertuples():
-        shown.add_row(r.dataset, r.scorer, format_ci(r.auroc), f"{r.delta_auroc_vs_first:+.3f}", str(r.n),
-                      str(r.n_unfaithful))
+        d = r.delta_auroc_vs_first
+        delta = "(first)" if r.scorer == specs[0] else "—" if d is None else \
+            f"{d.value:+.3f} [{d.low:+.3f}, {d.high:+.3f}]" + (f" on {r.n_paired}" if r.n_paired != r.n else "")
+        shown.add_row(r.dataset, r.scorer, format_ci(r.auroc), delta, str(r.n), str(r.n_unfaithful))
     out.print(shown)
     if report:
         curves = {f"{name} · align_score": methods for name, methods in result.curves.items()}

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from faithwatch.eval.metrics import DetectionMetrics, detection_metrics
+from faithwatch.eval.metrics import DetectionMetrics, MetricCI, auroc_difference, detection_metrics
 from faithwatch.eval.pipeline import extraction_monitor, load_labelled
 
 ProgressFn = Callable[[str, int, int], None]
@@ -24,23 +24,39 @@ class AlignmentEval:
 
     metrics: dict[str, dict[str, DetectionMetrics]] = field(default_factory=dict)  # dataset -> scorer -> m
     curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = field(default_factory=dict)
+    #: dataset -> scorer -> the scored sentences (example_id, sentence_index, label, score), for paired differences
+    scored: dict[str, dict[str, pd.DataFrame]] = field(default_factory=dict)
+    n_boot: int = 1000
+    seed: int = 0
 
     def table(self) -> pd.DataFrame:
-        """One row per (data set, scorer), with the AUROC difference to the first scorer."""
+        """One row per (data set, scorer), with the AUROC difference to the first scorer and its paired bootstrap
+        interval, read on the sentences both scored (``n_paired``; whole responses resampled)."""
         rows = []
         for dataset, by_scorer in self.metrics.items():
-            first = next(iter(by_scorer.values())).auroc.value
+            first = next(iter(by_scorer))
             for scorer, m in by_scorer.items():
+                delta, n_paired = self._delta(dataset, scorer, first) if scorer != first else (None, m.n)
                 rows.append({"dataset": dataset, "scorer": scorer, "auroc": m.auroc, "auprc": m.auprc,
-                             "delta_auroc_vs_first": m.auroc.value - first, "n": m.n, "n_unfaithful": m.n_positive})
+                             "delta_auroc_vs_first": delta, "n_paired": n_paired, "n": m.n,
+                             "n_unfaithful": m.n_positive})
         return pd.DataFrame(rows)
+
+    def _delta(self, dataset: str, scorer: str, first: str) -> tuple[MetricCI | None, int]:
+        keys = ["example_id", "sentence_index"]
+        both = self.scored[dataset][scorer].merge(self.scored[dataset][first], on=keys, suffixes=("", "_first"))
+        if both.label.nunique() < 2 or not (both.label == both.label_first).all():
+            return None, len(both)  # one class only, or the two runs labelled a sentence differently
+        delta = auroc_difference(both.label.to_numpy(), both.score.to_numpy(), both.score_first.to_numpy(),
+                                 n_boot=self.n_boot, seed=self.seed, groups=both.example_id.to_numpy())
+        return delta, len(both)
 
 
 def evaluate_alignment(datasets: Sequence[str], scorers: Sequence[str], *, model: str | None = None,
                        data_root: str | None = None, n_boot: int = 1000, seed: int = 0,
                        on_progress: ProgressFn | None = None) -> AlignmentEval:
     """AUROC (response-clustered bootstrap CIs) of each scorer's ``align_score`` on each data set's sentences."""
-    result = AlignmentEval()
+    result = AlignmentEval(n_boot=n_boot, seed=seed)
     lm = None
     for spec in scorers:
         monitor = extraction_monitor(lm if lm is not None else model, spec)
@@ -54,4 +70,7 @@ def evaluate_alignment(datasets: Sequence[str], scorers: Sequence[str], *, model
             result.metrics.setdefault(name, {})[spec] = detection_metrics(
                 labels, scores, n_boot=n_boot, seed=seed, groups=table.example_id.to_numpy())
             result.curves.setdefault(name, {})[spec] = (labels, scores)
+            result.scored.setdefault(name, {})[spec] = pd.DataFrame({
+                "example_id": table.example_id.to_numpy(), "sentence_index": table.sentence_index.to_numpy(),
+                "label": labels, "score": scores})
     return result
