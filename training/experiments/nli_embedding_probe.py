@@ -16,14 +16,14 @@ LOO AUROC of the probe alone, the shipped recipe and the shipped recipe with the
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
-from aggregator_variants import AUGMENT, SETS, print_loo  # a sibling script, on sys.path when this one runs
+from aggregator_variants import AUGMENT, SETS, print_loo  # sibling scripts, on sys.path when this one runs
+from tagger_feature import sha1_first
 
 import faithwatch.eval.training as training
 from faithwatch.data.loaders import load_dataset, to_jsonl_row
@@ -38,8 +38,9 @@ def sample_files(per_set: int, out: Path) -> tuple[list[str], list[str]]:
     paths = {}
     for name in (*SETS, *AUGMENT):
         source = str(ROOT / name) if name.endswith(".jsonl") else name
-        examples = sorted(load_dataset(source, None, questionable="exclude"),
-                          key=lambda e: hashlib.sha1(e.id.encode()).hexdigest())[:per_set]
+        examples = load_dataset(source, None, questionable="exclude")
+        rank = {i: k for k, i in enumerate(sha1_first([e.id for e in examples], per_set))}
+        examples = sorted((e for e in examples if e.id in rank), key=lambda e: rank[e.id])
         path = out / f"{Path(name).stem}.jsonl"
         if not path.exists():
             path.write_text("".join(json.dumps(to_jsonl_row(e)) + "\n" for e in examples), encoding="utf-8")

@@ -26,6 +26,11 @@ from faithwatch.eval.transfer import held_out_names
 from faithwatch.signals.tagger import TAGGER_FEATURES
 
 
+def sha1_first(ids, n: int | None) -> list[str]:
+    """The first ``n`` of ``ids`` ordered by sha1 (all with ``None``): the fixed sample of these experiments."""
+    return sorted(set(ids), key=lambda i: hashlib.sha1(i.encode()).hexdigest())[:n]
+
+
 def sample_tables(per_set: int | None, sets: tuple[str, ...] = SETS, augment: tuple[str, ...] = AUGMENT,
                   ) -> tuple[dict[str, pd.DataFrame], dict[str, list]]:
     """The labelled text-only tables (the first ``per_set`` responses of each set by sha1 of the id, or all), and
@@ -34,7 +39,7 @@ def sample_tables(per_set: int | None, sets: tuple[str, ...] = SETS, augment: tu
     data = load_labelled(list(sets), monitor, text_only=True, augment=list(augment))
     tables, examples = {}, {}
     for name, d in data.items():
-        keep = sorted({e.id for e in d.examples}, key=lambda i: hashlib.sha1(i.encode()).hexdigest())[:per_set]
+        keep = sha1_first([e.id for e in d.examples], per_set)
         tables[name] = d.sentences[d.sentences.example_id.isin(set(keep))].reset_index(drop=True)
         examples[name] = d.examples
     return tables, examples
