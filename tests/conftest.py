@@ -140,7 +140,8 @@ def lm_plain(lm, tokenizer_plain):
 
 @pytest.fixture(scope="session")
 def monitor(lm):
-    """A Monitor over the tiny model with every signal and lexical alignment (no embedding model)."""
+    """A Monitor over the tiny model with every default signal and lexical alignment (no embedding scorer; the
+    default LSS tagger signal needs the MiniLM package)."""
     from faithwatch.monitor import Monitor
 
     return Monitor(lm, alignment="lexical", max_new_tokens=40)

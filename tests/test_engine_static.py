@@ -82,11 +82,14 @@ def test_joined_static_sessions_equal_dynamic_ones(lm, prompts, one_thread):
 
 
 @pytest.mark.parametrize("graph", [False, True], ids=["static", "graph-step"])
-def test_monitor_with_a_static_cache_scores_theassert_same_records(monitor, graph, one_thread):
+def test_monitor_with_a_static_cache_scores_the_same_sentences(lm, graph, one_thread):
+    """(Signals that need no MiniLM package, so that this runs on a GPU host without it too.)"""
     from faithwatch.monitor import Monitor
 
-    static = Monitor(monitor.lm, alignment="lexical", max_new_tokens=40, static_cache=True,
-                     cuda_graph=graph)  # as the fixture
+    signals = ["likelihood", "entropy", "lid", "contrastive", "influence", "lookback", "alignment", "lexical", "edits"]
+    kwargs = {"signals": signals, "alignment": "lexical", "max_new_tokens": 40}
+    monitor = Monitor(lm, **kwargs)
+    static = Monitor(lm, static_cache=True, cuda_graph=graph, **kwargs)
     question, context = "When did the tower open?", "The tower opened in 1889. It is 330 metres tall."
     a = monitor.generate(question, context)
     b = static.generate(question, context)
