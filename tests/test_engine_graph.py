@@ -34,16 +34,21 @@ def test_graph_replays_equal_the_eager_dynamic_path(cuda_lm, monkeypatch):
         assert_same_records(a, b)
 
 
-def test_monitor_with_cuda_graphs_scores_theassert_same_records(cuda_lm):
+def test_monitor_with_cuda_graphs_scores_the_same_sentences(cuda_lm):
+    """Token by token without graphs, against graphs and against running ahead (the GPU default), with and
+    without graphs."""
     from faithwatch.monitor import Monitor
 
     question, context = "When did the tower open?", "The tower opened in 1889. It is 330 metres tall."
     signals = ["likelihood", "entropy", "contrastive", "influence", "lookback", "alignment", "lexical", "edits"]
     runs = [Monitor(cuda_lm, signals=signals, alignment="lexical", detector="heuristic", max_new_tokens=40,
-                    cuda_graph=graph).generate(question, context) for graph in (False, True)]
-    assert runs[0].response == runs[1].response and runs[0].sentences
-    for a, b in zip(runs[0].sentences, runs[1].sentences, strict=True):
-        assert a.text == b.text and abs(a.score - b.score) < 1e-4
+                    cuda_graph=graph, run_ahead=ahead).generate(question, context)
+            for graph, ahead in ((False, 1), (True, 1), (True, None), (False, None))]
+    assert runs[0].sentences
+    for run in runs[1:]:
+        assert run.response == runs[0].response
+        for a, b in zip(runs[0].sentences, run.sentences, strict=True):
+            assert a.text == b.text and abs(a.score - b.score) < 1e-4
 
 
 def test_sessions_of_other_prompt_lengths_replay_the_same_graphs(cuda_lm):

@@ -15,6 +15,7 @@ from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.detectors import Detector, get_detector
 from faithwatch.detectors.shipped import default_detector
 from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError
+from faithwatch.models.ahead import GREEDY, OnDevice
 from faithwatch.models.engine import DecodingEngine, EngineSession, Needs, TokenRecords
 from faithwatch.models.loading import LoadedModel, load_model
 from faithwatch.models.prompts import DEFAULT_INSTRUCTION, PromptPair, build_prompts, groups_in_order
@@ -37,9 +38,11 @@ if TYPE_CHECKING:
     from faithwatch.hostpool import TrackingPool
     from faithwatch.watch import StreamWatch
 
-#: picks the next token from log-probabilities [V]
-TokenChooser = Callable[[torch.Tensor], int]
+#: picks the next token from log-probabilities [V] on the host, or an :class:`OnDevice` chooser (no host sync)
+TokenChooser = Callable[[torch.Tensor], int] | OnDevice
 TEACHER_FORCING_CHUNK = 256
+#: greedy tokens decoded on a GPU before their statistics come to the host (``Monitor(run_ahead=...)``)
+RUN_AHEAD_CUDA = 8
 #: ``Monitor(model=NO_MODEL)``: no language model; only model-free signals, given text only
 NO_MODEL = "none"
 #: one record of :meth:`Monitor.score_many`: (question, context, response) or with an instruction as fourth item
@@ -68,7 +71,10 @@ class Monitor:
     ``static_cache``: decode into a preallocated KV cache (fixed shapes; the same records as the default dynamic
     cache, see :class:`~faithwatch.models.engine.DecodingEngine`). ``cuda_graph``: replay each decode step as a
     CUDA graph on a GPU (implies ``static_cache``; the same static-shape step runs eagerly on a CPU; see
-    :mod:`faithwatch.models.graphstep`).
+    :mod:`faithwatch.models.graphstep`). ``run_ahead``: greedy live generation chooses this many tokens on the
+    device before their statistics come to the host, and decodes the next ones while the host scores (no device
+    sync per token; default :data:`RUN_AHEAD_CUDA` on a GPU, 1 (off) on a CPU, where it gains nothing). The
+    records and scores are those of token-by-token decoding; a sentence is reported up to that many tokens later.
     """
 
     def __init__(
@@ -90,6 +96,7 @@ class Monitor:
         device_map: str | None = None,
         static_cache: bool = False,
         cuda_graph: bool = False,
+        run_ahead: int | None = None,
     ) -> None:
         if model == NO_MODEL:
             self.lm: LoadedModel | None = None
@@ -137,6 +144,10 @@ class Monitor:
             needs = needs | signal.needs
         self.engine = (DecodingEngine(self.lm, needs, static_cache=static_cache, cuda_graph=cuda_graph)
                        if self.lm is not None else None)
+        if run_ahead is not None and run_ahead < 1:
+            raise InputError(f"run_ahead must be at least 1, got {run_ahead}")
+        on_gpu = self.lm is not None and self.lm.device.type == "cuda"
+        self.run_ahead = run_ahead or (RUN_AHEAD_CUDA if on_gpu else 1)
 
     @property
     def model_id(self) -> str:
@@ -251,16 +262,56 @@ class Monitor:
         context = prompts.context  # cut with truncate_context: alignment sees what the model saw
         rule = GenerationRule(self.lm.tokenizer, self.lm.eos_token_ids, budget)
         reports: list[SentenceReport] = []
+        on_device = GREEDY if choose is greedy else choose if isinstance(choose, OnDevice) else None
+        if on_device is not None and self.run_ahead > 1:
+            steps = self._ahead(session, rule, budget, on_device)
+        else:
+            host = on_device.host if on_device is not None else None
+            steps = self._one_by_one(session, rule,
+                                     choose if host is None else lambda lp: host(lp, len(session.records)))
+        for closed in steps:
+            for report in self._reports(closed, session.records, question, context):
+                reports.append(report)
+                yield report
+        yield self._result(question, context, rule.tracker, reports, prompts, "live", rule.stop, session.records)
+
+    @staticmethod
+    def _one_by_one(session: EngineSession, rule: GenerationRule, choose: TokenChooser) -> Iterator[list[Sentence]]:
+        """Choose on the host, feed, and yield the sentences each token closes."""
         while not rule.done:
             token = choose(session.next_logprobs())
             closed, feed = rule.take(token)
             if feed:
                 session.feed([token])
                 closed += rule.fed(token)
-            for report in self._reports(closed, session.records, question, context):
-                reports.append(report)
-                yield report
-        yield self._result(question, context, rule.tracker, reports, prompts, "live", rule.stop, session.records)
+            yield closed
+
+    def _ahead(self, session: EngineSession, rule: GenerationRule, budget: int, choose: OnDevice
+               ) -> Iterator[list[Sentence]]:
+        """Tokens chosen on the device ``run_ahead`` at a time; the next chunk is launched before this one
+        is collected, so the device decodes while the host tracks and scores. Tokens decoded past an end of
+        sequence are cut from the records (the session ends there)."""
+        launched = 0
+
+        def launch():
+            nonlocal launched
+            n = min(self.run_ahead, budget - launched)
+            launched += n
+            return session.launch(n, choose) if n > 0 else None
+
+        current = launch()
+        while not rule.done:
+            ahead = launch()
+            for token in session.collect(current):
+                closed, feed = rule.take(token)
+                if feed:
+                    closed += rule.fed(token)
+                else:
+                    session.cut(len(rule.tracker.ids))
+                yield closed
+                if rule.done:
+                    break
+            current = ahead
 
     # --- streamed text -------------------------------------------------------------------------------------
     def watch(self, question: str, context: str, *, instruction: str | None = None, reserve: int | None = None

@@ -20,6 +20,7 @@ from transformers import DynamicCache, StaticCache
 from transformers.cache_utils import StaticLayer
 
 from faithwatch.errors import ContextTooLongError, InputError
+from faithwatch.models.ahead import GREEDY, Ahead, OnDevice, collect, launch
 from faithwatch.models.attention import LookbackRecorder, recording
 from faithwatch.models.graphstep import StepGraphs
 from faithwatch.models.loading import LoadedModel
@@ -199,6 +200,7 @@ class EngineSession:
         many = list(prompts) if not isinstance(prompts, PromptPair) else [prompts]
         self.prompt_len = max(len(p.rag_ids) for p in many)  # physical: shorter prompts are left-padded
         self.branch_records = [TokenRecords(hidden_layers=self.needs.hidden_layers) for _ in many]
+        self._closed = False  # see cut()
         self._cache = DynamicCache()
         self._cache_len = self.prompt_len  # physical cache length (branches may hold masked holes)
         #: per branch: the physical cache column where its prompt ends (all equal unless sessions were joined)
@@ -446,6 +448,31 @@ class EngineSession:
             layer.cumulative_length.fill_(used)
         self._cache = cache
 
+    def launch(self, n: int, choose: OnDevice = GREEDY) -> Ahead:
+        """Choose ``n`` tokens on the device (greedy by default) and feed them without a host sync per token;
+        :meth:`collect` records them as ``n`` calls of ``feed`` would (:mod:`faithwatch.models.ahead`). Launches
+        chain; collect them in order, and feed nothing else until they are collected."""
+        self._check_open(launched=True)
+        return launch(self, n, choose)
+
+    def collect(self, ahead: Ahead) -> list[int]:
+        """Record the tokens of a :meth:`launch` (waiting for its copy to the host) and return them."""
+        return collect(self, ahead)
+
+    def cut(self, n: int) -> None:
+        """Keep the records of the first ``n`` tokens and close the session: its cache still holds the tokens after
+        them (e.g. those decoded ahead past an end of sequence), so feeding it again is an error."""
+        self._single("cut")
+        _truncate(self.branch_records[0], n)
+        self._closed = True
+
+    def _check_open(self, launched: bool = False) -> None:
+        """Refuse a cut session, and (unless ``launched`` steps may chain) one with greedy steps not collected."""
+        if self._closed:
+            raise RuntimeError("this session was cut; start a new one")
+        if not launched and not isinstance(self._pending.entropy, np.ndarray):
+            raise RuntimeError("collect the launched greedy steps before feeding the session again")
+
     def _model_mask(self, new: int) -> torch.Tensor:
         """The attention mask the model sees: with a static cache, padded with zeros to the cache's full width
         (growing the cache first when ``new`` more columns would not fit)."""
@@ -467,6 +494,7 @@ class EngineSession:
 
         Token ids, positions and mask columns go to the device in one copy; the step's statistics and the chosen
         tokens' log-probabilities come back in one copy (one device sync per step)."""
+        self._check_open()
         if self.engine.before_step is not None:
             self.engine.before_step()
         k, b = ids.shape[1], self.branches
