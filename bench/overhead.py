@@ -115,6 +115,7 @@ def child(args) -> dict:
     else:
         import numpy as np
 
+        from faithwatch.models.ahead import OnDevice
         from faithwatch.monitor import Monitor
         from faithwatch.signals import LIDBank, default_lid_layers
 
@@ -126,20 +127,20 @@ def child(args) -> dict:
         if args.signals:
             chosen["signals"] = args.signals.split(",")
         monitor = Monitor(lm, lid_bank=bank, max_new_tokens=args.tokens, static_cache=args.static_cache,
-                          cuda_graph=args.cuda_graph, **chosen)
+                          cuda_graph=args.cuda_graph, run_ahead=args.run_ahead, **chosen)
+        banned = torch.tensor(eos, device=lm.device)
 
-        def no_eos(logprobs):
-            lp = logprobs.clone()
-            lp[eos] = float("-inf")
-            return int(lp.argmax())
+        def no_eos(logprobs, _i):
+            return logprobs.index_fill(-1, banned, float("-inf")).argmax(-1, keepdim=True)
 
         # the model's own choice, or English text with real sentences (a random model writes neither sentences nor
-        # words, so its answer under-counts sentence scoring and over-counts the sentence splitter)
-        script = lm.tokenizer.encode(" ".join([context] * 8), add_special_tokens=False)
+        # words, so its answer under-counts sentence scoring and over-counts the sentence splitter); chosen on the
+        # device, so that the Monitor may run ahead of the host as with greedy decoding
+        script = torch.tensor(lm.tokenizer.encode(" ".join([context] * 8), add_special_tokens=False),
+                              device=lm.device)
+        choose = OnDevice(no_eos if args.answer_from == "model" else lambda _lp, i: script[i].view(1, 1))
 
         def run():
-            tokens = iter(script)
-            choose = no_eos if args.answer_from == "model" else lambda _logprobs: next(tokens)
             result = monitor.generate(QUESTION, context, choose=choose)
             return result.num_tokens, len(result.sentences)
 
@@ -182,6 +183,9 @@ def main() -> None:
                         help="the Monitor decodes into a preallocated (static) KV cache instead of a growing one")
     parser.add_argument("--cuda-graph", action="store_true",
                         help="the Monitor replays each decode step as a CUDA graph (implies --static-cache)")
+    parser.add_argument("--run-ahead", type=int, default=None,
+                        help="the Monitor's run_ahead (tokens chosen on the device per host sync; default: 8 on a "
+                        "GPU, 1 on a CPU)")
     parser.add_argument("--static-anchor", action="store_true",
                         help="also time plain generate with cache_implementation='static' (HF compiles its decode "
                         "step; the fastest plain path on a GPU)")

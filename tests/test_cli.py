@@ -32,10 +32,11 @@ def test_monitor_json_lines(tiny_model_dir, tmp_path, one_thread):
     assert sentences[0]["detector"] == "heuristic-v1"
 
 
-def test_monitor_static_cache_prints_the_same_scores(tiny_model_dir, tmp_path, one_thread):
+def test_monitor_static_cache_and_run_ahead_print_the_same_scores(tiny_model_dir, tmp_path, one_thread):
     args = ["monitor", "-c", _ctx(tmp_path), "-q", "When was the bridge built?", "--model", str(tiny_model_dir),
             "--alignment", "lexical", "--json", "--max-new-tokens", "24"]
-    runs = [runner.invoke(app, args + extra) for extra in ([], ["--static-cache"], ["--cuda-graph"])]
+    runs = [runner.invoke(app, args + extra)
+            for extra in ([], ["--static-cache"], ["--cuda-graph"], ["--cuda-graph", "--run-ahead", "5"])]
     assert all(r.exit_code == 0 for r in runs), [r.output for r in runs]
     rows = [[json.loads(line) for line in r.stdout.splitlines() if line.startswith('{"type": "sentence"')]
             for r in runs]

@@ -49,7 +49,8 @@ MaxFalseAcceptOpt = typer.Option(None, "--max-false-accept", help="Flag at the t
 
 
 def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, device, max_new_tokens=256,
-                   max_false_accept=None, dtype=None, device_map=None, static_cache=False, cuda_graph=False):
+                   max_false_accept=None, dtype=None, device_map=None, static_cache=False, cuda_graph=False,
+                   run_ahead=None):
     from faithwatch.monitor import Monitor
 
     if max_false_accept is not None and not 0.0 < max_false_accept < 1.0:
@@ -58,7 +59,7 @@ def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, devi
         return Monitor(
             model, alignment=alignment, signals=signal_list(signals),
             lid_bank=lid_bank, detector=detector, truncate_context=truncate, device=device, dtype=dtype,
-            device_map=device_map, static_cache=static_cache, cuda_graph=cuda_graph,
+            device_map=device_map, static_cache=static_cache, cuda_graph=cuda_graph, run_ahead=run_ahead,
             max_new_tokens=max_new_tokens, max_false_accept=max_false_accept,
         )
 
@@ -96,12 +97,15 @@ def monitor(
     threads: int | None = ThreadsOpt,
     static_cache: bool = StaticCacheOpt,
     cuda_graph: bool = CudaGraphOpt,
+    run_ahead: int | None = typer.Option(None, "--run-ahead", min=1, help="Greedy tokens decoded on the device per "
+                                         "copy to the host (default: 8 on a GPU, 1 on a CPU); a sentence is shown "
+                                         "up to that many tokens late, with the same score."),
 ) -> None:
     """Generate an answer and print each sentence the moment it is complete, with its score and signals."""
     try:
         ctx = read_text(context, "context")
         mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device, max_new_tokens,
-                             max_false_accept, dtype, device_map, static_cache, cuda_graph)
+                             max_false_accept, dtype, device_map, static_cache, cuda_graph, run_ahead)
         threshold = mon.threshold
 
         def emit(report: SentenceReport) -> None:
