@@ -60,6 +60,23 @@ def _stats(step: _Step) -> list:
     return [step.entropy, step.kl, step.hidden, step.lookback]
 
 
+#: pieces of ``Ahead.flat`` per step: the token, its log-probabilities (main and twin), the step's statistics
+_PER_STEP = 2 + 4
+
+
+def unflatten(flat: np.ndarray, shapes: list[tuple[int, ...] | None]) -> list[np.ndarray | None]:
+    """Cut one flat host array into pieces of these shapes (``None``: an absent piece)."""
+    out, at = [], 0
+    for shape in shapes:
+        if shape is None:
+            out.append(None)
+            continue
+        size = int(np.prod(shape))
+        out.append(flat[at : at + size].reshape(shape))
+        at += size
+    return out
+
+
 @torch.inference_mode()
 def launch(session: EngineSession, n: int, choose: OnDevice = GREEDY) -> Ahead:
     """Choose (on the device) and feed ``n`` tokens (see the module); :func:`collect` records them."""
@@ -71,7 +88,7 @@ def launch(session: EngineSession, n: int, choose: OnDevice = GREEDY) -> Ahead:
     if session._main_lens[0] + n > session.lm.max_length:
         raise ContextTooLongError(f"{session._main_lens[0] + n} tokens exceed the model window of "
                                   f"{session.lm.max_length}")
-    if session.lm.model.config.vocab_size >= _EXACT_IDS:
+    if session.lm.vocab_size >= _EXACT_IDS:
         raise ValueError("launch copies token ids as float32; this vocabulary is too large")
     device, twin = session.lm.device, session.needs.twin
     steps = torch.arange(n, device=device)  # positions made on the device: no host-to-device copy to wait for
@@ -112,19 +129,13 @@ def collect(session: EngineSession, ahead: Ahead) -> list[int]:
 
     if ahead.ready is not None:
         ahead.ready.synchronize()
-    flat = ahead.flat.numpy()
-    parts, at = [], 0
-    for shape in ahead.shapes:
-        if shape is None:
-            parts.append(None)
-            continue
-        size = int(np.prod(shape))
-        parts.append(flat[at : at + size].reshape(shape))
-        at += size
-    stats = [x if isinstance(x, np.ndarray) else p for x, p in zip(_stats(ahead.given), parts[:4], strict=True)]
+    parts = unflatten(ahead.flat.numpy(), ahead.shapes)
+    given = _stats(ahead.given)
+    stats = [x if isinstance(x, np.ndarray) else p for x, p in zip(given, parts[: len(given)], strict=True)]
     tokens = []
     for i in range(ahead.n):
-        token, chosen, *after = parts[4 + 6 * i : 10 + 6 * i]
+        at = len(given) + _PER_STEP * i
+        token, chosen, *after = parts[at : at + _PER_STEP]
         tokens.append(int(token[0, 0]))
         session._record(_Step(None, None, *stats), [[tokens[-1]]], [True], chosen)
         stats = after

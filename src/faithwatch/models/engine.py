@@ -20,7 +20,7 @@ from transformers import DynamicCache, StaticCache
 from transformers.cache_utils import StaticLayer
 
 from faithwatch.errors import ContextTooLongError, InputError
-from faithwatch.models.ahead import GREEDY, Ahead, OnDevice, collect, launch
+from faithwatch.models.ahead import GREEDY, Ahead, OnDevice, collect, launch, unflatten
 from faithwatch.models.attention import LookbackRecorder, recording
 from faithwatch.models.graphstep import StepGraphs
 from faithwatch.models.loading import LoadedModel
@@ -632,14 +632,7 @@ def _to_host(tensors: list[torch.Tensor | None]) -> list[np.ndarray | None]:
     if not present:
         return [None] * len(tensors)
     flat = torch.cat([t.float().flatten() for t in present]).cpu().numpy()
-    out, at = [], 0
-    for t in tensors:
-        if t is None:
-            out.append(None)
-            continue
-        out.append(flat[at : at + t.numel()].reshape(t.shape))
-        at += t.numel()
-    return out
+    return unflatten(flat, [None if t is None else tuple(t.shape) for t in tensors])
 
 
 def _merge(old: _Step, new: _Step, active: list[bool]) -> _Step:
