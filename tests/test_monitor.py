@@ -246,6 +246,14 @@ def test_detector_refuses_alignment_with_other_weights(lm) -> None:
     assert ok.alignment.version == trained["alignment_version"]
     with pytest.raises(InputError, match="retrain the detector"):
         Monitor(lm, detector=detector, alignment=Scorer("slide64-000000000000++"))
+    # bf16 scores differ slightly: a detector still accepts them (users may opt in), feature caches keep them apart
+    from faithwatch.eval.features import cache_key, cache_spec
+
+    fast = Scorer(trained["alignment_version"])
+    fast.precision = "bf16"
+    bf16 = Monitor(lm, detector=detector, alignment=fast)
+    assert "alignment_precision" not in cache_spec(ok) and cache_spec(bf16)["alignment_precision"] == "bf16"
+    assert cache_key(ok, "set") != cache_key(bf16, "set")
 
 
 def test_text_features_added_to_tables_equal_the_live_signal(lm):

@@ -191,3 +191,17 @@ def test_a_damaged_cache_is_an_error_not_a_nan(overlap, tmp_path):
     rows.to_parquet(shard)
     with pytest.raises(FaithwatchError, match="features missing"):
         add_text_features(examples, table, "towns", root=tmp_path)
+
+
+def test_a_bf16_tagger_is_cached_apart_and_fp32_keeps_its_key(tmp_path):
+    """bf16 features differ slightly from fp32 ones: their caches must not be shared; fp32 keys stay as before."""
+    from faithwatch.eval.features import safe_name, spec_digest
+
+    fp32, bf16 = OverlapTagger(), OverlapTagger()
+    fp32.precision, bf16.precision = "fp32", "bf16"
+    signal = TaggerSignal(tagger=fp32)
+    old = {"signal": signal.name, "version": signal.version, "features": signal.feature_names}
+    assert text_cache_folder(signal, "towns", tmp_path).name == f"tagger-{safe_name('towns')}-{spec_digest(old)}"
+    assert TaggerSignal(tagger=bf16).precision == "bf16" and signal.precision is None
+    assert text_cache_folder(TaggerSignal(tagger=bf16), "towns", tmp_path) != text_cache_folder(signal, "towns",
+                                                                                                 tmp_path)

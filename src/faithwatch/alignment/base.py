@@ -18,6 +18,9 @@ class AlignmentScorer(ABC):
 
     #: registry name, e.g. ``"lexical"``; shown in outputs so users know which scorer ran
     name: str = "base"
+    #: ``"bf16"`` when a model part computes in bf16 (its scores differ slightly from fp32's: feature caches are
+    #: keyed by it), else ``None``
+    precision: str | None = None
 
     @abstractmethod
     def score_many(self, sentences: Sequence[str], context: str) -> list[float]:

@@ -32,6 +32,7 @@ class CombinedScorer(AlignmentScorer):
         versions = [str(getattr(s, "version", "") or "") for s in self.scorers]
         #: the parts' versions (feature caches are keyed by it); None when no part declares one
         self.version = "+".join(versions) if any(versions) else None
+        self.precision = "bf16" if any(getattr(s, "precision", None) == "bf16" for s in self.scorers) else None
 
     def score_many(self, sentences: Sequence[str], context: str) -> list[float]:
         """Weighted mean of the component scores for each sentence, in [0, 1]."""

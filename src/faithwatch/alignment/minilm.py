@@ -43,6 +43,7 @@ class MiniLMNLIScorer(NLIScorer):
         self.encoder = load_cross_encoder(artifact, device=device, precision=precision)
         #: changes whenever the scores would (feature caches are keyed by it): windowing and adapter weights
         self.version = f"slide{chunk_tokens}-{str(self.encoder.adapter_sha256)[:12]}"
+        self.precision = "bf16" if self.encoder.precision == "bf16" else None
         self._bind(model_id=str(artifact) if artifact is not None else "nli-minilm",
                    name="nli-minilm" if artifact is None else f"nli-minilm:{artifact}", device=device,
                    batch_size=batch_size, tokenizer=self.encoder.tokenizer, model=self.encoder.model,

@@ -96,6 +96,8 @@ def cache_spec(monitor: Monitor, alignment: str | None | object = _SAME) -> dict
     version = getattr(monitor.alignment, "version", None) if alignment == _current(monitor) else None
     if version:  # only scorers that declare a version: older cache keys stay valid
         spec["alignment_version"] = version
+    if alignment == _current(monitor) and getattr(monitor.alignment, "precision", None):  # bf16 only, as above
+        spec["alignment_precision"] = monitor.alignment.precision
     return spec
 
 

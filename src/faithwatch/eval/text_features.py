@@ -56,6 +56,8 @@ def add_text_features(examples: Sequence[LabelledExample], sentences: pd.DataFra
 def text_cache_folder(signal: Signal, dataset: str, root: Path | None = None) -> Path:
     """Where ``signal``'s features of ``dataset`` are cached: changes with the signal's version and features."""
     spec = {"signal": signal.name, "version": signal.version, "features": signal.feature_names}
+    if getattr(signal, "precision", None):  # bf16 only: fp32 caches keep their older keys
+        spec["precision"] = signal.precision
     return (root or cache_dir() / "features") / f"{signal.name}-{safe_name(dataset)}-{spec_digest(spec)}"
 
 

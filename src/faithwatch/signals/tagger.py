@@ -64,6 +64,11 @@ class TaggerSignal(Signal):
         return str(self.tagger.version)
 
     @property
+    def precision(self) -> str | None:
+        """``"bf16"`` when the tagger computes in bf16 (part of cache keys), else ``None``."""
+        return "bf16" if getattr(self.tagger, "precision", None) == "bf16" else None
+
+    @property
     def feature_names(self) -> list[str]:
         return list(TAGGER_FEATURES)
 
