@@ -11,7 +11,6 @@ the shipped alignment parts. Prints sentence AUROC per set and LOO logistic regr
 from __future__ import annotations
 
 import argparse
-import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +18,7 @@ import pandas as pd
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.preprocessing import RobustScaler
+from tagger_feature import sha1_first
 
 from faithwatch.alignment import get_scorer
 from faithwatch.alignment.minilm import MiniLMNLIScorer
@@ -34,8 +34,9 @@ PARTS = ("nli-minilm", "lexical", "embedding")
 
 
 def score_set(name: str, per_set: int, scorer, wide: MiniLMNLIScorer) -> pd.DataFrame:
-    examples = sorted(load_dataset(name, None, questionable="exclude"),
-                      key=lambda e: hashlib.sha1(e.id.encode()).hexdigest())[:per_set]
+    everything = load_dataset(name, None, questionable="exclude")
+    order = {i: k for k, i in enumerate(sha1_first([e.id for e in everything], per_set))}
+    examples = sorted((e for e in everything if e.id in order), key=lambda e: order[e.id])
     rows, pairs, owner = [], [], []
     for e in examples:
         for s in SentenceTracker.split_text(e.response):
