@@ -2,7 +2,10 @@
 # The GPU benchmarks as run on a lent H100 (random-weight Llama-1B; no weights travel). Needs the wheels the
 # GPU image lacks in .whl/ and a tokenizer folder in .gpu/tok (see bench/README.md). Wheels used on 2026-11-25
 # (python 3.12): pysbd gguf platformdirs pydantic pydantic-core annotated-types typing-inspection typing-extensions
-# transformers==5.24.0 fastapi starlette uvicorn opentelemetry-api.
+# transformers==5.24.0 fastapi starlette uvicorn opentelemetry-api. On 2026-11-26 (H200): pysbd 0.3.4, gguf 0.19.0,
+# platformdirs 4.14.8, pydantic 2.14.4, pydantic-core 2.50.5, annotated-types 0.8.0, typing-inspection 0.4.5,
+# typing-extensions 4.16.0, transformers 5.24.0, fastapi 0.165.0, starlette 1.10.0, uvicorn 0.54.0,
+# opentelemetry-api 1.45.2 (17 MB together).
 # Usage: bash bench/gpu_run.sh STEP... (throughput, overhead, overhead-graph, decoding, decoding-graph, profile,
 # profile-graph, tests, server, or any shell command); each step's output goes to $OUT/STEP.txt. 'server' saves a
 # random-weight Llama-1B with the tokenizer to /tmp/rand1b, then load-tests 'faithwatch serve' on it (monitor
