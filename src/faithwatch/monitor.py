@@ -276,7 +276,8 @@ class Monitor:
         yield self._result(question, context, rule.tracker, reports, prompts, "live", rule.stop, session.records)
 
     @staticmethod
-    def _one_by_one(session: EngineSession, rule: GenerationRule, choose: TokenChooser) -> Iterator[list[Sentence]]:
+    def _one_by_one(session: EngineSession, rule: GenerationRule, choose: Callable[[torch.Tensor], int]
+                    ) -> Iterator[list[Sentence]]:
         """Choose on the host, feed, and yield the sentences each token closes."""
         while not rule.done:
             token = choose(session.next_logprobs())
