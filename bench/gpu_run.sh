@@ -6,7 +6,8 @@
 # platformdirs 4.14.8, pydantic 2.14.4, pydantic-core 2.50.5, annotated-types 0.8.0, typing-inspection 0.4.5,
 # typing-extensions 4.16.0, transformers 5.24.0, fastapi 0.165.0, starlette 1.10.0, uvicorn 0.54.0,
 # opentelemetry-api 1.45.2 (17 MB together).
-# Usage: bash bench/gpu_run.sh STEP... (throughput, overhead, overhead-graph, decoding, decoding-graph, profile,
+# Usage: bash bench/gpu_run.sh STEP... (throughput, overhead, overhead-graph, overhead-graph-1 (token by token,
+# no run-ahead), decoding, decoding-graph, profile,
 # profile-graph, tests, server, or any shell command); each step's output goes to $OUT/STEP.txt. 'server' saves a
 # random-weight Llama-1B with the tokenizer to /tmp/rand1b, then load-tests 'faithwatch serve' on it (monitor
 # streams, 1/4/16 clients, unbatched and --batch-rows 16).
@@ -25,6 +26,7 @@ for step in "$@"; do
     overhead) timeout 300 python3 bench/overhead.py $M --tokens 256 --alignment lexical --signals $SIG --static-anchor ;;
     overhead-static) timeout 200 python3 bench/overhead.py $M --tokens 256 --alignment lexical --signals $SIG --static-cache --repeats 2 ;;
     overhead-graph) timeout 300 python3 bench/overhead.py $M --tokens 256 --alignment lexical --signals $SIG --static-anchor --cuda-graph --repeats 5 ;;
+    overhead-graph-1) timeout 150 python3 bench/overhead.py $M --tokens 256 --alignment lexical --signals $SIG --cuda-graph --repeats 3 --run-ahead 1 ;;
     decoding) timeout 300 python3 bench/decoding.py $M --signals ${SIG/lid,/} --strategies monitor,greedy,fod,fod-adacad ;;
     decoding-graph) timeout 300 python3 bench/decoding.py $M --signals ${SIG/lid,/} --strategies monitor,greedy,fod,fod-adacad --cuda-graph ;;
     profile) timeout 120 python3 bench/gpu_profile.py $SIG ;;
