@@ -5,7 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from faithwatch.models.engine import Needs
+
 TOL = 1e-4
+#: every need on (twin row, two hidden layers, lookback ratios): what the engine equality tests record
+ALL_NEEDS = Needs(twin=True, hidden_layers=(1, 3), lookback=True)
 #: every per-token statistic an engine records
 RECORD_FIELDS = ("logprob", "entropy", "kl", "twin_logprob", "hidden", "lookback")
 

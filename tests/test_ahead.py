@@ -7,9 +7,9 @@ import pytest
 from faithwatch.models.engine import DecodingEngine, Needs
 from faithwatch.models.loading import LoadedModel
 from faithwatch.models.prompts import build_prompts
+from same import ALL_NEEDS as ALL
 from same import assert_same_records, assert_same_results
 
-ALL = Needs(twin=True, hidden_layers=(1, 3), lookback=True)
 QUESTION, CONTEXT = "When did the tower open?", "The tower opened in 1889. It is 330 metres tall."
 ENGINES = {"dynamic": {}, "static": {"static_cache": True}, "graph-step": {"cuda_graph": True}}
 

@@ -8,9 +8,8 @@ import torch
 
 from faithwatch.models.engine import DecodingEngine, Needs
 from faithwatch.models.prompts import build_prompts
+from same import ALL_NEEDS as ALL
 from same import TOL, assert_same_records
-
-ALL = Needs(twin=True, hidden_layers=(1, 3), lookback=True)
 
 
 @pytest.fixture(scope="module")

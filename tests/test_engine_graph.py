@@ -10,8 +10,9 @@ import torch
 from faithwatch.models import engine as engine_mod
 from faithwatch.models.engine import DecodingEngine
 from faithwatch.models.prompts import build_prompts
+from same import ALL_NEEDS as ALL
 from same import assert_same_records
-from test_engine_static import ALL, _script
+from test_engine_static import _script
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 

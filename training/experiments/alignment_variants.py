@@ -10,7 +10,6 @@ the shipped alignment parts. Prints sentence AUROC per set and LOO logistic regr
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +17,7 @@ import pandas as pd
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.preprocessing import RobustScaler
-from tagger_feature import sha1_first
+from tagger_feature import sample_args, sha1_first
 
 from faithwatch.alignment import get_scorer
 from faithwatch.alignment.minilm import MiniLMNLIScorer
@@ -63,11 +62,7 @@ def score_set(name: str, per_set: int, scorer, wide: MiniLMNLIScorer) -> pd.Data
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--per-set", type=int, default=200)
-    parser.add_argument("--out", type=Path, required=True, help="folder for the scored sentences (reused)")
-    args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
+    args = sample_args(__doc__, 200, "folder for the scored sentences (reused)")
     scorer, wide = get_scorer("nli-minilm+lexical+embedding"), MiniLMNLIScorer(chunk_tokens=128)
     tables = {}
     for name in SETS:

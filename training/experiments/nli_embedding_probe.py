@@ -15,7 +15,6 @@ LOO AUROC of the probe alone, the shipped recipe and the shipped recipe with the
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
@@ -23,7 +22,7 @@ import numpy as np
 import pandas as pd
 import torch
 from aggregator_variants import AUGMENT, SETS, print_loo  # sibling scripts, on sys.path when this one runs
-from tagger_feature import sha1_first
+from tagger_feature import sample_args, sha1_first
 
 import faithwatch.eval.training as training
 from faithwatch.data.loaders import load_dataset, to_jsonl_row
@@ -91,11 +90,7 @@ def with_vectors(tables: dict[str, pd.DataFrame], data, scorer, out: Path) -> di
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--per-set", type=int, default=150)
-    parser.add_argument("--out", type=Path, required=True, help="folder for the samples and vectors (reused)")
-    args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
+    args = sample_args(__doc__, 150, "folder for the samples and vectors (reused)")
     torch.set_num_threads(2)
     sets, augment = sample_files(args.per_set, args.out)
     monitor = extraction_monitor(None, "nli-minilm+lexical+embedding")

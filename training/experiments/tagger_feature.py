@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+from pathlib import Path
 
 import pandas as pd
 from aggregator_variants import AUGMENT, SETS, print_loo  # a sibling script, on sys.path when this one runs
@@ -24,6 +25,16 @@ import faithwatch.eval.training as training
 from faithwatch.eval.pipeline import extraction_monitor, load_labelled
 from faithwatch.eval.transfer import held_out_names
 from faithwatch.signals.tagger import TAGGER_FEATURES
+
+
+def sample_args(doc: str | None, per_set: int, out_help: str) -> argparse.Namespace:
+    """The experiments' common arguments (``--per-set``, ``--out``), with the ``--out`` folder created."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--per-set", type=int, default=per_set)
+    parser.add_argument("--out", type=Path, required=True, help=out_help)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    return args
 
 
 def sha1_first(ids, n: int | None) -> list[str]:

@@ -16,14 +16,13 @@ the one-window features. Not kept (docs/transfer.md).
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
 from aggregator_variants import print_loo  # sibling scripts, on sys.path when this one runs
-from tagger_feature import print_single, sample_tables
+from tagger_feature import print_single, sample_args, sample_tables
 
 import faithwatch.eval.training as training
 from faithwatch.claims.lss import content_words, split_words
@@ -51,11 +50,7 @@ def window_features(tagger, texts: list[str], context: str) -> list[dict[str, fl
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--per-set", type=int, default=150)
-    parser.add_argument("--out", type=Path, required=True, help="folder for the one-window features (reused)")
-    args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
+    args = sample_args(__doc__, 150, "folder for the one-window features (reused)")
     tables, examples = sample_tables(args.per_set)
     contexts = {name: {e.id: e.context for e in ex} for name, ex in examples.items()}
     tagger = shared_tagger()
