@@ -39,6 +39,7 @@ def main() -> None:
     parser.add_argument("--tau1", type=float, default=default("tau1"),
                         help="FOD: > 1 forces the beam search on every prompt")
     parser.add_argument("--tau2", type=float, default=default("tau2"), help="FOD: 0 prunes nothing (the most work)")
+    parser.add_argument("--no-coverage", action="store_true", help="FOD without question coverage (paper 000)")
     args = parser.parse_args()
 
     import torch
@@ -76,7 +77,7 @@ def main() -> None:
                 n = monitor.generate(item.question, item.context, max_new_tokens=args.max_new_tokens).num_tokens
             else:
                 n = generate(monitor, item.question, item.context, strategy, max_new_tokens=args.max_new_tokens,
-                             tau1=args.tau1, tau2=args.tau2).generated_tokens
+                             tau1=args.tau1, tau2=args.tau2, coverage=not args.no_coverage).generated_tokens
             sync()
             seconds[strategy].append(time.perf_counter() - start)
             tokens[strategy] += n
@@ -84,7 +85,7 @@ def main() -> None:
     rate = {s: tokens[s] / sum(seconds[s]) for s in strategies}
     print(f"model: {args.random_model or monitor.lm.model_id} · device: {args.device} · {len(items)} prompts · "
           f"max {args.max_new_tokens} new tokens · detector {monitor.detector.name} · "
-          f"tau1 {args.tau1} tau2 {args.tau2}")
+          f"tau1 {args.tau1} tau2 {args.tau2} · coverage {'off' if args.no_coverage else 'on'}")
     print(f"{'strategy':<10} {'total s':>8} {'median s':>9} {'x greedy':>9} {'gen tok':>8} {'tok/s':>7}")
     for s in strategies:
         total = sum(seconds[s])

@@ -13,7 +13,8 @@ from faithwatch.decoding.loop import adacad_logprobs, cad_logprobs, sampling_cho
 from faithwatch.monitor import Monitor
 
 Q, C = "When did the bridge open?", "The bridge in Lyon opened in 1820. It was built by local masons."
-SHORT = {"max_sentence_tokens": 4, "max_new_tokens": 16}  # sentences of 4 tokens: structure on a random model
+SHORT = {"max_sentence_tokens": 4, "max_new_tokens": 16, "coverage": False}  # sentences of 4 tokens: structure on
+# a random model; Algorithm 1 as in paper 000 (question coverage has tests of its own)
 
 
 def _hash_score(text: str) -> float:

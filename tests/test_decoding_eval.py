@@ -414,11 +414,13 @@ def _renamed(fake: FakeGenerate, names: dict[str, str]):
 
 def test_in_sample_note_names_the_defaults_chosen_on_the_packaged_set():
     note = ev.in_sample_note("counterfactual", {"tau1": 0.5, "tau2": 0.7}, ["greedy", "fod", "abstain"])
-    assert note is not None and "fod, abstain" in note and "tau1, abstain_threshold" in note and "tau2" not in note
+    assert note is not None and "fod, abstain" in note and "tau1, coverage, abstain_threshold" in note
+    assert "tau2" not in note
     assert "abstain_threshold" not in ev.in_sample_note("counterfactual", {}, ["fod-adacad"])
     assert ev.in_sample_note("counterfactual", {}, ["greedy", "adacad"]) is None  # no strategy reads them
     assert ev.in_sample_note("mine.jsonl", {}, ["fod"]) is None
-    assert ev.in_sample_note("counterfactual", {"tau1": 0.6, "tau2": 0.7, "abstain_threshold": 0.4}, ["fod"]) is None
+    assert ev.in_sample_note("counterfactual", {"tau1": 0.6, "tau2": 0.7, "coverage": False,
+                                                "abstain_threshold": 0.4}, ["fod"]) is None
 
 
 def test_tau_is_cross_validated(items):

@@ -37,6 +37,8 @@ class DecodingParams(BaseModel):
     max_new_tokens: int = Field(128, ge=1, description="Generation budget in tokens.")
     max_sentence_tokens: int = Field(96, ge=1, description="Longest sentence before it is cut.")
     chunk_tokens: int = Field(8, ge=1, description="Lookback: tokens per candidate chunk.")
+    coverage: bool = Field(True, description="FOD: read the question's parts (wh-clauses) and search on while an "
+                           "answer leaves one unfilled (see faithwatch.decoding.coverage).")
     seed: int = Field(0, ge=0, le=2**64 - 1, description="Seed of the sampler.")
 
     def for_strategy(self, defaults: dict[str, Any]) -> DecodingParams:

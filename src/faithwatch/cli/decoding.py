@@ -34,6 +34,7 @@ def generate(
                                             help=help_of("abstain_threshold")),
     max_new_tokens: int = typer.Option(default("max_new_tokens"), "--max-new-tokens", min=1),
     seed: int = typer.Option(default("seed"), "--seed"),
+    coverage: bool = typer.Option(default("coverage"), "--coverage/--no-coverage", help=help_of("coverage")),
     lens: Path | None = typer.Option(None, "--lens", help="Lookback Lens folder for --strategy lookback."),
     model: str | None = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2)."),
     device: str | None = DeviceOpt,
@@ -59,7 +60,7 @@ def generate(
         with err.status(f"Decoding with {strategy}…"):
             given = {"tau1": tau1, "tau2": tau2, "beams": beams, "samples": samples, "temperature": temperature,
                      "alpha": alpha, "abstain_threshold": abstain_threshold, "max_new_tokens": max_new_tokens,
-                     "seed": seed}
+                     "seed": seed, "coverage": coverage}
             result = run(monitor, question, ctx, strategy, lens=lens,
                          **{k: v for k, v in given.items() if v is not None})
     except FaithwatchError as exc:

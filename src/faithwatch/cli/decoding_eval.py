@@ -170,6 +170,7 @@ def eval_decoding(
                                             help=help_of("abstain_threshold")),
     max_new_tokens: int = typer.Option(default("max_new_tokens"), "--max-new-tokens", min=1),
     seed: int = typer.Option(default("seed"), "--seed", help="Sampling seed (and bootstrap seed)."),
+    coverage: bool = typer.Option(default("coverage"), "--coverage/--no-coverage", help=help_of("coverage")),
     lens: Path | None = typer.Option(None, "--lens", help="Lookback Lens folder for the lookback strategy."),
     model: str | None = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2)."),
     detector: str | None = typer.Option(None, "--detector", help="Guiding detector (default: the model's)."),
@@ -202,7 +203,7 @@ def eval_decoding(
         params: dict[str, Any] = {"tau1": tau1, "tau2": tau2, "beams": beams, "samples": samples,
                                   "temperature": temperature, "alpha": alpha,
                                   "abstain_threshold": abstain_threshold, "max_new_tokens": max_new_tokens,
-                                  "seed": seed}
+                                  "seed": seed, "coverage": coverage}
         with err.status("Loading model…"):
             monitor = Monitor(model, detector=detector, alignment=alignment or "auto", device=device, dtype=dtype,
                               device_map=device_map)

@@ -82,6 +82,18 @@ def _contrast_chooser(name: str, contrast: Callable[[torch.Tensor, torch.Tensor]
     return choose
 
 
+def _without_eos(inner: Chooser, rows: list[int], eos: list[int]) -> Chooser:
+    """``inner`` choosing from distributions whose ``rows`` give EOS no mass (a very low finite log-prob, so that
+    contrasts and divergences stay finite)."""
+    def choose(logp: torch.Tensor, twin: torch.Tensor | None) -> list[int]:
+        low = torch.finfo(logp.dtype).min / 4
+        logp = logp.clone()
+        logp[torch.tensor(rows, device=logp.device)[:, None], torch.tensor(eos, device=logp.device)] = low
+        return inner(logp, twin)
+
+    return choose
+
+
 def adacad_chooser(inner: Chooser) -> Chooser:
     """Apply AdaCAD to the distributions, then choose with ``inner``."""
     return _contrast_chooser("AdaCAD", adacad_logprobs, inner)
@@ -139,11 +151,18 @@ class DecodingLoop:
         return self.tokenizer.decode(list(ids), skip_special_tokens=True)
 
     def sample(
-        self, per_beam: int, choose: Chooser, *, unit: str = "sentence", chunk_tokens: int = 8
+        self, per_beam: int, choose: Chooser, *, unit: str = "sentence", chunk_tokens: int = 8,
+        ban_eos: Sequence[bool] | None = None,
     ) -> list[Candidate]:
-        """From every unfinished beam, sample ``per_beam`` candidates as one batch; finished beams are carried."""
+        """From every unfinished beam, sample ``per_beam`` candidates as one batch; finished beams are carried.
+
+        ``ban_eos`` (one flag per beam): the branches of a flagged beam cannot choose EOS (the answer may not end).
+        """
         counts = [1 if beam.finished else per_beam for beam in self.beams]
         parents = [p for p, n in enumerate(counts) for _ in range(n)]
+        banned = [b for b, p in enumerate(parents) if ban_eos is not None and ban_eos[p]]
+        if banned:
+            choose = _without_eos(choose, banned, sorted(self.eos))
         self.session.select(parents)
         n = len(parents)
         new: list[list[int]] = [[] for _ in range(n)]
@@ -192,6 +211,13 @@ class DecodingLoop:
         report = self.monitor._reports([sentence], self.session.branch_records[branch], self.question,
                                        self.context)[0]
         return Candidate(parent, branch, ids, report, eos, truncated)
+
+    def rewind(self, checkpoint) -> None:
+        """Back to one beam at ``checkpoint`` (a state of the session taken while it had one branch): later
+        tokens are dropped, and the beams become that one beam, empty (``checkpoint`` must be the answer's start)."""
+        self.session.select([0])
+        self.session.restore(checkpoint)
+        self.beams = [Beam()]
 
     def keep(self, candidates: Sequence[Candidate]) -> None:
         """Make the given candidates the beams (their branches are kept, in order)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ import torch
 from pydantic import ValidationError
 
 from faithwatch import registry
+from faithwatch.decoding.coverage import Coverage
 from faithwatch.decoding.loop import (
     Beam,
     Candidate,
@@ -177,7 +178,8 @@ def _fod_run(run: StrategyRun, contrast: str | None = None, backtrack_only: bool
         sampler, first = cad_chooser(p.alpha, sampler), cad_chooser(p.alpha, first)
     elif contrast == "adacad":
         sampler, first = adacad_chooser(sampler), adacad_chooser(first)
-    beam = _fod(run.loop, first, sampler, p.tau1, p.tau2, p.beams, p.samples, run.trace, backtrack_only)
+    coverage = Coverage(run.loop.question if p.coverage else "")
+    beam = _fod(run.loop, first, sampler, p.tau1, p.tau2, p.beams, p.samples, run.trace, backtrack_only, coverage)
     if not beam.sentences:  # nothing faithful survived: say so explicitly rather than answer ""
         run.trace.append(TraceEvent("refuse", 0, reason="no sentence passed the thresholds"))
         return beam, True
@@ -229,21 +231,32 @@ def _rerank(loop: DecodingLoop, chooser: Chooser, samples: int, trace: list[Trac
 
 
 def _fod(loop: DecodingLoop, greedy: Chooser, sampler: Chooser, tau1: float, tau2: float, k: int, s: int,
-         trace: list[TraceEvent], backtrack_only: bool) -> Beam:
-    """Paper 000 Algorithm 1 (``greedy`` for stage 1, ``sampler`` for the sentence beam search)."""
+         trace: list[TraceEvent], backtrack_only: bool, coverage: Coverage) -> Beam:
+    """Paper 000 Algorithm 1 (``greedy`` for stage 1, ``sampler`` for the sentence beam search), question-aware
+    through ``coverage`` (:mod:`faithwatch.decoding.coverage`): while the question has open slots, a greedy sentence
+    that fills none of them, or an end of the answer, starts the search as a low score does; the search may not end
+    such an answer (for :data:`~faithwatch.decoding.coverage.PATIENCE` sentences that fill nothing) and ranks
+    candidates by open slots first, then by score; if its best answer still leaves slots open after a prefix from
+    stage 1, it searches once more from the answer's start and keeps the better answer. A question without slots
+    leaves Algorithm 1 as it is."""
+    start = loop.session.checkpoint()
     # stage 1: greedy sentence by sentence while the score is >= tau1
     while not loop.beams[0].finished:
         checkpoint = loop.session.checkpoint()
         (cand,) = loop.sample(1, greedy)
-        if cand.report is None or cand.report.score >= tau1:
+        why = _stage1_refusal(loop, coverage, cand, tau1)
+        if why is None:
+            if cand.eos and cand.report is not None and coverage.must_go_on(_texts(loop.beams[0], cand)):
+                cand = replace(cand, eos=False)  # keep the sentence; the answer is not over yet
             loop.keep([cand])
             if cand.report is not None:
                 trace.append(TraceEvent("accept", cand.report.index, cand.report.text, cand.report.score, 0,
                                         reason=f"greedy, score >= tau1={tau1}"))
             continue
         loop.session.restore(checkpoint)  # backtrack to the faithful prefix
-        trace.append(TraceEvent("backtrack", cand.report.index, cand.report.text, cand.report.score, 0,
-                                reason=f"greedy sentence below tau1={tau1}"))
+        report = cand.report
+        trace.append(TraceEvent("backtrack", report.index if report else len(loop.beams[0].sentences),
+                                report.text if report else "<eos>", report.score if report else None, 0, reason=why))
         break
     else:
         return loop.beams[0]
@@ -251,10 +264,27 @@ def _fod(loop: DecodingLoop, greedy: Chooser, sampler: Chooser, tau1: float, tau
         loop.beams[0].stop_reason = "backtracked"
         return loop.beams[0]
     # stage 2: sentence-level beam search from the faithful prefix
+    from_prefix = bool(loop.beams[0].sentences)
+    best = _search(loop, sampler, tau2, k, s, trace, coverage)
+    if from_prefix and _gaps(coverage, best):
+        trace.append(TraceEvent("backtrack", 0, reason="question slots still open: searching again from the start"))
+        loop.rewind(start)
+        again = _search(loop, sampler, tau2, k, s, trace, coverage)
+        best = min((best, again), key=lambda b: (_gaps(coverage, b), -b.mean_score))
+    index = next((i for i, b in enumerate(loop.beams) if b is best), 0)
+    trace.append(TraceEvent("select", len(best.sentences), loop.text(best.ids), best.mean_score, index,
+                            reason="most faithful beam" + (" of those that fill the most slots" if coverage.slots
+                                                           else "")))
+    return best
+
+
+def _search(loop: DecodingLoop, sampler: Chooser, tau2: float, k: int, s: int, trace: list[TraceEvent],
+            coverage: Coverage) -> Beam:
+    """FOD's stage 2, the sentence-level beam search from the current beams; the best beam."""
     while True:
         open_beams = [b for b in loop.beams if not b.finished]
         per_beam = math.ceil(s / max(1, len(open_beams)))
-        cands = loop.sample(per_beam, sampler)
+        cands = loop.sample(per_beam, sampler, ban_eos=[coverage.must_go_on(_texts(b)) for b in loop.beams])
         step = max(len(b.sentences) for b in loop.beams)
         survivors: list[Candidate] = []
         for c in cands:
@@ -278,7 +308,8 @@ def _fod(loop: DecodingLoop, greedy: Chooser, sampler: Chooser, tau1: float, tau
             scores = [x.score for x in loop.beams[c.parent].sentences] + ([c.report.score] if c.report else [])
             return sum(scores) / len(scores) if scores else 0.0
 
-        ranked = sorted(survivors, key=lambda c: (-beam_score(c), c.branch))
+        ranked = sorted(survivors, key=lambda c: (coverage.open(" ".join(_texts(loop.beams[c.parent], c))),
+                                                  -beam_score(c), c.branch))
         kept, dropped = ranked[:k], ranked[k:]
         for c in dropped:
             trace.append(TraceEvent("drop", step, c.report.text if c.report else "", beam_score(c), c.parent,
@@ -290,10 +321,29 @@ def _fod(loop: DecodingLoop, greedy: Chooser, sampler: Chooser, tau1: float, tau
         if any(b.finished for b in loop.beams):
             trace.append(TraceEvent("stop", step, reason="a beam ended"))
             break
-    best = max(range(len(loop.beams)), key=lambda i: (loop.beams[i].mean_score, -i))
-    trace.append(TraceEvent("select", len(loop.beams[best].sentences), loop.text(loop.beams[best].ids),
-                            loop.beams[best].mean_score, best, reason="most faithful beam"))
-    return loop.beams[best]
+    return min(loop.beams, key=lambda b: (_gaps(coverage, b), -b.mean_score))
+
+
+def _gaps(coverage: Coverage, beam: Beam) -> int:
+    return coverage.open(" ".join(_texts(beam)))
+
+
+def _texts(beam: Beam, cand: Candidate | None = None) -> list[str]:
+    """The sentences of ``beam``, with ``cand``'s sentence after them."""
+    return [x.text for x in beam.sentences] + ([cand.report.text] if cand is not None and cand.report else [])
+
+
+def _stage1_refusal(loop: DecodingLoop, coverage: Coverage, cand: Candidate, tau1: float) -> str | None:
+    """Why FOD's stage 1 does not accept the greedy candidate (``None``: it accepts it)."""
+    before = _texts(loop.beams[0])
+    if cand.report is None:
+        return "the answer ends with question slots open" if cand.eos and coverage.must_go_on(before) else None
+    if cand.report.score < tau1:
+        return f"greedy sentence below tau1={tau1}"
+    after = _texts(loop.beams[0], cand)
+    if coverage.open(" ".join(before)) and coverage.open(" ".join(after)) == coverage.open(" ".join(before)):
+        return "greedy sentence fills none of the question's open slots"
+    return None
 
 
 def _load_lens(lens, monitor):

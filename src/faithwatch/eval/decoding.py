@@ -389,7 +389,7 @@ class DecodingEvaluation:
 
 #: parameters whose shipped defaults (faithwatch.params) were chosen on the packaged counterfactual set, and which
 #: strategies read them
-TUNED_ON_PACKAGED = {"tau1": "fod", "tau2": "fod", "abstain_threshold": "abstain"}
+TUNED_ON_PACKAGED = {"tau1": "fod", "tau2": "fod", "coverage": "fod", "abstain_threshold": "abstain"}
 
 
 def in_sample_note(data: str, params: Mapping[str, Any], strategies: Sequence[str]) -> str | None:

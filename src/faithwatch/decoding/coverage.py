@@ -1,0 +1,119 @@
+"""Question coverage: how many parts of a question an answer fills (FOD's question-aware term).
+
+A faithfulness score cannot tell an answer from a faithful sentence that does not answer ("The first ascent took
+place in 1953." for a mountain's height), nor a full answer from one fact of "Who wrote it, and in which year?".
+This module reads the question's *slots*, one per wh-clause ("Who wrote X" / "in which year"), and counts how many
+of them an answer fills:
+
+* a **numeric** slot ("how many", "in which year", "when", "how tall", "..., in metres") is filled by a number that
+  the question does not hold;
+* any other slot is filled by a content word that the question does not hold (stop words and the answer-frame
+  words of :data:`~faithwatch.alignment.lexical.FRAME_WORDS` do not count), or by a spare number.
+
+So an echo of the question, or "It is a sport." for "Which sport ...?", fills nothing. The check is lexical: it
+says whether the answer *says something* of the kind asked for, not whether it is right (that is the detector's
+job). A text without a wh-clause (an instruction such as "Summarise the article.", a yes/no question) has no
+slots, and FOD then runs exactly as without this term.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from faithwatch.alignment.lexical import FRAME_WORDS
+from faithwatch.text import NUMBER_WORDS, is_stop, number_forms, stem
+
+_WH = r"(?:who|whom|whose|what|which|where|when|why|how)"
+# a clause boundary: a comma (and optional "and"/"or") or a bare "and", before a wh-word that at most two words
+# precede ("in which year", "aboard which spacecraft", "and what is")
+_SPLIT = re.compile(rf"\s*,\s*(?:(?:and|or)\s+)?(?=(?:[\w-]+\s+){{0,2}}{_WH}\b)|\s+and\s+(?=(?:[\w-]+\s+)?{_WH}\b)",
+                    re.IGNORECASE)
+_HAS_WH = re.compile(rf"\b{_WH}\b", re.IGNORECASE)
+_UNITS = (r"metres|meters|kilometres|kilometers|miles|feet|foot|inches|centimetres|centimeters|millimetres|"
+          r"seconds|minutes|hours|days|weeks|months|years|degrees|celsius|fahrenheit|kelvin|kilograms|grams|"
+          r"tonnes|tons|pounds|litres|liters|percent|per cent")
+_NUMERIC = re.compile(
+    rf"\bhow\s+(?:many|much|high|tall|long|far|old|big|large|deep|wide|heavy|fast|often)\b|\bwhen\b"
+    rf"|\b(?:what|which)\s+(?:(?:is|was|are|were)\s+)?(?:(?:its|the|their|his|her)\s+)?(?:[\w-]+\s+)?"
+    rf"(?:year|date|century|decade|age|number|temperature|percentage|population|height|length|speed)\b"
+    rf"|\bin\s+(?:{_UNITS})\b",
+    re.IGNORECASE)
+_WORD = re.compile(r"[^\W\d_](?:[\w'’-]*\w)?")
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One part of a question: its clause and whether a number fills it."""
+
+    clause: str
+    numeric: bool
+
+
+@lru_cache(maxsize=1024)
+def question_slots(question: str) -> tuple[Slot, ...]:
+    """The slots of ``question``: one per clause with a wh-word (none for a text without one)."""
+    clauses = [c.strip(" ?.!") for c in _SPLIT.split(question or "")]
+    return tuple(Slot(c, bool(_NUMERIC.search(c))) for c in clauses if c and _HAS_WH.search(c))
+
+
+def _numbers(text: str) -> set[str]:
+    found = {form for forms in number_forms(text) for form in forms}
+    found.update(NUMBER_WORDS[w.lower()] for w in _WORD.findall(text) if w.lower() in NUMBER_WORDS)
+    return found
+
+
+def _content(text: str) -> set[str]:
+    return {stem(w) for w in _WORD.findall(text)
+            if len(w) > 1 and not is_stop(w) and w.lower() not in FRAME_WORDS and w.lower() not in NUMBER_WORDS}
+
+
+def filled(question: str, answer: str) -> int:
+    """How many of ``question``'s slots ``answer`` fills (0 ... ``len(question_slots(question))``)."""
+    slots = question_slots(question)
+    if not slots:
+        return 0
+    numbers = len(_numbers(answer) - _numbers(question))
+    words = len(_content(answer) - _content(question))
+    numeric = sum(s.numeric for s in slots)
+    by_number = min(numeric, numbers)
+    return by_number + min(len(slots) - numeric, words + numbers - by_number)
+
+
+def open_slots(question: str, answer: str) -> int:
+    """How many of ``question``'s slots ``answer`` leaves open."""
+    return len(question_slots(question)) - filled(question, answer)
+
+
+#: sentences in a row that fill nothing before FOD lets an answer with open slots end after all
+PATIENCE = 2
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The coverage of one question, as FOD's search uses it (no slots: every answer is complete)."""
+
+    question: str
+
+    @property
+    def slots(self) -> tuple[Slot, ...]:
+        """The question's slots."""
+        return question_slots(self.question)
+
+    def open(self, answer: str) -> int:
+        """How many slots ``answer`` leaves open."""
+        return open_slots(self.question, answer) if self.slots else 0
+
+    def stalled(self, sentences: list[str]) -> int:
+        """How many of the last ``sentences`` of an answer filled no slot."""
+        count = 0
+        for k in range(len(sentences), 0, -1):
+            if self.open(" ".join(sentences[:k - 1])) > self.open(" ".join(sentences[:k])):
+                break
+            count += 1
+        return count
+
+    def must_go_on(self, sentences: list[str]) -> bool:
+        """Whether an answer made of ``sentences`` may not end yet: slots are open and it filled one lately."""
+        return self.open(" ".join(sentences)) > 0 and self.stalled(sentences) < PATIENCE

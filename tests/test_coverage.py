@@ -1,0 +1,104 @@
+"""Question coverage (FOD's question-aware term): the slots of a question, what fills them, and FOD's use of it."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from faithwatch.decoding import generate
+from faithwatch.decoding.coverage import PATIENCE, Coverage, filled, open_slots, question_slots
+from faithwatch.decoding.loop import DecodingLoop, greedy_chooser
+
+C = "The bridge in Lyon opened in 1820. It was built by local masons."
+
+
+def _kinds(question: str) -> str:
+    return "".join("N" if s.numeric else "o" for s in question_slots(question))
+
+
+@pytest.mark.parametrize(("question", "kinds"), [
+    ("In which city does the Eiffel Tower stand?", "o"),
+    ("How high is Mount Everest above sea level, in metres?", "N"),
+    ("What is Usain Bolt's 100 metres world record time, in seconds?", "N"),
+    ("Which chemical element has atomic number 1?", "o"),  # "number" here is not what is asked
+    ("What is the chemical symbol of gold, and what is its atomic number?", "oN"),
+    ("Who was the first woman to win a Nobel Prize, in which year, and in which field?", "oNo"),
+    ("Which brothers made the first controlled, powered aeroplane flight in 1903?", "o"),  # a comma, no clause
+    ("Summarise the article in two sentences.", ""),  # no wh-clause: no slots
+    ("Is the bridge older than the tower?", ""),
+])
+def test_slots_of_a_question(question, kinds):
+    assert _kinds(question) == kinds
+
+
+def test_what_fills_a_slot():
+    q = "Which sport is played at the Wimbledon Championships?"
+    assert filled(q, q) == 0  # an echo of the question says nothing
+    assert filled(q, "The Wimbledon Championships is a sport.") == 0
+    assert filled(q, "Tennis.") == 1
+    year = "In which year was the bridge opened?"
+    assert filled(year, "The answer is: 1820") == 1
+    assert filled(year, "The answer is the bridge.") == 0  # frame words and the question's words are not content
+    assert filled(year, "It opened in eighteen.") == 1  # a number word is a number
+    gold = "What is the chemical symbol of gold, and what is its atomic number?"
+    assert open_slots(gold, "The chemical symbol of gold is Gd.") == 1  # the numeric slot needs a number
+    assert open_slots(gold, "The chemical symbol of gold is Gd. Its atomic number is 64.") == 0
+    assert open_slots(gold, "It is 79 and 64.") == 0  # a spare number fills a word slot (a lexical check)
+    assert open_slots("Summarise the article.", "") == 0
+
+
+def test_stalled_answers_may_end():
+    cov = Coverage("Who built the bridge, and in which year?")
+    assert cov.must_go_on([])  # nothing said yet
+    assert cov.must_go_on(["Local masons built it."])  # the year is open, and the last sentence filled a slot
+    idle = ["Local masons built it."] + ["It is a bridge."] * PATIENCE
+    assert cov.stalled(idle) == PATIENCE and not cov.must_go_on(idle)  # nothing filled for PATIENCE sentences
+    assert not cov.must_go_on(["Local masons built it in 1820."])  # complete
+    assert not Coverage("").must_go_on([])  # no slots: FOD as in paper 000
+
+
+def test_banned_eos_is_never_chosen(monitor, one_thread):
+    loop = DecodingLoop(monitor, "Who built it?", C, max_new_tokens=6, max_sentence_tokens=6)
+    eos = sorted(loop.eos)[0]
+
+    def wants_eos(logp, twin):  # EOS whenever it has any mass, else the most likely token
+        return [eos if float(logp[r, eos]) > -1e30 else int(logp[r].argmax()) for r in range(len(logp))]
+
+    start = loop.session.checkpoint()
+    before = loop.session.branch_logprobs().clone()
+    (free,) = loop.sample(1, wants_eos)
+    assert free.eos and not free.ids
+    banned = loop.sample(2, wants_eos, ban_eos=[True])
+    assert all(not c.eos and c.ids for c in banned)
+    loop.keep(banned)
+    loop.rewind(start)  # back to the answer's start with one empty beam: the same next distribution
+    assert len(loop.beams) == 1 and not loop.beams[0].ids
+    torch.testing.assert_close(loop.session.branch_logprobs(), before)
+
+
+def test_fod_searches_while_slots_are_open(monitor, one_thread, monkeypatch):
+    from faithwatch.decoding import strategies
+
+    question = "Who built the bridge, and in which year?"
+    short = {"max_sentence_tokens": 4, "max_new_tokens": 16, "tau1": 0.0, "tau2": 0.0}
+    plain = generate(monitor, question, C, strategy="fod", coverage=False, **short)
+    assert all(e.kind == "accept" for e in plain.trace)  # tau1 = 0: paper 000's stage 1 accepts everything
+    assert open_slots(question, plain.answer) >= 1  # greedy wrote no year
+    # so stage 1 hands over to the search, which looks for an answer that fills more of the question
+    covered = generate(monitor, question, C, strategy="fod", **short)
+    assert open_slots(question, covered.answer) < open_slots(question, plain.answer)
+    reasons = [e.reason for e in covered.trace if e.kind == "backtrack"]
+    assert reasons and any("slots" in r for r in reasons)
+    assert any(e.kind == "candidate" for e in covered.trace)
+    # a question without slots: the same answer and trace as paper 000's algorithm
+    monkeypatch.setattr(strategies, "Coverage", lambda q: Coverage(""))
+    same = generate(monitor, question, C, strategy="fod", **short)
+    assert same.answer == plain.answer and [e.kind for e in same.trace] == [e.kind for e in plain.trace]
+
+
+def test_greedy_chooser_unchanged_without_a_ban(monitor, one_thread):
+    loop = DecodingLoop(monitor, "Who built it?", C, max_new_tokens=4, max_sentence_tokens=4)
+    (a,) = loop.sample(1, greedy_chooser(), ban_eos=[False])
+    loop2 = DecodingLoop(monitor, "Who built it?", C, max_new_tokens=4, max_sentence_tokens=4)
+    (b,) = loop2.sample(1, greedy_chooser())
+    assert a.ids == b.ids
