@@ -27,6 +27,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--prompts", type=int, default=5)
+    parser.add_argument("--skip", type=int, default=0, help="start at this item (56: the multi-fact questions)")
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--strategies", default="monitor,greedy,abstain,cad,rerank,fod-bt,fod")
     parser.add_argument("--random-model", default=None, help="e.g. llama-1b (weights random; see overhead.py)")
@@ -63,7 +64,7 @@ def main() -> None:
     else:
         monitor = Monitor(None, device=args.device, detector=args.detector, static_cache=args.static_cache,
                           cuda_graph=args.cuda_graph)
-    items = load_counterfactual()[: args.prompts]
+    items = load_counterfactual()[args.skip: args.skip + args.prompts]
     strategies = args.strategies.split(",")
     sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
     generate(monitor, items[0].question, items[0].context, "greedy", max_new_tokens=8)  # warm-up
@@ -83,7 +84,8 @@ def main() -> None:
             tokens[strategy] += n
     base = sum(seconds["greedy"]) if "greedy" in seconds else None
     rate = {s: tokens[s] / sum(seconds[s]) for s in strategies}
-    print(f"model: {args.random_model or monitor.lm.model_id} · device: {args.device} · {len(items)} prompts · "
+    print(f"model: {args.random_model or monitor.lm.model_id} · device: {args.device} · "
+          f"{len(items)} prompts from item {args.skip} · "
           f"max {args.max_new_tokens} new tokens · detector {monitor.detector.name} · "
           f"tau1 {args.tau1} tau2 {args.tau2} · coverage {'off' if args.no_coverage else 'on'}")
     print(f"{'strategy':<10} {'total s':>8} {'median s':>9} {'x greedy':>9} {'gen tok':>8} {'tok/s':>7}")
