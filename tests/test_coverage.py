@@ -26,6 +26,11 @@ def _kinds(question: str) -> str:
     ("Which brothers made the first controlled, powered aeroplane flight in 1903?", "o"),  # a comma, no clause
     ("Summarise the article in two sentences.", ""),  # no wh-clause: no slots
     ("Is the bridge older than the tower?", ""),
+    ("When did the bridge open?", "N"),
+    ("when you have a bowel movement do you lose weight", "o"),  # "when" as a conjunction wants no number
+    ("how to fold a quilt", "o"),  # a one-sentence search query counts as asked
+    ("It is crazy how many people love it. I like it too.", ""),  # statements ask nothing
+    ("I read about the bridge. How many arches does it have?", "N"),  # only the question is read
 ])
 def test_slots_of_a_question(question, kinds):
     assert _kinds(question) == kinds

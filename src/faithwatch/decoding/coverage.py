@@ -5,15 +5,16 @@ place in 1953." for a mountain's height), nor a full answer from one fact of "Wh
 This module reads the question's *slots*, one per wh-clause ("Who wrote X" / "in which year"), and counts how many
 of them an answer fills:
 
-* a **numeric** slot ("how many", "in which year", "when", "how tall", "..., in metres") is filled by a number that
-  the question does not hold;
+* a **numeric** slot ("how many", "in which year", "when did", "how tall", "..., in metres") is filled by a number
+  that the question does not hold ("when" only as a question word, before an auxiliary: not "when you have ...");
 * any other slot is filled by a content word that the question does not hold (stop words and the answer-frame
   words of :data:`~faithwatch.alignment.lexical.FRAME_WORDS` do not count), or by a spare number.
 
 So an echo of the question, or "It is a sport." for "Which sport ...?", fills nothing. The check is lexical: it
 says whether the answer *says something* of the kind asked for, not whether it is right (that is the detector's
-job). A text without a wh-clause (an instruction such as "Summarise the article.", a yes/no question) has no
-slots, and FOD then runs exactly as without this term.
+job). Only what the text asks is read: its sentences that end in "?", or the whole text if it is one sentence. A
+text without a wh-clause there (an instruction such as "Summarise the article.", a yes/no question, a dialogue
+history that ends in a statement) has no slots, and FOD then runs exactly as without this term.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from faithwatch.alignment.lexical import FRAME_WORDS
-from faithwatch.text import NUMBER_WORDS, is_stop, number_forms, stem
+from faithwatch.text import NUMBER_WORDS, is_stop, number_forms, split_sentences, stem
 
 _WH = r"(?:who|whom|whose|what|which|where|when|why|how)"
 # a clause boundary: a comma (and optional "and"/"or") or a bare "and", before a wh-word that at most two words
@@ -35,7 +36,8 @@ _UNITS = (r"metres|meters|kilometres|kilometers|miles|feet|foot|inches|centimetr
           r"seconds|minutes|hours|days|weeks|months|years|degrees|celsius|fahrenheit|kelvin|kilograms|grams|"
           r"tonnes|tons|pounds|litres|liters|percent|per cent")
 _NUMERIC = re.compile(
-    rf"\bhow\s+(?:many|much|high|tall|long|far|old|big|large|deep|wide|heavy|fast|often)\b|\bwhen\b"
+    rf"\bhow\s+(?:many|much|high|tall|long|far|old|big|large|deep|wide|heavy|fast|often)\b"
+    rf"|\bwhen\s+(?:did|does|do|is|was|were|are|will|would|can|could|should|has|have|had)\b"
     rf"|\b(?:what|which)\s+(?:(?:is|was|are|were)\s+)?(?:(?:its|the|their|his|her)\s+)?(?:[\w-]+\s+)?"
     rf"(?:year|date|century|decade|age|number|temperature|percentage|population|height|length|speed)\b"
     rf"|\bin\s+(?:{_UNITS})\b",
@@ -51,10 +53,18 @@ class Slot:
     numeric: bool
 
 
+def asked(text: str) -> str:
+    """What ``text`` asks: its sentences that end in "?"; without one, the text if it is one sentence (a search
+    query: "how to fold a quilt"), else nothing (a dialogue history or an instruction that asks no question)."""
+    sentences = split_sentences(text) if text and text.strip() else []
+    questions = [x for x in sentences if x.rstrip().endswith("?")]
+    return " ".join(questions) if questions else (sentences[0] if len(sentences) == 1 else "")
+
+
 @lru_cache(maxsize=1024)
 def question_slots(question: str) -> tuple[Slot, ...]:
-    """The slots of ``question``: one per clause with a wh-word (none for a text without one)."""
-    clauses = [c.strip(" ?.!") for c in _SPLIT.split(question or "")]
+    """The slots of ``question``: one per clause with a wh-word in what it :func:`asked` (none without one)."""
+    clauses = [c.strip(" ?.!") for c in _SPLIT.split(asked(question or ""))]
     return tuple(Slot(c, bool(_NUMERIC.search(c))) for c in clauses if c and _HAS_WH.search(c))
 
 
