@@ -99,13 +99,29 @@ class _ContextIndex:
     bigrams: frozenset[tuple[str, str]]
 
 
-def _context_index(context: str) -> _ContextIndex:
-    numbers = {form for forms in number_forms(context) for form in forms}
-    words = [w for w, _ in _words(context)]
+def content_stems(text: str) -> frozenset[str]:
+    """The stems of ``text``'s content words, as the scorer reads a sentence (stop words, :data:`FRAME_WORDS` and
+    the magnitude or percent word after a number left out)."""
+    return _sentence_features(text).content
+
+
+def number_values(text: str) -> frozenset[str]:
+    """Every normalised form of ``text``'s numbers, spelled-out ones ("two") included, as the scorer indexes a
+    context."""
+    return _numbers_of(text, [w for w, _ in _words(text)])
+
+
+def _numbers_of(text: str, words: list[str]) -> frozenset[str]:
+    numbers = {form for forms in number_forms(text) for form in forms}
     numbers.update(NUMBER_WORDS[w.lower()] for w in words if w.lower() in NUMBER_WORDS)
+    return frozenset(numbers)
+
+
+def _context_index(context: str) -> _ContextIndex:
+    words = [w for w, _ in _words(context)]
     stems = [stem(w) for w in words]
     currencies = {stem(word) for symbol, word in CURRENCY_WORDS.items() if symbol in context}  # "£45m": pounds
-    return _ContextIndex(frozenset(numbers), frozenset(stems) | currencies,
+    return _ContextIndex(_numbers_of(context, words), frozenset(stems) | currencies,
                          frozenset(zip(stems, stems[1:], strict=False)))
 
 

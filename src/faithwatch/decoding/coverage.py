@@ -23,8 +23,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from faithwatch.alignment.lexical import FRAME_WORDS
-from faithwatch.text import NUMBER_WORDS, is_stop, number_forms, split_sentences, stem
+from faithwatch.alignment.lexical import content_stems, number_values
+from faithwatch.text import NUMBER_WORDS, split_sentences, stem
 
 _WH = r"(?:who|whom|whose|what|which|where|when|why|how)"
 # a clause boundary: a comma (and optional "and"/"or") or a bare "and", before a wh-word that at most two words
@@ -42,7 +42,6 @@ _NUMERIC = re.compile(
     rf"(?:year|date|century|decade|age|number|temperature|percentage|population|height|length|speed)\b"
     rf"|\bin\s+(?:{_UNITS})\b",
     re.IGNORECASE)
-_WORD = re.compile(r"[^\W\d_](?:[\w'’-]*\w)?")
 
 
 @dataclass(frozen=True)
@@ -68,15 +67,14 @@ def question_slots(question: str) -> tuple[Slot, ...]:
     return tuple(Slot(c, bool(_NUMERIC.search(c))) for c in clauses if c and _HAS_WH.search(c))
 
 
-def _numbers(text: str) -> set[str]:
-    found = {form for forms in number_forms(text) for form in forms}
-    found.update(NUMBER_WORDS[w.lower()] for w in _WORD.findall(text) if w.lower() in NUMBER_WORDS)
-    return found
+#: stems of spelled-out numbers: they fill numeric slots, not word slots
+_NUMBER_STEMS = frozenset(stem(w) for w in NUMBER_WORDS)
 
 
-def _content(text: str) -> set[str]:
-    return {stem(w) for w in _WORD.findall(text)
-            if len(w) > 1 and not is_stop(w) and w.lower() not in FRAME_WORDS and w.lower() not in NUMBER_WORDS}
+@lru_cache(maxsize=1024)
+def _given(question: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The numbers and content-word stems ``question`` already holds (they fill nothing)."""
+    return number_values(question), content_stems(question)
 
 
 def filled(question: str, answer: str) -> int:
@@ -84,8 +82,9 @@ def filled(question: str, answer: str) -> int:
     slots = question_slots(question)
     if not slots:
         return 0
-    numbers = len(_numbers(answer) - _numbers(question))
-    words = len(_content(answer) - _content(question))
+    numbers_given, words_given = _given(question)
+    numbers = len(number_values(answer) - numbers_given)
+    words = len(content_stems(answer) - words_given - _NUMBER_STEMS)
     numeric = sum(s.numeric for s in slots)
     by_number = min(numeric, numbers)
     return by_number + min(len(slots) - numeric, words + numbers - by_number)
@@ -111,19 +110,19 @@ class Coverage:
         """The question's slots."""
         return question_slots(self.question)
 
-    def open(self, answer: str) -> int:
-        """How many slots ``answer`` leaves open."""
-        return open_slots(self.question, answer) if self.slots else 0
+    def open(self, sentences: list[str]) -> int:
+        """How many slots the answer made of ``sentences`` leaves open."""
+        return open_slots(self.question, " ".join(sentences)) if self.slots else 0
 
     def stalled(self, sentences: list[str]) -> int:
         """How many of the last ``sentences`` of an answer filled no slot."""
         count = 0
         for k in range(len(sentences), 0, -1):
-            if self.open(" ".join(sentences[:k - 1])) > self.open(" ".join(sentences[:k])):
+            if self.open(sentences[:k - 1]) > self.open(sentences[:k]):
                 break
             count += 1
         return count
 
     def must_go_on(self, sentences: list[str]) -> bool:
         """Whether an answer made of ``sentences`` may not end yet: slots are open and it filled one lately."""
-        return self.open(" ".join(sentences)) > 0 and self.stalled(sentences) < PATIENCE
+        return self.open(sentences) > 0 and self.stalled(sentences) < PATIENCE

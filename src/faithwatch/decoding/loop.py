@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -21,6 +22,9 @@ from faithwatch.errors import InputError
 from faithwatch.results import SentenceReport
 from faithwatch.sentences import Sentence
 from faithwatch.text import segmenter
+
+if TYPE_CHECKING:
+    from faithwatch.models.engine import Checkpoint
 
 #: picks one token per branch from main log-probs [B, V] and twin log-probs [B, V] (or None)
 Chooser = Callable[[torch.Tensor, torch.Tensor | None], list[int]]
@@ -212,7 +216,7 @@ class DecodingLoop:
                                        self.context)[0]
         return Candidate(parent, branch, ids, report, eos, truncated)
 
-    def rewind(self, checkpoint) -> None:
+    def rewind(self, checkpoint: Checkpoint) -> None:
         """Back to one beam at ``checkpoint`` (a state of the session taken while it had one branch): later
         tokens are dropped, and the beams become that one beam, empty (``checkpoint`` must be the answer's start)."""
         self.session.select([0])

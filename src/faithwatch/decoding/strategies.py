@@ -266,11 +266,11 @@ def _fod(loop: DecodingLoop, greedy: Chooser, sampler: Chooser, tau1: float, tau
     # stage 2: sentence-level beam search from the faithful prefix
     from_prefix = bool(loop.beams[0].sentences)
     best = _search(loop, sampler, tau2, k, s, trace, coverage)
-    if from_prefix and _gaps(coverage, best):
+    if from_prefix and coverage.open(_texts(best)):
         trace.append(TraceEvent("backtrack", 0, reason="question slots still open: searching again from the start"))
         loop.rewind(start)
         again = _search(loop, sampler, tau2, k, s, trace, coverage)
-        best = min((best, again), key=lambda b: (_gaps(coverage, b), -b.mean_score))
+        best = min((best, again), key=lambda b: (coverage.open(_texts(b)), -b.mean_score))
     index = next((i for i, b in enumerate(loop.beams) if b is best), 0)
     trace.append(TraceEvent("select", len(best.sentences), loop.text(best.ids), best.mean_score, index,
                             reason="most faithful beam" + (" of those that fill the most slots" if coverage.slots
@@ -308,8 +308,8 @@ def _search(loop: DecodingLoop, sampler: Chooser, tau2: float, k: int, s: int, t
             scores = [x.score for x in loop.beams[c.parent].sentences] + ([c.report.score] if c.report else [])
             return sum(scores) / len(scores) if scores else 0.0
 
-        ranked = sorted(survivors, key=lambda c: (coverage.open(" ".join(_texts(loop.beams[c.parent], c))),
-                                                  -beam_score(c), c.branch))
+        ranked = sorted(survivors, key=lambda c: (coverage.open(_texts(loop.beams[c.parent], c)), -beam_score(c),
+                                                  c.branch))
         kept, dropped = ranked[:k], ranked[k:]
         for c in dropped:
             trace.append(TraceEvent("drop", step, c.report.text if c.report else "", beam_score(c), c.parent,
@@ -321,11 +321,7 @@ def _search(loop: DecodingLoop, sampler: Chooser, tau2: float, k: int, s: int, t
         if any(b.finished for b in loop.beams):
             trace.append(TraceEvent("stop", step, reason="a beam ended"))
             break
-    return min(loop.beams, key=lambda b: (_gaps(coverage, b), -b.mean_score))
-
-
-def _gaps(coverage: Coverage, beam: Beam) -> int:
-    return coverage.open(" ".join(_texts(beam)))
+    return min(loop.beams, key=lambda b: (coverage.open(_texts(b)), -b.mean_score))
 
 
 def _texts(beam: Beam, cand: Candidate | None = None) -> list[str]:
@@ -340,8 +336,8 @@ def _stage1_refusal(loop: DecodingLoop, coverage: Coverage, cand: Candidate, tau
         return "the answer ends with question slots open" if cand.eos and coverage.must_go_on(before) else None
     if cand.report.score < tau1:
         return f"greedy sentence below tau1={tau1}"
-    after = _texts(loop.beams[0], cand)
-    if coverage.open(" ".join(before)) and coverage.open(" ".join(after)) == coverage.open(" ".join(before)):
+    gaps = coverage.open(before)
+    if gaps and coverage.open(_texts(loop.beams[0], cand)) == gaps:
         return "greedy sentence fills none of the question's open slots"
     return None
 
