@@ -370,6 +370,22 @@ def test_params_hash_depends_on_params_and_monitor():
     assert base != ev.params_hash(ev.DEFAULT_PARAMS, None)
 
 
+def test_params_hash_depends_on_the_decoding_code(tmp_path, monkeypatch):
+    from faithwatch.checksums import tree_sha256
+
+    (tmp_path / "strategies.py").write_text("RULE = 1\n")
+    (tmp_path / "notes.txt").write_text("not code")
+    first = tree_sha256(tmp_path)
+    (tmp_path / "notes.txt").write_text("still not code")
+    assert tree_sha256(tmp_path) == first
+    (tmp_path / "strategies.py").write_text("RULE = 2\n")
+    assert tree_sha256(tmp_path) != first
+
+    base = ev.params_hash(ev.DEFAULT_PARAMS)
+    monkeypatch.setattr(ev, "decoding_code_digest", lambda: "another strategy rule")
+    assert ev.params_hash(ev.DEFAULT_PARAMS) != base
+
+
 # ---- the command line ---------------------------------------------------------------------------------------
 
 

@@ -41,13 +41,15 @@ Caching
 -------
 With ``cache_path``, each finished (strategy, item) is appended to a JSONL file at once (flushed and
 synced), keyed by ``(strategy, item id, params hash)``; the params hash covers the generation parameters
-and the monitor's model, detector and alignment scorer. A re-run reuses every cached row whose item
+the monitor's model, detector and alignment scorer, and the source of :mod:`faithwatch.decoding` (so answers
+cached before a strategy's rules changed are generated again). A re-run reuses every cached row whose item
 (question, context, answers) is unchanged, so a crash loses at most the item in progress; a torn last line
 is cut off. Cached answers checked by another checker are re-checked without generating again.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -61,6 +63,8 @@ from typing import Any, Protocol
 
 import pandas as pd
 
+import faithwatch.decoding
+from faithwatch.checksums import tree_sha256
 from faithwatch.claims.checking import AlignmentChecker, Checker
 from faithwatch.claims.extraction import ClaimExtractor, SegmentExtractor
 from faithwatch.claims.pipeline import check_response
@@ -188,9 +192,16 @@ def monitor_identity(monitor: Any) -> dict[str, Any]:
             "alignment": getattr(alignment, "name", None)}
 
 
+@functools.cache
+def decoding_code_digest() -> str:
+    """sha256 of :mod:`faithwatch.decoding`'s source: a change to a strategy's rules makes cached answers stale."""
+    return tree_sha256(Path(faithwatch.decoding.__file__).parent)
+
+
 def params_hash(params: Mapping[str, Any], monitor: Any = None) -> str:
-    """16 hex digits identifying the generation parameters and the monitor."""
-    blob = json.dumps({"params": _identity(dict(params)), "monitor": monitor_identity(monitor)}, sort_keys=True)
+    """16 hex digits identifying the generation parameters, the monitor and the decoding code."""
+    blob = json.dumps({"params": _identity(dict(params)), "monitor": monitor_identity(monitor),
+                       "code": decoding_code_digest()}, sort_keys=True)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
