@@ -52,6 +52,21 @@ def test_what_fills_a_slot():
     assert open_slots("Summarise the article.", "") == 0
 
 
+def test_a_date_fills_a_time_slot_not_a_quantity():
+    height = "How high is Mount Everest above sea level, in metres?"
+    assert [s.time for s in question_slots(height)] == [False]
+    assert filled(height, "The first recorded ascent took place in 1953.") == 0  # a date, not a height
+    assert filled(height, "A survey in 2020 measured 9,312 metres.") == 1
+    assert filled(height, "It is 8848 metres high.") == 1  # a year-like number that is no date is a quantity
+    opened = "When was the bridge opened, and how many arches does it have?"
+    assert [s.time for s in question_slots(opened)] == [True, False]
+    assert open_slots(opened, "It opened on May 27, 1820.") == 1  # the date fills "when", not "how many"
+    assert open_slots(opened, "It opened in 1820 and has five arches.") == 0
+    assert filled("How long has the bridge stood?", "It was built in 1820.") == 1  # a date answers an age
+    assert filled("How much did it cost?", "It cost 45m, or 45 million.") == 1  # one number written two ways
+    assert filled("How much did it cost, and who paid?", "45m.") == 1  # ... fills one slot, not two
+
+
 def test_stalled_answers_may_end():
     cov = Coverage("Who built the bridge, and in which year?")
     assert cov.must_go_on([])  # nothing said yet

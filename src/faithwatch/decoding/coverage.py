@@ -7,6 +7,9 @@ of them an answer fills:
 
 * a **numeric** slot ("how many", "in which year", "when did", "how tall", "..., in metres") is filled by a number
   that the question does not hold ("when" only as a question word, before an auxiliary: not "when you have ...");
+  a year written as a date ("in 1953", "May 1953", "1953 AD") fills a *time* slot ("when", "which year/date/
+  century/decade", "how old", "how long has ...") but not a quantity ("How high is Everest?" is not answered by
+  "It was first climbed in 1953.");
 * any other slot is filled by a content word that the question does not hold (stop words and the answer-frame
   words of :data:`~faithwatch.alignment.lexical.FRAME_WORDS` do not count), or by a spare number.
 
@@ -24,7 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from faithwatch.alignment.lexical import content_stems, number_values
-from faithwatch.text import NUMBER_WORDS, split_sentences, stem
+from faithwatch.text import NUMBER_WORDS, normalise_number, number_forms, split_sentences, stem
 
 _WH = r"(?:who|whom|whose|what|which|where|when|why|how)"
 # a clause boundary: a comma (and optional "and"/"or") or a bare "and", before a wh-word that at most two words
@@ -35,21 +38,39 @@ _HAS_WH = re.compile(rf"\b{_WH}\b", re.IGNORECASE)
 _UNITS = (r"metres|meters|kilometres|kilometers|miles|feet|foot|inches|centimetres|centimeters|millimetres|"
           r"seconds|minutes|hours|days|weeks|months|years|degrees|celsius|fahrenheit|kelvin|kilograms|grams|"
           r"tonnes|tons|pounds|litres|liters|percent|per cent")
+_AUX = r"(?:did|does|do|is|was|were|are|will|would|can|could|should|has|have|had)"
+_WHAT_NOUN = r"\b(?:what|which)\s+(?:(?:is|was|are|were)\s+)?(?:(?:its|the|their|his|her)\s+)?(?:[\w-]+\s+)?"
+# a time: "when did", "which year", and ages and durations that a date answers ("how old", "how long has ...")
+_WHEN = (rf"\bwhen\s+{_AUX}\b|{_WHAT_NOUN}(?:year|date|century|decade)\b"
+         r"|\bhow\s+old\b|\bhow\s+long\s+(?:ago|has|have|had)\b")
+_TIME = re.compile(_WHEN, re.IGNORECASE)
 _NUMERIC = re.compile(
-    rf"\bhow\s+(?:many|much|high|tall|long|far|old|big|large|deep|wide|heavy|fast|often)\b"
-    rf"|\bwhen\s+(?:did|does|do|is|was|were|are|will|would|can|could|should|has|have|had)\b"
-    rf"|\b(?:what|which)\s+(?:(?:is|was|are|were)\s+)?(?:(?:its|the|their|his|her)\s+)?(?:[\w-]+\s+)?"
-    rf"(?:year|date|century|decade|age|number|temperature|percentage|population|height|length|speed)\b"
+    rf"\bhow\s+(?:many|much|high|tall|long|far|old|big|large|deep|wide|heavy|fast|often)\b|{_WHEN}"
+    rf"|{_WHAT_NOUN}(?:age|number|temperature|percentage|population|height|length|speed)\b"
     rf"|\bin\s+(?:{_UNITS})\b",
+    re.IGNORECASE)
+_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
+           "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
+_YEAR = r"(1\d{3}|20\d{2})"
+# a year written as a date: after a preposition or a month ("in 1953", "May 29, 1953", "29 May 1953"; the day is
+# part of the date), or with an era
+_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_DATE = re.compile(
+    rf"\b(?:in|since|until|till|by|from|after|before|during|around|circa|of)\s+{_YEAR}\b(?![.,]\d)"
+    rf"|\b(?:{_MONTHS})\.?\s+(?:{_DAY},?\s+)?{_YEAR}\b"
+    rf"|\b{_DAY}\s+(?:{_MONTHS})\.?,?\s+{_YEAR}\b"
+    rf"|\b{_YEAR}\s*(?:AD|BC|BCE|CE)\b",
     re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class Slot:
-    """One part of a question: its clause and whether a number fills it."""
+    """One part of a question: its clause, whether a number fills it, and whether it asks for a time (a year
+    written as a date fills only such a numeric slot)."""
 
     clause: str
     numeric: bool
+    time: bool = False
 
 
 def asked(text: str) -> str:
@@ -64,7 +85,8 @@ def asked(text: str) -> str:
 def question_slots(question: str) -> tuple[Slot, ...]:
     """The slots of ``question``: one per clause with a wh-word in what it :func:`asked` (none without one)."""
     clauses = [c.strip(" ?.!") for c in _SPLIT.split(asked(question or ""))]
-    return tuple(Slot(c, bool(_NUMERIC.search(c))) for c in clauses if c and _HAS_WH.search(c))
+    return tuple(Slot(c, bool(_NUMERIC.search(c)), bool(_TIME.search(c))) for c in clauses
+                 if c and _HAS_WH.search(c))
 
 
 #: stems of spelled-out numbers: they fill numeric slots, not word slots
@@ -77,17 +99,31 @@ def _given(question: str) -> tuple[frozenset[str], frozenset[str]]:
     return number_values(question), content_stems(question)
 
 
+def _new_numbers(answer: str, given: frozenset[str]) -> tuple[int, int]:
+    """How many numbers ``answer`` holds that are not ``given``, and how many of them are parts of dates (a year
+    written as a date, its day; a number written two ways, "45m" = 45 and 45000000, counts once)."""
+    forms = number_forms(answer)
+    written = frozenset().union(*forms)
+    numbers = {f for f in forms if f.isdisjoint(given)}
+    numbers |= {frozenset({v}) for v in number_values(answer) - written - given}  # spelled out: "three"
+    dates = {normalise_number(x) for m in _DATE.finditer(answer) for x in m.groups() if x}
+    return len(numbers), sum(1 for f in numbers if not f.isdisjoint(dates))
+
+
 def filled(question: str, answer: str) -> int:
     """How many of ``question``'s slots ``answer`` fills (0 ... ``len(question_slots(question))``)."""
     slots = question_slots(question)
     if not slots:
         return 0
     numbers_given, words_given = _given(question)
-    numbers = len(number_values(answer) - numbers_given)
+    numbers, dates = _new_numbers(answer, numbers_given)
     words = len(content_stems(answer) - words_given - _NUMBER_STEMS)
-    numeric = sum(s.numeric for s in slots)
-    by_number = min(numeric, numbers)
-    return by_number + min(len(slots) - numeric, words + numbers - by_number)
+    times = sum(s.time for s in slots)
+    quantities = sum(s.numeric and not s.time for s in slots)
+    by_quantity = min(quantities, numbers - dates)
+    by_time = min(times, numbers - by_quantity)
+    spare = numbers - by_quantity - by_time
+    return by_quantity + by_time + min(len(slots) - quantities - times, words + spare)
 
 
 def open_slots(question: str, answer: str) -> int:
