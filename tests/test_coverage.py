@@ -49,6 +49,12 @@ def test_what_fills_a_slot():
     assert open_slots(gold, "The chemical symbol of gold is Gd.") == 1  # the numeric slot needs a number
     assert open_slots(gold, "The chemical symbol of gold is Gd. Its atomic number is 64.") == 0
     assert open_slots(gold, "It is 79 and 64.") == 0  # a spare number fills a word slot (a lexical check)
+    flute = "Who composed The Magic Flute, and in which city did it premiere?"
+    assert open_slots(flute, "Joseph Haydn.") == 1  # one name of two words fills one slot
+    assert open_slots(flute, "Ludwig van Beethoven.") == 1
+    assert open_slots(flute, "Joseph Haydn, in Prague.") == 0
+    cup = "Where was the first World Cup held, and which team won it?"
+    assert open_slots(cup, "It was held in Switzerland in 1930.") == 1  # a date does not name a team
     assert open_slots("Summarise the article.", "") == 0
 
 
@@ -122,3 +128,24 @@ def test_greedy_chooser_unchanged_without_a_ban(monitor, one_thread):
     loop2 = DecodingLoop(monitor, "Who built it?", C, max_new_tokens=4, max_sentence_tokens=4)
     (b,) = loop2.sample(1, greedy_chooser())
     assert a.ids == b.ids
+
+
+def test_fod_refuses_an_answer_that_fills_no_part_of_the_question(monitor, one_thread, monkeypatch):
+    from faithwatch.decoding import strategies
+    from faithwatch.decoding.loop import Beam
+    from faithwatch.results import SentenceReport
+
+    question = "Who built the bridge in Lyon?"
+
+    def finds(text):
+        def fake_fod(loop, *args, **kwargs):
+            report = SentenceReport(0, text, 0, len(text), 0, 1, {}, 0.9, False, "fake")
+            return Beam([1], [report], True, "eos")
+        return fake_fod
+
+    monkeypatch.setattr(strategies, "_fod", finds("Who built the bridge in Lyon?"))  # an echo: faithful, no answer
+    echo = generate(monitor, question, C, strategy="fod", max_new_tokens=8)
+    assert echo.refused and echo.trace[-1].kind == "refuse" and "no part" in echo.trace[-1].reason
+    assert not generate(monitor, question, C, strategy="fod", coverage=False, max_new_tokens=8).refused
+    monkeypatch.setattr(strategies, "_fod", finds("Local masons built it."))
+    assert not generate(monitor, question, C, strategy="fod", max_new_tokens=8).refused

@@ -105,6 +105,31 @@ def content_stems(text: str) -> frozenset[str]:
     return _sentence_features(text).content
 
 
+#: lower-case words that may join the parts of one name ("Ludwig van Beethoven", "Lope de Vega")
+NAME_PARTICLES = frozenset({"van", "von", "de", "da", "del", "della", "der", "den", "di", "du", "la", "le", "bin",
+                            "ibn", "al", "el"})
+_RUN_GAP = re.compile(rf"\s+(?:(?:{'|'.join(sorted(NAME_PARTICLES))})\s+)?")
+
+
+def content_runs(text: str) -> list[frozenset[str]]:
+    """``text``'s content words (as :func:`content_stems` reads them) grouped into runs of adjacent words, so that
+    a name of several words is one run: "Joseph Haydn." has one, "in Prague and Vienna" two. Words join when only
+    spaces, or a name particle (:data:`NAME_PARTICLES`), stand between them."""
+    runs: list[set[str]] = []
+    end = None
+    for word, start in _words(text):
+        if len(word) < 2 or word.lower() in FRAME_WORDS or is_stop(word):
+            if word.lower() not in NAME_PARTICLES:
+                end = None
+            continue
+        if end is not None and _RUN_GAP.fullmatch(text[end:start]):
+            runs[-1].add(stem(word))
+        else:
+            runs.append({stem(word)})
+        end = start + len(word)
+    return [frozenset(r) for r in runs]
+
+
 def number_values(text: str) -> frozenset[str]:
     """Every normalised form of ``text``'s numbers, spelled-out ones ("two") included, as the scorer indexes a
     context."""

@@ -10,8 +10,9 @@ of them an answer fills:
   a year written as a date ("in 1953", "May 1953", "1953 AD") fills a *time* slot ("when", "which year/date/
   century/decade", "how old", "how long has ...") but not a quantity ("How high is Everest?" is not answered by
   "It was first climbed in 1953.");
-* any other slot is filled by a content word that the question does not hold (stop words and the answer-frame
-  words of :data:`~faithwatch.alignment.lexical.FRAME_WORDS` do not count), or by a spare number.
+* any other slot is filled by a run of adjacent content words that the question does not hold (one name of
+  several words, "Joseph Haydn", fills one slot; stop words and the answer-frame words of
+  :data:`~faithwatch.alignment.lexical.FRAME_WORDS` do not count), or by a spare number that is not a date.
 
 So an echo of the question, or "It is a sport." for "Which sport ...?", fills nothing. The check is lexical: it
 says whether the answer *says something* of the kind asked for, not whether it is right (that is the detector's
@@ -26,7 +27,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from faithwatch.alignment.lexical import content_stems, number_values
+from faithwatch.alignment.lexical import content_runs, content_stems, number_values
 from faithwatch.text import NUMBER_WORDS, normalise_number, number_forms, split_sentences, stem
 
 _WH = r"(?:who|whom|whose|what|which|where|when|why|how)"
@@ -117,12 +118,12 @@ def filled(question: str, answer: str) -> int:
         return 0
     numbers_given, words_given = _given(question)
     numbers, dates = _new_numbers(answer, numbers_given)
-    words = len(content_stems(answer) - words_given - _NUMBER_STEMS)
+    words = sum(1 for run in content_runs(answer) if run - words_given - _NUMBER_STEMS)
     times = sum(s.time for s in slots)
     quantities = sum(s.numeric and not s.time for s in slots)
     by_quantity = min(quantities, numbers - dates)
     by_time = min(times, numbers - by_quantity)
-    spare = numbers - by_quantity - by_time
+    spare = numbers - dates - by_quantity - max(0, by_time - dates)  # a date fills only a time slot
     return by_quantity + by_time + min(len(slots) - quantities - times, words + spare)
 
 

@@ -183,6 +183,9 @@ def _fod_run(run: StrategyRun, contrast: str | None = None, backtrack_only: bool
     if not beam.sentences:  # nothing faithful survived: say so explicitly rather than answer ""
         run.trace.append(TraceEvent("refuse", 0, reason="no sentence passed the thresholds"))
         return beam, True
+    if coverage.slots and coverage.open(_texts(beam)) == len(coverage.slots):  # an echo of the question
+        run.trace.append(TraceEvent("refuse", len(beam.sentences), reason="the answer fills no part of the question"))
+        return beam, True
     return beam, False
 
 
