@@ -72,13 +72,18 @@ def _words(text: str) -> list[tuple[str, int]]:
             if not m.group(0)[0].isdigit() and not any(a <= m.start() < b for a, b in units)]
 
 
+def _wordlike(word: str) -> bool:
+    """Not a fragment ("a", the "s" of "U.S.") nor an answer-frame word ("answer", "passages")."""
+    return len(word) >= 2 and word.lower() not in FRAME_WORDS
+
+
 def _sentence_features(sentence: str) -> _Features:
     numbers = tuple(number_forms(sentence))
     words = _words(sentence)
     content: set[str] = set()
     entities: set[str] = set()
     for word, start in words:
-        if len(word) < 2 or word.lower() in FRAME_WORDS:  # "a", the "s" of "U.S." ...; "answer", "passages"
+        if not _wordlike(word):
             continue
         at_start = bool(_SENT_START_RE.search(sentence[:start]))
         letters = [c for c in word if c.isalpha()]
@@ -118,7 +123,7 @@ def content_runs(text: str) -> list[frozenset[str]]:
     runs: list[set[str]] = []
     end = None
     for word, start in _words(text):
-        if len(word) < 2 or word.lower() in FRAME_WORDS or is_stop(word):
+        if not _wordlike(word) or is_stop(word):
             if word.lower() not in NAME_PARTICLES:
                 end = None
             continue

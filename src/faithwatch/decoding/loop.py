@@ -89,11 +89,14 @@ def _contrast_chooser(name: str, contrast: Callable[[torch.Tensor, torch.Tensor]
 def _without_eos(inner: Chooser, rows: list[int], eos: list[int]) -> Chooser:
     """``inner`` choosing from distributions whose ``rows`` give EOS no mass (a very low finite log-prob, so that
     contrasts and divergences stay finite)."""
+    mask: list[torch.Tensor] = []  # [B, V], built once for the round's shape
+
     def choose(logp: torch.Tensor, twin: torch.Tensor | None) -> list[int]:
-        low = torch.finfo(logp.dtype).min / 4
-        logp = logp.clone()
-        logp[torch.tensor(rows, device=logp.device)[:, None], torch.tensor(eos, device=logp.device)] = low
-        return inner(logp, twin)
+        if not mask or mask[0].shape != logp.shape or mask[0].device != logp.device:
+            banned = torch.zeros_like(logp, dtype=torch.bool)
+            banned[torch.tensor(rows, device=logp.device)[:, None], torch.tensor(eos, device=logp.device)] = True
+            mask[:] = [banned]
+        return inner(logp.masked_fill(mask[0], torch.finfo(logp.dtype).min / 4), twin)
 
     return choose
 
