@@ -73,6 +73,15 @@ def test_a_date_fills_a_time_slot_not_a_quantity():
     assert filled("How much did it cost, and who paid?", "45m.") == 1  # ... fills one slot, not two
 
 
+def test_a_span_of_years_is_one_date():
+    built = "When was the Eiffel Tower built, and how tall is it?"
+    for span in ("between 1887 and 1889", "from 1887 to 1889", "1887-1889", "1887\u20131889"):
+        assert open_slots(built, f"It was built {span}.") == 1, span  # the height is still open
+    assert open_slots(built, "It was built between 1887 and 1889 and is 330 metres tall.") == 0
+    height = "How tall is the dam?"
+    assert filled(height, "It is between 1500 and 2000 metres tall.") == 1  # a span of lengths is no date
+
+
 def test_stalled_answers_may_end():
     cov = Coverage("Who built the bridge, and in which year?")
     assert cov.must_go_on([])  # nothing said yet
