@@ -1,0 +1,38 @@
+"""Pool several ``faithwatch eval-decoding`` reports into one table (issue 12, the fresh check sets).
+
+Reads each report's ``answers.jsonl`` (item ids must differ between the sets) and prints the same columns as
+``eval-decoding``: success on the counterfactual items, the paired bootstrap gain over greedy, and success on the
+agreeing items. No model runs; a second.
+
+    python training/experiments/pool_decoding.py docs/results/decoding-fresh2 docs/results/decoding-fresh3 \
+        docs/results/decoding-fresh4
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from faithwatch.eval.decoding import summarize
+
+
+def main(folders: list[str]) -> None:
+    rows = [json.loads(line) for folder in folders
+            for line in Path(folder, "answers.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    ids = [(r["strategy"], r["id"]) for r in rows]
+    if len(ids) != len(set(ids)):
+        raise SystemExit("the same (strategy, id) occurs in two reports: pool only sets with distinct item ids")
+    strategies = list(dict.fromkeys(r["strategy"] for r in rows))
+    n_cf = len({r["id"] for r in rows if "success" in r and not r.get("agrees")})
+    n_agree = len({r["id"] for r in rows if r.get("agrees")})
+    table = summarize(rows, strategies)
+    cols = ["strategy", "success_rate", "success_gain", "success_gain_low", "success_gain_high", "agree_success_rate"]
+    print(f"{len(folders)} reports: {n_cf} counterfactual items, {n_agree} agreeing")
+    print(table[cols].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        raise SystemExit(__doc__)
+    main(sys.argv[1:])
