@@ -56,11 +56,12 @@ _YEAR = r"(1\d{3}|20\d{2})"
 # a year written as a date: a span ("between 1887 and 1889", "1887-1889"), after a preposition or a month ("in
 # 1953", "May 29, 1953", "29 May 1953"; the day is part of the date), or with an era
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
-_NOT_UNIT = rf"\b(?![.,]\d)(?!\s*(?:{_UNITS})\b)"
+_YEAR_END = r"\b(?![.,]\d)"  # not part of a longer number ("1953.5")
+_NOT_UNIT = rf"{_YEAR_END}(?!\s*(?:{_UNITS})\b)"
 _DATE = re.compile(
     rf"\b(?:between|from)\s+{_YEAR}\s+(?:and|to|until|till|through)\s+{_YEAR}{_NOT_UNIT}"  # a span of years
     rf"|\b{_YEAR}\s*[-\u2013]\s*{_YEAR}{_NOT_UNIT}"
-    rf"|\b(?:in|since|until|till|by|from|after|before|during|around|circa|of)\s+{_YEAR}\b(?![.,]\d)"
+    rf"|\b(?:in|since|until|till|by|from|after|before|during|around|circa|of)\s+{_YEAR}{_YEAR_END}"
     rf"|\b(?:{_MONTHS})\.?\s+(?:{_DAY},?\s+)?{_YEAR}\b"
     rf"|\b{_DAY}\s+(?:{_MONTHS})\.?,?\s+{_YEAR}\b"
     rf"|\b{_YEAR}\s*(?:AD|BC|BCE|CE)\b",
