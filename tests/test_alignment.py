@@ -22,6 +22,7 @@ from faithwatch.alignment import (
 )
 from faithwatch.alignment import embedding as embedding_mod
 from faithwatch.alignment.embedding import default_minilm_path
+from faithwatch.text import preamble_end, strip_preamble
 
 CONTEXT = (
     "Acme Corp reported revenue of $4.2 billion in 2023, up 12% from the previous year. "
@@ -74,6 +75,41 @@ def test_lexical_frame_words_are_not_content() -> None:
     assert lex.evidence("Based on the provided passages, the Apollo 11 mission landed in 1965.", ctx)[
         "novel_content"] == 0.0
     assert lex.evidence("The answer is that astronauts landed.", ctx)["novel_content"] == 1.0  # "astronauts"
+
+
+@pytest.mark.parametrize("preamble", ["The answer is ", "Based on the given passages, ", "Sure! The answer is: ",
+                                      "According to the provided context, ", "Based on passage 2, "])
+def test_an_answer_preamble_changes_no_lexical_evidence(preamble: str) -> None:
+    lex = LexicalScorer()
+    ctx = "Kyoto is a city in Japan. It was the capital of Japan for over a thousand years."
+    for claim in ["it is in Japan.", "the capital of Japan for over a thousand years.", "it is in China."]:
+        assert lex.evidence(preamble + claim, ctx) == lex.evidence(claim, ctx)
+        assert lex.score(preamble + claim, ctx) == lex.score(claim, ctx)
+
+
+def test_the_claim_after_a_preamble_is_read_in_place() -> None:
+    lex = LexicalScorer()
+    ctx = "Kyoto is a city in Japan. It was the capital of Japan for over a thousand years."
+    right, wrong = lex.evidence("The answer is Japan.", ctx), lex.evidence("The answer is China.", ctx)
+    assert right["lex_bigrams"] == 1.0 and lex.score("The answer is Japan.", ctx) == 1.0  # version 4: 0.0, 0.75
+    assert wrong["novel_entities"] == 1.0  # capitalised after the preamble: still a name, not a sentence start
+    assert lex.evidence("Based on passage 3, it is in Japan.", ctx)["novel_numbers"] == 0.0  # "3" names a passage
+
+
+@pytest.mark.parametrize(("sentence", "claim"), [
+    ("The answer is Japan.", "Japan."),
+    ("Sure! Based on the given passages, the answer is 1965.", "1965."),
+    ("Based on the information provided in the passages, rice grows in water.", "rice grows in water."),
+    ("Answer: 42", "42"),
+    ("The passage states that rice grows.", "rice grows."),
+    ("In 1990, he left.", "In 1990, he left."),  # not about the task
+    ("From the start, it was bad.", "From the start, it was bad."),
+    ("The answer is:", "The answer is:"),  # nothing but a preamble: kept whole
+    ("Based on the passage.", "Based on the passage."),
+    ("The answer isotope", "The answer isotope"),
+])
+def test_strip_preamble(sentence: str, claim: str) -> None:
+    assert strip_preamble(sentence) == claim and sentence[preamble_end(sentence):] == claim
 
 
 

@@ -22,6 +22,13 @@ def test_verbatim_copy_has_no_edits(scorer):
     assert f == {"edit_match": 1.0, "edit_swap_num": 0.0, "edit_swap_word": 0.0, "edit_neg_flip": 0.0}
 
 
+def test_an_answer_preamble_is_not_an_edit(scorer):
+    copy = "It was designed by the engineer Margaret Hollis."
+    assert scorer.evidence("Based on the given passages, " + copy, CONTEXT) == scorer.evidence(copy, CONTEXT)
+    f = scorer.evidence("According to the context, tolls were not collected after 1961.", CONTEXT)
+    assert f["edit_swap_num"] == 1.0  # the preamble no longer hides the near copy's edit
+
+
 def test_changed_date_is_a_number_swap(scorer):
     f = scorer.evidence("The Kellner Street Bridge opened to traffic on 14 May 1934 after four years of "
                         "construction.", CONTEXT)

@@ -59,6 +59,14 @@ def test_signal_flags_the_changed_word_and_batches_contexts():
     assert signal.from_text([], CONTEXT) == []
 
 
+def test_an_answer_preamble_is_not_tagged():
+    tagger = OverlapTagger()
+    signal = TaggerSignal(tagger=tagger)
+    plain, framed = signal.from_text(["Paris.", "The answer is Paris."], CONTEXT)
+    assert framed == plain and plain["tag_min_content"] == pytest.approx(0.9)  # "answer" is not in the context
+    assert tagger.words_read == 2 and signal.version.endswith("+preamble1")
+
+
 def test_registered_as_a_default_text_family():
     assert "tagger" in default_signals() and "tagger" in text_signals()
     assert "tagger" in TEXT_FAMILIES and set(FAMILIES["tagger"]) <= set(TAGGER_FEATURES)
@@ -165,7 +173,7 @@ def test_a_detector_trained_with_another_tagger_is_refused(overlap):
     assert "tag_min_content" in detector.meta.feature_names and detector.meta.metrics["tagger_version"]
     with pytest.raises(InputError, match="trained with tagger version"):  # the stand-in is not the shipped tagger
         Monitor("none", detector=detector, alignment=detector.meta.metrics["alignment"])
-    detector.meta.metrics["tagger_version"] = overlap.version
+    detector.meta.metrics["tagger_version"] = TaggerSignal(tagger=overlap).version  # the stand-in, as a signal
     monitor = Monitor("none", detector=detector, alignment=detector.meta.metrics["alignment"])
     assert "tagger" in [s.name for s in monitor.signals]
 

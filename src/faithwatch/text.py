@@ -205,3 +205,36 @@ def cut_passages(passages: list[str], max_chars: int) -> tuple[list[str], int]:
         kept.append(passage[:left])
         left -= len(kept[-1])
     return kept, sum(len(p) for p in passages) - sum(len(p) for p in kept)
+
+
+_SOURCE_NOUN = (r"(?:passages?|context|texts?|information|documents?|articles?|sources?|search\s+results?"
+                r"|references?|excerpts?)")
+#: one answer preamble at the start of a sentence: words about the task, not the world
+_PREAMBLE_RE = re.compile(
+    r"\s*(?:"
+    r"(?:sure|certainly|of\s+course|okay)\s*[!,.]\s*"  # "Sure! ..."
+    r"|(?:based\s+(?:on|upon)|according\s+to|as\s+(?:stated|mentioned|described)\s+in|from|in)\s+"
+    r"(?:(?:the|this|these|my)\s+)?(?:(?:given|provided|above|retrieved|available)\s+)?" + _SOURCE_NOUN
+    + r"(?:\s+\d+(?:\s*(?:,|and|&)\s*\d+)*)?(?:\s+(?:provided|given|above))?"  # "Based on passage 3, ..."
+    r"(?:\s+(?:provided|given|found|presented)\s+in\s+(?:the\s+)?" + _SOURCE_NOUN + r")?\s*[,:]\s*"
+    r"|(?:the\s+)?(?:short\s+|final\s+|correct\s+)?answer(?:\s+to\s+(?:the|your|this)\s+question)?\s+is\s*:?\s+"
+    r"|(?:the\s+)?(?:short\s+|final\s+)?answer\s*:\s*"  # "Answer: 42"
+    r"|(?:the\s+)?(?:passage|context|text|article|document)s?\s+(?:says?|states?|mentions?|indicates?)\s+that\s+"
+    r")",
+    re.IGNORECASE,
+)
+
+
+def preamble_end(sentence: str) -> int:
+    """Where ``sentence``'s claim starts: the end of the answer preambles it opens with ("The answer is Japan." -> 14,
+    "Based on the given passages, X" -> the start of X); 0 when it has none or is nothing but a preamble."""
+    end = 0
+    while (m := _PREAMBLE_RE.match(sentence, end)) and WORDISH.search(sentence, m.end()):
+        end = m.end()
+    return end
+
+
+def strip_preamble(sentence: str) -> str:
+    """``sentence`` from :func:`preamble_end` on ("The answer is Japan." -> "Japan."): the claim that the surface
+    checks read."""
+    return sentence[preamble_end(sentence):]

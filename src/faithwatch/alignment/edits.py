@@ -29,7 +29,15 @@ import threading
 from dataclasses import dataclass
 
 from faithwatch.alignment.base import validate_inputs
-from faithwatch.text import NUMBER_WORDS, is_stop, join_thousands, normalise_number, split_sentences, stem
+from faithwatch.text import (
+    NUMBER_WORDS,
+    is_stop,
+    join_thousands,
+    normalise_number,
+    split_sentences,
+    stem,
+    strip_preamble,
+)
 
 #: what :meth:`EditScorer.evidence` returns (the ``edits`` signal's features)
 EDIT_FEATURES = ("edit_match", "edit_swap_num", "edit_swap_word", "edit_neg_flip")
@@ -154,7 +162,7 @@ class EditScorer:
         """``edit_match`` and the local edits of a near copy: ``(op, sentence tokens, source tokens)`` per change,
         none when the sentence has no source or paraphrases it (see the module doc)."""
         validate_inputs([sentence], context)
-        sent = tokens(sentence)
+        sent = tokens(strip_preamble(sentence))  # "The answer is Japan." restates no sentence; "Japan." may
         match, best = self._best_source(sent, context)
         if best is None or match < MIN_MATCH:
             return match, []

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from faithwatch.alignment.base import AlignmentScorer, clamp01, validate_inputs
-from faithwatch.text import CURRENCY_WORDS, NUMBER_WORDS, is_stop, number_forms, number_unit_spans, stem
+from faithwatch.text import CURRENCY_WORDS, NUMBER_WORDS, is_stop, number_forms, number_unit_spans, preamble_end, stem
 
 #: value for a sentence with nothing checkable in it (no content words, entities or numbers)
 NEUTRAL_SCORE = 0.5
@@ -77,9 +77,11 @@ def _wordlike(word: str) -> bool:
     return len(word) >= 2 and word.lower() not in FRAME_WORDS
 
 
-def _sentence_features(sentence: str) -> _Features:
-    numbers = tuple(number_forms(sentence))
-    words = _words(sentence)
+def _sentence_features(sentence: str, claim_start: int = 0) -> _Features:
+    """The features of ``sentence[claim_start:]``, read in place (a capitalised word right after a cut preamble, as
+    in "The answer is China.", is not sentence-initial)."""
+    numbers = tuple(number_forms(sentence[claim_start:]))
+    words = [(w, i) for w, i in _words(sentence) if i >= claim_start]
     content: set[str] = set()
     entities: set[str] = set()
     for word, start in words:
@@ -95,6 +97,11 @@ def _sentence_features(sentence: str) -> _Features:
     stems = [stem(w) for w, _ in words]
     bigrams = frozenset(zip(stems, stems[1:], strict=False))
     return _Features(numbers, frozenset(content), frozenset(entities), bigrams)
+
+
+def _claim_features(sentence: str) -> _Features:
+    """The features of the sentence's claim: its answer preamble left out (lexical scorer version 5)."""
+    return _sentence_features(sentence, preamble_end(sentence))
 
 
 @dataclass(frozen=True)
@@ -169,8 +176,9 @@ class LexicalScorer(AlignmentScorer):
     name = "lexical"
     #: changes whenever the scores would (feature caches and detectors record it); 2: tokenised thousands joined;
     #: 3: FRAME_WORDS are not content; 4: numbers also count by value ("$5.7bn" = "5.7 billion"), magnitude and
-    #: percent words after a number are not content, a currency symbol of the context supports its word
-    version = "4"
+    #: percent words after a number are not content, a currency symbol of the context supports its word; 5: an
+    #: answer preamble ("The answer is", "Based on the given passages,") is left out (`text.preamble_end`)
+    version = "5"
 
     def __init__(self) -> None:
         self._cache_key: str | None = None
@@ -186,7 +194,7 @@ class LexicalScorer(AlignmentScorer):
     def features(self, sentence: str, context: str) -> dict[str, float]:
         """Per-feature support fractions in [0, 1] (only the features the sentence has) plus ``score``."""
         validate_inputs([sentence], context)
-        return self._features(_sentence_features(sentence), self._index(context))
+        return self._features(_claim_features(sentence), self._index(context))
 
     def _features(self, f: _Features, ctx: _ContextIndex) -> dict[str, float]:
         out: dict[str, float] = {}
@@ -218,7 +226,7 @@ class LexicalScorer(AlignmentScorer):
         """
         validate_inputs([sentence], context)
         ctx = self._index(context)
-        f = _sentence_features(sentence)
+        f = _claim_features(sentence)
         feats = self._features(f, ctx)
         return {
             "lex_content": feats.get("content", 1.0),
@@ -232,4 +240,4 @@ class LexicalScorer(AlignmentScorer):
         """Lexical support of each sentence by the context, in [0, 1]."""
         sents = validate_inputs(sentences, context)
         ctx = self._index(context)
-        return [self._features(_sentence_features(s), ctx)["score"] for s in sents]
+        return [self._features(_claim_features(s), ctx)["score"] for s in sents]

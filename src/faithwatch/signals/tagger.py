@@ -19,9 +19,12 @@ import numpy as np
 
 from faithwatch.claims.lss import content_words, split_words
 from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
+from faithwatch.text import strip_preamble
 
 #: the features, in order
 TAGGER_FEATURES = ("tag_min_content", "tag_mean", "tag_lss")
+#: part of the signal's version: the sentence is tagged without its answer preamble (:func:`strip_preamble`)
+PREAMBLE_RULE = "preamble1"
 
 
 @lru_cache(maxsize=4)
@@ -60,8 +63,9 @@ class TaggerSignal(Signal):
 
     @property
     def version(self) -> str:
-        """Identifies the features' values (the tagger's name and adapter checksum): part of cache keys."""
-        return str(self.tagger.version)
+        """Identifies the features' values (the tagger's name and adapter checksum, and that answer preambles are
+        left out): part of cache keys."""
+        return f"{self.tagger.version}+{PREAMBLE_RULE}"
 
     @property
     def precision(self) -> str | None:
@@ -89,7 +93,8 @@ class TaggerSignal(Signal):
     def _features(self, texts: Sequence[str], contexts: Sequence[str]) -> list[dict[str, float]]:
         if not texts:
             return []
-        words = [split_words(t) or ["."] for t in texts]  # a sentence with no word at all is read as "."
+        # the claim without its answer preamble; a sentence with no word at all is read as "."
+        words = [split_words(strip_preamble(t)) or ["."] for t in texts]
         probs = self.tagger.word_probabilities(words, list(contexts), split_long=True)  # long sentences in parts
         threshold = float(self.tagger.threshold)
         return [tagger_features(p, w, threshold) for p, w in zip(probs, words, strict=True)]
