@@ -371,15 +371,20 @@ def test_params_hash_depends_on_params_and_monitor():
 
 
 def test_params_hash_depends_on_the_decoding_code(tmp_path, monkeypatch):
-    from faithwatch.checksums import tree_sha256
+    from faithwatch.checksums import code_sha256
 
-    (tmp_path / "strategies.py").write_text("RULE = 1\n")
+    (tmp_path / "strategies.py").write_text('"""Rules."""\nRULE = 1  # the first\n')
     (tmp_path / "notes.txt").write_text("not code")
-    first = tree_sha256(tmp_path)
+    first = code_sha256(tmp_path)
     (tmp_path / "notes.txt").write_text("still not code")
-    assert tree_sha256(tmp_path) == first
-    (tmp_path / "strategies.py").write_text("RULE = 2\n")
-    assert tree_sha256(tmp_path) != first
+    assert code_sha256(tmp_path) == first
+    # comments, docstrings and layout do not count; what the code does does
+    (tmp_path / "strategies.py").write_text('"""The rules, reworded."""\n\nRULE = 1   # the first and only\n')
+    assert code_sha256(tmp_path) == first
+    (tmp_path / "strategies.py").write_text('"""Rules."""\nRULE = 2  # the first\n')
+    assert code_sha256(tmp_path) != first
+    (tmp_path / "strategies.py").write_text('"""Rules."""\nRULE = 1  # the first\nMESSAGE = "a string"\n')
+    assert code_sha256(tmp_path) != first  # a string that is not a docstring is code
 
     base = ev.params_hash(ev.DEFAULT_PARAMS)
     monkeypatch.setattr(ev, "decoding_code_digest", lambda: "another strategy rule")

@@ -1,7 +1,8 @@
-"""File checksums recorded in faithwatch's artifacts (detectors, the NLI adapter)."""
+"""File checksums recorded in faithwatch's artifacts (detectors, the NLI adapter), and a digest of source code."""
 
 from __future__ import annotations
 
+import ast
 import hashlib
 from pathlib import Path
 
@@ -20,4 +21,24 @@ def tree_sha256(folder: str | Path, pattern: str = "*.py") -> str:
     digest = hashlib.sha256()
     for path in sorted(Path(folder).glob(pattern)):
         digest.update(path.name.encode("utf-8") + b"\0" + file_sha256(path).encode("ascii"))
+    return digest.hexdigest()
+
+
+def _without_docstrings(tree: ast.AST) -> ast.AST:
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+def code_sha256(folder: str | Path) -> str:
+    """Hex sha256 over the names and the code of a folder's ``*.py`` files (sorted, not recursive): their syntax
+    trees without comments, docstrings or layout, so that only a change to what the code does changes it."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(folder).glob("*.py")):
+        tree = _without_docstrings(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+        digest.update(path.name.encode("utf-8") + b"\0" + ast.dump(tree).encode("utf-8") + b"\0")
     return digest.hexdigest()

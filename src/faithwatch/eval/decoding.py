@@ -64,7 +64,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 import faithwatch.decoding
-from faithwatch.checksums import tree_sha256
+from faithwatch.checksums import code_sha256
 from faithwatch.claims.checking import AlignmentChecker, Checker
 from faithwatch.claims.extraction import ClaimExtractor, SegmentExtractor
 from faithwatch.claims.pipeline import check_response
@@ -194,8 +194,9 @@ def monitor_identity(monitor: Any) -> dict[str, Any]:
 
 @functools.cache
 def decoding_code_digest() -> str:
-    """sha256 of :mod:`faithwatch.decoding`'s source: a change to a strategy's rules makes cached answers stale."""
-    return tree_sha256(Path(faithwatch.decoding.__file__).parent)
+    """sha256 of :mod:`faithwatch.decoding`'s code: a change to a strategy's rules makes cached answers stale, an
+    edit of comments or docstrings does not."""
+    return code_sha256(Path(faithwatch.decoding.__file__).parent)
 
 
 def params_hash(params: Mapping[str, Any], monitor: Any = None) -> str:
