@@ -1,5 +1,5 @@
 """Text helpers shared by the runtime and the reports: the one pysbd wrapper (sentence spans), stop words, number
-normalisation and stemming."""
+normalisation, stemming and answer preambles."""
 
 from __future__ import annotations
 
