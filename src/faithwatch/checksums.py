@@ -6,6 +6,8 @@ import ast
 import hashlib
 from pathlib import Path
 
+_DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
 
 def file_sha256(path: str | Path) -> str:
     """Hex sha256 of a file's bytes."""
@@ -16,21 +18,10 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def tree_sha256(folder: str | Path, pattern: str = "*.py") -> str:
-    """Hex sha256 over the names and bytes of a folder's files matching ``pattern`` (sorted, not recursive)."""
-    digest = hashlib.sha256()
-    for path in sorted(Path(folder).glob(pattern)):
-        digest.update(path.name.encode("utf-8") + b"\0" + file_sha256(path).encode("ascii"))
-    return digest.hexdigest()
-
-
 def _without_docstrings(tree: ast.AST) -> ast.AST:
     for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
-            node.body = body[1:] or [ast.Pass()]
+        if isinstance(node, _DOCUMENTED) and ast.get_docstring(node, clean=False) is not None:
+            node.body = node.body[1:] or [ast.Pass()]
     return tree
 
 
