@@ -9,10 +9,7 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
 mkdir -p /tmp/base /tmp/data/nli /tmp/data/qags-cnndm
 cp .gpu/base/*.json .gpu/base/vocab.txt /tmp/base/
-python3 -c "
-from safetensors.torch import load_file, save_file
-t = load_file('.gpu/base/model16.safetensors')
-save_file({k: v.float().contiguous() for k, v in t.items()}, '/tmp/base/model.safetensors', metadata={'format': 'pt'})"
+python3 .gpu/dequant.py .gpu/base/model8.safetensors /tmp/base/model.safetensors || exit 1
 for f in .gpu/data/nli/*.gz; do gunzip -c "$f" > /tmp/data/nli/"$(basename "$f" .gz)"; done
 cp .gpu/data/qags-cnndm/* /tmp/data/qags-cnndm/
 pids=()
