@@ -58,7 +58,7 @@ def main() -> None:
                 adapt_unlabelled(fitted, test[inside], source=held)
                 costs.append(cost(fitted, test[~inside]))
             cells.append(f"{np.mean(costs):.3f}±{np.std(costs):.3f}")
-        print(f"{held:<18} {cost(det, test):7.3f} {cost(shifted, test):7.3f}", " ".join(f"{c:>12}" for c in cells),
+        print(f"{held:<18} {cost(det, test):7.4f} {cost(shifted, test):7.4f}", " ".join(f"{c:>12}" for c in cells),
               f"  {whole.shift:+.2f}", flush=True)
 
 
