@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from faithwatch.nli.data import LICENSED_SOURCES, NOT_ENTAILMENT, read_pairs
-from faithwatch.nli.model import load_base
+from faithwatch.nli.model import CrossEncoder, load_base
 from faithwatch.nli.train import _collate, nli_loss, optimizer_step, set_lr
 
 CONFIGS = {  # name: (share of NLI pairs in the batches, learning rate, steps)
@@ -46,20 +46,10 @@ def load_model(base: str, adapter: str, device: str):
 
 
 def entailment(model, tokenizer, premises: list[str], hyps: list[str], device: str, batch: int = 512) -> np.ndarray:
-    """p(entailment) of each pair, bf16 autocast on a GPU."""
-    model.eval()
-    out = np.zeros(len(premises))
-    order = np.argsort([len(p) + len(h) for p, h in zip(premises, hyps, strict=True)])
-    with torch.inference_mode():
-        for i in range(0, len(order), batch):
-            idx = order[i : i + batch]
-            enc = tokenizer([premises[j] for j in idx], [hyps[j] for j in idx], padding=True,
-                            truncation="longest_first", max_length=256, return_tensors="pt").to(device)
-            with torch.autocast("cuda" if device.startswith("cuda") else "cpu", dtype=torch.bfloat16,
-                                enabled=device.startswith("cuda")):
-                logits = model(**enc).logits
-            out[idx] = torch.softmax(logits.float(), -1)[:, 0].cpu().numpy()
-    return out
+    """p(entailment) of each pair through the runtime's :class:`CrossEncoder` (bf16 on a GPU, fp32 on a CPU)."""
+    precision = "bf16" if device.startswith("cuda") else "fp32"
+    encoder = CrossEncoder(model, tokenizer, max_length=256, device=device, precision=precision)
+    return encoder.predict_proba(premises, hyps, batch_size=batch)[:, 0]
 
 
 def read_export(folder: Path, limit: int | None) -> tuple[list[dict], dict[str, list[str]]]:

@@ -67,6 +67,12 @@ def export(out: Path) -> None:
     print(f"{len(rows)} sentences, {len(windows)} window lists, {pairs} (window, sentence) pairs -> {out}")
 
 
+def scores(got: dict, name: str, key: str) -> np.ndarray:
+    """A set's ``key`` scores ("base" or "tuned") in row order; rows never held out (augmentation) keep "base"."""
+    s = got[short(name)]
+    return np.asarray([b if x is None else x for b, x in zip(s["base"], s[key], strict=True)])
+
+
 def evaluate(scores_dir: Path) -> None:
     """LOO AUROC with the NLI third of ``align_score`` replaced by each run's out-of-fold scores."""
     tables, _, _ = tables_and_data()
@@ -77,10 +83,7 @@ def evaluate(scores_dir: Path) -> None:
         got = json.loads(path.read_text())  # {set: {"base": [...], "tuned": [...]}} in the tables' row order
         new = {}
         for name, t in tables.items():
-            s = got[short(name)]
-            base = np.asarray(s["base"])
-            # the augmentation set is never held out: it keeps its shipped score
-            tuned = np.asarray([b if x is None else x for b, x in zip(s["base"], s["tuned"], strict=True)])
+            base, tuned = scores(got, name, "base"), scores(got, name, "tuned")
             if len(base) != len(t):
                 raise SystemExit(f"{path}: {short(name)} has {len(base)} scores for {len(t)} sentences")
             new[name] = t.assign(align_score=t["align_score"] + (tuned - base) / 3)
@@ -88,8 +91,7 @@ def evaluate(scores_dir: Path) -> None:
         print_loo(new, {"shipped recipe, tuned NLI": shipped})
         for label, key in (("shipped", "base"), ("tuned", "tuned")):
             print(f"  NLI alone, {label}:")
-            only = {n: t.assign(align_score=np.asarray([b if x is None else x for b, x in zip(
-                got[short(n)]["base"], got[short(n)][key], strict=True)])) for n, t in tables.items()}
+            only = {n: t.assign(align_score=scores(got, n, key)) for n, t in tables.items()}
             print_loo(only, {})
 
 
