@@ -183,6 +183,48 @@ def test_fod_refuses_when_nothing_survives(monitor, scored, one_thread):
     assert any(e.kind == "prune" for e in result.trace) and not any(e.kind == "keep" for e in result.trace)
 
 
+def test_fod_fallback_searches_adacad_before_refusing(monitor, one_thread, monkeypatch):
+    """fod-fallback is plain FOD until FOD would refuse; then it searches once more over AdaCAD from the start."""
+    import faithwatch.decoding.loop as loop_mod
+
+    state = {"adacad": False, "low": 0.1, "high": 0.1}
+    real_ada, original = loop_mod.adacad_logprobs, Monitor._reports
+
+    def ada(lp, twin):
+        state["adacad"] = True
+        return real_ada(lp, twin)
+
+    def fake(self, sentences, records, question, context):
+        reports = original(self, sentences, records, question, context)
+        for r in reports:  # low until AdaCAD chose a token, then ``high``
+            r.score = state["high"] if state["adacad"] else state["low"]
+            r.flagged = r.score < 0.5
+        return reports
+
+    monkeypatch.setattr(loop_mod, "adacad_logprobs", ada)
+    monkeypatch.setattr(Monitor, "_reports", fake)
+    args = dict(tau1=0.7, tau2=0.5, beams=2, samples=4, seed=5, **SHORT)
+    plain = generate(monitor, Q, C, strategy="fod", **args)
+    assert plain.refused and not state["adacad"]
+    state["high"] = 0.9
+    rescued = generate(monitor, Q, C, strategy="fod-fallback", **args)
+    assert not rescued.refused and rescued.answer != REFUSAL and rescued.sentences
+    assert all(s.score == 0.9 for s in rescued.sentences)  # every kept sentence came from the AdaCAD search
+    first = [e.to_dict() for e in rescued.trace[:len(plain.trace) - 1]]
+    assert first == [e.to_dict() for e in plain.trace[:-1]]  # plain FOD's search, minus its refusal
+    turn = rescued.trace[len(plain.trace) - 1]
+    assert turn.kind == "backtrack" and "AdaCAD" in turn.reason and rescued.trace[-1].kind == "select"
+    # nothing passes over AdaCAD either: an explicit refusal
+    state["adacad"], state["high"] = False, 0.1
+    still = generate(monitor, Q, C, strategy="fod-fallback", **args)
+    assert still.refused and still.answer == REFUSAL and still.trace[-1].kind == "refuse"
+    # where plain FOD answers, fod-fallback is plain FOD: the same answer and trace
+    state["adacad"], state["low"] = False, 0.9
+    ok, same = (generate(monitor, Q, C, strategy=s, **args) for s in ("fod", "fod-fallback"))
+    assert not ok.refused and same.answer == ok.answer
+    assert [e.to_dict() for e in same.trace] == [e.to_dict() for e in ok.trace] and not state["adacad"]
+
+
 def test_rerank_returns_the_best_sample(monitor, scored, one_thread):
     result = generate(monitor, Q, C, strategy="rerank", samples=4, seed=1, **SHORT)
     candidates = [e for e in result.trace if e.kind == "candidate"]

@@ -1,5 +1,6 @@
 """Decoding strategies: greedy, abstention, reranking, CAD, AdaCAD, Lookback-Lens-guided chunks, FOD, FOD-BT,
-FOD-CAD and FOD-AdaCAD (FOD's sentence search over the CAD or AdaCAD distribution).
+FOD-CAD and FOD-AdaCAD (FOD's sentence search over the CAD or AdaCAD distribution), and FOD-fallback (plain FOD
+that searches over AdaCAD before it refuses).
 
 Every strategy runs on :class:`~faithwatch.decoding.loop.DecodingLoop` and returns a
 :class:`~faithwatch.decoding.types.DecodingResult` with a trace of every candidate considered.
@@ -170,8 +171,10 @@ def lookback(run: StrategyRun) -> tuple[Beam, bool]:
                      chunk_tokens=p.chunk_tokens, trace=run.trace), False
 
 
-def _fod_run(run: StrategyRun, contrast: str | None = None, backtrack_only: bool = False) -> tuple[Beam, bool]:
-    """FOD; ``contrast`` ("cad" or "adacad") applies that distribution to both stages."""
+def _fod_run(run: StrategyRun, contrast: str | None = None, backtrack_only: bool = False,
+             fallback: bool = False) -> tuple[Beam, bool]:
+    """FOD; ``contrast`` ("cad" or "adacad") applies that distribution to both stages; ``fallback``: where plain
+    FOD would refuse, search once more from the answer's start over the AdaCAD distribution first."""
     p = run.params
     first, sampler = greedy_chooser(), sampling_chooser(p.temperature, run.generator)
     if contrast == "cad":
@@ -179,14 +182,29 @@ def _fod_run(run: StrategyRun, contrast: str | None = None, backtrack_only: bool
     elif contrast == "adacad":
         sampler, first = adacad_chooser(sampler), adacad_chooser(first)
     coverage = Coverage(run.loop.question if p.coverage else "")
+    start = run.loop.session.checkpoint()
     beam = _fod(run.loop, first, sampler, p.tau1, p.tau2, p.beams, p.samples, run.trace, backtrack_only, coverage)
+    why = _fod_refusal(beam, coverage)
+    if why and fallback:
+        run.trace.append(TraceEvent("backtrack", 0, reason=f"{why}: searching again over the AdaCAD distribution"))
+        run.loop.rewind(start)
+        beam = _search(run.loop, adacad_chooser(sampler), p.tau2, p.beams, p.samples, run.trace, coverage)
+        index = next((i for i, b in enumerate(run.loop.beams) if b is beam), 0)
+        run.trace.append(TraceEvent("select", len(beam.sentences), run.loop.text(beam.ids), beam.mean_score, index,
+                                    reason="most faithful AdaCAD beam"))
+        why = _fod_refusal(beam, coverage)
+    if why:
+        run.trace.append(TraceEvent("refuse", len(beam.sentences), reason=why))
+    return beam, why is not None
+
+
+def _fod_refusal(beam: Beam, coverage: Coverage) -> str | None:
+    """Why FOD refuses ``beam`` rather than answer with it (``None``: it answers)."""
     if not beam.sentences:  # nothing faithful survived: say so explicitly rather than answer ""
-        run.trace.append(TraceEvent("refuse", 0, reason="no sentence passed the thresholds"))
-        return beam, True
+        return "no sentence passed the thresholds"
     if coverage.slots and coverage.open(_texts(beam)) == len(coverage.slots):  # an echo of the question
-        run.trace.append(TraceEvent("refuse", len(beam.sentences), reason="the answer fills no part of the question"))
-        return beam, True
-    return beam, False
+        return "the answer fills no part of the question"
+    return None
 
 
 def fod(run: StrategyRun) -> tuple[Beam, bool]:
@@ -197,6 +215,11 @@ def fod(run: StrategyRun) -> tuple[Beam, bool]:
 def fod_bt(run: StrategyRun) -> tuple[Beam, bool]:
     """FOD's backtracking alone: stop at the first low sentence."""
     return _fod_run(run, backtrack_only=True)
+
+
+def fod_fallback(run: StrategyRun) -> tuple[Beam, bool]:
+    """FOD; where it would refuse, its sentence search once more from the start over the AdaCAD distribution."""
+    return _fod_run(run, fallback=True)
 
 
 def fod_cad(run: StrategyRun) -> tuple[Beam, bool]:
