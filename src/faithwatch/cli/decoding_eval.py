@@ -157,7 +157,7 @@ def _cross_validated(monitor, items, names, params, tau_grid, cache_path, judge,
 def eval_decoding(
     data: str = typer.Option("counterfactual", "--data", help="'counterfactual' (the packaged counterfactual "
                              "QA set) or a .jsonl of {id, question, context[, context_answers, common_answers]}."),
-    strategies: str = typer.Option("greedy,cad,fod,fod-adacad", "--strategies", help="Comma-separated strategies."),
+    strategies: str = typer.Option("greedy,cad,fod,fod-fallback", "--strategies", help="Comma-separated strategies."),
     report: Path = typer.Option(..., "--report", help="Folder for results.md/.json, answers.jsonl, cache.jsonl."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N items."),
     tau1: float = typer.Option(default("tau1"), "--tau1", help=help_of("tau1")),
