@@ -9,7 +9,9 @@ sets"):
 * on the GPU, ``faith_tune.py`` continues the shipped adapter's training once per held-out set (on the other
   five sets plus NLI pairs) and scores the held-out set's sentences: out-of-fold NLI scores;
 * ``evaluate``: replaces the NLI third of ``align_score`` by the out-of-fold score and prints LOO AUROC of
-  ``align_score`` alone and of the shipped recipe, before and after.
+  ``align_score`` alone and of the shipped recipe, before and after; then keeps ``align_score`` as it is and adds
+  the out-of-fold score as one more feature. (Each training set's tuned score comes from an adapter that saw the
+  held-out set's labels: a second-order leak into the aggregator's weights, not into the held-out scores.)
 
     python training/experiments/faith_tune_loo.py export
     python training/experiments/faith_tune_loo.py evaluate --scores DIR   # DIR: the GPU run's scores_*.json
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -89,10 +92,21 @@ def evaluate(scores_dir: Path) -> None:
             new[name] = t.assign(align_score=t["align_score"] + (tuned - base) / 3)
         print(f"\n{path.stem}: align_score with the tuned NLI third (out of fold on the held-out sets)")
         print_loo(new, {"shipped recipe, tuned NLI": shipped})
+        extra = {n: t.assign(nli_tuned=scores(got, n, "tuned")) for n, t in tables.items()}
+        print(f"\n{path.stem}: the tuned NLI score as a feature beside align_score (sign-constrained, +1)")
+        print_loo(extra, {"shipped recipe + tuned NLI feature": with_tuned_feature(shipped)})
         for label, key in (("shipped", "base"), ("tuned", "tuned")):
             print(f"  NLI alone, {label}:")
             only = {n: t.assign(align_score=scores(got, n, key)) for n, t in tables.items()}
             print_loo(only, {})
+
+
+def with_tuned_feature(recipe: training.Recipe) -> training.Recipe:
+    """``recipe`` plus a family ``nli-tuned`` (the column ``nli_tuned``, higher = faithful), registered in-process."""
+    training.FAMILIES["nli-tuned"] = ("nli_tuned",)
+    training.TEXT_FAMILIES = (*training.TEXT_FAMILIES, "nli-tuned")
+    training.DIRECTIONS["nli_tuned"] = 1
+    return replace(recipe, families=(*recipe.families, "nli-tuned"))
 
 
 def main() -> None:
