@@ -15,7 +15,7 @@ import json
 import re
 from pathlib import Path
 
-from faithwatch.alignment.lexical import NAME_PARTICLES, _wordlike, _words, is_stop
+from faithwatch.alignment.lexical import _words, content_runs
 from faithwatch.decoding import coverage as cov
 from faithwatch.decoding.counterfactual import mentions_any
 from faithwatch.text import stem
@@ -34,20 +34,9 @@ def verbish(word: str) -> bool:
 
 
 def runs_without_verbs(text: str) -> list[frozenset[str]]:
-    """``text``'s content runs (as ``content_runs`` groups them), without those made only of verb-like words."""
-    runs: list[list[str]] = []
-    end = None
-    for word, start in _words(text):
-        if not _wordlike(word) or is_stop(word):
-            if word.lower() not in NAME_PARTICLES:
-                end = None
-            continue
-        if end is not None and re.fullmatch(r"\s+", text[end:start]):
-            runs[-1].append(word)
-        else:
-            runs.append([word])
-        end = start + len(word)
-    return [frozenset(stem(w) for w in run) for run in runs if not all(verbish(w) for w in run)]
+    """``text``'s content runs (``content_runs``), without those whose every word is verb-like."""
+    verbs = {stem(word) for word, _ in _words(text) if verbish(word)}
+    return [run for run in content_runs(text) if not run <= verbs]
 
 
 def open_without_verbs(question: str, answer: str) -> int:
