@@ -104,7 +104,8 @@ def evaluate(scores_dir: Path) -> None:
 def with_tuned_feature(recipe: training.Recipe) -> training.Recipe:
     """``recipe`` plus a family ``nli-tuned`` (the column ``nli_tuned``, higher = faithful), registered in-process."""
     training.FAMILIES["nli-tuned"] = ("nli_tuned",)
-    training.TEXT_FAMILIES = (*training.TEXT_FAMILIES, "nli-tuned")
+    if "nli-tuned" not in training.TEXT_FAMILIES:
+        training.TEXT_FAMILIES = (*training.TEXT_FAMILIES, "nli-tuned")
     training.DIRECTIONS["nli_tuned"] = 1
     return replace(recipe, families=(*recipe.families, "nli-tuned"))
 

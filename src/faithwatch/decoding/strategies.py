@@ -176,7 +176,8 @@ def _fod_run(run: StrategyRun, contrast: str | None = None, backtrack_only: bool
     """FOD; ``contrast`` ("cad" or "adacad") applies that distribution to both stages; ``fallback``: where plain
     FOD would refuse, search once more from the answer's start over the AdaCAD distribution first."""
     p = run.params
-    first, sampler = greedy_chooser(), sampling_chooser(p.temperature, run.generator)
+    plain = sampling_chooser(p.temperature, run.generator)
+    first, sampler = greedy_chooser(), plain
     if contrast == "cad":
         sampler, first = cad_chooser(p.alpha, sampler), cad_chooser(p.alpha, first)
     elif contrast == "adacad":
@@ -188,7 +189,7 @@ def _fod_run(run: StrategyRun, contrast: str | None = None, backtrack_only: bool
     if why and fallback:
         run.trace.append(TraceEvent("backtrack", 0, reason=f"{why}: searching again over the AdaCAD distribution"))
         run.loop.rewind(start)
-        beam = _search(run.loop, adacad_chooser(sampler), p.tau2, p.beams, p.samples, run.trace, coverage)
+        beam = _search(run.loop, adacad_chooser(plain), p.tau2, p.beams, p.samples, run.trace, coverage)
         index = next((i for i, b in enumerate(run.loop.beams) if b is beam), 0)
         run.trace.append(TraceEvent("select", len(beam.sentences), run.loop.text(beam.ids), beam.mean_score, index,
                                     reason="most faithful AdaCAD beam"))
