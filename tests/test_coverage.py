@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from faithwatch.decoding import generate
-from faithwatch.decoding.coverage import PATIENCE, Coverage, filled, open_slots, question_slots
+from faithwatch.decoding.coverage import PATIENCE, Coverage, filled, open_slots, question_slots, verb_like
 from faithwatch.decoding.loop import DecodingLoop, greedy_chooser
 
 C = "The bridge in Lyon opened in 1820. It was built by local masons."
@@ -56,6 +56,24 @@ def test_what_fills_a_slot():
     cup = "Where was the first World Cup held, and which team won it?"
     assert open_slots(cup, "It was held in Switzerland in 1930.") == 1  # a date does not name a team
     assert open_slots("Summarise the article.", "") == 0
+
+
+def test_verbs_and_repeats_fill_nothing():
+    mermaid = "Who wrote The Little Mermaid, and in which country was he born?"
+    assert open_slots(mermaid, "The Little Mermaid was written by Hans Christian Andersen.") == 1  # "written"
+    assert open_slots(mermaid, "It was written by Hans Christian Andersen, who was born in Denmark.") == 0
+    krakow = "In which country is Krakow, and which river flows through it?"
+    assert open_slots(krakow, "Krakow is located in Poland.") == 1
+    assert open_slots(krakow, "Krakow is originally situated in Poland.") == 1  # an adverb fills nothing either
+    assert open_slots(krakow, "Krakow is in Poland, on the Vistula.") == 0
+    africa = "Which country has the largest population in Africa, and what is its capital?"
+    assert open_slots(africa, "The answer is Ethiopia. The answer is Ethiopia.") == 1  # said twice, fills once
+    assert open_slots(africa, "Nigeria. Its capital is Abuja.") == 0
+    colour = "What colour is the flag, and what is the dish called?"
+    assert open_slots(colour, "The flag is red and the dish is goulash.") == 0  # "red" is a colour, not a verb
+    assert open_slots("Which gas do plants release?", "Plants release oxygen.") == 0
+    assert [verb_like(w) for w in ("flew", "orbited", "originally", "Reed", "red", "family", "oxygen", "built")] == [
+        True, True, True, False, False, False, False, True]
 
 
 def test_a_date_fills_a_time_slot_not_a_quantity():

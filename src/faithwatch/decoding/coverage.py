@@ -12,7 +12,11 @@ of them an answer fills:
   "It was first climbed in 1953.");
 * any other slot is filled by a run of adjacent content words that the question does not hold (one name of
   several words, "Joseph Haydn", fills one slot; stop words and the answer-frame words of
-  :data:`~faithwatch.alignment.lexical.FRAME_WORDS` do not count), or by a spare number that is not a date.
+  :data:`~faithwatch.alignment.lexical.FRAME_WORDS` do not count), or by a spare number that is not a date. A run
+  fills once however often it is said ("The answer is Ethiopia. The answer is Ethiopia." fills one slot), and a
+  run made only of lower-case verb forms and adverbs (:func:`verb_like`: "written", "located", "flew",
+  "originally") fills nothing: "The Little Mermaid was written by Hans Christian Andersen." leaves "in which
+  country was he born?" open.
 
 So an echo of the question, or "It is a sport." for "Which sport ...?", fills nothing. The check is lexical: it
 says whether the answer *says something* of the kind asked for, not whether it is right (that is the detector's
@@ -97,6 +101,41 @@ def question_slots(question: str) -> tuple[Slot, ...]:
 #: stems of spelled-out numbers: they fill numeric slots, not word slots
 _NUMBER_STEMS = frozenset(stem(w) for w in NUMBER_WORDS)
 
+#: lower-case verb forms that say how, not what ("The city is located in Poland."): they fill no slot
+_VERB_FORMS_TEXT = """
+    is was are were be been being lies lie lay lying flows runs ran stands stood sits sat lives located situated
+    found born built made called named known written wrote painted composed invented discovered designed founded
+    became become began begun bore borne brought bought chose chosen came did done drew drawn fell fallen flew flown
+    fought gave given grew grown held hid hidden kept knew led left lost meant met paid rose risen said sang sung saw
+    seen sent shot showed shown sold spoke spoken spent stole stolen struck swam swum taught thought told took taken
+    went gone wore worn wove woven set put"""
+VERB_FORMS = frozenset(_VERB_FORMS_TEXT.split())
+#: lower-case words that end like a past form or an adverb but name things ("red" is too short to count)
+_NOT_VERB_LIKE_TEXT = """hundred sacred kindred naked wicked rugged ragged beloved family assembly monopoly
+    butterfly anomaly supply reply rally jelly belly holly folly bully"""
+_NOT_VERB_LIKE = frozenset(_NOT_VERB_LIKE_TEXT.split())
+_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+
+
+def verb_like(word: str) -> bool:
+    """Whether ``word`` reads as a verb form or an adverb: lower case, and listed in :data:`VERB_FORMS` or a past
+    form ("orbited", 5+ letters, -ed) or an adverb ("originally", 6+ letters, -ly)."""
+    low = word.lower()
+    if word != low or low in _NOT_VERB_LIKE:
+        return False
+    return low in VERB_FORMS or (len(low) >= 5 and low.endswith("ed")) or (len(low) >= 6 and low.endswith("ly"))
+
+
+def answer_runs(answer: str) -> list[frozenset[str]]:
+    """The distinct content runs of ``answer`` that may fill a slot: without repeats and without runs made only of
+    :func:`verb_like` words."""
+    verbs = {stem(w) for w in _WORD.findall(answer) if verb_like(w)}
+    runs: list[frozenset[str]] = []
+    for run in content_runs(answer):
+        if run not in runs and not run <= verbs:
+            runs.append(run)
+    return runs
+
 
 @lru_cache(maxsize=1024)
 def _given(question: str) -> tuple[frozenset[str], frozenset[str]]:
@@ -122,7 +161,7 @@ def filled(question: str, answer: str) -> int:
         return 0
     numbers_given, words_given = _given(question)
     numbers, dates = _new_numbers(answer, numbers_given)
-    words = sum(1 for run in content_runs(answer) if run - words_given - _NUMBER_STEMS)
+    words = sum(1 for run in answer_runs(answer) if run - words_given - _NUMBER_STEMS)
     times = sum(s.time for s in slots)
     quantities = sum(s.numeric and not s.time for s in slots)
     by_quantity = min(quantities, numbers - dates)
