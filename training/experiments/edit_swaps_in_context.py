@@ -4,11 +4,12 @@ The ``edits`` family (``faithwatch.alignment.edits``) counts a number or name-li
 place of its source's only when the new one is found nowhere in the context. A swap with another value of the same
 context passes: "He had two wives." against "He had six wives. Two of them ... were beheaded." has no edit (the
 detector passed "King Henry VIII had two wives." at 0.67 on fresh9; that one aligns to another source sentence and
-is not caught by this feature either). Benchmarks of small factual edits often swap in an entity of the
-same document. This script adds one feature, ``edit_swap_ctx``: replaced spans of a near copy where both sides hold
-a number (or both a name-like word) and the sentence's is found elsewhere in the context (sign-constrained: more
-swaps, less faithful), and prints LOO AUROC of the shipped recipe with and without it (the same folds and caches as
-``faithwatch eval --text-only --transfer``), with how often it fires per set and the unfaithful share where it does.
+is not caught by this feature either). Benchmarks of small factual edits often swap in an entity of the same
+document. This script adds one feature, ``edit_swap_ctx`` (``aggregator_variants.ctx_swaps``, first measured with
+the detector of 2026-11-25): replaced spans of a near copy whose number (or name) differs from the source's but
+occurs in the context (sign-constrained: more swaps, less faithful). It prints LOO AUROC of the shipped recipe with
+and without it (the same folds and caches as ``faithwatch eval --text-only --transfer``), how often it fires per
+set, and the unfaithful share where it does.
 
 **The rule, fixed before the first run:** the feature joins the shipped ``edits`` family only if, with it, the mean
 LOO AUROC over the six sets does not fall, no set falls by more than 0.005, and (checked afterwards, on the
@@ -24,28 +25,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
-from aggregator_variants import print_loo  # sibling script, on sys.path when this one runs
+from aggregator_variants import ctx_swaps, print_loo  # sibling scripts, on sys.path when this one runs
 from faith_tune_loo import tables_and_data
 
 import faithwatch.eval.training as training
 from faithwatch.alignment.edits import EditScorer
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def swaps_in_context(scorer: EditScorer, sentence: str, context: str) -> float:
-    """How many replaced spans of ``sentence``'s near copy put a number or name of the context elsewhere in place
-    of the source's own (the kind must match on both sides)."""
-    _, edits = scorer.local_edits(sentence, context)
-    count = 0
-    for op, mine, theirs in edits:
-        if op != "replace":
-            continue
-        new = [t for t in mine if t.content and scorer.in_context(t) and t.key not in {x.key for x in theirs}]
-        numbers = any(t.number for t in new) and any(t.number for t in theirs)
-        names = any(t.entity for t in new) and any(t.entity for t in theirs)
-        count += numbers or names
-    return float(count)
 
 
 def with_feature(recipe: training.Recipe) -> training.Recipe:
@@ -63,7 +49,7 @@ def main() -> None:
     extra: dict[str, pd.DataFrame] = {}
     for name, t in tables.items():
         contexts = {e.id: e.context for e in data[name].examples}
-        col = [swaps_in_context(scorer, text, contexts[ex]) for text, ex in zip(t.text, t.example_id, strict=True)]
+        col = [ctx_swaps(scorer, text, contexts[ex]) for text, ex in zip(t.text, t.example_id, strict=True)]
         extra[name] = t.assign(edit_swap_ctx=col)
         fired = extra[name][extra[name].edit_swap_ctx > 0]
         print(f"{Path(name).stem:<20} sentences {len(t):>6}  fires {len(fired):>4}  unfaithful where it fires "
