@@ -1,0 +1,66 @@
+"""Issue 12, transfer: should the words of what the user *asked* count as supported? (scratch)
+
+"The main ingredient of tofu is soybeans." against "Tofu is made from soybeans." scores 0.47 and is flagged: "main"
+and "ingredient" come from the question, not the context, so the lexical evidence counts two novel content words
+(fresh9's tofu item, where FOD then refused a faithful answer). A variant measured in an earlier session counted the
+whole question's words as given and lost 0.017 on BEGIN, whose "question" is the user's dialogue turn. This one
+reads only what the question *asks* (``faithwatch.decoding.coverage.asked``: its sentences that end in "?", or a
+one-sentence query), appends that to the context for the lexical scorer alone, and recomputes the lexical features
+and the lexical third of ``align_score`` (an equal-weight mean of NLI, lexical and embedding scores). NLI, the
+embedding, the edits and the tagger are unchanged. LOO AUROC of the shipped recipe, same folds and caches as
+``faithwatch eval --text-only --transfer``.
+
+**The rule, fixed before the first run:** the variant is worth building into the scorers (a question input for text
+signals, a lexical version bump) only if the mean LOO AUROC does not fall, no set falls by more than 0.005, and the
+worst-case gain over ``align_score`` (each with its own ``align_score``) does not fall.
+
+    python training/experiments/question_words_supported.py
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from aggregator_variants import print_loo  # sibling scripts, on sys.path when this one runs
+from faith_tune_loo import tables_and_data
+
+import faithwatch.eval.training as training
+from faithwatch.alignment.lexical import EVIDENCE_FEATURES, LexicalScorer
+from faithwatch.decoding.coverage import asked
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def main() -> None:
+    tables, data, _ = tables_and_data()
+    lexical = LexicalScorer()
+    variant = {}
+    for name, t in tables.items():
+        examples = {e.id: e for e in data[name].examples}
+        t = t.copy()
+        changed = 0
+        for ex_id, idx in t.groupby("example_id").indices.items():
+            ex = examples[ex_id]
+            question = asked(ex.question or "")
+            if not question:
+                continue
+            texts = t["text"].iloc[idx].tolist()
+            before = np.asarray(lexical.score_many(texts, ex.context))
+            after = np.asarray(lexical.score_many(texts, f"{ex.context}\n{question}"))
+            t.loc[t.index[idx], "align_score"] = t["align_score"].iloc[idx].to_numpy() + (after - before) / 3
+            for row, text in zip(idx, texts, strict=True):
+                ev = lexical.evidence(text, f"{ex.context}\n{question}")
+                for f in EVIDENCE_FEATURES:
+                    t.loc[t.index[row], f] = ev[f]
+            changed += int((after != before).sum())
+        print(f"{Path(name).stem:<20} sentences {len(t):>6}  lexical score changed on {changed}")
+        variant[name] = t
+    shipped = training.Recipe.from_dict(json.loads((ROOT / "training" / "recipe.json").read_text())["recipe"])
+    print_loo(tables, {"shipped recipe": shipped})
+    print_loo(variant, {"shipped recipe, asked words supported": shipped})
+
+
+if __name__ == "__main__":
+    main()
