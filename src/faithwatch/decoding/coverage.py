@@ -101,7 +101,6 @@ def question_slots(question: str) -> tuple[Slot, ...]:
 #: stems of spelled-out numbers: they fill numeric slots, not word slots
 _NUMBER_STEMS = frozenset(stem(w) for w in NUMBER_WORDS)
 
-#: lower-case verb forms that say how, not what ("The city is located in Poland."): they fill no slot
 _VERB_FORMS_TEXT = """
     is was are were be been being lies lie lay lying flows runs ran stands stood sits sat lives located situated
     found born built made called named known written wrote painted composed invented discovered designed founded
@@ -109,10 +108,11 @@ _VERB_FORMS_TEXT = """
     fought gave given grew grown held hid hidden kept knew led left lost meant met paid rose risen said sang sung saw
     seen sent shot showed shown sold spoke spoken spent stole stolen struck swam swum taught thought told took taken
     went gone wore worn wove woven set put"""
+#: lower-case verb forms that say how, not what ("The city is located in Poland."): they fill no slot
 VERB_FORMS = frozenset(_VERB_FORMS_TEXT.split())
-#: lower-case words that end like a past form or an adverb but name things ("red" is too short to count)
 _NOT_VERB_LIKE_TEXT = """hundred sacred kindred naked wicked rugged ragged beloved family assembly monopoly
     butterfly anomaly supply reply rally jelly belly holly folly bully"""
+#: lower-case words that end like a past form or an adverb but name things ("red" is too short to count)
 _NOT_VERB_LIKE = frozenset(_NOT_VERB_LIKE_TEXT.split())
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 
