@@ -17,6 +17,8 @@ Prints LOO AUROC (each set predicted by the recipe trained on the others) and th
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score
@@ -97,6 +99,16 @@ def print_loo(tables: dict[str, pd.DataFrame], recipes: dict[str, training.Recip
         worst = min(auroc[n] - ref[n] for n in held)
         print(f"{label:<44}", " ".join(f"{auroc[n]:10.3f}" for n in held),
               f"{np.mean(list(auroc.values())):10.3f} {worst:+10.3f}", flush=True)
+
+def with_extra_family(recipe: training.Recipe, family: str, column: str, direction: int) -> training.Recipe:
+    """``recipe`` plus a one-column text family ``family`` (``direction``: +1 higher = faithful, -1 the other way),
+    registered in this process only (once, however often it is called)."""
+    training.FAMILIES[family] = (column,)
+    if family not in training.TEXT_FAMILIES:
+        training.TEXT_FAMILIES = (*training.TEXT_FAMILIES, family)
+    training.DIRECTIONS[column] = direction
+    return replace(recipe, families=(*recipe.families, family))
+
 
 if __name__ == "__main__":
     main()

@@ -21,11 +21,12 @@ retrained detector) the blatant suite still flags ≥ 90% and passes ≥ 85%.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
-from aggregator_variants import ctx_swaps, print_loo  # sibling scripts, on sys.path when this one runs
+
+# sibling scripts, on sys.path when this one runs
+from aggregator_variants import ctx_swaps, print_loo, with_extra_family
 from faith_tune_loo import tables_and_data
 
 import faithwatch.eval.training as training
@@ -36,11 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def with_feature(recipe: training.Recipe) -> training.Recipe:
     """``recipe`` plus a family ``edits-ctx`` (the column ``edit_swap_ctx``, higher = less faithful)."""
-    training.FAMILIES["edits-ctx"] = ("edit_swap_ctx",)
-    if "edits-ctx" not in training.TEXT_FAMILIES:
-        training.TEXT_FAMILIES = (*training.TEXT_FAMILIES, "edits-ctx")
-    training.DIRECTIONS["edit_swap_ctx"] = -1
-    return replace(recipe, families=(*recipe.families, "edits-ctx"))
+    return with_extra_family(recipe, "edits-ctx", "edit_swap_ctx", -1)
 
 
 def main() -> None:

@@ -22,12 +22,13 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from aggregator_variants import AUGMENT, SETS, print_loo  # sibling scripts, on sys.path when this one runs
+
+# sibling scripts, on sys.path when this one runs
+from aggregator_variants import AUGMENT, SETS, print_loo, with_extra_family
 
 import faithwatch.eval.training as training
 from faithwatch.eval.pipeline import extraction_monitor, load_labelled
@@ -103,11 +104,7 @@ def evaluate(scores_dir: Path) -> None:
 
 def with_tuned_feature(recipe: training.Recipe) -> training.Recipe:
     """``recipe`` plus a family ``nli-tuned`` (the column ``nli_tuned``, higher = faithful), registered in-process."""
-    training.FAMILIES["nli-tuned"] = ("nli_tuned",)
-    if "nli-tuned" not in training.TEXT_FAMILIES:
-        training.TEXT_FAMILIES = (*training.TEXT_FAMILIES, "nli-tuned")
-    training.DIRECTIONS["nli_tuned"] = 1
-    return replace(recipe, families=(*recipe.families, "nli-tuned"))
+    return with_extra_family(recipe, "nli-tuned", "nli_tuned", 1)
 
 
 def main() -> None:

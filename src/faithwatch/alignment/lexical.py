@@ -72,6 +72,11 @@ def _words(text: str) -> list[tuple[str, int]]:
             if not m.group(0)[0].isdigit() and not any(a <= m.start() < b for a, b in units)]
 
 
+def word_tokens(text: str) -> list[str]:
+    """``text``'s word tokens as the scorer reads them (numbers and the magnitude words after them left out)."""
+    return [w for w, _ in _words(text)]
+
+
 def _wordlike(word: str) -> bool:
     """Not a fragment ("a", the "s" of "U.S.") nor an answer-frame word ("answer", "passages")."""
     return len(word) >= 2 and word.lower() not in FRAME_WORDS

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from faithwatch.alignment.lexical import content_runs, content_stems, number_values
+from faithwatch.alignment.lexical import content_runs, content_stems, number_values, word_tokens
 from faithwatch.text import NUMBER_WORDS, normalise_number, number_forms, split_sentences, stem
 
 _WH = r"(?:who|whom|whose|what|which|where|when|why|how)"
@@ -114,7 +114,6 @@ _NOT_VERB_LIKE_TEXT = """hundred sacred kindred naked wicked rugged ragged belov
     butterfly anomaly supply reply rally jelly belly holly folly bully"""
 #: lower-case words that end like a past form or an adverb but name things ("red" is too short to count)
 _NOT_VERB_LIKE = frozenset(_NOT_VERB_LIKE_TEXT.split())
-_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 
 
 def verb_like(word: str) -> bool:
@@ -129,7 +128,7 @@ def verb_like(word: str) -> bool:
 def answer_runs(answer: str) -> list[frozenset[str]]:
     """The distinct content runs of ``answer`` that may fill a slot: without repeats and without runs made only of
     :func:`verb_like` words."""
-    verbs = {stem(w) for w in _WORD.findall(answer) if verb_like(w)}
+    verbs = {stem(w) for w in word_tokens(answer) if verb_like(w)}
     runs: list[frozenset[str]] = []
     for run in content_runs(answer):
         if run not in runs and not run <= verbs:

@@ -190,9 +190,7 @@ def _fod_run(run: StrategyRun, contrast: str | None = None, backtrack_only: bool
         run.trace.append(TraceEvent("backtrack", 0, reason=f"{why}: searching again over the AdaCAD distribution"))
         run.loop.rewind(start)
         beam = _search(run.loop, adacad_chooser(plain), p.tau2, p.beams, p.samples, run.trace, coverage)
-        index = next((i for i, b in enumerate(run.loop.beams) if b is beam), 0)
-        run.trace.append(TraceEvent("select", len(beam.sentences), run.loop.text(beam.ids), beam.mean_score, index,
-                                    reason="most faithful AdaCAD beam"))
+        run.trace.append(_selected(run.loop, beam, "most faithful AdaCAD beam"))
         why = _fod_refusal(beam, coverage)
     if why:
         run.trace.append(TraceEvent("refuse", len(beam.sentences), reason=why))
@@ -298,11 +296,15 @@ def _fod(loop: DecodingLoop, greedy: Chooser, sampler: Chooser, tau1: float, tau
         loop.rewind(start)
         again = _search(loop, sampler, tau2, k, s, trace, coverage)
         best = min((best, again), key=lambda b: (coverage.open(_texts(b)), -b.mean_score))
-    index = next((i for i, b in enumerate(loop.beams) if b is best), 0)
-    trace.append(TraceEvent("select", len(best.sentences), loop.text(best.ids), best.mean_score, index,
-                            reason="most faithful beam" + (" of those that fill the most slots" if coverage.slots
-                                                           else "")))
+    trace.append(_selected(loop, best, "most faithful beam" + (" of those that fill the most slots"
+                                                               if coverage.slots else "")))
     return best
+
+
+def _selected(loop: DecodingLoop, beam: Beam, reason: str) -> TraceEvent:
+    """The trace event of FOD's chosen ``beam`` (its index among the loop's beams, 0 if it is none of them)."""
+    index = next((i for i, b in enumerate(loop.beams) if b is beam), 0)
+    return TraceEvent("select", len(beam.sentences), loop.text(beam.ids), beam.mean_score, index, reason=reason)
 
 
 def _search(loop: DecodingLoop, sampler: Chooser, tau2: float, k: int, s: int, trace: list[TraceEvent],
