@@ -113,6 +113,39 @@ def test_strip_preamble(sentence: str, claim: str) -> None:
 
 
 
+def test_what_the_question_asks_counts_as_support() -> None:
+    lex, ctx = LexicalScorer(), "Tofu is made from soybeans. It is pressed into blocks."
+    answer = "The main ingredient of tofu is soybeans."
+    plain = lex.evidence(answer, ctx)
+    asked = lex.evidence(answer, ctx, "I am vegan. What is the main ingredient of tofu?")
+    assert plain["novel_content"] == 2.0 and asked["novel_content"] == 0.0  # "main", "ingredient"
+    assert lex.score_many([answer], ctx, "What is the main ingredient of tofu?")[0] > lex.score(answer, ctx)
+    # a wrong fact stays novel whatever the question says
+    assert lex.evidence("The main ingredient of tofu is rice.", ctx, "What is the main ingredient of tofu?")[
+        "novel_content"] == 1.0
+    # an instruction to summarise lends nothing, nor does a dialogue history that asks nothing
+    for given in ("Write a short summary of the main news.", "I cook a lot. My main dish is tofu."):
+        assert lex.evidence(answer, ctx, given) == plain
+    assert lex.score_pairs([(answer, ctx), (answer, ctx)], ["What is the main ingredient of tofu?", ""]) == [
+        lex.score_many([answer], ctx, "What is the main ingredient of tofu?")[0], lex.score(answer, ctx)]
+    with pytest.raises(ValueError, match="questions"):
+        lex.score_pairs([(answer, ctx)], ["a?", "b?"])
+
+
+def test_combined_passes_the_question_to_the_parts_that_read_it() -> None:
+    from faithwatch.alignment.base import score_pairs_asked
+
+    ctx, answer, question = "Tofu is made from soybeans.", "The main ingredient of tofu is soybeans.", \
+        "What is the main ingredient of tofu?"
+    comb = CombinedScorer([ConstScorer("a", 0.5), LexicalScorer()])
+    assert comb.reads_question and not ConstScorer("a", 0.5).reads_question
+    lex = LexicalScorer()
+    got = score_pairs_asked(comb, [(answer, ctx)], [question])[0]
+    assert got == pytest.approx(0.25 + lex.score_many([answer], ctx, question)[0] / 2)
+    assert got > comb.score(answer, ctx)
+    assert score_pairs_asked(ConstScorer("a", 0.5), [(answer, ctx)], [question]) == [0.5]
+
+
 def test_lexical_numbers_count_by_value_whatever_their_notation() -> None:
     lex = LexicalScorer()
     # the same amount written another way: no unsupported number, no novel magnitude, percent or currency word

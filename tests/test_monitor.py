@@ -286,9 +286,9 @@ def test_truncated_context_is_what_alignment_sees(lm, one_thread):
     class Recorder(LexicalScorer):
         name = "recorder"
 
-        def score_many(self, sentences, context):
+        def score_many(self, sentences, context, question=""):
             seen.append(context)
-            return super().score_many(sentences, context)
+            return super().score_many(sentences, context, question)
 
     tail = " The secret code is 4242." + " Filler words here." * 400
     context = "Paris is in France." + tail

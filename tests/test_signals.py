@@ -393,3 +393,10 @@ def test_lexical_evidence_counts_what_the_context_lacks(records):
     same = LexicalSignal().compute(SentenceTrace(copied, records, "Q?", context))
     assert same == {"lex_content": 1.0, "lex_bigrams": 1.0, "novel_content": 0.0, "novel_numbers": 0.0,
                     "novel_entities": 0.0}
+    # the trace's question: what it asks is given ("stone" is the user's word), live and from text alike
+    stone = Sentence(index=0, text="The stone bridge opened in 1887.", start=0, end=32, token_start=1, token_end=4)
+    question = "When did the stone bridge open?"
+    asked = LexicalSignal().compute(SentenceTrace(stone, records, question, context))
+    assert asked["novel_content"] == 0.0
+    assert LexicalSignal().compute(SentenceTrace(stone, records, "Q?", context))["novel_content"] == 1.0
+    assert LexicalSignal().from_pairs([stone.text], [context], [question]) == [asked]

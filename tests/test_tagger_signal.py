@@ -102,11 +102,11 @@ def test_cache_is_reused_resumed_and_refreshed(overlap, tmp_path, monkeypatch):
     calls = {"n": 0}
     original = TaggerSignal.from_pairs
 
-    def failing(self, texts, contexts):
+    def failing(self, texts, contexts, questions=None):
         calls["n"] += 1
         if calls["n"] == 3:
             raise RuntimeError("killed")
-        return original(self, texts, contexts)
+        return original(self, texts, contexts, questions)
 
     monkeypatch.setattr(TaggerSignal, "from_pairs", failing)
     with pytest.raises(RuntimeError):

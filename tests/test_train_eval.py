@@ -203,9 +203,9 @@ def test_text_only_tables_match_teacher_forcing_and_are_cached(datasets, tmp_pat
     class Counting(LexicalScorer):
         calls = 0
 
-        def score_many(self, sentences, context):
+        def score_many(self, sentences, context, question=""):
             Counting.calls += 1
-            return super().score_many(sentences, context)
+            return super().score_many(sentences, context, question)
 
     a, _ = datasets
     examples = load_dataset(str(a))
@@ -383,9 +383,9 @@ def test_extraction_groups_a_prompts_examples_and_returns_the_examples_order(dat
     seen: list[str] = []
 
     class Recording(LexicalScorer):
-        def score_many(self, sentences, context):
+        def score_many(self, sentences, context, question=""):
             seen.append(context)
-            return super().score_many(sentences, context)
+            return super().score_many(sentences, context, question)
 
     a, _ = datasets
     base = load_dataset(str(a))[:4]

@@ -238,3 +238,25 @@ def strip_preamble(sentence: str) -> str:
     """``sentence`` from :func:`preamble_end` on ("The answer is Japan." -> "Japan."): the claim that the surface
     checks read."""
     return sentence[preamble_end(sentence):]
+
+
+def asked(text: str) -> str:
+    """What ``text`` asks: its sentences that end in "?"; without one, the text if it is one sentence (a search
+    query: "how to fold a quilt"), else nothing (a dialogue history or an instruction that asks no question)."""
+    sentences = split_sentences(text) if text and text.strip() else []
+    questions = [x for x in sentences if x.rstrip().endswith("?")]
+    return " ".join(questions) if questions else (sentences[0] if len(sentences) == 1 else "")
+
+
+#: how an instruction to summarise starts ("Write a short summary of ...", "Summarize the article."): its words
+#: ("write", "short", "news") are the task's, so they lend the answer no support
+_SUMMARY_INSTRUCTION = re.compile(r"\s*(?:write|summari[sz]e)\b", re.IGNORECASE)
+
+
+def question_support(question: str) -> str:
+    """The words of ``question`` that an answer may reuse as given (lexical scorer version 6): what it
+    :func:`asked` ("What is the main ingredient of tofu?": "main ingredient" is the user's, not a claim the context
+    must hold); nothing for an instruction to summarise."""
+    if not question or _SUMMARY_INSTRUCTION.match(question):
+        return ""
+    return asked(question)

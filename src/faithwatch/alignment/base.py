@@ -21,6 +21,9 @@ class AlignmentScorer(ABC):
     #: ``"bf16"`` when a model part computes in bf16 (its scores differ slightly from fp32's: feature caches are
     #: keyed by it), else ``None``
     precision: str | None = None
+    #: whether the scorer reads the question as well (its ``score_pairs`` takes ``questions``); most read only the
+    #: context
+    reads_question: bool = False
 
     @abstractmethod
     def score_many(self, sentences: Sequence[str], context: str) -> list[float]:
@@ -50,6 +53,16 @@ def score_pairs_of(scorer: Any) -> Callable[[Sequence[tuple[str, str]]], list[fl
     """``scorer.score_pairs``, or for a duck-typed scorer with only ``score_many`` the base class's grouping by
     context (:meth:`AlignmentScorer.score_pairs`)."""
     return getattr(scorer, "score_pairs", None) or partial(AlignmentScorer.score_pairs, scorer)
+
+
+def score_pairs_asked(scorer: Any, pairs: Sequence[tuple[str, str]], questions: Sequence[str]) -> list[float]:
+    """Scores of (sentence, context) pairs, each with the question its answer was asked for: a scorer that reads
+    questions (``reads_question``) gets them, any other scores the pairs alone (:func:`score_pairs_of`)."""
+    if len(questions) != len(pairs):
+        raise ValueError(f"got {len(questions)} questions for {len(pairs)} pairs")
+    if getattr(scorer, "reads_question", False):
+        return scorer.score_pairs(pairs, questions=questions)
+    return score_pairs_of(scorer)(pairs)
 
 
 def validate_inputs(sentences: Sequence[str], context: str) -> list[str]:

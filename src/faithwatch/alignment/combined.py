@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from faithwatch.alignment.base import AlignmentScorer, clamp01, score_pairs_of, validate_inputs
+from faithwatch.alignment.base import AlignmentScorer, clamp01, score_pairs_asked, score_pairs_of, validate_inputs
 
 
 class CombinedScorer(AlignmentScorer):
@@ -33,19 +33,22 @@ class CombinedScorer(AlignmentScorer):
         #: the parts' versions (feature caches are keyed by it); None when no part declares one
         self.version = "+".join(versions) if any(versions) else None
         self.precision = "bf16" if any(getattr(s, "precision", None) == "bf16" for s in self.scorers) else None
+        self.reads_question = any(getattr(s, "reads_question", False) for s in self.scorers)
 
     def score_many(self, sentences: Sequence[str], context: str) -> list[float]:
         """Weighted mean of the component scores for each sentence, in [0, 1]."""
         sents = validate_inputs(sentences, context)
         return self.score_pairs([(s, context) for s in sents]) if sents else []
 
-    def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        """Weighted mean of the component scores of each (sentence, context) pair; each part batches all pairs."""
+    def score_pairs(self, pairs: Sequence[tuple[str, str]], questions: Sequence[str] | None = None) -> list[float]:
+        """Weighted mean of the component scores of each (sentence, context) pair; each part batches all pairs.
+        With ``questions`` (one per pair), the parts that read questions get them."""
         for sentence, context in pairs:
             validate_inputs([sentence], context)
         totals = [0.0] * len(pairs)
         for scorer, weight in zip(self.scorers, self.weights, strict=True):
-            scores = score_pairs_of(scorer)(pairs)
+            scores = (score_pairs_of(scorer)(pairs) if questions is None
+                      else score_pairs_asked(scorer, pairs, questions))
             if len(scores) != len(pairs):
                 raise ValueError(f"scorer {scorer.name!r} returned {len(scores)} scores for {len(pairs)} pairs")
             for i, s in enumerate(scores):

@@ -23,6 +23,11 @@ then multiplies the score by ``UNSUPPORTED_NUMBER_FACTOR`` (0.35), whatever else
 since an unsupported number is a classic hallucination. A sentence with no content words, no
 entities and no numbers (e.g. "Yes, it is.") gets ``NEUTRAL_SCORE`` (0.5): there is nothing to
 check, so it is neither supported nor contradicted.
+
+Given the question the sentence answers, the words of what it asks count as found in the context too
+(:func:`~faithwatch.text.question_support`; version 6): "The main ingredient of tofu is soybeans." for "What is the
+main ingredient of tofu?" claims nothing about "main ingredient" that the context must hold. An instruction to
+summarise lends nothing ("Write a short summary of the news." does not make "news" supported).
 """
 
 from __future__ import annotations
@@ -32,7 +37,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from faithwatch.alignment.base import AlignmentScorer, clamp01, validate_inputs
-from faithwatch.text import CURRENCY_WORDS, NUMBER_WORDS, is_stop, number_forms, number_unit_spans, preamble_end, stem
+from faithwatch.text import (
+    CURRENCY_WORDS,
+    NUMBER_WORDS,
+    is_stop,
+    number_forms,
+    number_unit_spans,
+    preamble_end,
+    question_support,
+    stem,
+)
 
 #: value for a sentence with nothing checkable in it (no content words, entities or numbers)
 NEUTRAL_SCORE = 0.5
@@ -182,24 +196,30 @@ class LexicalScorer(AlignmentScorer):
     #: changes whenever the scores would (feature caches and detectors record it); 2: tokenised thousands joined;
     #: 3: FRAME_WORDS are not content; 4: numbers also count by value ("$5.7bn" = "5.7 billion"), magnitude and
     #: percent words after a number are not content, a currency symbol of the context supports its word; 5: an
-    #: answer preamble ("The answer is", "Based on the given passages,") is left out (`text.preamble_end`)
-    version = "5"
+    #: answer preamble ("The answer is", "Based on the given passages,") is left out (`text.preamble_end`); 6: the words
+    #: of what the question asks support the answer (`text.question_support`)
+    version = "6"
+    #: reads the question with the context (:func:`~faithwatch.alignment.base.score_pairs_asked`)
+    reads_question = True
 
     def __init__(self) -> None:
         self._cache_key: str | None = None
         self._cache_index: _ContextIndex | None = None
 
-    def _index(self, context: str) -> _ContextIndex:
+    def _index(self, context: str, question: str = "") -> _ContextIndex:
         # the monitor calls once per sentence with the same context: index it once
-        if self._cache_key != context or self._cache_index is None:
-            self._cache_index = _context_index(context)
-            self._cache_key = context
+        given = question_support(question)
+        text = f"{context}\n{given}" if given else context
+        if self._cache_key != text or self._cache_index is None:
+            self._cache_index = _context_index(text)
+            self._cache_key = text
         return self._cache_index
 
-    def features(self, sentence: str, context: str) -> dict[str, float]:
-        """Per-feature support fractions in [0, 1] (only the features the sentence has) plus ``score``."""
+    def features(self, sentence: str, context: str, question: str = "") -> dict[str, float]:
+        """Per-feature support fractions in [0, 1] (only the features the sentence has) plus ``score``; the words of
+        what ``question`` asks count as support (:func:`~faithwatch.text.question_support`)."""
         validate_inputs([sentence], context)
-        return self._features(_claim_features(sentence), self._index(context))
+        return self._features(_claim_features(sentence), self._index(context, question))
 
     def _features(self, f: _Features, ctx: _ContextIndex) -> dict[str, float]:
         out: dict[str, float] = {}
@@ -223,14 +243,14 @@ class LexicalScorer(AlignmentScorer):
         out["score"] = clamp01(base * UNSUPPORTED_NUMBER_FACTOR**n_unsupported)
         return out
 
-    def evidence(self, sentence: str, context: str) -> dict[str, float]:
+    def evidence(self, sentence: str, context: str, question: str = "") -> dict[str, float]:
         """The separate lexical checks (see :data:`EVIDENCE_FEATURES`), for a trained aggregator to weigh.
 
         Support fractions are 1.0 when the sentence has nothing of that kind; ``novel_*`` count what the
-        context lacks (each number / entity / content word once).
+        context (and what ``question`` asks) lacks (each number / entity / content word once).
         """
         validate_inputs([sentence], context)
-        ctx = self._index(context)
+        ctx = self._index(context, question)
         f = _claim_features(sentence)
         feats = self._features(f, ctx)
         return {
@@ -241,8 +261,22 @@ class LexicalScorer(AlignmentScorer):
             "novel_entities": float(sum(1 for x in f.entities if x not in ctx.stems)),
         }
 
-    def score_many(self, sentences: Sequence[str], context: str) -> list[float]:
-        """Lexical support of each sentence by the context, in [0, 1]."""
+    def score_many(self, sentences: Sequence[str], context: str, question: str = "") -> list[float]:
+        """Lexical support of each sentence by the context (and what ``question`` asks), in [0, 1]."""
         sents = validate_inputs(sentences, context)
-        ctx = self._index(context)
+        ctx = self._index(context, question)
         return [self._features(_claim_features(s), ctx)["score"] for s in sents]
+
+    def score_pairs(self, pairs: Sequence[tuple[str, str]], questions: Sequence[str] | None = None) -> list[float]:
+        """Lexical support of each (sentence, context) pair, read with its question when ``questions`` is given."""
+        qs = [""] * len(pairs) if questions is None else list(questions)
+        if len(qs) != len(pairs):
+            raise ValueError(f"got {len(qs)} questions for {len(pairs)} pairs")
+        out = [0.0] * len(pairs)
+        groups: dict[tuple[str, str], list[int]] = {}  # one call per (context, question)
+        for i, ((_, context), question) in enumerate(zip(pairs, qs, strict=True)):
+            groups.setdefault((context, question), []).append(i)
+        for (context, question), idx in groups.items():
+            for i, score in zip(idx, self.score_many([pairs[i][0] for i in idx], context, question), strict=True):
+                out[i] = score
+        return out

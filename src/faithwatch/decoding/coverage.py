@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from faithwatch.alignment.lexical import content_runs, content_stems, number_values, word_tokens
-from faithwatch.text import NUMBER_WORDS, normalise_number, number_forms, split_sentences, stem
+from faithwatch.text import NUMBER_WORDS, asked, normalise_number, number_forms, stem
 
 _WH = r"(?:who|whom|whose|what|which|where|when|why|how)"
 # a clause boundary: a comma (and optional "and"/"or") or a bare "and", before a wh-word that at most two words
@@ -80,14 +80,6 @@ class Slot:
     clause: str
     numeric: bool
     time: bool = False
-
-
-def asked(text: str) -> str:
-    """What ``text`` asks: its sentences that end in "?"; without one, the text if it is one sentence (a search
-    query: "how to fold a quilt"), else nothing (a dialogue history or an instruction that asks no question)."""
-    sentences = split_sentences(text) if text and text.strip() else []
-    questions = [x for x in sentences if x.rstrip().endswith("?")]
-    return " ".join(questions) if questions else (sentences[0] if len(sentences) == 1 else "")
 
 
 @lru_cache(maxsize=1024)

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from faithwatch.alignment import plain_specs
-from faithwatch.alignment.base import AlignmentScorer
+from faithwatch.alignment.base import AlignmentScorer, score_pairs_asked
 from faithwatch.data.schema import LabelledExample
 from faithwatch.errors import FaithwatchError
 from faithwatch.models.loading import cache_dir
@@ -274,7 +274,9 @@ def text_cache_key(scorer: AlignmentScorer | None, dataset: str) -> str:
 
 def _text_rows(example: LabelledExample, scorer: AlignmentScorer | None) -> tuple[list[dict], list[dict]]:
     sentences = SentenceTracker.split_text(example.response)
-    scores = scorer.score_many([s.text for s in sentences], example.context) if scorer and sentences else []
+    texts = [s.text for s in sentences]
+    scores = (score_pairs_asked(scorer, [(t, example.context) for t in texts], [example.question or ""] * len(texts))
+              if scorer and sentences else [])
     rows = [{"example_id": example.id, "sentence_index": s.index, "text": s.text, "start": s.start, "end": s.end,
              "align_score": float(scores[i]) if scores else np.nan} for i, s in enumerate(sentences)]
     return rows, []
@@ -412,7 +414,9 @@ def derive_alignment(monitor: Monitor, dataset: str, examples: Sequence[Labelled
         rows = sentences[sentences.example_id.isin(batch)].copy()
         for ex_id, idx in rows.groupby("example_id").groups.items():
             texts = rows.loc[idx, "text"].tolist()
-            rows.loc[idx, "align_score"] = monitor.alignment.score_many(texts, by_id[ex_id].context)
+            ex = by_id[ex_id]
+            rows.loc[idx, "align_score"] = score_pairs_asked(monitor.alignment, [(t, ex.context) for t in texts],
+                                                             [ex.question or ""] * len(texts))
         write_shard(folder, "sentences", rows.to_dict("records"), shard)
         write_shard(folder, "windows", windows[windows.example_id.isin(batch)].to_dict("records"), shard)
         write_shard(folder, "examples", donor[donor.example_id.isin(batch)].to_dict("records"), shard)

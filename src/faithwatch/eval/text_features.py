@@ -46,7 +46,9 @@ def add_text_features(examples: Sequence[LabelledExample], sentences: pd.DataFra
         if dataset is not None and getattr(signal, "cached", False):
             rows = _cached(signal, dataset, by_id, sentences, groups, root, on_progress)
         else:
-            rows = signal.from_pairs(sentences["text"].tolist(), [by_id[e].context for e in sentences["example_id"]])
+            ids = sentences["example_id"]
+            rows = signal.from_pairs(sentences["text"].tolist(), [by_id[e].context for e in ids],
+                                     [by_id[e].question or "" for e in ids])
         for pos, row in enumerate(rows):
             feats[pos].update(row)
     added = pd.DataFrame(feats, index=sentences.index, columns=columns, dtype=float)
@@ -83,7 +85,8 @@ def _cached(signal: Signal, dataset: str, by_id: dict[str, LabelledExample], sen
     for start in range(0, len(todo), SHARD_EXAMPLES):  # one batched run per shard of examples
         chunk = todo[start : start + SHARD_EXAMPLES]
         pairs = [(ex_id, text) for ex_id in chunk for text in dict.fromkeys(sentences["text"].iloc[groups[ex_id]])]
-        rows = signal.from_pairs([t for _, t in pairs], [by_id[e].context for e, _ in pairs])
+        rows = signal.from_pairs([t for _, t in pairs], [by_id[e].context for e, _ in pairs],
+                                 [by_id[e].question or "" for e, _ in pairs])
         write_shard(folder, "rows", [{"example_id": e, "fingerprint": prints[e], "text": t, **row}
                                      for (e, t), row in zip(pairs, rows, strict=True)], shard)
         shard += 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from faithwatch.alignment.base import AlignmentScorer, score_pairs_of
+from faithwatch.alignment.base import AlignmentScorer, score_pairs_asked
 from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
 
 
@@ -28,5 +28,5 @@ class AlignmentSignal(Signal):
             return [{"align_score": None} for _ in traces]
         # sentences of different records (contexts) together: a scorer with a model batches them in one run
         pairs = [(trace.sentence.text, trace.context) for trace in traces]
-        scores = score_pairs_of(self.scorer)(pairs)
+        scores = score_pairs_asked(self.scorer, pairs, [trace.question for trace in traces])
         return [{"align_score": float(score)} for score in scores]

@@ -106,18 +106,21 @@ class Signal(ABC):
         """Features of several sentences (override to batch)."""
         return [self.compute(t) for t in traces]
 
-    def from_text(self, texts: list[str], context: str) -> list[dict[str, float]]:
-        """Features of several sentences of one context without a trace (``text_only`` signals only)."""
+    def from_text(self, texts: list[str], context: str, question: str = "") -> list[dict[str, float]]:
+        """Features of several sentences of one context (and the question they answer) without a trace
+        (``text_only`` signals only)."""
         raise NotImplementedError(f"signal {self.name!r} needs a model trace")
 
-    def from_pairs(self, texts: Sequence[str], contexts: Sequence[str]) -> list[dict[str, float]]:
-        """Features of (sentence, its context) pairs without a trace; override to batch across contexts."""
+    def from_pairs(self, texts: Sequence[str], contexts: Sequence[str],
+                   questions: Sequence[str] | None = None) -> list[dict[str, float]]:
+        """Features of (sentence, its context[, its question]) without a trace; override to batch across contexts."""
+        qs = [""] * len(texts) if questions is None else list(questions)
         out: list[dict[str, float]] = [{} for _ in texts]
-        groups: dict[str, list[int]] = {}
-        for i, context in enumerate(contexts):
-            groups.setdefault(context, []).append(i)
-        for context, idx in groups.items():
-            for i, row in zip(idx, self.from_text([texts[i] for i in idx], context), strict=True):
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, key in enumerate(zip(contexts, qs, strict=True)):
+            groups.setdefault(key, []).append(i)
+        for (context, question), idx in groups.items():
+            for i, row in zip(idx, self.from_text([texts[i] for i in idx], context, question), strict=True):
                 out[i] = row
         return out
 
@@ -141,8 +144,14 @@ class TextEvidenceSignal(Signal):
         return list(self.features)
 
     def compute(self, trace: SentenceTrace) -> dict[str, FeatureValue]:
-        return dict(self.scorer.evidence(trace.sentence.text, trace.context))
+        return dict(self._evidence(trace.sentence.text, trace.context, trace.question))
 
-    def from_text(self, texts: list[str], context: str) -> list[dict[str, float]]:
+    def from_text(self, texts: list[str], context: str, question: str = "") -> list[dict[str, float]]:
         """Features of several sentences of one context (no trace needed)."""
-        return [self.scorer.evidence(t, context) for t in texts]
+        return [self._evidence(t, context, question) for t in texts]
+
+    def _evidence(self, text: str, context: str, question: str) -> dict[str, float]:
+        # the question goes only to a scorer that reads it (reads_question)
+        if getattr(self.scorer, "reads_question", False):
+            return self.scorer.evidence(text, context, question)
+        return self.scorer.evidence(text, context)

@@ -82,12 +82,13 @@ class TaggerSignal(Signal):
     def compute_many(self, traces: Sequence[SentenceTrace]) -> list[dict[str, FeatureValue]]:
         return self._features([t.sentence.text for t in traces], [t.context for t in traces])
 
-    def from_text(self, texts: list[str], context: str) -> list[dict[str, float]]:
-        """Features of several sentences of one context (no trace needed)."""
+    def from_text(self, texts: list[str], context: str, question: str = "") -> list[dict[str, float]]:
+        """Features of several sentences of one context (no trace needed; the tagger does not read the question)."""
         return self._features(texts, [context] * len(texts))
 
-    def from_pairs(self, texts: Sequence[str], contexts: Sequence[str]) -> list[dict[str, float]]:
-        """Features of (sentence, context) pairs, all in one batched tagger run."""
+    def from_pairs(self, texts: Sequence[str], contexts: Sequence[str],
+                   questions: Sequence[str] | None = None) -> list[dict[str, float]]:
+        """Features of (sentence, context) pairs, all in one batched tagger run (questions are not read)."""
         return self._features(texts, contexts)
 
     def _features(self, texts: Sequence[str], contexts: Sequence[str]) -> list[dict[str, float]]:

@@ -1,0 +1,83 @@
+"""Carry the text-only feature caches over a lexical scorer version change without re-running the NLI model.
+
+``align_score`` of the default scorer is an equal-weight mean of NLI, lexical and embedding scores. When only the
+lexical scorer changes (version 5 -> 6: the words of what the question asks count as support), the new cache is
+the old one with the lexical third recomputed: ``new = old + w_lexical * (lexical_new - lexical_old)``, where
+``lexical_old`` is the scorer read without the question (version 5's behaviour). A full recompute takes about an
+hour of NLI on 2 CPU cores; this takes seconds. Existing new-version folders are left alone.
+
+    python training/experiments/carry_lexical_cache.py [--check N]
+
+--check N recomputes N examples per data set (ones whose lexical score moved) in full and prints the largest
+difference from the carried value.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+
+import numpy as np
+from aggregator_variants import AUGMENT, SETS  # sibling script, on sys.path when this one runs
+
+from faithwatch.alignment import get_scorer
+from faithwatch.alignment.base import score_pairs_asked
+from faithwatch.alignment.lexical import LexicalScorer
+from faithwatch.data.loaders import load_dataset
+from faithwatch.eval.features import _read, text_cache_key, write_shard
+from faithwatch.models.loading import cache_dir
+
+OLD, NEW = "5", "6"
+
+
+def main(check: int) -> None:
+    scorer = get_scorer("nli-minilm+lexical+embedding")
+    (w_lex,) = [w for s, w in zip(scorer.scorers, scorer.weights, strict=True) if s.name == "lexical"]
+    new_version = scorer.version
+    assert f"+{NEW}+" in new_version, new_version
+    lexical = LexicalScorer()
+    root = cache_dir() / "features"
+    for name in (*SETS, *AUGMENT):
+        scorer.version = new_version.replace(f"+{NEW}+", f"+{OLD}+")
+        old = root / text_cache_key(scorer, name)
+        scorer.version = new_version
+        new = root / text_cache_key(scorer, name)
+        if new.exists() or not old.exists():
+            print(f"{name}: {'already carried' if new.exists() else 'no old cache'} ({new.name})")
+            continue
+        by_id = {e.id: e for e in load_dataset(name)}
+        sentences = _read(old, "sentences")
+        changed, moved = 0, []
+        for ex_id, idx in sentences.groupby("example_id").indices.items():
+            ex = by_id[ex_id]
+            texts = sentences["text"].iloc[idx].tolist()
+            before = np.asarray(lexical.score_many(texts, ex.context))
+            after = np.asarray(lexical.score_many(texts, ex.context, ex.question or ""))
+            col = sentences.columns.get_loc("align_score")
+            sentences.iloc[idx, col] = np.clip(sentences["align_score"].iloc[idx].to_numpy() + w_lex * (after - before),
+                                               0.0, 1.0)
+            changed += int((after != before).sum())
+            if (after != before).any():
+                moved.append(ex_id)
+        tmp = new.with_name(new.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        for f in old.glob("*.parquet"):
+            if not f.name.startswith("sentences-"):
+                shutil.copy2(f, tmp / f.name)
+        write_shard(tmp, "sentences", sentences.to_dict("records"), 0)
+        tmp.rename(new)
+        print(f"{name}: {len(sentences)} sentences, lexical score changed on {changed} -> {new.name}")
+        if check:
+            ids = moved[:check]  # examples whose lexical score moved: the carried values that could be wrong
+            worst = 0.0
+            for ex_id in ids:
+                rows = sentences[sentences.example_id == ex_id]
+                ex = by_id[ex_id]
+                full = score_pairs_asked(scorer, [(t, ex.context) for t in rows.text], [ex.question or ""] * len(rows))
+                worst = max(worst, float(np.max(np.abs(np.asarray(full) - rows.align_score.to_numpy()))))
+            print(f"  full recompute of {len(ids)} examples: largest difference {worst:.2e}")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[sys.argv.index("--check") + 1]) if "--check" in sys.argv else 0)
