@@ -185,11 +185,11 @@ def _identity(obj: Any) -> Any:
 
 
 def monitor_identity(monitor: Any) -> dict[str, Any]:
-    """Model, detector and alignment scorer of a monitor (what the cache key depends on)."""
+    """Model, detector and alignment scorer (and its version) of a monitor (what the cache key depends on)."""
     lm = getattr(monitor, "lm", None)
     alignment = getattr(monitor, "alignment", None)
     return {"model_id": getattr(lm, "model_id", None), "detector": _identity(getattr(monitor, "detector", None)),
-            "alignment": getattr(alignment, "name", None)}
+            "alignment": getattr(alignment, "name", None), "alignment_version": getattr(alignment, "version", None)}
 
 
 @functools.cache
