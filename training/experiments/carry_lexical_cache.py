@@ -6,10 +6,11 @@ the old one with the lexical third recomputed: ``new = old + w_lexical * (lexica
 ``lexical_old`` is the scorer read without the question (version 5's behaviour). A full recompute takes about an
 hour of NLI on 2 CPU cores; this takes seconds. Existing new-version folders are left alone.
 
-    python training/experiments/carry_lexical_cache.py [--check N]
+    python training/experiments/carry_lexical_cache.py [--check N] [--also DATA ...]
 
---check N recomputes N examples per data set (ones whose lexical score moved) in full and prints the largest
-difference from the carried value.
+--also adds data sets beyond the detector's (e.g. training/data/ragtruth-data2txt.jsonl). --check N recomputes N
+examples per data set (ones whose lexical score moved) in full and prints the largest difference from the carried
+value.
 """
 
 from __future__ import annotations
@@ -30,14 +31,14 @@ from faithwatch.models.loading import cache_dir
 OLD, NEW = "5", "6"
 
 
-def main(check: int) -> None:
+def main(check: int, also: list[str]) -> None:
     scorer = get_scorer("nli-minilm+lexical+embedding")
     (w_lex,) = [w for s, w in zip(scorer.scorers, scorer.weights, strict=True) if s.name == "lexical"]
     new_version = scorer.version
     assert f"+{NEW}+" in new_version, new_version
     lexical = LexicalScorer()
     root = cache_dir() / "features"
-    for name in (*SETS, *AUGMENT):
+    for name in (*SETS, *AUGMENT, *also):
         scorer.version = new_version.replace(f"+{NEW}+", f"+{OLD}+")
         old = root / text_cache_key(scorer, name)
         scorer.version = new_version
@@ -80,4 +81,6 @@ def main(check: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[sys.argv.index("--check") + 1]) if "--check" in sys.argv else 0)
+    args = sys.argv[1:]
+    also = args[args.index("--also") + 1:] if "--also" in args else []
+    main(int(args[args.index("--check") + 1]) if "--check" in args else 0, [a for a in also if not a.startswith("--")])

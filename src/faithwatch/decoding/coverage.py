@@ -16,10 +16,7 @@ of them an answer fills:
   fills once however often it is said ("The answer is Ethiopia. The answer is Ethiopia." fills one slot), and a
   run made only of lower-case verb forms and adverbs (:func:`verb_like`: "written", "located", "flew",
   "originally") fills nothing: "The Little Mermaid was written by Hans Christian Andersen." leaves "in which
-  country was he born?" open;
-* a slot that asks for a **name** ("who", "whom", "whose", "in which country / city / language / river / ...":
-  :attr:`Slot.proper`) is filled only by such a run that holds a capitalised word: "... is a comic opera" leaves
-  "in which country?" open.
+  country was he born?" open.
 
 So an echo of the question, or "It is a sport." for "Which sport ...?", fills nothing. The check is lexical: it
 says whether the answer *says something* of the kind asked for, not whether it is right (that is the detector's
@@ -57,11 +54,6 @@ _NUMERIC = re.compile(
     rf"|{_WHAT_NOUN}(?:age|number|temperature|percentage|population|height|length|speed)\b"
     rf"|\bin\s+(?:{_UNITS})\b",
     re.IGNORECASE)
-_NAMED = (r"country|city|town|capital|language|river|continent|ocean|sea|state|island|nation|nationality|province|"
-          r"region|desert|mountains?|lake|constellation|planet|ship|spacecraft|composer|painter|author|writer|"
-          r"scientist|person|king|queen|emperor|empire|dynasty|team|club|company|university")
-# a part that asks for a name: "who", "whom", "whose", or "which/what (...) country/city/..."
-_PROPER = re.compile(rf"\bwho(?:m|se)?\b|{_WHAT_NOUN}(?:{_NAMED})\b", re.IGNORECASE)
 _MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
            "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
 _YEAR = r"(1\d{3}|20\d{2})"
@@ -88,17 +80,14 @@ class Slot:
     clause: str
     numeric: bool
     time: bool = False
-    #: asks for a name ("who", "in which country"): only a run with a capitalised word fills it
-    proper: bool = False
 
 
 @lru_cache(maxsize=1024)
 def question_slots(question: str) -> tuple[Slot, ...]:
     """The slots of ``question``: one per clause with a wh-word in what it :func:`asked` (none without one)."""
     clauses = [c.strip(" ?.!") for c in _SPLIT.split(asked(question or ""))]
-    return tuple(Slot(c, bool(_NUMERIC.search(c)), bool(_TIME.search(c)),
-                      not _NUMERIC.search(c) and bool(_PROPER.search(c)))
-                 for c in clauses if c and _HAS_WH.search(c))
+    return tuple(Slot(c, bool(_NUMERIC.search(c)), bool(_TIME.search(c))) for c in clauses
+                 if c and _HAS_WH.search(c))
 
 
 #: stems of spelled-out numbers: they fill numeric slots, not word slots
@@ -163,16 +152,13 @@ def filled(question: str, answer: str) -> int:
         return 0
     numbers_given, words_given = _given(question)
     numbers, dates = _new_numbers(answer, numbers_given)
-    runs = [run - words_given for run in answer_runs(answer) if run - words_given - _NUMBER_STEMS]
-    capitalised = {stem(w) for w in word_tokens(answer) if w[:1].isupper()}
+    words = sum(1 for run in answer_runs(answer) if run - words_given - _NUMBER_STEMS)
     times = sum(s.time for s in slots)
     quantities = sum(s.numeric and not s.time for s in slots)
-    names = sum(s.proper for s in slots)
     by_quantity = min(quantities, numbers - dates)
     by_time = min(times, numbers - by_quantity)
     spare = numbers - dates - by_quantity - max(0, by_time - dates)  # a date fills only a time slot
-    by_name = min(names, sum(1 for run in runs if run & capitalised))  # "comic opera" names no country
-    return by_quantity + by_time + by_name + min(len(slots) - quantities - times - names, len(runs) - by_name + spare)
+    return by_quantity + by_time + min(len(slots) - quantities - times, words + spare)
 
 
 def open_slots(question: str, answer: str) -> int:
