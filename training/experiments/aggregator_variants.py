@@ -98,7 +98,7 @@ def print_loo(tables: dict[str, pd.DataFrame], recipes: dict[str, training.Recip
         auroc = held_out_aurocs(tables, recipe, "text-only")
         worst = min(auroc[n] - ref[n] for n in held)
         print(f"{label:<44}", " ".join(f"{auroc[n]:10.3f}" for n in held),
-              f"{np.mean(list(auroc.values())):10.3f} {worst:+10.3f}", flush=True)
+              f"{np.mean(list(auroc.values())):10.4f} {worst:+10.4f}", flush=True)
 
 def with_extra_family(recipe: training.Recipe, family: str, column: str, direction: int) -> training.Recipe:
     """``recipe`` plus a one-column text family ``family`` (``direction``: +1 higher = faithful, -1 the other way),
