@@ -278,6 +278,28 @@ def test_text_features_added_to_tables_equal_the_live_signal(lm):
     assert added["novel_numbers"].tolist() == [0.0, 0.0, 1.0]  # "330" is not in the context
 
 
+def test_the_question_reaches_the_text_signals_live_and_in_tables(lm, tmp_path):
+    """What the question asks is lexical support, for the monitor and for tables built from the text alike."""
+    import pandas as pd
+
+    from faithwatch.data.schema import LabelledExample
+    from faithwatch.eval.features import extract_text_features
+    from faithwatch.eval.text_features import add_text_features
+
+    question, response = "Who built the famous landmark?", "The famous landmark was built by Gustave Eiffel's company."
+    monitor = Monitor(lm, signals=["alignment", "lexical"], alignment="lexical", detector="heuristic")
+    live = monitor.score(question, CONTEXT, response).sentences[0].features
+    plain = monitor.score("Who built it?", CONTEXT, response).sentences[0].features
+    assert live["novel_content"] == 0.0 and plain["novel_content"] == 2.0  # "famous", "landmark"
+    assert live["align_score"] > plain["align_score"]
+    example = LabelledExample(dataset="d", id="e1", context=CONTEXT, question=question, response=response)
+    lexical = [s for s in monitor.signals if s.name == "lexical"]
+    table = add_text_features([example], pd.DataFrame({"example_id": ["e1"], "text": [response]}), signals=lexical)
+    assert table.loc[0, "novel_content"] == live["novel_content"]
+    rows = extract_text_features(monitor.alignment, "d", [example], root=tmp_path).sentences
+    assert rows["align_score"].tolist() == [live["align_score"]]
+
+
 def test_truncated_context_is_what_alignment_sees(lm, one_thread):
     from faithwatch.monitor import Monitor
 
