@@ -13,7 +13,7 @@ from sklearn.metrics import roc_auc_score
 from faithwatch.detectors import SynCheckDetector
 from faithwatch.errors import InputError
 from faithwatch.eval.training import Recipe, fit_syncheck, out_of_fold_logits, syncheck_scores
-from faithwatch.eval.transfer import leave_one_out, loo_auroc_table, loo_gain_table
+from faithwatch.eval.transfer import leave_one_out, loo_auroc_table, loo_gain_table, target_table
 from faithwatch.models.engine import Needs, TokenRecords
 from faithwatch.sentences import Sentence
 from faithwatch.signals.base import SentenceTrace
@@ -138,6 +138,14 @@ def test_leave_one_out_tables(tables):
         assert (gains[f"{gain}_low"] < gains[f"{gain}_high"]).all()
     shifted = gains.calibration_cost_unlabelled_shift  # BA after calibrate --unlabelled; the best is still the best
     assert shifted.notna().all() and (shifted >= -1e-12).all()
+    targets = target_table(gains).set_index("target")
+    row = targets.loc["gain over align_score >= +0.03"]
+    assert row.worst_value == gains.gain_vs_align.min() and row.margin == pytest.approx(row.worst_value - 0.03)
+    assert row.worst_set == gains.held_out[gains.gain_vs_align.idxmin()]
+    cost = targets.loc["calibration cost <= 0.03"]
+    assert cost.worst_value == gains.calibration_cost.max()
+    assert cost.status == ("met" if gains.calibration_cost.max() <= 0.03 else "missed")
+    assert cost.sets_met == f"{int((gains.calibration_cost <= 0.03).sum())} of 3"
     assert (shifted != gains.calibration_cost).any()  # the shift changed some fold's verdicts
 
 

@@ -398,12 +398,15 @@ def evaluate(
         with err.status("ablation and transfer matrix…"):
             out_tables["leave one data set out: AUROC on the held-out set (every model fitted without it)"] = \
                 tr.loo_auroc_table(folds, det.name)
-            out_tables["leave one data set out: gains and calibration"] = tr.loo_gain_table(folds)
+            gains = tr.loo_gain_table(folds)
+            out_tables["leave one data set out: gains and calibration"] = gains
+            out_tables["transfer targets (worst held-out set; margin < 0: missed by that much)"] = \
+                tr.target_table(gains)
             out_tables["feature-family ablation (leave-one-out AUROC)"] = tr.ablation(
                 frames, recipe, monitor.lm.model_id, seed)
             out_tables["transfer matrix (AUROC, train row → test column; diagonal: out of fold by example)"] = \
                 tr.transfer_matrix(frames, recipe, monitor.lm.model_id, seed)
-        for title in list(out_tables)[-4:]:
+        for title in list(out_tables)[-5:]:
             out.print(f"[bold]{title}[/]")
             out.print(out_tables[title].round(3).to_string(index=False))
     paths = write_report(report, f"faithwatch eval: {det.name}", out_tables, curves,

@@ -35,6 +35,10 @@ from faithwatch.eval.training import (
 
 #: the false-accept rate whose out-of-fold threshold the LOO table checks on the held-out set
 CHECK_FALSE_ACCEPT = 0.1
+#: the transfer targets (issue 12): the detector beats align_score and the best single signal by this much on every
+#: held-out set, and loses at most this much balanced accuracy at its threshold against the set's best threshold
+TARGET_GAIN = 0.03
+TARGET_CALIBRATION_COST = 0.03
 #: bootstrap replicates of the interval of each LOO gain (paired, whole responses resampled)
 GAIN_BOOT = 1000
 #: single signals compared in the LOO table (every SynCheck feature the recipes use, plus the raw probabilities)
@@ -191,6 +195,30 @@ def loo_gain_table(folds: Sequence[HeldOut]) -> pd.DataFrame:
             "calibration_cost_unlabelled_shift": None if f.ba_shifted is None else f.ba_best - f.ba_shifted,
             f"false_accept_at_{CHECK_FALSE_ACCEPT}": f.false_accept,
         })
+    return pd.DataFrame(rows)
+
+
+def target_table(gains: pd.DataFrame) -> pd.DataFrame:
+    """The transfer targets read off :func:`loo_gain_table`: for each, the worst held-out set, its value, the target,
+    how many sets meet it, and the margin by which the worst set meets (>= 0) or misses (< 0) it."""
+    rows = []
+    for target, column, need, higher in (
+        (f"gain over align_score >= +{TARGET_GAIN}", "gain_vs_align", TARGET_GAIN, True),
+        (f"gain over the best single signal >= +{TARGET_GAIN}", "gain_vs_best_single", TARGET_GAIN, True),
+        (f"calibration cost <= {TARGET_CALIBRATION_COST}", "calibration_cost", TARGET_CALIBRATION_COST, False),
+        (f"calibration cost, unlabelled shift <= {TARGET_CALIBRATION_COST}", "calibration_cost_unlabelled_shift",
+         TARGET_CALIBRATION_COST, False),
+    ):
+        values = pd.to_numeric(gains.set_index("held_out")[column], errors="coerce").dropna() \
+            if column in gains else pd.Series(dtype=float)
+        if values.empty:
+            continue
+        worst = values.idxmin() if higher else values.idxmax()
+        margin = values[worst] - need if higher else need - values[worst]
+        met = int((values >= need).sum() if higher else (values <= need).sum())
+        rows.append({"target": target, "worst_set": worst, "worst_value": float(values[worst]),
+                     "sets_met": f"{met} of {len(values)}", "margin": float(margin),
+                     "status": "met" if margin >= 0 else "missed"})
     return pd.DataFrame(rows)
 
 
