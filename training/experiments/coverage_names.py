@@ -20,18 +20,15 @@ the variant leave open. No model runs.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
-from collections import Counter
-from pathlib import Path
+
+from coverage_verbs import tally  # sibling script, on sys.path when this one runs
 
 from faithwatch.alignment.lexical import word_tokens
 from faithwatch.decoding import coverage as cov
-from faithwatch.decoding.counterfactual import mentions_any
 from faithwatch.text import stem
 
-ROOT = Path(__file__).resolve().parents[2]
 _NAMED = (r"country|city|town|capital|language|river|continent|ocean|sea|state|island|nation|nationality|province|"
           r"region|desert|mountains?|lake|constellation|planet|ship|spacecraft|composer|painter|author|writer|"
           r"scientist|person|king|queen|emperor|empire|dynasty|team|club|company|university")
@@ -57,21 +54,7 @@ def open_with_names(question: str, answer: str) -> int:
 
 
 def main(show: bool) -> None:
-    counts: Counter = Counter()
-    for path in sorted((ROOT / "docs" / "results").glob("decoding*/answers.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            r = json.loads(line)
-            if r["refused"] or not r.get("context_answers") or not cov.question_slots(r["question"]):
-                continue
-            groups = r["context_answers"] if isinstance(r["context_answers"][0], list) else [r["context_answers"]]
-            complete = all(mentions_any(r["answer"], g) for g in groups)
-            before, after = cov.open_slots(r["question"], r["answer"]), open_with_names(r["question"], r["answer"])
-            who = "fod-fallback" if r["strategy"] == "fod-fallback" else "other strategies"
-            counts[(who, "complete" if complete else "missing a fact", f"open {before} -> {after}")] += 1
-            if show and before != after:
-                print(f"{path.parent.name} {r['strategy']} {r['id']}: {r['answer'][:100]!r} {before} -> {after}")
-    for key in sorted(counts):
-        print(" | ".join(key), counts[key])
+    tally(cov.open_slots, open_with_names, show)
 
 
 if __name__ == "__main__":

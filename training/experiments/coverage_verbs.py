@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from faithwatch.alignment.lexical import content_runs
@@ -37,7 +38,9 @@ def open_previous(question: str, answer: str) -> int:
         cov.answer_runs = shipped
 
 
-def main(show: bool) -> None:
+def tally(before: Callable[[str, str], int], after: Callable[[str, str], int], show: bool) -> None:
+    """Open slots under two rules, over every stored answer to a question with slots, counted by strategy (the
+    default or the others) and by whether the answer names every context-answer group; ``show`` prints changes."""
     counts: Counter = Counter()
     for path in sorted((ROOT / "docs" / "results").glob("decoding*/answers.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -46,13 +49,17 @@ def main(show: bool) -> None:
                 continue
             groups = r["context_answers"] if isinstance(r["context_answers"][0], list) else [r["context_answers"]]
             complete = all(mentions_any(r["answer"], g) for g in groups)
-            before, after = open_previous(r["question"], r["answer"]), cov.open_slots(r["question"], r["answer"])
+            old, new = before(r["question"], r["answer"]), after(r["question"], r["answer"])
             who = "fod-fallback" if r["strategy"] == "fod-fallback" else "other strategies"
-            counts[(who, "complete" if complete else "missing a fact", f"open {before} -> {after}")] += 1
-            if show and before != after:
-                print(f"{path.parent.name} {r['strategy']} {r['id']}: {r['answer'][:100]!r} {before} -> {after}")
+            counts[(who, "complete" if complete else "missing a fact", f"open {old} -> {new}")] += 1
+            if show and old != new:
+                print(f"{path.parent.name} {r['strategy']} {r['id']}: {r['answer'][:100]!r} {old} -> {new}")
     for key in sorted(counts):
         print(" | ".join(key), counts[key])
+
+
+def main(show: bool) -> None:
+    tally(open_previous, cov.open_slots, show)
 
 
 if __name__ == "__main__":
