@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import shutil
@@ -208,6 +209,33 @@ def test_document_pairs_are_on_topic_balanced_and_deterministic() -> None:
             assert any(s[:15].lower() in p.hypothesis.lower() for s in sentences_of(doc) if s not in p.premise)
     with pytest.raises(ValueError, match="at least 3 sentences"):
         document_pairs(["One short sentence with words here."], 3)
+
+
+def test_window_swaps_put_in_a_value_of_the_same_window() -> None:
+    import random
+
+    from faithwatch.nli.synthetic import ENTITY, NUMBER, swap_within
+
+    rng = random.Random(0)
+    assert swap_within("He had six wives in 1540.", "Two of them died in 1536.", NUMBER, rng) == \
+        "He had six wives in 1536."
+    assert swap_within("It was designed by Anna Berg.", "It opened in 1932.", ENTITY, rng) is None  # no other name
+    plain = document_pairs(DOCS, 60, seed=2, max_words=40)
+    swaps = document_pairs(DOCS, 60, seed=2, max_words=40, window_swaps=True)
+    assert swaps != plain and [p.label for p in swaps] == [p.label for p in plain]
+
+    def swapped_within(pairs: list) -> int:  # contradictions that are a premise sentence with a value of another
+        count = 0
+        for p in (p for p in pairs if p.label == 2):
+            sents = sentences_of(p.premise)
+            count += any(s[: m.start()] + v + s[m.end():] == p.hypothesis
+                         for s in sents for pattern in (NUMBER, ENTITY) for m in pattern.finditer(s)
+                         for v in {x.group(0) for x in pattern.finditer(" ".join(o for o in sents if o != s))})
+        return count
+
+    assert swapped_within(swaps) >= swapped_within(plain) + 3  # the recipe's own entity swaps hit the window too
+    cfg = TrainConfig(train_file="t", out_dir="o", doc_synthetic=100)  # a run with the swaps is another run
+    assert dataclasses.replace(cfg, doc_window_swaps=True).fingerprint() != cfg.fingerprint()
 
 
 def test_recipe_with_document_pairs_and_rebase(tmp_path: Path, tiny_base: Path, tiny_artifact: Path) -> None:

@@ -38,6 +38,8 @@ def train_nli_cmd(
     synthetic: int = typer.Option(9000, "--synthetic", help="FactCC-style synthetic pairs to add (0: none)."),
     doc_synthetic: int = typer.Option(0, "--doc-synthetic", help="On-topic synthetic pairs from multi-sentence "
                                       "premises: short windows, same-document swaps and neutrals (0: none)."),
+    doc_window_swaps: bool = typer.Option(False, "--doc-window-swaps", help="The on-topic contradictions also "
+                                          "swap a number or name for another one of the same window."),
     epochs: int = typer.Option(3, "--epochs", min=1),
     batch_size: int = typer.Option(32, "--batch-size", min=1),
     lr: float = typer.Option(5e-4, "--lr"),
@@ -62,8 +64,8 @@ def train_nli_cmd(
         train = train_file or _nli_dir(data_root) / "train.jsonl"
         names = sorted(LICENSED_SOURCES) if sources == "licensed" else [s.strip() for s in sources.split(",")]
         cfg = TrainConfig(train_file=str(train), out_dir=str(out_dir), sources=names, synthetic=synthetic,
-                          doc_synthetic=doc_synthetic, device=device, seed=seed, epochs=epochs,
-                          batch_size=batch_size, lr=lr, max_length=max_length,
+                          doc_synthetic=doc_synthetic, doc_window_swaps=doc_window_swaps, device=device, seed=seed,
+                          epochs=epochs, batch_size=batch_size, lr=lr, max_length=max_length,
                           lora_r=lora_r, lora_alpha=2 * lora_r, limit=limit, bf16=not no_bf16,
                           base_dir=str(base_dir) if base_dir else None)
         with progress(info=True) as bar:

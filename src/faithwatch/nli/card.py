@@ -25,7 +25,9 @@ def model_card(meta: Any) -> str:
     doc_syn = ("" if not cfg.get("doc_synthetic") else
                f" {cfg['doc_synthetic']} on-topic synthetic pairs come from multi-sentence premises: a short window "
                "of one document is the premise; same-document entity, number and negation swaps give "
-               "contradictions, and the document's sentences outside the window give neutrals.")
+               "contradictions, and the document's sentences outside the window give neutrals."
+               + (" Contradictions also swap a number or name for another one of the same window."
+                  if cfg.get("doc_window_swaps") else ""))
     lines = [
         f"# {meta.name}: faithwatch's offline NLI cross-encoder", "",
         "(premise, hypothesis) → entailment / neutral / contradiction. A LoRA adapter "

@@ -4,7 +4,9 @@ A synthetic premise is a *window* of several unrelated texts (so support must be
 distractors, as in AlignScore-style context windows). Hypotheses:
 
 * entailment - a sentence of the window, sometimes shortened at its last comma;
-* contradiction - a window sentence with a number changed, two entities swapped, or negation toggled;
+* contradiction - a window sentence with a number changed, two entities swapped, or negation toggled; optionally
+  (``window_swaps``) also a number or name replaced by another one *of the same window* ("He had six wives. Two of
+  them ..." -> "He had two wives."), which the shipped adapter mostly entails;
 * neutral - a sentence from outside the window, or a window sentence extended by a clause from outside.
 """
 
@@ -18,8 +20,11 @@ from faithwatch.nli.data import LABEL_IDS, NLIPair
 
 _DETOK = [(" -LRB- ", " ("), ("-LRB- ", "("), (" -RRB-", ")"), ("`` ", '"'), (" ''", '"'), (" n't", "n't"),
           (" 's", "'s"), (" ,", ","), (" .", "."), (" ;", ";"), (" :", ":"), (" ?", "?"), (" !", "!")]
-_NUMBER = re.compile(r"\b\d+(?:[.,]\d+)?\b")
-_ENTITY = re.compile(r"(?<=[a-z,] )(?:[A-Z][a-z]+)(?: [A-Z][a-z]+)*")
+#: the contradiction moves that swap in a value of the premise window itself (``document_pairs(window_swaps=True)``)
+WINDOW_MOVES = ("number-window", "entity-window")
+#: a number, and a capitalised name after a lower-case word (what the swaps replace)
+NUMBER = re.compile(r"\b\d+(?:[.,]\d+)?\b")
+ENTITY = re.compile(r"(?<=[a-z,] )(?:[A-Z][a-z]+)(?: [A-Z][a-z]+)*")
 _NEGATABLE = re.compile(r"\b(is|are|was|were|has|have|had|does|did|can|will|would|could|should)\b( not\b)?")
 _SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 
@@ -37,7 +42,7 @@ def sentences_of(text: str) -> list[str]:
 
 
 def _swap_number(sent: str, rng: random.Random) -> str | None:
-    nums = list(_NUMBER.finditer(sent))
+    nums = list(NUMBER.finditer(sent))
     if not nums:
         return None
     m = rng.choice(nums)
@@ -59,11 +64,22 @@ def _swap_number(sent: str, rng: random.Random) -> str | None:
 
 
 def _swap_entity(sent: str, others: Sequence[str], rng: random.Random) -> str | None:
-    ents = list(_ENTITY.finditer(sent))
-    pool = sorted({e.group(0) for text in others for e in _ENTITY.finditer(text)} - {e.group(0) for e in ents})
+    ents = list(ENTITY.finditer(sent))
+    pool = sorted({e.group(0) for text in others for e in ENTITY.finditer(text)} - {e.group(0) for e in ents})
     if not ents or not pool:
         return None
     m = rng.choice(ents)
+    return sent[: m.start()] + rng.choice(pool) + sent[m.end():]
+
+
+def swap_within(sent: str, others: str, pattern: re.Pattern[str], rng: random.Random) -> str | None:
+    """``sent`` with one match of ``pattern`` (:data:`NUMBER`, :data:`ENTITY`) replaced by a different match found in
+    ``others`` (the rest of the premise window); None when either has none."""
+    mine = list(pattern.finditer(sent))
+    pool = sorted({m.group(0) for m in pattern.finditer(others)} - {m.group(0) for m in mine})
+    if not mine or not pool:
+        return None
+    m = rng.choice(mine)
     return sent[: m.start()] + rng.choice(pool) + sent[m.end():]
 
 
@@ -82,12 +98,15 @@ def _shorten(sent: str) -> str:
 
 
 def make_hypothesis(kind: str, sent: str, rng: random.Random, moves: Sequence[str], entity_texts: Sequence[str],
-                outside: Sequence[str]) -> str | None:
-    """A hypothesis of class ``kind`` made from ``sent`` (None when this draw cannot make one)."""
+                    outside: Sequence[str], window: str = "") -> str | None:
+    """A hypothesis of class ``kind`` made from ``sent`` (None when this draw cannot make one); ``window``: the rest
+    of the premise, for the moves ``number-window`` and ``entity-window``."""
     if kind == "entailment":
         return _shorten(sent) if rng.random() < 0.3 else sent
     if kind == "contradiction":
         move = rng.choice(list(moves))
+        if move in WINDOW_MOVES:
+            return swap_within(sent, window, NUMBER if move == "number-window" else ENTITY, rng)
         return (_swap_number(sent, rng) if move == "number" else
                 _swap_entity(sent, entity_texts, rng) if move == "entity" else _toggle_negation(sent, rng))
     if not outside:
@@ -146,13 +165,15 @@ def _window(sents: list[str], rng: random.Random, max_words: int) -> tuple[int, 
 
 
 def document_pairs(texts: Sequence[str], n: int, seed: int = 0, max_words: int = 48,
-                   min_sentences: int = 3) -> list[NLIPair]:
+                   min_sentences: int = 3, window_swaps: bool = False) -> list[NLIPair]:
     """Make ``n`` on-topic synthetic pairs (a third per class) from multi-sentence documents.
 
     The premise is a short window of one document (about the 64 tokens the ``nli-minilm`` scorer
     reads at a time). Contradictions swap a number, an entity of the *same* document or a negation;
     neutrals are sentences of the same document outside the window, or a window sentence extended by
-    one of their clauses: related and plausible, but not stated in the window.
+    one of their clauses: related and plausible, but not stated in the window. With ``window_swaps``,
+    contradictions also replace a number or name by another one of the window itself (the pairs
+    without it are unchanged).
     """
     rng = random.Random(seed)
     docs = [s for s in (sentences_of(detokenize(t)) for t in dict.fromkeys(texts)) if len(s) >= min_sentences]
@@ -164,8 +185,9 @@ def document_pairs(texts: Sequence[str], n: int, seed: int = 0, max_words: int =
         i, j = _window(sents, rng, max_words)
         inside = sents[i:j]
         sent = rng.choice(inside)
-        hyp = make_hypothesis(kind, sent, rng, ["number", "entity", "entity", "negation"],
-                          [s for s in sents if s != sent], sents[:i] + sents[j:])
+        moves = ["number", "entity", "entity", "negation", *(WINDOW_MOVES if window_swaps else ())]
+        hyp = make_hypothesis(kind, sent, rng, moves, [s for s in sents if s != sent], sents[:i] + sents[j:],
+                              " ".join(x for x in inside if x != sent))
         if not hyp or hyp == sent and kind != "entailment" or kind == "neutral" and hyp in " ".join(inside):
             return None
         return NLIPair(" ".join(inside), hyp, LABEL_IDS[kind], f"synthetic_doc_{kind}")

@@ -41,6 +41,7 @@ class TrainConfig:
     sources: list[str] = field(default_factory=lambda: sorted(LICENSED_SOURCES))
     synthetic: int = 9000
     doc_synthetic: int = 0  # on-topic pairs from multi-sentence premises (see synthetic.document_pairs)
+    doc_window_swaps: bool = False  # their contradictions also swap in a value of the window itself
     seed: int = 13
     epochs: int = 2
     batch_size: int = 32
@@ -62,6 +63,8 @@ class TrainConfig:
         keep = {k: v for k, v in asdict(self).items() if k not in ("out_dir", "checkpoint_every", "device")}
         if not self.doc_synthetic:
             keep.pop("doc_synthetic")  # fingerprints of runs made before the setting existed stay valid
+        if not self.doc_window_swaps:
+            keep.pop("doc_window_swaps")
         return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -94,7 +97,7 @@ def build_training_set(cfg: TrainConfig) -> tuple[list[NLIPair], list[NLIPair]]:
     if cfg.doc_synthetic:
         n_doc = cfg.doc_synthetic if cfg.limit is None else min(cfg.doc_synthetic, max(3, cfg.limit // 5))
         pairs += document_pairs([p.premise for p in pairs if not p.source.startswith("synthetic")], n_doc,
-                                seed=cfg.seed + 1)
+                                seed=cfg.seed + 1, window_swaps=cfg.doc_window_swaps)
         rng.shuffle(pairs)
     n_hold = int(len(pairs) * cfg.holdout)
     return pairs[n_hold:], pairs[:n_hold]

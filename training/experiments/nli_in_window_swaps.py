@@ -1,0 +1,83 @@
+"""Issue 12, item 4: how does nli-minilm read a value swapped with another value *of the same premise*? (diagnostic)
+
+fresh9 and fresh11 showed two answers that the detector passed and NLI entailed: "King Henry VIII had two wives."
+(the context: "He had six wives. Two of them ... were beheaded.") and "The capital of Pakistan is Lahore." (the
+context names Lahore, but not as the capital; entailment 0.945). The NLI recipe's on-topic contradictions
+(``faithwatch.nli.synthetic.document_pairs``) change a number at random or swap in an entity from elsewhere in the
+document, never a value that the premise window itself holds. This script builds such pairs from the licensed NLI
+premises the recipe trains on (no labelled evaluation set): a window of a document, one of its sentences, and that
+sentence with a number (or a capitalised name) replaced by another number (name) of the same window. It prints
+nli-minilm's entailment probability for the original sentence and for each kind of swap, the share of swaps it
+passes (entailment >= 0.5), and the AUROC separating originals from swaps, next to the recipe's own moves. No
+training; about two minutes on 2 CPU cores.
+
+    python training/experiments/nli_in_window_swaps.py [N]
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+
+import numpy as np
+from sklearn.metrics import roc_auc_score
+
+from faithwatch.alignment import get_scorer
+from faithwatch.data.loaders import data_root
+from faithwatch.nli.synthetic import (
+    ENTITY,
+    NUMBER,
+    _swap_entity,
+    _swap_number,
+    _window,
+    detokenize,
+    sentences_of,
+    swap_within,
+)
+
+
+def build(n: int, seed: int = 0) -> dict[str, list[tuple[str, str]]]:
+    """``n`` (premise, hypothesis) pairs per move, from documents of the NLI training premises."""
+    rng = random.Random(seed)
+    texts = [json.loads(line)["premise"] for line in (data_root() / "nli" / "train.jsonl").open(encoding="utf-8")]
+    docs = [s for s in (sentences_of(detokenize(t)) for t in dict.fromkeys(texts)) if len(s) >= 3]
+    moves = {
+        "original": lambda s, inside, doc: s,
+        "number swapped within the window": lambda s, inside, doc: swap_within(
+            s, " ".join(x for x in inside if x != s), NUMBER, rng),
+        "name swapped within the window": lambda s, inside, doc: swap_within(
+            s, " ".join(x for x in inside if x != s), ENTITY, rng),
+        "number changed (recipe move)": lambda s, inside, doc: _swap_number(s, rng),
+        "name from the document (recipe move)": lambda s, inside, doc: _swap_entity(s, [x for x in doc if x != s],
+                                                                                     rng),
+    }
+    out: dict[str, list[tuple[str, str]]] = {k: [] for k in moves}
+    for _ in range(200 * n):
+        if all(len(v) >= n for v in out.values()):
+            break
+        doc = rng.choice(docs)
+        i, j = _window(doc, rng, 48)
+        inside = doc[i:j]
+        if len(inside) < 2:
+            continue
+        sent = rng.choice(inside)
+        for name, move in moves.items():
+            if len(out[name]) < n and (hyp := move(sent, inside, doc)) and (name == "original" or hyp != sent):
+                out[name].append((" ".join(inside), hyp))
+    return out
+
+
+def main(n: int) -> None:
+    pairs = build(n)
+    nli = get_scorer("nli-minilm")
+    scores = {k: np.asarray([nli.score(h, p) for p, h in v]) for k, v in pairs.items()}
+    orig = scores["original"]
+    print(f"{'hypothesis':<40} {'n':>4} {'mean p(entail)':>15} {'passes (>= 0.5)':>16} {'AUROC vs original':>18}")
+    for name, s in scores.items():
+        auroc = "" if name == "original" else f"{roc_auc_score([1] * len(orig) + [0] * len(s), [*orig, *s]):18.3f}"
+        print(f"{name:<40} {len(s):>4} {s.mean():15.3f} {np.mean(s >= 0.5):16.3f} {auroc}")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 300)
