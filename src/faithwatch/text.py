@@ -253,6 +253,7 @@ def asked(text: str) -> str:
 _SUMMARY_INSTRUCTION = re.compile(r"\s*(?:write|summari[sz]e)\b", re.IGNORECASE)
 
 
+@lru_cache(maxsize=256)
 def question_support(question: str) -> str:
     """The words of ``question`` that an answer may reuse as given (lexical scorer version 6): what it
     :func:`asked` ("What is the main ingredient of tofu?": "main ingredient" is the user's, not a claim the context

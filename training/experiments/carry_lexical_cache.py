@@ -25,7 +25,7 @@ from faithwatch.alignment import get_scorer
 from faithwatch.alignment.base import score_pairs_asked
 from faithwatch.alignment.lexical import LexicalScorer
 from faithwatch.data.loaders import load_dataset
-from faithwatch.eval.features import _read, text_cache_key, write_shard
+from faithwatch.eval.features import read_shards, text_cache_key, write_shard
 from faithwatch.models.loading import cache_dir
 
 OLD, NEW = "5", "6"
@@ -47,7 +47,7 @@ def main(check: int, also: list[str]) -> None:
             print(f"{name}: {'already carried' if new.exists() else 'no old cache'} ({new.name})")
             continue
         by_id = {e.id: e for e in load_dataset(name)}
-        sentences = _read(old, "sentences")
+        sentences = read_shards(old, "sentences", ["example_id", "sentence_index"])
         changed, moved = 0, []
         for ex_id, idx in sentences.groupby("example_id").indices.items():
             ex = by_id[ex_id]

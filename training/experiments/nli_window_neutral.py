@@ -18,23 +18,15 @@ from pathlib import Path
 
 import faithwatch.nli.train as train
 from faithwatch.data.loaders import data_root
-from faithwatch.nli.data import LABEL_IDS, NLIPair
-from faithwatch.nli.synthetic import ENTITY, NUMBER, document_pairs, sentences_of
-
-
-def is_window_swap(p: NLIPair) -> bool:
-    """Whether ``p``'s hypothesis is a sentence of its premise with a number or name of another one put in."""
-    sents = sentences_of(p.premise)
-    return any(s[: m.start()] + v + s[m.end():] == p.hypothesis
-               for s in sents for pattern in (NUMBER, ENTITY) for m in pattern.finditer(s)
-               for v in {x.group(0) for x in pattern.finditer(" ".join(o for o in sents if o != s))})
+from faithwatch.nli.data import LABEL_IDS
+from faithwatch.nli.synthetic import document_pairs, is_window_swap
 
 
 def neutral_window_pairs(texts, n, seed=0, **kw):  # noqa: ANN001, ANN201 - document_pairs' signature
     """document_pairs with window swaps, those swaps labelled neutral."""
     pairs = document_pairs(texts, n, seed=seed, **kw)
     return [dataclasses.replace(p, label=LABEL_IDS["neutral"]) if p.label == LABEL_IDS["contradiction"]
-            and is_window_swap(p) else p for p in pairs]
+            and is_window_swap(p.premise, p.hypothesis) else p for p in pairs]
 
 
 def main(out: Path) -> None:

@@ -45,7 +45,7 @@ def _tokens(text: str) -> list[str]:
         if tok[0].isdigit():
             out.append(tok.replace(",", "").rstrip("."))
         else:
-            out.append(NUMBER_WORDS.get(low, low) if low in NUMBER_WORDS and low not in ("half",) else low)
+            out.append(NUMBER_WORDS[low] if low in NUMBER_WORDS and low != "half" else low)
     return out
 
 

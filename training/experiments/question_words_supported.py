@@ -4,7 +4,7 @@
 and "ingredient" come from the question, not the context, so the lexical evidence counts two novel content words
 (fresh9's tofu item, where FOD then refused a faithful answer). A variant measured in an earlier session counted the
 whole question's words as given and lost 0.017 on BEGIN, whose "question" is the user's dialogue turn. This one
-reads only what the question *asks* (``faithwatch.decoding.coverage.asked``: its sentences that end in "?", or a
+reads only what the question *asks* (``faithwatch.text.asked``: its sentences that end in "?", or a
 one-sentence query), appends that to the context for the lexical scorer alone, and recomputes the lexical features
 and the lexical third of ``align_score`` (an equal-weight mean of NLI, lexical and embedding scores). NLI, the
 embedding, the edits and the tagger are unchanged. LOO AUROC of the shipped recipe, same folds and caches as
@@ -32,7 +32,7 @@ from faith_tune_loo import tables_and_data
 
 import faithwatch.eval.training as training
 from faithwatch.alignment.lexical import EVIDENCE_FEATURES, LexicalScorer
-from faithwatch.decoding.coverage import asked
+from faithwatch.text import asked
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -272,11 +272,14 @@ def text_cache_key(scorer: AlignmentScorer | None, dataset: str) -> str:
     return f"text-{safe_name(dataset)}-{spec_digest(spec)}"
 
 
+def _align_example(scorer: AlignmentScorer, texts: Sequence[str], example: LabelledExample) -> list[float]:
+    """``align_score`` of sentences of ``example``'s response: against its context, read with its question."""
+    return score_pairs_asked(scorer, [(t, example.context) for t in texts], [example.question or ""] * len(texts))
+
+
 def _text_rows(example: LabelledExample, scorer: AlignmentScorer | None) -> tuple[list[dict], list[dict]]:
     sentences = SentenceTracker.split_text(example.response)
-    texts = [s.text for s in sentences]
-    scores = (score_pairs_asked(scorer, [(t, example.context) for t in texts], [example.question or ""] * len(texts))
-              if scorer and sentences else [])
+    scores = _align_example(scorer, [s.text for s in sentences], example) if scorer and sentences else []
     rows = [{"example_id": example.id, "sentence_index": s.index, "text": s.text, "start": s.start, "end": s.end,
              "align_score": float(scores[i]) if scores else np.nan} for i, s in enumerate(sentences)]
     return rows, []
@@ -414,9 +417,7 @@ def derive_alignment(monitor: Monitor, dataset: str, examples: Sequence[Labelled
         rows = sentences[sentences.example_id.isin(batch)].copy()
         for ex_id, idx in rows.groupby("example_id").groups.items():
             texts = rows.loc[idx, "text"].tolist()
-            ex = by_id[ex_id]
-            rows.loc[idx, "align_score"] = score_pairs_asked(monitor.alignment, [(t, ex.context) for t in texts],
-                                                             [ex.question or ""] * len(texts))
+            rows.loc[idx, "align_score"] = _align_example(monitor.alignment, texts, by_id[ex_id])
         write_shard(folder, "sentences", rows.to_dict("records"), shard)
         write_shard(folder, "windows", windows[windows.example_id.isin(batch)].to_dict("records"), shard)
         write_shard(folder, "examples", donor[donor.example_id.isin(batch)].to_dict("records"), shard)

@@ -83,6 +83,15 @@ def swap_within(sent: str, others: str, pattern: re.Pattern[str], rng: random.Ra
     return sent[: m.start()] + rng.choice(pool) + sent[m.end():]
 
 
+def is_window_swap(premise: str, hypothesis: str) -> bool:
+    """Whether ``hypothesis`` is a sentence of ``premise`` with one number or name replaced by another one found in
+    the premise's other sentences (what :func:`swap_within` makes)."""
+    sents = sentences_of(premise)
+    return any(s[: m.start()] + v + s[m.end():] == hypothesis
+               for s in sents for pattern in (NUMBER, ENTITY) for m in pattern.finditer(s)
+               for v in {x.group(0) for x in pattern.finditer(" ".join(o for o in sents if o != s))})
+
+
 def _toggle_negation(sent: str, rng: random.Random) -> str | None:
     hits = list(_NEGATABLE.finditer(sent))
     if not hits:
