@@ -11,6 +11,9 @@ files are committed next to it. Output: faithwatch's generic JSONL (see docs/dat
 * ``q2-wow.jsonl`` - Q² (Honovich et al., EMNLP 2021; MIT): Wizard-of-Wikipedia responses of two dialogue
   systems, 300 consistent and 300 inconsistent with their knowledge snippet (response-level labels). A first
   turn has no user message; its question is "Let's talk about <topic>.".
+* ``begin-dev-cmu.tsv`` / ``begin-dev-tc.tsv`` - BEGIN (Dziri et al., TACL 2022; annotations CC BY 4.0), the
+  **development** split of its CMU-DoG (movie articles) and Topical-Chat (CDLA-Sharing 1.0) parts, copied as
+  released (BEGIN's own format, read by faithwatch's BEGIN loader). Never the test split: faithwatch is judged on it.
 """
 
 from __future__ import annotations
@@ -28,7 +31,10 @@ HERE = Path(__file__).parent
 SOURCES = {
     "ragtruth": ("vectara+FaithJudge", "ca35eb45d0d32cffd5ddc2d6513c4e8342cb9f5d"),
     "q2": ("orhonovich+q-squared", "cab6027dc9a50cf73d80caf0858da05c2323c433"),
+    "begin": ("google+BEGIN-dataset", "6e65f0d5a1ed1b9574643a7640ff1678d4e979b5"),
 }
+#: BEGIN's development files only (its test files are a held-out set faithwatch is judged on)
+BEGIN_DEV = {"begin-dev-cmu.tsv": "cmu-dog/begin_dev_cmu.tsv", "begin-dev-tc.tsv": "topicalchat/begin_dev_tc.tsv"}
 SAMPLE = {"summary": 300, "data2txt": 300}
 QA = "Answer the question using only the information in the context."
 INSTRUCTIONS = {
@@ -106,6 +112,13 @@ def q2(mirror: Path) -> None:
     write("q2-wow", rows)
 
 
+def begin(mirror: Path) -> None:
+    for name, path in BEGIN_DEV.items():
+        assert "_dev_" in path, path  # never a test split
+        (HERE / name).write_text(show(mirror, "begin", path), encoding="utf-8")
+        print(f"{HERE / name}: copied from {path}")
+
+
 def write(name: str, rows: list[dict]) -> None:
     path = HERE / f"{name}.jsonl"
     with path.open("w", encoding="utf-8") as f:
@@ -118,3 +131,4 @@ if __name__ == "__main__":
     root = Path(sys.argv[1] if len(sys.argv) > 1 else "/work/.mirror")
     ragtruth(root)
     q2(root)
+    begin(root)
