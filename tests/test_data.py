@@ -631,3 +631,23 @@ def test_real_shared_data_smoke() -> None:
                 assert 0 <= s.start < s.end <= len(e.response), (e.id, s)
     qags = load_dataset("qags-cnndm", REAL_DATA)
     assert Counter(s.label for e in qags for s in e.spans) == {"faithful": 531, "unfaithful": 183}
+
+
+EXTRA = Path(__file__).resolve().parents[1] / "training" / "data"
+
+
+@pytest.mark.parametrize(("name", "source", "n", "unfaithful"), [
+    ("begin-dev-cmu", "cmu", 337, 278),
+    ("begin-dev-tc", "tc", 381, 307),
+])
+def test_the_extra_begin_dev_splits_load_as_documented(name, source, n, unfaithful) -> None:
+    """training/data/README.md's counts; each file holds one part of BEGIN's development split, never its test."""
+    path = EXTRA / f"{name}.tsv"
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    assert {r["data_source"] for r in rows} == {source}
+    examples = [e for e in load_dataset(str(path)) if e.response_label is not None]  # 'Generic' rows: no label
+    assert len(examples) == n
+    assert sum(e.response_label == 1 for e in examples) == unfaithful
+    assert {e.dataset for e in examples} == {name}
+    assert not any("test" in p.name for p in EXTRA.glob("begin*"))
