@@ -124,6 +124,20 @@ def test_balanced_accuracy_matches_sklearn() -> None:
         assert m.balanced_accuracy.low <= m.balanced_accuracy.value <= m.balanced_accuracy.high
 
 
+def test_best_balanced_accuracy_is_the_sets_own_best_threshold() -> None:
+    """The given threshold's balanced accuracy next to the best any threshold reaches on the same set."""
+    y, s = _noisy(800, seed=2)
+    best = max(balanced_accuracy_score(y, (s >= t).astype(int)) for t in np.unique(s))
+    for t in (-0.5, 0.3, 1.2):
+        m = detection_metrics(y, s, threshold=t, n_boot=20)
+        assert m.best_balanced_accuracy == pytest.approx(best)
+        assert m.best_balanced_accuracy >= m.balanced_accuracy.value
+    off = detection_metrics(y, s + 100.0, threshold=0.3, n_boot=20)  # every item flagged: chance at the threshold
+    assert off.balanced_accuracy.value == pytest.approx(0.5) and off.best_balanced_accuracy == pytest.approx(best)
+    assert detection_metrics(y, s, n_boot=20).best_balanced_accuracy is None
+    assert "best_balanced_accuracy" in detection_table({"d": detection_metrics(y, s, threshold=0.3, n_boot=20)})
+
+
 def test_point_estimates_match_sklearn() -> None:
     y, s = _noisy(500, seed=5)
     m = detection_metrics(y, s, n_boot=50)

@@ -456,9 +456,10 @@ def transfer_lens_cmd(
 
 def _print_table(console, title, metrics, format_ci) -> None:
     table = Table(title=title, title_justify="left")
-    for col in ("method", "AUROC [95% CI]", "AUPRC [95% CI]", "bal. acc. [95% CI]"):
+    for col in ("method", "AUROC [95% CI]", "AUPRC [95% CI]", "bal. acc. [95% CI]", "at best thr."):
         table.add_column(col)
     for method, m in sorted(metrics.items(), key=lambda kv: -kv[1].auroc.value):
         table.add_row(method, format_ci(m.auroc), format_ci(m.auprc),
-                      format_ci(m.balanced_accuracy) if m.balanced_accuracy else "—")
+                      format_ci(m.balanced_accuracy) if m.balanced_accuracy else "—",
+                      "—" if m.best_balanced_accuracy is None else f"{m.best_balanced_accuracy:.3f}")
     console.print(table)

@@ -69,6 +69,9 @@ class DetectionMetrics:
     n_boot_used: int = 0  # replicates with both classes, from which the intervals were taken
     n_groups: int | None = None  # number of resampled groups (None: items were resampled individually)
     confidence: float = 0.95
+    #: balanced accuracy at this set's own best threshold (given a threshold; chosen on the set itself, so an upper
+    #: bound): what ``faithwatch calibrate`` on labelled data of the domain could reach
+    best_balanced_accuracy: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; metrics are nested ``{"value", "low", "high"}`` dicts, a missing metric is ``None``."""
@@ -82,7 +85,8 @@ class DetectionMetrics:
             out[name] = None if ci is None else ci.value
             out[f"{name}_low"] = None if ci is None else ci.low
             out[f"{name}_high"] = None if ci is None else ci.high
-        for name in ("n", "n_positive", "threshold", "n_boot", "n_boot_used", "n_groups", "confidence"):
+        for name in ("best_balanced_accuracy", "n", "n_positive", "threshold", "n_boot", "n_boot_used", "n_groups",
+                     "confidence"):
             out[name] = getattr(self, name)
         return out
 
@@ -216,7 +220,8 @@ def detection_metrics(
         labels: 1 = unfaithful, 0 = faithful; both classes must be present.
         unfaithful_scores: higher = more likely unfaithful (see :func:`unfaithfulness_scores`); must be finite.
         threshold: if given, an item is predicted unfaithful when ``unfaithful_scores >= threshold`` and balanced
-            accuracy is reported; otherwise ``balanced_accuracy`` is ``None``.
+            accuracy is reported, next to the balanced accuracy at the set's own best threshold (a point estimate;
+            the gap is what the given threshold costs on this set); otherwise both are ``None``.
         n_boot: bootstrap replicates (>= 1).
         seed: seed of the ``numpy.random.Generator`` that draws the replicates (results are deterministic).
         groups: optional group id per item (e.g. the response / example id of each sentence). When given, whole
@@ -248,6 +253,8 @@ def detection_metrics(
     auprc = float(average_precision_score(y, s))
     pred = None if t is None else s >= t
     bacc = None if pred is None else float(balanced_accuracy_score(y, pred.astype(np.int64)))
+    best_bacc = None if pred is None else float(balanced_accuracy_score(y, (s >= stats.best_threshold(s, y)).astype(
+        np.int64)))
 
     # bootstrap, a block of replicates at a time
     boot_auroc, boot_ap, boot_bacc, boot_valid = [], [], [], []
@@ -277,6 +284,7 @@ def detection_metrics(
         n_boot_used=n_used,
         n_groups=n_groups,
         confidence=float(confidence),
+        best_balanced_accuracy=best_bacc,
     )
 
 

@@ -64,6 +64,8 @@ def detection_table(results: Mapping[str, DetectionMetrics]) -> pd.DataFrame:
 
     The metrics are computed on unfaithfulness scores (1 − faithfulness); ``flag_below`` gives the threshold on
     the faithfulness score, as the detector states it (a sentence scoring below it is flagged), or None.
+    ``best_balanced_accuracy`` is the balanced accuracy at the set's own best threshold (an upper bound, chosen on
+    the set itself); its gap to ``balanced_accuracy`` is what the detector's threshold costs on this set.
     """
     rows = []
     for method, m in results.items():
@@ -73,6 +75,7 @@ def detection_table(results: Mapping[str, DetectionMetrics]) -> pd.DataFrame:
                 "auroc": m.auroc,
                 "auprc": m.auprc,
                 "balanced_accuracy": m.balanced_accuracy,
+                "best_balanced_accuracy": m.best_balanced_accuracy,
                 "flag_below": None if m.threshold is None else 1.0 - m.threshold,
                 "n": m.n,
                 "n_positive": m.n_positive,
