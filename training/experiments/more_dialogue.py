@@ -22,6 +22,9 @@ the retrained detector, `pytest -m slow tests/test_blatant.py`).
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 from aggregator_variants import AUGMENT, SETS  # sibling scripts, on sys.path when this one runs
@@ -38,11 +41,20 @@ UNSEEN = (*CLIFF, "training/data/ragtruth-data2txt.jsonl")
 
 
 def recipe() -> Recipe:
-    import json
-    from pathlib import Path
-
+    """The shipped recipe (training/recipe.json)."""
     path = Path(__file__).resolve().parents[2] / "training" / "recipe.json"
     return Recipe.from_dict(json.loads(path.read_text())["recipe"])
+
+
+def labelled_tables() -> dict[str, pd.DataFrame]:
+    """The labelled sentences of the six sets, the augmentation set, the two new BEGIN parts and the never-seen
+    sets, keyed by the names above (text-only caches)."""
+    monitor = extraction_monitor(None, "nli-minilm+lexical+embedding")
+    names = [*SETS, *NEW, *AUGMENT, *UNSEEN]
+    data = load_labelled(names, monitor, text_only=True, augment=list(AUGMENT))
+    tables = {n: d.sentences[d.sentences.label.notna()].reset_index(drop=True) for n, d in data.items()}
+    stem = {n: n.split("/")[-1].rsplit(".", 1)[0] for n in names}
+    return {n: next(t for k, t in tables.items() if k == n or k.endswith(stem[n])) for n in names}
 
 
 def fold_line(f) -> str:
@@ -59,17 +71,12 @@ def scored(det, t: pd.DataFrame) -> str:
 
 
 def main() -> None:
-    monitor = extraction_monitor(None, "nli-minilm+lexical+embedding")
-    names = [*SETS, *NEW, *AUGMENT, *UNSEEN]
-    data = load_labelled(names, monitor, text_only=True, augment=list(AUGMENT))
-    tables = {n: d.sentences[d.sentences.label.notna()].reset_index(drop=True) for n, d in data.items()}
-    key = {n: next(k for k in tables if k == n or k.endswith(n.split("/")[-1].rsplit(".", 1)[0])) for n in names}
+    tables = labelled_tables()
     r = recipe()
-    base = {key[n]: tables[key[n]] for n in (*SETS, *AUGMENT)}
-    plus = {key[n]: tables[key[n]] for n in (*SETS, *NEW, *AUGMENT)}
+    base = {n: tables[n] for n in (*SETS, *AUGMENT)}
+    plus = {n: tables[n] for n in (*SETS, *NEW, *AUGMENT)}
     rows = {"shipped": {}, "with the two sets": {}}
-    for n in SETS:
-        held = key[n]
+    for held in SETS:
         a = leave_one_out_fold(base, held, r, "text-only", lens=False)
         b = leave_one_out_fold(plus, held, r, "text-only", lens=False)
         rows["shipped"][held], rows["with the two sets"][held] = a, b
@@ -82,10 +89,9 @@ def main() -> None:
     det_base = fit_syncheck(pd.concat(base.values(), ignore_index=True), r, model_id="text-only")
     det_plus = fit_syncheck(pd.concat(plus.values(), ignore_index=True), r, model_id="text-only")
     for n in UNSEEN:
-        t = tables[key[n]]
-        print(f"{key[n].split('/')[-1]:<22} shipped {scored(det_base, t)} | with {scored(det_plus, t)}", flush=True)
-    for n in NEW:
-        held = key[n]
+        t = tables[n]
+        print(f"{n.split('/')[-1]:<22} shipped {scored(det_base, t)} | with {scored(det_plus, t)}", flush=True)
+    for held in NEW:
         b = leave_one_out_fold(plus, held, r, "text-only", lens=False)
         print(f"{held.split('/')[-1]:<22} shipped (never trained on) {scored(det_base, tables[held])} | "
               f"with (LOO over seven) {fold_line(b)}", flush=True)

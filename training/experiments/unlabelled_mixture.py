@@ -24,12 +24,11 @@ import copy
 
 import numpy as np
 import pandas as pd
-from aggregator_variants import AUGMENT, SETS  # sibling scripts, on sys.path when this one runs
-from more_dialogue import NEW, UNSEEN, recipe
+from more_dialogue import labelled_tables, recipe  # sibling scripts, on sys.path when this one runs
 from scipy.stats import gaussian_kde
+from unlabelled_quantile import cases
 
 from faithwatch.detectors.calibration import choose_threshold, weighted_balanced_accuracy
-from faithwatch.eval.pipeline import extraction_monitor, load_labelled
 from faithwatch.eval.training import fit_syncheck, out_of_fold_logits, raw_scores, train_only
 
 SHIFTS = np.arange(-6.0, 6.0001, 0.05)
@@ -85,18 +84,9 @@ def costs(train: pd.DataFrame, tests: dict[str, pd.DataFrame]) -> dict[str, tupl
 
 
 def main() -> None:
-    monitor = extraction_monitor(None, "nli-minilm+lexical+embedding")
-    names = [*SETS, *AUGMENT, *UNSEEN, *NEW]
-    data = load_labelled(names, monitor, text_only=True, augment=list(AUGMENT))
-    tables = {n: d.sentences[d.sentences.label.notna()].reset_index(drop=True) for n, d in data.items()}
-    key = {n: next(k for k in tables if k == n or k.endswith(n.split("/")[-1].rsplit(".", 1)[0])) for n in names}
-    base = [key[n] for n in (*SETS, *AUGMENT)]
     result = {}
-    for n in SETS:
-        result.update(costs(pd.concat([tables[k] for k in base if k != key[n]], ignore_index=True),
-                            {key[n]: tables[key[n]]}))
-    result.update(costs(pd.concat([tables[k] for k in base], ignore_index=True),
-                        {key[n]: tables[key[n]] for n in (*UNSEEN, *NEW)}))
+    for train, tests in cases(labelled_tables()):
+        result.update(costs(train, tests))
     for i, label in enumerate(("median", "mixture")):
         c = [v[i] for v in result.values()]
         print(f"{label}: within 0.03 on {sum(x <= 0.03 for x in c)}/{len(c)}, mean cost {np.mean(c):.3f}, "

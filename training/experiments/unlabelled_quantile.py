@@ -26,10 +26,9 @@ import copy
 import numpy as np
 import pandas as pd
 from aggregator_variants import AUGMENT, SETS  # sibling scripts, on sys.path when this one runs
-from more_dialogue import NEW, UNSEEN, recipe
+from more_dialogue import NEW, UNSEEN, labelled_tables, recipe
 
 from faithwatch.detectors.calibration import choose_threshold, weighted_balanced_accuracy
-from faithwatch.eval.pipeline import extraction_monitor, load_labelled
 from faithwatch.eval.training import fit_syncheck, out_of_fold_logits, raw_scores, train_only
 
 QUANTILES = (0.5, 0.6, 0.7, 0.8, 0.9)
@@ -63,19 +62,18 @@ def costs(train: pd.DataFrame, tests: dict[str, pd.DataFrame]) -> dict[str, dict
     return out
 
 
+def cases(tables: dict[str, pd.DataFrame]):
+    """(training sentences, {held-out name: sentences}): the six LOO folds, then the five never-seen sets."""
+    base = [*SETS, *AUGMENT]
+    for held in SETS:
+        yield pd.concat([tables[k] for k in base if k != held], ignore_index=True), {held: tables[held]}
+    yield pd.concat([tables[k] for k in base], ignore_index=True), {n: tables[n] for n in (*UNSEEN, *NEW)}
+
+
 def main() -> None:
-    monitor = extraction_monitor(None, "nli-minilm+lexical+embedding")
-    names = [*SETS, *AUGMENT, *UNSEEN, *NEW]
-    data = load_labelled(names, monitor, text_only=True, augment=list(AUGMENT))
-    tables = {n: d.sentences[d.sentences.label.notna()].reset_index(drop=True) for n, d in data.items()}
-    key = {n: next(k for k in tables if k == n or k.endswith(n.split("/")[-1].rsplit(".", 1)[0])) for n in names}
-    base = [key[n] for n in (*SETS, *AUGMENT)]
     result = {}
-    for n in SETS:
-        result.update(costs(pd.concat([tables[k] for k in base if k != key[n]], ignore_index=True),
-                            {key[n]: tables[key[n]]}))
-    result.update(costs(pd.concat([tables[k] for k in base], ignore_index=True),
-                        {key[n]: tables[key[n]] for n in (*UNSEEN, *NEW)}))
+    for train, tests in cases(labelled_tables()):
+        result.update(costs(train, tests))
     for q in QUANTILES:
         c = [v[q] for v in result.values()]
         print(f"q = {q}: within 0.03 on {sum(x <= 0.03 for x in c)}/{len(c)}, mean cost {np.mean(c):.3f}, "
