@@ -24,12 +24,12 @@ import copy
 
 import numpy as np
 import pandas as pd
-from more_dialogue import labelled_tables, recipe  # sibling scripts, on sys.path when this one runs
+from more_dialogue import labelled_tables  # sibling scripts, on sys.path when this one runs
 from scipy.stats import gaussian_kde
-from unlabelled_quantile import cases
+from unlabelled_quantile import cases, fitted
 
 from faithwatch.detectors.calibration import choose_threshold, weighted_balanced_accuracy
-from faithwatch.eval.training import fit_syncheck, out_of_fold_logits, raw_scores, train_only
+from faithwatch.eval.training import raw_scores
 
 SHIFTS = np.arange(-6.0, 6.0001, 0.05)
 SHARES = np.arange(0.02, 0.9801, 0.01)
@@ -55,14 +55,7 @@ def mixture_fit(z: np.ndarray, faithful, unfaithful) -> tuple[float, float]:
 
 
 def costs(train: pd.DataFrame, tests: dict[str, pd.DataFrame]) -> dict[str, tuple[float, float]]:
-    r = recipe()
-    train = train.reset_index(drop=True)
-    det = fit_syncheck(train, r, model_id="text-only")
-    real = ~train_only(train)
-    oof = out_of_fold_logits(train, r, "text-only")[real]
-    held = train[real].reset_index(drop=True)
-    w = 1.0 / held.groupby("dataset").label.transform("size").to_numpy()
-    y_train = held.label.to_numpy().astype(int) == 1
+    det, oof, w, y_train = fitted(train)
     faithful = tabulated(gaussian_kde(oof[~y_train], weights=w[~y_train]))
     unfaithful = tabulated(gaussian_kde(oof[y_train], weights=w[y_train]))
     out = {}

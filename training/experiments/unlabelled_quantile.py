@@ -40,7 +40,9 @@ def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> floa
     return float(values[order][np.searchsorted(cum, q * cum[-1])])
 
 
-def costs(train: pd.DataFrame, tests: dict[str, pd.DataFrame]) -> dict[str, dict[float, float]]:
+def fitted(train: pd.DataFrame):
+    """The shipped recipe trained on ``train``, its training sentences' out-of-fold raw log-odds (augmentation set
+    left out), those sentences' weights (every data set alike) and whether each is unfaithful."""
     r = recipe()
     train = train.reset_index(drop=True)
     det = fit_syncheck(train, r, model_id="text-only")
@@ -48,6 +50,11 @@ def costs(train: pd.DataFrame, tests: dict[str, pd.DataFrame]) -> dict[str, dict
     oof = out_of_fold_logits(train, r, "text-only")[real]
     held = train[real].reset_index(drop=True)
     w = 1.0 / held.groupby("dataset").label.transform("size").to_numpy()
+    return det, oof, w, held.label.to_numpy().astype(int) == 1
+
+
+def costs(train: pd.DataFrame, tests: dict[str, pd.DataFrame]) -> dict[str, dict[float, float]]:
+    det, oof, w, _ = fitted(train)
     out = {}
     for name, test in tests.items():
         y = test.label.to_numpy().astype(int) == 1
