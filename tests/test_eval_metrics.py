@@ -369,3 +369,16 @@ def test_alignment_table_pairs_each_scorer_with_the_first_on_common_sentences():
                             groups=second.example_id)
     assert table.loc["b", "n_paired"] == n - 5 and delta == want
     assert delta.low <= delta.value <= delta.high and delta.low > 0  # the less noisy scorer is surely better
+
+
+def test_eval_names_a_threshold_that_costs_more_than_the_target() -> None:
+    """`faithwatch eval` points to `calibrate` when its threshold is more than 0.03 below the set's best."""
+    from faithwatch.cli.detectors import _threshold_hint
+
+    y, s = _noisy(800, seed=2)
+    good = detection_metrics(y, s, threshold=best_threshold(y, s), n_boot=20)
+    bad = detection_metrics(y, s, threshold=float(np.max(s)) + 1.0, n_boot=20)  # flags nothing
+    assert _threshold_hint("towns", good, Path("det")) is None
+    hint = _threshold_hint("towns", bad, Path("det"))
+    assert hint is not None and "faithwatch calibrate --detector det" in hint and "0.500 against" in hint
+    assert _threshold_hint("towns", detection_metrics(y, s, n_boot=20), Path("det")) is None

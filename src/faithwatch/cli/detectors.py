@@ -367,6 +367,9 @@ def evaluate(
             curves[name] = {m: (ev.table.label.to_numpy(), 1 - s) for m, s in ev.scores.items()
                             if m in (det.name, harness.FLARE, "align_score", "Lookback Lens")}
             _print_table(out, f"{name} · sentence level (n={len(d.sentences)}){tag}", metrics, format_ci)
+            hint = _threshold_hint(name, metrics[det.name], detector_name)
+            if hint:
+                err.print(f"[yellow]{hint}[/]")
             by_source = harness.by_source_model(ev, det.name)
             if len(by_source) > 1:
                 out_tables[f"{name} · by source model{tag}"] = by_source
@@ -452,6 +455,21 @@ def transfer_lens_cmd(
     except FaithwatchError as exc:
         raise fail(exc) from None
     err.print(f"head mapping fitted on {mapping.n_train} sentences, R² {mapping.r2:.3f}; mapped lens → {out_dir}")
+
+
+def _threshold_hint(name: str, m, detector: str | Path) -> str | None:
+    """A note when the detector's threshold costs more than the issue's 0.03 of balanced accuracy on ``name``."""
+    from faithwatch.eval.transfer import TARGET_CALIBRATION_COST
+
+    if m.balanced_accuracy is None or m.best_balanced_accuracy is None:
+        return None
+    cost = m.best_balanced_accuracy - m.balanced_accuracy.value
+    if cost <= TARGET_CALIBRATION_COST:
+        return None
+    return (f"{name}: the detector's threshold costs {cost:.3f} of sentence balanced accuracy here "
+            f"({m.balanced_accuracy.value:.3f} against {m.best_balanced_accuracy:.3f} at this set's best threshold). "
+            f"`faithwatch calibrate --detector {detector} --data <labelled responses of this domain> --out DIR` "
+            "re-fits it (evaluate on other responses than you calibrate on); without labels, `--unlabelled`.")
 
 
 def _print_table(console, title, metrics, format_ci) -> None:
