@@ -1,0 +1,143 @@
+"""Issue 12, decoding: a word part of a question is filled only by what the context offers for it (scratch).
+
+Question coverage (``faithwatch.decoding.coverage``) lets any new content run fill any word part of a question, so
+"Venezuela is a country on the northern coast of South America. The capital of Venezuela is Valencia." fills both
+parts of "What is the capital of Venezuela, and which is the country's longest river?" ("northern coast" counts as
+the river), and "Ethiopia is a landlocked country in the Horn of Africa." fills "What is the capital of Ethiopia?".
+Five of fod-fallback's nine failures on fresh12 are of this kind (docs/decoding_eval.md).
+
+The variant reads the context: a word part is filled only by an answer run that shares a stem with a context
+sentence about that part (a sentence holding one of the part's own content words: "river" for the second part
+above, or the sentence right after one, which often goes on with "It was written by ..."), leaving out the
+question's words; each run fills at most one part. A part whose words no context sentence holds ("in which
+country", where the context never says "country") takes any run, as before. Numbers fill numeric parts as before,
+and a spare number any word part.
+
+This script reads every stored answer of ``docs/results/decoding*/answers.jsonl`` (every strategy) to a question
+with slots, finds its context in the item files, and reports, by whether the answer names every context-answer
+group, how many slots the shipped rule and the variant leave open. No model runs. Designed after reading fresh12's
+failures: fresh12 and every stored answer are in-sample for it.
+
+    python training/experiments/coverage_context.py [--show]
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+from faithwatch.alignment.lexical import content_stems, is_stop, word_tokens
+from faithwatch.decoding import coverage as cov
+from faithwatch.decoding.counterfactual import mentions_any
+from faithwatch.text import split_sentences, stem
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAD = "--head" in sys.argv  # a slot asks about its head noun only (the second version)
+ITEMS = [ROOT / "src" / "faithwatch" / "data" / "counterfactual_qa.jsonl",
+         *sorted((ROOT / "training" / "data").glob("counterfactual-qa-fresh*.jsonl"))]
+
+
+def contexts() -> dict[str, str]:
+    """Every item's context by id (ids differ between the files)."""
+    out: dict[str, str] = {}
+    for path in ITEMS:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                r = json.loads(line)
+                out[r["id"]] = r["context"]
+    return out
+
+
+def _match(options: list[set[int]]) -> int:
+    """Size of a maximum matching of word parts (rows) to answer runs (the indices each row may take)."""
+    owner: dict[int, int] = {}
+
+    def take(row: int, seen: set[int]) -> bool:
+        for j in options[row]:
+            if j not in seen:
+                seen.add(j)
+                if j not in owner or take(owner[j], seen):
+                    owner[j] = row
+                    return True
+        return False
+
+    return sum(take(i, set()) for i in range(len(options)))
+
+
+_WHICH = re.compile(r"\b(?:what|which)\b", re.IGNORECASE)
+
+
+def slot_words(clause: str) -> frozenset[str]:
+    """What a slot asks about: the last content word of the noun phrase after "what"/"which" ("the country's longest
+    river" -> river, "sultan" in "which sultan captured"), or every content word of a clause without one."""
+    m = _WHICH.search(clause)
+    if m:
+        head = None
+        for word in word_tokens(clause[m.end():]):
+            if is_stop(word) or cov.verb_like(word):
+                if head:
+                    break
+                continue
+            head = word
+        if head:
+            return frozenset({stem(head)})
+    return content_stems(clause)
+
+
+def open_with_context(question: str, answer: str, context: str) -> int:
+    """Open slots under the variant (numbers as the shipped rule; word parts from the context's offer)."""
+    slots = cov.question_slots(question)
+    if not slots:
+        return 0
+    numbers_given, words_given = cov._given(question)
+    numbers, dates = cov._new_numbers(answer, numbers_given)
+    times = sum(s.time for s in slots)
+    quantities = sum(s.numeric and not s.time for s in slots)
+    by_quantity = min(quantities, numbers - dates)
+    by_time = min(times, numbers - by_quantity)
+    runs = [run - words_given for run in cov.answer_runs(answer) if run - words_given - cov._NUMBER_STEMS]
+    sentences = [content_stems(s) for s in split_sentences(context)]
+    options = []
+    for s in slots:
+        if s.numeric:
+            continue
+        own = slot_words(s.clause) if HEAD else content_stems(s.clause)
+        hits = [i for i, c in enumerate(sentences) if c & own]
+        about = [sentences[j] for j in sorted({k for i in hits for k in (i, i + 1) if k < len(sentences)})]
+        if not about:  # the context never names what the part asks about ("country"): any run, as shipped
+            options.append(set(range(len(runs))))
+            continue
+        offer = set().union(*about) - set(words_given)
+        options.append({j for j, run in enumerate(runs) if run & offer})
+    spare = numbers - dates - by_quantity - max(0, by_time - dates)  # as shipped: a spare number fills a word part
+    return len(slots) - (by_quantity + by_time + min(len(options), _match(options) + spare))
+
+
+def main(show: bool) -> None:
+    ctx = contexts()
+    counts: Counter = Counter()
+    for path in sorted((ROOT / "docs" / "results").glob("decoding*/answers.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            r = json.loads(line)
+            if r["refused"] or not r.get("context_answers") or not cov.question_slots(r["question"]):
+                continue
+            if r["id"] not in ctx:
+                counts[("no context found",)] += 1
+                continue
+            groups = r["context_answers"] if isinstance(r["context_answers"][0], list) else [r["context_answers"]]
+            complete = all(mentions_any(r["answer"], g) for g in groups)
+            old = cov.open_slots(r["question"], r["answer"])
+            new = open_with_context(r["question"], r["answer"], ctx[r["id"]])
+            who = "fod-fallback" if r["strategy"] == "fod-fallback" else "other strategies"
+            counts[(who, "complete" if complete else "missing a fact", f"open {old} -> {new}")] += 1
+            if show and old != new:
+                print(f"{path.parent.name} {r['strategy']} {r['id']}: {r['answer'][:110]!r} {old} -> {new}")
+    for key in sorted(counts):
+        print(" | ".join(key), counts[key])
+
+
+if __name__ == "__main__":
+    main("--show" in sys.argv)
