@@ -144,7 +144,7 @@ def test_fod_searches_while_slots_are_open(monitor, one_thread, monkeypatch):
     assert reasons and any("slots" in r for r in reasons)
     assert any(e.kind == "candidate" for e in covered.trace)
     # a question without slots: the same answer and trace as paper 000's algorithm
-    monkeypatch.setattr(strategies, "Coverage", lambda q: Coverage(""))
+    monkeypatch.setattr(strategies, "Coverage", lambda q, context="": Coverage(""))
     same = generate(monitor, question, C, strategy="fod", **short)
     assert same.answer == plain.answer and [e.kind for e in same.trace] == [e.kind for e in plain.trace]
 
@@ -176,3 +176,30 @@ def test_fod_refuses_an_answer_that_fills_no_part_of_the_question(monitor, one_t
     assert not generate(monitor, question, C, strategy="fod", coverage=False, max_new_tokens=8).refused
     monkeypatch.setattr(strategies, "_fod", finds("Local masons built it."))
     assert not generate(monitor, question, C, strategy="fod", max_new_tokens=8).refused
+
+
+LYON = "The Eiffel Tower stands in Lyon, on the banks of the Rhône. It was finished in 1889."
+
+
+def test_with_the_context_a_word_slot_takes_what_the_context_offers_for_it() -> None:
+    q = "In which city does the Eiffel Tower stand?"
+    parametric = "The Eiffel Tower stands in Paris, France."  # what the model remembers, not what the context says
+    assert open_slots(q, parametric) == 0
+    assert open_slots(q, parametric, LYON) == 1
+    assert open_slots(q, "It stands in Lyon.", LYON) == 0 and filled(q, "It stands in Lyon.", LYON) == 1
+    assert Coverage(q, LYON).open([parametric]) == 1 and Coverage(q).open([parametric]) == 0
+
+
+def test_the_sentence_after_one_about_the_slot_offers_too() -> None:
+    context = "Middlemarch is an English novel published in 1871. It was written by Elizabeth Gaskell."
+    assert open_slots("Who wrote the novel Middlemarch?", "Elizabeth Gaskell wrote the novel.", context) == 0
+    assert open_slots("Who wrote the novel Middlemarch?", "It is a long book.", context) == 1
+
+
+def test_a_slot_the_context_never_names_takes_any_run_and_a_run_fills_one_slot() -> None:
+    q = "Which city hosted the 1964 Summer Olympics, and in which country is it?"
+    context = "The 1964 Summer Olympics were held in Manila, the capital of the Philippines."
+    assert open_slots(q, "They were held in Manila, Philippines.", context) == 0  # no sentence says "country"
+    q2 = "Who composed Clair de lune, and in which country was he born?"
+    ravel = "Clair de lune was composed by Maurice Ravel, who was born in France. Erik Satie wrote other pieces."
+    assert open_slots(q2, "Maurice Ravel composed it; he was born in France.", ravel) == 0

@@ -18,6 +18,15 @@ of them an answer fills:
   "originally") fills nothing: "The Little Mermaid was written by Hans Christian Andersen." leaves "in which
   country was he born?" open.
 
+With the **context** (FOD passes the one it answers from), a word slot takes only what the context offers for it:
+a run that shares a word with a context sentence about that slot (one that holds a content word of the slot's
+clause, such as "Eiffel" or "stand" in "In which city does the Eiffel Tower stand", or the sentence right after
+one, which often goes on "It was written by ..."). Then what the model remembers instead of what the context says
+("The Eiffel Tower stands in Paris, France." from a context that puts it in Lyon) fills nothing, and neither does
+"The answer is: Constantinople fell in 1461." fill "which sultan captured the city". A slot none of whose words
+the context holds ("in which country", where the context never says "country") takes any run, as without the
+context. A run fills one slot; a spare number still fills any word slot.
+
 So an echo of the question, or "It is a sport." for "Which sport ...?", fills nothing. The check is lexical: it
 says whether the answer *says something* of the kind asked for, not whether it is right (that is the detector's
 job). Only what the text asks is read: its sentences that end in "?", or the whole text if it is one sentence. A
@@ -32,7 +41,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from faithwatch.alignment.lexical import content_runs, content_stems, number_values, word_tokens
-from faithwatch.text import NUMBER_WORDS, asked, normalise_number, number_forms, stem
+from faithwatch.text import NUMBER_WORDS, asked, normalise_number, number_forms, split_sentences, stem
 
 _WH = r"(?:who|whom|whose|what|which|where|when|why|how)"
 # a clause boundary: a comma (and optional "and"/"or") or a bare "and", before a wh-word that at most two words
@@ -145,25 +154,62 @@ def _new_numbers(answer: str, given: frozenset[str]) -> tuple[int, int]:
     return len(numbers), sum(1 for f in numbers if not f.isdisjoint(dates))
 
 
-def filled(question: str, answer: str) -> int:
-    """How many of ``question``'s slots ``answer`` fills (0 ... ``len(question_slots(question))``)."""
+@lru_cache(maxsize=256)
+def _context_sentences(context: str) -> tuple[frozenset[str], ...]:
+    """The content stems of each sentence of ``context``."""
+    return tuple(content_stems(s) for s in split_sentences(context)) if context.strip() else ()
+
+
+def _offers(slot: Slot, context: str, words_given: frozenset[str]) -> frozenset[str] | None:
+    """The stems ``context`` offers for word ``slot`` (its sentences about the slot and the ones right after
+    them, less the question's words); None when no sentence holds a content word of the slot's clause."""
+    sentences = _context_sentences(context)
+    own = content_stems(slot.clause)
+    hits = {k for i, c in enumerate(sentences) if c & own for k in (i, i + 1) if k < len(sentences)}
+    return frozenset().union(*(sentences[k] for k in hits)) - words_given if hits else None
+
+
+def _matched(options: list[set[int]]) -> int:
+    """The most slots that distinct runs can fill (``options[i]``: the runs slot i may take; a bipartite
+    matching by augmenting paths, a handful of slots and runs)."""
+    owner: dict[int, int] = {}
+
+    def take(slot: int, seen: set[int]) -> bool:
+        for run in options[slot]:
+            if run not in seen:
+                seen.add(run)
+                if run not in owner or take(owner[run], seen):
+                    owner[run] = slot
+                    return True
+        return False
+
+    return sum(take(i, set()) for i in range(len(options)))
+
+
+def filled(question: str, answer: str, context: str = "") -> int:
+    """How many of ``question``'s slots ``answer`` fills (0 ... ``len(question_slots(question))``); with
+    ``context``, a word slot takes only a run the context offers for it (see the module doc)."""
     slots = question_slots(question)
     if not slots:
         return 0
     numbers_given, words_given = _given(question)
     numbers, dates = _new_numbers(answer, numbers_given)
-    words = sum(1 for run in answer_runs(answer) if run - words_given - _NUMBER_STEMS)
+    runs = [run for run in answer_runs(answer) if run - words_given - _NUMBER_STEMS]
     times = sum(s.time for s in slots)
     quantities = sum(s.numeric and not s.time for s in slots)
     by_quantity = min(quantities, numbers - dates)
     by_time = min(times, numbers - by_quantity)
     spare = numbers - dates - by_quantity - max(0, by_time - dates)  # a date fills only a time slot
-    return by_quantity + by_time + min(len(slots) - quantities - times, words + spare)
+    options = []
+    for slot in (s for s in slots if not s.numeric):
+        offer = _offers(slot, context, words_given)
+        options.append({j for j, run in enumerate(runs) if offer is None or run - words_given & offer})
+    return by_quantity + by_time + min(len(options), _matched(options) + spare)
 
 
-def open_slots(question: str, answer: str) -> int:
-    """How many of ``question``'s slots ``answer`` leaves open."""
-    return len(question_slots(question)) - filled(question, answer)
+def open_slots(question: str, answer: str, context: str = "") -> int:
+    """How many of ``question``'s slots ``answer`` leaves open (``context``: see :func:`filled`)."""
+    return len(question_slots(question)) - filled(question, answer, context)
 
 
 #: sentences in a row that fill nothing before FOD lets an answer with open slots end after all
@@ -172,9 +218,11 @@ PATIENCE = 2
 
 @dataclass(frozen=True)
 class Coverage:
-    """The coverage of one question, as FOD's search uses it (no slots: every answer is complete)."""
+    """The coverage of one question, as FOD's search uses it (no slots: every answer is complete), read against
+    the ``context`` the answer comes from (empty: any run fills a word slot)."""
 
     question: str
+    context: str = ""
 
     @property
     def slots(self) -> tuple[Slot, ...]:
@@ -183,7 +231,7 @@ class Coverage:
 
     def open(self, sentences: list[str]) -> int:
         """How many slots the answer made of ``sentences`` leaves open."""
-        return open_slots(self.question, " ".join(sentences)) if self.slots else 0
+        return open_slots(self.question, " ".join(sentences), self.context) if self.slots else 0
 
     def stalled(self, sentences: list[str]) -> int:
         """How many of the last ``sentences`` of an answer filled no slot."""

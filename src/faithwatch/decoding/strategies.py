@@ -182,7 +182,7 @@ def _fod_run(run: StrategyRun, contrast: str | None = None, backtrack_only: bool
         sampler, first = cad_chooser(p.alpha, sampler), cad_chooser(p.alpha, first)
     elif contrast == "adacad":
         sampler, first = adacad_chooser(sampler), adacad_chooser(first)
-    coverage = Coverage(run.loop.question if p.coverage else "")
+    coverage = Coverage(run.loop.question, run.loop.context) if p.coverage else Coverage("")
     start = run.loop.session.checkpoint()
     beam = _fod(run.loop, first, sampler, p.tau1, p.tau2, p.beams, p.samples, run.trace, backtrack_only, coverage)
     why = _fod_refusal(beam, coverage)
