@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 
+from coverage_verbs import tally  # a sibling script, on sys.path when this one runs
+
 from faithwatch.decoding import coverage as cov
-from faithwatch.decoding.counterfactual import mentions_any
 
 ROOT = Path(__file__).resolve().parents[2]
 ITEMS = [ROOT / "src" / "faithwatch" / "data" / "counterfactual_qa.jsonl",
@@ -53,43 +53,8 @@ def contexts() -> dict[str, str]:
     return out
 
 
-def _match(options: list[set[int]]) -> int:
-    """Size of a maximum matching of word parts (rows) to answer runs (the indices each row may take)."""
-    owner: dict[int, int] = {}
-
-    def take(row: int, seen: set[int]) -> bool:
-        for j in options[row]:
-            if j not in seen:
-                seen.add(j)
-                if j not in owner or take(owner[j], seen):
-                    owner[j] = row
-                    return True
-        return False
-
-    return sum(take(i, set()) for i in range(len(options)))
-
-
 def main(show: bool) -> None:
-    ctx = contexts()
-    counts: Counter = Counter()
-    for path in sorted((ROOT / "docs" / "results").glob("decoding*/answers.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            r = json.loads(line)
-            if r["refused"] or not r.get("context_answers") or not cov.question_slots(r["question"]):
-                continue
-            if r["id"] not in ctx:
-                counts[("no context found",)] += 1
-                continue
-            groups = r["context_answers"] if isinstance(r["context_answers"][0], list) else [r["context_answers"]]
-            complete = all(mentions_any(r["answer"], g) for g in groups)
-            old = cov.open_slots(r["question"], r["answer"])
-            new = cov.open_slots(r["question"], r["answer"], ctx[r["id"]])
-            who = "fod-fallback" if r["strategy"] == "fod-fallback" else "other strategies"
-            counts[(who, "complete" if complete else "missing a fact", f"open {old} -> {new}")] += 1
-            if show and old != new:
-                print(f"{path.parent.name} {r['strategy']} {r['id']}: {r['answer'][:110]!r} {old} -> {new}")
-    for key in sorted(counts):
-        print(" | ".join(key), counts[key])
+    tally(lambda question, answer, _context: cov.open_slots(question, answer), cov.open_slots, show, contexts().get)
 
 
 if __name__ == "__main__":

@@ -38,18 +38,25 @@ def open_previous(question: str, answer: str) -> int:
         cov.answer_runs = shipped
 
 
-def tally(before: Callable[[str, str], int], after: Callable[[str, str], int], show: bool) -> None:
+def tally(before: Callable[..., int], after: Callable[..., int], show: bool,
+          context_of: Callable[[str], str | None] | None = None) -> None:
     """Open slots under two rules, over every stored answer to a question with slots, counted by strategy (the
-    default or the others) and by whether the answer names every context-answer group; ``show`` prints changes."""
+    default or the others) and by whether the answer names every context-answer group; ``show`` prints changes.
+    With ``context_of`` (item id -> context), both rules also get the item's context (rows without one are
+    counted apart)."""
     counts: Counter = Counter()
     for path in sorted((ROOT / "docs" / "results").glob("decoding*/answers.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
             r = json.loads(line)
             if r["refused"] or not r.get("context_answers") or not cov.question_slots(r["question"]):
                 continue
+            extra = () if context_of is None else (context_of(r["id"]),)
+            if extra and extra[0] is None:
+                counts[("no context found",)] += 1
+                continue
             groups = r["context_answers"] if isinstance(r["context_answers"][0], list) else [r["context_answers"]]
             complete = all(mentions_any(r["answer"], g) for g in groups)
-            old, new = before(r["question"], r["answer"]), after(r["question"], r["answer"])
+            old, new = before(r["question"], r["answer"], *extra), after(r["question"], r["answer"], *extra)
             who = "fod-fallback" if r["strategy"] == "fod-fallback" else "other strategies"
             counts[(who, "complete" if complete else "missing a fact", f"open {old} -> {new}")] += 1
             if show and old != new:
