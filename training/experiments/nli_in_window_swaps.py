@@ -33,7 +33,6 @@ from faithwatch.data.loaders import data_root
 from faithwatch.nli.synthetic import (
     ENTITY,
     NUMBER,
-    _swap_entity,
     _swap_number,
     _window,
     detokenize,
@@ -58,8 +57,8 @@ def build(n: int, seed: int = 0) -> dict[str, list[tuple[str, str]]]:
         "name swapped within the window": lambda s, inside, doc: swap_within(
             s, " ".join(x for x in inside if x != s), ENTITY, rng),
         "number changed (recipe move)": lambda s, inside, doc: _swap_number(s, rng),
-        "name from the document (recipe move)": lambda s, inside, doc: _swap_entity(s, [x for x in doc if x != s],
-                                                                                     rng),
+        "name from the document (recipe move)": lambda s, inside, doc: swap_within(
+            s, [x for x in doc if x != s], ENTITY, rng),
     }
     out: dict[str, list[tuple[str, str]]] = {k: [] for k in moves}
     for _ in range(200 * n):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
@@ -25,6 +26,9 @@ from faithwatch.cli._common import (
     progress,
 )
 from faithwatch.errors import FaithwatchError, InputError
+
+if TYPE_CHECKING:
+    from faithwatch.eval.metrics import DetectionMetrics
 
 app = group()
 
@@ -457,7 +461,7 @@ def transfer_lens_cmd(
     err.print(f"head mapping fitted on {mapping.n_train} sentences, R² {mapping.r2:.3f}; mapped lens → {out_dir}")
 
 
-def _threshold_hint(name: str, m, detector: str | Path) -> str | None:
+def _threshold_hint(name: str, m: DetectionMetrics, detector: str | Path) -> str | None:
     """A note when the detector's threshold costs more than the issue's 0.03 of balanced accuracy on ``name``."""
     from faithwatch.eval.transfer import TARGET_CALIBRATION_COST
 

@@ -160,13 +160,19 @@ def _context_sentences(context: str) -> tuple[frozenset[str], ...]:
     return tuple(content_stems(s) for s in split_sentences(context)) if context.strip() else ()
 
 
-def _offers(slot: Slot, context: str, words_given: frozenset[str]) -> frozenset[str] | None:
-    """The stems ``context`` offers for word ``slot`` (its sentences about the slot and the ones right after
-    them, less the question's words); None when no sentence holds a content word of the slot's clause."""
+@lru_cache(maxsize=256)
+def _offers(question: str, context: str) -> tuple[frozenset[str] | None, ...]:
+    """For each word slot of ``question``, the stems ``context`` offers for it (its sentences about the slot and
+    the ones right after them, less the question's words); None when no sentence holds a content word of the slot's
+    clause. Once per question and context: FOD asks again for every candidate sentence."""
     sentences = _context_sentences(context)
-    own = content_stems(slot.clause)
-    hits = {k for i, c in enumerate(sentences) if c & own for k in (i, i + 1) if k < len(sentences)}
-    return frozenset().union(*(sentences[k] for k in hits)) - words_given if hits else None
+    words_given = _given(question)[1]
+    out = []
+    for slot in (s for s in question_slots(question) if not s.numeric):
+        own = content_stems(slot.clause)
+        hits = {k for i, c in enumerate(sentences) if c & own for k in (i, i + 1) if k < len(sentences)}
+        out.append(frozenset().union(*(sentences[k] for k in hits)) - words_given if hits else None)
+    return tuple(out)
 
 
 def _matched(options: list[set[int]]) -> int:
@@ -200,10 +206,8 @@ def filled(question: str, answer: str, context: str = "") -> int:
     by_quantity = min(quantities, numbers - dates)
     by_time = min(times, numbers - by_quantity)
     spare = numbers - dates - by_quantity - max(0, by_time - dates)  # a date fills only a time slot
-    options = []
-    for slot in (s for s in slots if not s.numeric):
-        offer = _offers(slot, context, words_given)
-        options.append({j for j, run in enumerate(runs) if offer is None or run - words_given & offer})
+    options = [{j for j, run in enumerate(runs) if offer is None or run & offer}  # the runs each word slot may take
+               for offer in _offers(question, context)]
     return by_quantity + by_time + min(len(options), _matched(options) + spare)
 
 

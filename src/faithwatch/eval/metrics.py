@@ -253,8 +253,8 @@ def detection_metrics(
     auprc = float(average_precision_score(y, s))
     pred = None if t is None else s >= t
     bacc = None if pred is None else float(balanced_accuracy_score(y, pred.astype(np.int64)))
-    best_bacc = None if pred is None else float(balanced_accuracy_score(y, (s >= stats.best_threshold(s, y)).astype(
-        np.int64)))
+    best_pred = None if pred is None else s >= stats.best_threshold(s, y)  # the set's own optimum
+    best_bacc = None if best_pred is None else float(balanced_accuracy_score(y, best_pred.astype(np.int64)))
 
     # bootstrap, a block of replicates at a time
     boot_auroc, boot_ap, boot_bacc, boot_valid = [], [], [], []

@@ -63,20 +63,13 @@ def _swap_number(sent: str, rng: random.Random) -> str | None:
     return sent[: m.start()] + new + sent[m.end():]
 
 
-def _swap_entity(sent: str, others: Sequence[str], rng: random.Random) -> str | None:
-    ents = list(ENTITY.finditer(sent))
-    pool = sorted({e.group(0) for text in others for e in ENTITY.finditer(text)} - {e.group(0) for e in ents})
-    if not ents or not pool:
-        return None
-    m = rng.choice(ents)
-    return sent[: m.start()] + rng.choice(pool) + sent[m.end():]
-
-
-def swap_within(sent: str, others: str, pattern: re.Pattern[str], rng: random.Random) -> str | None:
+def swap_within(sent: str, others: str | Sequence[str], pattern: re.Pattern[str], rng: random.Random) -> str | None:
     """``sent`` with one match of ``pattern`` (:data:`NUMBER`, :data:`ENTITY`) replaced by a different match found in
-    ``others`` (the rest of the premise window); None when either has none."""
+    ``others`` (the rest of the premise window, or the other sentences of the document); None when either has
+    none."""
     mine = list(pattern.finditer(sent))
-    pool = sorted({m.group(0) for m in pattern.finditer(others)} - {m.group(0) for m in mine})
+    texts = [others] if isinstance(others, str) else others
+    pool = sorted({m.group(0) for text in texts for m in pattern.finditer(text)} - {m.group(0) for m in mine})
     if not mine or not pool:
         return None
     m = rng.choice(mine)
@@ -117,7 +110,7 @@ def make_hypothesis(kind: str, sent: str, rng: random.Random, moves: Sequence[st
         if move in WINDOW_MOVES:
             return swap_within(sent, window, NUMBER if move == "number-window" else ENTITY, rng)
         return (_swap_number(sent, rng) if move == "number" else
-                _swap_entity(sent, entity_texts, rng) if move == "entity" else _toggle_negation(sent, rng))
+                swap_within(sent, entity_texts, ENTITY, rng) if move == "entity" else _toggle_negation(sent, rng))
     if not outside:
         return None
     extra = rng.choice(list(outside))
