@@ -3,6 +3,9 @@
 # parallel on one GPU, evaluates each on MNLI-mismatched and QAGS, and leaves <name>.tgz and <name>.log in $OUT.
 # Back here, bind each adapter to the packaged base: python -c "from faithwatch.nli.artifact import
 # rebase_artifact; rebase_artifact('<dir>')" (it was trained on the fp16 copy), then re-run eval-nli here.
+# With .gpu/ft (faith_tune_loo.py export), each adapter also scores the labelled sets' sentences
+# (<name>/scores_<name>.json in the tgz) against the shipped adapter's scores (faith_tune.py prepare): read them
+# here with faith_tune_loo.py evaluate --scores DIR. A run stopped by its timeout leaves its checkpoint instead.
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   && export PYTHONPATH=/tmp/site:$PWD/src || exit 1
@@ -12,6 +15,8 @@ cp .gpu/base/*.json .gpu/base/vocab.txt /tmp/base/
 python3 .gpu/dequant.py .gpu/base/model8.safetensors /tmp/base/model.safetensors || exit 1
 for f in .gpu/data/nli/*.gz; do gunzip -c "$f" > /tmp/data/nli/"$(basename "$f" .gz)"; done
 cp .gpu/data/qags-cnndm/* /tmp/data/qags-cnndm/
+DEV=$(cd "$(dirname "$0")" && pwd)
+[ -f .gpu/ft/sentences.jsonl.gz ] && { python3 "$DEV/faith_tune.py" prepare > $OUT/prepare.log 2>&1 & }
 pids=()
 for spec in "$@"; do
   name=${spec%%:*}; args=${spec#*:}
@@ -19,9 +24,12 @@ for spec in "$@"; do
      --base /tmp/base --device cuda --threads 2 $args > $OUT/$name.log 2>&1
    python3 -m faithwatch eval-nli --model /tmp/runs/$name --base /tmp/base --device cuda --data-root /tmp/data \
      --sets mnli_mismatched_3way,mnli_mismatched_binary --baselines "" >> $OUT/$name.log 2>&1
-   python3 .gpu/qags_quick_auroc.py /tmp/base /tmp/data /tmp/runs/$name >> $OUT/$name.log 2>&1
-   tar -C /tmp/runs -czf $OUT/$name.tgz --exclude checkpoint $name) &
+   python3 "$DEV/qags_quick_auroc.py" /tmp/base /tmp/data /tmp/runs/$name >> $OUT/$name.log 2>&1
+   [ -f .gpu/ft/sentences.jsonl.gz ] && python3 "$DEV/score_export.py" /tmp/runs/$name \
+     /tmp/runs/$name/scores_$name.json >> $OUT/$name.log 2>&1
+   if [ -f /tmp/runs/$name/adapter_model.safetensors ]; then tar -C /tmp/runs -czf $OUT/$name.tgz --exclude checkpoint $name
+   else tar -C /tmp/runs -czf $OUT/$name.tgz $name; fi) &
   pids+=($!)
 done
 wait "${pids[@]}"
-grep -a -h "QAGS\|mnli_mismatched" $OUT/*.log
+grep -a -h "QAGS\|mnli_mismatched\|score_export\|prepare\|Error" $OUT/*.log
