@@ -103,7 +103,7 @@ def fold(args) -> None:
     torch.manual_seed(13)
     rng = np.random.default_rng(13)
     tokenizer, model = load_model(args.base, args.adapter, args.device)
-    train = [i for i, r in enumerate(rows) if r["set"] != args.held]
+    train = [i for i, r in enumerate(rows) if r["set"] != args.held and not r.get("measure_only")]
     sets = sorted({rows[i]["set"] for i in train})
     count = {(s, c): 0 for s in sets for c in (0, 1)}
     for i in train:

@@ -3,6 +3,7 @@
 A model-selection aid for GPU sweeps (no language model, no feature cache); the reported figures come from
 ``faithwatch eval-alignment``. Usage: qags_quick_auroc.py BASE_DIR DATA_ROOT ARTIFACT...
 """
+import os
 import sys
 import time
 from pathlib import Path
@@ -19,7 +20,7 @@ art.default_base_dir = lambda: base  # the base copy on this machine
 examples = load_qags(Path(sys.argv[2]))
 for d in sys.argv[3:]:
     t = time.time()
-    scorer = MiniLMNLIScorer(d, device="cuda", batch_size=256)
+    scorer = MiniLMNLIScorer(d, device=os.environ.get("DEVICE", "cuda"), batch_size=256)
     y, s = [], []
     for ex in examples:
         spans = [sp for sp in ex.spans if sp.label != "excluded"]
