@@ -2,7 +2,8 @@
 # Run HERE, in the repo root: packs what the GPU machine needs into .gpu/ and .whl/ (both git-ignored via
 # .git/info/exclude), within the device tool's 64 MiB (the tracked tree travels too, ~33 MB): the base encoder in
 # int8 (23 MB; training/device/dequant.py rebuilds fp32 there), the gzipped NLI train file and the MNLI-mismatched
-# dev sets, QAGS, and wheels of three pure-Python packages (peft: the adapter's config needs peft >= 0.21).
+# dev sets, QAGS, and wheels of the packages the GPU image lacks (peft: the adapter's config needs peft >= 0.21;
+# pydantic and its dependencies, which faithwatch.claims imports; pydantic_core is a cp312 x86-64 build).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DATA="${FAITHWATCH_DATA:-../shared/data}"
@@ -27,7 +28,17 @@ PYEOF
 for f in train dev_mnli_mismatched_3way dev_mnli_mismatched_binary; do gzip -c "$DATA/nli/$f.jsonl" > .gpu/data/nli/$f.jsonl.gz; done
 cp "$DATA/qags-cnndm/mturk_cnndm.jsonl" .gpu/data/qags-cnndm/
 cp training/device/run.sh training/device/qags_quick_auroc.py training/device/dequant.py .gpu/
-for pkg in pysbd platformdirs peft; do
-  $PY -m pip download -q --no-deps -d .whl "$pkg==$($PY -c "import importlib.metadata as m; print(m.version('$pkg'))")"
+version() { $PY -c "import importlib.metadata as m; print(m.version('$1'))"; }
+for pkg in pysbd platformdirs peft pydantic annotated-types typing-inspection typing_extensions; do
+  $PY -m pip download -q --no-deps -d .whl "$pkg==$(version $pkg)"
 done
+$PY -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+  --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl "pydantic_core==$(version pydantic_core)"
 du -sh .gpu .whl
+# what travels: the tracked tree, .gpu and .whl, at most 64 MiB together
+total=$(( $(git ls-files -z | xargs -0 du -cb | tail -1 | cut -f1) + $(du -sb .gpu .whl | awk '{s+=$1} END {print s}') ))
+echo "travels: $((total / 1048576)) MiB of 64"
+if [ $total -gt 67108864 ]; then
+  echo "over the limit: for the call, untrack docs/results (git rm -r -q --cached docs/results; echo /docs/results/ >>"
+  echo ".git/info/exclude), and afterwards restore it (git reset -q -- docs/results; drop the line from the exclude file)"
+fi

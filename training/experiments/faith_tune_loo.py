@@ -155,7 +155,7 @@ def print_never_seen(tables: dict, never_seen: list[str], runs: list[Path], reci
     """AUROC on each never-seen set of ``recipe`` trained on every labelled set, and of ``align_score``, with the
     shipped NLI third and with each run's (its tuned minus base scores added to every set's third)."""
     extra, _, _ = tables_and_data(never_seen)
-    extra = {n: extra[n] for n in never_seen}
+    extra = {short(n): extra[short(n)] for n in never_seen}  # load_labelled keys a file by its stem
     print(f"\nnever seen (trained on all {len(tables)} sets):", "  ".join(short(n) for n in never_seen))
     for label, got in [("shipped NLI", None)] + [(p.stem, json.loads(p.read_text())) for p in runs]:
         def third(name: str, t: pd.DataFrame, got=got) -> pd.DataFrame:
