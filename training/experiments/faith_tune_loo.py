@@ -84,6 +84,7 @@ def export(out: Path, never_seen: list[str], skeleton: bool = False) -> None:
     ``never_seen`` sets are marked ``measure_only`` (faith_tune.py never trains on them)."""
     tables, data, nli = (skeleton_tables if skeleton else tables_and_data)(never_seen)
     out.mkdir(parents=True, exist_ok=True)
+    augment, measured = {short(n) for n in AUGMENT}, {short(n) for n in never_seen}  # tables key a file by its stem
     windows: dict[str, list[str]] = {}
     rows = []
     for name, t in tables.items():
@@ -94,7 +95,7 @@ def export(out: Path, never_seen: list[str], skeleton: bool = False) -> None:
             windows.setdefault(key, chunks)
             rows.append({"set": short(name), "row": i, "example_id": ex_id, "text": text,
                          "hyp": nli._hypothesis(text), "unfaithful": int(label),
-                         "windows": key, "augment": name in AUGMENT, "measure_only": name in never_seen})
+                         "windows": key, "augment": short(name) in augment, "measure_only": short(name) in measured})
     with gzip.open(out / "sentences.jsonl.gz", "wt", encoding="utf-8") as f:
         f.writelines(json.dumps(r) + "\n" for r in rows)
     with gzip.open(out / "windows.json.gz", "wt", encoding="utf-8") as f:
