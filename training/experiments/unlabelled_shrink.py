@@ -14,44 +14,19 @@ the eleven sets within 0.03 (ties: not replaced).
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
-import pandas as pd
-from more_dialogue import labelled_tables  # sibling scripts, on sys.path when this one runs
-from unlabelled_quantile import cases, fitted, weighted_quantile
-
-from faithwatch.detectors.calibration import choose_threshold, weighted_balanced_accuracy
-from faithwatch.eval.training import raw_scores
+from unlabelled_quantile import summarise, weighted_quantile  # a sibling script, on sys.path
 
 LAMBDAS = (1.0, 0.75, 0.5, 0.25, 0.0)
 
 
-def costs(train: pd.DataFrame, tests: dict[str, pd.DataFrame]) -> dict[str, dict[float, float]]:
-    det, oof, w, _ = fitted(train)
-    reference = weighted_quantile(oof, w, 0.5)
-    out = {}
-    for name, test in tests.items():
-        y = test.label.to_numpy().astype(int) == 1
-        z = raw_scores(det, test)
-        best = weighted_balanced_accuracy(det.probability(z), y, choose_threshold(det.probability(z), y))
-        out[name] = {}
-        for lam in LAMBDAS:
-            d = copy.deepcopy(det)
-            d.shift(lam * (float(np.median(z)) - reference))
-            out[name][lam] = best - weighted_balanced_accuracy(d.probability(z), y, d.threshold)
-        print(f"{name.split('/')[-1]:<22} " + " ".join(f"l{lam}: {c:.3f}" for lam, c in out[name].items()), flush=True)
-    return out
+def shrunk_shift(z: np.ndarray, oof: np.ndarray, w: np.ndarray, lam: float) -> float:
+    """lambda times the gap between the domain's median and the training sentences' out-of-fold median."""
+    return lam * (float(np.median(z)) - weighted_quantile(oof, w, 0.5))
 
 
 def main() -> None:
-    result = {}
-    for train, tests in cases(labelled_tables()):
-        result.update(costs(train, tests))
-    for lam in LAMBDAS:
-        c = [v[lam] for v in result.values()]
-        print(f"lambda = {lam}: within 0.03 on {sum(x <= 0.03 for x in c)}/{len(c)}, mean cost {np.mean(c):.3f}, "
-              f"worst {max(c):.3f}")
+    summarise(LAMBDAS, shrunk_shift, "lambda")
 
 
 if __name__ == "__main__":
