@@ -10,6 +10,7 @@ from sklearn.linear_model import LogisticRegression
 from faithwatch.detectors import SynCheckDetector
 from faithwatch.detectors.calibration import (
     PlattCalibration,
+    best_balanced_accuracy,
     choose_threshold,
     false_accept_threshold,
     group_weights,
@@ -182,3 +183,12 @@ def test_unlabelled_shift_moves_a_domain_median_onto_the_reference(xy, tmp_path)
     del again.weights["calib.reference_logit"]
     with pytest.raises(InputError, match="retrain"):
         adapt_unlabelled(again, table, source="domain")
+
+
+def test_best_balanced_accuracy_is_the_maximum_over_thresholds() -> None:
+    rng = np.random.default_rng(3)
+    unfaithful = rng.random(400) < 0.3
+    p = np.clip(0.6 - 0.3 * unfaithful + 0.25 * rng.normal(size=400), 0, 1)
+    best = best_balanced_accuracy(p, unfaithful)
+    grid = [weighted_balanced_accuracy(p, unfaithful, t) for t in np.unique(p)]
+    assert best == pytest.approx(max(grid)) and best > weighted_balanced_accuracy(p, unfaithful, 0.5) - 1e-12

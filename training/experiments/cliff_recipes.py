@@ -18,7 +18,7 @@ from faith_tune_loo import tables_and_data  # sibling scripts, on sys.path when 
 from recipe_targets import RECIPES
 from sklearn.metrics import roc_auc_score
 
-from faithwatch.detectors.calibration import choose_threshold, weighted_balanced_accuracy
+from faithwatch.detectors.calibration import best_balanced_accuracy, weighted_balanced_accuracy
 from faithwatch.eval.pipeline import extraction_monitor, load_labelled
 from faithwatch.eval.recalibration import adapt_unlabelled
 from faithwatch.eval.training import fit_syncheck, syncheck_scores
@@ -43,7 +43,7 @@ def main(wanted: list[str]) -> None:
             y = t.label.to_numpy().astype(int) == 1
             p = syncheck_scores(det, t)
             ba = weighted_balanced_accuracy(p, y, det.threshold)
-            best = weighted_balanced_accuracy(p, y, choose_threshold(p, y))
+            best = best_balanced_accuracy(p, y)
             shifted = copy.deepcopy(det)
             adapt_unlabelled(shifted, t, source=set_name)
             ba_s = weighted_balanced_accuracy(syncheck_scores(shifted, t), y, shifted.threshold)

@@ -29,13 +29,13 @@ failures: fresh12 and every stored answer are in-sample for it.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 from coverage_verbs import tally  # a sibling script, on sys.path when this one runs
 
 from faithwatch.decoding import coverage as cov
+from faithwatch.decoding.counterfactual import load_items
 
 ROOT = Path(__file__).resolve().parents[2]
 ITEMS = [ROOT / "src" / "faithwatch" / "data" / "counterfactual_qa.jsonl",
@@ -44,13 +44,7 @@ ITEMS = [ROOT / "src" / "faithwatch" / "data" / "counterfactual_qa.jsonl",
 
 def contexts() -> dict[str, str]:
     """Every item's context by id (ids differ between the files)."""
-    out: dict[str, str] = {}
-    for path in ITEMS:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                r = json.loads(line)
-                out[r["id"]] = r["context"]
-    return out
+    return {item.id: item.context for path in ITEMS for item in load_items(path)}
 
 
 def main(show: bool) -> None:

@@ -31,7 +31,7 @@ from aggregator_variants import AUGMENT, SETS  # sibling scripts, on sys.path wh
 from cliff_recipes import CLIFF
 from sklearn.metrics import roc_auc_score
 
-from faithwatch.detectors.calibration import choose_threshold, weighted_balanced_accuracy
+from faithwatch.detectors.calibration import best_balanced_accuracy, weighted_balanced_accuracy
 from faithwatch.eval.pipeline import extraction_monitor, load_labelled
 from faithwatch.eval.training import Recipe, fit_syncheck, syncheck_scores
 from faithwatch.eval.transfer import leave_one_out_fold
@@ -66,7 +66,7 @@ def fold_line(f) -> str:
 def scored(det, t: pd.DataFrame) -> str:
     y = t.label.to_numpy().astype(int) == 1
     p = syncheck_scores(det, t)
-    cost = weighted_balanced_accuracy(p, y, choose_threshold(p, y)) - weighted_balanced_accuracy(p, y, det.threshold)
+    cost = best_balanced_accuracy(p, y) - weighted_balanced_accuracy(p, y, det.threshold)
     return f"AUROC {roc_auc_score(y, -p):.3f} align {roc_auc_score(y, -t.align_score):.3f} cost {cost:.3f}"
 
 

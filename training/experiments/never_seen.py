@@ -17,7 +17,7 @@ import sys
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from faithwatch.detectors.calibration import choose_threshold, weighted_balanced_accuracy
+from faithwatch.detectors.calibration import best_balanced_accuracy, weighted_balanced_accuracy
 from faithwatch.detectors.shipped import default_detector
 from faithwatch.eval.pipeline import extraction_monitor, load_labelled
 from faithwatch.eval.recalibration import adapt_unlabelled
@@ -46,7 +46,7 @@ def main(sets: list[str], parts: bool) -> None:
         y = t.label.to_numpy().astype(int) == 1
         p = syncheck_scores(det, t)
         ba = weighted_balanced_accuracy(p, y, det.threshold)
-        best = weighted_balanced_accuracy(p, y, choose_threshold(p, y))
+        best = best_balanced_accuracy(p, y)
         shifted = copy.deepcopy(det)
         shift = adapt_unlabelled(shifted, t, source=name)
         ba_shifted = weighted_balanced_accuracy(syncheck_scores(shifted, t), y, shifted.threshold)

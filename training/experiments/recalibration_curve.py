@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from faithwatch.detectors.calibration import choose_threshold, weighted_balanced_accuracy
+from faithwatch.detectors.calibration import best_balanced_accuracy, weighted_balanced_accuracy
 from faithwatch.eval.pipeline import extraction_monitor, load_labelled
 from faithwatch.eval.recalibration import recalibrate
 from faithwatch.eval.training import Recipe, fit_syncheck, syncheck_scores
@@ -65,7 +65,7 @@ def main() -> None:
                 rest = syncheck_scores(fitted, test[~inside])
                 bas.append(weighted_balanced_accuracy(rest, y[~inside], fitted.threshold))
             cells.append(f"{np.mean(bas):.3f}±{np.std(bas):.3f}")
-        best = weighted_balanced_accuracy(p, y, choose_threshold(p, y))
+        best = best_balanced_accuracy(p, y)
         print(f"{held:<18} {weighted_balanced_accuracy(p, y, det.threshold):10.3f} {best:8.3f}",
               " ".join(f"{c:>12}" for c in cells), flush=True)
 

@@ -28,7 +28,7 @@ from more_dialogue import labelled_tables  # sibling scripts, on sys.path when t
 from scipy.stats import gaussian_kde
 from unlabelled_quantile import cases, fitted
 
-from faithwatch.detectors.calibration import choose_threshold, weighted_balanced_accuracy
+from faithwatch.detectors.calibration import best_balanced_accuracy, weighted_balanced_accuracy
 from faithwatch.eval.training import raw_scores
 
 SHIFTS = np.arange(-6.0, 6.0001, 0.05)
@@ -63,7 +63,7 @@ def costs(train: pd.DataFrame, tests: dict[str, pd.DataFrame]) -> dict[str, tupl
         y = test.label.to_numpy().astype(int) == 1
         z = raw_scores(det, test)
         p = det.probability(z)
-        best = weighted_balanced_accuracy(p, y, choose_threshold(p, y))
+        best = best_balanced_accuracy(p, y)
         d, share = mixture_fit(z, faithful, unfaithful)
         median = copy.deepcopy(det)
         median.shift(float(np.median(z)) - det.reference_logit)

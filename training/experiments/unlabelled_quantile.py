@@ -28,7 +28,7 @@ import pandas as pd
 from aggregator_variants import AUGMENT, SETS  # sibling scripts, on sys.path when this one runs
 from more_dialogue import NEW, UNSEEN, labelled_tables, recipe
 
-from faithwatch.detectors.calibration import choose_threshold, weighted_balanced_accuracy
+from faithwatch.detectors.calibration import best_balanced_accuracy, weighted_balanced_accuracy
 from faithwatch.eval.training import fit_syncheck, out_of_fold_logits, raw_scores, train_only
 
 QUANTILES = (0.5, 0.6, 0.7, 0.8, 0.9)
@@ -66,7 +66,7 @@ def costs(train: pd.DataFrame, tests: dict[str, pd.DataFrame], settings, shift_o
     for name, test in tests.items():
         y = test.label.to_numpy().astype(int) == 1
         z = raw_scores(det, test)
-        best = weighted_balanced_accuracy(det.probability(z), y, choose_threshold(det.probability(z), y))
+        best = best_balanced_accuracy(det.probability(z), y)
         out[name] = {}
         for setting in settings:
             d = copy.deepcopy(det)

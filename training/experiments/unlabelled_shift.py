@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from recalibration_curve import DRAWS, RECIPE, SIZES, cached_tables  # the same sets, recipe, sizes, draws
 
-from faithwatch.detectors.calibration import choose_threshold, weighted_balanced_accuracy
+from faithwatch.detectors.calibration import best_balanced_accuracy, weighted_balanced_accuracy
 from faithwatch.eval.recalibration import adapt_unlabelled
 from faithwatch.eval.training import fit_syncheck, syncheck_scores
 from faithwatch.eval.transfer import held_out_names
@@ -30,7 +30,7 @@ def cost(detector, table: pd.DataFrame) -> float:
     """Best-threshold balanced accuracy minus that at ``detector``'s threshold, on ``table``'s labelled rows."""
     y = table.label.to_numpy() == 1
     p = syncheck_scores(detector, table)
-    return weighted_balanced_accuracy(p, y, choose_threshold(p, y)) - weighted_balanced_accuracy(p, y,
+    return best_balanced_accuracy(p, y) - weighted_balanced_accuracy(p, y,
                                                                                                  detector.threshold)
 
 

@@ -109,6 +109,14 @@ def choose_threshold(p_faithful: np.ndarray, unfaithful: np.ndarray, sample_weig
                           single_value=0.5)
 
 
+def best_balanced_accuracy(p_faithful: np.ndarray, unfaithful: np.ndarray,
+                           sample_weight: np.ndarray | None = None) -> float:
+    """Balanced accuracy at the scores' own best threshold (:func:`choose_threshold`): the upper bound that a
+    threshold's calibration cost is measured against."""
+    threshold = choose_threshold(p_faithful, unfaithful, sample_weight)
+    return weighted_balanced_accuracy(p_faithful, unfaithful, threshold, sample_weight)
+
+
 def false_accept_threshold(unfaithful_scores: np.ndarray, rate: float) -> float:
     """Threshold that accepts (score >= threshold) at most ``rate`` of unfaithful sentences like these.
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score
 
-from faithwatch.detectors.calibration import choose_threshold, weighted_balanced_accuracy
+from faithwatch.detectors.calibration import best_balanced_accuracy, weighted_balanced_accuracy
 from faithwatch.errors import InputError
 from faithwatch.eval.lid_features import add_lid, build_bank, hidden_layers_in
 from faithwatch.eval.metrics import MetricCI, auroc_difference
@@ -122,7 +122,6 @@ def leave_one_out_fold(tables: Mapping[str, pd.DataFrame], held: str, recipe: Re
     p = det.probability(z)
     y = test.label.to_numpy()
     unfaithful = y == 1
-    best = choose_threshold(p, unfaithful)
     lens_auc = None
     if lens and "lookback_ratio" in test.columns and num_layers:
         fitted = fit_lookback_lens(train, model_id=model_id, num_layers=num_layers, num_heads=num_heads, seed=seed)
@@ -141,7 +140,7 @@ def leave_one_out_fold(tables: Mapping[str, pd.DataFrame], held: str, recipe: Re
         held=held, n=len(test), n_unfaithful=int(unfaithful.sum()), detector=_auc(y, p),
         singles=aurocs, lens=lens_auc, threshold=det.threshold,
         ba_at_threshold=weighted_balanced_accuracy(p, unfaithful, det.threshold),
-        ba_best=weighted_balanced_accuracy(p, unfaithful, best),
+        ba_best=best_balanced_accuracy(p, unfaithful),
         false_accept=float(np.mean(p[unfaithful] >= fa)), ba_shifted=ba_shifted,
         gain_vs_align=_gain_ci(test, p, singles["align_score"], seed) if "align_score" in singles else None,
         best_single=best_single,
