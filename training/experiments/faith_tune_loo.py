@@ -127,7 +127,9 @@ def scores(got: dict, name: str, key: str) -> np.ndarray:
 def evaluate(scores_dir: Path, never_seen: list[str]) -> None:
     """LOO AUROC with the NLI third of ``align_score`` replaced by each run's out-of-fold scores; then, on each
     ``never_seen`` set, the recipe trained on all the others, before and after."""
-    tables, _, _ = tables_and_data()
+    measured = {short(n) for n in never_seen}  # load_labelled keys a file by its stem
+    every, _, _ = tables_and_data(never_seen)  # one load for both parts
+    tables = {n: t for n, t in every.items() if n not in measured}
     runs = sorted(p for p in scores_dir.glob("scores_*.json"))
     shipped = training.Recipe.from_dict(json.loads((ROOT / "training" / "recipe.json").read_text())["recipe"])
     print_loo(tables, {"shipped recipe, shipped NLI": shipped})
@@ -149,15 +151,13 @@ def evaluate(scores_dir: Path, never_seen: list[str]) -> None:
             only = {n: t.assign(align_score=scores(got, n, key)) for n, t in tables.items()}
             print_loo(only, {})
     if never_seen:
-        print_never_seen(tables, never_seen, runs, shipped)
+        print_never_seen(tables, {n: every[short(n)] for n in never_seen}, runs, shipped)
 
 
-def print_never_seen(tables: dict, never_seen: list[str], runs: list[Path], recipe: training.Recipe) -> None:
+def print_never_seen(tables: dict, extra: dict, runs: list[Path], recipe: training.Recipe) -> None:
     """AUROC on each never-seen set of ``recipe`` trained on every labelled set, and of ``align_score``, with the
     shipped NLI third and with each run's (its tuned minus base scores added to every set's third)."""
-    extra, _, _ = tables_and_data(never_seen)
-    extra = {short(n): extra[short(n)] for n in never_seen}  # load_labelled keys a file by its stem
-    print(f"\nnever seen (trained on all {len(tables)} sets):", "  ".join(short(n) for n in never_seen))
+    print(f"\nnever seen (trained on all {len(tables)} sets):", "  ".join(short(n) for n in extra))
     for label, got in [("shipped NLI", None)] + [(p.stem, json.loads(p.read_text())) for p in runs]:
         def third(name: str, t: pd.DataFrame, got=got) -> pd.DataFrame:
             if got is None:
@@ -167,7 +167,7 @@ def print_never_seen(tables: dict, never_seen: list[str], runs: list[Path], reci
         det = training.fit_syncheck(train, recipe, model_id="text-only", calibrate=False)
         cells = []
         for n, t in extra.items():
-            t, y = third(n, t), t.label.to_numpy().astype(int)
+            t, y = third(short(n), t), t.label.to_numpy().astype(int)
             detector, align = roc_auc_score(y, -training.raw_scores(det, t)), roc_auc_score(y, -t.align_score)
             cells.append(f"{detector:.3f} (align {align:.3f})")
         print(f"  {label:<28}", "  ".join(cells), flush=True)
