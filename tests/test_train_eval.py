@@ -399,3 +399,19 @@ def test_extraction_groups_a_prompts_examples_and_returns_the_examples_order(dat
     edited = [dataclasses.replace(e, response="Nothing of the sort.") if i == 1 else e for i, e in enumerate(examples)]
     again = extract_text_features(Recording(), "grouped", edited).sentences
     assert list(dict.fromkeys(again.example_id)) == [e.id for e in examples]
+
+
+def test_a_data_file_has_one_cache_name_however_its_path_is_spelled(tmp_path, monkeypatch):
+    """``x.jsonl``, ``./x.jsonl`` and its absolute path share a feature cache; a named set keeps its name."""
+    from faithwatch.eval.features import safe_name
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "x.jsonl").write_text("{}\n")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.jsonl"
+    outside.write_text("{}\n")
+    monkeypatch.chdir(tmp_path)
+    names = {safe_name(p) for p in ("sub/x.jsonl", "./sub/x.jsonl", str(tmp_path / "sub" / "x.jsonl"))}
+    assert names == {"sub_x.jsonl"}
+    assert safe_name("faithbench") == "faithbench" and safe_name("missing/y.jsonl") == "missing_y.jsonl"
+    assert safe_name(str(outside)) == safe_name(f"../{outside.name}") != safe_name(outside.name)
+    outside.unlink()

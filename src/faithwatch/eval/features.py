@@ -107,7 +107,12 @@ def spec_digest(spec: dict) -> str:
 
 
 def safe_name(dataset: str) -> str:
-    """``dataset`` as a file-name part."""
+    """``dataset`` as a file-name part. A file is named by its path relative to the working directory (its
+    absolute path outside it), so that ``./x.jsonl``, ``x.jsonl`` and ``/abs/x.jsonl`` share one cache."""
+    path = Path(dataset)
+    if path.is_file():
+        resolved, here = path.resolve(), Path.cwd().resolve()
+        dataset = str(resolved.relative_to(here) if resolved.is_relative_to(here) else resolved)
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset)
 
 
