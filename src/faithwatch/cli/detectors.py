@@ -43,11 +43,25 @@ TEXT_ONLY_OPT = typer.Option(False, "--text-only", help="Sentence features from 
                              "forcing (families alignment, lexical, edits, tagger): minutes instead of hours.")
 
 
+#: the files a folder given to --data stands for (a benchmark released as one file per domain or split)
+DATA_SUFFIXES = (".jsonl", ".json", ".tsv")
+
+
 def _datasets(spec: str) -> list[str]:
-    names = [d.strip() for d in spec.split(",") if d.strip()]
+    """The data sets of ``--data``: comma-separated names or files; a folder stands for its .jsonl, .json and .tsv
+    files (sorted), each its own data set (e.g. SummEdits' ten domain files)."""
+    names = []
+    for d in (d.strip() for d in spec.split(",")):
+        if d and Path(d).is_dir():
+            files = sorted(str(f) for f in Path(d).iterdir() if f.suffix in DATA_SUFFIXES and f.is_file())
+            if not files:
+                raise InputError(f"--data: folder {d} holds no {', '.join(DATA_SUFFIXES)} file")
+            names += files
+        elif d:
+            names.append(d)
     if not names:
         raise InputError("--data names no data set")
-    return names
+    return list(dict.fromkeys(names))
 
 
 def _ray(ray: bool, address: str | None, workers: int, gpus_per_worker: float, threads: int | None):
@@ -134,7 +148,7 @@ def _recipe(path, kind, features, transform, c_value, monotone, weighting, probe
 def train(
     data: str = typer.Option(..., "--data", help="Comma-separated data sets (faithbench, qags-cnndm, begin-dev) "
                              "or files: generic .jsonl, or QAGS (mturk_*.jsonl) / BEGIN (.tsv) / SummEdits (.json) "
-                             "as released."),
+                             "as released; a folder stands for its .jsonl, .json and .tsv files."),
     out_dir: Path = typer.Option(..., "--out", help="Folder for the detector artifact."),
     recipe_file: Path | None = typer.Option(None, "--recipe", help="A recipe JSON (from `faithwatch select`); "
                                             "the options below change it."),
@@ -308,7 +322,7 @@ def evaluate(
                                       "or default: the shipped one."),
     data: str = typer.Option(..., "--data", help="Comma-separated data sets to evaluate on: names, generic "
                              ".jsonl files, or QAGS (mturk_*.jsonl) / BEGIN (.tsv) / SummEdits (.json) files as "
-                             "released."),
+                             "released; a folder stands for its .jsonl, .json and .tsv files."),
     report: Path = typer.Option(Path("results"), "--report", help="Folder for results.md/.json and ROC PNGs."),
     transfer: bool = typer.Option(False, "--transfer", help="Also the transfer matrix, leave-one-out and "
                                   "ablation tables across the --data sets (trains many detectors)."),
