@@ -18,14 +18,15 @@ gain over ``align_score`` is not lower, and the mean over the five never-seen se
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from aggregator_variants import print_loo, with_extra_family
+from combo_features import never_seen
 from faith_tune_loo import short, tables_and_data
 from nli_ensemble import NEVER_SEEN
+from response_edits import OUT as EDITS
+from response_edits import diagnostic_pairs
 from rich.progress import track
 from sklearn.metrics import roc_auc_score
 from topk_premise import premise
@@ -35,7 +36,6 @@ from faithwatch.data.loaders import load_dataset
 from faithwatch.eval.pipeline import extraction_monitor, load_labelled
 
 ROOT = Path(__file__).resolve().parents[2]
-EDITS = "build/extra-data/response-edits.jsonl"
 
 
 def focus(nli, tables: dict, contexts: dict) -> dict:
@@ -65,38 +65,28 @@ def focus(nli, tables: dict, contexts: dict) -> dict:
 def main() -> None:
     every, data, nli = tables_and_data(NEVER_SEEN)
     monitor = extraction_monitor(None, "nli-minilm+lexical+embedding")
-    examples = load_dataset(EDITS, None)
-    every[Path(EDITS).stem] = load_labelled([EDITS], monitor, text_only=True)[Path(EDITS).stem].sentences
+    examples = load_dataset(str(EDITS), None)
+    every[EDITS.stem] = load_labelled([str(EDITS)], monitor, text_only=True)[EDITS.stem].sentences
     contexts = {n: {e.id: e.context for e in data[n].examples} for n in data}
-    contexts[Path(EDITS).stem] = {e.id: e.context for e in examples}
+    contexts[EDITS.stem] = {e.id: e.context for e in examples}
     every = focus(nli, every, contexts)
     for n, t in every.items():
-        if n == Path(EDITS).stem:
+        if n == EDITS.stem:
             continue
         y = t.label.astype(int)
         print(f"{short(n):<18} focus_con {roc_auc_score(y, t.focus_con):.3f}  focus_ent "
               f"{roc_auc_score(y, -t.focus_ent):.3f}  align_score {roc_auc_score(y, -t.align_score):.3f}")
-    measured = {short(n) for n in NEVER_SEEN} | {Path(EDITS).stem}
+    measured = {short(n) for n in NEVER_SEEN} | {EDITS.stem}
     tables = {n: t for n, t in every.items() if n not in measured}
     shipped = training.Recipe.from_dict(json.loads((ROOT / "training" / "recipe.json").read_text())["recipe"])
     plus = with_extra_family(shipped, "focus-con", "focus_con", -1)
     print_loo(tables, {"shipped": shipped, "shipped + focus_con": plus})
-    train = pd.concat(tables.values(), ignore_index=True)
-    dets = {k: training.fit_syncheck(train, r, model_id="text-only", calibrate=False)
-            for k, r in (("shipped", shipped), ("+ focus_con", plus))}
-    for k, det in dets.items():
-        a = [roc_auc_score(every[short(n)].label.astype(int), -training.raw_scores(det, every[short(n)]))
-             for n in NEVER_SEEN]
+    extra = {n: every[short(n)] for n in NEVER_SEEN}
+    dets = {}
+    for k, r in (("shipped", shipped), ("+ focus_con", plus)):
+        a, dets[k] = never_seen(tables, extra, r, lambda t: t)
         print(f"never seen, {k:<12}", " ".join(f"{x:.3f}" for x in a), f"mean {np.mean(a):.4f}")
-    t = every[Path(EDITS).stem]
-    rows = {json.loads(line)["id"]: json.loads(line) for line in Path(EDITS).read_text().splitlines()}
-    keep = []
-    for ex_id, g in t.groupby("example_id"):
-        r = rows[ex_id]
-        hit = g[g.text.str.contains(re.escape((r["edited"] if ex_id.endswith("-edit") else r["original"])[:40]))]
-        if len(hit):
-            keep.append(hit.iloc[[0]].assign(edited=ex_id.endswith("-edit"), move=r["move"]))
-    pairs = pd.concat(keep, ignore_index=True)
+    pairs = diagnostic_pairs(every[EDITS.stem])
     for move, g in [("all", pairs), *pairs.groupby("move")]:
         y = g.edited.astype(int)
         cells = [f"focus_con {roc_auc_score(y, g.focus_con):.3f}", f"focus_ent {roc_auc_score(y, -g.focus_ent):.3f}"]

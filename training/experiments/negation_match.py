@@ -28,8 +28,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from aggregator_variants import print_loo
+from combo_features import never_seen
 from faith_tune_loo import short, tables_and_data
 from nli_ensemble import NEVER_SEEN
+from response_edits import OUT as EDITS
+from response_edits import diagnostic_pairs
 from sklearn.metrics import roc_auc_score
 
 import faithwatch.eval.training as training
@@ -40,7 +43,6 @@ from faithwatch.text import split_sentences
 
 ROOT = Path(__file__).resolve().parents[2]
 CUE = re.compile(r"\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|without)\b|n['’]t\b", re.I)
-EDITS = "build/extra-data/response-edits.jsonl"
 
 
 @lru_cache(maxsize=64)
@@ -82,25 +84,17 @@ def main() -> None:
     training.DIRECTIONS.update(neg_added=-1, neg_dropped=-1)
     plus = training.with_recipe(shipped, families=(*shipped.families, "negation"))
     print_loo(tables, {"shipped": shipped, "shipped + negation": plus})
-    train = pd.concat(tables.values(), ignore_index=True)
-    dets = {k: training.fit_syncheck(train, r, model_id="text-only", calibrate=False)
-            for k, r in (("shipped", shipped), ("+ negation", plus))}
-    for k, det in dets.items():
-        a = [roc_auc_score(every[short(n)].label.astype(int), -training.raw_scores(det, every[short(n)]))
-             for n in NEVER_SEEN]
+    extra = {n: every[short(n)] for n in NEVER_SEEN}
+    dets = {}
+    for k, r in (("shipped", shipped), ("+ negation", plus)):
+        a, dets[k] = never_seen(tables, extra, r, lambda t: t)
         print(f"never seen, {k:<12}", " ".join(f"{x:.3f}" for x in a), f"mean {np.mean(a):.4f}")
-    examples = load_dataset(EDITS, None)  # the diagnostic pairs (cached features; in-sample for this design)
+    examples = load_dataset(str(EDITS), None)  # the diagnostic pairs (cached features; in-sample for this design)
     monitor = extraction_monitor(None, "nli-minilm+lexical+embedding")
-    t = load_labelled([EDITS], monitor, text_only=True)[Path(EDITS).stem].sentences
+    t = load_labelled([str(EDITS)], monitor, text_only=True)[EDITS.stem].sentences
     t = with_flags(t.reset_index(drop=True), {e.id: e.context for e in examples})
-    rows = {json.loads(line)["id"]: json.loads(line) for line in Path(EDITS).read_text().splitlines()}
-    keep = []
-    for ex_id, g in t.groupby("example_id"):
-        r = rows[ex_id]
-        hit = g[g.text.str.contains(re.escape((r["edited"] if ex_id.endswith("-edit") else r["original"])[:40]))]
-        if len(hit) and r["move"] == "negation":
-            keep.append(hit.iloc[[0]].assign(edited=ex_id.endswith("-edit")))
-    pairs = pd.concat(keep, ignore_index=True)
+    pairs = diagnostic_pairs(t)
+    pairs = pairs[pairs.move == "negation"]
     for k, det in dets.items():
         print(f"negation pairs ({int(pairs.edited.sum())}), {k}: AUROC "
               f"{roc_auc_score(pairs.edited.astype(int), -training.raw_scores(det, pairs)):.3f}")

@@ -77,6 +77,20 @@ def build(per_set: int, seed: int = 0) -> list[dict]:
     return rows
 
 
+def diagnostic_pairs(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``table`` (the sentences of :data:`OUT`) that count: each edited response's changed sentence
+    and the same sentence of its unchanged twin, with the columns ``edited``, ``move`` and ``source``."""
+    meta = {(r := json.loads(line))["id"]: r for line in OUT.read_text(encoding="utf-8").splitlines()}
+    keep = []
+    for ex_id, t in table.groupby("example_id"):
+        r = meta[ex_id]
+        text = r["edited"] if ex_id.endswith("-edit") else r["original"]
+        hit = t[t.text.str.contains(re.escape(text[:40]), regex=True)]
+        if len(hit):
+            keep.append(hit.iloc[[0]].assign(move=r["move"], source=r["source"], edited=ex_id.endswith("-edit")))
+    return pd.concat(keep, ignore_index=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--per-set", type=int, default=120)
@@ -89,15 +103,7 @@ def main() -> None:
     table = load_labelled([str(OUT)], monitor, text_only=True)[OUT.stem].sentences
     det = SynCheckDetector.load(ROOT / "src" / "faithwatch" / "detectors" / "default")
     table = table.assign(p=training.syncheck_scores(det, table))
-    meta = {r["id"]: r for r in rows}
-    keep = []
-    for ex_id, t in table.groupby("example_id"):  # the edited sentence, and the same sentence unchanged
-        r = meta[ex_id]
-        text = r["edited"] if ex_id.endswith("-edit") else r["original"]
-        hit = t[t.text.str.contains(re.escape(text[:40]), regex=True)]
-        if len(hit):
-            keep.append(hit.iloc[[0]].assign(move=r["move"], source=r["source"], edited=ex_id.endswith("-edit")))
-    pairs = pd.concat(keep, ignore_index=True)
+    pairs = diagnostic_pairs(table)
     print(f"{pairs.edited.sum()} edited sentences, {(~pairs.edited).sum()} unchanged; threshold {det.threshold:.3f}")
     for label, part in [("all", pairs), *pairs.groupby("move"), *pairs.groupby("source")]:
         y = part.edited.to_numpy().astype(int)
