@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 from aggregator_variants import print_loo, with_extra_family
-from combo_features import never_seen
+from combo_features import report_never_seen
 from faith_tune_loo import short, tables_and_data
 from nli_ensemble import NEVER_SEEN
 from response_edits import OUT as EDITS
@@ -82,10 +82,7 @@ def main() -> None:
     plus = with_extra_family(shipped, "focus-con", "focus_con", -1)
     print_loo(tables, {"shipped": shipped, "shipped + focus_con": plus})
     extra = {n: every[short(n)] for n in NEVER_SEEN}
-    dets = {}
-    for k, r in (("shipped", shipped), ("+ focus_con", plus)):
-        a, dets[k] = never_seen(tables, extra, r, lambda t: t)
-        print(f"never seen, {k:<12}", " ".join(f"{x:.3f}" for x in a), f"mean {np.mean(a):.4f}")
+    dets = report_never_seen(tables, extra, {"shipped": shipped, "+ focus_con": plus})
     pairs = diagnostic_pairs(every[EDITS.stem])
     for move, g in [("all", pairs), *pairs.groupby("move")]:
         y = g.edited.astype(int)

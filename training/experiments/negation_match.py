@@ -25,10 +25,9 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from aggregator_variants import print_loo
-from combo_features import never_seen
+from combo_features import report_never_seen
 from faith_tune_loo import short, tables_and_data
 from nli_ensemble import NEVER_SEEN
 from response_edits import OUT as EDITS
@@ -84,11 +83,7 @@ def main() -> None:
     training.DIRECTIONS.update(neg_added=-1, neg_dropped=-1)
     plus = training.with_recipe(shipped, families=(*shipped.families, "negation"))
     print_loo(tables, {"shipped": shipped, "shipped + negation": plus})
-    extra = {n: every[short(n)] for n in NEVER_SEEN}
-    dets = {}
-    for k, r in (("shipped", shipped), ("+ negation", plus)):
-        a, dets[k] = never_seen(tables, extra, r, lambda t: t)
-        print(f"never seen, {k:<12}", " ".join(f"{x:.3f}" for x in a), f"mean {np.mean(a):.4f}")
+    dets = report_never_seen(tables, {n: every[short(n)] for n in NEVER_SEEN}, {"shipped": shipped, "+ negation": plus})
     examples = load_dataset(str(EDITS), None)  # the diagnostic pairs (cached features; in-sample for this design)
     monitor = extraction_monitor(None, "nli-minilm+lexical+embedding")
     t = load_labelled([str(EDITS)], monitor, text_only=True)[EDITS.stem].sentences
