@@ -33,10 +33,12 @@ from nli_ensemble import NEVER_SEEN
 from response_edits import OUT as EDITS
 from response_edits import diagnostic_pairs
 from sklearn.metrics import roc_auc_score
+from topk_premise import ranked
 
 import faithwatch.eval.training as training
 from faithwatch.alignment.lexical import content_stems
 from faithwatch.data.loaders import load_dataset
+from faithwatch.decoding import coverage as cov
 from faithwatch.eval.pipeline import extraction_monitor, load_labelled
 from faithwatch.text import split_sentences
 
@@ -46,7 +48,9 @@ CUE = re.compile(r"\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|with
 
 @lru_cache(maxsize=64)
 def indexed(context: str) -> tuple[tuple[frozenset, bool], ...]:
-    return tuple((content_stems(s), bool(CUE.search(s))) for s in split_sentences(context))
+    """Each context sentence's content stems (question coverage's cache) and whether it has a negation cue."""
+    return tuple(zip(cov._context_sentences(context), (bool(CUE.search(s)) for s in split_sentences(context)),
+                     strict=True))
 
 
 def flags(text: str, context: str) -> tuple[float, float]:
@@ -54,7 +58,7 @@ def flags(text: str, context: str) -> tuple[float, float]:
     sents = indexed(context)
     if not words or not sents:
         return 0.0, 0.0
-    top = sorted(range(len(sents)), key=lambda i: (-len(words & sents[i][0]), i))[:2]
+    top = ranked(text, context)[:2]
     has = bool(CUE.search(text))
     added = has and not any(sents[i][1] for i in top)
     best = sents[top[0]]

@@ -30,9 +30,17 @@ from nli_ensemble import NEVER_SEEN
 from rich.progress import track
 
 from faithwatch.alignment.lexical import content_stems
+from faithwatch.decoding import coverage as cov
 from faithwatch.text import split_sentences
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def ranked(text: str, context: str) -> list[int]:
+    """Indices of ``context``'s sentences (``split_sentences``), most content stems shared with ``text`` first
+    (ties in document order); the stems per sentence come from question coverage's cache."""
+    words, stems = content_stems(text), cov._context_sentences(context)
+    return sorted(range(len(stems)), key=lambda i: (-len(words & stems[i]), i))
 
 
 def premise(nli, text: str, context: str) -> str | None:
@@ -40,11 +48,9 @@ def premise(nli, text: str, context: str) -> str | None:
     budget = nli.budget_for(text)
     if len(nli._chunks(context, budget)) <= 1:
         return None
-    words = content_stems(text)
     sents = split_sentences(context)
-    ranked = sorted(range(len(sents)), key=lambda i: (-len(words & content_stems(sents[i])), i))
     chosen, used = [], 0
-    for i in ranked:
+    for i in ranked(text, context):
         n = nli.n_tokens(sents[i])
         if used + n + 1 > budget:
             continue

@@ -15,14 +15,16 @@ the eleven sets within 0.03 (ties: not replaced).
 from __future__ import annotations
 
 import numpy as np
-from unlabelled_quantile import summarise, weighted_quantile  # a sibling script, on sys.path
+from unlabelled_quantile import summarise  # a sibling script, on sys.path
+
+from faithwatch.detectors.calibration import weighted_median
 
 LAMBDAS = (1.0, 0.75, 0.5, 0.25, 0.0)
 
 
 def shrunk_shift(z: np.ndarray, oof: np.ndarray, w: np.ndarray, lam: float) -> float:
     """lambda times the gap between the domain's median and the training sentences' out-of-fold median."""
-    return lam * (float(np.median(z)) - weighted_quantile(oof, w, 0.5))
+    return lam * (float(np.median(z)) - weighted_median(oof, w))
 
 
 def main() -> None:
