@@ -203,3 +203,13 @@ def test_a_slot_the_context_never_names_takes_any_run_and_a_run_fills_one_slot()
     q2 = "Who composed Clair de lune, and in which country was he born?"
     ravel = "Clair de lune was composed by Maurice Ravel, who was born in France. Erik Satie wrote other pieces."
     assert open_slots(q2, "Maurice Ravel composed it; he was born in France.", ravel) == 0
+
+
+def test_the_sentence_after_offers_only_when_it_refers_back() -> None:
+    q = "Which country won the 2010 World Cup?"
+    context = ("The 2010 World Cup was won by Spain, who beat the Netherlands. "
+               "Germany finished third after beating Uruguay.")
+    assert open_slots(q, "Spain won the 2010 World Cup.", context) == 0
+    assert open_slots(q, "Germany won the 2010 World Cup.", context) == 1  # the next sentence starts afresh
+    goes_on = context.replace("Germany finished", "Their rival Germany finished")
+    assert open_slots(q, "Germany won the 2010 World Cup.", goes_on) == 0  # it refers back: it may say more of it

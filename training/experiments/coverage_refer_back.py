@@ -1,17 +1,15 @@
-"""Issue 12, decoding: the sentence after one about a slot counts only when it refers back (scratch, in-sample).
+"""Issue 12, decoding: the sentence after one about a slot counts only when it refers back (built since fresh15).
 
-Question coverage (``faithwatch.decoding.coverage``) lets a word slot of the question be filled by a run from a
+Question coverage (``faithwatch.decoding.coverage``) let a word slot of the question be filled by a run from a
 context sentence about the slot *or the sentence right after it*, which often goes on with "It was written by ...".
-On fresh14 that allowance let fod-fallback keep distractors: for "Which planet is the farthest from the Sun?" the
-sentence after "The farthest of them from the Sun is Uranus, ..." is "Pluto, which orbits even farther out, was
-reclassified ...", so "The farthest planet from the Sun is Pluto" fills the slot and FOD never searches
-(docs/decoding_eval.md, "A fourteenth fresh set"). The variant takes the next sentence only when its first word
-refers back (it, its, he, his, she, her, they, their, this, these, those, there).
+On fresh14 that allowance let fod-fallback keep distractors ("Germany finished third" for the 2010 winner). Since
+the fresh15 rule passed (training/data/README.md) the shipped rule takes the next sentence only when its first
+word refers back (``coverage.REFER_BACK``: it, its, he, his, she, her, they, their, this, these, those, there).
 
 This reads every stored answer of ``docs/results/decoding*/answers.jsonl`` and counts, by whether the answer names
-every context-answer group, how many slots the shipped rule and the variant leave open (``coverage_verbs.tally``).
-No model runs. Designed after reading fresh14's failures: fresh14 and every stored answer are in-sample for it; a
-decision needs a fresh set run once under a rule committed first.
+every context-answer group, how many slots the previous rule (any next sentence) and the shipped rule leave open
+(``coverage_verbs.tally``). No model runs. Designed after reading fresh14's failures: fresh14 and the answers
+stored before fresh15 are in-sample for it.
 
     python training/experiments/coverage_refer_back.py [--show]     # PYTHONPATH=training/experiments
 """
@@ -26,30 +24,24 @@ from coverage_verbs import tally
 
 from faithwatch.alignment.lexical import content_stems
 from faithwatch.decoding import coverage as cov
-from faithwatch.text import split_sentences
-
-REFER_BACK = frozenset(["it", "its", "he", "his", "she", "her", "they", "their", "this", "these", "those", "there"])
 
 
 @lru_cache(maxsize=256)
-def offers_refer_back(question: str, context: str) -> tuple[frozenset[str] | None, ...]:
-    """``coverage._offers`` with the next sentence taken only when it opens by referring back."""
-    raw = split_sentences(context) if context.strip() else []
-    sentences = [content_stems(s) for s in raw]
-    follows = [bool(s.split()) and s.split()[0].strip("\"'(").lower() in REFER_BACK for s in raw]
+def offers_previous(question: str, context: str) -> tuple[frozenset[str] | None, ...]:
+    """``coverage._offers`` as it was before fresh15: the sentence after one about a slot always offers."""
+    sentences = cov._context_sentences(context)
     words_given = cov._given(question)[1]
     out = []
     for slot in (s for s in cov.question_slots(question) if not s.numeric):
         own = content_stems(slot.clause)
-        hits = {k for i, c in enumerate(sentences) if c & own
-                for k in (i, i + 1) if k < len(sentences) and (k == i or follows[k])}
+        hits = {k for i, c in enumerate(sentences) if c & own for k in (i, i + 1) if k < len(sentences)}
         out.append(frozenset().union(*(sentences[k] for k in hits)) - words_given if hits else None)
     return tuple(out)
 
 
-def open_refer_back(question: str, answer: str, context: str) -> int:
+def open_previous(question: str, answer: str, context: str) -> int:
     shipped = cov._offers
-    cov._offers = offers_refer_back
+    cov._offers = offers_previous
     try:
         return cov.open_slots(question, answer, context)
     finally:
@@ -57,4 +49,4 @@ def open_refer_back(question: str, answer: str, context: str) -> int:
 
 
 if __name__ == "__main__":
-    tally(cov.open_slots, open_refer_back, "--show" in sys.argv, contexts().get)
+    tally(open_previous, cov.open_slots, "--show" in sys.argv, contexts().get)

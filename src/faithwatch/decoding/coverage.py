@@ -21,7 +21,9 @@ of them an answer fills:
 With the **context** (FOD passes the one it answers from), a word slot takes only what the context offers for it:
 a run that shares a word with a context sentence about that slot (one that holds a content word of the slot's
 clause, such as "Eiffel" or "stand" in "In which city does the Eiffel Tower stand", or the sentence right after
-one, which often goes on "It was written by ..."). Then what the model remembers instead of what the context says
+one when it opens by referring back, "It was written by ...": :data:`REFER_BACK`). A next sentence that starts
+afresh ("Germany finished third." after the sentence naming the winner) offers nothing, so restating it does not
+fill the slot. Then what the model remembers instead of what the context says
 ("The Eiffel Tower stands in Paris, France." from a context that puts it in Lyon) fills nothing, and neither does
 "The answer is: Constantinople fell in 1461." fill "which sultan captured the city". A slot none of whose words
 the context holds ("in which country", where the context never says "country") takes any run, as without the
@@ -160,17 +162,30 @@ def _context_sentences(context: str) -> tuple[frozenset[str], ...]:
     return tuple(content_stems(s) for s in split_sentences(context)) if context.strip() else ()
 
 
+REFER_BACK = frozenset(["it", "its", "he", "his", "she", "her", "they", "their", "this", "these", "those", "there"])
+
+
+@lru_cache(maxsize=256)
+def _refers_back(context: str) -> tuple[bool, ...]:
+    """Whether each sentence of ``context`` opens with a word that refers back (:data:`REFER_BACK`)."""
+    if not context.strip():
+        return ()
+    return tuple(bool(s.split()) and s.split()[0].strip("\"'(").lower() in REFER_BACK for s in split_sentences(context))
+
+
 @lru_cache(maxsize=256)
 def _offers(question: str, context: str) -> tuple[frozenset[str] | None, ...]:
     """For each word slot of ``question``, the stems ``context`` offers for it (its sentences about the slot and
-    the ones right after them, less the question's words); None when no sentence holds a content word of the slot's
-    clause. Once per question and context: FOD asks again for every candidate sentence."""
+    the ones right after them that refer back, less the question's words); None when no sentence holds a content
+    word of the slot's clause. Once per question and context: FOD asks again for every candidate sentence."""
     sentences = _context_sentences(context)
+    goes_on = _refers_back(context)
     words_given = _given(question)[1]
     out = []
     for slot in (s for s in question_slots(question) if not s.numeric):
         own = content_stems(slot.clause)
-        hits = {k for i, c in enumerate(sentences) if c & own for k in (i, i + 1) if k < len(sentences)}
+        hits = {k for i, c in enumerate(sentences) if c & own
+                for k in (i, i + 1) if k < len(sentences) and (k == i or goes_on[k])}
         out.append(frozenset().union(*(sentences[k] for k in hits)) - words_given if hits else None)
     return tuple(out)
 
