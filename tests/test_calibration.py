@@ -152,7 +152,8 @@ def test_weighted_median():
 def test_unlabelled_shift_moves_a_domain_median_onto_the_reference(xy, tmp_path):
     import pandas as pd
 
-    from faithwatch.eval.recalibration import adapt_unlabelled
+    from faithwatch.detectors.calibration import weighted_balanced_accuracy
+    from faithwatch.eval.recalibration import adapt_unlabelled, balanced_accuracy_after_shift
 
     X, y = xy
     det = SynCheckDetector.fit(X, y, ["a", "b", "c"], "lr", model_id="m")
@@ -180,6 +181,15 @@ def test_unlabelled_shift_moves_a_domain_median_onto_the_reference(xy, tmp_path)
     np.testing.assert_allclose(again.predict_proba_faithful(domain), after)
     with pytest.raises(InputError, match="at least 20 sentences"):
         adapt_unlabelled(det, table.head(10), source="tiny")
+    fresh = SynCheckDetector.fit(X, y, ["a", "b", "c"], "lr", model_id="m")
+    fresh.calibrate(oof, y)
+    labelled = table.assign(label=y.astype(int))  # label 1: unfaithful (high a)
+    unfaithful = y == 1
+    at_threshold = weighted_balanced_accuracy(fresh.predict_proba_faithful(domain), unfaithful, fresh.threshold)
+    shifted = balanced_accuracy_after_shift(fresh, labelled, "domain")
+    assert shifted > at_threshold + 0.02  # the shift undoes the domain's offset ...
+    np.testing.assert_allclose(fresh.predict_proba_faithful(domain), before)  # ... on a copy: fresh is untouched
+    assert balanced_accuracy_after_shift(fresh, labelled.head(10), "tiny") is None
     del again.weights["calib.reference_logit"]
     with pytest.raises(InputError, match="retrain"):
         adapt_unlabelled(again, table, source="domain")

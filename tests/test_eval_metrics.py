@@ -378,7 +378,8 @@ def test_eval_names_a_threshold_that_costs_more_than_the_target() -> None:
     y, s = _noisy(800, seed=2)
     good = detection_metrics(y, s, threshold=best_threshold(y, s), n_boot=20)
     bad = detection_metrics(y, s, threshold=float(np.max(s)) + 1.0, n_boot=20)  # flags nothing
-    assert _threshold_hint("towns", good, Path("det")) is None
-    hint = _threshold_hint("towns", bad, Path("det"))
+    assert _threshold_hint("towns", good, Path("det"), None) is None
+    hint = _threshold_hint("towns", bad, Path("det"), None)
     assert hint is not None and "faithwatch calibrate --detector det" in hint and "0.500 against" in hint
-    assert _threshold_hint("towns", detection_metrics(y, s, n_boot=20), Path("det")) is None
+    assert "it gives" not in hint and "it gives 0.712" in _threshold_hint("towns", bad, Path("det"), 0.7121)
+    assert _threshold_hint("towns", detection_metrics(y, s, n_boot=20), Path("det"), None) is None

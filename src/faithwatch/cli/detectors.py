@@ -343,6 +343,7 @@ def evaluate(
     """AUROC / AUPRC / balanced accuracy of a detector and every baseline, side by side, with 95% CIs."""
     from faithwatch.detectors.shipped import detector_dir
     from faithwatch.eval import harness
+    from faithwatch.eval.recalibration import balanced_accuracy_after_shift
     from faithwatch.eval.report import detection_table, format_ci, write_report
     from faithwatch.eval.training import TEXT_FAMILIES, syncheck_scores
 
@@ -368,7 +369,7 @@ def evaluate(
     except FaithwatchError as exc:
         raise fail(exc) from None
     start = time.perf_counter()
-    out_tables, curves = {}, {}
+    out_tables, curves, calibration = {}, {}, []
     trained_on = {line.split(":")[0] for line in det.meta.training_data}
     for name, d in tables.items():
         if d.train_only:
@@ -385,7 +386,10 @@ def evaluate(
             curves[name] = {m: (ev.table.label.to_numpy(), 1 - s) for m, s in ev.scores.items()
                             if m in (det.name, harness.FLARE, "align_score", "Lookback Lens")}
             _print_table(out, f"{name} · sentence level (n={len(d.sentences)}){tag}", metrics, format_ci)
-            hint = _threshold_hint(name, metrics[det.name], detector_name)
+            shifted = balanced_accuracy_after_shift(det, ev.table, name)
+            calibration.append(_calibration_row(name + tag, ev.scores[det.name], det.threshold, metrics[det.name],
+                                                shifted))
+            hint = _threshold_hint(name, metrics[det.name], detector_name, shifted)
             if hint:
                 err.print(f"[yellow]{hint}[/]")
             by_source = harness.by_source_model(ev, det.name)
@@ -404,6 +408,13 @@ def evaluate(
                 comp = harness.faithbench_comparison(responses, det.threshold, det.name)
                 out_tables["faithbench · response level vs stored detectors"] = comp
                 out.print(comp.to_string(index=False, na_rep="—"))
+    if calibration:
+        import pandas as pd
+
+        title = "the detector's threshold on each set (balanced accuracy; the last column reads labels only to score)"
+        out_tables[title] = pd.DataFrame(calibration)
+        out.print(f"[bold]{title}[/]")
+        out.print(out_tables[title].to_string(index=False, na_rep="—", float_format=lambda x: f"{x:.3f}"))
     if transfer and len(tables) >= 2:
         from faithwatch.eval import transfer as tr
         from faithwatch.eval.training import Recipe
@@ -475,8 +486,18 @@ def transfer_lens_cmd(
     err.print(f"head mapping fitted on {mapping.n_train} sentences, R² {mapping.r2:.3f}; mapped lens → {out_dir}")
 
 
-def _threshold_hint(name: str, m: DetectionMetrics, detector: str | Path) -> str | None:
-    """A note when the detector's threshold costs more than the issue's 0.03 of balanced accuracy on ``name``."""
+def _calibration_row(name: str, scores, threshold: float, m: DetectionMetrics, shifted: float | None) -> dict:
+    """One set's line of the calibration table: how the detector's threshold does there, and after an unlabelled
+    shift to the set (labels read only to score it)."""
+    return {"data set": name, "flagged": float((scores < threshold).mean()),
+            "bal. acc. at the threshold": None if m.balanced_accuracy is None else m.balanced_accuracy.value,
+            "at the set's best threshold": m.best_balanced_accuracy,
+            "after calibrate --unlabelled on the set": shifted}
+
+
+def _threshold_hint(name: str, m: DetectionMetrics, detector: str | Path, shifted: float | None) -> str | None:
+    """A note when the detector's threshold costs more than the issue's 0.03 of balanced accuracy on ``name``
+    (``shifted``: the balanced accuracy after ``calibrate --unlabelled`` on the same sentences, if known)."""
     from faithwatch.eval.transfer import TARGET_CALIBRATION_COST
 
     if m.balanced_accuracy is None or m.best_balanced_accuracy is None:
@@ -484,10 +505,12 @@ def _threshold_hint(name: str, m: DetectionMetrics, detector: str | Path) -> str
     cost = m.best_balanced_accuracy - m.balanced_accuracy.value
     if cost <= TARGET_CALIBRATION_COST:
         return None
+    unlabelled = ("without labels, `--unlabelled`" if shifted is None else
+                  f"without labels, `--unlabelled` (on these sentences it gives {shifted:.3f})")
     return (f"{name}: the detector's threshold costs {cost:.3f} of sentence balanced accuracy here "
             f"({m.balanced_accuracy.value:.3f} against {m.best_balanced_accuracy:.3f} at this set's best threshold). "
             f"`faithwatch calibrate --detector {detector} --data <labelled responses of this domain> --out DIR` "
-            "re-fits it (evaluate on other responses than you calibrate on); without labels, `--unlabelled`.")
+            f"re-fits it (evaluate on other responses than you calibrate on); {unlabelled}.")
 
 
 def _print_table(console, title, metrics, format_ci) -> None:

@@ -16,6 +16,7 @@ Measured with leave one data set out over seven sets (docs/transfer.md), this ta
 
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -138,3 +139,17 @@ def adapt_unlabelled(detector: SynCheckDetector, table: pd.DataFrame, source: st
     detector.meta.params["threshold_from"] = f"out-of-fold predictions, shifted to the median of {source}"
     detector.meta.metrics["domain_shift"] = result.to_dict()
     return result
+
+
+def balanced_accuracy_after_shift(detector: SynCheckDetector, table: pd.DataFrame, source: str,
+                                  logits: np.ndarray | None = None) -> float | None:
+    """Sentence balanced accuracy on ``table`` (labelled rows) of a copy of ``detector`` shifted by
+    :func:`adapt_unlabelled` to the same rows: what ``calibrate --unlabelled`` would give there (labels are read
+    only to score it). None when the rows are too few to place a median or the detector records no reference."""
+    shifted = copy.deepcopy(detector)
+    z = _finite_logits(detector, table, source) if logits is None else np.asarray(logits, dtype=np.float64)
+    try:
+        adapt_unlabelled(shifted, table, source=source, logits=z)
+    except InputError:
+        return None
+    return weighted_balanced_accuracy(shifted.probability(z), table.label.to_numpy() == 1, shifted.threshold)

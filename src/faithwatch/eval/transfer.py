@@ -7,7 +7,6 @@ other data sets. These are the numbers model selection uses (:mod:`faithwatch.ev
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -16,10 +15,9 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score
 
 from faithwatch.detectors.calibration import best_balanced_accuracy, weighted_balanced_accuracy
-from faithwatch.errors import InputError
 from faithwatch.eval.lid_features import add_lid, build_bank, hidden_layers_in
 from faithwatch.eval.metrics import MetricCI, auroc_difference
-from faithwatch.eval.recalibration import adapt_unlabelled
+from faithwatch.eval.recalibration import balanced_accuracy_after_shift
 from faithwatch.eval.training import (
     FAMILIES,
     Recipe,
@@ -127,12 +125,7 @@ def leave_one_out_fold(tables: Mapping[str, pd.DataFrame], held: str, recipe: Re
         fitted = fit_lookback_lens(train, model_id=model_id, num_layers=num_layers, num_heads=num_heads, seed=seed)
         lens_auc = _auc(y, fitted.predict_proba_faithful(lookback_matrix(test)))
     fa = det.false_accept_threshold(CHECK_FALSE_ACCEPT)
-    shifted = copy.deepcopy(det)
-    try:
-        adapt_unlabelled(shifted, test, source=held, logits=z)
-        ba_shifted = weighted_balanced_accuracy(shifted.probability(z), unfaithful, shifted.threshold)
-    except InputError:  # too few sentences to place the median
-        ba_shifted = None
+    ba_shifted = balanced_accuracy_after_shift(det, test, held, logits=z)
     singles = single_signal_scores(train, test, model_id, seed)
     aurocs = {f: _auc(y, v) for f, v in singles.items()}
     best_single = max(aurocs, key=aurocs.get) if aurocs else None
