@@ -85,6 +85,10 @@ def test_train_eval_monitor(datasets, tiny_model_dir, tmp_path, one_thread, lm):
     loo = [t for n, t in tables.items() if n.startswith(("leave one data set out", "transfer matrix", "feature-"))]
     assert len(loo) == 4 and not any(t["in_sample"] or "IN-SAMPLE" in t["name"] for t in loo)
     assert "(IN-SAMPLE:" not in (report / "results.md").read_text()  # the CLI's own tag is not doubled
+    [calibration] = [t for n, t in tables.items() if n.startswith("the detector's threshold on each set")]
+    rows = {r["data set"]: r for r in calibration["records"]}
+    assert set(rows) == {"towns_a", "towns_b"} and rows["towns_a"]["in-sample"]
+    assert all(0 <= r["flagged"] <= 1 and "after calibrate --unlabelled on the set" in r for r in rows.values())
     sentence = tables[name]["records"]
     methods = {r["method"]: r for r in sentence}
     assert {"syncheck-lr", "FLARE (min_prob)", "align_score", "Lookback Lens"} <= set(methods)

@@ -387,8 +387,8 @@ def evaluate(
                             if m in (det.name, harness.FLARE, "align_score", "Lookback Lens")}
             _print_table(out, f"{name} · sentence level (n={len(d.sentences)}){tag}", metrics, format_ci)
             shifted = balanced_accuracy_after_shift(det, ev.table, name)
-            calibration.append(_calibration_row(name + tag, ev.scores[det.name], det.threshold, metrics[det.name],
-                                                shifted))
+            calibration.append(_calibration_row(name, bool(tag), ev.scores[det.name], det.threshold,
+                                                metrics[det.name], shifted))
             hint = _threshold_hint(name, metrics[det.name], detector_name, shifted)
             if hint:
                 err.print(f"[yellow]{hint}[/]")
@@ -486,10 +486,11 @@ def transfer_lens_cmd(
     err.print(f"head mapping fitted on {mapping.n_train} sentences, R² {mapping.r2:.3f}; mapped lens → {out_dir}")
 
 
-def _calibration_row(name: str, scores, threshold: float, m: DetectionMetrics, shifted: float | None) -> dict:
+def _calibration_row(name: str, trained_on: bool, scores, threshold: float, m: DetectionMetrics,
+                     shifted: float | None) -> dict:
     """One set's line of the calibration table: how the detector's threshold does there, and after an unlabelled
-    shift to the set (labels read only to score it)."""
-    return {"data set": name, "flagged": float((scores < threshold).mean()),
+    shift to the set (labels read only to score it); ``trained_on``: the detector was trained on the set."""
+    return {"data set": name, "in-sample": trained_on, "flagged": float((scores < threshold).mean()),
             "bal. acc. at the threshold": None if m.balanced_accuracy is None else m.balanced_accuracy.value,
             "at the set's best threshold": m.best_balanced_accuracy,
             "after calibrate --unlabelled on the set": shifted}
