@@ -3,10 +3,11 @@
 ``nli-minilm`` reads a sentence against chunks of the context alone. An answer or a dialogue turn often leans on
 what it answers ("Yes, and it was his first film." after "Did he direct Jaws?"; "5 cups" after "how much flour"),
 so the context alone entails it weakly. Lexical scorer version 6 already counts the question's words as support;
-the NLI model has never seen the question. Here every premise is the question (its first 64 tokens) followed by a
-context chunk packed to the budget left, and the NLI third of ``align_score`` becomes the max of the shipped
-score (context alone; the GPU run's saved export ``build/gpu-ab/scores_g14.json``, ``base``) and the best of these
-new premises. The same rule for every set: for summaries the "question" is the instruction ("Write a short summary
+the NLI model has never seen the question. Here every premise is the question (its first 64 tokens, or half the
+room a long sentence leaves: the first attempt crashed on such a sentence before any score, and this is the fix)
+followed by a context chunk packed to the budget left, and the NLI third of ``align_score`` becomes the max of the
+shipped score (context alone; the GPU run's saved export ``build/gpu-ab/scores_g14.json``, ``base``) and the best of
+these new premises. The same rule for every set: for summaries the "question" is the instruction ("Write a short summary
 of the context."), which should change little.
 
 Rule, committed before the first run: the question joins the NLI premise (a new scorer version) only if, with the
@@ -39,8 +40,9 @@ def premises(nli, text: str, question: str, context: str) -> list[str]:
     question = " ".join(question.split())
     if not question:
         return []
-    if nli.n_tokens(question) > QUESTION_TOKENS:
-        question = nli._token_windows(question, QUESTION_TOKENS)[0]
+    limit = min(QUESTION_TOKENS, nli.budget_for(text) // 2)  # a long sentence leaves the context half the room
+    if nli.n_tokens(question) > limit:
+        question = nli._token_windows(question, limit)[0]
     budget = nli.budget_for(text) - nli.n_tokens(question) - 1
     return [f"{question}\n{chunk}" for chunk in nli._chunks(context, budget)]
 
