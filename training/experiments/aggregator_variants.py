@@ -17,7 +17,9 @@ Prints LOO AUROC (each set predicted by the recipe trained on the others) and th
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -29,6 +31,7 @@ from faithwatch.alignment.edits import EditScorer
 from faithwatch.eval.pipeline import extraction_monitor, load_labelled
 from faithwatch.eval.transfer import held_out_aurocs, held_out_names
 
+ROOT = Path(__file__).resolve().parents[2]
 SETS = ("faithbench", "qags-cnndm", "begin-dev", "training/data/ragtruth-qa.jsonl",
         "training/data/ragtruth-summary.jsonl", "training/data/q2-wow.jsonl")
 AUGMENT = ("training/data/synthetic-edits.jsonl",)
@@ -100,14 +103,24 @@ def print_loo(tables: dict[str, pd.DataFrame], recipes: dict[str, training.Recip
         print(f"{label:<44}", " ".join(f"{auroc[n]:10.3f}" for n in held),
               f"{np.mean(list(auroc.values())):10.4f} {worst:+10.4f}", flush=True)
 
-def with_extra_family(recipe: training.Recipe, family: str, column: str, direction: int) -> training.Recipe:
-    """``recipe`` plus a one-column text family ``family`` (``direction``: +1 higher = faithful, -1 the other way),
-    registered in this process only (once, however often it is called)."""
-    training.FAMILIES[family] = (column,)
+def shipped_recipe() -> training.Recipe:
+    """The shipped detector's recipe (training/recipe.json)."""
+    return training.Recipe.from_dict(json.loads((ROOT / "training" / "recipe.json").read_text())["recipe"])
+
+
+def with_family(recipe: training.Recipe, family: str, directions: dict[str, int]) -> training.Recipe:
+    """``recipe`` plus a text family ``family`` of the columns ``directions`` names (+1 higher = faithful, -1 the
+    other way), registered in this process only (once, however often it is called)."""
+    training.FAMILIES[family] = tuple(directions)
     if family not in training.TEXT_FAMILIES:
         training.TEXT_FAMILIES = (*training.TEXT_FAMILIES, family)
-    training.DIRECTIONS[column] = direction
+    training.DIRECTIONS.update(directions)
     return replace(recipe, families=(*recipe.families, family))
+
+
+def with_extra_family(recipe: training.Recipe, family: str, column: str, direction: int) -> training.Recipe:
+    """:func:`with_family` of one column."""
+    return with_family(recipe, family, {column: direction})
 
 
 if __name__ == "__main__":

@@ -18,13 +18,12 @@ suite must still meet its targets.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from aggregator_variants import print_loo, with_extra_family
+from aggregator_variants import print_loo, shipped_recipe, with_extra_family
 from faith_tune_loo import short, tables_and_data
 from nli_ensemble import NEVER_SEEN
 from sklearn.metrics import roc_auc_score
@@ -41,6 +40,28 @@ def logit(t: pd.DataFrame) -> pd.DataFrame:
 
 def with_min(t: pd.DataFrame) -> pd.DataFrame:
     return t.assign(align_tag_min=np.minimum(t.align_score, t.tag_min_content))
+
+
+def shaped_tables(shape) -> tuple[dict, dict]:
+    """Every cached table through ``shape(table, {example id: context})``: all of them, and the six sets with the
+    augmentation set alone (the never-seen sets left out)."""
+    every, data, _ = tables_and_data(NEVER_SEEN)
+    every = {n: shape(t, {e.id: e.context for e in data[n].examples}) for n, t in every.items()}
+    measured = {short(n) for n in NEVER_SEEN}
+    return every, {n: t for n, t in every.items() if n not in measured}
+
+
+def shaped_diagnostic(shape) -> pd.DataFrame:
+    """The diagnostic pairs of ``response_edits.py`` (its cached features) through ``shape``."""
+    from response_edits import OUT, diagnostic_pairs
+
+    from faithwatch.data.loaders import load_dataset
+    from faithwatch.eval.pipeline import extraction_monitor, load_labelled
+
+    examples = load_dataset(str(OUT), None)
+    monitor = extraction_monitor(None, "nli-minilm+lexical+embedding")
+    t = load_labelled([str(OUT)], monitor, text_only=True)[OUT.stem].sentences
+    return diagnostic_pairs(shape(t.reset_index(drop=True), {e.id: e.context for e in examples}))
 
 
 def never_seen(tables: dict, extra: dict, recipe: training.Recipe, shape):
@@ -65,7 +86,7 @@ def main() -> None:
     every, _, _ = tables_and_data(NEVER_SEEN)
     tables = {n: t for n, t in every.items() if n not in measured}
     extra = {n: every[short(n)] for n in NEVER_SEEN}
-    shipped = training.Recipe.from_dict(json.loads((ROOT / "training" / "recipe.json").read_text())["recipe"])
+    shipped = shipped_recipe()
     plus_min = with_extra_family(replace(shipped), "align-tag-min", "align_tag_min", 1)
     variants = {"shipped": (shipped, lambda t: t), "logit": (shipped, logit), "min": (plus_min, with_min)}
     for label, (recipe, shape) in variants.items():

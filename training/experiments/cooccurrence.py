@@ -23,25 +23,20 @@ diagnostic's name-swap pairs are reported too (read before this design: in-sampl
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from itertools import combinations
 from pathlib import Path
 
 import pandas as pd
-from aggregator_variants import print_loo
-from combo_features import report_never_seen
-from faith_tune_loo import short, tables_and_data
+from aggregator_variants import print_loo, shipped_recipe, with_family
+from combo_features import report_never_seen, shaped_diagnostic, shaped_tables
+from faith_tune_loo import short
 from nli_ensemble import NEVER_SEEN
-from response_edits import OUT as EDITS
-from response_edits import diagnostic_pairs
 from sklearn.metrics import roc_auc_score
 
 import faithwatch.eval.training as training
 from faithwatch.alignment.lexical import content_stems
-from faithwatch.data.loaders import load_dataset
 from faithwatch.decoding import coverage as cov
-from faithwatch.eval.pipeline import extraction_monitor, load_labelled
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,26 +70,16 @@ def with_cooc(t: pd.DataFrame, contexts: dict) -> pd.DataFrame:
 
 
 def main() -> None:
-    every, data, _ = tables_and_data(NEVER_SEEN)
-    every = {n: with_cooc(t, {e.id: e.context for e in data[n].examples}) for n, t in every.items()}
-    measured = {short(n) for n in NEVER_SEEN}
-    tables = {n: t for n, t in every.items() if n not in measured}
+    every, tables = shaped_tables(with_cooc)
     for n, t in every.items():
         y = t.label.astype(int)
         print(f"{short(n):<18} AUROC alone: cooc_pairs {roc_auc_score(y, -t.cooc_pairs):.3f}  "
               f"cooc_min {roc_auc_score(y, -t.cooc_min):.3f}  align_score {roc_auc_score(y, -t.align_score):.3f}")
-    shipped = training.Recipe.from_dict(json.loads((ROOT / "training" / "recipe.json").read_text())["recipe"])
-    training.FAMILIES["cooc"] = ("cooc_pairs", "cooc_min")
-    training.TEXT_FAMILIES = (*training.TEXT_FAMILIES, "cooc")
-    training.DIRECTIONS.update(cooc_pairs=1, cooc_min=1)
-    plus = training.with_recipe(shipped, families=(*shipped.families, "cooc"))
+    shipped = shipped_recipe()
+    plus = with_family(shipped, "cooc", {"cooc_pairs": 1, "cooc_min": 1})
     print_loo(tables, {"shipped": shipped, "shipped + cooc": plus})
     dets = report_never_seen(tables, {n: every[short(n)] for n in NEVER_SEEN}, {"shipped": shipped, "+ cooc": plus})
-    examples = load_dataset(str(EDITS), None)  # the diagnostic pairs (cached features; in-sample for this design)
-    monitor = extraction_monitor(None, "nli-minilm+lexical+embedding")
-    t = load_labelled([str(EDITS)], monitor, text_only=True)[EDITS.stem].sentences
-    t = with_cooc(t.reset_index(drop=True), {e.id: e.context for e in examples})
-    pairs = diagnostic_pairs(t)
+    pairs = shaped_diagnostic(with_cooc)  # read before this design: in-sample for it
     for move in sorted(pairs.move.unique()):
         p = pairs[pairs.move == move]
         row = [f"{k} {roc_auc_score(p.edited.astype(int), -training.raw_scores(d, p)):.3f}" for k, d in dets.items()]

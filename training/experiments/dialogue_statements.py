@@ -24,12 +24,12 @@ threshold and after the unlabelled shift, do not fall in number, and (5) BEGIN's
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import numpy as np
-from faith_tune_loo import tables_and_data  # a sibling script, on sys.path when this one runs
+from aggregator_variants import shipped_recipe  # sibling scripts, on sys.path when this one runs
+from faith_tune_loo import tables_and_data
 
 from faithwatch.alignment.lexical import EVIDENCE_FEATURES, LexicalScorer
 from faithwatch.eval.training import Recipe
@@ -104,7 +104,7 @@ def report(label: str, tables, recipe: Recipe) -> None:
 
 def main() -> None:
     tables, data, _ = tables_and_data()
-    recipe = Recipe.from_dict(json.loads((ROOT / "training" / "recipe.json").read_text())["recipe"])
+    recipe = shipped_recipe()
     report("lexical version 6 (shipped)", tables, recipe)
     report("one-line dialogue statements lend no support", variant_tables(tables, data), recipe)
 

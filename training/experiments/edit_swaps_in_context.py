@@ -20,13 +20,12 @@ retrained detector) the blatant suite still flags ≥ 90% and passes ≥ 85%.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
 # sibling scripts, on sys.path when this one runs
-from aggregator_variants import ctx_swaps, print_loo, with_extra_family
+from aggregator_variants import ctx_swaps, print_loo, shipped_recipe, with_extra_family
 from faith_tune_loo import tables_and_data
 
 import faithwatch.eval.training as training
@@ -51,7 +50,7 @@ def main() -> None:
         fired = extra[name][extra[name].edit_swap_ctx > 0]
         print(f"{Path(name).stem:<20} sentences {len(t):>6}  fires {len(fired):>4}  unfaithful where it fires "
               f"{fired.label.mean() if len(fired) else float('nan'):.3f}  (all {t.label.mean():.3f})")
-    shipped = training.Recipe.from_dict(json.loads((ROOT / "training" / "recipe.json").read_text())["recipe"])
+    shipped = shipped_recipe()
     print_loo(tables, {"shipped recipe": shipped})
     print_loo(extra, {"shipped recipe + edit_swap_ctx": with_feature(shipped)})
 

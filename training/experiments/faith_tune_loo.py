@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 # sibling scripts, on sys.path when this one runs
-from aggregator_variants import AUGMENT, SETS, print_loo, with_extra_family
+from aggregator_variants import AUGMENT, SETS, print_loo, shipped_recipe, with_extra_family
 from sklearn.metrics import roc_auc_score
 
 import faithwatch.eval.training as training
@@ -131,7 +131,7 @@ def evaluate(scores_dir: Path, never_seen: list[str]) -> None:
     every, _, _ = tables_and_data(never_seen)  # one load for both parts
     tables = {n: t for n, t in every.items() if n not in measured}
     runs = sorted(p for p in scores_dir.glob("scores_*.json"))
-    shipped = training.Recipe.from_dict(json.loads((ROOT / "training" / "recipe.json").read_text())["recipe"])
+    shipped = shipped_recipe()
     print_loo(tables, {"shipped recipe, shipped NLI": shipped})
     for path in runs:
         got = json.loads(path.read_text())  # {set: {"base": [...], "tuned": [...]}} in the tables' row order

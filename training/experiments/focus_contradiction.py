@@ -17,11 +17,10 @@ gain over ``align_score`` is not lower, and the mean over the five never-seen se
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
-from aggregator_variants import print_loo, with_extra_family
+from aggregator_variants import print_loo, shipped_recipe, with_extra_family
 from combo_features import report_never_seen
 from faith_tune_loo import short, tables_and_data
 from nli_ensemble import NEVER_SEEN
@@ -78,7 +77,7 @@ def main() -> None:
               f"{roc_auc_score(y, -t.focus_ent):.3f}  align_score {roc_auc_score(y, -t.align_score):.3f}")
     measured = {short(n) for n in NEVER_SEEN} | {EDITS.stem}
     tables = {n: t for n, t in every.items() if n not in measured}
-    shipped = training.Recipe.from_dict(json.loads((ROOT / "training" / "recipe.json").read_text())["recipe"])
+    shipped = shipped_recipe()
     plus = with_extra_family(shipped, "focus-con", "focus_con", -1)
     print_loo(tables, {"shipped": shipped, "shipped + focus_con": plus})
     extra = {n: every[short(n)] for n in NEVER_SEEN}

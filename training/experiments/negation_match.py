@@ -20,26 +20,21 @@ targets. The diagnostic pairs (negation moves) are reported too; they are in-sam
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
-from aggregator_variants import print_loo
-from combo_features import report_never_seen
-from faith_tune_loo import short, tables_and_data
+from aggregator_variants import print_loo, shipped_recipe, with_family
+from combo_features import report_never_seen, shaped_diagnostic, shaped_tables
+from faith_tune_loo import short
 from nli_ensemble import NEVER_SEEN
-from response_edits import OUT as EDITS
-from response_edits import diagnostic_pairs
 from sklearn.metrics import roc_auc_score
 from topk_premise import ranked
 
 import faithwatch.eval.training as training
 from faithwatch.alignment.lexical import content_stems
-from faithwatch.data.loaders import load_dataset
 from faithwatch.decoding import coverage as cov
-from faithwatch.eval.pipeline import extraction_monitor, load_labelled
 from faithwatch.text import split_sentences
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,27 +67,17 @@ def with_flags(t: pd.DataFrame, contexts: dict) -> pd.DataFrame:
 
 
 def main() -> None:
-    every, data, _ = tables_and_data(NEVER_SEEN)
-    every = {n: with_flags(t, {e.id: e.context for e in data[n].examples}) for n, t in every.items()}
-    measured = {short(n) for n in NEVER_SEEN}
-    tables = {n: t for n, t in every.items() if n not in measured}
+    every, tables = shaped_tables(with_flags)
     for n, t in every.items():
         y = t.label.astype(bool)
         print(f"{short(n):<18} added {t.neg_added.mean():.3f} (unfaithful {t.neg_added[y].mean():.3f}, faithful "
               f"{t.neg_added[~y].mean():.3f})  dropped {t.neg_dropped.mean():.3f} (unfaithful "
               f"{t.neg_dropped[y].mean():.3f}, faithful {t.neg_dropped[~y].mean():.3f})")
-    shipped = training.Recipe.from_dict(json.loads((ROOT / "training" / "recipe.json").read_text())["recipe"])
-    training.FAMILIES["negation"] = ("neg_added", "neg_dropped")
-    training.TEXT_FAMILIES = (*training.TEXT_FAMILIES, "negation")
-    training.DIRECTIONS.update(neg_added=-1, neg_dropped=-1)
-    plus = training.with_recipe(shipped, families=(*shipped.families, "negation"))
+    shipped = shipped_recipe()
+    plus = with_family(shipped, "negation", {"neg_added": -1, "neg_dropped": -1})
     print_loo(tables, {"shipped": shipped, "shipped + negation": plus})
     dets = report_never_seen(tables, {n: every[short(n)] for n in NEVER_SEEN}, {"shipped": shipped, "+ negation": plus})
-    examples = load_dataset(str(EDITS), None)  # the diagnostic pairs (cached features; in-sample for this design)
-    monitor = extraction_monitor(None, "nli-minilm+lexical+embedding")
-    t = load_labelled([str(EDITS)], monitor, text_only=True)[EDITS.stem].sentences
-    t = with_flags(t.reset_index(drop=True), {e.id: e.context for e in examples})
-    pairs = diagnostic_pairs(t)
+    pairs = shaped_diagnostic(with_flags)  # the diagnostic pairs (in-sample for this design)
     pairs = pairs[pairs.move == "negation"]
     for k, det in dets.items():
         print(f"negation pairs ({int(pairs.edited.sum())}), {k}: AUROC "

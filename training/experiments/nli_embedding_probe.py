@@ -21,7 +21,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from aggregator_variants import AUGMENT, SETS, print_loo  # sibling scripts, on sys.path when this one runs
+from aggregator_variants import (  # sibling scripts, on sys.path when this one runs
+    AUGMENT,
+    SETS,
+    print_loo,
+    shipped_recipe,
+)
 from tagger_feature import sample_args, sha1_first
 
 import faithwatch.eval.training as training
@@ -98,7 +103,7 @@ def main() -> None:
     tables = {n: d.sentences.reset_index(drop=True) for n, d in data.items()}
     nli = next(s for s in monitor.alignment.scorers if s.name == "nli-minilm")
     tables = with_vectors(tables, data, nli, args.out)
-    shipped = training.Recipe.from_dict(json.loads((ROOT / "training" / "recipe.json").read_text())["recipe"])
+    shipped = shipped_recipe()
     recipes = {"shipped (training/recipe.json)": shipped}
     for C in (1e-3, 1e-2):
         recipes[f"probe alone, C={C:g}"] = training.Recipe(families=("probe",), probe_layers=(LAYER,), probe_C=C)

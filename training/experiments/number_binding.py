@@ -20,17 +20,15 @@ detector, the blatant suite must still flag >= 90% and pass >= 85%.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pandas as pd
 
 # sibling scripts, on sys.path when this one runs
-from aggregator_variants import print_loo, with_extra_family
+from aggregator_variants import print_loo, shipped_recipe, with_extra_family
 from faith_tune_loo import tables_and_data
 
-import faithwatch.eval.training as training
 from faithwatch.text import NUMBER_WORDS, is_stop, join_thousands, split_sentences, stem, strip_preamble
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,7 +88,7 @@ def main() -> None:
               f"{fired.label.mean() if len(fired) else float('nan'):.3f}  (all {t.label.mean():.3f})")
     henry = "King Henry VIII ruled England from 1509 to 1547. He had six wives. Two of them were beheaded."
     print("Henry VIII:", misbound("King Henry VIII had two wives.", henry), misbound("He had six wives.", henry))
-    shipped = training.Recipe.from_dict(json.loads((ROOT / "training" / "recipe.json").read_text())["recipe"])
+    shipped = shipped_recipe()
     print_loo(tables, {"shipped recipe": shipped})
     print_loo(extra, {"shipped recipe + num_misbound": with_extra_family(shipped, "num-binding", "num_misbound", -1)})
 

@@ -22,16 +22,8 @@ targets.
 
 from __future__ import annotations
 
-import argparse
-import json
-from pathlib import Path
+from topk_premise import run
 
-import numpy as np
-from faith_tune_loo import evaluate, short, tables_and_data
-from nli_ensemble import NEVER_SEEN
-from rich.progress import track
-
-ROOT = Path(__file__).resolve().parents[2]
 QUESTION_TOKENS = 64
 
 
@@ -48,42 +40,7 @@ def premises(nli, text: str, question: str, context: str) -> list[str]:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--scores", type=Path, default=ROOT / "build" / "gpu-ab" / "scores_g14.json")
-    p.add_argument("--out", type=Path, default=Path("/tmp/question-premise"))
-    args = p.parse_args()
-    base = {k: v["base"] for k, v in json.loads(args.scores.read_text()).items()}
-    tables, data, nli = tables_and_data(NEVER_SEEN)
-    pairs, hyps, where = [], [], []
-    for name, t in tables.items():
-        examples = {e.id: e for e in data[name].examples}
-        if len(base[short(name)]) != len(t):
-            raise SystemExit(f"{name}: {len(base[short(name)])} saved scores for {len(t)} sentences")
-        for i, (text, ex_id) in enumerate(zip(t.text, t.example_id, strict=True)):
-            e = examples[ex_id]
-            for prem in premises(nli, text, e.question, e.context):
-                pairs.append(prem)
-                hyps.append(nli._hypothesis(text))
-                where.append((short(name), i))
-    print(f"{len(pairs)} question-led (premise, sentence) pairs for {sum(len(t) for t in tables.values())} sentences")
-    order = sorted(range(len(pairs)), key=lambda k: len(pairs[k]) + len(hyps[k]))
-    probs: list[float] = [0.0] * len(pairs)
-    step = 512
-    for s in track(range(0, len(order), step), description="NLI"):
-        idx = order[s : s + step]
-        out = nli._pair_probabilities([pairs[k] for k in idx], [hyps[k] for k in idx])
-        for k, pr in zip(idx, out, strict=True):
-            probs[k] = pr[nli.entailment_index]
-    new = {k: list(v) for k, v in base.items()}
-    for (name, i), pr in zip(where, probs, strict=True):
-        new[name][i] = max(new[name][i], pr)
-    rise = [n - b for k in base for b, n in zip(base[k], new[k], strict=True)]
-    raised = sum(r > 1e-6 for r in rise)
-    print(f"the question raised the NLI score of {raised} sentences; mean rise {np.mean(rise):.4f}")
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "scores_question.json").write_text(json.dumps(
-        {k: {"base": base[k], "tuned": new[k], "insample": [None] * len(base[k])} for k in base}))
-    evaluate(args.out, NEVER_SEEN)
+    run(lambda nli, text, e: premises(nli, text, e.question, e.context), "question", __doc__)
 
 
 if __name__ == "__main__":

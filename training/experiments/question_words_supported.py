@@ -22,15 +22,13 @@ worst-case gain over ``align_score`` (each with its own ``align_score``) does no
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
-from aggregator_variants import print_loo  # sibling scripts, on sys.path when this one runs
+from aggregator_variants import print_loo, shipped_recipe  # sibling scripts, on sys.path when this one runs
 from faith_tune_loo import tables_and_data
 
-import faithwatch.eval.training as training
 from faithwatch.alignment.lexical import EVIDENCE_FEATURES, LexicalScorer
 from faithwatch.text import asked
 
@@ -61,7 +59,7 @@ def main(whole: bool, skip_summary: bool) -> None:
             changed += int((after != before).sum())
         print(f"{Path(name).stem:<20} sentences {len(t):>6}  lexical score changed on {changed}")
         variant[name] = t
-    shipped = training.Recipe.from_dict(json.loads((ROOT / "training" / "recipe.json").read_text())["recipe"])
+    shipped = shipped_recipe()
     print_loo(tables, {"shipped recipe": shipped})
     print_loo(variant, {f"shipped recipe, {'whole question' if whole else 'asked words'} supported": shipped})
 

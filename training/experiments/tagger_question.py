@@ -19,18 +19,16 @@ single signals) do not fall.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 # sibling scripts, on sys.path when this one runs
-from aggregator_variants import print_loo
+from aggregator_variants import print_loo, shipped_recipe
 from faith_tune_loo import short, tables_and_data
 from sklearn.metrics import roc_auc_score
 
-import faithwatch.eval.training as training
 from faithwatch.eval.transfer import held_out_names
 from faithwatch.signals.tagger import TAGGER_FEATURES, TaggerSignal
 from faithwatch.text import question_support
@@ -77,7 +75,7 @@ def main() -> None:
         if len(mine):
             t.loc[mine.row.to_numpy(), list(TAGGER_FEATURES)] = mine[list(TAGGER_FEATURES)].to_numpy()
         variant[name] = t
-    shipped = training.Recipe.from_dict(json.loads((ROOT / "training" / "recipe.json").read_text())["recipe"])
+    shipped = shipped_recipe()
     print_loo(tables, {"shipped recipe": shipped})
     print_loo(variant, {"shipped recipe, tagger reads the question": shipped})
     for label, tabs in (("shipped", tables), ("variant", variant)):

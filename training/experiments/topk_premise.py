@@ -59,43 +59,54 @@ def premise(nli, text: str, context: str) -> str | None:
     return " ".join(sents[i] for i in sorted(chosen)) if chosen else None
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--scores", type=Path, default=ROOT / "build" / "gpu-ab" / "scores_g14.json")
-    p.add_argument("--out", type=Path, default=Path("/tmp/topk-premise"))
-    args = p.parse_args()
-    base = {k: v["base"] for k, v in json.loads(args.scores.read_text()).items()}
-    tables, data, nli = tables_and_data(NEVER_SEEN)
-    premises, hyps, where = [], [], []
-    for name, t in tables.items():
-        contexts = {e.id: e.context for e in data[name].examples}
-        if len(base[short(name)]) != len(t):
-            raise SystemExit(f"{name}: {len(base[short(name)])} saved scores for {len(t)} sentences")
-        for i, (text, ex_id) in enumerate(zip(t.text, t.example_id, strict=True)):
-            prem = premise(nli, text, contexts[ex_id])
-            if prem is not None:
-                premises.append(prem)
-                hyps.append(nli._hypothesis(text))
-                where.append((short(name), i))
-    print(f"{len(premises)} new (premise, sentence) pairs of {sum(len(t) for t in tables.values())} sentences")
+def entailment(nli, premises: list[str], hyps: list[str], step: int = 512) -> list[float]:
+    """P(entailment) of each (premise, hypothesis) pair, scored in batches of similar length."""
     order = sorted(range(len(premises)), key=lambda k: len(premises[k]) + len(hyps[k]))
     probs: list[float] = [0.0] * len(premises)
-    step = 512
     for s in track(range(0, len(order), step), description="NLI"):
         idx = order[s : s + step]
         out = nli._pair_probabilities([premises[k] for k in idx], [hyps[k] for k in idx])
         for k, pr in zip(idx, out, strict=True):
             probs[k] = pr[nli.entailment_index]
+    return probs
+
+
+def run(make, name: str, doc: str) -> None:
+    """Score the premises ``make(nli, text, example)`` gives each sentence of every cached table; the NLI third of
+    ``align_score`` becomes the max of the shipped score (the GPU run's saved export) and theirs; then the LOO
+    evaluation (``faith_tune_loo.evaluate``). ``name`` names the output; ``doc`` is the script's help."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--scores", type=Path, default=ROOT / "build" / "gpu-ab" / "scores_g14.json")
+    p.add_argument("--out", type=Path, default=Path(f"/tmp/{name}-premise"))
+    args = p.parse_args()
+    base = {k: v["base"] for k, v in json.loads(args.scores.read_text()).items()}
+    tables, data, nli = tables_and_data(NEVER_SEEN)
+    premises, hyps, where = [], [], []
+    for set_name, t in tables.items():
+        examples = {e.id: e for e in data[set_name].examples}
+        if len(base[short(set_name)]) != len(t):
+            raise SystemExit(f"{set_name}: {len(base[short(set_name)])} saved scores for {len(t)} sentences")
+        for i, (text, ex_id) in enumerate(zip(t.text, t.example_id, strict=True)):
+            for prem in make(nli, text, examples[ex_id]):
+                premises.append(prem)
+                hyps.append(nli._hypothesis(text))
+                where.append((short(set_name), i))
+    print(f"{len(premises)} new (premise, sentence) pairs of {sum(len(t) for t in tables.values())} sentences")
+    probs = entailment(nli, premises, hyps)
     new = {k: list(v) for k, v in base.items()}
-    for (name, i), pr in zip(where, probs, strict=True):
-        new[name][i] = max(new[name][i], pr)
-    raised = sum(n > b + 1e-6 for k in base for b, n in zip(base[k], new[k], strict=True))
-    print(f"the premise raised the NLI score of {raised} sentences; mean rise "
-          f"{np.mean([n - b for k in base for b, n in zip(base[k], new[k], strict=True)]):.4f}")
+    for (set_name, i), pr in zip(where, probs, strict=True):
+        new[set_name][i] = max(new[set_name][i], pr)
+    rise = [n - b for k in base for b, n in zip(base[k], new[k], strict=True)]
+    print(f"the new premises raised the NLI score of {sum(r > 1e-6 for r in rise)} sentences; mean rise "
+          f"{np.mean(rise):.4f}")
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "scores_topk.json").write_text(json.dumps(
+    (args.out / f"scores_{name}.json").write_text(json.dumps(
         {k: {"base": base[k], "tuned": new[k], "insample": [None] * len(base[k])} for k in base}))
     evaluate(args.out, NEVER_SEEN)
+
+
+def main() -> None:
+    run(lambda nli, text, e: [p] if (p := premise(nli, text, e.context)) is not None else [], "topk", __doc__)
 
 
 if __name__ == "__main__":
