@@ -334,6 +334,8 @@ def test_nli_chunking_fits_budget(nli3: NLIScorer) -> None:
     assert len(pieces) > 1 and all(nli3.n_tokens(c) <= budget for c in pieces)
     # an over-long hypothesis is truncated so the premise keeps room
     assert nli3.budget_for("word " * 500) >= (nli3.max_length - 3) // 2
+    with pytest.raises(ValueError, match="at least one token, got 0"):  # a clear error, not an IndexError
+        nli3._token_windows(run_on, 0)
 
 
 def test_nli_two_class_not_entailment(tmp_path: Path) -> None:

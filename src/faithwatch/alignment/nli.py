@@ -132,6 +132,8 @@ class NLIScorer(AlignmentScorer):
 
     def _token_windows(self, text: str, size: int) -> list[str]:
         """Split ``text`` into consecutive pieces of at most ``size`` tokens (cut at token boundaries)."""
+        if size < 1:
+            raise ValueError(f"{self.name}: a token window must hold at least one token, got {size}")
         try:
             enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
         except NotImplementedError:  # tokenizers without offsets: decode windows of token ids instead
