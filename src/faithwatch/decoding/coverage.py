@@ -162,6 +162,7 @@ def _context_sentences(context: str) -> tuple[frozenset[str], ...]:
     return tuple(content_stems(s) for s in split_sentences(context)) if context.strip() else ()
 
 
+#: first words of a sentence that goes on about the one before it ("It was written by ...")
 REFER_BACK = frozenset(["it", "its", "he", "his", "she", "her", "they", "their", "this", "these", "those", "there"])
 
 
