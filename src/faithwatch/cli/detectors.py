@@ -386,7 +386,7 @@ def evaluate(
             curves[name] = {m: (ev.table.label.to_numpy(), 1 - s) for m, s in ev.scores.items()
                             if m in (det.name, harness.FLARE, "align_score", "Lookback Lens")}
             _print_table(out, f"{name} · sentence level (n={len(d.sentences)}){tag}", metrics, format_ci)
-            shifted = balanced_accuracy_after_shift(det, ev.table, name)
+            shifted = balanced_accuracy_after_shift(det, ev.table, name, logits=ev.logits)
             calibration.append(_calibration_row(name, bool(tag), ev.scores[det.name], det.threshold,
                                                 metrics[det.name], shifted))
             hint = _threshold_hint(name, metrics[det.name], detector_name, shifted)

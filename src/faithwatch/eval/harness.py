@@ -15,7 +15,7 @@ from faithwatch.data.schema import LabelledExample
 from faithwatch.detectors.aggregator import SynCheckDetector
 from faithwatch.detectors.lookback_lens import LookbackLens
 from faithwatch.eval.metrics import DetectionMetrics, detection_metrics
-from faithwatch.eval.training import lookback_matrix, syncheck_scores, with_derived
+from faithwatch.eval.training import lookback_matrix, with_derived
 
 FLARE = "FLARE (min_prob)"
 
@@ -28,6 +28,7 @@ class DatasetEval:
     table: pd.DataFrame
     scores: dict[str, np.ndarray] = field(default_factory=dict)
     thresholds: dict[str, float] = field(default_factory=dict)
+    logits: np.ndarray | None = None  # the detector's raw log-odds per row (its ``scores`` are their probabilities)
 
     def metrics(self, n_boot: int, seed: int) -> dict[str, DetectionMetrics]:
         labels = self.table.label.to_numpy()
@@ -55,8 +56,9 @@ def score_dataset(
 ) -> DatasetEval:
     """The detector, FLARE, every SynCheck feature alone, alignment alone, and the Lookback Lens on one table."""
     ev = DatasetEval(name, table)
-    with_lid = with_derived(table, detector)
-    ev.scores[detector.name] = syncheck_scores(detector, table)
+    with_lid = with_derived(table, detector)  # once: LID and probe inputs derived for the detector and its features
+    ev.logits = detector.decision_function(with_lid[detector.meta.feature_names].to_numpy(dtype=np.float64))
+    ev.scores[detector.name] = detector.probability(ev.logits)
     ev.thresholds[detector.name] = detector.threshold
     if "min_prob" in table.columns:  # text-only tables have no model signals
         ev.scores[FLARE] = table.min_prob.to_numpy()
