@@ -26,6 +26,10 @@ class Script:
     malformed_after: int | None = None  # a line of broken JSON after this many pieces
     stall_after: int | None = None  # stop sending (keep the connection) after this many pieces
     delay: float = 0.0  # seconds between pieces
+    hang: float = 0.0  # seconds before answering at all (no headers)
+    page: bool = False  # answer 200 with an HTML page (a wrong URL)
+    no_stream: bool = False  # ignore ``stream``: answer one JSON completion
+    cut: bool = False  # end the stream after the pieces without a finish_reason or [DONE]
     continue_with: Callable[[str, int], str] | None = None  # (prefix, choice index) -> continuation text
     requests: list[dict[str, Any]] = field(default_factory=list)
     closed_early: list[int] = field(default_factory=list)  # streams whose client went away before the end
@@ -55,6 +59,10 @@ def fake_upstream(script: Script) -> FastAPI:
     async def chat(request: Request) -> Response:
         body = await request.json()
         script.requests.append(body)
+        if script.hang:
+            await asyncio.sleep(script.hang)
+        if script.page:
+            return Response("<html><body>Log in</body></html>", media_type="text/html")
         if script.status is not None and script.failures < (script.fail_times or 10**9):
             script.failures += 1
             return JSONResponse({"error": {"message": f"scripted {script.status}", "type": "server_error"}},
@@ -67,7 +75,7 @@ def fake_upstream(script: Script) -> FastAPI:
             texts = [script.continue_with("", i) for i in range(int(body.get("n") or 1))]
         else:
             texts = ["".join(script.pieces)]
-        if not body.get("stream"):
+        if not body.get("stream") or script.no_stream:
             return JSONResponse({"id": "chatcmpl-fake", "object": "chat.completion", "created": 1, "model": "fake",
                                  "choices": [{"index": i, "message": {"role": "assistant", "content": t},
                                               "finish_reason": "stop"} for i, t in enumerate(texts)]})
@@ -89,6 +97,9 @@ def fake_upstream(script: Script) -> FastAPI:
                         await asyncio.sleep(30)
                     yield _chunk(piece, 0, script.logprobs or bool(body.get("logprobs")))
                     await asyncio.sleep(script.delay)
+                if script.cut:
+                    done = True
+                    return
                 yield _chunk("", 0, False, "stop")
                 yield "data: [DONE]\n\n"
                 done = True

@@ -8,6 +8,7 @@ stopping the upstream, the context conventions, and `faithwatch serve`'s own /v1
 from __future__ import annotations
 
 import json
+import math
 import time
 
 import httpx
@@ -126,6 +127,14 @@ def test_fod_backtracks_and_chooses_the_faithful_continuation(text_monitor):
     assert answer["choices"][0]["message"]["content"] == "The tower is in Paris. It is 330 metres tall."
     kinds = [e["kind"] for e in answer["faithwatch"]["summary"]["trace"]]
     assert kinds[:2] == ["accept", "backtrack"] and "prune" in kinds and kinds[-1] == "select"
+    summary, notes = answer["faithwatch"]["summary"], answer["faithwatch"]["sentences"]
+    # the client gets a verdict for every sentence it got (the chosen continuation's too) and for the one FOD
+    # backtracked from; the other candidates are only counted
+    assert [n["sentence"] for n in notes] == ["The tower is in Paris.", "It is 500 metres tall and made of gold.",
+                                              "It is 330 metres tall."]
+    assert [n["verdict"] for n in notes] == ["ok", "flagged", "ok"]
+    assert summary["sentences"] == 3 and summary["flagged"] == 1 and summary["candidates_scored"] == 2
+    assert summary["upstream_calls"] == 2
     asked = [r for r in script.requests if r.get("continue_final_message")]
     assert asked and asked[0]["n"] == 3 and asked[0]["messages"][-1] == {"role": "assistant",
                                                                          "content": "The tower is in Paris."}
@@ -165,6 +174,67 @@ def test_a_broken_upstream_stream_ends_with_a_clear_error(text_monitor, failure)
     error = events[-1]["error"]["message"]
     expected = {"malformed_after": "malformed JSON", "break_after": "mid-stream", "stall_after": "stopped sending"}
     assert expected[next(iter(failure))] in error
+
+
+def test_an_answer_that_is_no_event_stream_or_is_cut_off_is_an_error_not_an_empty_answer(text_monitor):
+    for script, words in [(Script(page=True), "neither an event stream"), (Script(pieces=FAITHFUL, cut=True),
+                                                                           "cut off")]:
+        with Running(text_monitor, script) as url:
+            with httpx.stream("POST", url + "/v1/chat/completions", json={**ASK, "stream": True},
+                              timeout=30) as response:
+                status = response.status_code
+                events = [json.loads(response.read())] if status != 200 else _events(response)
+            plain = httpx.post(url + "/v1/chat/completions", json=ASK, timeout=30)
+        # before any text: the status says it (502); after some text: the stream ends with an error event
+        assert status == (502 if script.page else 200) and words in events[-1]["error"]["message"]
+        assert not any(c.get("finish_reason") for e in events for c in e.get("choices", []))  # never "finished"
+        assert plain.status_code == 502 and words in plain.json()["error"]["message"]
+
+
+def test_an_upstream_that_ignores_stream_is_read_as_one_chunk(text_monitor):
+    with Running(text_monitor, Script(pieces=FAITHFUL, no_stream=True)) as url:
+        answer = httpx.post(url + "/v1/chat/completions", json=ASK, timeout=30).json()
+    assert answer["choices"][0]["message"]["content"] == "".join(FAITHFUL)
+    assert answer["faithwatch"]["summary"]["sentences"] == 2
+
+
+def test_a_silent_upstream_is_not_asked_again(text_monitor):
+    script = Script(pieces=FAITHFUL, hang=5.0)
+    start = time.monotonic()
+    with Running(text_monitor, script, timeout=0.5, retries=2) as url:
+        answer = httpx.post(url + "/v1/chat/completions", json=ASK, timeout=30)
+        took = time.monotonic() - start
+    assert answer.status_code == 504 and "did not answer within 0.5 s" in answer.json()["error"]["message"]
+    assert len(script.requests) == 1 and took < 4  # retries are for unreachable upstreams, not busy ones
+
+
+def test_each_summary_counts_its_own_upstream_calls(text_monitor):
+    with Running(text_monitor, Script(pieces=FAITHFUL)) as url:
+        calls = [httpx.post(url + "/v1/chat/completions", json=ASK, timeout=30).json()["faithwatch"]["summary"][
+            "upstream_calls"] for _ in range(3)]
+    assert calls == [1, 1, 1]
+
+
+def test_other_hosts_and_bodies_that_are_not_json_are_refused(text_monitor):
+    script = Script(pieces=FAITHFUL)
+    with serve(fake_upstream(script)) as up, serve(create_proxy_app(
+            text_monitor, Upstream(up + "/v1"), allowed_hosts=["localhost", "127.0.0.1"])) as url:
+        ok = httpx.post(url + "/v1/chat/completions", json=ASK, timeout=30)
+        rebound = httpx.post(url + "/v1/chat/completions", json=ASK, headers={"Host": "evil.example"}, timeout=30)
+        simple = httpx.post(url + "/v1/chat/completions", content=json.dumps(ASK),
+                            headers={"Content-Type": "text/plain"}, timeout=30)
+    assert ok.status_code == 200
+    assert rebound.status_code == 403 and simple.status_code == 415
+    assert "application/json" in simple.json()["error"]["message"]
+    assert len(script.requests) == 1  # neither refused request reached the upstream
+
+
+def test_client_logprobs_give_the_api_features(text_monitor):
+    with Running(text_monitor, Script(pieces=FAITHFUL)) as url:
+        answer = httpx.post(url + "/v1/chat/completions", json={**ASK, "logprobs": True}, timeout=30).json()
+    features = answer["faithwatch"]["sentences"][0]["features"]
+    assert features["api_min_prob"] == pytest.approx(math.exp(-0.25))
+    assert answer["choices"][0]["logprobs"]["content"]
 
 
 def test_a_client_disconnect_stops_the_upstream(text_monitor):

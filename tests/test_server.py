@@ -112,6 +112,23 @@ def test_check_alignment(client):
     assert client.post("/v1/check", json={"response": "x", "contexts": "y", "alignment": "nli:evil"}).status_code == 422
 
 
+def test_chat_completions_lists_its_model_and_refuses_what_it_cannot_honour(client, monitor):
+    listed = client.get("/v1/models").json()
+    assert [m["id"] for m in listed["data"]] == [monitor.lm.model_id]
+    ask = {"messages": [{"role": "user", "content": "Where is the tower?"}], "max_tokens": 6, "temperature": 1.0}
+    stop = client.post("/v1/chat/completions", json={**ask, "stop": ["."]})
+    role = client.post("/v1/chat/completions", json={**ask, "messages": [{"role": "wizard", "content": "Hi"}]})
+    assert stop.status_code == 422 and "stop sequences are not supported" in stop.text
+    assert role.status_code == 422
+    assert client.post("/v1/chat/completions", json={**ask, "stop": []}).status_code == 200
+    seeded = [client.post("/v1/chat/completions", json={**ask, "seed": 3}).json() for _ in range(2)]
+    texts = [c["choices"][0]["message"]["content"] for c in seeded]
+    assert texts[0] == texts[1]
+    unseeded = {client.post("/v1/chat/completions", json=ask).json()["choices"][0]["message"]["content"]
+                for _ in range(4)}
+    assert len(unseeded) > 1  # without a seed, each request samples anew
+
+
 def test_413_on_large_body(client):
     big = {"question": QUESTION, "context": "word " * 10_000}
     r = client.post("/v1/monitor", json=big)

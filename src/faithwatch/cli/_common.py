@@ -137,12 +137,27 @@ def group() -> typer.Typer:
     return typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 
-DtypeOpt = typer.Option("fp32", "--dtype", help="Weights of --model: auto (bf16/fp16 on a GPU, fp32 on a CPU) | bf16 | "
-                        "fp16 | fp32.")
+DtypeOpt = typer.Option("fp32", "--dtype", help="Weights of --model: fp32 (the default) | auto (bf16/fp16 on a GPU, "
+                        "fp32 on a CPU) | bf16 | fp16.")
 DeviceMapOpt = typer.Option(None, "--device-map", help="Spread --model over devices (e.g. 'auto'; needs accelerate) "
                             "instead of moving it to --device.")
 StaticCacheOpt = typer.Option(False, "--static-cache", help="Decode into a preallocated KV cache (fixed shapes, the "
                               "same scores; for GPUs, slower on CPU: bench/README.md).")
+AllowedHostsOpt = typer.Option(None, "--allowed-hosts", help="Comma-separated Host names the server answers "
+                               "(403 otherwise; guards against DNS rebinding; '*' for any). Default: localhost, "
+                               "127.0.0.1, [::1] when --host is a loopback address, any host otherwise.")
+
+
+def allowed_hosts_for(value: str | None, host: str) -> list[str] | None:
+    """``--allowed-hosts`` as given, else the default for the address listened on (``None``: any host)."""
+    from faithwatch.server.limits import default_allowed_hosts, parse_allowed_hosts
+
+    try:
+        return parse_allowed_hosts(value) if value is not None else default_allowed_hosts(host)
+    except ValueError as exc:
+        raise fail(InputError(str(exc))) from None
+
+
 SignalsOpt = typer.Option(None, "--signals", help="Comma-separated signal families to compute (default: "
                           f"{','.join(default_signals())}; with --model none, the model-free ones; also: "
                           f"{', '.join(registry.signals.names(default=False))}). 'text' names those read from the "

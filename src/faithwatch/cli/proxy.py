@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import typer
 
-from faithwatch.cli._common import DetectorOpt, DeviceOpt, DtypeOpt, ThreadsOpt, err, fail, group
+from faithwatch.cli._common import (
+    AllowedHostsOpt,
+    DetectorOpt,
+    DeviceOpt,
+    DtypeOpt,
+    ThreadsOpt,
+    allowed_hosts_for,
+    err,
+    fail,
+    group,
+)
 from faithwatch.errors import FaithwatchError, InputError
 
 app = group()
@@ -42,7 +52,8 @@ def proxy(
                                      "as a partial assistant message (continue_final_message, as vLLM); "
                                      "'reprompt' asks in a user message, for upstreams that cannot continue."),
     logprobs: bool = typer.Option(False, "--logprobs", help="Ask the upstream for log-probabilities (top 5) for "
-                                  "the black-box api_* features."),
+                                  "the black-box api_* features (without it, they come from the requests whose "
+                                  "client asks for log-probabilities)."),
     markers: str = typer.Option("<context>,</context>", "--markers", help="Start and end marker of the context "
                                 "inside the system or last user message, comma-separated."),
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
@@ -52,6 +63,7 @@ def proxy(
     retries: int = typer.Option(2, "--retries", min=0, help="Retries on connection errors, 429 and 5xx."),
     api_key: str | None = typer.Option(None, "--api-key", envvar="FAITHWATCH_API_KEY", show_envvar=True,
                                        help="Require 'Authorization: Bearer KEY' from clients."),
+    allowed_hosts: str | None = AllowedHostsOpt,
     device: str | None = DeviceOpt,
     dtype: str = DtypeOpt,
     threads: int | None = ThreadsOpt,
@@ -80,17 +92,17 @@ def proxy(
         client = Upstream(upstream, api_key=upstream_key, model=upstream_model, timeout=timeout, retries=retries)
     except ValueError as exc:
         raise fail(InputError(str(exc))) from None
-    signals = None
-    if logprobs:
-        from faithwatch.signals import default_signals
+    hosts = allowed_hosts_for(allowed_hosts, host)
+    from faithwatch.signals import default_signals
 
-        signals = [*default_signals(), "api"]
+    signals = [*default_signals(), "api"]  # api_* features wherever the upstream sends log-probabilities
     try:
         with err.status("Loading the local model…", spinner="dots"):
             local = None if model == "embedded" else model
             monitor = Monitor(local, detector=detector, alignment=alignment, device=device,
                               dtype=None if model == NO_MODEL else dtype, signals=signals)
-        application = create_proxy_app(monitor, client, settings, markers=marks, api_key=api_key)
+        application = create_proxy_app(monitor, client, settings, markers=marks, api_key=api_key,
+                                       allowed_hosts=hosts)
     except FaithwatchError as exc:
         raise fail(exc) from None
     if monitor.model_unread:

@@ -7,12 +7,14 @@ from rich.markup import escape
 
 from faithwatch.alignment import CHECK_SCORER, plain_specs
 from faithwatch.cli._common import (
+    AllowedHostsOpt,
     CudaGraphOpt,
     DeviceMapOpt,
     DeviceOpt,
     DtypeOpt,
     SignalsOpt,
     StaticCacheOpt,
+    allowed_hosts_for,
     err,
     fail,
     group,
@@ -64,10 +66,7 @@ def serve(
                                        help="Require 'Authorization: Bearer KEY' on every /v1/* route (401 "
                                        "otherwise); /, /healthz and /docs stay open. Prefer the environment "
                                        "variable: a command line is visible to other users."),
-    allowed_hosts: str | None = typer.Option(None, "--allowed-hosts", help="Comma-separated Host names the "
-                                             "server answers (403 otherwise; guards against DNS rebinding; '*' "
-                                             "for any). Default: localhost, 127.0.0.1, [::1] when --host is a "
-                                             "loopback address, any host otherwise."),
+    allowed_hosts: str | None = AllowedHostsOpt,
 ) -> None:
     """Serve the HTTP API (/v1/monitor as Server-Sent Events, /v1/score, /v1/generate, /v1/check, /healthz,
     /docs) and the web page at /."""
@@ -75,7 +74,6 @@ def serve(
         import uvicorn
 
         from faithwatch.server import create_app
-        from faithwatch.server.limits import default_allowed_hosts, parse_allowed_hosts
     except ImportError as exc:
         raise fail(InputError(f"`faithwatch serve` needs fastapi and uvicorn ({exc}): pip install "
                               "'faithwatch[server]'")) from None
@@ -85,10 +83,7 @@ def serve(
 
     if api_key is not None and not api_key.strip():
         raise fail(InputError("the API key is empty (--api-key or FAITHWATCH_API_KEY); give a key or none"))
-    try:
-        hosts = parse_allowed_hosts(allowed_hosts) if allowed_hosts is not None else default_allowed_hosts(host)
-    except ValueError as exc:
-        raise fail(InputError(str(exc))) from None
+    hosts = allowed_hosts_for(allowed_hosts, host)
     if threads:
         torch.set_num_threads(threads)
     try:

@@ -24,6 +24,7 @@ from faithwatch.monitor import Monitor
 from faithwatch.proxy.policies import RUNNERS, Delta, Done, Note, ProxySettings, Run, Scoring
 from faithwatch.proxy.request import DEFAULT_MARKERS, RagRequest, split_request
 from faithwatch.proxy.upstream import Upstream, UpstreamError
+from faithwatch.server.limits import AccessMiddleware
 
 
 def _error(status: int, message: str, kind: str = "invalid_request_error") -> JSONResponse:
@@ -39,8 +40,14 @@ def annotation(note: Note) -> dict[str, Any]:
 
 
 def create_proxy_app(monitor: Monitor, upstream: Upstream, settings: ProxySettings | None = None, *,
-                     markers: Sequence[str] = DEFAULT_MARKERS, api_key: str | None = None) -> FastAPI:
-    """Build the proxy around a monitor (the local white-box copy, or ``Monitor("none")``) and an upstream."""
+                     markers: Sequence[str] = DEFAULT_MARKERS, api_key: str | None = None,
+                     allowed_hosts: Sequence[str] | None = None) -> FastAPI:
+    """Build the proxy around a monitor (the local white-box copy, or ``Monitor("none")``) and an upstream.
+
+    ``allowed_hosts``: the Host names it answers (403 otherwise, against DNS rebinding), ``None`` for any
+    (``faithwatch proxy`` defaults to the localhost names on a loopback address, as ``faithwatch serve``). A chat
+    request must be sent as JSON (``Content-Type: application/json``; 415 otherwise), so that a web page cannot
+    post one cross-site without the browser asking first."""
     settings = settings or ProxySettings()
     scoring = Scoring(monitor)
     marks = (markers[0], markers[1])
@@ -54,6 +61,8 @@ def create_proxy_app(monitor: Monitor, upstream: Upstream, settings: ProxySettin
     app = FastAPI(title="faithwatch proxy", version=__version__, lifespan=lifespan,
                   description=f"OpenAI-compatible chat completions of {upstream.base_url}, every sentence scored "
                               f"for faithfulness (policy {settings.policy}).")
+
+    app.add_middleware(AccessMiddleware, allowed_hosts=allowed_hosts)  # the proxy's own key check is below
 
     @app.middleware("http")
     async def _key(request: Request, call_next: Any) -> Response:
@@ -78,6 +87,9 @@ def create_proxy_app(monitor: Monitor, upstream: Upstream, settings: ProxySettin
 
     @app.post("/v1/chat/completions")
     async def chat(request: Request) -> Response:
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "application/json" and not kind.endswith("+json"):
+            return _error(415, f"send the request as JSON (Content-Type: application/json), not {kind or 'none'!r}")
         try:
             body = await request.json()
         except ValueError:

@@ -51,6 +51,7 @@ class Note:
     report: SentenceReport
     latency_s: float
     refusal: bool = False
+    candidate: bool = False  # a continuation FOD's search scored (not sent unless its beam is chosen)
 
 
 @dataclass
@@ -117,6 +118,10 @@ class Run:
     meta: dict[str, Any] = field(default_factory=dict)  # id / model / created of the upstream's answer
     trace: list[TraceEvent] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
+    calls: int = 0  # requests this answer sent upstream (retries included)
+
+    def count_call(self) -> None:
+        self.calls += 1
 
     @property
     def monitor(self) -> Monitor:
@@ -127,24 +132,28 @@ class Run:
         value = {"threshold": s.threshold, "tau1": s.tau1, "tau2": s.tau2}[which]
         return base if value is None else value
 
-    def note(self, report: SentenceReport, latency: float, flag_below: float) -> Note:
+    def note(self, report: SentenceReport, latency: float, flag_below: float, candidate: bool = False) -> Note:
         report.flagged = report.score < flag_below
-        note = Note(report, latency)
+        note = Note(report, latency, candidate=candidate)
         self.notes.append(note)
         return note
 
     def summary(self, refused: bool) -> dict[str, Any]:
+        """The answer's summary: its sentences' verdicts (those sent to the client; FOD's other candidates only
+        counted), latencies, this answer's upstream calls and the trace."""
         latencies = [n.latency_s for n in self.notes]
-        scores = [n.report.score for n in self.notes]
+        sent = [n for n in self.notes if not n.candidate]
+        scores = [n.report.score for n in sent]
         return {
             "policy": self.settings.policy, "context_source": self.rag.source, "refused": refused,
-            "sentences": len(self.notes), "flagged": sum(n.report.flagged for n in self.notes),
+            "sentences": len(sent), "flagged": sum(n.report.flagged for n in sent),
+            "candidates_scored": len(self.notes) - len(sent),
             "score": min(scores) if scores else None, "threshold": self.threshold(
                 "tau1" if self.settings.policy == "fod" else "threshold"),
             "detector": self.monitor.detector.name, "model_id": self.monitor.model_id,
             "latency_ms": {"mean": round(1000 * sum(latencies) / len(latencies), 2) if latencies else None,
                            "max": round(1000 * max(latencies), 2) if latencies else None},
-            "upstream_calls": self.upstream.calls, "trace": [e.to_dict() for e in self.trace],
+            "upstream_calls": self.calls, "trace": [e.to_dict() for e in self.trace],
         }
 
     def stream_body(self) -> dict[str, Any]:
@@ -171,7 +180,7 @@ def _as_tokens(entries: list[dict[str, Any]]) -> list[tuple[str, float, list[flo
 
 async def _pieces(run: Run) -> AsyncIterator[tuple[str, list[dict[str, Any]], str | None]]:
     """(text, log-probability entries, finish reason) of the upstream's streamed answer."""
-    async with run.upstream.stream(run.stream_body()) as chunks:
+    async with run.upstream.stream(run.stream_body(), run.count_call) as chunks:
         async for chunk in chunks:
             for key in ("id", "model", "created", "system_fingerprint"):
                 if key in chunk and key not in run.meta:
@@ -258,6 +267,9 @@ async def _gated(run: Run, gate: float, backtrack: bool) -> AsyncIterator[Event]
         yield Delta(("" if not prefix or prefix[-1].isspace() else " ") + run.settings.refusal)
         yield Done("stop", run.summary(refused=True))
         return
+    for note in best.notes:  # the chosen continuation's verdicts, sent like the others
+        note.candidate = False
+        yield note
     yield Delta(best.text[sent:])
     yield Done("stop", run.summary(refused=False))
 
@@ -267,6 +279,7 @@ class _Beam:
     text: str
     scores: list[float]
     finished: bool = False
+    notes: list[Note] = field(default_factory=list)  # the verdicts of the sentences this search added
 
     @property
     def mean(self) -> float:
@@ -289,6 +302,8 @@ async def _beam_search(run: Run, prefix: str, scores: list[float], step: int) ->
                 run.trace.append(TraceEvent("candidate", step, text, score, parent))
                 if score is not None and score < tau2:
                     run.trace.append(TraceEvent("prune", step, text, score, parent, reason=f"below tau2={tau2:.3g}"))
+                elif any(c.text == cand.text and c.finished == cand.finished for c, _ in survivors):
+                    run.trace.append(TraceEvent("drop", step, text, score, parent, reason="the same as another beam"))
                 else:
                     survivors.append((cand, parent))
                     fresh += 1
@@ -326,18 +341,19 @@ async def _candidates(run: Run, beam: _Beam, n: int, step: int) -> list[_Beam]:
             text = " " + text
         full = beam.text + text
         if not full.strip():
-            out.append(_Beam(beam.text, list(beam.scores), finished=True))
+            out.append(_Beam(beam.text, list(beam.scores), finished=True, notes=list(beam.notes)))
             continue
         start = time.perf_counter()
         result = await run.scoring.call(run.monitor.score, run.rag.question, run.rag.context, full)
         new = [r for r in result.sentences if r.end > len(beam.text.rstrip())]
         if not new:  # nothing but whitespace: the answer ended
-            out.append(_Beam(beam.text, list(beam.scores), finished=True))
+            out.append(_Beam(beam.text, list(beam.scores), finished=True, notes=list(beam.notes)))
             continue
         first = new[0]
-        run.note(first, time.perf_counter() - start, run.threshold("tau2"))
+        note = run.note(first, time.perf_counter() - start, run.threshold("tau2"), candidate=True)
         ended = reason == "stop" and len(new) == 1
-        out.append(_Beam(result.response[: first.end], [*beam.scores, first.score], finished=ended))
+        out.append(_Beam(result.response[: first.end], [*beam.scores, first.score], finished=ended,
+                         notes=[*beam.notes, note]))
     return out
 
 
@@ -357,7 +373,7 @@ async def _continuations(run: Run, prefix: str, n: int, step: int) -> list[tuple
     out: list[tuple[str, str | None]] = []
     for attempt in range(n):
         body.update(n=n - len(out), seed=s.seed + 1000 * step + attempt)
-        data = await run.upstream.complete(body)
+        data = await run.upstream.complete(body, run.count_call)
         for choice in data.get("choices") or []:
             message = choice.get("message") if isinstance(choice, dict) else None
             if not isinstance(message, dict):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -31,8 +31,11 @@ class Upstream:
     """Chat completions of ``base_url`` (e.g. ``http://localhost:8000/v1``).
 
     ``model`` fills in (or, with ``force_model``, replaces) the request's model. ``timeout``: seconds to connect
-    and between two received chunks. ``retries``: extra attempts on connection errors, 429 and 5xx before the
-    answer starts; a stream that broke after it started is never replayed.
+    and between two received chunks. ``retries``: extra attempts on connection errors (a connect time-out
+    included), 429 and 5xx before the answer starts. An upstream that accepted the request but sent no answer
+    within ``timeout`` is not asked again (it is busy, not unreachable), and a stream that broke after it started
+    is never replayed. ``calls`` counts every request sent since the start; each method also takes ``on_call``,
+    called once per request it sends (the proxy counts one answer's calls with it).
     """
 
     def __init__(self, base_url: str, *, api_key: str | None = None, model: str | None = None,
@@ -57,9 +60,9 @@ class Upstream:
             body = {**body, "model": self.model}
         return body
 
-    async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def complete(self, body: dict[str, Any], on_call: Callable[[], None] | None = None) -> dict[str, Any]:
         """One non-streamed chat completion (JSON)."""
-        async with self._open({**self.prepare(body), "stream": False}) as response:
+        async with self._open({**self.prepare(body), "stream": False}, on_call) as response:
             raw = await response.aread()
         try:
             data = json.loads(raw)
@@ -71,23 +74,33 @@ class Upstream:
         return data
 
     @asynccontextmanager
-    async def stream(self, body: dict[str, Any]) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
+    async def stream(self, body: dict[str, Any], on_call: Callable[[], None] | None = None
+                     ) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
         """Stream a chat completion: yields an iterator of parsed chunks; leaving the block closes the upstream
-        connection (so a client that went away stops the upstream's generation)."""
-        async with self._open({**self.prepare(body), "stream": True}) as response:
+        connection (so a client that went away stops the upstream's generation).
+
+        An upstream that ignores ``stream`` and sends one JSON chat completion is read as one chunk. A stream that
+        ends without ``[DONE]`` and without a ``finish_reason`` (cut off), or an answer that is neither an event
+        stream nor a chat completion (a web page at the wrong URL), raises :class:`UpstreamError` (502): never an
+        empty or partial answer passed off as complete."""
+        async with self._open({**self.prepare(body), "stream": True}, on_call) as response:
             yield self._chunks(response)
 
     async def aclose(self) -> None:
         await self.client.aclose()
 
     async def _chunks(self, response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+        events, finished, other = 0, False, []  # data lines seen, a finish_reason seen, the other lines' start
         try:
             async for line in response.aiter_lines():
                 if not line.startswith("data:"):
-                    continue  # comments, event names, keep-alives
+                    if sum(map(len, other)) < 65536:
+                        other.append(line)  # comments, event names, keep-alives; or not an event stream at all
+                    continue
                 data = line[5:].strip()
                 if data == "[DONE]":
                     return
+                events += 1
                 try:
                     chunk = json.loads(data)
                 except ValueError:
@@ -101,7 +114,14 @@ class Upstream:
                     text = f"the upstream failed mid-stream: {message}"
                     raise UpstreamError(502, text, {"error": {"message": text, "type": "upstream_error",
                                                               "code": 502, "upstream": chunk["error"]}})
+                finished = finished or any(isinstance(c, dict) and c.get("finish_reason")
+                                           for c in chunk.get("choices") or [])
                 yield chunk
+            if not events:
+                yield _as_chunk("\n".join(other))
+            elif not finished:
+                raise UpstreamError(502, "the upstream's stream ended without [DONE] or a finish_reason: the answer "
+                                         "may be cut off")
         except httpx.TimeoutException:
             raise UpstreamError(504, f"the upstream stopped sending for longer than {self._read_timeout()} s"
                                 ) from None
@@ -112,18 +132,24 @@ class Upstream:
         return self.client.timeout.read
 
     @asynccontextmanager
-    async def _open(self, body: dict[str, Any]) -> AsyncIterator[httpx.Response]:
+    async def _open(self, body: dict[str, Any], on_call: Callable[[], None] | None = None
+                    ) -> AsyncIterator[httpx.Response]:
         attempts = self.retries + 1
         for attempt in range(attempts):
             last = attempt + 1 == attempts
             self.calls += 1
+            if on_call is not None:
+                on_call()
             request = self.client.build_request("POST", self.url, json=body)
             try:
                 response = await self.client.send(request, stream=True)
-            except httpx.TimeoutException:
-                failure = UpstreamError(504, f"the upstream {self.url} did not answer within "
-                                             f"{self._read_timeout()} s")
+            except (httpx.ConnectTimeout, httpx.PoolTimeout):
+                failure = UpstreamError(504, f"cannot connect to the upstream {self.url} within "
+                                             f"{self.client.timeout.connect} s")
                 wait = None
+            except httpx.TimeoutException:  # connected, but no answer: busy, so not asked again
+                raise UpstreamError(504, f"the upstream {self.url} did not answer within "
+                                         f"{self._read_timeout()} s") from None
             except httpx.TransportError as exc:
                 failure, wait = UpstreamError(502, f"cannot reach the upstream {self.url}: {exc}"), None
             else:
@@ -144,6 +170,23 @@ class Upstream:
             delay = backoff_delay(attempt, self.backoff, wait)
             log.warning("upstream: %s; retrying in %.2f s (attempt %d of %d)", failure, delay, attempt + 2, attempts)
             await asyncio.sleep(delay)
+
+
+def _as_chunk(text: str) -> dict[str, Any]:
+    """A stream request answered without events: one chat completion (an upstream that ignores ``stream``) as one
+    chunk; anything else is an :class:`UpstreamError`."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not all(isinstance(c, dict) and isinstance(c.get("message"), dict)
+                                                for c in choices):
+        raise UpstreamError(502, "the upstream answered with neither an event stream nor a chat completion: "
+                                 f"{text[:_EXCERPT]!r}")
+    delta = [{"index": c.get("index", 0), "delta": {"role": "assistant", "content": c["message"].get("content") or ""},
+              "logprobs": c.get("logprobs"), "finish_reason": c.get("finish_reason") or "stop"} for c in choices]
+    return {**{k: v for k, v in data.items() if k != "choices"}, "choices": delta}
 
 
 def _http_error(status: int, raw: bytes) -> UpstreamError:

@@ -608,6 +608,12 @@ def create_app(
             scorers[alignment] = scorer
         return scorers[alignment]
 
+    @app.get("/v1/models", summary="The served model, as OpenAI's model list (for clients that list models "
+             "first)", **v1)
+    async def models() -> dict[str, Any]:
+        return {"object": "list", "data": [{"id": monitor.lm.model_id, "object": "model", "created": 0,
+                                             "owned_by": "faithwatch"}]}
+
     @app.post("/v1/chat/completions", summary="OpenAI-compatible chat completions of the served model "
               "(unmonitored; the upstream of `faithwatch proxy`, docs/proxy.md)", **v1)
     async def chat_completions(body: ChatRequest, request: Request) -> Response:

@@ -8,14 +8,15 @@ the one decoding engine (no signals recorded); it is not monitored.
 
 from __future__ import annotations
 
+import secrets
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from faithwatch.decoding.loop import sampling_chooser
 from faithwatch.detok import IncrementalText
@@ -35,7 +36,7 @@ class ChatMessage(BaseModel):
     """A chat message (text content)."""
 
     model_config = ConfigDict(extra="allow")
-    role: str
+    role: Literal["system", "developer", "user", "assistant", "tool"]
     content: str | list[dict[str, Any]] | None = None
 
     def text(self) -> str:
@@ -45,7 +46,9 @@ class ChatMessage(BaseModel):
 
 
 class ChatRequest(BaseModel):
-    """The OpenAI chat-completion fields this server honours; other fields are accepted and ignored."""
+    """The OpenAI chat-completion fields this server honours; other fields are accepted and ignored, except
+    ``stop`` sequences, which it cannot honour and refuses (422) rather than run past. Without a ``seed``, each
+    request draws one (as OpenAI: sampled answers differ between requests)."""
 
     model_config = ConfigDict(extra="allow")
     model: str | None = None
@@ -55,11 +58,23 @@ class ChatRequest(BaseModel):
     max_tokens: int | None = Field(None, ge=1)
     max_completion_tokens: int | None = Field(None, ge=1)
     temperature: float = Field(1.0, ge=0.0, le=2.0)
-    seed: int = Field(0, ge=0, le=2**63 - 1)
+    seed: int | None = Field(None, ge=0, le=2**63 - 1)
     logprobs: bool = False
     top_logprobs: int = Field(0, ge=0, le=20)
     continue_final_message: bool = False
     add_generation_prompt: bool = True
+    stop: str | list[str] | None = None
+
+    @field_validator("stop")
+    @classmethod
+    def _no_stop(cls, value: str | list[str] | None) -> None:
+        if value:
+            raise ValueError("stop sequences are not supported by faithwatch serve: leave 'stop' out (use max_tokens)")
+        return None
+
+    def model_post_init(self, _context: Any) -> None:
+        if self.seed is None:
+            self.seed = secrets.randbelow(2**62)
 
     @property
     def budget(self) -> int | None:
@@ -108,7 +123,8 @@ def generate_choices(lm: Any, req: ChatRequest, max_tokens: int, check: Callable
     session = engine.start(PromptPair(ids, ids, "", "", 0, ""))
     if req.n > 1:
         session.fork(req.n)
-    choices = [_Choice(i, sampler(req.temperature, req.seed + i), IncrementalText(lm.tokenizer)) for i in range(req.n)]
+    seed = req.seed or 0  # drawn at validation when the request gave none
+    choices = [_Choice(i, sampler(req.temperature, seed + i), IncrementalText(lm.tokenizer)) for i in range(req.n)]
     for _ in range(max_tokens):
         check()
         logp = session.branch_logprobs()
