@@ -24,6 +24,7 @@ from faithwatch.monitor import Monitor
 from faithwatch.proxy.policies import RUNNERS, Delta, Done, Note, ProxySettings, Run, Scoring
 from faithwatch.proxy.request import DEFAULT_MARKERS, RagRequest, split_request
 from faithwatch.proxy.upstream import Upstream, UpstreamError
+from faithwatch.server.apidocs import api_app
 from faithwatch.server.limits import AccessMiddleware
 
 
@@ -58,7 +59,7 @@ def create_proxy_app(monitor: Monitor, upstream: Upstream, settings: ProxySettin
         await upstream.aclose()
         scoring.shutdown()
 
-    app = FastAPI(title="faithwatch proxy", version=__version__, lifespan=lifespan,
+    app = api_app(title="faithwatch proxy", version=__version__, lifespan=lifespan,
                   description=f"OpenAI-compatible chat completions of {upstream.base_url}, every sentence scored "
                               f"for faithfulness (policy {settings.policy}).")
 

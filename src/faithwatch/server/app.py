@@ -54,6 +54,7 @@ from fastapi.security import HTTPBearer
 from faithwatch._version import __version__
 from faithwatch.alignment import CHECK_SCORER, plain_specs
 from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError, ModelNotAvailableError
+from faithwatch.server.apidocs import api_app
 from faithwatch.server.chat import ChatRequest, completion, generate_choices, sampler
 from faithwatch.server.limits import KEY_COOKIE, AccessMiddleware, BodyLimitMiddleware
 from faithwatch.server.pool import Cancelled, CancelToken, QueueFullError, WorkPool
@@ -217,7 +218,7 @@ def create_app(
         if live is not None:
             live.close()
 
-    app = FastAPI(
+    app = api_app(
         title="faithwatch", version=__version__, lifespan=lifespan,
         description="Faithfulness monitoring of retrieval-augmented generation. Limits: "
                     f"{json.dumps(limits)}. A full work queue answers 503 with Retry-After.",
