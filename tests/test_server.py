@@ -266,6 +266,17 @@ def test_stream_timeout_is_an_error_event(lm):
     assert fake.tokens < 300
 
 
+def test_chat_stream_timeout_is_an_openai_error_event(lm):
+    from faithwatch.monitor import Monitor
+
+    with TestClient(create_app(Monitor(lm, alignment="lexical", detector="heuristic"), request_timeout_s=0.05,
+                               max_new_tokens=5000)) as c:
+        r = c.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "Hi"}], "stream": True,
+                                                 "max_tokens": 4000, "temperature": 0})
+    events = [json.loads(line[6:]) for line in r.text.splitlines() if line.startswith("data: {")]
+    assert events[-1]["error"] == {"message": "the request was stopped: timeout", "type": "timeout", "code": 504}
+
+
 def test_disconnect_stops_generate(monitor, monkeypatch):
     """A client that goes away from /v1/generate stops the decoding search before its next forward step."""
     from faithwatch.models import engine as engine_mod

@@ -649,8 +649,9 @@ def create_app(
                 push({**base, "choices": [{"index": i, "delta": {"role": "assistant", "content": ""},
                                            "finish_reason": None} for i in range(body.n)]})
                 run(tok, on_delta)
-            except Exception as exc:  # noqa: BLE001 - reported on the stream
-                push({"error": _event(_problem_of(exc))})
+            except Exception as exc:  # noqa: BLE001 - reported on the stream, as OpenAI does
+                problem = _problem_of(exc)
+                push({"error": {"message": problem.message, "type": problem.error, "code": problem.status}})
             push(None)
 
         try:
