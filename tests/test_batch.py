@@ -70,7 +70,7 @@ def test_bad_records_are_reported_by_line_and_the_rest_scored(monitor, tmp_path)
     assert summary.scored == 2 and _ids(out) == ["a", "c"]
     by_line = {b.line: b.error for b in summary.bad}
     assert sorted(by_line) == [2, 3, 4, 5, 6]
-    assert "invalid JSON" in by_line[2]
+    assert by_line[2] == "invalid JSON: Unterminated string starting at column 13"
     assert "'response' is missing" in by_line[3]
     assert "duplicate id" in by_line[4]
     assert "model window" in by_line[5]
@@ -96,3 +96,21 @@ def test_output_is_strict_json(monitor, tmp_path, vectors):
     row = json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"non-finite {c} in output"))
     assert ("vectors" in row["sentences"][0]) is vectors
     assert "context" not in row
+
+
+def test_the_input_is_never_its_own_output_and_a_new_folder_is_made(monitor, tmp_path):
+    from faithwatch.errors import InputError
+
+    src = tmp_path / "in.jsonl"
+    _write(src, [*GOOD, '{"id": "d", "context": 1 2}', '{"id": "e", "context": '])
+    before = src.read_bytes()
+    for overwrite in (False, True):
+        with pytest.raises(InputError, match="is the input file itself"):
+            score_file(monitor, src, src, overwrite=overwrite)
+        assert src.read_bytes() == before  # untouched, even with --overwrite
+    out = tmp_path / "new" / "deeper" / "out.jsonl"
+    summary = score_file(monitor, src, out)
+    assert summary.scored == 3 and _ids(out) == ["a", "b", "c"]
+    assert [b.error for b in summary.bad] == [
+        "invalid JSON: Expecting ',' delimiter at column 26",
+        "invalid JSON: Expecting value at column 24 (the line ends early: cut off?)"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -91,10 +92,13 @@ def read_records(path: Path, model: type[ScoreRecord] | type[CheckRecord] = Scor
                 continue
             if not line.strip():
                 continue
+            line = line.rstrip("\r\n")
             try:
                 data = json.loads(line)
             except json.JSONDecodeError as exc:
-                yield BadRecord(line_no, None, f"invalid JSON: {exc.msg} at column {exc.colno}")
+                cut = " (the line ends early: cut off?)" if exc.pos >= len(line.rstrip()) else ""
+                yield BadRecord(line_no, None, f"invalid JSON: {exc.msg.removesuffix(' at')} at column "
+                                               f"{exc.pos + 1}{cut}")
                 continue
             yield check_record(data, line_no, model)
 
@@ -192,6 +196,10 @@ def run_batch(
     record, the rest go on); a :class:`ModelNotAvailableError` aborts the run (finished records are kept).
     ``prepare`` sees the output path before work starts (e.g. to refuse resuming an incompatible run).
     """
+    if source is not None and output_path.exists() and source.exists() and os.path.samefile(source, output_path):
+        raise InputError(f"--output {output_path} is the input file itself: choose another output (writing there "
+                         "would destroy the input)")
+    output_path.parent.mkdir(parents=True, exist_ok=True)
     errors_path = output_path.with_name(output_path.name + ".errors.jsonl")
     summary = BatchSummary(total=len(items), errors=errors_path)
     if overwrite and output_path.exists():
