@@ -468,7 +468,8 @@ def test_cli_lss_end_to_end_with_the_lexical_scorer(tmp_path: Path) -> None:
     claim = "Acme Corp reported revenue of 5.7 billion dollars in 2023."
     result = runner.invoke(_app(), ["lss", "--claim", claim, "--reference", str(ref), "--scorer", "lexical"])
     assert result.exit_code == 0, result.output
-    assert "LSS score: 0.900 (9/10 words)" in result.stdout
+    assert "LSS score: 0.900 (9/10 words) · support " in result.stdout
+    assert "(threshold 0.5) · claim support " in result.stdout and " · 2 evaluations · " in result.stdout
     assert "~~5.7~~ billion" in result.stdout  # removed words are marked when colours do not show
     assert "LSS: Acme Corp reported revenue of billion dollars in 2023." in result.stdout
     result = runner.invoke(_app(), ["lss", "--claim", claim, "--reference", str(ref), "--scorer", "lexical",
@@ -479,8 +480,11 @@ def test_cli_lss_end_to_end_with_the_lexical_scorer(tmp_path: Path) -> None:
     result = runner.invoke(_app(), ["lss", "--claim", claim, "--reference", str(tmp_path / "missing.txt"),
                                     "--scorer", "lexical"])
     assert result.exit_code == 2 and "not found" in result.output
-    result = runner.invoke(_app(), ["lss", "--claim", claim, "--reference", str(ref), "--scorer", "bogus"])
-    assert result.exit_code == 2 and "unknown alignment scorer" in result.output
+    for bad in ("bogus", "none"):  # the message offers what works: the tagger and the search scorers
+        result = runner.invoke(_app(), ["lss", "--claim", claim, "--reference", str(ref), "--scorer", bad])
+        message = " ".join(result.output.split())
+        assert result.exit_code == 2 and "choose lss-tagger (the default) or a search scorer: " in message
+        assert ", none" not in message and ", lexical" in message
 
 
 def test_cli_eval_lss_writes_a_report(tmp_path: Path) -> None:

@@ -20,7 +20,10 @@ app = group()
 
 #: the scorer spec of the trained LSS tagger (faithwatch.nli.tagger); ``lss-tagger:<folder>`` names another one
 TAGGER = "lss-tagger"
-ScorerHelp = f"{TAGGER} (the trained word tagger; {TAGGER}:<folder> for another) or a search scorer: {spec_help()}"
+#: the alignment scorers that can guide the LSS search (every spec but "none")
+SEARCH_SCORERS = [s for s in spec_help("\0").split("\0") if s != "none"]
+ScorerHelp = (f"{TAGGER} (the trained word tagger; {TAGGER}:<folder> for another) or a search scorer: "
+              f"{' | '.join(SEARCH_SCORERS)}")
 #: eval-lss compares the tagger with the search that correlates best on lss-dev (lexical; docs/lss.md)
 EVAL_SCORERS = f"{TAGGER},lexical"
 
@@ -34,14 +37,15 @@ def _scorer(spec: str, device: str):
         from faithwatch.nli.tagger import load_tagger
 
         return load_tagger(spec.partition(":")[2] or None, device=device)
+    choices = f"choose {TAGGER} (the default) or a search scorer: {', '.join(SEARCH_SCORERS)}"
     try:
         scorer = get_scorer(spec, device=device)
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
+    except ValueError:
+        raise InputError(f"unknown scorer {spec!r}; {choices}") from None
     except (OSError, ImportError) as exc:
         raise ModelNotAvailableError(f"cannot load the scorer {spec!r}: {exc}") from None
     if scorer is None:
-        raise InputError("the LSS search needs a scorer; 'none' is not one")
+        raise InputError(f"the LSS needs a scorer, and 'none' is not one; {choices}")
     return scorer
 
 
@@ -103,9 +107,14 @@ def lss_cmd(
     out.print(" ".join(shown))
     out.print(f"[bold]LSS:[/] {escape(res.text) if res.text else '[dim](empty: nothing supported)[/]'}")
     support = "—" if res.support_of_subsequence is None else f"{res.support_of_subsequence:.3f}"
-    out.print(f"[bold]LSS score:[/] {res.score:.3f} ({res.length}/{len(res.claim_words)} words) · support "
-              f"{support} (threshold {res.threshold:g}) · claim support {res.support_of_claim:.3f} · "
-              f"{res.evaluations} evaluations · scorer {escape(res.scorer)}")
+    if res.scorer.startswith(TAGGER):  # word probabilities: the weakest kept word, and the mean over the claim
+        supports = (f"weakest kept word {support} (threshold {res.threshold:g}) · mean word support "
+                    f"{res.support_of_claim:.3f}")
+    else:  # the scorer's support of the LSS text and of the whole claim
+        supports = (f"support {support} (threshold {res.threshold:g}) · claim support {res.support_of_claim:.3f} · "
+                    f"{res.evaluations} evaluation{'s' if res.evaluations != 1 else ''}")
+    out.print(f"[bold]LSS score:[/] {res.score:.3f} ({res.length}/{len(res.claim_words)} words) · {supports} · "
+              f"scorer {escape(res.scorer)}")
     if res.truncated_search:
         out.print(f"[yellow]the search was stopped by --max-evaluations {max_evaluations}: the score is a lower "
                   "bound[/]")
