@@ -139,7 +139,8 @@ def monitor(
 
 @app.command()
 def score(
-    input: Path = typer.Option(..., "--input", "-i", help="JSONL: {id?, context, question, response, instruction?}; "
+    input: Path = typer.Option(..., "--input", "-i", help="JSONL: {id?, context, question?, response, "
+                               "instruction?} (no question: scored as a summary); "
                                "with --ray also Parquet (a .parquet file or a folder of them; an id per record)."),
     output: str = typer.Option(..., "--output", "-o", help="JSONL of per-sentence features (appended, resumable); "
                                "with --ray, a folder of shards when it ends with '/', exists or --format is given."),
