@@ -179,6 +179,8 @@ def test_unlabelled_shift_moves_a_domain_median_onto_the_reference(xy, tmp_path)
     np.testing.assert_allclose(again.predict_proba_faithful(domain), after)
     adapt_unlabelled(again, table, source="domain")  # a second run replaces the shift, it does not add to it
     np.testing.assert_allclose(again.predict_proba_faithful(domain), after)
+    origin = "out-of-fold predictions, shifted to the median of domain"
+    assert again.meta.params["threshold_from"] == det.meta.params["threshold_from"] == origin
     with pytest.raises(InputError, match="at least 20 sentences"):
         adapt_unlabelled(det, table.head(10), source="tiny")
     fresh = SynCheckDetector.fit(X, y, ["a", "b", "c"], "lr", model_id="m")

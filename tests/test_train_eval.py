@@ -368,6 +368,8 @@ def test_calibrate_unlabelled_shifts_to_the_domain_median(datasets, tiny_model_d
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["n_responses"] == 28 and summary["n_sentences"] >= 28 and "noisy" in result.output
     assert "labels not read" in result.output and "labelled sentences" not in result.output
+    assert "(the median of the data the threshold was fitted on: out-of-fold predictions)" in " ".join(
+        result.output.split())
     old, shifted = SynCheckDetector.load(det), SynCheckDetector.load(new)
     assert summary["reference_logit"] == pytest.approx(old.reference_logit)
     assert shifted.weights["calib.shift"][0] == pytest.approx(summary["shift"])

@@ -24,7 +24,8 @@ def calibrate(
     out_dir: Path = typer.Option(..., "--out", help="Folder for the re-calibrated detector (not --detector's)."),
     unlabelled: bool = typer.Option(False, "--unlabelled", help="Use no labels: move the scores so that the median "
                                     "sentence of your responses lands where the training data's did (needs "
-                                    "responses only, e.g. faithwatch score's input; 100+ responses)."),
+                                    "responses only, e.g. faithwatch score's input; at least 20 sentences, 200+ "
+                                    "advised)."),
     questionable: str = QUESTIONABLE_OPT,
     data_root: str | None = DATA_ROOT_OPT,
     threads: int | None = ThreadsOpt,
@@ -38,7 +39,13 @@ def calibrate(
     """
     from faithwatch.detectors.shipped import detector_dir
     from faithwatch.eval.harness import load_artifacts
-    from faithwatch.eval.recalibration import FEW_RESPONSES, FEW_UNLABELLED, adapt_unlabelled, recalibrate
+    from faithwatch.eval.recalibration import (
+        FEW_RESPONSES,
+        FEW_UNLABELLED,
+        adapt_unlabelled,
+        recalibrate,
+        reference_origin,
+    )
     from faithwatch.eval.training import TEXT_FAMILIES
 
     detector = detector_dir(detector_name)
@@ -58,6 +65,7 @@ def calibrate(
 
         if unlabelled:
             rows = pd.concat([d.all_sentences for d in tables.values()], ignore_index=True)
+            origin = reference_origin(det)
             result = adapt_unlabelled(det, rows, source=data)
         else:
             rows = pd.concat([d.sentences for d in tables.values()], ignore_index=True)
@@ -72,7 +80,8 @@ def calibrate(
             err.print(f"[yellow]warning:[/] only {result.n_sentences} sentences: a median from fewer than "
                       f"{FEW_UNLABELLED} is noisy (docs/transfer.md)")
         err.print(f"{det.name}: your sentences' median log-odds {result.domain_median_logit:+.3f} against the "
-                  f"training data's {result.reference_logit:+.3f}: every log-odds "
+                  f"reference {result.reference_logit:+.3f} (the median of the data the threshold was fitted on: "
+                  f"{origin}): every log-odds "
                   f"{'lowered' if result.shift > 0 else 'raised'} by {abs(result.shift):.3f} (shift); threshold "
                   f"{result.threshold:.3f} kept; flagged {result.flagged_before:.0%} → {result.flagged_after:.0%} of "
                   f"{result.n_sentences} sentences of {result.n_responses} responses (no labels used); saved to "

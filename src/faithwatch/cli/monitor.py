@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from faithwatch.alignment import DEFAULT_SCORER, spec_help
 from faithwatch.cli._common import (
@@ -45,7 +46,8 @@ AlignOpt = typer.Option(
 LidOpt = typer.Option(None, "--lid-bank", help="LID reference bank (.safetensors); without it lid_* are absent.")
 TruncOpt = typer.Option(False, "--truncate-context", help="Cut the context's tail to fit the model (with a warning).")
 MaxFalseAcceptOpt = typer.Option(None, "--max-false-accept", help="Flag at the threshold that lets through at most "
-                                  "this share of unfaithful sentences (e.g. 0.1; estimated out of fold).")
+                                  "this share of unfaithful sentences (e.g. 0.1; estimated out of fold, or, after a "
+                                  "labelled `calibrate`, on its sentences: in-sample).")
 
 
 def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, device, max_new_tokens=256,
@@ -115,7 +117,9 @@ def monitor(
                 _print_sentence(report, threshold)
 
         if not json_lines:
-            out.print(f"[dim]model {mon.lm.model_id} · detector {mon.detector.name} · alignment "
+            origin = getattr(getattr(mon.detector, "meta", None), "params", {}).get("threshold_from")
+            shown = mon.detector.name + (f" ({origin})" if origin and origin != "out-of-fold predictions" else "")
+            out.print(f"[dim]model {mon.lm.model_id} · detector {escape(shown)} · alignment "
                       f"{mon.alignment.name if mon.alignment else 'none'} · flag below {threshold:.2f}[/]")
         result = mon.generate(question, ctx, on_sentence=emit)
     except FaithwatchError as exc:

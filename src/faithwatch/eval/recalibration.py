@@ -136,9 +136,16 @@ def adapt_unlabelled(detector: SynCheckDetector, table: pd.DataFrame, source: st
         threshold=float(detector.threshold), flagged_before=before,
         flagged_after=float(np.mean(detector.probability(z) < detector.threshold)),
     )
-    detector.meta.params["threshold_from"] = f"out-of-fold predictions, shifted to the median of {source}"
+    detector.meta.params["threshold_from"] = f"{reference_origin(detector)}, shifted to the median of {source}"
     detector.meta.metrics["domain_shift"] = result.to_dict()
     return result
+
+
+def reference_origin(detector: SynCheckDetector) -> str:
+    """What the detector's threshold and reference log-odds were fitted on: the training sets' out-of-fold
+    predictions, or the sentences of a labelled :func:`recalibrate` (as ``meta.params["threshold_from"]`` says)."""
+    was = str(detector.meta.params.get("threshold_from") or "out-of-fold predictions")
+    return was.split(", shifted to the median of ")[0]  # a new shift replaces an earlier one
 
 
 def balanced_accuracy_after_shift(detector: SynCheckDetector, table: pd.DataFrame, source: str,
