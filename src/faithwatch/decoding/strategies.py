@@ -304,6 +304,8 @@ def _fod(loop: DecodingLoop, greedy: Chooser, sampler: Chooser, tau1: float, tau
 def _selected(loop: DecodingLoop, beam: Beam, reason: str) -> TraceEvent:
     """The trace event of FOD's chosen ``beam`` (its index among the loop's beams, 0 if it is none of them)."""
     index = next((i for i, b in enumerate(loop.beams) if b is beam), 0)
+    if not beam.sentences:  # nothing passed: no beam to speak of, and no score
+        return TraceEvent("select", 0, "", None, index, reason=f"{reason}: none, no sentence passed")
     return TraceEvent("select", len(beam.sentences), loop.text(beam.ids), beam.mean_score, index, reason=reason)
 
 
