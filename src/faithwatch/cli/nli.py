@@ -168,15 +168,16 @@ def eval_alignment_cmd(
     scorers: str = typer.Option(f"lexical+embedding,nli-minilm,{DEFAULT_SCORER}", "--scorers",
                                 help="Comma-separated alignment scorers; the first is the baseline of the delta "
                                 "column."),
-    model: str = typer.Option(None, "--model", "-m", help="Causal LM whose feature cache is used (default: "
-                              "embedded)."),
+    model: str = typer.Option(None, "--model", "-m", help="Causal LM whose tokenizer the monitor loads (default: "
+                              "embedded); align_score is read from the text alone, without a model pass."),
     data_root: Path = DataRootOpt,
     n_boot: int = typer.Option(1000, "--n-boot", min=1),
     report: Path = typer.Option(None, "--report", help="Write results.json/.md, ROC and histogram PNGs and "
                                 "index.html here."),
     threads: int | None = ThreadsOpt,
 ) -> None:
-    """Sentence-level AUROC of align_score alone for each alignment scorer (features cached)."""
+    """Sentence-level AUROC of align_score alone for each alignment scorer (text features, cached; no language
+    model pass)."""
     from faithwatch.eval.alignment import evaluate_alignment
     from faithwatch.eval.report import format_ci, write_report
 

@@ -1,7 +1,7 @@
 """``faithwatch eval-alignment``: sentence-level AUROC of ``align_score`` alone, per alignment scorer.
 
-Each scorer's features come from the extraction cache; a scorer not cached yet reuses another scorer's
-cache and recomputes only ``align_score`` (see :func:`faithwatch.eval.features.derive_alignment`).
+Each scorer's sentence features come from the text alone (``load_labelled(text_only=True)``, cached per scorer):
+``align_score`` needs no teacher forcing of the language model.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def evaluate_alignment(datasets: Sequence[str], scorers: Sequence[str], *, model
         monitor = extraction_monitor(lm if lm is not None else model, spec)
         lm = monitor.lm  # load the language model once
         progress = (lambda name, n, t, _s=spec: on_progress(f"{name} · {_s}", n, t)) if on_progress else None
-        data = load_labelled(list(datasets), monitor, data_root=data_root, on_progress=progress)
+        data = load_labelled(list(datasets), monitor, data_root=data_root, on_progress=progress, text_only=True)
         for name, d in data.items():
             table = d.sentences.dropna(subset=["align_score"])
             labels = table.label.to_numpy(dtype=int)
