@@ -61,6 +61,15 @@ def test_exit_codes(tiny_model_dir, tmp_path, one_thread):
     model = ["--model", str(tiny_model_dir), "--alignment", "lexical"]
     missing = runner.invoke(app, ["monitor", "-c", str(tmp_path / "nope.txt"), "-q", "q?", *model])
     assert missing.exit_code == 2 and "not found" in missing.output
+    folder = runner.invoke(app, ["monitor", "-c", str(tmp_path), "-q", "q?", *model])
+    assert folder.exit_code == 2 and "is a folder" in folder.output
+    blank = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path, "  \n"), "-q", "q?", *model])
+    assert blank.exit_code == 2 and "context is empty" in blank.output and "model " not in blank.stdout
+    for bad, words in ((["--detector", "nope"], "unknown detector 'nope'"), (["--strategy", "bogus"],
+                                                                                 "unknown strategy 'bogus'")):
+        command = ["generate", "-c", _ctx(tmp_path), "-q", "q?", "--model", str(tiny_model_dir), *bad]
+        refused = runner.invoke(app, command)
+        assert refused.exit_code == 2 and words in refused.output
     empty_q = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path), "-q", "  ", *model])
     assert empty_q.exit_code == 2 and "question is empty" in empty_q.output
     too_long = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path, "word " * 2000), "-q", "q?", *model])

@@ -114,10 +114,26 @@ def bad_record_printer(bar: Progress | LineProgress) -> Callable[[Any], None]:
     return on_bad
 
 
+def check_names(*, detector: str | None = None, alignment: str | None = None, strategy: str | None = None) -> None:
+    """Refuse an unknown detector, alignment scorer or strategy before a model is loaded (seconds earlier)."""
+    from faithwatch import registry
+    from faithwatch.alignment import parse_spec
+    from faithwatch.detectors import detector_path
+
+    if detector not in (None, "", "heuristic", "heuristic-v1"):
+        detector_path(detector)
+    if alignment not in (None, "auto", "none"):
+        parse_spec(alignment)
+    if strategy is not None:
+        registry.strategies.get(strategy)
+
+
 def read_text(path: Path, what: str) -> str:
     """Read a UTF-8 file ('-': stdin), with a clear error when it is missing."""
     if str(path) == "-":
         return sys.stdin.read()
+    if path.is_dir():
+        raise InputError(f"{what} {path} is a folder: give a file")
     if not path.is_file():
         raise InputError(f"{what} file not found: {path}")
     try:

@@ -8,7 +8,18 @@ from pathlib import Path
 import typer
 
 from faithwatch import registry
-from faithwatch.cli._common import DeviceMapOpt, DeviceOpt, DtypeOpt, ThreadsOpt, err, fail, group, out
+from faithwatch.cli._common import (
+    DeviceMapOpt,
+    DeviceOpt,
+    DtypeOpt,
+    ThreadsOpt,
+    check_names,
+    err,
+    fail,
+    group,
+    out,
+    read_text,
+)
 from faithwatch.errors import FaithwatchError
 from faithwatch.params import DEFAULT_STRATEGY, default, help_of
 
@@ -52,11 +63,12 @@ def generate(
     from faithwatch.monitor import Monitor
 
     try:
-        if not context.is_file():
-            raise InputError(f"context file not found: {context}")
+        ctx = read_text(context, "context")
+        if not ctx.strip():
+            raise InputError("The context is empty: faithwatch needs a non-empty context.")
+        check_names(detector=detector, strategy=strategy)
         with err.status("Loading model…"):
             monitor = Monitor(model, detector=detector, device=device, dtype=dtype, device_map=device_map)
-        ctx = context.read_text(encoding="utf-8")
         with err.status(f"Decoding with {strategy}…"):
             given = {"tau1": tau1, "tau2": tau2, "beams": beams, "samples": samples, "temperature": temperature,
                      "alpha": alpha, "abstain_threshold": abstain_threshold, "max_new_tokens": max_new_tokens,

@@ -25,6 +25,7 @@ from faithwatch.cli._common import (
     ThreadsOpt,
     WorkersOpt,
     bad_record_printer,
+    check_names,
     err,
     fail,
     group,
@@ -57,6 +58,7 @@ def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, devi
 
     if max_false_accept is not None and not 0.0 < max_false_accept < 1.0:
         raise InputError(f"--max-false-accept must be between 0 and 1 (exclusive), got {max_false_accept}")
+    check_names(detector=None if detector is None else str(detector), alignment=alignment)
     with err.status("Loading model…", spinner="dots"):
         return Monitor(
             model, alignment=alignment, signals=signal_list(signals),
@@ -106,6 +108,8 @@ def monitor(
     """Generate an answer and print each sentence the moment it is complete, with its score and signals."""
     try:
         ctx = read_text(context, "context")
+        if not ctx.strip():
+            raise InputError("The context is empty: faithwatch needs a non-empty context.")
         mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device, max_new_tokens,
                              max_false_accept, dtype, device_map, static_cache, cuda_graph, run_ahead)
         threshold = mon.threshold

@@ -39,15 +39,21 @@ def load_detector(
 def get_detector(name: str | Path | None, expect_model_id: str | None = None) -> Detector:
     """Detector by name or path: ``heuristic`` (also for ``None``), ``default`` (the shipped detector), or a
     trained artifact directory."""
-    from faithwatch.detectors.shipped import detector_dir
-
     if name in (None, "", "heuristic", HeuristicDetector.name):
         return HeuristicDetector()
+    return load_detector(detector_path(name), expect_model_id=expect_model_id)  # type: ignore[arg-type]
+
+
+def detector_path(name: str | Path) -> Path:
+    """The folder a detector name or path stands for (``default``: the shipped one), without loading it; an
+    :class:`InputError` when there is none (so that a command can refuse a bad name before loading a model)."""
+    from faithwatch.detectors.shipped import detector_dir
+
     path = detector_dir(name)  # type: ignore[arg-type]
     if path.is_file() and path.name == META_FILE:
         path = path.parent
     if path.is_dir():
-        return load_detector(path, expect_model_id=expect_model_id)
+        return path
     raise InputError(
         f"unknown detector '{name}'; available: heuristic, default (the shipped one), or the path of a trained "
         f"detector directory (containing {META_FILE}; kinds {', '.join((*SYNCHECK_KINDS, LENS_KIND))})"
@@ -60,6 +66,7 @@ __all__ = [
     "Detector",
     "HeadMapping",
     "HeuristicDetector",
+    "detector_path",
     "LookbackLens",
     "SynCheckDetector",
     "get_detector",
