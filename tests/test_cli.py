@@ -61,6 +61,9 @@ def test_exit_codes(tiny_model_dir, tmp_path, one_thread):
     model = ["--model", str(tiny_model_dir), "--alignment", "lexical"]
     missing = runner.invoke(app, ["monitor", "-c", str(tmp_path / "nope.txt"), "-q", "q?", *model])
     assert missing.exit_code == 2 and "not found" in missing.output
+    into_folder = runner.invoke(app, ["score", "-i", "examples/responses.jsonl", "-o", str(tmp_path), *model])
+    assert into_folder.exit_code == 2 and "is a folder (of shards): give a .jsonl file" in " ".join(
+        into_folder.output.split())
     folder = runner.invoke(app, ["monitor", "-c", str(tmp_path), "-q", "q?", *model])
     assert folder.exit_code == 2 and "is a folder" in folder.output
     blank = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path, "  \n"), "-q", "q?", *model])

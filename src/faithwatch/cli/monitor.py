@@ -189,8 +189,11 @@ def score(
         fmt = shard_format(output, output_format)
         if host_workers and ray:
             raise InputError("--host-workers is for one process; with --ray, each worker tracks its own records")
-        if (parquet or fmt) and not ray:
-            raise InputError("a Parquet input or a folder of shards needs --ray (docs/scale.md)")
+        if parquet and not ray:
+            raise InputError("a Parquet input needs --ray (docs/scale.md)")
+        if fmt and not ray:
+            raise InputError(f"--output {output} is a folder (of shards): give a .jsonl file, or add --ray to write "
+                             "shards there (docs/scale.md)")
     except FaithwatchError as exc:
         raise fail(exc) from None
     output_path = Path(output)
