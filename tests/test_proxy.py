@@ -215,6 +215,14 @@ def test_each_summary_counts_its_own_upstream_calls(text_monitor):
     assert calls == [1, 1, 1]
 
 
+def test_healthz_says_whether_the_upstream_answers(text_monitor):
+    with Running(text_monitor, Script(pieces=FAITHFUL)) as url:
+        assert httpx.get(url + "/healthz", timeout=10).json()["upstream_reachable"] is True
+    with serve(create_proxy_app(text_monitor, Upstream("http://127.0.0.1:9/v1"))) as url:
+        health = httpx.get(url + "/healthz", timeout=10).json()
+    assert health["status"] == "ok" and health["upstream_reachable"] is False
+
+
 def test_other_hosts_and_bodies_that_are_not_json_are_refused(text_monitor):
     script = Script(pieces=FAITHFUL)
     with serve(fake_upstream(script)) as up, serve(create_proxy_app(

@@ -74,7 +74,12 @@ def create_proxy_app(monitor: Monitor, upstream: Upstream, settings: ProxySettin
 
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:
-        return {"status": "ok", "version": __version__, "upstream": upstream.base_url, "policy": settings.policy,
+        try:  # any HTTP answer of the upstream's model list (even 401 or 404) means it is up
+            reachable = (await upstream.client.get(f"{upstream.base_url}/models", timeout=2.0)).status_code < 500
+        except Exception:  # noqa: BLE001 - reported as unreachable
+            reachable = False
+        return {"status": "ok", "version": __version__, "upstream": upstream.base_url,
+                "upstream_reachable": reachable, "policy": settings.policy,
                 "model_id": monitor.model_id, "detector": monitor.detector.name, "threshold": monitor.threshold,
                 "features": monitor.feature_names}
 
