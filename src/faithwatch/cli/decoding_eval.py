@@ -100,7 +100,8 @@ def _print_summary(console: Any, summary: Any, checker: str) -> None:
         cells = [r["strategy"], str(r["n"])]
         if has_success:
             ci = "" if r["success_low"] is None else f" [{r['success_low']:.2f}, {r['success_high']:.2f}]"
-            gain = _fmt(r["success_gain"], 2) + ("" if r["success_gain_low"] is None else
+            gain = ("—" if r["success_gain"] is None else f"{r['success_gain']:+.2f}") + (
+                "" if r["success_gain_low"] is None else
                                                   f" [{r['success_gain_low']:+.2f}, {r['success_gain_high']:+.2f}]")
             if r["strategy"] == baseline:
                 gain = "(baseline)"
