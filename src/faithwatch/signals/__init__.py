@@ -105,7 +105,8 @@ def build_signals(names: Sequence[str], ctx: SignalContext) -> list[Any]:
     """The signals named in ``names``, in registry order; an unknown name is an :class:`InputError`."""
     unknown = sorted(set(names) - set(registry.signals))
     if unknown:
-        raise InputError(f"unknown signals {unknown}; available: {', '.join(registry.signals)}")
+        raise InputError(f"unknown signals {unknown}; available: {', '.join(registry.signals)} (on the command line "
+                         "also 'text': the families read from the text alone)")
     return [registry.signals.get(n).obj(ctx) for n in registry.signals if n in names]
 
 
