@@ -112,3 +112,106 @@ def test_plugins_reach_cli_choices_and_server_schemas() -> None:
     assert "toy-strategy" in got["generate"]["properties"]["strategy"]["enum"]
     assert "toy-scorer" in got["check"]["properties"]["alignment"]["examples"]
     assert got["valid"] == "toy-strategy"
+
+
+def test_the_command_imports_plugins_named_in_the_environment(tmp_path) -> None:
+    (tmp_path / "envplug.py").write_text(textwrap.dedent('''
+        from faithwatch import registry
+        from faithwatch.alignment.lexical import LexicalScorer
+        registry.scorers.add("env-scorer", lambda arg, device: LexicalScorer(), "a scorer from $FAITHWATCH_PLUGINS")
+
+        class Crash(LexicalScorer):
+            name = "crash"
+
+            def score_many(self, sentences, context, question=""):
+                raise RuntimeError("a bug in the plug-in")
+
+        registry.scorers.add("crash", lambda arg, device: Crash(), "a scorer that fails")
+    '''))
+    env = {"COLUMNS": "400", "PATH": "", "OMP_NUM_THREADS": "1", "NO_COLOR": "1", "PYTHONPATH": str(tmp_path)}
+
+    def cli(plugins: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "faithwatch", "monitor", "--help"], capture_output=True,
+                              text=True, timeout=300, env={**env, "FAITHWATCH_PLUGINS": plugins})
+
+    found = cli("envplug")
+    assert found.returncode == 0 and "env-scorer" in found.stdout, found.stderr
+    broken = cli("envplug, no_such_plugin")
+    assert broken.returncode == 2 and "'no_such_plugin' ($FAITHWATCH_PLUGINS) failed to load" in broken.stderr
+    (tmp_path / "ctx.txt").write_text("The tower is in Paris.")
+    (tmp_path / "answer.txt").write_text("The tower is in Rome.")
+    crash = subprocess.run([sys.executable, "-m", "faithwatch", "check", "-c", str(tmp_path / "ctx.txt"), "-r",
+                            str(tmp_path / "answer.txt"), "--extractor", "sentence", "--checker", "alignment",
+                            "--alignment", "crash"],
+                           capture_output=True, text=True, timeout=300, env={**env, "FAITHWATCH_PLUGINS": "envplug"})
+    message = " ".join(crash.stderr.split())
+    assert crash.returncode == 4 and "RuntimeError: a bug in the plug-in" in message
+    assert f"(in {tmp_path / 'envplug.py'}:" in message and "not faithwatch's code: a plug-in?" in message
+
+
+class _Length:
+    """The signal of docs/plugins.md (a text-only, model-free signal)."""
+
+    @staticmethod
+    def make(features: tuple[str, ...]):
+        from faithwatch.signals.base import Signal
+
+        class LengthSignal(Signal):
+            name = "length"
+            text_only = True
+
+            @property
+            def feature_names(self):
+                return ["n_words"]
+
+            def compute(self, trace):
+                return self.from_text([trace.sentence.text], trace.context, trace.question)[0]
+
+            def from_text(self, texts, context, question=""):
+                return [{f: float(len(t.split())) for f in features} for t in texts]
+
+        return LengthSignal()
+
+
+def test_plugins_that_break_their_contract_are_named() -> None:
+    """A scorer outside [0, 1], a signal with undeclared features and a checker with too few verdicts are errors
+    that name the plug-in (a batch reports them as bad records), not silent values."""
+    from faithwatch.claims.checking import CheckError
+    from faithwatch.claims.extraction import get_extractor
+    from faithwatch.claims.pipeline import check_response
+    from faithwatch.errors import FaithwatchError
+    from faithwatch.monitor import Monitor
+
+    class Big(LexicalScorer):
+        name = "big"
+
+        def score_many(self, sentences, context, question=""):
+            return [1.5 for _ in sentences]
+
+    context, answer = "The tower is in Paris. It is 330 metres tall.", "The tower is in Paris. It is tall."
+    with pytest.raises(FaithwatchError, match="alignment scorer 'big' gave 1.5, outside"):
+        Monitor("none", alignment=Big(), detector="heuristic", signals=["alignment"]).score("Where?", context, answer)
+    registry.signals.add("length", lambda ctx: _Length.make(("n_words",)), "words", default=False, text=True,
+                         model_free=True)
+    try:
+        good = Monitor("none", alignment="lexical", detector="heuristic", signals=["alignment", "length"])
+        assert [s.features["n_words"] for s in good.score("Where?", context, answer).sentences] == [5.0, 3.0]
+    finally:
+        registry.signals.remove("length")
+    registry.signals.add("length", lambda ctx: _Length.make(("n_words", "other")), "words", default=False,
+                         text=True, model_free=True)
+    try:
+        bad = Monitor("none", alignment="lexical", detector="heuristic", signals=["alignment", "length"])
+        with pytest.raises(FaithwatchError, match=r"signal 'length' gave features it does not declare.*'other'"):
+            bad.score("Where?", context, answer)
+    finally:
+        registry.signals.remove("length")
+
+    class Short:
+        name = "short"
+
+        def check(self, claims, references, question=None):
+            return []
+
+    with pytest.raises(CheckError, match="checker 'short' gave 0 verdicts for 2 claims"):
+        check_response(answer, context, get_extractor("sentence"), Short())

@@ -523,7 +523,14 @@ class Monitor:
             return [[] for _ in groups]
         values: list[dict] = [{} for _ in traces]
         for signal in self.signals:
-            for out, computed in zip(values, signal.compute_many(traces), strict=True):
+            declared = set(signal.feature_names)
+            rows = list(signal.compute_many(traces))
+            if len(rows) != len(traces):
+                raise FaithwatchError(f"signal {signal.name!r} gave {len(rows)} rows for {len(traces)} sentences")
+            for out, computed in zip(values, rows, strict=True):
+                if not computed.keys() <= declared:
+                    raise FaithwatchError(f"signal {signal.name!r} gave features it does not declare in "
+                                          f"feature_names: {sorted(computed.keys() - declared)}")
                 out.update(computed)
         out, at = [], 0
         for sentences, *_ in groups:

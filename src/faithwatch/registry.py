@@ -2,12 +2,15 @@
 
 A plug-in is one module plus one ``add`` line in its package's ``__init__`` (or the module that defines the kind).
 CLI choices, help texts and the server's request schemas are generated from these registries, so a new entry
-shows up everywhere at once. Reading a registry first imports the package that fills it.
+shows up everywhere at once. Reading a registry first imports the package that fills it. The ``faithwatch``
+command imports plug-in modules first (:func:`load_plugins`): those named in ``$FAITHWATCH_PLUGINS`` and the
+``faithwatch.plugins`` entry points of installed packages.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -91,3 +94,37 @@ strategies: Registry[Callable[..., Any]] = Registry("strategy", "faithwatch.deco
 signals: Registry[Callable[..., Any]] = Registry("signal", "faithwatch.signals")
 #: claim checkers (``faithwatch.claims.checking``): obj(spec: CheckerSpec, backend) -> Checker
 checkers: Registry[Callable[..., Any]] = Registry("claim checker", "faithwatch.claims.checking")
+
+
+#: comma-separated plug-in modules (importable names) that the ``faithwatch`` command imports first
+PLUGINS_ENV = "FAITHWATCH_PLUGINS"
+#: the entry-point group of installed plug-in packages (``[project.entry-points."faithwatch.plugins"]``)
+ENTRY_POINT_GROUP = "faithwatch.plugins"
+
+
+def load_plugins() -> list[str]:
+    """Import the plug-in modules of ``$FAITHWATCH_PLUGINS`` and of every ``faithwatch.plugins`` entry point (an
+    entry point may also name a function, which is then called), so that their ``add`` lines run before the CLI
+    builds its choices. Returns what was loaded; a plug-in that fails to load is an :class:`InputError` naming it."""
+    from importlib.metadata import entry_points
+
+    loaded: list[str] = []
+    for name in (m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(",")):
+        if not name:
+            continue
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 - any failure of the user's module, named
+            raise InputError(f"the plug-in module {name!r} (${PLUGINS_ENV}) failed to load: "
+                             f"{type(exc).__name__}: {exc}") from exc
+        loaded.append(name)
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            target = point.load()
+            if callable(target):
+                target()
+        except Exception as exc:  # noqa: BLE001 - any failure of an installed plug-in, named
+            raise InputError(f"the plug-in {point.name!r} ({point.value}, entry point {ENTRY_POINT_GROUP}) failed "
+                             f"to load: {type(exc).__name__}: {exc}") from exc
+        loaded.append(point.value)
+    return loaded

@@ -60,7 +60,10 @@ def check_response(
     except ExtractionError as exc:
         return ResponseCheck(response, [], [], aggregation, None, None, None, _name(extractor), _name(checker),
                              extraction_error=str(exc))
-    verdicts = checker.check(claims, refs, question) if claims else []
+    verdicts = list(checker.check(claims, refs, question)) if claims else []
+    if len(verdicts) != len(claims):
+        raise CheckError(f"the checker {_name(checker)!r} gave {len(verdicts)} verdicts for {len(claims)} claims "
+                         "(one per claim, in order)")
     return ResponseCheck(
         response=response,
         claims=claims,

@@ -1,7 +1,8 @@
 """The ``faithwatch`` command line: one module per command group, merged into one app.
 
-Exit codes: 0 success; 1 some records of a batch failed (the rest were written); 2 bad input or usage;
-3 the model cannot be loaded; 4 an internal error.
+Exit codes: 0 success; 1 the work failed on valid input (some records of a batch, the rest written; or the one
+response of a command: a checker, extractor or scorer gave no usable answer); 2 bad input or usage; 3 the model
+or service cannot be had; 4 an internal error.
 """
 
 from __future__ import annotations
@@ -14,8 +15,28 @@ import typer
 from rich.markup import escape
 
 from faithwatch._version import __version__
-from faithwatch.cli import calibration, claims, decoding, decoding_eval, detectors, lss, monitor, nli, proxy, server
-from faithwatch.cli._common import EXIT_INPUT, EXIT_INTERNAL, err, missing_extra, out
+from faithwatch.errors import InputError
+from faithwatch.registry import load_plugins
+
+try:  # plug-ins register before the command modules build their choices from the registries
+    load_plugins()
+    _PLUGIN_ERROR: InputError | None = None
+except InputError as _exc:
+    _PLUGIN_ERROR = _exc
+
+from faithwatch.cli import (  # noqa: E402
+    calibration,
+    claims,
+    decoding,
+    decoding_eval,
+    detectors,
+    lss,
+    monitor,
+    nli,
+    proxy,
+    server,
+)
+from faithwatch.cli._common import EXIT_INPUT, EXIT_INTERNAL, err, missing_extra, out  # noqa: E402
 
 # plain click help: no "<bool>" metavars on flags, and brackets in help texts ("[str]") shown as written
 app = typer.Typer(help="faithwatch: keep RAG answers faithful to their context.", no_args_is_help=True,
@@ -36,6 +57,9 @@ def main(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
 ) -> None:
     """faithwatch: keep RAG answers faithful to their context."""
+    if _PLUGIN_ERROR is not None:
+        err.print(f"[bold red]error:[/] {escape(str(_PLUGIN_ERROR))}")
+        raise typer.Exit(EXIT_INPUT)
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s: %(message)s")
     if not verbose:  # read by transformers when a command first imports it (importing it here costs seconds)
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
@@ -61,5 +85,24 @@ def run() -> None:
                   + escape(f"pip install 'faithwatch[{extra}]'"))
         raise SystemExit(EXIT_INPUT) from None
     except Exception as exc:  # noqa: BLE001
-        err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {escape(str(exc))}")
+        err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {escape(str(exc))}{escape(_outside(exc))}")
         raise SystemExit(EXIT_INTERNAL) from exc
+
+
+def _outside(exc: BaseException) -> str:
+    """`` (in FILE:LINE, not faithwatch's code: a plug-in?)`` when the innermost frame of ``exc`` that is not in an
+    installed library or the standard library lies outside the faithwatch package, else ``""``."""
+    import sysconfig
+    import traceback
+    from pathlib import Path
+
+    ours = Path(__file__).resolve().parents[1]
+    libs = [Path(v).resolve() for k, v in sysconfig.get_paths().items() if k in ("stdlib", "platstdlib", "purelib",
+                                                                                 "platlib")]
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        where = Path(frame.filename).resolve()
+        if where.is_relative_to(ours):
+            return ""
+        if not any(where.is_relative_to(lib) for lib in libs) and not frame.filename.startswith("<frozen"):
+            return f" (in {where}:{frame.lineno}, not faithwatch's code: a plug-in?)"
+    return ""

@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from faithwatch import registry
-from faithwatch.errors import InputError, ModelNotAvailableError
+from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 from faithwatch.signals import default_signals, model_free_signals
 
 _WIDTH = None if sys.stdout.isatty() else 160  # piped output: wide tables instead of wrapped cells
@@ -34,8 +34,15 @@ def missing_extra(exc: ModuleNotFoundError) -> str | None:
 
 
 def fail(exc: Exception) -> typer.Exit:
-    """Print ``exc`` as an error and return the exit to raise: 3 for a model that cannot be had, else 2."""
-    code = EXIT_MODEL if isinstance(exc, ModelNotAvailableError) else EXIT_INPUT
+    """Print ``exc`` as an error and return the exit to raise: 3 for a model or service that cannot be had, 1 for
+    work that failed on valid input (a checker or extractor that gave no usable answer, a scorer's bad value), else
+    2 (bad input or usage)."""
+    if isinstance(exc, ModelNotAvailableError):
+        code = EXIT_MODEL
+    elif isinstance(exc, FaithwatchError) and not isinstance(exc, InputError):
+        code = EXIT_PARTIAL
+    else:
+        code = EXIT_INPUT
     err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)  # text, never markup; one line
     return typer.Exit(code)
 

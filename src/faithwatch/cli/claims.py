@@ -230,7 +230,7 @@ def check(
     _print_summaries(out, summary.summaries)
     err.print(f"{summary.checked} checked, {summary.skipped_done} already done, {len(summary.bad)} bad "
               f"({summary.failed} failed extraction/checking) of {summary.total} records → {output}")
-    err.print(f"summaries: {output.name}.summary.json")
+    err.print(f"summaries: {output.with_name(output.name + '.summary.json').resolve()}")
     if summary.bad:
-        err.print(f"bad records are listed in {output.name}.errors.jsonl")
+        err.print(f"bad records are listed in {output.with_name(output.name + '.errors.jsonl').resolve()}")
         raise typer.Exit(EXIT_PARTIAL)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -29,23 +30,28 @@ _KIND_STYLE = {"accept": "green", "keep": "green", "select": "bold green", "back
                "drop": "yellow", "refuse": "bold red", "candidate": "dim", "stop": "magenta"}
 
 
+def _param(name: str, flags: str, **kw: Any) -> Any:
+    """An option for one :class:`~faithwatch.params.DecodingParams` field that stays ``None`` unless given, so
+    that a strategy's own defaults (a registered ``defaults=``) apply; the help shows the general default."""
+    return typer.Option(None, flags, help=f"{help_of(name)} [default: {default(name)}, unless the strategy sets "
+                        "its own]", show_default=False, **kw)
+
+
 @app.command()
 def generate(
     context: Path = typer.Option(..., "--context", "-c", help="File with the retrieved context."),
     question: str = typer.Option(..., "--question", "-q", help="The user's question."),
     strategy: str = typer.Option(DEFAULT_STRATEGY, "--strategy", "-s", help=registry.strategies.choices()),
-    tau1: float = typer.Option(default("tau1"), "--tau1", help=help_of("tau1")),
-    tau2: float = typer.Option(default("tau2"), "--tau2", help=help_of("tau2")),
-    beams: int = typer.Option(default("beams"), "--beams", min=1, help=help_of("beams")),
-    samples: int | None = typer.Option(None, "--samples", min=1, help=help_of("samples") + f" [default: "
-                                       f"{default('samples')}]"),
-    temperature: float = typer.Option(default("temperature"), "--temperature", min=0.0, help=help_of("temperature")),
-    alpha: float = typer.Option(default("alpha"), "--alpha", help=help_of("alpha")),
-    abstain_threshold: float = typer.Option(default("abstain_threshold"), "--abstain-threshold",
-                                            help=help_of("abstain_threshold")),
-    max_new_tokens: int = typer.Option(default("max_new_tokens"), "--max-new-tokens", min=1),
-    seed: int = typer.Option(default("seed"), "--seed"),
-    coverage: bool = typer.Option(default("coverage"), "--coverage/--no-coverage", help=help_of("coverage")),
+    tau1: float | None = _param("tau1", "--tau1"),
+    tau2: float | None = _param("tau2", "--tau2"),
+    beams: int | None = _param("beams", "--beams", min=1),
+    samples: int | None = _param("samples", "--samples", min=1),
+    temperature: float | None = _param("temperature", "--temperature", min=0.0),
+    alpha: float | None = _param("alpha", "--alpha"),
+    abstain_threshold: float | None = _param("abstain_threshold", "--abstain-threshold"),
+    max_new_tokens: int | None = _param("max_new_tokens", "--max-new-tokens", min=1),
+    seed: int | None = _param("seed", "--seed"),
+    coverage: bool | None = _param("coverage", "--coverage/--no-coverage"),
     lens: Path | None = typer.Option(None, "--lens", help="Lookback Lens folder for --strategy lookback."),
     model: str | None = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2)."),
     device: str | None = DeviceOpt,
