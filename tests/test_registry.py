@@ -215,3 +215,25 @@ def test_plugins_that_break_their_contract_are_named() -> None:
 
     with pytest.raises(CheckError, match="checker 'short' gave 0 verdicts for 2 claims"):
         check_response(answer, context, get_extractor("sentence"), Short())
+
+
+def test_a_strategy_s_own_defaults_apply_on_the_command_line(tiny_model_dir, tmp_path, one_thread) -> None:
+    from typer.testing import CliRunner
+
+    from faithwatch.cli import app
+
+    (tmp_path / "ctx.txt").write_text("It is in Paris. It is tall.")
+    registry.strategies.add("short-greedy", registry.strategies.get("greedy").obj, "greedy, briefly",
+                            defaults={"max_new_tokens": 5})
+    try:
+        def params(*extra: str) -> dict:
+            done = CliRunner().invoke(app, ["generate", "-c", str(tmp_path / "ctx.txt"), "-q", "Where?", "--model",
+                                            str(tiny_model_dir), "--detector", "heuristic", "--strategy",
+                                            "short-greedy", "--json", *extra])
+            assert done.exit_code == 0, done.output
+            return json.loads(done.stdout)["params"]
+
+        assert params()["max_new_tokens"] == 5  # the strategy's default, not DecodingParams'
+        assert params("--max-new-tokens", "7")["max_new_tokens"] == 7  # the caller's value wins
+    finally:
+        registry.strategies.remove("short-greedy")
