@@ -236,6 +236,7 @@ def test_503_when_queue_full_and_504_on_timeout(lm):
             assert r.status_code == 503
             assert int(r.headers["retry-after"]) >= 1
             assert r.json()["queue"]["waiting"] == 1 and r.json()["queue"]["queue_size"] == 1
+            assert "(2 of 2 places taken: 1 worker(s) and 1 waiting)" in r.json()["message"]
             r = http.post("/v1/monitor", json={"question": "q", "context": "c"})
             assert r.status_code == 503
         finally:

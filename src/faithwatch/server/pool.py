@@ -55,8 +55,9 @@ class QueueFullError(Exception):
     """The pool is at capacity; ``stats`` and ``retry_after`` go into the 503 answer."""
 
     def __init__(self, stats: dict[str, Any], retry_after: int) -> None:
-        super().__init__(f"the work queue is full ({stats['waiting']} waiting, limit {stats['queue_size']}; "
-                         f"{stats['running']} running on {stats['workers']} workers)")
+        taken, places = stats["waiting"] + stats["running"], stats["queue_size"] + stats["workers"]
+        super().__init__(f"the work queue is full ({taken} of {places} places taken: {stats['workers']} "
+                         f"worker(s) and {stats['queue_size']} waiting)")
         self.stats = stats
         self.retry_after = retry_after
 
