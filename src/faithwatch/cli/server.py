@@ -101,7 +101,8 @@ def serve(
     except FaithwatchError as exc:
         raise fail(exc) from None
     err.print(f"faithwatch serving {monitor.lm.model_id} on http://{host}:{port} (docs: /docs; queue "
-              f"{queue_size}, workers {workers}, live batch rows {batch_rows})")
+              f"{queue_size}, workers {workers}, "
+              f"{f'live batch of {batch_rows} rows' if batch_rows > 1 else 'no live batch: one request at a time'})")
     err.print(f"API key: {'required on /v1/* (browser: open /login once)' if api_key else 'none'}; Host names: "
               f"{escape(', '.join(hosts)) if hosts else 'any'}")
     if api_key is None and hosts is None:
