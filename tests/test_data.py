@@ -249,6 +249,21 @@ def test_a_bad_begin_row_is_named(begin_root: Path, tmp_path: Path, row, message
         load_dataset(str(path))
 
 
+def test_a_quote_in_a_begin_file_is_text_and_a_broken_row_is_named(begin_root: Path, tmp_path: Path) -> None:
+    """BEGIN's TSV has no quoting: a response that opens with '"' keeps it and does not swallow the next rows."""
+    lines = (begin_root / "begin-dev" / "begin_dev_wow.tsv").read_text(encoding="utf-8").splitlines()
+    quoted = ["t5", "wow", "K.", "M.", '"Penguin" employs him, she said.', "Fully attributable"]
+    after = ["t5", "wow", "K2.", "M2.", "R2.", "Not fully attributable"]
+    path = tmp_path / "begin_quote.tsv"
+    path.write_text("\n".join([*lines, "\t".join(quoted), "\t".join(after)]) + "\n", encoding="utf-8")
+    examples = load_dataset(str(path), generic="unfaithful")
+    assert len(examples) == len(lines) - 1 + 2
+    assert examples[-2].response == '"Penguin" employs him, she said.' and examples[-1].response_label == 1
+    path.write_text("\n".join([*lines, "\t".join([*after, "extra"])]) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"begin_quote.tsv:5: more tab-separated fields than the header's"):
+        load_dataset(str(path))
+
+
 def test_a_summedits_file_as_released_loads_by_path(tmp_path: Path) -> None:
     rows = [{"id": "news_1_0", "doc": "The council met on Monday.", "summary": "The council met on Monday.",
              "label": 1, "original_summary": "x", "edit_types": []},

@@ -213,15 +213,19 @@ BEGIN_LABELS = ("Fully attributable", "Not fully attributable", "Generic")
 
 def load_begin_file(path: Path, dataset: str, generic: Policy = "exclude") -> list[LabelledExample]:
     """A BEGIN file as released (tab-separated, with :data:`BEGIN_COLUMNS` and ``model_name``); labels as
-    :func:`load_begin`. Ids are ``begin-<row>``."""
+    :func:`load_begin`. Ids are ``begin-<row>``. The files are plain TSV: a ``"`` is text (a response may open
+    with one), never a quote that would join rows; a row with more or fewer fields than the header is an error."""
     out = []
-    with path.open(encoding="utf-8") as handle:
-        reader = csv.DictReader(handle, delimiter="\t")
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
         missing = [c for c in BEGIN_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
             raise InputError(f"{path}: not a BEGIN file: no column {', '.join(missing)} "
                              f"(columns: {', '.join(reader.fieldnames or [])})")
         for i, row in enumerate(reader):
+            if None in row or None in row.values():
+                raise InputError(f"{path}:{reader.line_num}: {'more' if None in row else 'fewer'} tab-separated fields "
+                                 f"than the header's {len(reader.fieldnames or [])}")
             if row["begin_label"] not in BEGIN_LABELS:
                 raise InputError(f"{path}:{reader.line_num}: begin_label {row['begin_label']!r} is none of "
                                  f"{', '.join(BEGIN_LABELS)}")
