@@ -25,6 +25,7 @@ from faithwatch.cli._common import (
     out,
     progress,
 )
+from faithwatch.data.loaders import DATA_SUFFIXES
 from faithwatch.errors import FaithwatchError, InputError
 
 if TYPE_CHECKING:
@@ -41,10 +42,6 @@ AUGMENT_OPT = typer.Option(None, "--augment", help="Comma-separated training-onl
                            "`faithwatch synth-edits`): trained on, never held out or used for calibration.")
 TEXT_ONLY_OPT = typer.Option(False, "--text-only", help="Sentence features from the text alone, without teacher "
                              "forcing (families alignment, lexical, edits, tagger): minutes instead of hours.")
-
-
-#: the files a folder given to --data stands for (a benchmark released as one file per domain or split)
-DATA_SUFFIXES = (".jsonl", ".json", ".tsv")
 
 
 def _datasets(spec: str) -> list[str]:

@@ -205,6 +205,10 @@ def load_begin(root: Path, generic: Policy = "exclude") -> list[LabelledExample]
     return load_begin_file(root / "begin-dev" / "begin_dev_wow.tsv", "begin-dev", generic)
 
 
+#: the suffixes of data files read by path (generic JSONL, QAGS, BEGIN, SummEdits); such a set is named by its stem
+DATA_SUFFIXES = (".jsonl", ".json", ".tsv")
+
+
 #: the columns of a BEGIN file as released
 BEGIN_COLUMNS = ("knowledge", "message", "response", "begin_label")
 #: the labels of a BEGIN file ("Generic" follows the ``generic`` policy)
