@@ -114,3 +114,19 @@ def test_the_input_is_never_its_own_output_and_a_new_folder_is_made(monitor, tmp
     assert [b.error for b in summary.bad] == [
         "invalid JSON: Expecting ',' delimiter at column 26",
         "invalid JSON: Expecting value at column 24 (the line ends early: cut off?)"]
+
+
+def test_a_resumed_output_refuses_rows_of_another_detector(monitor, tmp_path):
+    from faithwatch.errors import InputError
+    from faithwatch.monitor import Monitor
+
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    _write(src, GOOD[:2])
+    score_file(monitor, src, out)
+    _write(src, GOOD)  # one more record: a resume would score it
+    other = Monitor(monitor.lm, alignment="embedding", detector="heuristic")
+    with pytest.raises(InputError, match=r"scored under another configuration \(.*alignment 'lexical' → 'embedding'"):
+        score_file(other, src, out)
+    assert _ids(out) == ["a", "b"]  # nothing appended
+    assert score_file(monitor, src, out).scored == 1  # the same configuration resumes
+    assert score_file(other, src, out, overwrite=True).scored == 3

@@ -141,19 +141,28 @@ def _row_ids(output: Path) -> set[str] | None:
     return ids
 
 
-def guard_output(output: Path, source: Path, input_ids: set[str]) -> None:
-    """Refuse to append to an ``output`` that is not a faithwatch output of ``source``, then name ``source`` and
-    its sha256 in the sidecar :func:`meta_path`.
+def guard_output(output: Path, source: Path, input_ids: set[str], config: dict[str, Any] | None = None) -> None:
+    """Refuse to append to an ``output`` that is not a faithwatch output of ``source`` (made under ``config``),
+    then name ``source``, its sha256 and ``config`` in the sidecar :func:`meta_path`.
 
     An output is resumed when its sidecar names the same input hash, or (an edited input: bad lines fixed, records
-    added) when every id it holds is an id of the input. Anything else (another file, another input) is refused.
+    added) when every id it holds is an id of the input. Anything else (another file, another input) is refused,
+    and so is an output whose sidecar records another ``config`` (rows of two detectors would mix in one file).
     """
     digest, sidecar = _sha256(source), meta_path(output)
     if output.exists() and output.stat().st_size > 0:
         try:
-            recorded = json.loads(sidecar.read_text(encoding="utf-8")).get("input_sha256")
-        except (OSError, ValueError, AttributeError):
-            recorded = None
+            doc = json.loads(sidecar.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            doc = None
+        doc = doc if isinstance(doc, dict) else {}
+        was = doc.get("config")
+        if config is not None and was is not None and was != config:
+            changed = ", ".join(f"{k} {was.get(k)!r} → {config.get(k)!r}" for k in config
+                                if was.get(k) != config.get(k))
+            raise InputError(f"{output} was scored under another configuration ({changed}); resuming would mix "
+                             "the two in one file: choose another --output, or --overwrite to start afresh")
+        recorded = doc.get("input_sha256")
         if recorded != digest:
             ids = _row_ids(output)
             if ids is None:
@@ -163,7 +172,8 @@ def guard_output(output: Path, source: Path, input_ids: set[str]) -> None:
             if foreign:
                 raise InputError(f"{output} holds records of another input (ids {', '.join(foreign[:3])} are not in "
                                  f"{source}); choose another --output, or --overwrite to start afresh")
-    sidecar.write_text(json.dumps({"input": str(source), "input_sha256": digest}) + "\n", encoding="utf-8")
+    body = {"input": str(source), "input_sha256": digest, **({"config": config} if config is not None else {})}
+    sidecar.write_text(json.dumps(body) + "\n", encoding="utf-8")
 
 
 def finished_ids(output: Path) -> set[str]:
@@ -184,6 +194,7 @@ def run_batch(
     source: Path | None = None,
     process_many: Callable[[list[Record]], Iterable[tuple[Record, dict[str, Any] | FaithwatchError]]] | None = None,
     batch_size: int = 1,
+    config: dict[str, Any] | None = None,
 ) -> BatchSummary:
     """Run ``process`` over records into ``output_path``: resumable, bad records reported and skipped.
 
@@ -205,7 +216,7 @@ def run_batch(
     if overwrite and output_path.exists():
         output_path.unlink()
     if source is not None:
-        guard_output(output_path, source, {item.id for item in items if item.id is not None})
+        guard_output(output_path, source, {item.id for item in items if item.id is not None}, config)
     store = output_store(output_path)
     done = {str(k) for k in store.load()}
     summary.corrupt_output = list(store.corrupt)
@@ -309,6 +320,6 @@ def score_file(
     summary = run_batch(list(read_records(input_path)), output_path, process, overwrite=overwrite,
                         on_progress=on_progress, on_bad=on_bad, source=input_path,
                         process_many=process_many if batch_size > 1 or host_workers else None,
-                        batch_size=batch_size)
+                        batch_size=batch_size, config=monitor.scoring_config())
     summary.seconds = time.perf_counter() - start
     return summary

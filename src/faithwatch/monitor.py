@@ -198,6 +198,16 @@ class Monitor:
                 raise InputError(f"the detector was trained with {label} version {want!r}, but this one is "
                                  f"version {have!r} (its model changed); retrain the detector")
 
+    def scoring_config(self) -> dict[str, Any]:
+        """What a score depends on: the model, the detector (its content hash, for a trained one), its threshold,
+        the alignment scorer and the signals. A resumed batch output refuses rows made under another config."""
+        meta = getattr(self.detector, "meta", None)
+        return {"model_id": self.model_id, "detector": self.detector.name,
+                "detector_content_hash": getattr(meta, "content_hash", None) or None,
+                "threshold": round(float(self.threshold), 9),
+                "alignment": self.alignment.name if self.alignment is not None else None,
+                "signals": [s.name for s in self.signals]}
+
     @property
     def model_unread(self) -> bool:
         """Teacher forcing runs the model for signals the detector does not read (``--signals text`` skips it)."""
