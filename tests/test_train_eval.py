@@ -333,6 +333,10 @@ def test_calibrate_refits_the_threshold_on_new_labelled_data(datasets, tiny_mode
     for name in ("lr.coef", "lr.intercept"):  # the aggregator's weights are kept
         assert (old.weights[name] == fitted.weights[name]).all()
     assert not (old.weights["calib.platt"] == fitted.weights["calib.platt"]).all()
+    evaluated = runner.invoke(app, ["eval", "--detector", str(new), "--data", str(b), "--text-only",
+                                    "--alignment", "lexical", "--report", str(tmp_path / "r")])
+    assert evaluated.exit_code == 0, evaluated.output
+    assert "calibrated on it; its figures are in-sample" in " ".join(evaluated.output.split())
 
 
 def test_calibrate_refuses_data_with_too_few_of_a_class(datasets, tiny_model_dir, tmp_path, one_thread, lm):

@@ -341,7 +341,7 @@ def evaluate(
     from faithwatch.detectors.shipped import detector_dir
     from faithwatch.eval import harness
     from faithwatch.eval.recalibration import balanced_accuracy_after_shift
-    from faithwatch.eval.report import detection_table, format_ci, write_report
+    from faithwatch.eval.report import detection_table, fitted_on, format_ci, write_report
     from faithwatch.eval.training import TEXT_FAMILIES, syncheck_scores
 
     detector = detector_dir(detector_name)
@@ -367,13 +367,13 @@ def evaluate(
         raise fail(exc) from None
     start = time.perf_counter()
     out_tables, curves, calibration = {}, {}, []
-    trained_on = {line.split(":")[0] for line in det.meta.training_data}
+    trained_on = fitted_on(det.meta.training_data, det.meta.metrics)
     for name, d in tables.items():
         if d.train_only:
             continue
-        tag = " (IN-SAMPLE: the detector was trained on this set)" if name in trained_on else ""
+        tag = " (IN-SAMPLE: the detector was trained or calibrated on this set)" if name in trained_on else ""
         if tag:
-            err.print(f"[yellow]{name}: the detector was trained on it; its figures are in-sample[/]")
+            err.print(f"[yellow]{name}: the detector was trained or calibrated on it; its figures are in-sample[/]")
         if d.sentences.label.nunique() < 2:
             err.print(f"[yellow]{name}: sentence labels have one class; sentence-level metrics skipped[/]")
         else:

@@ -47,7 +47,8 @@ __all__ = ["IN_SAMPLE_NOTE", "SCHEMA_VERSION", "detection_table", "format_ci", "
 
 SCHEMA_VERSION = 1
 _MISSING_MD = "n/a"
-#: the mark of a table or curve whose data set the evaluated detector was trained on
+#: the mark of a table or curve whose data set the evaluated detector was trained on (or calibrated on: its
+#: threshold was fitted there, :func:`fitted_on`)
 IN_SAMPLE_NOTE = "IN-SAMPLE (the detector was trained on this data set)"
 _GROUP_SEP = " · "
 # a mark already in a table name: this module's own, or the older "(IN-SAMPLE: the detector was trained on this set)"
@@ -202,6 +203,21 @@ def trained_on(training_data: Sequence[str]) -> set[str]:
     return {str(line).split(":", 1)[0].strip() for line in training_data if str(line).split(":", 1)[0].strip()}
 
 
+def fitted_on(training_data: Sequence[str], metrics: Mapping[str, Any] | None = None) -> set[str]:
+    """The data sets a detector's figures are in-sample for: those it was trained on (:func:`trained_on`) and
+    those a labelled ``faithwatch calibrate`` fitted its threshold on (``metrics["recalibration"]["source"]``, the
+    ``--data`` it was given: names or files, a file by its stem)."""
+    from faithwatch.data.loaders import DATA_SUFFIXES
+
+    out = trained_on(training_data)
+    source = ((metrics or {}).get("recalibration") or {}).get("source")
+    for part in str(source or "").split(","):
+        part = part.strip()
+        if part:
+            out.add(Path(part).stem if part.endswith(DATA_SUFFIXES) else part)
+    return out
+
+
 def _in_sample_from_meta(meta: Mapping[str, Any]) -> set[str]:
     """The training data sets of the detector folder ``meta["detector"]`` (as ``faithwatch eval`` passes it), or
     nothing when that is not a detector folder."""
@@ -214,7 +230,8 @@ def _in_sample_from_meta(meta: Mapping[str, Any]) -> set[str]:
     except (OSError, ValueError):
         return set()
     lines = doc.get("training_data") if isinstance(doc, dict) else None
-    return trained_on(lines) if isinstance(lines, list) else set()
+    metrics = doc.get("metrics") if isinstance(doc, dict) and isinstance(doc.get("metrics"), dict) else None
+    return fitted_on(lines, metrics) if isinstance(lines, list) else set()
 
 
 def _data_set_of(name: str) -> str:
