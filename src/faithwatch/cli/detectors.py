@@ -412,6 +412,9 @@ def evaluate(
         out_tables[title] = pd.DataFrame(calibration)
         out.print(f"[bold]{title}[/]")
         out.print(out_tables[title].to_string(index=False, na_rep="—", float_format=lambda x: f"{x:.3f}"))
+    if transfer and len(tables) < 2:
+        err.print("[yellow]--transfer needs at least two labelled data sets (each is held out in turn): no "
+                  "leave-one-out, matrix or ablation tables[/]")
     if transfer and len(tables) >= 2:
         from faithwatch.eval import transfer as tr
         from faithwatch.eval.training import Recipe
