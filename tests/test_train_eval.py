@@ -71,6 +71,8 @@ def test_train_eval_monitor(datasets, tiny_model_dir, tmp_path, one_thread, lm):
     doc = json.loads(chosen.read_text())
     assert doc["data"] == ["towns_a", "towns_b"] and "worst gain" in doc["selection"]
     assert doc["recipe"]["families"] and "held-out AUROC" in selected.output
+    hint = " ".join(selected.output.split())
+    assert f"faithwatch train --data {a},{b} --alignment lexical --recipe {chosen} --out DETECTOR_DIR" in hint
 
     report = tmp_path / "report"
     result = runner.invoke(app, ["eval", "--detector", str(det), "--data", f"{a},{b}", "--report", str(report),

@@ -272,7 +272,11 @@ def select(
                         encoding="utf-8")
     if table_file is not None:
         table.to_csv(table_file, index=False)
-    err.print(f"chosen recipe written to {out_file}; train it with `faithwatch train --recipe {out_file}`")
+    again = " ".join(["--data", data, *(["--augment", augment] if augment else []),
+                      *(["--alignment", alignment] if alignment not in (None, "auto") else []),
+                      *(["--text-only"] if text_only else [])])
+    err.print(f"chosen recipe written to {out_file}; train it with `faithwatch train {again} --recipe {out_file} "
+              "--out DETECTOR_DIR`")
 
 @app.command(name="synth-edits")
 def synth_edits(
