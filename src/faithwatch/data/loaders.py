@@ -106,7 +106,8 @@ def load_qags(root: Path) -> list[LabelledExample]:
 
 def load_qags_file(path: Path, dataset: str) -> list[LabelledExample]:
     """A QAGS file as released (``mturk_<source>.jsonl``: ``article`` and ``summary_sentences``, each with its
-    workers' yes/no ``responses``); labels as :func:`load_qags`. Ids are ``qags-<line>``."""
+    workers' yes/no ``responses``); labels as :func:`load_qags`. Ids are ``qags-<n>``, ``n`` counting the records
+    from 0 (blank lines skipped)."""
     out = []
     numbered = [(n, line) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
                 if line.strip()]
