@@ -492,7 +492,8 @@ def test_cli_interrupted_run_still_reports_from_the_cache(tiny_model_dir, tmp_pa
 
     monkeypatch.setattr(ev, "generate", stopped_after_three)
     first = CliRunner().invoke(app, args)
-    assert first.exit_code == 1 and "interrupted" in first.output
+    assert first.exit_code == 1 and "interrupted: 3 runs finished so far, 5 not started" in " ".join(
+        first.output.split())
     doc = json.loads((report / "results.json").read_text())
     assert doc["meta"]["interrupted"] is True
     summary = {r["strategy"]: r for r in doc["tables"][0]["records"]}

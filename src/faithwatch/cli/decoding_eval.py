@@ -57,8 +57,11 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+NOT_RUN = "not run (interrupted)"
+
+
 def _not_run(*args: Any, **kwargs: Any) -> Any:
-    raise FaithwatchError("not run (interrupted)")
+    raise FaithwatchError(NOT_RUN)
 
 
 def build_checker(spec: str, device: str = "cpu") -> Any:
@@ -264,6 +267,12 @@ def eval_decoding(
     _print_summary(out, result.summary, result.meta["checker"])
     if result.by_topic is not None:
         out.print(result.by_topic.round(3).to_string(index=False))
+    not_run = [r for r in result.rows if r.get("error") == NOT_RUN]
+    if interrupted:  # the report was read back from the cache: every finished run counts as "from the cache"
+        err.print(f"interrupted: {result.reused} runs finished so far, {len(not_run)} not started (rows marked "
+                  f"'not run', in the errors column); run the same command again to continue. Report: "
+                  f"{', '.join(str(p) for p in paths[:2])}, {answers}")
+        raise typer.Exit(EXIT_PARTIAL)
     err.print(f"{result.generated} runs, {result.reused} from the cache; report: "
               f"{', '.join(str(p) for p in paths[:2])}, {answers}")
     errors = [r for r in result.rows if r.get("error")]
