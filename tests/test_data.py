@@ -555,6 +555,19 @@ def test_load_jsonl_non_object_line(tmp_path: Path) -> None:
         load_jsonl(path)
 
 
+def test_load_jsonl_names_every_bad_line_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "mine.jsonl"
+    rows = [GOOD, {**GOOD, "response": ""}, GOOD, {**GOOD, "spans": [{"start": 0, "end": 80}]}]
+    rows += [{**GOOD, "label": 2}] * 11
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_jsonl(path)
+    message = str(info.value)
+    assert message.startswith("13 bad lines: ") and "mine.jsonl:2: missing or empty ['response']" in message
+    assert "mine.jsonl:4: span [0, 80) is not inside the response (0 to 5 characters)" in message
+    assert "and 3 more bad lines" in message and "mine.jsonl:3" not in message
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # load_dataset / data_root
 # ---------------------------------------------------------------------------------------------------------------

@@ -256,10 +256,11 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
          "label"?: 0|1}                                                                 # response level, 1 = unfaithful
 
     With ``spans``, sentences not covered by any span are faithful. Without a question (left out or null) the
-    response is a summary of the context: the summarization sets' question and instruction. Bad lines raise
-    InputError naming the line.
+    response is a summary of the context: the summarization sets' question and instruction. Bad lines raise one
+    InputError that names every one of them (the first :data:`MAX_NAMED` and how many more), so that a file is
+    fixed in one pass.
     """
-    out = []
+    out, bad = [], []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
@@ -278,18 +279,28 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
             spans = [LabelledSpan(int(s["start"]), int(s["end"]), s.get("label", "unfaithful"))
                      for s in row.get("spans", [])]
             for s in spans:
-                if not 0 <= s.start < s.end <= len(row["response"]) or s.label not in (
-                        "unfaithful", "faithful", "excluded"):
-                    raise InputError(f"bad span {s}")
+                if s.label not in ("unfaithful", "faithful", "excluded"):
+                    raise InputError(f"span label {s.label!r} is none of unfaithful, faithful, excluded")
+                if not 0 <= s.start < s.end <= len(row["response"]):
+                    raise InputError(f"span [{s.start}, {s.end}) is not inside the response (0 to "
+                                     f"{len(row['response'])} characters)")
         except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise InputError(f"{path}:{n}: {exc}") from exc
+            bad.append(f"{path}:{n}: {exc}")
+            continue
         out.append(LabelledExample(
             dataset=path.stem, id=str(row.get("id", f"line-{n}")), context=row["context"], question=row["question"],
             response=row["response"], instruction=row.get("instruction", QA_INSTRUCTION), spans=spans,
             default_label=0 if "spans" in row else None, response_label=row.get("label"),
             source_model=str(row["source_model"]) if row.get("source_model") is not None else None,
         ))
+    if bad:
+        more = f"; and {len(bad) - MAX_NAMED} more bad lines" if len(bad) > MAX_NAMED else ""
+        raise InputError(f"{len(bad)} bad line{'s' if len(bad) > 1 else ''}: " + "; ".join(bad[:MAX_NAMED]) + more)
     return out
+
+
+#: how many bad lines one error names
+MAX_NAMED = 10
 
 
 def to_jsonl_row(example: LabelledExample) -> dict:
