@@ -266,7 +266,7 @@ def eval_decoding(
         raise fail(exc) from None
     _print_summary(out, result.summary, result.meta["checker"])
     if result.by_topic is not None:
-        out.print(result.by_topic.round(3).to_string(index=False))
+        out.print(result.by_topic.fillna(float("nan")).round(3).to_string(index=False, na_rep="n/a"))
     not_run = [r for r in result.rows if str(r.get("error") or "").endswith(NOT_RUN)]
     if interrupted:  # the report was read back from the cache: every finished run counts as "from the cache"
         err.print(f"interrupted: {result.reused} runs finished so far, {len(not_run)} not started (rows marked "

@@ -415,7 +415,8 @@ def evaluate(
         title = "the detector's threshold on each set (balanced accuracy; the last column reads labels only to score)"
         out_tables[title] = pd.DataFrame(calibration)
         out.print(f"[bold]{title}[/]")
-        out.print(out_tables[title].to_string(index=False, na_rep="—", float_format=lambda x: f"{x:.3f}"))
+        out.print(out_tables[title].fillna(float("nan")).to_string(index=False, na_rep="—",
+                                                              float_format=lambda x: f"{x:.3f}"))
     if transfer and len(tables) < 2:
         err.print("[yellow]--transfer needs at least two labelled data sets (each is held out in turn): no "
                   "leave-one-out, matrix or ablation tables[/]")
@@ -444,7 +445,7 @@ def evaluate(
                 tr.transfer_matrix(frames, recipe, monitor.lm.model_id, seed)
         for title in list(out_tables)[-5:]:
             out.print(f"[bold]{title}[/]")
-            out.print(out_tables[title].round(3).to_string(index=False))
+            out.print(out_tables[title].fillna(float("nan")).round(3).to_string(index=False, na_rep="—"))
     paths = write_report(report, f"faithwatch eval: {det.name}", out_tables, curves,
                          {"detector": str(detector), "data": list(tables), "n_boot": n_boot, "seed": seed,
                           "model_id": monitor.lm.model_id, "alignment": alignment,
@@ -510,8 +511,9 @@ def _threshold_hint(name: str, m: DetectionMetrics, detector: str | Path, shifte
     cost = m.best_balanced_accuracy - m.balanced_accuracy.value
     if cost <= TARGET_CALIBRATION_COST:
         return None
-    unlabelled = ("without labels, `--unlabelled`" if shifted is None else
-                  f"without labels, `--unlabelled` (on these sentences it gives {shifted:.3f})")
+    unlabelled = ("without labels, `--unlabelled` moves it (too few sentences here to say what it gives)"
+                  if shifted is None else
+                  f"without labels, `--unlabelled` moves it (on these sentences it gives {shifted:.3f})")
     return (f"{name}: the detector's threshold costs {cost:.3f} of sentence balanced accuracy here "
             f"({m.balanced_accuracy.value:.3f} against {m.best_balanced_accuracy:.3f} at this set's best threshold). "
             f"`faithwatch calibrate --detector {detector} --data <labelled responses of this domain> --out DIR` "
