@@ -156,3 +156,16 @@ def test_the_cli_exits_2_on_a_tampered_detector(saved, tmp_path, tiny_model_dir)
                                       str(tiny_model_dir), "--detector", str(d), "--max-new-tokens", "2"])
     assert result.exit_code == 2 and "content check" in result.output
     assert issubclass(ArtifactError, InputError)
+
+
+def test_saved_weights_are_as_readable_as_the_manifest(tmp_path) -> None:
+    import os
+
+    import numpy as np
+
+    from faithwatch.detectors.artifact import save_arrays
+
+    path = tmp_path / "w.safetensors"
+    save_arrays(path, {"a": np.ones(3)})
+    (tmp_path / "m.json").write_text("{}")
+    assert os.stat(path).st_mode & 0o777 == os.stat(tmp_path / "m.json").st_mode & 0o777

@@ -1,12 +1,23 @@
-"""File checksums recorded in faithwatch's artifacts (detectors, the NLI adapter), and a digest of source code."""
+"""File checksums recorded in faithwatch's artifacts (detectors, the NLI adapter), a digest of source code, and
+the file mode of a written artifact."""
 
 from __future__ import annotations
 
 import ast
 import hashlib
+import os
 from pathlib import Path
 
 _DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def shareable(path: str | Path) -> None:
+    """Give a written artifact file the mode a plain ``open`` would (0666 less the umask): safetensors writes
+    through a private temporary file (0600), so the weights beside a 0644 ``detector.json`` were unreadable to
+    others."""
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(path, 0o666 & ~mask)
 
 
 def file_sha256(path: str | Path) -> str:

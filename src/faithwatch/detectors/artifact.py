@@ -33,7 +33,7 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from faithwatch._version import __version__
-from faithwatch.checksums import file_sha256
+from faithwatch.checksums import file_sha256, shareable
 from faithwatch.errors import InputError
 
 #: tag written into every detector.json
@@ -279,6 +279,7 @@ def save_arrays(path: str | Path, arrays: Mapping[str, np.ndarray], metadata: Ma
     meta = {"format": ARTIFACT_FORMAT, "faithwatch_version": __version__, **(metadata or {})}
     save_file(tensors, str(path), metadata=meta)
     avoid_pickle_magic(path)
+    shareable(path)
     return file_sha256(path)
 
 
