@@ -249,6 +249,17 @@ def test_a_bad_begin_row_is_named(begin_root: Path, tmp_path: Path, row, message
         load_dataset(str(path))
 
 
+def test_a_begin_response_that_opens_the_conversation_gets_a_stand_in_question(begin_root: Path,
+                                                                                 tmp_path: Path) -> None:
+    from faithwatch.data.loaders import BEGIN_FIRST_TURN
+
+    lines = (begin_root / "begin-dev" / "begin_dev_wow.tsv").read_text(encoding="utf-8").splitlines()
+    path = tmp_path / "begin_first.tsv"
+    path.write_text("\n".join([*lines, "\t".join(["t5", "cmu", "K.", "", "R.", "Fully attributable"])]) + "\n",
+                    encoding="utf-8")
+    assert load_dataset(str(path))[-1].question == BEGIN_FIRST_TURN
+
+
 def test_a_quote_in_a_begin_file_is_text_and_a_broken_row_is_named(begin_root: Path, tmp_path: Path) -> None:
     """BEGIN's TSV has no quoting: a response that opens with '"' keeps it and does not swallow the next rows."""
     lines = (begin_root / "begin-dev" / "begin_dev_wow.tsv").read_text(encoding="utf-8").splitlines()

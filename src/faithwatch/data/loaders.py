@@ -212,6 +212,9 @@ DATA_SUFFIXES = (".jsonl", ".json", ".tsv")
 
 #: the columns of a BEGIN file as released
 BEGIN_COLUMNS = ("knowledge", "message", "response", "begin_label")
+#: the question of a BEGIN response that opens the conversation (an empty ``message``): the prompt needs one, and
+#: the same stand-in on every path keeps such rows in text-only and teacher-forced evaluations alike
+BEGIN_FIRST_TURN = "(The conversation starts here.)"
 #: the labels of a BEGIN file ("Generic" follows the ``generic`` policy)
 BEGIN_LABELS = ("Fully attributable", "Not fully attributable", "Generic")
 
@@ -241,7 +244,8 @@ def load_begin_file(path: Path, dataset: str, generic: Policy = "exclude") -> li
             if label is None:
                 label = {"exclude": None, "faithful": 0, "unfaithful": 1}[generic]
             out.append(LabelledExample(
-                dataset=dataset, id=f"begin-{i}", context=row["knowledge"], question=row["message"],
+                dataset=dataset, id=f"begin-{i}", context=row["knowledge"],
+                question=row["message"] if (row["message"] or "").strip() else BEGIN_FIRST_TURN,
                 instruction=DIALOGUE_INSTRUCTION, response=row["response"], default_label=None,
                 response_label=label, source_model=row.get("model_name"),
             ))
