@@ -511,7 +511,7 @@ def _threshold_hint(name: str, m: DetectionMetrics, detector: str | Path, shifte
     cost = m.best_balanced_accuracy - m.balanced_accuracy.value
     if cost <= TARGET_CALIBRATION_COST:
         return None
-    unlabelled = ("without labels, `--unlabelled` moves it (too few sentences here to say what it gives)"
+    unlabelled = ("without labels, `--unlabelled` moves it (too few sentences here to measure it)"
                   if shifted is None else
                   f"without labels, `--unlabelled` moves it (on these sentences it gives {shifted:.3f})")
     return (f"{name}: the detector's threshold costs {cost:.3f} of sentence balanced accuracy here "
