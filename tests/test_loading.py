@@ -169,3 +169,19 @@ def test_few_row_fast_path_is_timed_forced_or_off(monkeypatch):
     monkeypatch.undo()
     assert isinstance(fastpath.few_row_path_pays(model()), bool)
     assert fastpath.few_row_path_pays(torch.nn.ReLU()) is False  # nothing to patch
+
+
+def test_model_loading_hides_transformers_progress_bars_and_restores_them() -> None:
+    from transformers.utils import logging as hf_logging
+
+    from faithwatch.models.quiet import quiet_loading
+
+    hf_logging.enable_progress_bar()
+    with quiet_loading():
+        assert not hf_logging.is_progress_bar_enabled()
+    assert hf_logging.is_progress_bar_enabled()  # the caller's setting is back
+    hf_logging.disable_progress_bar()
+    with quiet_loading():
+        pass
+    assert not hf_logging.is_progress_bar_enabled()  # and a disabled one stays disabled
+    hf_logging.enable_progress_bar()

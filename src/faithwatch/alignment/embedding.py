@@ -88,7 +88,10 @@ class EmbeddingScorer(AlignmentScorer):
                 raise ModuleNotFoundError(
                     "the embedding scorer needs sentence-transformers: pip install sentence-transformers"
                 ) from exc
-            self._model = SentenceTransformer(self.model_path, device=self.device, local_files_only=True)
+            from faithwatch.models.quiet import quiet_loading
+
+            with quiet_loading():
+                self._model = SentenceTransformer(self.model_path, device=self.device, local_files_only=True)
         return self._model
 
     def _encode(self, texts: list[str]) -> np.ndarray:

@@ -71,6 +71,8 @@ class NLIScorer(AlignmentScorer):
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
+        from faithwatch.models.quiet import quiet_loading
+
         # check the labels before loading the weights: a non-NLI model should fail fast
         config = AutoConfig.from_pretrained(model, local_files_only=local_files_only)
         entailment_index = find_entailment_index(config.id2label)
@@ -79,9 +81,10 @@ class NLIScorer(AlignmentScorer):
             raise ValueError(f"{model}: duplicate label names in config.id2label: {config.id2label}")
 
         tokenizer = AutoTokenizer.from_pretrained(model, local_files_only=local_files_only)
-        loaded = AutoModelForSequenceClassification.from_pretrained(
-            model, config=config, local_files_only=local_files_only
-        )
+        with quiet_loading():
+            loaded = AutoModelForSequenceClassification.from_pretrained(
+                model, config=config, local_files_only=local_files_only
+            )
         loaded.to(device)
         loaded.eval()
         self._bind(model_id=model, name=f"nli:{model}", device=device, batch_size=batch_size, tokenizer=tokenizer,

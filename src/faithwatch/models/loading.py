@@ -17,6 +17,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, P
 from faithwatch.errors import InputError, ModelNotAvailableError
 from faithwatch.models.attention import ATTENTION_NAME, register_attention
 from faithwatch.models.fastpath import enable_cpu_fast_linear
+from faithwatch.models.quiet import quiet_loading
 
 log = logging.getLogger(__name__)
 
@@ -101,8 +102,9 @@ def _materialise_embedded() -> Path:
     if (target / "model.safetensors").is_file() and (target / "tokenizer.json").is_file():
         return target
     log.warning("Dequantising the embedded model once (~20 s); cached at %s", target)
-    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    with quiet_loading():
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
     # The weights are dequantised to float32; drop the GGUF marker so they can be saved as safetensors.
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
@@ -179,10 +181,11 @@ def load_model(
         path, model_id = name, name
     extra = {} if device_map is None else {"device_map": device_map}
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path, revision=revision)
-        model = AutoModelForCausalLM.from_pretrained(
-            path, revision=revision, dtype=torch_dtype, attn_implementation=ATTENTION_NAME, **extra
-        )
+        with quiet_loading():
+            tokenizer = AutoTokenizer.from_pretrained(path, revision=revision)
+            model = AutoModelForCausalLM.from_pretrained(
+                path, revision=revision, dtype=torch_dtype, attn_implementation=ATTENTION_NAME, **extra
+            )
     except (OSError, ValueError, ImportError) as exc:
         raise ModelNotAvailableError(
             f"Could not load the causal LM '{name}': {exc}. Pass a local model directory, or a hub id "

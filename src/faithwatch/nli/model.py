@@ -46,13 +46,17 @@ def load_base(base_dir: str | Path) -> tuple[Any, Any]:
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
+    from faithwatch.models.quiet import quiet_loading
+
     id2label = dict(enumerate(LABELS))
     previous = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # "classifier newly initialised" is expected: the adapter brings it
     try:
-        model = AutoModelForSequenceClassification.from_pretrained(
-            str(base_dir), num_labels=len(LABELS), id2label=id2label, label2id={v: k for k, v in id2label.items()}
-        )
+        with quiet_loading():
+            model = AutoModelForSequenceClassification.from_pretrained(
+                str(base_dir), num_labels=len(LABELS), id2label=id2label,
+                label2id={v: k for k, v in id2label.items()}
+            )
     finally:
         hf_logging.set_verbosity(previous)
     tokenizer = AutoTokenizer.from_pretrained(str(base_dir))

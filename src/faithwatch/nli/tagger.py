@@ -73,11 +73,14 @@ def build_model(base_dir: str | Path, nli_dir: str | Path, verify_base: bool = T
     from transformers import AutoModelForTokenClassification
     from transformers.utils import logging as hf_logging
 
+    from faithwatch.models.quiet import quiet_loading
+
     nli = load_cross_encoder(nli_dir, base_dir=base_dir, precision="fp32", verify_base=verify_base)
     previous = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # the new head and the unused pooler are expected
     try:
-        model = AutoModelForTokenClassification.from_pretrained(str(base_dir), num_labels=1)
+        with quiet_loading():
+            model = AutoModelForTokenClassification.from_pretrained(str(base_dir), num_labels=1)
     finally:
         hf_logging.set_verbosity(previous)
     encoder = {k[len("bert."):]: v for k, v in nli.model.state_dict().items()
