@@ -383,3 +383,15 @@ def test_eval_names_a_threshold_that_costs_more_than_the_target() -> None:
     assert hint is not None and "faithwatch calibrate --detector det" in hint and "0.500 against" in hint
     assert "it gives" not in hint and "it gives 0.712" in _threshold_hint("towns", bad, Path("det"), 0.7121)
     assert _threshold_hint("towns", detection_metrics(y, s, n_boot=20), Path("det"), None) is None
+
+
+def test_by_source_model_keeps_a_one_class_model_without_an_auroc() -> None:
+    import pandas as pd
+
+    from faithwatch.eval.harness import DatasetEval, by_source_model
+
+    table = pd.DataFrame({"source_model": ["a", "a", "a", "b", "b"], "label": [0, 1, 1, 0, 0],
+                          "example_id": ["1", "2", "3", "4", "5"]})
+    ev = DatasetEval("x", table, {"det": np.array([0.9, 0.2, 0.3, 0.8, 0.7])})
+    rows = by_source_model(ev, "det").set_index("source_model")
+    assert rows.loc["a", "auroc"] == 1.0 and rows.loc["b", "auroc"] is None and rows.loc["b", "n"] == 2

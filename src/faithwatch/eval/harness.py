@@ -72,15 +72,15 @@ def score_dataset(
 
 
 def by_source_model(ev: DatasetEval, method: str) -> pd.DataFrame:
-    """Sentence-level AUROC of ``method`` per source model (the LLM that wrote the responses)."""
+    """Sentence-level AUROC of ``method`` per source model (the LLM that wrote the responses); a model whose
+    sentences are all of one class keeps its row, with no AUROC (``None``), so that no model drops out unseen."""
     rows = []
     for source, idx in ev.table.groupby("source_model").groups.items():
         part = ev.table.loc[idx]
-        if part.label.nunique() < 2:
-            continue
         scores = ev.scores[method][ev.table.index.get_indexer(idx)]
+        one_class = part.label.nunique() < 2
         rows.append({"source_model": source, "n": len(part), "unfaithful": int(part.label.sum()),
-                     "auroc": roc_auc_score(part.label, 1 - scores)})
+                     "auroc": None if one_class else float(roc_auc_score(part.label, 1 - scores))})
     return pd.DataFrame(rows)
 
 
