@@ -81,7 +81,10 @@ def by_source_model(ev: DatasetEval, method: str) -> pd.DataFrame:
         one_class = part.label.nunique() < 2
         rows.append({"source_model": source, "n": len(part), "unfaithful": int(part.label.sum()),
                      "auroc": None if one_class else float(roc_auc_score(part.label, 1 - scores))})
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    if len(out):
+        out["auroc"] = pd.Series([r["auroc"] for r in rows], dtype=object)  # None stays None, never NaN
+    return out
 
 
 def response_level(examples: Sequence[LabelledExample], table: pd.DataFrame, scores: np.ndarray) -> pd.DataFrame:
