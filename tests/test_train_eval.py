@@ -327,7 +327,13 @@ def test_calibrate_refits_the_threshold_on_new_labelled_data(datasets, tiny_mode
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["n_responses"] == 28 and summary["n_unfaithful"] == 14
     assert summary["ba_after"] >= summary["ba_before"]  # the threshold is chosen on these very sentences
-    assert "IN-SAMPLE" in result.output and "noisy" not in result.output
+    message = " ".join(result.output.split())
+    assert "IN-SAMPLE" in message and "labelled responses: a threshold" not in message  # 28 responses are enough
+    assert "only 14 unfaithful sentences: the --max-false-accept thresholds" in message
+    assert "the detector was trained or calibrated on" not in message
+    seen = runner.invoke(app, ["calibrate", "--detector", str(det), "--data", str(a), "--out", str(tmp_path / "s")])
+    assert seen.exit_code == 0 and "towns_a: the detector was trained or calibrated on it" in " ".join(
+        seen.output.split())
     old, fitted = SynCheckDetector.load(det), SynCheckDetector.load(new)
     assert fitted.meta.params["threshold_from"] == f"re-calibrated on {b}"
     assert fitted.meta.metrics["recalibration"]["threshold_after"] == pytest.approx(fitted.threshold)

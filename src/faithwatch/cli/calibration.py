@@ -41,11 +41,13 @@ def calibrate(
     from faithwatch.eval.harness import load_artifacts
     from faithwatch.eval.recalibration import (
         FEW_RESPONSES,
+        FEW_UNFAITHFUL,
         FEW_UNLABELLED,
         adapt_unlabelled,
         recalibrate,
         reference_origin,
     )
+    from faithwatch.eval.report import fitted_on
     from faithwatch.eval.training import TEXT_FAMILIES
 
     detector = detector_dir(detector_name)
@@ -60,6 +62,11 @@ def calibrate(
         text_only = set(families) <= set(TEXT_FAMILIES)  # no teacher forcing needed for these features
         monitor, tables = _load(_datasets(data), meta["model_id"], _eval_alignment(meta, None), data_root, err,
                                 questionable, text_only, labels=not unlabelled)
+        seen = sorted(set(tables) & fitted_on(meta.get("training_data") or [], meta.get("metrics")))
+        if seen:
+            err.print(f"[yellow]warning:[/] {', '.join(seen)}: the detector was trained or calibrated on "
+                      f"{'it' if len(seen) == 1 else 'them'}; calibrate on responses of your domain that it has not "
+                      "seen")
         det, _ = load_artifacts(detector, monitor.lm.model_id)
         import pandas as pd
 
@@ -90,6 +97,9 @@ def calibrate(
         if result.n_responses < FEW_RESPONSES:
             err.print(f"[yellow]warning:[/] only {result.n_responses} labelled responses: a threshold from fewer than "
                       f"{FEW_RESPONSES} is noisy (docs/transfer.md)")
+        if result.n_unfaithful < FEW_UNFAITHFUL:
+            err.print(f"[yellow]warning:[/] only {result.n_unfaithful} unfaithful sentences: the --max-false-accept "
+                      f"thresholds of the new detector are quantiles of their scores (noisy below {FEW_UNFAITHFUL})")
         err.print(f"{det.name}: threshold {result.threshold_before:.3f} → {result.threshold_after:.3f} on "
                   f"{result.n_sentences} sentences ({result.n_unfaithful} unfaithful) of {result.n_responses} "
                   f"responses; flagged {result.flagged_before:.0%} → {result.flagged_after:.0%}; balanced accuracy "

@@ -31,6 +31,8 @@ from faithwatch.eval.training import raw_scores
 MIN_PER_CLASS = 5
 #: below this many labelled responses the new threshold is noisy (measured in docs/transfer.md): warn
 FEW_RESPONSES = 25
+#: fewer unfaithful sentences make noisy false-accept quantiles (calibrate warns)
+FEW_UNFAITHFUL = 20
 #: unlabelled sentences needed to place a domain's median at all, and below which it is noisy (warn)
 MIN_UNLABELLED, FEW_UNLABELLED = 20, 200
 
