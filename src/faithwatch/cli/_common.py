@@ -125,9 +125,9 @@ def check_names(*, detector: str | None = None, alignment: str | None = None, st
     """Refuse an unknown detector, alignment scorer or strategy before a model is loaded (seconds earlier)."""
     from faithwatch import registry
     from faithwatch.alignment import parse_spec
-    from faithwatch.detectors import detector_path
+    from faithwatch.detectors import HEURISTIC_NAMES, detector_path
 
-    if detector not in (None, "", "heuristic", "heuristic-v1"):
+    if detector is not None and detector not in HEURISTIC_NAMES:
         detector_path(detector)
     if alignment not in (None, "auto", "none"):
         parse_spec(alignment)

@@ -168,8 +168,8 @@ def eval_alignment_cmd(
     scorers: str = typer.Option(f"lexical+embedding,nli-minilm,{DEFAULT_SCORER}", "--scorers",
                                 help="Comma-separated alignment scorers; the first is the baseline of the delta "
                                 "column."),
-    model: str = typer.Option(None, "--model", "-m", help="Causal LM whose tokenizer the monitor loads (default: "
-                              "embedded); align_score is read from the text alone, without a model pass."),
+    model: str = typer.Option(None, "--model", "-m", help="Ignored: align_score is read from the text alone and no "
+                              "language model is loaded (kept so that older command lines run).", hidden=True),
     data_root: Path = DataRootOpt,
     n_boot: int = typer.Option(1000, "--n-boot", min=1),
     report: Path = typer.Option(None, "--report", help="Write results.json/.md, ROC and histogram PNGs and "
@@ -194,7 +194,7 @@ def eval_alignment_cmd(
                     tasks[what] = bar.add_task(f"features {what}", total=total, info="")
                 bar.update(tasks[what], completed=done)
 
-            result = evaluate_alignment(names, specs, model=model, data_root=str(data_root) if data_root else None,
+            result = evaluate_alignment(names, specs, data_root=str(data_root) if data_root else None,
                                         n_boot=n_boot, on_progress=tick)
     except (FaithwatchError, ValueError, OSError) as exc:
         raise fail(exc) from None

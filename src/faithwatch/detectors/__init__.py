@@ -36,10 +36,14 @@ def load_detector(
     raise ArtifactError(f"detector {directory} has kind '{meta.kind}', which this faithwatch cannot load")
 
 
+#: the names that stand for the untrained heuristic detector
+HEURISTIC_NAMES = ("", "heuristic", HeuristicDetector.name)
+
+
 def get_detector(name: str | Path | None, expect_model_id: str | None = None) -> Detector:
     """Detector by name or path: ``heuristic`` (also for ``None``), ``default`` (the shipped detector), or a
     trained artifact directory."""
-    if name in (None, "", "heuristic", HeuristicDetector.name):
+    if name is None or name in HEURISTIC_NAMES:
         return HeuristicDetector()
     return load_detector(detector_path(name), expect_model_id=expect_model_id)  # type: ignore[arg-type]
 
@@ -65,6 +69,7 @@ __all__ = [
     "ArtifactMeta",
     "Detector",
     "HeadMapping",
+    "HEURISTIC_NAMES",
     "HeuristicDetector",
     "detector_path",
     "LookbackLens",

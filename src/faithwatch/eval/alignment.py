@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from faithwatch.eval.metrics import DetectionMetrics, MetricCI, auroc_difference, detection_metrics
-from faithwatch.eval.pipeline import extraction_monitor, load_labelled
+from faithwatch.eval.pipeline import load_labelled
 
 ProgressFn = Callable[[str, int, int], None]
 
@@ -52,15 +52,15 @@ class AlignmentEval:
         return delta, len(both)
 
 
-def evaluate_alignment(datasets: Sequence[str], scorers: Sequence[str], *, model: str | None = None,
-                       data_root: str | None = None, n_boot: int = 1000, seed: int = 0,
-                       on_progress: ProgressFn | None = None) -> AlignmentEval:
+def evaluate_alignment(datasets: Sequence[str], scorers: Sequence[str], *, data_root: str | None = None,
+                       n_boot: int = 1000, seed: int = 0, on_progress: ProgressFn | None = None) -> AlignmentEval:
     """AUROC (response-clustered bootstrap CIs) of each scorer's ``align_score`` on each data set's sentences."""
+    from faithwatch.monitor import NO_MODEL, Monitor
+
     result = AlignmentEval(n_boot=n_boot, seed=seed)
-    lm = None
     for spec in scorers:
-        monitor = extraction_monitor(lm if lm is not None else model, spec)
-        lm = monitor.lm  # load the language model once
+        # the scorer alone: no language model is loaded (on a fresh machine that would dequantise it for nothing)
+        monitor = Monitor(NO_MODEL, alignment=spec, detector="heuristic", signals=["alignment"])
         progress = (lambda name, n, t, _s=spec: on_progress(f"{name} · {_s}", n, t)) if on_progress else None
         data = load_labelled(list(datasets), monitor, data_root=data_root, on_progress=progress, text_only=True)
         for name, d in data.items():

@@ -1,5 +1,6 @@
-"""transformers' weight-loading progress bars, off while faithwatch loads a model (the CLI turns them off for
-good; a library user otherwise saw one "Loading weights" bar per model faithwatch loads)."""
+"""transformers' weight-loading progress bars (and, if asked, its warnings), off while faithwatch loads a model
+(the CLI turns them off for good; a library user otherwise saw one "Loading weights" bar per model faithwatch
+loads)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,18 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def quiet_loading() -> Iterator[None]:
-    """No transformers progress bars inside the block; the caller's setting is restored after it."""
+def quiet_loading(errors_only: bool = False) -> Iterator[None]:
+    """No transformers progress bars inside the block, and with ``errors_only`` no warnings either (e.g. a new
+    head "newly initialised" on purpose); the caller's settings are restored after it."""
     from transformers.utils import logging as hf_logging
 
-    was = hf_logging.is_progress_bar_enabled()
+    bars, verbosity = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
     hf_logging.disable_progress_bar()
+    if errors_only:
+        hf_logging.set_verbosity_error()
     try:
         yield
     finally:
-        if was:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
             hf_logging.enable_progress_bar()

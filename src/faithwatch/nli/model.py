@@ -44,21 +44,14 @@ def default_base_dir() -> Path:
 def load_base(base_dir: str | Path) -> tuple[Any, Any]:
     """Tokenizer and a 3-label ``BertForSequenceClassification`` on the base encoder (head untrained)."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
-    from transformers.utils import logging as hf_logging
 
     from faithwatch.models.quiet import quiet_loading
 
     id2label = dict(enumerate(LABELS))
-    previous = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()  # "classifier newly initialised" is expected: the adapter brings it
-    try:
-        with quiet_loading():
-            model = AutoModelForSequenceClassification.from_pretrained(
-                str(base_dir), num_labels=len(LABELS), id2label=id2label,
-                label2id={v: k for k, v in id2label.items()}
-            )
-    finally:
-        hf_logging.set_verbosity(previous)
+    with quiet_loading(errors_only=True):  # "classifier newly initialised" is expected: the adapter brings it
+        model = AutoModelForSequenceClassification.from_pretrained(
+            str(base_dir), num_labels=len(LABELS), id2label=id2label, label2id={v: k for k, v in id2label.items()}
+        )
     tokenizer = AutoTokenizer.from_pretrained(str(base_dir))
     return tokenizer, model
 

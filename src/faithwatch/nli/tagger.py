@@ -71,18 +71,12 @@ class TaggerMeta:
 def build_model(base_dir: str | Path, nli_dir: str | Path, verify_base: bool = True) -> tuple[Any, Any]:
     """Tokenizer and a 1-label ``BertForTokenClassification`` whose encoder is the merged NLI model (head new)."""
     from transformers import AutoModelForTokenClassification
-    from transformers.utils import logging as hf_logging
 
     from faithwatch.models.quiet import quiet_loading
 
     nli = load_cross_encoder(nli_dir, base_dir=base_dir, precision="fp32", verify_base=verify_base)
-    previous = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()  # the new head and the unused pooler are expected
-    try:
-        with quiet_loading():
-            model = AutoModelForTokenClassification.from_pretrained(str(base_dir), num_labels=1)
-    finally:
-        hf_logging.set_verbosity(previous)
+    with quiet_loading(errors_only=True):  # the new head and the unused pooler are expected
+        model = AutoModelForTokenClassification.from_pretrained(str(base_dir), num_labels=1)
     encoder = {k[len("bert."):]: v for k, v in nli.model.state_dict().items()
                if k.startswith("bert.") and not k.startswith("bert.pooler.")}
     missing, unexpected = model.bert.load_state_dict(encoder, strict=False)

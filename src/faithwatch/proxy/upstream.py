@@ -34,8 +34,8 @@ class Upstream:
     and between two received chunks. ``retries``: extra attempts on connection errors (a connect time-out
     included), 429 and 5xx before the answer starts. An upstream that accepted the request but sent no answer
     within ``timeout`` is not asked again (it is busy, not unreachable), and a stream that broke after it started
-    is never replayed. ``calls`` counts every request sent since the start; each method also takes ``on_call``,
-    called once per request it sends (the proxy counts one answer's calls with it).
+    is never replayed. Each method takes ``on_call``, called once per request it sends (the proxy counts one
+    answer's calls with it).
     """
 
     def __init__(self, base_url: str, *, api_key: str | None = None, model: str | None = None,
@@ -48,7 +48,6 @@ class Upstream:
         self.retries, self.backoff = retries, backoff
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.client = httpx.AsyncClient(timeout=httpx.Timeout(timeout), headers=headers, transport=transport)
-        self.calls = 0
 
     @property
     def url(self) -> str:
@@ -137,7 +136,6 @@ class Upstream:
         attempts = self.retries + 1
         for attempt in range(attempts):
             last = attempt + 1 == attempts
-            self.calls += 1
             if on_call is not None:
                 on_call()
             request = self.client.build_request("POST", self.url, json=body)
