@@ -175,6 +175,8 @@ def eval_decoding(
     max_new_tokens: int = typer.Option(default("max_new_tokens"), "--max-new-tokens", min=1),
     seed: int = typer.Option(default("seed"), "--seed", help="Sampling seed (and bootstrap seed)."),
     coverage: bool = typer.Option(default("coverage"), "--coverage/--no-coverage", help=help_of("coverage")),
+    last_resort: bool = typer.Option(default("last_resort"), "--last-resort/--no-last-resort",
+                                     help=help_of("last_resort")),
     lens: Path | None = typer.Option(None, "--lens", help="Lookback Lens folder for the lookback strategy."),
     model: str | None = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2)."),
     detector: str | None = typer.Option(None, "--detector", help="Guiding detector (default: the model's)."),
@@ -207,7 +209,7 @@ def eval_decoding(
         params: dict[str, Any] = {"tau1": tau1, "tau2": tau2, "beams": beams, "samples": samples,
                                   "temperature": temperature, "alpha": alpha,
                                   "abstain_threshold": abstain_threshold, "max_new_tokens": max_new_tokens,
-                                  "seed": seed, "coverage": coverage}
+                                  "seed": seed, "coverage": coverage, "last_resort": last_resort}
         with err.status("Loading model…"):
             monitor = Monitor(model, detector=detector, alignment=alignment or "auto", device=device, dtype=dtype,
                               device_map=device_map)

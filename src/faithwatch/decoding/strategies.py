@@ -174,7 +174,9 @@ def lookback(run: StrategyRun) -> tuple[Beam, bool]:
 def _fod_run(run: StrategyRun, contrast: str | None = None, backtrack_only: bool = False,
              fallback: bool = False) -> tuple[Beam, bool]:
     """FOD; ``contrast`` ("cad" or "adacad") applies that distribution to both stages; ``fallback``: where plain
-    FOD would refuse, search once more from the answer's start over the AdaCAD distribution first."""
+    FOD would refuse, search once more from the answer's start over the AdaCAD distribution first, and where that
+    keeps nothing either, a last time with τ2 lowered to the monitor's flag threshold (an answer the detector does
+    not flag rather than a refusal)."""
     p = run.params
     plain = sampling_chooser(p.temperature, run.generator)
     first, sampler = greedy_chooser(), plain
@@ -192,6 +194,14 @@ def _fod_run(run: StrategyRun, contrast: str | None = None, backtrack_only: bool
         beam = _search(run.loop, adacad_chooser(plain), p.tau2, p.beams, p.samples, run.trace, coverage)
         run.trace.append(_selected(run.loop, beam, "most faithful AdaCAD beam"))
         why = _fod_refusal(beam, coverage)
+        floor = float(run.monitor.threshold)
+        if why and p.last_resort and floor < p.tau2:  # last resort: what the detector itself would not flag
+            run.trace.append(TraceEvent("backtrack", 0, reason=f"{why}: a last search over AdaCAD, tau2 lowered to "
+                                        f"the detector's threshold {floor:.3f}"))
+            run.loop.rewind(start)
+            beam = _search(run.loop, adacad_chooser(plain), floor, p.beams, p.samples, run.trace, coverage)
+            run.trace.append(_selected(run.loop, beam, "most faithful last-resort beam"))
+            why = _fod_refusal(beam, coverage)
     if why:
         run.trace.append(TraceEvent("refuse", len(beam.sentences), reason=why))
     return beam, why is not None
@@ -217,7 +227,8 @@ def fod_bt(run: StrategyRun) -> tuple[Beam, bool]:
 
 
 def fod_fallback(run: StrategyRun) -> tuple[Beam, bool]:
-    """FOD; where it would refuse, its sentence search once more from the start over the AdaCAD distribution."""
+    """FOD; where it would refuse, its sentence search once more from the start over the AdaCAD distribution, then
+    (last resort) with τ2 lowered to the monitor's flag threshold; it refuses only when that keeps nothing either."""
     return _fod_run(run, fallback=True)
 
 
