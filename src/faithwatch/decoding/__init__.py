@@ -34,7 +34,8 @@ _add("adacad", _builtin("adacad"), "CAD with alpha per token from the JS diverge
 _add("lookback", _builtin("lookback"), "chunks chosen by the Lookback Lens (paper 003)", defaults={"samples": 8})
 _add("fod-bt", _builtin("fod_bt"), "FOD's backtracking alone: stop at the first low sentence")
 _add("fod", _builtin("fod"), "FOD: backtracking + sentence-level beam search (paper 000)")
-_add("fod-fallback", _builtin("fod_fallback"), "FOD; before refusing, its search again over AdaCAD, then at the detector's threshold")
+_add("fod-fallback", _builtin("fod_fallback"),
+     "FOD; before refusing, its search again over AdaCAD, then at the detector's threshold")
 _add("fod-cad", _builtin("fod_cad"), "FOD's sentence search over the CAD distribution")
 _add("fod-adacad", _builtin("fod_adacad"), "FOD's sentence search over the AdaCAD distribution")
 
