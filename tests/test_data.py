@@ -690,3 +690,15 @@ def test_the_extra_begin_dev_splits_load_as_documented(name, source, n, unfaithf
     assert sum(e.response_label == 1 for e in examples) == unfaithful
     assert {e.dataset for e in examples} == {name}
     assert not any("test" in p.name for p in EXTRA.glob("begin*"))
+
+
+def test_a_missing_data_file_is_named_as_missing(tmp_path: Path) -> None:
+    """A data file that is not there is 'not found', not an 'unknown dataset'; an unknown name still is."""
+    for name in ("missing.jsonl", "missing.tsv", "missing.json"):
+        with pytest.raises(InputError, match="data file not found"):
+            load_dataset(str(tmp_path / name))
+    (tmp_path / "folder.jsonl").mkdir()
+    with pytest.raises(InputError, match="a folder, not a file"):
+        load_dataset(str(tmp_path / "folder.jsonl"))
+    with pytest.raises(InputError, match="unknown dataset 'no-such-set'"):
+        load_dataset("no-such-set")

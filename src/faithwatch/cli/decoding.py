@@ -65,14 +65,15 @@ def generate(
     threads: int | None = ThreadsOpt,
 ) -> None:
     """Generate an answer with a faithfulness-oriented strategy; every candidate and decision is traced."""
-    from faithwatch.decoding import generate as run
     from faithwatch.errors import InputError
-    from faithwatch.monitor import Monitor
 
     try:
-        ctx = read_text(context, "context")
+        ctx = read_text(context, "context")  # before the heavy imports: a bad path fails at once
         if not ctx.strip():
             raise InputError("The context is empty: faithwatch needs a non-empty context.")
+        from faithwatch.decoding import generate as run
+        from faithwatch.monitor import Monitor
+
         check_names(detector=detector, strategy=strategy)
         with err.status("Loading model…"):
             monitor = Monitor(model, detector=detector, device=device, dtype=dtype, device_map=device_map)

@@ -354,6 +354,8 @@ def load_dataset(name: str, root: str | Path | None = None, *, questionable: Pol
         if kind == "qags":
             return load_qags_file(path, path.stem)
         return load_summedits_file(path, path.stem) if kind == "summedits" else load_jsonl(path)
+    if path.suffix in DATA_SUFFIXES and not path.is_file():
+        raise InputError(f"data file not found: {name}" + (" (a folder, not a file)" if path.is_dir() else ""))
     raise InputError(f"unknown dataset '{name}': use one of {', '.join(DATASETS)}, a .jsonl file (generic, QAGS "
                      "or SummEdits), a SummEdits .json file or a BEGIN .tsv file")
 
