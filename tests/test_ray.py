@@ -48,6 +48,7 @@ def _records(n: int) -> list[dict]:
 
 def test_ray_rows_equal_local_scoring_and_survive_a_dying_worker(cluster, tiny_model_dir, tmp_path):
     from faithwatch.batch import score_file
+    from faithwatch.errors import InputError
     from faithwatch.monitor import Monitor
 
     src = tmp_path / "in.jsonl"
@@ -62,6 +63,12 @@ def test_ray_rows_equal_local_scoring_and_survive_a_dying_worker(cluster, tiny_m
     assert sorted(ids) == sorted(r["id"] for r in _records(24))  # nothing lost, nothing duplicated
     again = score_with_ray(kwargs, src, out, RaySettings(workers=2, batch_size=4))
     assert again.scored == 0 and again.skipped_done == 24 and len(out.read_text().splitlines()) == 24
+    with pytest.raises(InputError, match="another configuration.*alignment 'lexical' → 'lexical\\+embedding'"):
+        score_with_ray({**kwargs, "alignment": "lexical+embedding"}, src, out, RaySettings(workers=1, batch_size=4))
+    with pytest.raises(InputError, match="unknown detector") as bad:  # the monitor's own error, not Ray's
+        score_with_ray({**kwargs, "detector": str(tmp_path / "nowhere")}, src, tmp_path / "o2.jsonl",
+                       RaySettings(workers=1, batch_size=4))
+    assert type(bad.value) is InputError
     local = tmp_path / "local.jsonl"
     score_file(Monitor(**kwargs), src, local, vectors=False)
     rows = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
@@ -198,6 +205,8 @@ def test_shards_resume_after_an_interrupted_run_with_every_id_once(cluster, tiny
         score_with_ray(kwargs, other, out, settings, output_format="jsonl")
     with pytest.raises(InputError, match="jsonl shards"):
         score_with_ray(kwargs, src, out, settings, output_format="parquet")
+    with pytest.raises(InputError, match="another configuration"):  # a resume under another scorer is refused
+        score_with_ray({**kwargs, "alignment": "lexical+embedding"}, src, out, settings, output_format="jsonl")
 
 
 def test_cli_score_ray_parquet_to_a_folder(cluster, tiny_model_dir, tmp_path):

@@ -193,11 +193,11 @@ class ShardWriter:
     Rows are kept in memory and written as one shard every ``shard_rows`` rows or ``shard_seconds`` seconds (and at
     :meth:`close`), each shard atomically; a killed job loses only the rows not yet in a shard, which a re-run scores
     again. The bad records are those of the latest run: the errors are cleared when a run starts. ``_meta.json``
-    names the input, so that a folder is only resumed for the same input.
+    names the input and the scoring ``config``, so that a folder is only resumed for the same input and configuration.
     """
 
     def __init__(self, folder: Path, fmt: str, *, source: Path, overwrite: bool = False, shard_rows: int = 1000,
-                 shard_seconds: float = 60.0) -> None:
+                 shard_seconds: float = 60.0, config: dict[str, Any] | None = None) -> None:
         if fmt not in SHARD_FORMATS:
             raise InputError(f"shard format must be one of {', '.join(SHARD_FORMATS)}, got {fmt!r}")
         if shard_rows < 1:
@@ -205,7 +205,8 @@ class ShardWriter:
         self.folder, self.fmt = Path(folder), fmt
         self.errors_dir = self.folder / "_errors"
         self.shard_rows, self.shard_seconds = shard_rows, shard_seconds
-        meta, wanted = self.folder / "_meta.json", {"input": str(Path(source).resolve())}
+        meta = self.folder / "_meta.json"
+        wanted = {"input": str(Path(source).resolve()), **({"config": config} if config is not None else {})}
         if self.folder.exists() and not self.folder.is_dir():
             raise InputError(f"{folder} is a file; shards need a folder (choose another --output)")
         if overwrite and meta.is_file():
@@ -219,6 +220,12 @@ class ShardWriter:
             if recorded.get("input") != wanted["input"]:
                 raise InputError(f"{folder} holds the output of another input ({recorded.get('input')}); choose "
                                  "another --output, or --overwrite to start afresh")
+            was = recorded.get("config")
+            if config is not None and was is not None and was != config:
+                changed = ", ".join(f"{k} {was.get(k)!r} → {config.get(k)!r}" for k in config
+                                    if was.get(k) != config.get(k))
+                raise InputError(f"{folder} was scored under another configuration ({changed}); resuming would "
+                                 "mix the two: choose another --output, or --overwrite to start afresh")
             other = [p.name for f in SHARD_FORMATS if f != fmt for p in self.folder.glob(f"part-*.{f}")]
             if other:
                 raise InputError(f"{folder} holds {other[0].rsplit('.', 1)[1]} shards; use that --format, or "
@@ -328,10 +335,29 @@ def score_with_ray(
             summary = _score_to_file(ray, s, scorer, ctor, input_path, output_path, overwrite, on_progress, on_bad)
         else:
             writer = ShardWriter(output_path, output_format, source=input_path, overwrite=overwrite,
-                                 shard_rows=shard_rows, shard_seconds=shard_seconds)
+                                 shard_rows=shard_rows, shard_seconds=shard_seconds,
+                                 config=scoring_config(ray, s, monitor_kwargs))
             summary = _score_to_shards(ray, s, scorer, ctor, input_path, writer, parquet, on_progress, on_bad)
     summary.seconds = time.perf_counter() - start
     return summary
+
+
+def scoring_config(ray: Any, settings: RaySettings, monitor_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The :meth:`~faithwatch.monitor.Monitor.scoring_config` of the monitor each actor builds, from one worker task
+    (one more model load), so that a resumed output refuses rows of another configuration as the local path does.
+    A monitor that cannot be built raises its own error here, before any actor starts."""
+    task = ray.remote(num_cpus=settings.cpus_per_worker, num_gpus=settings.gpus_per_worker)(_config_of)
+    try:
+        return ray.get(task.remote(monitor_kwargs))
+    except FaithwatchError as exc:  # Ray's error is also an instance of the task's own
+        cause = getattr(exc, "cause", exc)
+        raise cause from None
+
+
+def _config_of(monitor_kwargs: dict[str, Any]) -> dict[str, Any]:
+    from faithwatch.monitor import Monitor
+
+    return Monitor(**monitor_kwargs).scoring_config()
 
 
 def _score_to_file(ray: Any, s: RaySettings, scorer: type[RayScorer], ctor: dict[str, Any], input_path: Path,
@@ -350,9 +376,10 @@ def _score_to_file(ray: Any, s: RaySettings, scorer: type[RayScorer], ctor: dict
             raise RuntimeError(f"Ray returned no result for {len(by_key)} records")
 
     items = list(read_records(input_path))
+    config = scoring_config(ray, s, ctor["monitor_kwargs"])
     return run_batch(items, output_path, lambda item: next(iter(stream([item])))[1], overwrite=overwrite,
                      on_progress=on_progress, on_bad=on_bad, source=input_path, process_many=stream,
-                     batch_size=max(2, len(items)))
+                     batch_size=max(2, len(items)), config=config)
 
 
 def _text_row(key: str, item: Record) -> dict[str, Any]:
