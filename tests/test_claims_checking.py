@@ -481,3 +481,72 @@ def test_check_limits_context_size_like_monitor(cli, tmp_path) -> None:
                                      "sentence", "--checker", "alignment", "--alignment", "lexical",
                                      "--max-context-chars", "100"])
     assert batch.exit_code == 1 and "(id long)" in batch.output and "1 checked" in " ".join(batch.output.split())
+
+
+class _FakeTextMonitor:
+    """What DetectorChecker reads of a text-only monitor: a threshold and score_many (scores by passage)."""
+
+    model_free, threshold = True, 0.5
+
+    def __init__(self, by_passage: dict[str, tuple[float, dict]]) -> None:
+        from types import SimpleNamespace
+
+        self.by_passage, self.ns = by_passage, SimpleNamespace
+        self.detector = SimpleNamespace(name="fake-detector")
+
+    def score_many(self, records):
+        out = []
+        for _question, passage, text in records:
+            score, features = self.by_passage[passage]
+            out.append(self.ns(sentences=[self.ns(text=text, score=score, features=features)]))
+        return out
+
+
+def test_detector_checker_labels_as_the_monitor_flags():
+    """At or above the detector's threshold: Entailment; below: Contradiction for a near copy with a changed value
+    (edits), else Neutral; across passages the combine rule applies (one supports, one contradicts: Conflict)."""
+    from faithwatch.claims.detector_check import DetectorChecker
+
+    a, b, c = "The bridge opened in 1931.", "The bridge opened in 1934.", "Tolls ended in 1958."
+    mon = _FakeTextMonitor({a: (0.8, {}), b: (0.2, {"edit_swap_num": 1.0}), c: (0.3, {"edit_swap_num": 0.0})})
+    check = DetectorChecker(mon, "conflict")
+    assert check.name == "detector:fake-detector"
+    (ent,) = check.check([claim("The bridge opened in 1931.")], [a])
+    assert ent.label == "Entailment" and ent.confidence == pytest.approx(0.8) and ent.scores["detector_score"] == 0.8
+    assert ent.evidence[0].text == a and ent.evidence[0].label == "Entailment"
+    (con,) = check.check([claim("The bridge opened in 1931.")], [b])
+    assert con.label == "Contradiction" and con.confidence == pytest.approx(0.8)
+    (neu,) = check.check([claim("The bridge opened in 1931.")], [c])
+    assert neu.label == "Neutral" and neu.confidence == pytest.approx(0.7)
+    (both,) = check.check([claim("The bridge opened in 1931.")], [a, b])
+    assert both.label == "Conflict" and len(both.evidence) == 2
+    (first,) = DetectorChecker(mon, "max-entail").check([claim("The bridge opened in 1931.")], [b, a])
+    assert first.label == "Entailment" and first.scores["detector_score"] == 0.8
+    mon.model_free = False
+    with pytest.raises(InputError, match="reads text only"):
+        DetectorChecker(mon, "conflict")
+
+
+def test_check_detector_options_are_checked_before_loading(tmp_path):
+    (tmp_path / "c.txt").write_text("The bridge opened in 1931.")
+    runner = CliRunner()
+    base = ["check", "-c", str(tmp_path / "c.txt"), "-r", str(tmp_path / "c.txt"), "--extractor", "sentence"]
+    stray = runner.invoke(cli_app, [*base, "--checker", "alignment", "--detector", "default"])
+    assert stray.exit_code == 2 and "--detector is for --checker detector" in stray.output
+    unknown = runner.invoke(cli_app, [*base, "--checker", "detector", "--detector", str(tmp_path / "nowhere")])
+    assert unknown.exit_code == 2 and "unknown detector" in unknown.output
+
+
+@pytest.mark.slow
+def test_detector_checker_agrees_with_the_monitor_on_the_demo(tmp_path):
+    """`check --checker detector` gives the verdict `monitor` gives: the demo's wrong dates are not Entailment."""
+    from faithwatch.monitor import NO_MODEL, Monitor
+
+    context = (Path(__file__).parents[1] / "examples" / "eiffel.txt").read_text(encoding="utf-8")
+    wrong, right = "The Eiffel Tower was built between 1889 and 1890.", "It is 330 metres tall."
+    checker = get_checker(CheckerSpec(kind="detector"))
+    verdicts = checker.check([claim(wrong), claim(right)], [context])
+    scores = Monitor(NO_MODEL).score_many([(None, context, wrong), (None, context, right)])
+    assert [v.label for v in verdicts] == ["Neutral", "Entailment"]
+    assert [v.scores["detector_score"] for v in verdicts] == pytest.approx([r.sentences[0].score for r in scores])
+    assert scores[0].sentences[0].flagged and not scores[1].sentences[0].flagged

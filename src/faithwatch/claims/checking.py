@@ -7,6 +7,8 @@ more reference passages, with confidence and evidence spans (paper 002 §3.2, §
   (claim, passage) pair and answers schema-validated JSON with a quote of its evidence.
 * :class:`AlignmentChecker` - any alignment scorer of faithwatch (support score in [0, 1]) with two
   thresholds.
+* :class:`~faithwatch.claims.detector_check.DetectorChecker` - the sentence detector (text-only), thresholded as
+  the monitor does.
 
 Combining verdicts
 ------------------
@@ -47,6 +49,8 @@ from faithwatch.errors import FaithwatchError, InputError
 #: the rules for combining verdicts across reference passages (see the module doc)
 COMBINE_RULES: tuple[str, ...] = ("conflict", "max-entail", "any-contradiction")
 DEFAULT_COMBINE = "conflict"
+#: the checker `faithwatch check` uses: the sentence detector, so that `check` and `monitor` agree
+DEFAULT_CHECKER = "detector"
 #: alignment score at or above which a claim is Entailment
 DEFAULT_ENTAIL_THRESHOLD = 0.7
 #: alignment score below which a claim is Contradiction (in between: Neutral)
@@ -506,7 +510,7 @@ class LLMJudgeChecker:
 class CheckerSpec:
     """What :func:`get_checker` needs; unused fields are ignored."""
 
-    kind: str = "nli"
+    kind: str = DEFAULT_CHECKER
     nli_model: str | None = None
     alignment: str = CHECK_SCORER
     combine: str = DEFAULT_COMBINE
@@ -515,6 +519,7 @@ class CheckerSpec:
     max_chunk_tokens: int | None = None
     max_retries: int = 2
     device: str = "cpu"
+    detector: str | None = None  # --checker detector: a detector name or folder (None: the shipped one)
 
 
 def _nli(spec: CheckerSpec, backend: object) -> Checker:
@@ -556,6 +561,15 @@ def _alignment(spec: CheckerSpec, backend: object) -> Checker:
 registry.checkers.add("nli", _nli, "a three-way NLI model per claim and passage (default: nli-minilm)")
 registry.checkers.add("llm", _llm, "an LLM judge (RefChecker's prompt) over an OpenAI-compatible API")
 registry.checkers.add("alignment", _alignment, "an alignment scorer's support score, thresholded")
+
+
+def _detector(spec: CheckerSpec, backend: object) -> Checker:
+    from faithwatch.claims.detector_check import build
+
+    return build(spec, backend)
+
+
+registry.checkers.add("detector", _detector, "the sentence detector's verdict, as faithwatch monitor gives it")
 
 
 def get_checker(spec: CheckerSpec, backend: LLMBackend | Callable[[], LLMBackend] | None = None) -> Checker:

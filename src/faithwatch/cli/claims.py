@@ -12,11 +12,13 @@ from rich.table import Table
 
 from faithwatch import registry
 from faithwatch.alignment import CHECK_SCORER, spec_help
+from faithwatch.claims.checking import DEFAULT_CHECKER
 from faithwatch.claims.pipeline import MAX_CONTEXT_CHARS
 from faithwatch.cli._common import (
     EXIT_PARTIAL,
     ThreadsOpt,
     bad_record_printer,
+    check_names,
     err,
     fail,
     group,
@@ -105,10 +107,12 @@ def check(
     question: str | None = typer.Option(None, "--question", "-q", help="The question (optional) for one response."),
     extractor: str = typer.Option("triplet", "--extractor", help="Claims: response | sentence | subsentence | "
                                   "triplet (LLM)."),
-    checker: str = typer.Option("nli", "--checker", help=registry.checkers.choices() + "."),
+    checker: str = typer.Option(DEFAULT_CHECKER, "--checker", help=registry.checkers.choices() + "."),
     nli_model: str | None = typer.Option(None, "--nli-model", help="3-class NLI model dir or hub id (default: "
                                          "nli-minilm, shipped with faithwatch)."),
     alignment: str = typer.Option(CHECK_SCORER, "--alignment", help=f"Scorer of --checker alignment: {spec_help()}."),
+    detector: str | None = typer.Option(None, "--detector", help="Detector of --checker detector: default (the "
+                                        "shipped one) or a trained detector folder that reads text only."),
     combine: str = typer.Option("conflict", "--combine", help="Across passages: conflict | max-entail | "
                                 "any-contradiction."),
     entail_threshold: float = typer.Option(0.7, "--entail-threshold", help="Alignment score >= this: "
@@ -173,10 +177,13 @@ def check(
             else:
                 with err.status("Loading the LLM…", spinner="dots"):
                     backend = get_backend(None, llm_model, device=device)
-        needs_device = checker == "nli" or (checker == "alignment" and alignment.strip() != "lexical")
+        if detector is not None and checker != "detector":
+            raise InputError("--detector is for --checker detector")
+        check_names(detector=detector)
+        needs_device = checker in ("nli", "detector") or (checker == "alignment" and alignment.strip() != "lexical")
         spec = CheckerSpec(kind=checker, nli_model=nli_model, alignment=alignment, combine=combine,
                            entail_threshold=entail_threshold, contradict_threshold=contradict_threshold,
-                           max_chunk_tokens=chunk_tokens, max_retries=max_retries,
+                           max_chunk_tokens=chunk_tokens, max_retries=max_retries, detector=detector,
                            device=_resolve_device(device) if needs_device else "cpu")
         with err.status("Loading the checker…", spinner="dots"):
             the_checker = get_checker(spec, backend)

@@ -1,0 +1,84 @@
+"""The sentence detector as a claim checker (``--checker detector``): the verdict `faithwatch monitor` gives.
+
+Each claim is scored against each passage by a text-only :class:`~faithwatch.monitor.Monitor` (no language model:
+the shipped detector reads alignment, lexical, edits and tagger features only). A claim that scores at or above
+the detector's threshold is **Entailment**. Below it, a claim is **Contradiction** when it is a near copy of a
+passage sentence with a number, a name or a negation changed (the ``edits`` features), and **Neutral** otherwise:
+the detector measures support, so "not supported" is all it can say of the rest. Passages are combined by the
+checker's ``combine`` rule. Confidence is the detector's probability of the label (``score`` for Entailment,
+``1 - score`` otherwise), and so is the evidence's score; ``scores["detector_score"]`` holds the detector score
+(the best over the passages). Evidence: the passage sentence holding most of the claim's words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from faithwatch.claims.spans import locate, sentence_spans
+from faithwatch.claims.types import CONTRADICTION, ENTAILMENT, NEUTRAL, Claim, ClaimVerdict, Evidence
+from faithwatch.errors import FaithwatchError, InputError
+
+#: features of a near copy with a local change (faithwatch.alignment.edits): below the threshold, Contradiction
+EDIT_FLAGS = ("edit_swap_num", "edit_swap_word", "edit_neg_flip")
+
+
+class DetectorChecker:
+    """A sentence detector's verdict per claim and passage (see the module doc)."""
+
+    def __init__(self, monitor: Any, combine: str) -> None:
+        if not getattr(monitor, "model_free", False):
+            raise InputError(f"--checker detector needs a detector that reads text only; "
+                             f"{monitor.detector.name} reads the language model")
+        self.monitor, self.combine = monitor, combine
+        self.name = f"detector:{monitor.detector.name}"
+
+    def check(
+        self, claims: Sequence[Claim], references: str | Sequence[str], question: str | None = None
+    ) -> list[ClaimVerdict]:
+        from faithwatch.claims.checking import PassageVerdict, merge_verdicts, validate_references
+
+        refs = validate_references(references)
+        claims = list(claims)
+        per_claim: list[list[PassageVerdict]] = [[] for _ in claims]
+        scores: list[list[float]] = [[] for _ in claims]
+        for p, passage in enumerate(refs):
+            results = self.monitor.score_many([(question, passage, c.text) for c in claims])
+            for i, (claim, result) in enumerate(zip(claims, results, strict=True)):
+                if isinstance(result, FaithwatchError):
+                    raise InputError(f"the detector cannot score the claim {claim.text!r}: {result}")
+                if not result.sentences:
+                    raise InputError(f"the claim {claim.text!r} holds no sentence to score")
+                weakest = min(result.sentences, key=lambda s: s.score)
+                label, conf = self._label(weakest.score, weakest.features)
+                span = _evidence_span(claim.text, passage)
+                ev = Evidence(p, span[0], span[1], passage[span[0]:span[1]], label, conf) if span else None
+                per_claim[i].append(PassageVerdict(label, conf, ev, relevance=weakest.score))
+                scores[i].append(weakest.score)
+        out = []
+        for claim, passages, s in zip(claims, per_claim, scores, strict=True):
+            label, conf, evidence = merge_verdicts(passages, self.combine)
+            out.append(ClaimVerdict(claim, label, conf, evidence, {"detector_score": max(s)}))
+        return out
+
+    def _label(self, score: float, features: dict[str, float | None]) -> tuple[str, float]:
+        if score >= self.monitor.threshold:
+            return ENTAILMENT, float(score)
+        edited = any((features.get(k) or 0.0) > 0 for k in EDIT_FLAGS)
+        return (CONTRADICTION if edited else NEUTRAL), float(1.0 - score)
+
+
+def _evidence_span(claim: str, passage: str) -> tuple[int, int] | None:
+    """The passage sentence holding most of the claim's words (``None`` if it shares none)."""
+    span, _ = locate(claim, passage)
+    if span is None:
+        return None
+    return next(((a, b) for a, b in sentence_spans(passage) if a <= span[0] < b), span)
+
+
+def build(spec: Any, backend: object) -> DetectorChecker:
+    """The checker of :class:`~faithwatch.claims.checking.CheckerSpec` ``spec`` (``spec.detector``: a detector
+    name or folder, default the shipped one)."""
+    from faithwatch.monitor import NO_MODEL, Monitor
+
+    return DetectorChecker(Monitor(NO_MODEL, detector=spec.detector, device=spec.device), spec.combine)
