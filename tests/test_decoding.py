@@ -183,8 +183,10 @@ def test_fod_refuses_when_nothing_survives(monitor, scored, one_thread):
     assert any(e.kind == "prune" for e in result.trace) and not any(e.kind == "keep" for e in result.trace)
 
 
-def test_fod_fallback_searches_adacad_before_refusing(monitor, one_thread, monkeypatch):
-    """fod-fallback is plain FOD until FOD would refuse; then it searches once more over AdaCAD from the start."""
+@pytest.fixture
+def adacad_scored(monkeypatch):
+    """Sentence scores ``state["low"]`` until AdaCAD chose a token, then ``state["high"]`` (reset ``adacad``
+    between runs)."""
     import faithwatch.decoding.loop as loop_mod
 
     state = {"adacad": False, "low": 0.1, "high": 0.1}
@@ -196,13 +198,19 @@ def test_fod_fallback_searches_adacad_before_refusing(monitor, one_thread, monke
 
     def fake(self, sentences, records, question, context):
         reports = original(self, sentences, records, question, context)
-        for r in reports:  # low until AdaCAD chose a token, then ``high``
+        for r in reports:
             r.score = state["high"] if state["adacad"] else state["low"]
-            r.flagged = r.score < 0.5
+            r.flagged = r.score < self.threshold
         return reports
 
     monkeypatch.setattr(loop_mod, "adacad_logprobs", ada)
     monkeypatch.setattr(Monitor, "_reports", fake)
+    return state
+
+
+def test_fod_fallback_searches_adacad_before_refusing(monitor, one_thread, adacad_scored):
+    """fod-fallback is plain FOD until FOD would refuse; then it searches once more over AdaCAD from the start."""
+    state = adacad_scored
     args = dict(tau1=0.7, tau2=0.5, beams=2, samples=4, seed=5, **SHORT)
     plain = generate(monitor, Q, C, strategy="fod", **args)
     assert plain.refused and not state["adacad"]
@@ -225,40 +233,23 @@ def test_fod_fallback_searches_adacad_before_refusing(monitor, one_thread, monke
     assert [e.to_dict() for e in same.trace] == [e.to_dict() for e in ok.trace] and not state["adacad"]
 
 
-def test_fod_fallback_last_resort_answers_what_the_detector_passes(monitor, one_thread, monkeypatch):
+def test_fod_fallback_last_resort_answers_what_the_detector_passes(monitor, one_thread, adacad_scored):
     """Where both searches keep nothing at tau2, fod-fallback searches a last time at the monitor's own threshold:
     it answers with sentences the detector does not flag, and still refuses when none passes that either."""
-    import faithwatch.decoding.loop as loop_mod
-
-    state = {"adacad": False, "ada": 0.1}
-    real_ada, original = loop_mod.adacad_logprobs, Monitor._reports
-
-    def ada(lp, twin):
-        state["adacad"] = True
-        return real_ada(lp, twin)
-
-    def fake(self, sentences, records, question, context):
-        reports = original(self, sentences, records, question, context)
-        for r in reports:  # 0.1 until AdaCAD chose a token, then ``ada``
-            r.score = state["ada"] if state["adacad"] else 0.1
-            r.flagged = r.score < self.threshold
-        return reports
-
-    monkeypatch.setattr(loop_mod, "adacad_logprobs", ada)
-    monkeypatch.setattr(Monitor, "_reports", fake)
+    state = adacad_scored
     floor = float(monitor.threshold)
     args = dict(tau1=0.7, tau2=0.95, beams=2, samples=4, seed=5, **SHORT)
-    state["ada"] = (floor + 0.95) / 2  # passes the detector, not tau2
+    state["high"] = (floor + 0.95) / 2  # passes the detector, not tau2
     rescued = generate(monitor, Q, C, strategy="fod-fallback", **args)
     assert not rescued.refused and rescued.answer != REFUSAL and rescued.sentences
-    assert all(s.score == state["ada"] and not s.flagged for s in rescued.sentences)
+    assert all(s.score == state["high"] and not s.flagged for s in rescued.sentences)
     turns = [e for e in rescued.trace if e.kind == "backtrack" and e.step == 0 and "search" in e.reason]
     assert len(turns) == 2 and "last search" in turns[1].reason and f"{floor:.3f}" in turns[1].reason
     state["adacad"] = False
     strict = generate(monitor, Q, C, strategy="fod-fallback", last_resort=False, **args)  # --no-last-resort
     assert strict.refused and not any("last search" in e.reason for e in strict.trace if e.kind == "backtrack")
     # below the detector's threshold too: refused after the third search
-    state["adacad"], state["ada"] = False, floor / 2
+    state["adacad"], state["high"] = False, floor / 2
     still = generate(monitor, Q, C, strategy="fod-fallback", **args)
     assert still.refused and still.trace[-1].kind == "refuse"
     assert any("last search" in e.reason for e in still.trace if e.kind == "backtrack")

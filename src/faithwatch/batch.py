@@ -141,6 +141,14 @@ def _row_ids(output: Path) -> set[str] | None:
     return ids
 
 
+def refuse_other_config(output: Path, was: dict[str, Any] | None, config: dict[str, Any] | None) -> None:
+    """Refuse to resume ``output``, made under the scoring configuration ``was``, under another ``config``."""
+    if config is not None and was is not None and was != config:
+        changed = ", ".join(f"{k} {was.get(k)!r} → {config.get(k)!r}" for k in config if was.get(k) != config.get(k))
+        raise InputError(f"{output} was scored under another configuration ({changed}); resuming would mix the "
+                         "two: choose another --output, or --overwrite to start afresh")
+
+
 def guard_output(output: Path, source: Path, input_ids: set[str], config: dict[str, Any] | None = None) -> None:
     """Refuse to append to an ``output`` that is not a faithwatch output of ``source`` (made under ``config``),
     then name ``source``, its sha256 and ``config`` in the sidecar :func:`meta_path`.
@@ -156,12 +164,7 @@ def guard_output(output: Path, source: Path, input_ids: set[str], config: dict[s
         except (OSError, ValueError):
             doc = None
         doc = doc if isinstance(doc, dict) else {}
-        was = doc.get("config")
-        if config is not None and was is not None and was != config:
-            changed = ", ".join(f"{k} {was.get(k)!r} → {config.get(k)!r}" for k in config
-                                if was.get(k) != config.get(k))
-            raise InputError(f"{output} was scored under another configuration ({changed}); resuming would mix "
-                             "the two in one file: choose another --output, or --overwrite to start afresh")
+        refuse_other_config(output, doc.get("config"), config)
         recorded = doc.get("input_sha256")
         if recorded != digest:
             ids = _row_ids(output)

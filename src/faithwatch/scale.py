@@ -40,7 +40,16 @@ from typing import Any
 
 import numpy as np
 
-from faithwatch.batch import BadRecord, BatchSummary, Record, check_record, finished_ids, read_records, run_batch
+from faithwatch.batch import (
+    BadRecord,
+    BatchSummary,
+    Record,
+    check_record,
+    finished_ids,
+    read_records,
+    refuse_other_config,
+    run_batch,
+)
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.store import remove_temporary, write_atomic
 
@@ -220,12 +229,7 @@ class ShardWriter:
             if recorded.get("input") != wanted["input"]:
                 raise InputError(f"{folder} holds the output of another input ({recorded.get('input')}); choose "
                                  "another --output, or --overwrite to start afresh")
-            was = recorded.get("config")
-            if config is not None and was is not None and was != config:
-                changed = ", ".join(f"{k} {was.get(k)!r} → {config.get(k)!r}" for k in config
-                                    if was.get(k) != config.get(k))
-                raise InputError(f"{folder} was scored under another configuration ({changed}); resuming would "
-                                 "mix the two: choose another --output, or --overwrite to start afresh")
+            refuse_other_config(self.folder, recorded.get("config"), config)
             other = [p.name for f in SHARD_FORMATS if f != fmt for p in self.folder.glob(f"part-*.{f}")]
             if other:
                 raise InputError(f"{folder} holds {other[0].rsplit('.', 1)[1]} shards; use that --format, or "
