@@ -419,7 +419,8 @@ def parse_judgement(text: str) -> Judgement:
         raise ValueError(f"'{where}': {first['msg']}") from None
 
 
-def _sentence_around(span: tuple[int, int] | None, text: str) -> tuple[int, int] | None:
+def sentence_around(span: tuple[int, int] | None, text: str) -> tuple[int, int] | None:
+    """The sentence of ``text`` that holds ``span`` (``span`` itself if none does; ``None`` for ``None``)."""
     if span is None:
         return None
     return next(((s, e) for s, e in sentence_spans(text) if s <= span[0] and span[1] <= e), span)
@@ -494,7 +495,7 @@ class LLMJudgeChecker:
                 span = find_quote(j.quote, passage) if j.quote else None
                 found.append(1.0 if span else 0.0)
                 if span is None:  # fall back to the sentence sharing most words with the claim
-                    span = _sentence_around(locate(claim.text, passage)[0], passage)
+                    span = sentence_around(locate(claim.text, passage)[0], passage)
                 ev = Evidence(p, span[0], span[1], passage[span[0] : span[1]], j.label, j.confidence) if span else None
                 # for a Neutral verdict, show the passage where the judge found something to quote
                 relevance = found[-1] + (j.confidence or 0.0) / 2

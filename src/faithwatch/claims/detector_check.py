@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from faithwatch.claims.spans import locate, sentence_spans
+from faithwatch.claims.spans import locate
 from faithwatch.claims.types import CONTRADICTION, ENTAILMENT, NEUTRAL, Claim, ClaimVerdict, Evidence
 from faithwatch.errors import FaithwatchError, InputError
 
@@ -36,7 +36,7 @@ class DetectorChecker:
     def check(
         self, claims: Sequence[Claim], references: str | Sequence[str], question: str | None = None
     ) -> list[ClaimVerdict]:
-        from faithwatch.claims.checking import PassageVerdict, merge_verdicts, validate_references
+        from faithwatch.claims.checking import PassageVerdict, merge_verdicts, sentence_around, validate_references
 
         refs = validate_references(references)
         claims = list(claims)
@@ -51,7 +51,7 @@ class DetectorChecker:
                     raise InputError(f"the claim {claim.text!r} holds no sentence to score")
                 weakest = min(result.sentences, key=lambda s: s.score)
                 label, conf = self._label(weakest.score, weakest.features)
-                span = _evidence_span(claim.text, passage)
+                span = sentence_around(locate(claim.text, passage)[0], passage)
                 ev = Evidence(p, span[0], span[1], passage[span[0]:span[1]], label, conf) if span else None
                 per_claim[i].append(PassageVerdict(label, conf, ev, relevance=weakest.score))
                 scores[i].append(weakest.score)
@@ -66,14 +66,6 @@ class DetectorChecker:
             return ENTAILMENT, float(score)
         edited = any((features.get(k) or 0.0) > 0 for k in EDIT_FLAGS)
         return (CONTRADICTION if edited else NEUTRAL), float(1.0 - score)
-
-
-def _evidence_span(claim: str, passage: str) -> tuple[int, int] | None:
-    """The passage sentence holding most of the claim's words (``None`` if it shares none)."""
-    span, _ = locate(claim, passage)
-    if span is None:
-        return None
-    return next(((a, b) for a, b in sentence_spans(passage) if a <= span[0] < b), span)
 
 
 def build(spec: Any, backend: object) -> DetectorChecker:

@@ -165,6 +165,9 @@ def check(
                                    (aggregate, AGGREGATIONS, "--aggregate"), (combine, COMBINE_RULES, "--combine")):
             if value not in valid:
                 raise InputError(f"{what} must be one of {', '.join(valid)}, got {value!r}")
+        if detector is not None and checker != "detector":
+            raise InputError("--detector is for --checker detector")
+        check_names(detector=detector)
         if batch and not input.is_file():
             raise InputError(f"input file not found: {input}")
         passages = [] if batch else [read_text(p, "context") for p in context]
@@ -177,9 +180,6 @@ def check(
             else:
                 with err.status("Loading the LLM…", spinner="dots"):
                     backend = get_backend(None, llm_model, device=device)
-        if detector is not None and checker != "detector":
-            raise InputError("--detector is for --checker detector")
-        check_names(detector=detector)
         needs_device = checker in ("nli", "detector") or (checker == "alignment" and alignment.strip() != "lexical")
         spec = CheckerSpec(kind=checker, nli_model=nli_model, alignment=alignment, combine=combine,
                            entail_threshold=entail_threshold, contradict_threshold=contradict_threshold,

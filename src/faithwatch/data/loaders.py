@@ -210,6 +210,11 @@ def load_begin(root: Path, generic: Policy = "exclude") -> list[LabelledExample]
 DATA_SUFFIXES = (".jsonl", ".json", ".tsv")
 
 
+def dataset_name(name: str) -> str:
+    """The name a data set given to ``--data`` goes by: a file's stem, or the name as given."""
+    return Path(name).stem if name.endswith(DATA_SUFFIXES) else name
+
+
 #: the columns of a BEGIN file as released
 BEGIN_COLUMNS = ("knowledge", "message", "response", "begin_label")
 #: the question of a BEGIN response that opens the conversation (an empty ``message``): the prompt needs one, and

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from faithwatch.data.loaders import DATA_SUFFIXES, load_dataset
+from faithwatch.data.loaders import dataset_name, load_dataset
 from faithwatch.data.schema import LabelledExample
 from faithwatch.errors import InputError
 from faithwatch.eval.features import (
@@ -93,7 +92,7 @@ def load_labelled(
         tables.sentences = add_text_features(examples, tables.sentences, name, on_progress=on_progress)
         tables.sentences = tables.sentences.assign(train_only=name in augment)
         sentences = label_sentences(examples, tables.sentences)
-        short = Path(name).stem if name.endswith(DATA_SUFFIXES) else name  # a file: its stem
+        short = dataset_name(name)
         out[short] = LabelledData(
             name=short, examples=examples, sentences=sentences,
             all_sentences=label_sentences(examples, tables.sentences, keep_unlabelled=True),

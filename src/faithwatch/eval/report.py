@@ -207,14 +207,14 @@ def fitted_on(training_data: Sequence[str], metrics: Mapping[str, Any] | None = 
     """The data sets a detector's figures are in-sample for: those it was trained on (:func:`trained_on`) and
     those a labelled ``faithwatch calibrate`` fitted its threshold on (``metrics["recalibration"]["source"]``, the
     ``--data`` it was given: names or files, a file by its stem)."""
-    from faithwatch.data.loaders import DATA_SUFFIXES
+    from faithwatch.data.loaders import dataset_name
 
     out = trained_on(training_data)
     source = ((metrics or {}).get("recalibration") or {}).get("source")
     for part in str(source or "").split(","):
         part = part.strip()
         if part:
-            out.add(Path(part).stem if part.endswith(DATA_SUFFIXES) else part)
+            out.add(dataset_name(part))
     return out
 
 
