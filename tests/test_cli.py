@@ -48,6 +48,8 @@ def test_monitor_static_cache_and_run_ahead_print_the_same_scores(tiny_model_dir
 def test_serve_refuses_an_unknown_signal_before_listening():
     result = runner.invoke(app, ["serve", "--model", "none", "--signals", "likelihood,bogus", "--port", "0"])
     assert result.exit_code == 2 and "unknown signal 'bogus'" in result.output
+    checker = runner.invoke(app, ["serve", "--model", "none", "--check-checker", "nli", "--port", "0"])
+    assert checker.exit_code == 2 and "--check-checker must be one of detector, alignment" in checker.output
 
 
 def test_monitor_text_output(tiny_model_dir, tmp_path, one_thread):

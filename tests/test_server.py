@@ -15,6 +15,7 @@ httpx = pytest.importorskip("httpx")
 uvicorn = pytest.importorskip("uvicorn")
 from fastapi.testclient import TestClient  # noqa: E402
 
+from faithwatch.errors import InputError  # noqa: E402
 from faithwatch.results import MonitorResult, SentenceReport  # noqa: E402
 from faithwatch.server import create_app  # noqa: E402
 from servers import serve  # noqa: E402
@@ -329,6 +330,60 @@ def test_healthz_names_the_flagging_threshold_and_the_detector_features(lm):
     meta = getattr(mon.detector, "meta", None)
     assert health["detector_features"] == list(getattr(meta, "feature_names", None) or [])
 
+
+def _text_only_detector(model_id: str):
+    """A detector over text features only (lexical alignment, lexical, edits), fit on made-up rows: support
+    raises the score, a changed number lowers it."""
+    import numpy as np
+
+    from faithwatch.detectors import SynCheckDetector
+
+    rng = np.random.default_rng(0)
+    names = ["align_score", "novel_content", "edit_swap_num"]
+    X = np.column_stack([rng.random(400), rng.random(400), rng.random(400) < 0.2])
+    y = (X[:, 0] < 0.5) | (X[:, 2] > 0)
+    return SynCheckDetector.fit(X, y, names, "lr", model_id=model_id)
+
+
+def test_check_with_the_served_detector_agrees_with_score(lm):
+    """/v1/check's default checker, where the served detector reads text only, is that detector: each claim's
+    detector_score is the score /v1/score gives the same sentence, and the label follows the served flag
+    threshold (a near copy with a changed number below it: Contradiction)."""
+    from faithwatch.monitor import Monitor
+
+    mon = Monitor(lm, alignment="lexical", detector=_text_only_detector(lm.model_id),
+                  signals=["likelihood", "alignment", "lexical", "edits"], max_new_tokens=8)
+    assert not mon.detector_reads_model
+    right, wrong = ("It was built from 1887 to 1889 by the company of Gustave Eiffel.",
+                    "It was built from 1887 to 1999 by the company of Gustave Eiffel.")
+    with TestClient(create_app(mon)) as c:
+        assert c.get("/healthz").json()["check_checker"] == "detector"
+        r = c.post("/v1/check", json={"response": f"{right} {wrong}", "contexts": [CONTEXT]})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        scored = c.post("/v1/score", json={"records": [{"context": CONTEXT, "response": s} for s in (right, wrong)]})
+        assert scored.status_code == 200, scored.text
+        for bad in ({"alignment": "lexical"}, {"entail_threshold": 0.9}):
+            refused = c.post("/v1/check", json={"response": right, "contexts": CONTEXT, "checker": "detector", **bad})
+            assert refused.status_code == 422 and "apply to checker 'alignment'" in refused.text
+        plain = c.post("/v1/check", json={"response": right, "contexts": CONTEXT, "checker": "alignment"})
+        assert plain.status_code == 200 and plain.json()["checker"].startswith("alignment:")
+    scores = [rec["result"]["sentences"][0]["score"] for rec in scored.json()["results"]]
+    assert body["checker"] == f"detector:{mon.detector.name}"
+    assert [c["scores"]["detector_score"] for c in body["claims"]] == pytest.approx(scores, abs=1e-6)  # 6 places
+    assert scores[0] >= mon.threshold > scores[1]
+    assert [c["label"] for c in body["claims"]] == ["Entailment", "Contradiction"]
+
+
+def test_check_detector_refused_for_a_detector_that_reads_the_model(client, monitor):
+    assert client.get("/healthz").json()["check_checker"] == "alignment"
+    r = client.post("/v1/check", json={"response": "The tower is in Paris.", "contexts": CONTEXT,
+                                       "checker": "detector"})
+    assert r.status_code == 422 and "reads the language model" in r.text
+    with pytest.raises(InputError, match="reads the language model"):
+        create_app(monitor, check_checker="detector")
+    with pytest.raises(InputError, match="check_checker must be one of"):
+        create_app(monitor, check_checker="nli")
 
 def _sampler_draws(device: str) -> list[int]:
     from faithwatch.server.chat import sampler

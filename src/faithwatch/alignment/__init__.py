@@ -26,7 +26,7 @@ from faithwatch.errors import InputError
 
 #: the scorer used when the user does not choose one
 DEFAULT_SCORER = "nli-minilm+lexical+embedding"
-#: the model-free default of claim checks (``--checker alignment``), LSS and the server's /v1/check
+#: the default scorer of the alignment claim checker (``--checker alignment``, /v1/check) and of LSS
 CHECK_SCORER = "lexical+embedding"
 #: named combinations offered beside the single scorers (any ``a+b`` of registered names is accepted)
 PRESETS = ("nli-minilm+lexical+embedding", "lexical+embedding")

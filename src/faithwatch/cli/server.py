@@ -36,8 +36,12 @@ def serve(
                                         "a detector folder (if left out: the shipped one for the embedded model)."),
     alignment: str = typer.Option("auto", "--alignment", help="Monitor alignment scorer (default: the "
                                   "detector's)."),
-    check_alignment: str = typer.Option(CHECK_SCORER, "--check-alignment", help="Default scorer of /v1/check: "
-                                    f"{' | '.join(plain_specs())}."),
+    check_alignment: str = typer.Option(CHECK_SCORER, "--check-alignment", help="Default scorer of /v1/check's "
+                                        f"alignment checker: {' | '.join(plain_specs())}."),
+    check_checker: str | None = typer.Option(None, "--check-checker", help="Default checker of /v1/check: "
+                                             "detector (the served detector's verdict; it must read text only) "
+                                             "or alignment (--check-alignment, thresholded). Default: detector "
+                                             "where the served detector reads text only, else alignment."),
     truncate_context: bool = typer.Option(False, "--truncate-context", help="Cut a context's tail to fit the "
                                           "model instead of answering 413."),
     queue_size: int = typer.Option(8, "--queue-size", min=0, help="Jobs that may wait for a worker; beyond "
@@ -80,7 +84,10 @@ def serve(
     import torch
 
     from faithwatch.monitor import Monitor
+    from faithwatch.server.app import CHECKERS
 
+    if check_checker is not None and check_checker not in CHECKERS:  # before the model loads
+        raise fail(InputError(f"--check-checker must be one of {', '.join(CHECKERS)}, got {check_checker!r}"))
     if api_key is not None and not api_key.strip():
         raise fail(InputError("the API key is empty (--api-key or FAITHWATCH_API_KEY); give a key or none"))
     hosts = allowed_hosts_for(allowed_hosts, host)
@@ -96,7 +103,7 @@ def serve(
             monitor, max_body_bytes=max_body_bytes, max_context_tokens=max_context_tokens,
             max_new_tokens=max_new_tokens, queue_size=queue_size, workers=workers, batch_rows=batch_rows,
             request_timeout_s=timeout,
-            check_alignment=check_alignment, api_key=api_key, allowed_hosts=hosts,
+            check_alignment=check_alignment, check_checker=check_checker, api_key=api_key, allowed_hosts=hosts,
         )
     except FaithwatchError as exc:
         raise fail(exc) from None

@@ -158,6 +158,23 @@ def _sse(event: str, data: Any) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, allow_nan=False)}\n\n".encode()
 
 
+#: the checkers /v1/check offers
+CHECKERS = ("detector", "alignment")
+
+
+def _check_default(monitor: Any, check_checker: str | None) -> str:
+    """The default checker of /v1/check (see :func:`create_app`), refused where the served detector cannot do it."""
+    text_only = not getattr(monitor, "detector_reads_model", True)
+    if check_checker is None:
+        return "detector" if text_only else "alignment"
+    if check_checker not in CHECKERS:
+        raise InputError(f"check_checker must be one of {', '.join(CHECKERS)}, got {check_checker!r}")
+    if check_checker == "detector" and not text_only:
+        raise InputError(f"the detector checker needs a detector that reads text only; the served detector "
+                         f"{getattr(monitor.detector, 'name', '?')!r} reads the language model")
+    return check_checker
+
+
 def create_app(
     monitor: Any = None,
     *,
@@ -170,6 +187,7 @@ def create_app(
     batch_rows: int = 16,
     request_timeout_s: float = 120.0,
     check_alignment: str = CHECK_SCORER,
+    check_checker: str | None = None,
     api_key: str | None = None,
     allowed_hosts: Sequence[str] | None = None,
 ) -> FastAPI:
@@ -178,7 +196,9 @@ def create_app(
     ``monitor``: a Monitor, a zero-argument callable returning one (e.g. ``Monitor`` itself, or a
     ``functools.partial`` of it), or ``None`` for ``Monitor()`` (the embedded model). It is built at once.
     ``max_new_tokens`` caps what a request may ask for; ``max_records`` caps a /v1/score batch;
-    ``check_alignment`` is the default scorer of ``/v1/check``.
+    ``check_checker`` is the default checker of ``/v1/check``: ``"detector"`` (the served detector's verdict, the
+    one ``/v1/monitor`` gives; it must read text only) or ``"alignment"`` (``check_alignment``, thresholded);
+    ``None``: ``"detector"`` where the served detector reads text only, else ``"alignment"``.
     ``batch_rows``: concurrent ``/v1/monitor`` streams and ``/v1/generate`` requests of a one-beam strategy
     (greedy, abstain, cad, adacad) decode together as rows of one engine batch (continuous batching,
     :class:`~faithwatch.live_batch.LiveBatch`; at most ``queue_size`` more wait for a row); 1 runs them one at a
@@ -201,11 +221,13 @@ def create_app(
         monitor = monitor()
     if check_alignment not in plain_specs():
         raise InputError(f"check_alignment must be one of {', '.join(plain_specs())}")
+    check_default = _check_default(monitor, check_checker)
     pool = WorkPool(workers=workers, queue_size=queue_size)
     model_lock = threading.Lock()
     live = _live_batch(monitor, batch_rows, model_lock)
     check_lock = threading.Lock()
     scorers: dict[str, Any] = {}  # one alignment scorer (and model) per spec name; thresholds are per call
+    text_checker: list[Any] = []  # the detector checker, built on first use
     window = getattr(monitor.lm, "max_length", None)  # the model window, in tokens
     truncate_context = bool(getattr(monitor, "truncate_context", False))
     limits = {"max_body_bytes": max_body_bytes, "max_context_tokens": max_context_tokens,
@@ -377,7 +399,8 @@ def create_app(
             # sentences are flagged below the monitor's threshold (the detector's, or one for a false-accept rate)
             "threshold": getattr(monitor, "threshold", getattr(detector, "threshold", None)),
             "detector_features": list(getattr(getattr(detector, "meta", None), "feature_names", None) or []),
-            "alignment": getattr(alignment, "name", None), "queue": pool.stats(), "limits": limits,
+            "alignment": getattr(alignment, "name", None), "check_checker": check_default,
+            "queue": pool.stats(), "limits": limits,
             "live_batch": None if live is None else {
                 "rows_in_flight": live.rows, "waiting": live.waiting, "max_rows": live.max_rows,
                 "queue_size": queue_size, "steps": live.steps,
@@ -673,14 +696,41 @@ def create_app(
 
         return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
+    def detector_checker() -> Any:
+        """The served detector as a claim checker, text only (call under ``check_lock``): its own model-free
+        signals and alignment scorer, the served monitor's flag threshold."""
+        if not text_checker:
+            from faithwatch.claims.checking import DEFAULT_COMBINE
+            from faithwatch.claims.detector_check import DetectorChecker
+            from faithwatch.monitor import NO_MODEL, Monitor
+            from faithwatch.signals import is_model_free
+
+            scorer = getattr(monitor, "alignment", None)
+            text = Monitor(NO_MODEL, detector=monitor.detector, alignment=scorer.name if scorer else "none",
+                           signals=[s.name for s in monitor.signals if is_model_free(s.name)],
+                           device=str(getattr(monitor.lm, "device", "cpu")))
+            text.threshold = monitor.threshold
+            text_checker.append(DetectorChecker(text, DEFAULT_COMBINE))
+        return text_checker[0]
+
     @app.post("/v1/check", summary="Extract claims and check each against the context(s)", **v1)
     async def check(body: CheckRequest) -> dict[str, Any]:
         from faithwatch.claims.checking import AlignmentChecker
         from faithwatch.claims.extraction import get_extractor
         from faithwatch.claims.pipeline import check_response
 
+        kind = body.checker or check_default
+        given = body.model_fields_set
+        if kind == "detector":
+            if getattr(monitor, "detector_reads_model", True):
+                raise HTTPProblem(422, "invalid_input", f"the served detector {monitor.detector.name!r} reads the "
+                                  "language model, so it cannot check text alone; use checker 'alignment'")
+            stray = sorted({"alignment", "entail_threshold", "contradict_threshold"} & given)
+            if stray:
+                raise HTTPProblem(422, "invalid_input", f"{', '.join(stray)} apply to checker 'alignment'; the "
+                                  "detector checker flags at the served detector's threshold")
         alignment = body.alignment or check_alignment
-        if alignment not in plain_specs():  # no arbitrary model ids from clients
+        if kind == "alignment" and alignment not in plain_specs():  # no arbitrary model ids from clients
             raise HTTPProblem(422, "invalid_input", f"alignment must be one of {', '.join(plain_specs())}")
         if not body.contradict_threshold < body.entail_threshold:
             raise HTTPProblem(422, "invalid_input", "thresholds must satisfy contradict_threshold < "
@@ -692,8 +742,9 @@ def create_app(
         def job(tok: CancelToken) -> dict[str, Any]:
             with check_lock:
                 tok.check()
-                # thresholds are parameters of the call: the checker is a light wrapper around the cached scorer
-                checker = AlignmentChecker(scorer_for(alignment), body.entail_threshold, body.contradict_threshold)
+                # alignment thresholds are parameters of the call: a light wrapper around the cached scorer
+                checker = (detector_checker() if kind == "detector" else
+                           AlignmentChecker(scorer_for(alignment), body.entail_threshold, body.contradict_threshold))
                 result = check_response(body.response, contexts, get_extractor(body.extractor), checker,
                                         question=body.question, aggregation=body.aggregation)
             return {**result.to_dict(), "context_chars_cut": chars_cut}

@@ -86,9 +86,12 @@ class CheckRequest(_Body):
     contexts: list[str] | str = Field(..., description="One reference passage or several.")
     question: str | None = None
     extractor: Literal["response", "sentence", "subsentence"] = "sentence"
-    checker: Literal["alignment"] = "alignment"
-    alignment: str | None = Field(None, description=f"{' | '.join(plain_specs())} (the server's default if "
-                                  "absent).", json_schema_extra={"examples": list(plain_specs())})
+    checker: Literal["detector", "alignment"] | None = Field(
+        None, description="detector: the served detector's verdict, as /v1/monitor gives it (a detector that reads "
+        "text only); alignment: an alignment scorer, thresholded. Absent: the server's default (/healthz "
+        "check_checker).")
+    alignment: str | None = Field(None, description=f"checker alignment: {' | '.join(plain_specs())} (the "
+                                  "server's default if absent).", json_schema_extra={"examples": list(plain_specs())})
     aggregation: Literal["strict", "soft", "majority"] = "strict"
-    entail_threshold: float = Field(0.7, ge=0.0, le=1.0)
-    contradict_threshold: float = Field(0.2, ge=0.0, le=1.0)
+    entail_threshold: float = Field(0.7, ge=0.0, le=1.0, description="checker alignment only")
+    contradict_threshold: float = Field(0.2, ge=0.0, le=1.0, description="checker alignment only")
