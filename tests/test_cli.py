@@ -52,6 +52,18 @@ def test_serve_refuses_an_unknown_signal_before_listening():
     assert checker.exit_code == 2 and "--check-checker must be one of detector, alignment" in checker.output
 
 
+def test_monitor_and_generate_refuse_what_cannot_write_an_answer(tmp_path):
+    """--model none, an empty question and a threshold outside [0, 1] are usage errors before any model loads."""
+    ctx = _ctx(tmp_path)
+    for cmd in ("monitor", "generate"):
+        none = runner.invoke(app, [cmd, "-c", ctx, "-q", "When?", "--model", "none"])
+        assert none.exit_code == 2 and "cannot write an answer" in none.output
+        empty = runner.invoke(app, [cmd, "-c", ctx, "-q", "  "])
+        assert empty.exit_code == 2 and "question is empty" in empty.output
+    for flag in ("--tau1", "--tau2", "--abstain-threshold"):
+        out_of_range = runner.invoke(app, ["generate", "-c", ctx, "-q", "When?", flag, "1.5"])
+        assert out_of_range.exit_code == 2 and flag in out_of_range.output
+
 def test_monitor_text_output(tiny_model_dir, tmp_path, one_thread):
     result = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path), "-q", "When?", "--model", str(tiny_model_dir),
                                  "--alignment", "lexical", "--max-new-tokens", "8"])

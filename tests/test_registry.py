@@ -191,6 +191,10 @@ def test_plugins_that_break_their_contract_are_named() -> None:
     context, answer = "The tower is in Paris. It is 330 metres tall.", "The tower is in Paris. It is tall."
     with pytest.raises(FaithwatchError, match="alignment scorer 'big' gave 1.5, outside"):
         Monitor("none", alignment=Big(), detector="heuristic", signals=["alignment"]).score("Where?", context, answer)
+    from faithwatch.claims.checking import AlignmentChecker
+
+    with pytest.raises(FaithwatchError, match="alignment scorer 'big' gave 1.5, outside"):  # check, as score
+        check_response(answer, context, get_extractor("sentence"), AlignmentChecker(Big()))
     registry.signals.add("length", lambda ctx: _Length.make(("n_words",)), "words", default=False, text=True,
                          model_free=True)
     try:

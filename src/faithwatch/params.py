@@ -28,14 +28,14 @@ class DecodingParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    tau1: float = Field(0.5, description="FOD: greedy sentences below this trigger backtracking.")
-    tau2: float = Field(0.6, description="FOD: candidate sentences below this are pruned.")
+    tau1: float = Field(0.5, ge=0.0, le=1.0, description="FOD: greedy sentences below this trigger backtracking.")
+    tau2: float = Field(0.6, ge=0.0, le=1.0, description="FOD: candidate sentences below this are pruned.")
     beams: int = Field(2, ge=1, description="FOD: beams kept (K).")
     samples: int = Field(6, ge=1, description="FOD/rerank: sampled candidates per step (S); lookback: "
                          "chunks per step (default 8).")
     temperature: float = Field(0.7, ge=0.0, description="Sampling temperature.")
     alpha: float = Field(0.5, description="CAD: weight of the context contrast.")
-    abstain_threshold: float = Field(0.5, description="Abstain: refuse below this sentence score.")
+    abstain_threshold: float = Field(0.5, ge=0.0, le=1.0, description="Abstain: refuse below this sentence score.")
     max_new_tokens: int = Field(128, ge=1, description="Generation budget in tokens.")
     max_sentence_tokens: int = Field(96, ge=1, description="Longest sentence before it is cut.")
     chunk_tokens: int = Field(8, ge=1, description="Lookback: tokens per candidate chunk.")
@@ -55,6 +55,18 @@ class DecodingParams(BaseModel):
 def default(name: str) -> Any:
     """The default of one field (for CLI option defaults)."""
     return DecodingParams.model_fields[name].default
+
+
+def bounds(name: str) -> dict[str, Any]:
+    """The bounds of one numeric field as CLI option limits (``min`` / ``max``), so that a value out of range is a
+    usage error before any model loads."""
+    out: dict[str, Any] = {}
+    for rule in DecodingParams.model_fields[name].metadata:
+        if getattr(rule, "ge", None) is not None:
+            out["min"] = rule.ge
+        if getattr(rule, "le", None) is not None:
+            out["max"] = rule.le
+    return out
 
 
 def help_of(name: str) -> str:

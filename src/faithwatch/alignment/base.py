@@ -87,6 +87,25 @@ def validate_inputs(sentences: Sequence[str], context: str) -> list[str]:
     return out
 
 
+#: float rounding a score may carry past [0, 1] (clipped); anything further is a scorer's error
+SLACK = 1e-6
+
+
+def checked_scores(name: str, scores: Sequence[float], n: int, what: str = "sentences") -> list[float]:
+    """The ``n`` scores a scorer called ``name`` gave, each in [0, 1] (float rounding clipped). A wrong count, a
+    NaN or a value outside [0, 1] is a :class:`~faithwatch.errors.FaithwatchError` naming the scorer (a plug-in's
+    bug must not pass as a verdict)."""
+    from faithwatch.errors import FaithwatchError
+
+    out = [float(x) for x in scores]
+    if len(out) != n:
+        raise FaithwatchError(f"the alignment scorer {name!r} gave {len(out)} scores for {n} {what}")
+    bad = [x for x in out if not -SLACK <= x <= 1.0 + SLACK]  # NaN fails too
+    if bad:
+        raise FaithwatchError(f"the alignment scorer {name!r} gave {bad[0]}, outside [0, 1]")
+    return [min(1.0, max(0.0, x)) for x in out]
+
+
 def clamp01(value: float) -> float:
     """Clip a score to [0, 1], raising ``ValueError`` if it is NaN (never let a NaN through)."""
     if math.isnan(value):

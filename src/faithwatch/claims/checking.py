@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from faithwatch import registry
 from faithwatch.alignment import CHECK_SCORER
-from faithwatch.alignment.base import AlignmentScorer
+from faithwatch.alignment.base import AlignmentScorer, checked_scores
 from faithwatch.claims.llm import LLMBackend, Message
 from faithwatch.claims.spans import chunk_spans, find_quote, locate, sentence_spans
 from faithwatch.claims.types import CONFLICT, CONTRADICTION, ENTAILMENT, NEUTRAL, Claim, ClaimVerdict, Evidence
@@ -310,7 +310,8 @@ class AlignmentChecker:
             return []
         texts = [c.text for c in claims]
         try:
-            per_passage = [self.scorer.score_many(texts, ref) for ref in refs]
+            per_passage = [checked_scores(self.scorer.name, self.scorer.score_many(texts, ref), len(texts), "claims")
+                           for ref in refs]
         except ValueError as exc:
             raise InputError(f"{self.scorer.name} cannot score these claims: {exc}") from None
         best = [max(range(len(refs)), key=lambda p, i=i: per_passage[p][i]) for i in range(len(claims))]
@@ -330,7 +331,9 @@ class AlignmentChecker:
         for p in sorted(set(best)):
             owners = [i for i, b in enumerate(best) if b == p]
             for start, end in sentence_spans(refs[p]):
-                scores = self.scorer.score_many([texts[i] for i in owners], refs[p][start:end])
+                mine = [texts[i] for i in owners]
+                scores = checked_scores(self.scorer.name, self.scorer.score_many(mine, refs[p][start:end]),
+                                        len(mine), "claims")
                 for i, s in zip(owners, scores, strict=True):
                     cur = out[i]
                     if cur is None or s > cur[3]:

@@ -135,6 +135,15 @@ def check_names(*, detector: str | None = None, alignment: str | None = None, st
         registry.strategies.get(strategy)
 
 
+def check_generation(model: str | None, question: str) -> None:
+    """Refuse what cannot generate an answer, before a model is loaded: ``--model none`` and an empty question."""
+    if model is not None and model.strip().lower() == "none":
+        raise InputError("--model none runs no language model, so it cannot write an answer; it scores given text: "
+                         "faithwatch score --model none, or faithwatch check")
+    if not question.strip():
+        raise InputError("The question is empty: give the question the answer is for (--question).")
+
+
 def read_text(path: Path, what: str) -> str:
     """Read a UTF-8 file ('-': stdin), with a clear error when it is missing."""
     if str(path) == "-":

@@ -14,6 +14,7 @@ from faithwatch.cli._common import (
     DeviceOpt,
     DtypeOpt,
     ThreadsOpt,
+    check_generation,
     check_names,
     err,
     fail,
@@ -22,7 +23,7 @@ from faithwatch.cli._common import (
     read_text,
 )
 from faithwatch.errors import FaithwatchError
-from faithwatch.params import DEFAULT_STRATEGY, default, help_of
+from faithwatch.params import DEFAULT_STRATEGY, bounds, default, help_of
 
 app = group()
 
@@ -34,7 +35,7 @@ def _param(name: str, flags: str, **kw: Any) -> Any:
     """An option for one :class:`~faithwatch.params.DecodingParams` field that stays ``None`` unless given, so
     that a strategy's own defaults (a registered ``defaults=``) apply; the help shows the general default."""
     return typer.Option(None, flags, help=f"{help_of(name)} [default: {default(name)}, unless the strategy sets "
-                        "its own]", show_default=False, **kw)
+                        "its own]", show_default=False, **{**bounds(name), **kw})
 
 
 @app.command()
@@ -44,12 +45,12 @@ def generate(
     strategy: str = typer.Option(DEFAULT_STRATEGY, "--strategy", "-s", help=registry.strategies.choices()),
     tau1: float | None = _param("tau1", "--tau1"),
     tau2: float | None = _param("tau2", "--tau2"),
-    beams: int | None = _param("beams", "--beams", min=1),
-    samples: int | None = _param("samples", "--samples", min=1),
-    temperature: float | None = _param("temperature", "--temperature", min=0.0),
+    beams: int | None = _param("beams", "--beams"),
+    samples: int | None = _param("samples", "--samples"),
+    temperature: float | None = _param("temperature", "--temperature"),
     alpha: float | None = _param("alpha", "--alpha"),
     abstain_threshold: float | None = _param("abstain_threshold", "--abstain-threshold"),
-    max_new_tokens: int | None = _param("max_new_tokens", "--max-new-tokens", min=1),
+    max_new_tokens: int | None = _param("max_new_tokens", "--max-new-tokens"),
     seed: int | None = _param("seed", "--seed"),
     coverage: bool | None = _param("coverage", "--coverage/--no-coverage"),
     last_resort: bool | None = _param("last_resort", "--last-resort/--no-last-resort"),
@@ -71,6 +72,7 @@ def generate(
         ctx = read_text(context, "context")  # before the heavy imports: a bad path fails at once
         if not ctx.strip():
             raise InputError("The context is empty: faithwatch needs a non-empty context.")
+        check_generation(model, question)
         from faithwatch.decoding import generate as run
         from faithwatch.monitor import Monitor
 

@@ -32,7 +32,7 @@ from faithwatch.cli._common import (
     progress,
 )
 from faithwatch.errors import FaithwatchError, InputError
-from faithwatch.params import default, help_of
+from faithwatch.params import bounds, default, help_of
 
 app = group()
 
@@ -164,14 +164,14 @@ def eval_decoding(
     strategies: str = typer.Option("greedy,cad,fod,fod-fallback", "--strategies", help="Comma-separated strategies."),
     report: Path = typer.Option(..., "--report", help="Folder for results.md/.json, answers.jsonl, cache.jsonl."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N items."),
-    tau1: float = typer.Option(default("tau1"), "--tau1", help=help_of("tau1")),
-    tau2: float = typer.Option(default("tau2"), "--tau2", help=help_of("tau2")),
+    tau1: float = typer.Option(default("tau1"), "--tau1", help=help_of("tau1"), **bounds("tau1")),
+    tau2: float = typer.Option(default("tau2"), "--tau2", help=help_of("tau2"), **bounds("tau2")),
     beams: int = typer.Option(default("beams"), "--beams", min=1, help=help_of("beams")),
     samples: int = typer.Option(default("samples"), "--samples", min=1, help=help_of("samples")),
     temperature: float = typer.Option(default("temperature"), "--temperature", min=0.0, help=help_of("temperature")),
     alpha: float = typer.Option(default("alpha"), "--alpha", help=help_of("alpha")),
     abstain_threshold: float = typer.Option(default("abstain_threshold"), "--abstain-threshold",
-                                            help=help_of("abstain_threshold")),
+                                            help=help_of("abstain_threshold"), **bounds("abstain_threshold")),
     max_new_tokens: int = typer.Option(default("max_new_tokens"), "--max-new-tokens", min=1),
     seed: int = typer.Option(default("seed"), "--seed", help="Sampling seed (and bootstrap seed)."),
     coverage: bool = typer.Option(default("coverage"), "--coverage/--no-coverage", help=help_of("coverage")),

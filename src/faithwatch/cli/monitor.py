@@ -25,6 +25,7 @@ from faithwatch.cli._common import (
     ThreadsOpt,
     WorkersOpt,
     bad_record_printer,
+    check_generation,
     check_names,
     err,
     fail,
@@ -110,6 +111,7 @@ def monitor(
         ctx = read_text(context, "context")
         if not ctx.strip():
             raise InputError("The context is empty: faithwatch needs a non-empty context.")
+        check_generation(model, question)
         mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device, max_new_tokens,
                              max_false_accept, dtype, device_map, static_cache, cuda_graph, run_ahead)
         threshold = mon.threshold

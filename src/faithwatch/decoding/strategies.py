@@ -287,7 +287,7 @@ def _fod(loop: DecodingLoop, greedy: Chooser, sampler: Chooser, tau1: float, tau
             loop.keep([cand])
             if cand.report is not None:
                 trace.append(TraceEvent("accept", cand.report.index, cand.report.text, cand.report.score, 0,
-                                        reason=f"greedy, score >= tau1={tau1}"))
+                                        reason=f"greedy, score >= tau1={tau1:.3g}"))
             continue
         loop.session.restore(checkpoint)  # backtrack to the faithful prefix
         report = cand.report
@@ -337,11 +337,11 @@ def _search(loop: DecodingLoop, sampler: Chooser, tau2: float, k: int, s: int, t
             score = c.report.score if c.report else None
             trace.append(TraceEvent("candidate", step, text, score, c.parent))
             if c.report is not None and c.report.score < tau2:
-                trace.append(TraceEvent("prune", step, text, score, c.parent, reason=f"score below tau2={tau2}"))
+                trace.append(TraceEvent("prune", step, text, score, c.parent, reason=f"score below tau2={tau2:.3g}"))
             else:
                 survivors.append(c)
         if not [c for c in survivors if not c.carried]:
-            trace.append(TraceEvent("stop", step, reason=f"no candidate scored >= tau2={tau2}"))
+            trace.append(TraceEvent("stop", step, reason=f"no candidate scored >= tau2={tau2:.3g}"))
             for beam in loop.beams:
                 beam.stop_reason = beam.stop_reason or "no candidate above tau2"
             break
@@ -377,7 +377,7 @@ def _stage1_refusal(loop: DecodingLoop, coverage: Coverage, cand: Candidate, tau
     if cand.report is None:
         return "the answer ends with question slots open" if cand.eos and coverage.must_go_on(before) else None
     if cand.report.score < tau1:
-        return f"greedy sentence below tau1={tau1}"
+        return f"greedy sentence below tau1={tau1:.3g}"
     gaps = coverage.open(before)
     if gaps and coverage.open(_texts(loop.beams[0], cand)) == gaps:
         return "greedy sentence fills none of the question's open slots"

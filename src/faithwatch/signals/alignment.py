@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from faithwatch.alignment.base import AlignmentScorer, score_pairs_asked
-from faithwatch.errors import FaithwatchError
+from faithwatch.alignment.base import AlignmentScorer, checked_scores, score_pairs_asked
 from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
-
-#: float rounding a score may carry past [0, 1] (clipped); anything further is a scorer's error
-SLACK = 1e-6
 
 
 class AlignmentSignal(Signal):
@@ -32,11 +28,5 @@ class AlignmentSignal(Signal):
             return [{"align_score": None} for _ in traces]
         # sentences of different records (contexts) together: a scorer with a model batches them in one run
         pairs = [(trace.sentence.text, trace.context) for trace in traces]
-        scores = [float(x) for x in score_pairs_asked(self.scorer, pairs, [trace.question for trace in traces])]
-        if len(scores) != len(pairs):
-            raise FaithwatchError(f"the alignment scorer {self.scorer.name!r} gave {len(scores)} scores for "
-                                  f"{len(pairs)} sentences")
-        bad = [x for x in scores if not -SLACK <= x <= 1.0 + SLACK]  # NaN fails too
-        if bad:
-            raise FaithwatchError(f"the alignment scorer {self.scorer.name!r} gave {bad[0]}, outside [0, 1]")
-        return [{"align_score": min(1.0, max(0.0, x))} for x in scores]
+        scores = score_pairs_asked(self.scorer, pairs, [trace.question for trace in traces])
+        return [{"align_score": x} for x in checked_scores(self.scorer.name, scores, len(pairs))]
