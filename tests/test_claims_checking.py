@@ -394,6 +394,9 @@ def test_check_file_resumes_reports_bad_records_and_summarises(tmp_path) -> None
     again = check_file(FlakyExtractor(), checker, src, out)  # resumes: nothing new, the failure retried
     assert (again.checked, again.skipped_done, again.failed) == (0, 2, 1)
     assert len(out.read_text().splitlines()) == 2
+    stricter = AlignmentChecker(LexicalScorer(), entail_threshold=0.95)  # same names, other verdicts: refused
+    with pytest.raises(InputError, match=r"another configuration \(entail_threshold .* → 0\.95"):
+        check_file(FlakyExtractor(), stricter, src, out)
     with pytest.raises(InputError, match="--overwrite"):
         check_file(SegmentExtractor("response"), checker, src, out)
     fresh = check_file(SegmentExtractor("response"), checker, src, out, overwrite=True, aggregation="majority")
@@ -550,3 +553,5 @@ def test_detector_checker_agrees_with_the_monitor_on_the_demo(tmp_path):
     assert [v.label for v in verdicts] == ["Neutral", "Entailment"]
     assert [v.scores["detector_score"] for v in verdicts] == pytest.approx([r.sentences[0].score for r in scores])
     assert scores[0].sentences[0].flagged and not scores[1].sentences[0].flagged
+    config = checker.config()  # what a resumed batch output is bound to
+    assert config["detector_content_hash"] and config["threshold"] == pytest.approx(checker.monitor.threshold)

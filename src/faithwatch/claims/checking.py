@@ -200,6 +200,11 @@ class NLIChecker:
         self.label_names = _label_names(list(scorer.labels), scorer.name)
         self.name = scorer.name
 
+    def config(self) -> dict[str, Any]:
+        """What the verdicts depend on besides the name (a resumed batch output refuses another)."""
+        return {"combine": self.combine, "max_chunk_tokens": self.max_chunk_tokens,
+                "version": getattr(self.scorer, "version", None)}
+
     def check(
         self, claims: Sequence[Claim], references: str | Sequence[str], question: str | None = None
     ) -> list[ClaimVerdict]:
@@ -290,6 +295,11 @@ class AlignmentChecker:
         self.entail_threshold = float(entail_threshold)
         self.contradict_threshold = float(contradict_threshold)
         self.name = f"alignment:{scorer.name}"
+
+    def config(self) -> dict[str, Any]:
+        """What the verdicts depend on besides the name (a resumed batch output refuses another)."""
+        return {"entail_threshold": self.entail_threshold, "contradict_threshold": self.contradict_threshold,
+                "version": getattr(self.scorer, "version", None)}
 
     def label_of(self, score: float) -> tuple[str, float]:
         """``(label, margin confidence)`` of an alignment score."""
@@ -456,6 +466,10 @@ class LLMJudgeChecker:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.name = f"llm:{backend.name}"
+
+    def config(self) -> dict[str, Any]:
+        """What the verdicts depend on besides the name (a resumed batch output refuses another)."""
+        return {"combine": self.combine, "max_tokens": self.max_tokens, "temperature": self.temperature}
 
     def messages(self, claim: Claim, passage: str, question: str | None = None) -> list[Message]:
         """The chat of the first attempt for one (claim, passage) pair."""

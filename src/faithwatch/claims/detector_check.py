@@ -33,6 +33,11 @@ class DetectorChecker:
         self.monitor, self.combine = monitor, combine
         self.name = f"detector:{monitor.detector.name}"
 
+    def config(self) -> dict[str, Any]:
+        """What the verdicts depend on besides the name: the detector (its content hash), the flag threshold, the
+        alignment scorer and signals, and the rule combining passages."""
+        return {**self.monitor.scoring_config(), "combine": self.combine}
+
     def check(
         self, claims: Sequence[Claim], references: str | Sequence[str], question: str | None = None
     ) -> list[ClaimVerdict]:

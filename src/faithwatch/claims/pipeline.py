@@ -169,7 +169,9 @@ def check_file(
     truncate_context: bool = False,
 ) -> ClaimsBatchSummary:
     """Check every record of ``input_path`` into ``output_path`` (resuming unless ``overwrite``); a record whose
-    passages exceed ``max_context_chars`` is a bad record, or is cut at the tail with ``truncate_context``.
+    passages exceed ``max_context_chars`` is a bad record, or is cut at the tail with ``truncate_context``. The
+    output's sidecar records the extractor, the checker and what its verdicts depend on (a checker's ``config()``:
+    thresholds, the detector's content hash, ...); resuming under another configuration is refused.
 
     Raises :class:`~faithwatch.claims.llm.LLMUnavailableError` when the LLM endpoint cannot be reached
     (every record would fail; the finished ones are kept and a re-run resumes).
@@ -202,8 +204,10 @@ def check_file(
     def prepare(path: Path) -> None:
         _check_compatible(_read_rows(path), _name(extractor), _name(checker), aggregation)
 
+    config = {"extractor": _name(extractor), "checker": _name(checker), "aggregation": aggregation,
+              **(checker.config() if callable(getattr(checker, "config", None)) else {})}
     run = run_batch(items, output_path, process, overwrite=overwrite, prepare=prepare, on_progress=on_progress,
-                    on_bad=on_bad, source=input_path)
+                    on_bad=on_bad, source=input_path, config=config)
     summary = ClaimsBatchSummary(total=run.total, checked=run.scored, skipped_done=run.skipped_done, bad=run.bad,
                                  failed=len(failures))
     summary.summaries = build_summaries([*_read_rows(output_path), *failures], group_by)
