@@ -22,6 +22,10 @@ def test_types_are_checked_and_blank_text_is_a_problem() -> None:
                                                                               "non-empty strings"]
     assert parse(CheckRecord, {"response": "r", "context": 3})[1] == ["'context' must be a string or a list of "
                                                                       "strings"]
+    listed = parse(ScoreRecord, {**GOOD, "context": ["a", "b"]})[1]  # score reads one context, check several
+    assert listed == ["'context' must be a string (one context: join several passages into one string)"]
+    blank = parse(CheckRecord, {"response": "r", "context": "c", "question": " "})[1]  # as score refuses it
+    assert blank == ["'question' must be a non-empty string (leave it out if there is none)"]
 
 
 def test_the_server_record_is_the_batch_record() -> None:
@@ -37,6 +41,8 @@ def test_a_non_utf8_line_is_one_bad_record(tmp_path) -> None:
     assert [type(r) for r in got] == [Record, BadRecord, Record, BadRecord]
     assert "not UTF-8" in got[1].error and got[1].line == 2
     assert got[2].id == "1" and got[3].id is None and "'id' must be a string or an integer" in got[3].error
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({**GOOD, "id": "bom"}).encode() + b"\n")  # a byte-order mark
+    assert [r.id for r in read_records(path)] == ["bom"]
 
 
 def test_a_record_without_a_question_is_a_summary(tmp_path) -> None:

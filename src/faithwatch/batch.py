@@ -86,7 +86,7 @@ def read_records(path: Path, model: type[ScoreRecord] | type[CheckRecord] = Scor
     with path.open("rb") as handle:
         for line_no, raw in enumerate(handle, start=1):
             try:
-                line = raw.decode("utf-8")
+                line = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")  # a byte-order mark is no text
             except UnicodeDecodeError as exc:
                 yield BadRecord(line_no, None, f"not UTF-8 text (byte {exc.start + 1})")
                 continue

@@ -64,6 +64,8 @@ class CheckRecord(BaseModel):
     def problems(self) -> list[str]:
         """What makes this record uncheckable (blank response or passages), in words."""
         out = ["'response' must be a non-empty string"] if _blank(self.response) else []
+        if _blank(self.question):
+            out.append("'question' must be a non-empty string (leave it out if there is none)")
         if isinstance(self.context, str):
             if _blank(self.context):
                 out.append("'context' must be a non-empty string or a list of them")
@@ -76,8 +78,14 @@ class CheckRecord(BaseModel):
         return out
 
 
+#: what a record's ``context`` must be, by record type
+_CONTEXT_TYPE = {"ScoreRecord": "a string (one context: join several passages into one string)",
+                 "CheckRecord": "a string or a list of strings"}
+
+
 def explain(exc: ValidationError) -> list[str]:
     """Short messages for a record's validation errors (``'response' is missing``, ``'id' must be ...``)."""
+    context_type = _CONTEXT_TYPE.get(exc.title, "a string")
     out = []
     for error in exc.errors():
         field = ".".join(str(p) for p in error["loc"][:1]) or "record"
@@ -86,7 +94,7 @@ def explain(exc: ValidationError) -> list[str]:
         elif field == "id":
             out.append("'id' must be a string or an integer")
         elif error["type"] in ("string_type", "list_type"):
-            out.append(f"'{field}' must be {'a string' if field != 'context' else 'a string or a list of strings'}")
+            out.append(f"'{field}' must be {'a string' if field != 'context' else context_type}")
         else:
             out.append(f"'{field}': {error['msg']}")
     return list(dict.fromkeys(out))

@@ -153,7 +153,7 @@ def read_text(path: Path, what: str) -> str:
     if not path.is_file():
         raise InputError(f"{what} file not found: {path}")
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")  # a byte-order mark is no text
     except UnicodeDecodeError as exc:
         raise InputError(f"{what} file {path} is not UTF-8 text (byte {exc.start + 1})") from None
 

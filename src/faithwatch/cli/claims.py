@@ -73,7 +73,8 @@ def _print_check(out: Console, result, response: str) -> None:
     shown = (", ".join(f"{k} {v:.2f}" for k, v in agg.items() if v) if isinstance(agg, dict)
              else f"[{COLOURS.get(agg, 'white')}]{agg}[/]")
     rate = result.hallucination_rate
-    out.print(f"[bold]response:[/] {shown} · hallucination rate {rate:.2f} · {len(result.claims)} claims")
+    n = len(result.claims)
+    out.print(f"[bold]response:[/] {shown} · hallucination rate {rate:.2f} · {n} claim{'s' if n != 1 else ''}")
 
 
 def _pct(value: float | None) -> str:

@@ -56,7 +56,7 @@ def load_faithbench(root: Path, questionable: Policy = "exclude") -> list[Labell
     out = []
     for path in sorted(glob.glob(str(root / "faithbench" / "batch_*.json"))):
         batch = Path(path).stem
-        for sample in json.loads(Path(path).read_text(encoding="utf-8"))["samples"]:
+        for sample in json.loads(Path(path).read_text(encoding="utf-8-sig"))["samples"]:
             summary = sample["summary"]
             spans, categories = [], set()
             for ann in sample["annotations"]:
@@ -109,7 +109,7 @@ def load_qags_file(path: Path, dataset: str) -> list[LabelledExample]:
     workers' yes/no ``responses``); labels as :func:`load_qags`. Ids are ``qags-<n>``, ``n`` counting the records
     from 0 (blank lines skipped)."""
     out = []
-    numbered = [(n, line) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+    numbered = [(n, line) for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1)
                 if line.strip()]
     for i, (n, line) in enumerate(numbered):
         try:
@@ -157,7 +157,7 @@ def _qags_votes(sent: object) -> list[bool] | None:
 def read_json_list(path: Path, what: str) -> list:
     """The JSON list in ``path``; ``InputError`` naming the file for invalid JSON or another top-level value."""
     try:
-        rows = json.loads(path.read_text(encoding="utf-8"))
+        rows = json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: invalid JSON ({exc})") from None
     if not isinstance(rows, list):
@@ -177,7 +177,7 @@ def load_summedits_file(path: Path, dataset: str) -> list[LabelledExample]:
         numbered = [(f"record {i}", row) for i, row in enumerate(read_json_list(path, "SummEdits records"))]
     else:
         numbered = []
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
             if line.strip():
                 try:
                     numbered.append((f"line {n}", json.loads(line)))
@@ -229,7 +229,7 @@ def load_begin_file(path: Path, dataset: str, generic: Policy = "exclude") -> li
     :func:`load_begin`. Ids are ``begin-<row>``. The files are plain TSV: a ``"`` is text (a response may open
     with one), never a quote that would join rows; a row with more or fewer fields than the header is an error."""
     out = []
-    with path.open(encoding="utf-8", newline="") as handle:
+    with path.open(encoding="utf-8-sig", newline="") as handle:
         reader = csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
         missing = [c for c in BEGIN_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
@@ -270,7 +270,7 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
     fixed in one pass.
     """
     out, bad = [], []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -368,7 +368,7 @@ def load_dataset(name: str, root: str | Path | None = None, *, questionable: Pol
 def _released_kind(path: Path) -> Literal["qags", "summedits", "generic"]:
     """Which format a JSONL file's first record has: QAGS (article and summary sentences), SummEdits (doc,
     summary and label) or, with a ``response`` field or anything else, the generic one."""
-    with path.open(encoding="utf-8") as handle:
+    with path.open(encoding="utf-8-sig") as handle:
         first = next((line for line in handle if line.strip()), "")
     try:
         row = json.loads(first)
