@@ -97,7 +97,7 @@ def test_exit_codes(tiny_model_dir, tmp_path, one_thread):
     summary = json.loads(truncated.stdout.strip().splitlines()[-1])
     assert summary["context_tokens_cut"] > 0
     bad_model = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path), "-q", "q?", "--model", str(tmp_path / "none")])
-    assert bad_model.exit_code == 3 and "Could not load" in bad_model.output
+    assert bad_model.exit_code == 3 and "model folder not found" in bad_model.output
     bad_signal = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path), "-q", "q?", *model, "--signals", "magic"])
     assert bad_signal.exit_code == 2 and "unknown signals" in bad_signal.output
 

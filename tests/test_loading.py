@@ -50,8 +50,9 @@ def test_embedded_gguf_file_missing(monkeypatch, tmp_path):
 
 
 def test_missing_directory(tmp_path):
-    with pytest.raises(ModelNotAvailableError, match="Could not load"):
-        load_model(str(tmp_path / "no-such-model"), device="cpu")
+    for name in (str(tmp_path / "no-such-model"), "./no-such-model", "~/no-such-model"):
+        with pytest.raises(ModelNotAvailableError, match="model folder not found"):
+            load_model(name, device="cpu")
 
 
 def test_existing_directory_without_model(tmp_path):

@@ -224,6 +224,13 @@ def test_truncated_context_is_reported(lm):
         strict.score(QUESTION, long_context, RESPONSE)
 
 
+def test_heuristic_without_any_of_its_features_is_refused_up_front() -> None:
+    """Signals that give the heuristic nothing to read: an error when the monitor is built, not per record."""
+    with pytest.raises(InputError, match="heuristic detector needs at least one of"):
+        Monitor("none", signals=["lexical"], detector="heuristic")
+    assert Monitor("none", signals=["alignment"], alignment="lexical", detector="heuristic").detector
+
+
 def test_detector_refuses_alignment_with_other_weights(lm) -> None:
     """A detector records its alignment scorer's name and version; a scorer with other weights is refused."""
     from faithwatch.alignment import AlignmentScorer

@@ -12,7 +12,8 @@ import torch
 from faithwatch import registry
 from faithwatch.alignment import DEFAULT_SCORER, get_scorer, parse_spec
 from faithwatch.alignment.base import AlignmentScorer
-from faithwatch.detectors import Detector, get_detector
+from faithwatch.detectors import Detector, HeuristicDetector, get_detector
+from faithwatch.detectors.heuristic import WEIGHTS as HEURISTIC_WEIGHTS
 from faithwatch.detectors.shipped import default_detector
 from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError
 from faithwatch.models.ahead import GREEDY, OnDevice
@@ -139,6 +140,9 @@ class Monitor:
         if missing:
             raise InputError(f"detector '{self.detector.name}' needs features {missing} that the chosen signals "
                              "do not compute")
+        if isinstance(self.detector, HeuristicDetector) and not set(HEURISTIC_WEIGHTS) & set(self.feature_names):
+            raise InputError(f"the heuristic detector needs at least one of {sorted(HEURISTIC_WEIGHTS)}; the chosen "
+                             "signals compute none of them")
         needs = Needs()
         for signal in self.signals:
             needs = needs | signal.needs
