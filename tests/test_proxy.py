@@ -221,6 +221,9 @@ def test_healthz_says_whether_the_upstream_answers(text_monitor):
     with serve(create_proxy_app(text_monitor, Upstream("http://127.0.0.1:9/v1"))) as url:
         health = httpx.get(url + "/healthz", timeout=10).json()
     assert health["status"] == "ok" and health["upstream_reachable"] is False
+    meta = getattr(text_monitor.detector, "meta", None)  # as serve reports them: what the detector reads
+    assert health["detector_features"] == list(getattr(meta, "feature_names", None) or [])
+    assert health["features"] == text_monitor.feature_names
 
 
 def test_other_hosts_and_bodies_that_are_not_json_are_refused(text_monitor):
@@ -326,6 +329,21 @@ def test_cli_refuses_bad_options_with_one_line(args, message):
 
     result = CliRunner().invoke(app, ["proxy", "--upstream", "http://127.0.0.1:9/v1", "--model", "none", *args])
     assert result.exit_code == 2 and message in result.output
+
+
+def test_cli_starts_without_a_local_model(monkeypatch):
+    """--model none: the model-free signals (and api_*), no language model; the app is built and served."""
+    import uvicorn
+    from typer.testing import CliRunner
+
+    from faithwatch.cli import app
+
+    served = []
+    monkeypatch.setattr(uvicorn, "run", lambda application, **kw: served.append(application))
+    result = CliRunner().invoke(app, ["proxy", "--upstream", "http://127.0.0.1:9/v1", "--model", "none",
+                                      "--detector", "heuristic", "--alignment", "lexical"])
+    assert result.exit_code == 0, result.output
+    assert len(served) == 1 and "scoring with none" in " ".join(result.output.split())
 
 
 def test_cli_refuses_an_upstream_that_is_not_a_url():

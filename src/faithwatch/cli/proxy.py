@@ -93,9 +93,10 @@ def proxy(
     except ValueError as exc:
         raise fail(InputError(str(exc))) from None
     hosts = allowed_hosts_for(allowed_hosts, host)
-    from faithwatch.signals import default_signals
+    from faithwatch.signals import default_signals, model_free_signals
 
-    signals = [*default_signals(), "api"]  # api_* features wherever the upstream sends log-probabilities
+    families = model_free_signals() if model == NO_MODEL else default_signals()  # none: what reads text only
+    signals = [*dict.fromkeys([*families, "api"])]  # api_* features wherever the upstream sends log-probabilities
     try:
         with err.status("Loading the local model…", spinner="dots"):
             local = None if model == "embedded" else model

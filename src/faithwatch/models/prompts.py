@@ -105,14 +105,14 @@ def build_prompts(
         if not truncate_context:
             raise ContextTooLongError(
                 f"The prompt is {len(rag_ids)} tokens and {reserve} are reserved for the answer, "
-                f"{over} more than the model window of {max_length}. Shorten the context (when generating: or "
-                "lower max_new_tokens), or allow truncation (--truncate-context)."
+                f"{over} more than the model window of {max_length}. Shorten the context, allow truncation "
+                "(--truncate-context), or, when generating, lower max_new_tokens."
             )
         ctx_ids = tokenizer(context, add_special_tokens=False)["input_ids"]
         if over >= len(ctx_ids):
             raise ContextTooLongError(
                 f"Even with the whole context cut, the prompt needs {over - len(ctx_ids)} tokens more than "
-                f"the model window of {max_length}; shorten the question (when generating: or lower max_new_tokens)."
+                f"the model window of {max_length}; shorten the question, or, when generating, lower max_new_tokens."
             )
         keep = len(ctx_ids) - over
         while True:  # re-tokenising may shift by a token or two

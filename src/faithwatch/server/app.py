@@ -727,8 +727,9 @@ def create_app(
                                   "language model, so it cannot check text alone; use checker 'alignment'")
             stray = sorted({"alignment", "entail_threshold", "contradict_threshold"} & given)
             if stray:
-                raise HTTPProblem(422, "invalid_input", f"{', '.join(stray)} apply to checker 'alignment'; the "
-                                  "detector checker flags at the served detector's threshold")
+                raise HTTPProblem(422, "invalid_input", f"{', '.join(stray)} {'apply' if len(stray) > 1 else 'applies'}"
+                                  " to checker 'alignment' only; the detector checker flags at the served detector's "
+                                  "threshold")
         alignment = body.alignment or check_alignment
         if kind == "alignment" and alignment not in plain_specs():  # no arbitrary model ids from clients
             raise HTTPProblem(422, "invalid_input", f"alignment must be one of {', '.join(plain_specs())}")
