@@ -64,6 +64,22 @@ def test_monitor_and_generate_refuse_what_cannot_write_an_answer(tmp_path):
         out_of_range = runner.invoke(app, ["generate", "-c", ctx, "-q", "When?", flag, "1.5"])
         assert out_of_range.exit_code == 2 and flag in out_of_range.output
 
+def test_output_folders_and_files_are_checked_before_any_work(tmp_path):
+    """A report folder that is a file (or an output file that is a folder) is a usage error at once, not an
+    internal error after the work."""
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    for command in (["eval", "--text-only", "--data", "begin-dev", "--report", str(a_file)],
+                    ["eval-decoding", "--limit", "1", "--report", str(a_file)],
+                    ["eval-nli", "--report", str(a_file)],
+                    ["eval-lss", "--report", str(a_file)],
+                    ["calibrate", "--detector", "default", "--data", "begin-dev", "--out", str(a_file)],
+                    ["synth-edits", "--data", "begin-dev", "--out", str(tmp_path)]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 2 and ("is a file" in result.output or "is a directory" in result.output), (
+            command, result.output)
+    assert runner.invoke(app, ["eval-nli", "--limit", "0"]).exit_code == 2
+
 def test_monitor_text_output(tiny_model_dir, tmp_path, one_thread):
     result = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path), "-q", "When?", "--model", str(tiny_model_dir),
                                  "--alignment", "lexical", "--max-new-tokens", "8"])

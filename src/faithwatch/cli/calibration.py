@@ -21,7 +21,8 @@ def calibrate(
     detector_name: str = typer.Option("default", "--detector", help="A detector folder, or default: the shipped one."),
     data: str = typer.Option(..., "--data", help="Labelled responses of your domain: .jsonl files in the generic "
                              "format (spans or labels) or named data sets, comma-separated."),
-    out_dir: Path = typer.Option(..., "--out", help="Folder for the re-calibrated detector (not --detector's)."),
+    out_dir: Path = typer.Option(..., "--out", file_okay=False,
+                                 help="Folder for the re-calibrated detector (not --detector's)."),
     unlabelled: bool = typer.Option(False, "--unlabelled", help="Use no labels: move the scores so that the median "
                                     "sentence of your responses lands where the training data's did (needs "
                                     "responses only, e.g. faithwatch score's input; at least 20 sentences, 200+ "

@@ -162,7 +162,8 @@ def eval_decoding(
     data: str = typer.Option("counterfactual", "--data", help="'counterfactual' (the packaged counterfactual "
                              "QA set) or a .jsonl of {id, question, context[, context_answers, common_answers]}."),
     strategies: str = typer.Option("greedy,cad,fod,fod-fallback", "--strategies", help="Comma-separated strategies."),
-    report: Path = typer.Option(..., "--report", help="Folder for results.md/.json, answers.jsonl, cache.jsonl."),
+    report: Path = typer.Option(..., "--report", file_okay=False,
+                                help="Folder for results.md/.json, answers.jsonl, cache.jsonl."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N items."),
     tau1: float = typer.Option(default("tau1"), "--tau1", help=help_of("tau1"), **bounds("tau1")),
     tau2: float = typer.Option(default("tau2"), "--tau2", help=help_of("tau2"), **bounds("tau2")),

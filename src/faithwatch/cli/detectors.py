@@ -146,7 +146,7 @@ def train(
     data: str = typer.Option(..., "--data", help="Comma-separated data sets (faithbench, qags-cnndm, begin-dev) "
                              "or files: generic .jsonl, or QAGS (mturk_*.jsonl) / BEGIN (.tsv) / SummEdits (.json) "
                              "as released; a folder stands for its .jsonl, .json and .tsv files."),
-    out_dir: Path = typer.Option(..., "--out", help="Folder for the detector artifact."),
+    out_dir: Path = typer.Option(..., "--out", file_okay=False, help="Folder for the detector artifact."),
     recipe_file: Path | None = typer.Option(None, "--recipe", help="A recipe JSON (from `faithwatch select`); "
                                             "the options below change it."),
     detector: str | None = typer.Option(None, "--detector", help="Aggregator: lr | xgb | mlp."),
@@ -228,7 +228,8 @@ def train(
 @app.command()
 def select(
     data: str = typer.Option(..., "--data", help="Comma-separated labelled data sets (at least two)."),
-    out_file: Path = typer.Option(Path("recipe.json"), "--out", help="Where to write the chosen recipe."),
+    out_file: Path = typer.Option(Path("recipe.json"), "--out", dir_okay=False,
+                                  help="Where to write the chosen recipe."),
     table_file: Path | None = typer.Option(None, "--table", help="Also write the whole table as CSV."),
     seed: int = typer.Option(0, "--seed"),
     model: str | None = MODEL_OPT,
@@ -281,7 +282,7 @@ def select(
 @app.command(name="synth-edits")
 def synth_edits(
     data: str = typer.Option(..., "--data", help="Data sets whose contexts the responses are built from."),
-    out_file: Path = typer.Option(..., "--out", help="The JSONL file to write (generic format)."),
+    out_file: Path = typer.Option(..., "--out", dir_okay=False, help="The JSONL file to write (generic format)."),
     n: int = typer.Option(600, "--n", min=2, help="Responses to build (about half unfaithful)."),
     seed: int = typer.Option(0, "--seed"),
     data_root: str | None = DATA_ROOT_OPT,
@@ -324,7 +325,8 @@ def evaluate(
     data: str = typer.Option(..., "--data", help="Comma-separated data sets to evaluate on: names, generic "
                              ".jsonl files, or QAGS (mturk_*.jsonl) / BEGIN (.tsv) / SummEdits (.json) files as "
                              "released; a folder stands for its .jsonl, .json and .tsv files."),
-    report: Path = typer.Option(Path("results"), "--report", help="Folder for results.md/.json and ROC PNGs."),
+    report: Path = typer.Option(Path("results"), "--report", file_okay=False,
+                                help="Folder for results.md/.json and ROC PNGs."),
     transfer: bool = typer.Option(False, "--transfer", help="Also the transfer matrix, leave-one-out and "
                                   "ablation tables across the --data sets (trains many detectors)."),
     n_boot: int = typer.Option(1000, "--n-boot", min=1, help="Bootstrap replicates for the 95% intervals."),
@@ -462,7 +464,7 @@ def transfer_lens_cmd(
     lens_dir: Path = typer.Option(..., "--lens", help="A Lookback Lens folder (e.g. <detector>/lookback-lens)."),
     target_model: str = typer.Option(..., "--target-model", help="The model to transfer the lens to."),
     data: str = typer.Option(..., "--data", help="Data sets whose texts are run through both models."),
-    out_dir: Path = typer.Option(..., "--out", help="Folder for the mapped lens."),
+    out_dir: Path = typer.Option(..., "--out", file_okay=False, help="Folder for the mapped lens."),
     max_examples: int = typer.Option(300, "--max-examples", min=2, help="Texts used to fit the mapping."),
     source_model: str | None = typer.Option(None, "--source-model", help="Override the lens's model path."),
     data_root: str | None = typer.Option(None, "--data-root"),

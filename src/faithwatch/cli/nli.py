@@ -30,7 +30,8 @@ BaseOpt = typer.Option(None, "--base", help="Base encoder folder (default: gt-al
 
 @app.command(name="train-nli")
 def train_nli_cmd(
-    out_dir: Path = typer.Option(..., "--out", help="Folder for the adapter (and its resumable checkpoint)."),
+    out_dir: Path = typer.Option(..., "--out", file_okay=False,
+                                 help="Folder for the adapter (and its resumable checkpoint)."),
     train_file: Path = typer.Option(None, "--train", help="NLI JSONL (default: <data>/nli/train.jsonl)."),
     data_root: Path = DataRootOpt,
     sources: str = typer.Option("licensed", "--sources", help="'licensed' (sources whose licence allows "
@@ -47,7 +48,7 @@ def train_nli_cmd(
     lora_r: int = typer.Option(32, "--lora-r", min=1),
     seed: int = typer.Option(13, "--seed"),
     threads: int = typer.Option(2, "--threads", min=1, help="torch CPU threads (results depend on it)."),
-    limit: int = typer.Option(None, "--limit", help="Train on only N pairs (smoke test)."),
+    limit: int = typer.Option(None, "--limit", min=1, help="Train on only N pairs (smoke test)."),
     base_dir: Path = BaseOpt,
     no_bf16: bool = typer.Option(False, "--no-bf16", help="Train in fp32 even where bf16 is native."),
     device: str = typer.Option("cpu", "--device", help="torch device, e.g. cuda (bitwise reproducible on "
@@ -88,12 +89,12 @@ def eval_nli_cmd(
     sets: str = typer.Option("all", "--sets", help="'all' dev_*.jsonl files, or comma-separated names "
                              "(e.g. mnli_mismatched_3way)."),
     baselines: str = typer.Option("lexical,embedding", "--baselines", help="Scorers to compare ('' for none)."),
-    limit: int = typer.Option(None, "--limit", help="At most N pairs per dev set (random, seeded)."),
+    limit: int = typer.Option(None, "--limit", min=1, help="At most N pairs per dev set (random, seeded)."),
     precision: str = typer.Option(None, "--precision", help="fp32 | bf16 | auto (bf16 where the CPU has it); "
                                   "default $FAITHWATCH_NLI_PRECISION, else fp32"),
     device: str = typer.Option("cpu", "--device", help="torch device of the NLI model, e.g. cuda."),
     base_dir: Path = BaseOpt,
-    report: Path = typer.Option(None, "--report", help="Write results.md and results.json here."),
+    report: Path = typer.Option(None, "--report", file_okay=False, help="Write results.md and results.json here."),
     threads: int = typer.Option(2, "--threads", min=1),
     record: bool = typer.Option(False, "--record", help="Store the figures in the artifact's metadata and "
                                 "model card (full dev sets only)."),
@@ -172,7 +173,8 @@ def eval_alignment_cmd(
                               "language model is loaded (kept so that older command lines run).", hidden=True),
     data_root: Path = DataRootOpt,
     n_boot: int = typer.Option(1000, "--n-boot", min=1),
-    report: Path = typer.Option(None, "--report", help="Write results.json/.md, ROC and histogram PNGs and "
+    report: Path = typer.Option(None, "--report", file_okay=False,
+                                help="Write results.json/.md, ROC and histogram PNGs and "
                                 "index.html here."),
     threads: int | None = ThreadsOpt,
 ) -> None:
