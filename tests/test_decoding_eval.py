@@ -414,6 +414,8 @@ def test_cli_with_a_fake_generate(tiny_model_dir, tmp_path, monkeypatch, one_thr
     assert doc["meta"]["checker"] == "alignment:lexical on sentence claims" and doc["meta"]["checker_overlaps_guide"]
     assert "success rate by topic" in (report / "results.md").read_text()
     assert doc["tables"][0]["name"].startswith("strategies — IN-SAMPLE for fod: the default tau1, tau2")
+    assert all(t["in_sample"] and "IN-SAMPLE for fod" in t["name"] for t in doc["tables"]) and doc["in_sample"] == [
+        "counterfactual"]  # every table (by topic too) is marked, in the JSON as in the names
     answers = [json.loads(line) for line in (report / "answers.jsonl").read_text().splitlines()]
     assert len(answers) == 8 and {a["strategy"] for a in answers} == {"greedy", "fod"}
     again = runner.invoke(app, args)
@@ -433,13 +435,18 @@ def _renamed(fake: FakeGenerate, names: dict[str, str]):
     return run
 
 
-def test_in_sample_note_names_the_defaults_chosen_on_the_packaged_set():
+def test_in_sample_note_names_the_defaults_chosen_on_the_packaged_set(tmp_path):
     note = ev.in_sample_note("counterfactual", {"tau1": 0.5, "tau2": 0.7}, ["greedy", "fod", "abstain"])
     assert note is not None and "fod, abstain" in note and "tau1, coverage, abstain_threshold" in note
     assert "tau2" not in note
     assert "abstain_threshold" not in ev.in_sample_note("counterfactual", {}, ["fod-adacad"])
     assert ev.in_sample_note("counterfactual", {}, ["greedy", "adacad"]) is None  # no strategy reads them
     assert ev.in_sample_note("mine.jsonl", {}, ["fod"]) is None
+    from faithwatch.decoding.counterfactual import packaged_path
+
+    copy = tmp_path / "copy.jsonl"  # the packaged set by another name is still the packaged set
+    copy.write_bytes(packaged_path().read_bytes())
+    assert ev.in_sample_note(str(copy), {}, ["fod"]) is not None
     assert ev.in_sample_note("counterfactual", {"tau1": 0.6, "tau2": 0.7, "coverage": False,
                                                 "abstain_threshold": 0.4}, ["fod"]) is None
 

@@ -166,6 +166,7 @@ def test_eval_marks_a_tagger_trained_on_lss_dev_as_in_sample(tagger_dir: Path, t
     assert corr[corr.scorer == name].method.tolist() == ["LSS score |LSS|/|claim|", "ROUGE-L F1(claim, LSS)",
                                                          "mean word support of the claim"]
     assert set(corr[corr.scorer == name].kind) == {"LSS (ours)"}
+    assert result.in_sample_tables["correlation with the human 1-5 rating"]  # the report marks it in its JSON
     pairs = result.pairs[name]
     assert (pairs.evaluations == 1).all() and not pairs.truncated_search.any()
 

@@ -121,3 +121,18 @@ def test_committed_results_mark_the_shipped_detectors_training_sets():
     for head in heads:
         if head.startswith(("leave one data set out", "feature-family ablation", "transfer matrix")):
             assert "IN-SAMPLE" not in head, head
+
+
+def test_tables_in_sample_for_the_callers_own_reason_keep_their_names(tmp_path):
+    """eval-decoding and eval-lss mark tables themselves (defaults chosen on the set, a tagger trained on part of
+    it): the names say why and are kept; the JSON says in_sample and lists the data set."""
+    name = "strategies — IN-SAMPLE for fod: the default tau1 were chosen on this packaged set"
+    tables = {name: pd.DataFrame({"strategy": ["fod"], "success": [0.8]}),
+              "τ cross-validated (out of fold)": pd.DataFrame({"strategy": ["fod"], "success": [0.7]})}
+    write_report(tmp_path, "faithwatch eval-decoding", tables, {}, {}, in_sample_tables={name: "counterfactual"})
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert [(t["name"], t["in_sample"]) for t in doc["tables"]] == [(name, True),
+                                                                     ("τ cross-validated (out of fold)", False)]
+    assert doc["in_sample"] == ["counterfactual"] and IN_SAMPLE_NOTE not in (tmp_path / "results.md").read_text()
+    with pytest.raises(ValueError, match="not in the report"):
+        write_report(tmp_path, "t", tables, {}, {}, in_sample_tables={"nope": "x"})

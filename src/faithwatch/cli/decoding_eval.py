@@ -252,12 +252,16 @@ def eval_decoding(
                 "checker_overlaps_guide": overlap, "interrupted": interrupted}
         if lens is not None:
             meta["lens"] = str(lens)
-        tables = result.tables(ev.in_sample_note(data, params, names))
+        note = ev.in_sample_note(data, params, names)
+        tables = result.tables(note)
+        marked = dict.fromkeys(tables, data) if note else {}
+        if note:
+            err.print(f"[yellow]{note}[/]")
         if cv_tau and not interrupted:
             cv = _cross_validated(monitor, items, names, params, tau_grid, cache_path, judge, err)
             tables["τ cross-validated (out of fold)"] = cv
             out.print(cv.round(3).to_string(index=False))
-        paths = write_report(report, "faithwatch eval-decoding", tables, {}, meta)
+        paths = write_report(report, "faithwatch eval-decoding", tables, {}, meta, in_sample_tables=marked)
         from faithwatch.report import write_dataset_html
 
         paths.append(write_dataset_html(report))

@@ -177,7 +177,7 @@ def eval_lss(
                                   annotations=data)
         result.meta["seconds"] = round(time.perf_counter() - start, 1)
         paths = write_report(report, "faithwatch eval-lss: Longest Supported Subsequence (paper 004)",
-                             result.tables, {}, result.meta)
+                             result.tables, {}, result.meta, in_sample_tables=result.in_sample_tables)
         from faithwatch.report import write_dataset_html
 
         paths.append(write_dataset_html(report))

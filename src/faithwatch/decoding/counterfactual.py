@@ -275,6 +275,17 @@ def parse_item(data: Any, line: int = 0) -> QAItem:
                   topic.strip(), line, kind)
 
 
+def is_packaged(source: str | Path) -> bool:
+    """Whether ``source`` is the packaged set: its name, or a file with the same content (a copy, a path to it)."""
+    if str(source) == PACKAGED:
+        return True
+    path = Path(source)
+    try:
+        return path.is_file() and path.read_bytes() == packaged_path().read_bytes()
+    except (OSError, InputError):
+        return False
+
+
 def load_items(source: str | Path, *, require_answers: bool = False) -> list[QAItem]:
     """Items from ``"counterfactual"`` (the packaged set) or a JSONL file.
 

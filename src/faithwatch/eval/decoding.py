@@ -69,7 +69,7 @@ from faithwatch.claims.checking import AlignmentChecker, Checker
 from faithwatch.claims.extraction import ClaimExtractor, SegmentExtractor
 from faithwatch.claims.pipeline import check_response
 from faithwatch.claims.types import ENTAILMENT, finite
-from faithwatch.decoding.counterfactual import QAItem, is_refusal, judge
+from faithwatch.decoding.counterfactual import QAItem, is_packaged, is_refusal, judge
 from faithwatch.decoding.types import DecodingResult
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.params import DecodingParams
@@ -392,11 +392,11 @@ class DecodingEvaluation:
     reused: int = 0  # (strategy, item) results taken from the cache
 
     def tables(self, in_sample: str | None = None) -> dict[str, pd.DataFrame]:
-        """The report tables, by title; ``in_sample`` (see :func:`in_sample_note`) is added to the first title."""
-        out = {f"strategies — {in_sample}" if in_sample else "strategies": self.summary}
+        """The report tables, by title; ``in_sample`` (see :func:`in_sample_note`) is added to every title."""
+        out = {"strategies": self.summary}
         if self.by_topic is not None:
             out["success rate by topic"] = self.by_topic
-        return out
+        return {f"{name} — {in_sample}" if in_sample else name: table for name, table in out.items()}
 
 
 #: parameters whose shipped defaults (faithwatch.params) were chosen on the packaged counterfactual set, and which
@@ -409,7 +409,7 @@ def in_sample_note(data: str, params: Mapping[str, Any], strategies: Sequence[st
 
     ``None`` for other data, other values, or strategies that read none of those parameters.
     """
-    if data != "counterfactual":
+    if not is_packaged(data):
         return None
     readers_of = {k: [s for s in strategies if s.startswith(prefix)] for k, prefix in TUNED_ON_PACKAGED.items()
                   if params.get(k, DEFAULT_PARAMS[k]) in (None, DEFAULT_PARAMS[k])}

@@ -30,7 +30,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -590,6 +590,8 @@ class LSSEvalResult:
     tables: dict[str, pd.DataFrame]
     meta: dict[str, Any]
     pairs: dict[str, pd.DataFrame]
+    #: tables with a row of a scorer trained on some of these pairs -> the data set (for the report's marks)
+    in_sample_tables: dict[str, str] = field(default_factory=dict)
 
 
 def in_sample_mark(scorer: Any, pair_ids: Sequence[str]) -> str:
@@ -678,4 +680,7 @@ def run_lss_eval(
         meta["refchecker"] = str(ref_dir.resolve())
     elif refchecker:
         meta["refchecker"] = f"not found: {ref_dir}"
-    return LSSEvalResult(tables, meta, per_scorer)
+    marked = [spec for spec in per_scorer if spec.endswith("]") and "[in-sample" in spec]
+    data_set = Path(meta["data"]).name
+    in_sample = {name: data_set for name, t in tables.items() if marked and t.isin(marked).any().any()}
+    return LSSEvalResult(tables, meta, per_scorer, in_sample)

@@ -346,6 +346,7 @@ def write_report(
     meta: Mapping[str, Any],
     *,
     in_sample: Collection[str] | None = None,
+    in_sample_tables: Mapping[str, str] | None = None,
 ) -> list[Path]:
     """Write ``results.json``, ``results.md``, one ``roc_<name>.png`` and one ``hist_<name>.png`` (score
     histograms of faithful vs unfaithful, first methods) per entry of ``curves`` into ``out_dir``.
@@ -362,6 +363,9 @@ def write_report(
             and curves are marked :data:`IN_SAMPLE_NOTE`. None: the data sets in the ``training_data`` of the
             detector folder ``meta["detector"]``, if that is one (``faithwatch eval`` passes it). A table name
             that already carries an "(IN-SAMPLE...)" tag is treated as in-sample too.
+        in_sample_tables: table name -> the data set it is in-sample on, for tables the caller marks for a reason
+            of its own (defaults chosen on that set, a model trained on part of it): their names, which say why,
+            are kept as given; they get ``"in_sample": true`` and their data sets join the top-level list.
 
     Returns:
         The written paths: ``results.json``, ``results.md``, then the PNGs (ROC, histogram) in the order of ``curves``.
@@ -376,9 +380,13 @@ def write_report(
     trained |= {_data_set_of(str(name)) for name in tables if _IN_SAMPLE_TAG.search(str(name))}
     prepared: dict[str, tuple[list[str], list[list[Any]], list[bool]]] = {}
     table_in_sample: dict[str, bool] = {}
+    own = {str(k): str(v) for k, v in (in_sample_tables or {}).items()}
+    unknown = sorted(set(own) - {str(n) for n in tables})
+    if unknown:
+        raise InputError(f"in_sample_tables names tables that are not in the report: {unknown}")
     for name, df in tables.items():
-        flag = _data_set_of(str(name)) in trained
-        marked = _mark(str(name), flag)
+        flag = str(name) in own or _data_set_of(str(name)) in trained
+        marked = str(name) if str(name) in own else _mark(str(name), flag)
         prepared[marked] = _prepare_table(df, str(name))
         table_in_sample[marked] = flag
     taken = {"results"}
@@ -393,8 +401,9 @@ def write_report(
                 "methods": _curve_methods(str(name), methods),
             }
         )
-    reported = sorted({_data_set_of(str(n)) for n in tables if _data_set_of(str(n)) in trained}
-                      | {c["name"] for c in curve_data if c["in_sample"]})
+    by_detector = sorted({_data_set_of(str(n)) for n in tables if _data_set_of(str(n)) in trained}
+                         | {c["name"] for c in curve_data if c["in_sample"]})
+    reported = sorted(set(by_detector) | set(own.values()))
 
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -430,12 +439,17 @@ def write_report(
         for k, v in doc["meta"].items():
             md.append(f"- **{k}**: {_md_value(v)}")
         md.append("")
-    if reported:
+    if by_detector:
         md += ["## In-sample figures", "",
-               f"The detector was trained on {', '.join(reported)}: every table and ROC curve of these data sets "
+               f"The detector was trained on {', '.join(by_detector)}: every table and ROC curve of these data sets "
                f"below is marked **{IN_SAMPLE_NOTE}**. In-sample figures overstate how the detector does on data "
                "it has not seen; leave-one-data-set-out figures (where present) hold each data set out of "
                "training and are not marked.", ""]
+    if own:
+        md += ["## In-sample figures" if not by_detector else "", "",
+               f"The tables marked IN-SAMPLE below were measured on {', '.join(sorted(set(own.values())))}, which "
+               "chose part of what they measure (each title says what). They overstate how it does on data it "
+               "has not seen.", ""]
     for name, (cols, rows, right) in prepared.items():
         md += [f"## {name}", "", _md_table(cols, rows, right), ""]
     if curve_data:
