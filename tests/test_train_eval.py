@@ -254,6 +254,9 @@ def test_train_select_eval_text_only(datasets, tiny_model_dir, tmp_path, one_thr
     assert {"edit_swap_num", "novel_numbers", "align_score"} <= set(meta["feature_names"])
     assert not (det / "lookback-lens").exists()
     assert not list((tmp_path / "cache" / "faithwatch" / "features").glob("towns_a-*/examples-*.parquet"))
+    plain = runner.invoke(app, ["train", "--data", f"{a},{b}", "--out", str(tmp_path / "det2"), *model])
+    assert plain.exit_code == 0 and "--text-only: the families alignment,lexical,edits,tagger" in plain.output
+    assert "tag_min_content" in json.loads((tmp_path / "det2" / "detector.json").read_text())["feature_names"]
     chosen = tmp_path / "recipe.json"
     selected = runner.invoke(app, ["select", "--data", f"{a},{b}", "--out", str(chosen), *model])
     assert selected.exit_code == 0, selected.output

@@ -41,7 +41,8 @@ DATA_ROOT_OPT = typer.Option(None, "--data-root", help="Folder of the shared dat
 AUGMENT_OPT = typer.Option(None, "--augment", help="Comma-separated training-only data sets (e.g. from "
                            "`faithwatch synth-edits`): trained on, never held out or used for calibration.")
 TEXT_ONLY_OPT = typer.Option(False, "--text-only", help="Sentence features from the text alone, without teacher "
-                             "forcing (families alignment, lexical, edits, tagger): minutes instead of hours.")
+                             "forcing (families alignment, lexical, edits, tagger; train without --features or "
+                             "--recipe: those families): minutes instead of hours.")
 
 
 def _datasets(spec: str) -> list[str]:
@@ -193,6 +194,11 @@ def train(
     if lens not in ("span", "window", "none"):
         raise fail(InputError("--lens must be span, window or none"))
     try:
+        if text_only and features is None and recipe_file is None:  # the default recipe reads the model too
+            from faithwatch.eval.training import TEXT_FAMILIES
+
+            features = ",".join(TEXT_FAMILIES)
+            err.print(f"--text-only: the families {features}")
         recipe = _recipe(recipe_file, detector, features, transform, c_value, monotone, weighting,
                          probe_layers, probe_c, pooling, centering)
         if text_only:
