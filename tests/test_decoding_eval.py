@@ -508,3 +508,22 @@ def test_cli_interrupted_run_still_reports_from_the_cache(tiny_model_dir, tmp_pa
     monkeypatch.setattr(ev, "generate", fake)
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 0 and "5 runs, 3 from the cache" in again.output
+
+
+def test_console_summary_shows_the_agreeing_items_success():
+    """The do-no-harm figure (success on items whose context agrees with common knowledge) is on the console too."""
+    import pandas as pd
+    from rich.console import Console
+
+    from faithwatch.cli.decoding_eval import _print_summary
+
+    row = {"n": 4, "success_rate": 0.5, "success_low": 0.1, "success_high": 0.9, "success_gain": None,
+           "success_gain_low": None, "success_gain_high": None, "common_rate": 0.25, "abstention_rate": 0.0,
+           "faithfulness": 0.8, "informativeness": 1.0, "answer_tokens": 9.0, "answer_sentences": 1.0,
+           "generated_tokens": 9.0, "backtracks": 0.0, "errors": 0}
+    summary = pd.DataFrame([{**row, "strategy": "greedy", "agree_success_rate": 0.75},
+                            {**row, "strategy": "fod", "agree_success_rate": float("nan")}])
+    console = Console(record=True, width=250)
+    _print_summary(console, summary, "lexical")
+    text = console.export_text()
+    assert "agreeing" in text and "0.750" in text and "nan" not in text

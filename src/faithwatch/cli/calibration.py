@@ -89,8 +89,8 @@ def calibrate(
                       f"{FEW_UNLABELLED} is noisy (docs/transfer.md)")
         err.print(f"{det.name}: your sentences' median log-odds {result.domain_median_logit:+.3f} against the "
                   f"reference {result.reference_logit:+.3f} (the median of the data the threshold was fitted on: "
-                  f"{origin}): every log-odds "
-                  f"{'lowered' if result.shift > 0 else 'raised'} by {abs(result.shift):.3f} (shift); threshold "
+                  f"{origin}): every log-odds {'lowered' if result.shift > 0 else 'raised'} by "
+                  f"{abs(result.shift):.3f} (shift {result.shift:+.3f}: your median minus the reference); threshold "
                   f"{result.threshold:.3f} kept; flagged {result.flagged_before:.0%} → {result.flagged_after:.0%} of "
                   f"{result.n_sentences} sentences of {result.n_responses} responses (no labels used); saved to "
                   f"{out_dir}")

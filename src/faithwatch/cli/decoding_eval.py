@@ -80,7 +80,7 @@ def build_checker(spec: str, device: str = "cpu") -> Any:
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None:
+    if value is None or (isinstance(value, float) and value != value):  # None or NaN: not measured
         return "—"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
@@ -93,9 +93,11 @@ def _print_summary(console: Any, summary: Any, checker: str) -> None:
     table = Table(title=f"decoding strategies (faithfulness by {checker})", title_justify="left")
     cols = list(summary.columns)
     has_success = "success_rate" in cols
+    has_agree = "agree_success_rate" in cols and summary["agree_success_rate"].notna().any()
     baseline = baseline_strategy(list(summary.strategy))
     gain_head = f"gain vs {baseline} [95% CI]"
-    heads = ["strategy", "n"] + (["success [95% CI]", gain_head, "common"] if has_success else []) + [
+    heads = ["strategy", "n"] + (["success [95% CI]", gain_head, "common"] if has_success else []) + (
+        ["agreeing"] if has_agree else []) + [
         "abstain", "faithful", "claims", "tokens", "sentences", "generated", "backtracks", "errors"]
     for h in heads:
         table.add_column(h, justify="left" if h == "strategy" else "right")
@@ -109,6 +111,8 @@ def _print_summary(console: Any, summary: Any, checker: str) -> None:
             if r["strategy"] == baseline:
                 gain = "(baseline)"
             cells += [_fmt(r["success_rate"], 2) + ci, gain, _fmt(r["common_rate"])]
+        if has_agree:
+            cells.append(_fmt(r["agree_success_rate"]))  # the do-no-harm check: success where context agrees
         cells += [_fmt(r["abstention_rate"]), _fmt(r["faithfulness"]), _fmt(r["informativeness"], 2),
                   _fmt(r["answer_tokens"], 1), _fmt(r["answer_sentences"], 2), _fmt(r["generated_tokens"], 1),
                   _fmt(r["backtracks"], 2), str(r["errors"])]
@@ -155,6 +159,10 @@ def _cross_validated(monitor, items, names, params, tau_grid, cache_path, judge,
         raise InputError("--cv-tau needs a FOD strategy (fod, fod-cad, …) in --strategies")
     return pd.DataFrame(rows)
 
+
+
+def _runs(n: int) -> str:
+    return f"{n} run{'s' if n != 1 else ''}"
 
 
 @app.command(name="eval-decoding")
@@ -276,14 +284,14 @@ def eval_decoding(
         out.print(result.by_topic.fillna(float("nan")).round(3).to_string(index=False, na_rep="n/a"))
     not_run = [r for r in result.rows if str(r.get("error") or "").endswith(NOT_RUN)]
     if interrupted:  # the report was read back from the cache: every finished run counts as "from the cache"
-        err.print(f"interrupted: {result.reused} runs finished so far, {len(not_run)} not started (rows marked "
+        err.print(f"interrupted: {_runs(result.reused)} finished so far, {len(not_run)} not started (rows marked "
                   f"'not run', in the errors column); run the same command again to continue. Report: "
-                  f"{', '.join(str(p) for p in paths[:2])}, {answers}")
+                  f"{', '.join(str(p) for p in [*paths[:2], paths[-1]])}, {answers}")
         raise typer.Exit(EXIT_PARTIAL)
-    err.print(f"{result.generated} runs, {result.reused} from the cache; report: "
-              f"{', '.join(str(p) for p in paths[:2])}, {answers}")
+    err.print(f"{_runs(result.generated)}, {result.reused} from the cache; report: "
+              f"{', '.join(str(p) for p in [*paths[:2], paths[-1]])}, {answers}")
     errors = [r for r in result.rows if r.get("error")]
     if errors:
-        err.print(f"[yellow]{len(errors)} runs failed[/] (first: {errors[0]['strategy']} · {errors[0]['id']}: "
+        err.print(f"[yellow]{_runs(len(errors))} failed[/] (first: {errors[0]['strategy']} · {errors[0]['id']}: "
                   f"{errors[0]['error']})")
         raise typer.Exit(EXIT_PARTIAL)

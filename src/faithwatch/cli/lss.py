@@ -214,7 +214,7 @@ def eval_lss(
     if any(name.startswith("refchecker") for name in result.tables):
         out.print("[dim]refchecker-annotations: descriptive statistics only (the references are not included; "
                   "scorer-vs-label agreement cannot be evaluated) — see the report.[/]")
-    err.print(f"report: {', '.join(str(p) for p in paths[:2])}")
+    err.print(f"report: {', '.join(str(p) for p in [*paths[:2], paths[-1]])}")
 
 
 @app.command(name="train-lss-tagger")
