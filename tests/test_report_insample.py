@@ -136,3 +136,17 @@ def test_tables_in_sample_for_the_callers_own_reason_keep_their_names(tmp_path):
     assert doc["in_sample"] == ["counterfactual"] and IN_SAMPLE_NOTE not in (tmp_path / "results.md").read_text()
     with pytest.raises(ValueError, match="not in the report"):
         write_report(tmp_path, "t", tables, {}, {}, in_sample_tables={"nope": "x"})
+
+
+def test_a_training_set_under_another_name_is_found_by_its_responses(tmp_path):
+    from faithwatch.data.loaders import load_dataset
+    from faithwatch.eval.report import seen_in_training
+
+    rows = [{"id": str(i), "context": f"Town {i} has {i} bridges.", "response": f"It has {i} bridges.",
+             "label": i % 2} for i in range(6)]
+    trained = tmp_path / "towns.jsonl"
+    trained.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    renamed = tmp_path / "other_name.jsonl"  # three of the same responses, one new
+    renamed.write_text("".join(json.dumps(r) + "\n" for r in [*rows[:3], {**rows[3], "response": "None."}]))
+    assert seen_in_training(load_dataset(str(renamed)), {str(trained)}) == {str(trained): 3}
+    assert seen_in_training(load_dataset(str(renamed)), {"no-such-set"}) == {}

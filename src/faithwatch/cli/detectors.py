@@ -353,7 +353,7 @@ def evaluate(
     from faithwatch.detectors.shipped import detector_dir
     from faithwatch.eval import harness
     from faithwatch.eval.recalibration import balanced_accuracy_after_shift
-    from faithwatch.eval.report import detection_table, fitted_on, format_ci, write_report
+    from faithwatch.eval.report import detection_table, fitted_on, format_ci, seen_in_training, write_report
     from faithwatch.eval.training import TEXT_FAMILIES, syncheck_scores
 
     detector = detector_dir(detector_name)
@@ -386,6 +386,11 @@ def evaluate(
         tag = " (IN-SAMPLE: the detector was trained or calibrated on this set)" if name in trained_on else ""
         if tag:
             err.print(f"[yellow]{name}: the detector was trained or calibrated on it; its figures are in-sample[/]")
+        elif seen := seen_in_training(d.examples, trained_on, data_root):
+            sets = ", ".join(f"{k} of its {len(d.examples)} responses from {s}" for s, k in seen.items())
+            tag = f" (IN-SAMPLE: {sets}, which the detector was trained or calibrated on)"
+            err.print(f"[yellow]{name}: {sets}, a set the detector was trained or calibrated on; its figures are "
+                      "in-sample[/]")
         if d.sentences.label.nunique() < 2:
             err.print(f"[yellow]{name}: sentence labels have one class; sentence-level metrics skipped[/]")
         else:

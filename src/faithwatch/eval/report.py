@@ -218,6 +218,34 @@ def fitted_on(training_data: Sequence[str], metrics: Mapping[str, Any] | None = 
     return out
 
 
+def seen_in_training(examples: Sequence[Any], trained: Collection[str], root: str | Path | None = None,
+                     ) -> dict[str, int]:
+    """How many of ``examples`` (context and response) each training set in ``trained`` holds, for the sets that
+    load here: by name (``root``: the shared data folder), as a path, or as ``training/data/<name>.jsonl`` under the
+    working folder (the shipped detector's other sets, from the repository's root). A data set under another name
+    or path is in-sample too when it repeats a training set's responses. Sets that do not load are skipped (their
+    names still count)."""
+    import hashlib
+
+    from faithwatch.data.loaders import load_dataset
+    from faithwatch.errors import FaithwatchError
+
+    def key(example: Any) -> str:
+        return hashlib.sha1(f"{example.context}\x00{example.response}".encode()).hexdigest()
+
+    mine = {key(e) for e in examples}
+    out: dict[str, int] = {}
+    for name in sorted(trained):
+        local = Path("training") / "data" / f"{name}.jsonl"
+        try:
+            theirs = {key(e) for e in load_dataset(str(local) if local.is_file() else name, root)}
+        except (FaithwatchError, OSError, ValueError):
+            continue
+        if mine & theirs:
+            out[name] = len(mine & theirs)
+    return out
+
+
 def _in_sample_from_meta(meta: Mapping[str, Any]) -> set[str]:
     """The training data sets of the detector folder ``meta["detector"]`` (as ``faithwatch eval`` passes it), or
     nothing when that is not a detector folder."""
