@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from faithwatch.cli._common import (
@@ -420,8 +421,10 @@ def evaluate(
             _print_table(out, f"{name} · response level (n={len(responses)}){tag}", rm, format_ci)
             if name == "faithbench":
                 comp = harness.faithbench_comparison(responses, det.threshold, det.name)
-                out_tables["faithbench · response level vs stored detectors"] = comp
-                out.print(comp.to_string(index=False, na_rep="—"))
+                out_tables[f"faithbench · response level vs stored detectors{tag}"] = comp
+                out.print(f"[bold]faithbench · response level vs stored detectors (the responses they all "
+                          f"scored){escape(tag)}[/]")
+                out.print(escape(comp.round(3).to_string(index=False, na_rep="—")))
     if calibration:
         import pandas as pd
 
