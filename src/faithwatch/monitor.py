@@ -136,7 +136,7 @@ class Monitor:
         #: the detector reads a feature of a signal that needs the model (unknown features: assumed so)
         self.detector_reads_model = self._reads_model(getattr(meta, "feature_names", None))
         self._check_versions(meta)
-        missing = sorted(set(getattr(meta, "feature_names", [])) - set(self.feature_names))
+        missing = sorted(set(self.detector_features) - set(self.feature_names))
         if missing:
             raise InputError(f"detector '{self.detector.name}' needs features {missing} that the chosen signals "
                              "do not compute")
@@ -201,6 +201,11 @@ class Monitor:
                 label = name if getattr(part, "name", name) == name else f"{name} {part.name!r}"
                 raise InputError(f"the detector was trained with {label} version {want!r}, but this one is "
                                  f"version {have!r} (its model changed); retrain the detector")
+
+    @property
+    def detector_features(self) -> list[str]:
+        """The features the detector reads (empty for one that declares none, such as the heuristic)."""
+        return list(getattr(getattr(self.detector, "meta", None), "feature_names", None) or [])
 
     def scoring_config(self) -> dict[str, Any]:
         """What a score depends on: the model, the detector (its content hash, for a trained one), its threshold,

@@ -29,6 +29,8 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import decimal
+import functools
+import hashlib
 import json
 import math
 import re
@@ -40,7 +42,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from faithwatch.errors import InputError
+from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.eval.metrics import DetectionMetrics, MetricCI, roc_points
 
 __all__ = ["IN_SAMPLE_NOTE", "SCHEMA_VERSION", "detection_table", "format_ci", "trained_on", "write_report"]
@@ -225,25 +227,29 @@ def seen_in_training(examples: Sequence[Any], trained: Collection[str], root: st
     working folder (the shipped detector's other sets, from the repository's root). A data set under another name
     or path is in-sample too when it repeats a training set's responses. Sets that do not load are skipped (their
     names still count)."""
-    import hashlib
-
-    from faithwatch.data.loaders import load_dataset
-    from faithwatch.errors import FaithwatchError
-
-    def key(example: Any) -> str:
-        return hashlib.sha1(f"{example.context}\x00{example.response}".encode()).hexdigest()
-
-    mine = {key(e) for e in examples}
+    mine = {_response_key(e) for e in examples}
     out: dict[str, int] = {}
     for name in sorted(trained):
         local = Path("training") / "data" / f"{name}.jsonl"
-        try:
-            theirs = {key(e) for e in load_dataset(str(local) if local.is_file() else name, root)}
-        except (FaithwatchError, OSError, ValueError):
-            continue
+        theirs = _response_keys(str(local) if local.is_file() else name, None if root is None else str(root))
         if mine & theirs:
             out[name] = len(mine & theirs)
     return out
+
+
+def _response_key(example: Any) -> str:
+    return hashlib.sha1(f"{example.context}\x00{example.response}".encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=32)
+def _response_keys(name: str, root: str | None) -> frozenset[str]:
+    """The response keys of one training set, loaded once per process (empty when it does not load here)."""
+    from faithwatch.data.loaders import load_dataset
+
+    try:
+        return frozenset(_response_key(e) for e in load_dataset(name, root))
+    except (FaithwatchError, OSError, ValueError):
+        return frozenset()
 
 
 def _in_sample_from_meta(meta: Mapping[str, Any]) -> set[str]:

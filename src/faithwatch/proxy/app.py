@@ -81,8 +81,7 @@ def create_proxy_app(monitor: Monitor, upstream: Upstream, settings: ProxySettin
         return {"status": "ok", "version": __version__, "upstream": upstream.base_url,
                 "upstream_reachable": reachable, "policy": settings.policy,
                 "model_id": monitor.model_id, "detector": monitor.detector.name, "threshold": monitor.threshold,
-                "detector_features": list(getattr(getattr(monitor.detector, "meta", None), "feature_names", None)
-                                          or []),
+                "detector_features": monitor.detector_features,
                 "features": monitor.feature_names}
 
     @app.get("/v1/models")

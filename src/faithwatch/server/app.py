@@ -398,7 +398,7 @@ def create_app(
             "detector": getattr(detector, "name", None),
             # sentences are flagged below the monitor's threshold (the detector's, or one for a false-accept rate)
             "threshold": getattr(monitor, "threshold", getattr(detector, "threshold", None)),
-            "detector_features": list(getattr(getattr(detector, "meta", None), "feature_names", None) or []),
+            "detector_features": list(getattr(monitor, "detector_features", [])),
             "alignment": getattr(alignment, "name", None), "check_checker": check_default,
             "queue": pool.stats(), "limits": limits,
             "live_batch": None if live is None else {
