@@ -461,6 +461,21 @@ def test_cli_usage_errors(cli, tmp_path) -> None:
     assert missing.exit_code == 2 and "not found" in missing.output
 
 
+def test_check_extractor_auto_is_sentence_without_an_llm_and_triplet_with_one(cli, tmp_path) -> None:
+    (tmp_path / "c.txt").write_text(CTX)
+    (tmp_path / "r.txt").write_text("The tower is in Paris. It was finished in 1999.")
+    base = ["check", "-c", str(tmp_path / "c.txt"), "-r", str(tmp_path / "r.txt"), "--checker", "alignment",
+            "--alignment", "lexical"]
+    plain = CliRunner().invoke(cli, [*base, "--json"])
+    assert plain.exit_code == 0, plain.output
+    doc = json.loads(plain.output)
+    assert doc["extractor"] == "sentence" and [c["text"] for c in doc["claims"]] == [
+        "The tower is in Paris.", "It was finished in 1999."]
+    # an LLM named: triplets, so the LLM is loaded (here a folder that does not exist)
+    named = CliRunner().invoke(cli, [*base, "--llm-model", str(tmp_path / "no-such-model")])
+    assert named.exit_code == 3 and "model folder not found" in named.output  # 3: a model not available
+
+
 def test_check_limits_context_size_like_monitor(cli, tmp_path) -> None:
     from faithwatch.claims.pipeline import fit_context
 

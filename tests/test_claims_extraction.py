@@ -132,6 +132,32 @@ def test_valid_answer_one_call_and_prompt() -> None:
     assert all(c.granularity == "triplet" and c.text == " ".join(c.triplet) for c in claims)
 
 
+def test_longer_item_lists_join_into_the_object_and_shorter_ones_fail() -> None:
+    # a small model's qualifier after the object: the claim text joins every item anyway, so nothing is lost
+    answer = '[["Eiffel Tower", "built", "1887", "to 1889"], ["Eiffel Tower", "height", 330, "metres"]]'
+    assert parse_triplets(answer) == [("Eiffel Tower", "built", "1887 to 1889"),
+                                      ("Eiffel Tower", "height", "330 metres")]
+    for bad in ('[["a", "b", "c", ""]]', '[["a", "b", "c", ["d"]]]', '[["a", "b", "c", true]]'):
+        with pytest.raises(TripletFormatError, match="item 1"):
+            parse_triplets(bad)
+
+
+def test_a_triplet_with_no_word_of_the_response_is_sent_back() -> None:
+    # the 135M model answered a porterhouse recipe with the prompt's Eiffel example: not a claim of the response
+    recipe = "To grill a porterhouse, spread the coals into a double layer. Sear the steak for four minutes."
+    stray = '[["Eiffel Tower", "designed by", "Gustave Eiffel"], ["steak", "seared for", "four minutes"]]'
+    good = '[["steak", "seared for", "four minutes"]]'
+    backend = Scripted(stray, good)
+    claims = TripletExtractor(backend).extract(recipe)
+    assert [c.triplet for c in claims] == [("steak", "seared for", "four minutes")]
+    retry = backend.calls[1]["messages"][-1]["content"]
+    assert 'item 1 ["Eiffel Tower", "designed by", "Gustave Eiffel"]: no word of it is in the response' in retry
+    with pytest.raises(ExtractionError, match="no word of it is in the response"):
+        TripletExtractor(Scripted(stray), max_retries=1).extract(recipe)
+    # a pronoun resolved by the extractor still counts: "1889" is the response's
+    assert len(TripletExtractor(Scripted(VALID)).extract("It was completed in 1889 in Paris.")) == 2
+
+
 def test_invalid_then_valid_feeds_the_error_back() -> None:
     backend = Scripted(TWO_ITEMS, VALID)
     claims = TripletExtractor(backend, max_retries=2).extract(RESPONSE)
@@ -223,13 +249,12 @@ def test_subsentence_merges_short_pieces() -> None:
 
 def test_triplet_spans_map_back_to_the_response() -> None:
     answer = ('[["Eiffel Tower", "completed in", "1889"], ["Eiffel Tower", "height", "330 metres"], '
-              '["Eiffel Tower", "located in", "Paris"], ["Moon", "made of", "cheese"]]')
+              '["Eiffel Tower", "located in", "Paris"]]')
     claims = TripletExtractor(Scripted(answer)).extract(RESPONSE)
-    got = [RESPONSE[c.response_span[0] : c.response_span[1]] if c.response_span else None for c in claims]
+    got = [RESPONSE[c.response_span[0] : c.response_span[1]] for c in claims]
     # the subject is a pronoun in the second sentence: the relation and tail find the sentence
-    assert got == ["completed in 1889", "330 metres", "Eiffel Tower is in Paris", None]
+    assert got == ["completed in 1889", "330 metres", "Eiffel Tower is in Paris"]
     assert claims[0].span_score == pytest.approx(0.5) and claims[2].span_score == pytest.approx(0.75)
-    assert claims[3].span_score == 0.0
 
 
 def test_span_helpers() -> None:

@@ -8,7 +8,8 @@ and knowledge triplet ``(head, relation, tail)``.
   define - these never overlap);
 * ``triplet`` - an LLM (:mod:`faithwatch.claims.llm`) writes the response as a JSON list of
   ``[subject, predicate, object]`` triplets (prompt adapted from paper 002, Appendix B.1). The answer is
-  validated against a schema (pydantic); an invalid answer is sent back with the validation error, at
+  validated against a schema (pydantic), and each triplet must share a word with the response; an invalid answer
+  is sent back with the validation error, at
   most ``max_retries`` times, then :class:`ExtractionError` is raised. Each triplet is mapped back to
   the response span holding its words (:func:`faithwatch.claims.spans.locate`).
 
@@ -25,7 +26,7 @@ from typing import Annotated, Any, Protocol, runtime_checkable
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
 from faithwatch.claims.llm import LLMBackend, Message
-from faithwatch.claims.spans import locate, sentence_spans, subsentence_spans
+from faithwatch.claims.spans import content_keys, locate, sentence_spans, subsentence_spans
 from faithwatch.claims.types import GRANULARITIES, Claim
 from faithwatch.errors import FaithwatchError, InputError
 
@@ -150,12 +151,24 @@ def _decode_first(text: str) -> Any:
     raise TripletFormatError(f"invalid JSON: {detail}", truncated=cut_off)
 
 
+def _longer_list_joined(item: Any) -> Any:
+    """``[s, p, o, more, ...]`` (every item a non-empty string or a number) as ``[s, p, "o more ..."]``: a claim's text
+    joins its items anyway, so nothing is lost (small LLMs often add a qualifier, e.g. ``[..., "1887", "to 1889"]``).
+    Anything else is returned as it is, for the schema to judge."""
+    if not isinstance(item, list) or len(item) <= 3:
+        return item
+    if not all(isinstance(x, (str, int, float)) and not isinstance(x, bool) and str(x).strip() for x in item):
+        return item
+    return [item[0], item[1], " ".join(str(x).strip() for x in item[2:])]
+
+
 def parse_triplets(text: str) -> list[tuple[str, str, str]]:
     """Parse and validate an LLM answer into ``(head, relation, tail)`` triplets.
 
-    Accepted: a JSON list of ``[s, p, o]`` lists (or ``{"subject", "predicate", "object"}`` objects),
-    optionally inside a markdown code fence, with prose before/after it, or wrapped as
-    ``{"triplets": [...]}``. Duplicates (ignoring case) are dropped. ``[]`` is a valid answer (no claim).
+    Accepted: a JSON list of ``[s, p, o]`` lists (or ``{"subject", "predicate", "object"}`` objects; a longer list's
+    items after the predicate are joined into the object), optionally inside a markdown code fence, with prose
+    before/after it, or wrapped as ``{"triplets": [...]}``. Duplicates (ignoring case) are dropped. ``[]`` is a valid
+    answer (no claim).
     Raises :class:`TripletFormatError` naming the problem, meant to be shown to the LLM.
     """
     if not isinstance(text, str) or not text.strip():
@@ -179,7 +192,7 @@ def parse_triplets(text: str) -> list[tuple[str, str, str]]:
     seen: set[tuple[str, str, str]] = set()
     for i, item in enumerate(value):
         try:
-            parsed = TRIPLET_SCHEMA.validate_python(item)
+            parsed = TRIPLET_SCHEMA.validate_python(_longer_list_joined(item))
         except ValidationError:
             shown = json.dumps(item, ensure_ascii=False)
             shown = shown if len(shown) <= 80 else shown[:77] + "..."
@@ -194,6 +207,18 @@ def parse_triplets(text: str) -> list[tuple[str, str, str]]:
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         raise TripletFormatError("; ".join(problems[:3]) + more)
     return out
+
+
+def _grounded(triplets: list[tuple[str, str, str]], response: str) -> list[tuple[str, str, str]]:
+    """``triplets``, refused (:class:`TripletFormatError`) when one shares no content word with ``response``: not a
+    claim of the response (small LLMs copy the prompt's worked example, or answer the question themselves)."""
+    said = content_keys(response)
+    stray = [(i, t) for i, t in enumerate(triplets, start=1) if not content_keys(" ".join(t)) & said]
+    if stray:
+        shown = "; ".join(f"item {i} {json.dumps(list(t), ensure_ascii=False)[:80]}" for i, t in stray[:3])
+        raise TripletFormatError(f"{shown}: no word of {'it' if len(stray) == 1 else 'them'} is in the response; "
+                                 "write only what the response states")
+    return triplets
 
 
 @runtime_checkable
@@ -286,7 +311,7 @@ class TripletExtractor:
         for _ in range(self.max_retries + 1):
             raw = self.backend.complete(messages, max_tokens=budget, temperature=self.temperature)
             try:
-                return parse_triplets(raw)
+                return _grounded(parse_triplets(raw), response)
             except TripletFormatError as exc:
                 attempts.append(raw)
                 errors.append(str(exc))

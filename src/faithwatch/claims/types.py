@@ -44,7 +44,8 @@ class Claim:
     """A checkable unit of a response.
 
     ``response_span`` is the character span (end exclusive) of the response the claim comes from,
-    or ``None`` when it cannot be located (possible for LLM-extracted triplets only). ``span_score``
+    or ``None`` when it cannot be located (the triplet extractor refuses such triplets; a claim built by hand
+    may have none). ``span_score``
     says how well the span matches: 1.0 for claims cut out of the response, else the share of the
     triplet's content words found in the span.
     """

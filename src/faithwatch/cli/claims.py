@@ -106,8 +106,9 @@ def check(
                                               "stdin); repeat for several passages."),
     response: Path | None = typer.Option(None, "--response", "-r", help="Response file to check ('-' for stdin)."),
     question: str | None = typer.Option(None, "--question", "-q", help="The question (optional) for one response."),
-    extractor: str = typer.Option("triplet", "--extractor", help="Claims: response | sentence | subsentence | "
-                                  "triplet (LLM)."),
+    extractor: str = typer.Option("auto", "--extractor", help="Claims: response | sentence | subsentence | "
+                                  "triplet (LLM) | auto: triplet when --llm-url or --llm-model names an LLM, else "
+                                  "sentence (the embedded 135M model seldom writes valid triplets for real answers)."),
     checker: str = typer.Option(DEFAULT_CHECKER, "--checker", help=registry.checkers.choices() + "."),
     nli_model: str | None = typer.Option(None, "--nli-model", help="3-class NLI model dir or hub id (default: "
                                          "nli-minilm, shipped with faithwatch)."),
@@ -161,7 +162,9 @@ def check(
             raise InputError("--input needs --output (the JSONL of results)")
         if not batch and (not context or response is None):
             raise InputError("give --input/--output for a batch, or --context FILE --response FILE for one")
-        for value, valid, what in ((extractor, GRANULARITIES, "--extractor"),
+        if extractor == "auto":
+            extractor = "triplet" if llm_url or llm_model else "sentence"
+        for value, valid, what in ((extractor, (*GRANULARITIES, "auto"), "--extractor"),
                                    (checker, registry.checkers.names(), "--checker"),
                                    (aggregate, AGGREGATIONS, "--aggregate"), (combine, COMBINE_RULES, "--combine")):
             if value not in valid:
