@@ -551,6 +551,40 @@ def test_load_jsonl_bad_line_names_the_line(tmp_path: Path, bad: str) -> None:
         load_jsonl(path)
 
 
+@pytest.mark.parametrize("spans", [[{"begin": 0, "end": 2}], [[0, 2]], {"start": 0, "end": 2},
+                                   [{"start": True, "end": 2}]])
+def test_load_jsonl_a_malformed_span_says_the_form(tmp_path: Path, spans) -> None:
+    path = tmp_path / "mine.jsonl"
+    path.write_text(json.dumps({**GOOD, "spans": spans}) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"mine\.jsonl:1: .*'spans' must be a list|mine\.jsonl:1: span 1 must be "
+                       r"\{\"start\": int, \"end\": int"):
+        load_jsonl(path)
+
+
+def test_an_empty_data_file_and_unknown_fields_are_named(tmp_path: Path, caplog) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n", encoding="utf-8")
+    with pytest.raises(InputError, match="empty.jsonl holds no records"):
+        load_dataset(str(empty))
+    misspelt = tmp_path / "mine.jsonl"
+    misspelt.write_text(json.dumps({**GOOD, "labels": 1}) + "\n" + json.dumps(GOOD) + "\n", encoding="utf-8")
+    with caplog.at_level("WARNING"):
+        assert len(load_jsonl(misspelt)) == 2
+    assert "field 'labels' ignored" in caplog.text and "label" in caplog.text.split("fields read are")[1]
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        load_jsonl(_write(tmp_path, [GOOD]))
+    assert "ignored" not in caplog.text
+    # every response failed, so no sentence: labelled as an empty table, not a KeyError
+    assert label_sentences([], pd.DataFrame()).empty
+
+
+def _write(tmp_path: Path, rows: list[dict]) -> Path:
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
 @pytest.mark.parametrize("label", [2, "yes"])
 def test_load_jsonl_bad_response_label(tmp_path: Path, label) -> None:
     path = tmp_path / "mine.jsonl"

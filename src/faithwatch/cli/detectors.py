@@ -392,7 +392,10 @@ def evaluate(
             tag = f" (IN-SAMPLE: {sets}, which the detector was trained or calibrated on)"
             err.print(f"[yellow]{name}: {sets}, a set the detector was trained or calibrated on; its figures are "
                       "in-sample[/]")
-        if d.sentences.label.nunique() < 2:
+        if d.sentences.empty:
+            err.print(f"[yellow]{name}: no sentence has a label (no record has 'label' or 'spans'); sentence-level "
+                      "metrics skipped[/]")
+        elif d.sentences.label.nunique() < 2:
             err.print(f"[yellow]{name}: sentence labels have one class; sentence-level metrics skipped[/]")
         else:
             ev = harness.score_dataset(name, d.sentences, det, lens)

@@ -269,7 +269,7 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
     InputError that names every one of them (the first :data:`MAX_NAMED` and how many more), so that a file is
     fixed in one pass.
     """
-    out, bad = [], []
+    out, bad, unknown = [], [], set()
     for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
         if not line.strip():
             continue
@@ -285,8 +285,7 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
             if missing:
                 raise InputError(f"missing or empty {missing}" + (" (leave the question out for a summary of the "
                                                                    "context)" if "question" in missing else ""))
-            spans = [LabelledSpan(int(s["start"]), int(s["end"]), s.get("label", "unfaithful"))
-                     for s in row.get("spans", [])]
+            spans = _spans(row.get("spans", []))
             for s in spans:
                 if s.label not in ("unfaithful", "faithful", "excluded"):
                     raise InputError(f"span label {s.label!r} is none of unfaithful, faithful, excluded")
@@ -302,14 +301,36 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
             default_label=0 if "spans" in row else None, response_label=row.get("label"),
             source_model=str(row["source_model"]) if row.get("source_model") is not None else None,
         ))
+        unknown.update(k for k in row if k not in GENERIC_FIELDS)
     if bad:
         more = f"; and {len(bad) - MAX_NAMED} more bad lines" if len(bad) > MAX_NAMED else ""
         raise InputError(f"{len(bad)} bad line{'s' if len(bad) > 1 else ''}: " + "; ".join(bad[:MAX_NAMED]) + more)
+    if unknown:
+        log.warning("%s: field%s %s ignored (the fields read are %s)", path, "s" if len(unknown) > 1 else "",
+                    ", ".join(repr(k) for k in sorted(unknown)), ", ".join(GENERIC_FIELDS))
     return out
 
 
 #: how many bad lines one error names
 MAX_NAMED = 10
+#: the fields of a generic JSONL record (:func:`load_jsonl`)
+GENERIC_FIELDS = ("id", "context", "question", "response", "instruction", "source_model", "spans", "label")
+_SPAN_FORM = '{"start": int, "end": int, "label"?: "unfaithful" | "faithful" | "excluded"}'
+
+
+def _spans(raw: object) -> list[LabelledSpan]:
+    """A record's ``spans``, each checked for its form (an :class:`InputError` naming the span otherwise)."""
+    if not isinstance(raw, list):
+        raise InputError(f"'spans' must be a list of {_SPAN_FORM}, got {type(raw).__name__}")
+    out = []
+    for i, span in enumerate(raw, start=1):
+        ok = isinstance(span, dict) and all(isinstance(span.get(k), int) and not isinstance(span.get(k), bool)
+                                            for k in ("start", "end"))
+        if not ok:
+            shown = json.dumps(span, ensure_ascii=False)[:60]
+            raise InputError(f"span {i} must be {_SPAN_FORM}, got {shown}")
+        out.append(LabelledSpan(span["start"], span["end"], span.get("label", "unfaithful")))
+    return out
 
 
 def to_jsonl_row(example: LabelledExample) -> dict:
@@ -334,6 +355,15 @@ DATASETS: dict[str, Callable[[Path], list[LabelledExample]]] = {
 
 def load_dataset(name: str, root: str | Path | None = None, *, questionable: Policy = "exclude",
                  generic: Policy = "exclude") -> list[LabelledExample]:
+    """A dataset by name or path (see :func:`_load_dataset`); one that holds no record is an :class:`InputError`."""
+    examples = _load_dataset(name, root, questionable=questionable, generic=generic)
+    if not examples:
+        raise InputError(f"{name} holds no records")
+    return examples
+
+
+def _load_dataset(name: str, root: str | Path | None = None, *, questionable: Policy = "exclude",
+                  generic: Policy = "exclude") -> list[LabelledExample]:
     """A dataset by name (see :data:`DATASETS`) or a path: a JSONL file in the generic format, or a file of QAGS
     (``mturk_*.jsonl``), BEGIN (``*.tsv``) or SummEdits (``*.json`` or ``*.jsonl``) as released, recognised by its
     fields; the data set's name is then the file's stem.

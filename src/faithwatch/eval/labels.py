@@ -21,6 +21,11 @@ def label_sentences(
     wrong is unknown). Rows without a label are dropped (``df.attrs["dropped"]`` says how many) unless
     ``keep_unlabelled`` (then ``label`` is None there; response-level evaluation needs every sentence).
     """
+    if sentences.empty:  # e.g. every response failed: no column to group by
+        out = sentences.assign(label=pd.Series(dtype=object), dataset=pd.Series(dtype=str),
+                               source_model=pd.Series(dtype=str), response_label=pd.Series(dtype=object))
+        out.attrs["dropped"] = 0
+        return out
     by_id = {e.id: e for e in examples}
     n_sent = sentences.groupby("example_id").size()
     labels, datasets, sources, responses = [], [], [], []
