@@ -552,7 +552,7 @@ def test_check_detector_options_are_checked_before_loading(tmp_path):
     stray = runner.invoke(cli_app, [*base, "--checker", "alignment", "--detector", "default"])
     assert stray.exit_code == 2 and "--detector is for --checker detector" in stray.output
     unknown = runner.invoke(cli_app, [*base, "--checker", "detector", "--detector", str(tmp_path / "nowhere")])
-    assert unknown.exit_code == 2 and "unknown detector" in unknown.output
+    assert unknown.exit_code == 2 and "detector folder not found" in unknown.output
 
 
 @pytest.mark.slow

@@ -98,7 +98,7 @@ def test_exit_codes(tiny_model_dir, tmp_path, one_thread):
     assert folder.exit_code == 2 and "is a folder" in folder.output
     blank = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path, "  \n"), "-q", "q?", *model])
     assert blank.exit_code == 2 and "context is empty" in blank.output and "model " not in blank.stdout
-    for bad, words in ((["--detector", "nope"], "unknown detector 'nope'"), (["--strategy", "bogus"],
+    for bad, words in ((["--detector", "nope"], "detector folder not found: nope"), (["--strategy", "bogus"],
                                                                                  "unknown strategy 'bogus'")):
         command = ["generate", "-c", _ctx(tmp_path), "-q", "q?", "--model", str(tiny_model_dir), *bad]
         refused = runner.invoke(app, command)
@@ -154,8 +154,8 @@ def test_bad_input_exits_2_with_one_line(case, tiny_model_dir, tmp_path, one_thr
     assert result.exit_code == 2, result.output
     lines = [x for x in result.output.splitlines() if x.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ")
-    expected = {"not-utf8": "not UTF-8", "no-detector": "unknown detector", "bad-device": "unknown device 'tpu9'",
-                "bad-alignment": "unknown alignment scorer 'bogus'"}[case]
+    expected = {"not-utf8": "not UTF-8", "no-detector": "detector folder not found",
+                "bad-device": "unknown device 'tpu9'", "bad-alignment": "unknown alignment scorer 'bogus'"}[case]
     assert expected in lines[0]
 
 

@@ -65,7 +65,7 @@ def test_ray_rows_equal_local_scoring_and_survive_a_dying_worker(cluster, tiny_m
     assert again.scored == 0 and again.skipped_done == 24 and len(out.read_text().splitlines()) == 24
     with pytest.raises(InputError, match="another configuration.*alignment 'lexical' → 'lexical\\+embedding'"):
         score_with_ray({**kwargs, "alignment": "lexical+embedding"}, src, out, RaySettings(workers=1, batch_size=4))
-    with pytest.raises(InputError, match="unknown detector") as bad:  # the monitor's own error, not Ray's
+    with pytest.raises(InputError, match="detector folder not found") as bad:  # the monitor's own error, not Ray's
         score_with_ray({**kwargs, "detector": str(tmp_path / "nowhere")}, src, tmp_path / "o2.jsonl",
                        RaySettings(workers=1, batch_size=4))
     assert type(bad.value) is InputError

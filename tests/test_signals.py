@@ -375,7 +375,7 @@ def test_heuristic_detector_needs_a_feature():
 def test_get_detector():
     assert isinstance(get_detector(None), HeuristicDetector)
     assert isinstance(get_detector("heuristic-v1"), HeuristicDetector)
-    with pytest.raises(ValueError, match="unknown detector"):
+    with pytest.raises(ValueError, match="detector folder not found: trained-xyz"):
         get_detector("trained-xyz")
 
 

@@ -109,6 +109,8 @@ def test_train_eval_monitor(datasets, tiny_model_dir, tmp_path, one_thread, lm):
     assert all(s.features[f] is not None for s in out.sentences for f in meta["feature_names"])
     with pytest.raises(InputError, match="alignment"):
         Monitor(lm, detector=str(det), alignment="embedding")
+    with pytest.raises(InputError, match="reads the language model .*use a detector trained with --text-only"):
+        Monitor("none", detector=str(det))  # as `check --detector` builds it
     lens = Monitor(lm, detector=str(det / "lookback-lens"))
     assert 0.0 <= lens.score("q?", "The bridge opened in 1820.", "It opened in 1820.").sentences[0].score <= 1.0
 

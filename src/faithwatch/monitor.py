@@ -137,6 +137,10 @@ class Monitor:
         self.detector_reads_model = self._reads_model(getattr(meta, "feature_names", None))
         self._check_versions(meta)
         missing = sorted(set(self.detector_features) - set(self.feature_names))
+        if missing and self.lm is None and not signals:  # every text signal runs: the rest need the model
+            raise InputError(f"detector '{self.detector.name}' reads the language model (features {missing[:4]}"
+                             f"{' …' if len(missing) > 4 else ''}); without a model (--model none, check, a text-only "
+                             "server) use a detector trained with --text-only")
         if missing:
             raise InputError(f"detector '{self.detector.name}' needs features {missing} that the chosen signals "
                              "do not compute")

@@ -38,7 +38,7 @@ def calibrate(
     --unlabelled, the map is shifted so that your sentences' median score matches the training data's (no labels
     read). docs/transfer.md measures both. Pass the new folder as --detector to monitor, score, serve or generate.
     """
-    from faithwatch.detectors.shipped import detector_dir
+    from faithwatch.detectors import detector_path
     from faithwatch.eval.harness import load_artifacts
     from faithwatch.eval.recalibration import (
         FEW_RESPONSES,
@@ -51,14 +51,11 @@ def calibrate(
     from faithwatch.eval.report import fitted_on
     from faithwatch.eval.training import TEXT_FAMILIES
 
-    detector = detector_dir(detector_name)
     try:
+        detector = detector_path(detector_name)
         if out_dir.resolve() == detector.resolve():
             raise InputError("--out must be another folder than --detector (the original is kept)")
-        meta_file = detector / "detector.json"
-        if not meta_file.is_file():
-            raise InputError(f"{detector} is not a detector folder (no detector.json)")
-        meta = json.loads(meta_file.read_text())
+        meta = json.loads((detector / "detector.json").read_text())
         families = (meta.get("params", {}).get("recipe") or {}).get("families") or ["?"]
         text_only = set(families) <= set(TEXT_FAMILIES)  # no teacher forcing needed for these features
         monitor, tables = _load(_datasets(data), meta["model_id"], _eval_alignment(meta, None), data_root, err,

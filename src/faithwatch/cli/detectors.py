@@ -351,18 +351,15 @@ def evaluate(
     threads: int | None = ThreadsOpt,
 ) -> None:
     """AUROC / AUPRC / balanced accuracy of a detector and every baseline, side by side, with 95% CIs."""
-    from faithwatch.detectors.shipped import detector_dir
+    from faithwatch.detectors import detector_path
     from faithwatch.eval import harness
     from faithwatch.eval.recalibration import balanced_accuracy_after_shift
     from faithwatch.eval.report import detection_table, fitted_on, format_ci, seen_in_training, write_report
     from faithwatch.eval.training import TEXT_FAMILIES, syncheck_scores
 
-    detector = detector_dir(detector_name)
     try:
-        meta = json.loads((detector / "detector.json").read_text()) if (detector / "detector.json").is_file() \
-            else None
-        if meta is None:
-            raise InputError(f"{detector} is not a detector folder (no detector.json)")
+        detector = detector_path(detector_name)
+        meta = json.loads((detector / "detector.json").read_text())
         alignment = _eval_alignment(meta, alignment)
         families = (meta.get("params", {}).get("recipe") or {}).get("families", ["?"])
         if text_only:

@@ -56,11 +56,13 @@ def detector_path(name: str | Path) -> Path:
     path = detector_dir(name)  # type: ignore[arg-type]
     if path.is_file() and path.name == META_FILE:
         path = path.parent
-    if path.is_dir():
+    if path.is_dir() and (path / META_FILE).is_file():
         return path
+    what = (f"{name} is not a detector folder (no {META_FILE})" if path.is_dir()
+            else f"detector folder not found: {name}")
     raise InputError(
-        f"unknown detector '{name}'; available: heuristic, default (the shipped one), or the path of a trained "
-        f"detector directory (containing {META_FILE}; kinds {', '.join((*SYNCHECK_KINDS, LENS_KIND))})"
+        f"{what}; give heuristic, default (the shipped one), or a trained detector folder (holding {META_FILE}; "
+        f"kinds {', '.join((*SYNCHECK_KINDS, LENS_KIND))})"
     )
 
 
