@@ -130,3 +130,27 @@ def test_a_resumed_output_refuses_rows_of_another_detector(monitor, tmp_path):
     assert _ids(out) == ["a", "b"]  # nothing appended
     assert score_file(monitor, src, out).scored == 1  # the same configuration resumes
     assert score_file(other, src, out, overwrite=True).scored == 3
+
+
+def test_a_record_edited_after_it_was_scored_is_named_on_resume(tmp_path, caplog):
+    from faithwatch.batch import check_record, run_batch
+
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+
+    def run(rows):
+        _write(src, rows)
+        items = [check_record(r, n) for n, r in enumerate(rows, start=1)]
+        return run_batch(items, out, lambda rec: {"n": len(rec.data["response"])}, source=src)
+
+    assert run(GOOD[:2]).scored == 2
+    with caplog.at_level("WARNING"):
+        assert run(GOOD).scored == 1  # a record added: resumed, no warning
+    assert "changed after" not in caplog.text
+    edited = [GOOD[0], {**GOOD[1], "response": "The river Avon."}, GOOD[2]]
+    for _ in range(2):  # warned on every resume, not only the first
+        caplog.clear()
+        with caplog.at_level("WARNING"):
+            summary = run(edited)
+        assert (summary.scored, summary.skipped_done) == (0, 3)
+        assert "1 record of" in caplog.text and "(ids b)" in caplog.text and "--overwrite" in caplog.text
+    assert _ids(out) == ["a", "b", "c"]  # the old row stays, no duplicate

@@ -216,3 +216,19 @@ def test_a_data_folder_stands_for_its_data_files(tmp_path) -> None:
         _datasets(str(tmp_path / "sub"))
     result = CliRunner().invoke(app, ["eval", "--data", str(tmp_path / "sub"), "--report", str(tmp_path / "r")])
     assert result.exit_code != 0 and "holds no" in result.output
+
+
+def test_a_batch_says_how_to_resume_after_ctrl_c_and_warns_about_an_empty_input(tmp_path, capsys):
+    import typer
+
+    from faithwatch.cli._common import resumable
+
+    with pytest.raises(typer.Exit) as stopped, resumable(tmp_path / "out.jsonl"):
+        raise KeyboardInterrupt
+    assert stopped.value.exit_code == 130
+    said = " ".join(capsys.readouterr().err.split())
+    assert "interrupted:" in said and "out.jsonl; run the same command again to resume" in said
+    (tmp_path / "empty.jsonl").write_text("\n")
+    result = runner.invoke(app, ["check", "-i", str(tmp_path / "empty.jsonl"), "-o", str(tmp_path / "o.jsonl"),
+                                 "--checker", "alignment", "--alignment", "lexical"])
+    assert result.exit_code == 0 and "empty.jsonl holds no records" in " ".join(result.output.split())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -23,6 +24,8 @@ from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableErro
 from faithwatch.monitor import Monitor
 from faithwatch.records import CheckRecord, ScoreRecord, parse
 from faithwatch.store import CorruptLine, JsonlStore
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -149,15 +152,24 @@ def refuse_other_config(output: Path, was: dict[str, Any] | None, config: dict[s
                          "two: choose another --output, or --overwrite to start afresh")
 
 
-def guard_output(output: Path, source: Path, input_ids: set[str], config: dict[str, Any] | None = None) -> None:
+def record_digest(data: dict[str, Any]) -> str:
+    """A short fingerprint of one input record's content (to notice a record edited after it was processed)."""
+    return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()[:16]
+
+
+def guard_output(output: Path, source: Path, input_ids: set[str], config: dict[str, Any] | None = None,
+                 digests: dict[str, str] | None = None) -> None:
     """Refuse to append to an ``output`` that is not a faithwatch output of ``source`` (made under ``config``),
-    then name ``source``, its sha256 and ``config`` in the sidecar :func:`meta_path`.
+    then name ``source``, its sha256, ``config`` and each record's ``digests`` (id → :func:`record_digest`) in the
+    sidecar :func:`meta_path`.
 
     An output is resumed when its sidecar names the same input hash, or (an edited input: bad lines fixed, records
     added) when every id it holds is an id of the input. Anything else (another file, another input) is refused,
     and so is an output whose sidecar records another ``config`` (rows of two detectors would mix in one file).
+    A record whose content changed after its row was written is named in a warning (its row is the old one).
     """
     digest, sidecar = _sha256(source), meta_path(output)
+    digests = dict(digests or {})
     if output.exists() and output.stat().st_size > 0:
         try:
             doc = json.loads(sidecar.read_text(encoding="utf-8"))
@@ -175,8 +187,24 @@ def guard_output(output: Path, source: Path, input_ids: set[str], config: dict[s
             if foreign:
                 raise InputError(f"{output} holds records of another input (ids {', '.join(foreign[:3])} are not in "
                                  f"{source}); choose another --output, or --overwrite to start afresh")
-    body = {"input": str(source), "input_sha256": digest, **({"config": config} if config is not None else {})}
+        if isinstance(doc.get("records"), dict):
+            _warn_stale(output, source, _row_ids(output) or set(), doc["records"], digests)
+    body = {"input": str(source), "input_sha256": digest, **({"config": config} if config is not None else {}),
+            **({"records": digests} if digests else {})}
     sidecar.write_text(json.dumps(body) + "\n", encoding="utf-8")
+
+
+def _warn_stale(output: Path, source: Path, done: set[str], was: dict[str, Any], now: dict[str, str]) -> None:
+    """Warn about the finished records of ``output`` whose input changed since; ``now`` keeps their old digests (so
+    that a later resume warns again)."""
+    stale = sorted(i for i in done if i in now and was.get(i) not in (None, now[i]))
+    for i in stale:
+        now[i] = was[i]
+    if stale:
+        more = f" and {len(stale) - 3} more" if len(stale) > 3 else ""
+        log.warning("%d record%s of %s changed after %s processed them (ids %s%s): their rows are the old ones, "
+                    "not processed again; --overwrite starts afresh", len(stale), "s" if len(stale) > 1 else "",
+                    source, output, ", ".join(stale[:3]), more)
 
 
 def finished_ids(output: Path) -> set[str]:
@@ -219,7 +247,9 @@ def run_batch(
     if overwrite and output_path.exists():
         output_path.unlink()
     if source is not None:
-        guard_output(output_path, source, {item.id for item in items if item.id is not None}, config)
+        records = [item for item in items if isinstance(item, Record)]
+        guard_output(output_path, source, {item.id for item in items if item.id is not None}, config,
+                     {item.id: record_digest(item.data) for item in records})
     store = output_store(output_path)
     done = {str(k) for k in store.load()}
     summary.corrupt_output = list(store.corrupt)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +120,23 @@ def bad_record_printer(bar: Progress | LineProgress) -> Callable[[Any], None]:
         bar.console.print(f"[yellow]skipped {escape(where)}:[/] {escape(record.error)}")
 
     return on_bad
+
+
+@contextlib.contextmanager
+def resumable(output: Path) -> Iterator[None]:
+    """Ctrl-C in a resumable batch: say that the finished records are kept and how to go on (exit 130)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        err.print(f"\n[yellow]interrupted:[/] the records finished so far are kept in {output}; run the same "
+                  "command again to resume (--overwrite starts afresh)")
+        raise typer.Exit(130) from None
+
+
+def report_empty(total: int, source: Path) -> None:
+    """Warn that a batch input held no record (the run did nothing)."""
+    if total == 0:
+        err.print(f"[yellow]warning:[/] {source} holds no records")
 
 
 def check_names(*, detector: str | None = None, alignment: str | None = None, strategy: str | None = None) -> None:

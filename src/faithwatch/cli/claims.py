@@ -25,6 +25,8 @@ from faithwatch.cli._common import (
     out,
     progress,
     read_text,
+    report_empty,
+    resumable,
 )
 from faithwatch.errors import FaithwatchError, InputError
 
@@ -227,7 +229,7 @@ def check(
 
     keys = [k.strip() for k in group_by.split(",") if k.strip()]
     try:
-        with progress() as bar:
+        with resumable(output), progress() as bar:
             task = bar.add_task("check", total=None)
 
             summary = check_file(
@@ -239,6 +241,7 @@ def check(
     except FaithwatchError as exc:
         raise fail(exc) from None
     _print_summaries(out, summary.summaries)
+    report_empty(summary.total, input)
     err.print(f"{summary.checked} checked, {summary.skipped_done} already done, {len(summary.bad)} bad "
               f"({summary.failed} failed extraction/checking) of {summary.total} records → {output}")
     err.print(f"summaries: {output.with_name(output.name + '.summary.json').resolve()}")

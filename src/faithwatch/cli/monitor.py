@@ -33,6 +33,8 @@ from faithwatch.cli._common import (
     out,
     progress,
     read_text,
+    report_empty,
+    resumable,
     signal_list,
 )
 from faithwatch.errors import FaithwatchError, InputError
@@ -226,11 +228,12 @@ def score(
                 return score_file(mon, input, output_path, vectors=vectors, overwrite=overwrite,
                                   batch_size=batch_size, host_workers=host_workers, on_progress=on_progress,
                                   on_bad=on_bad)
-        with progress() as bar:
+        with resumable(output), progress() as bar:
             task = bar.add_task("scoring", total=None)
             summary = run(lambda n, total: bar.update(task, completed=n, total=total), bad_record_printer(bar))
     except FaithwatchError as exc:
         raise fail(exc) from None
+    report_empty(summary.total, input)
     if summary.corrupt_output:
         lines = ", ".join(str(c.line) for c in summary.corrupt_output[:10])
         err.print(f"[yellow]warning:[/] {len(summary.corrupt_output)} unreadable line(s) in {output} (line {lines}) "
