@@ -54,6 +54,8 @@ def test_train_eval_monitor(datasets, tiny_model_dir, tmp_path, one_thread, lm):
                                   "--features", "likelihood,lid,alignment,lexical", "--alignment", "lexical",
                                   *model])
     assert trained.exit_code == 0, trained.output
+    said = " ".join(trained.output.split())  # the tiny sets: fewer than 50 sentences of a class
+    assert "warning: only" in said and "unfaithful sentences: with fewer than 50 of either class" in said
     meta = json.loads((det / "detector.json").read_text())
     assert meta["kind"] == "lr" and meta["model_id"] == str(tiny_model_dir)
     assert meta["metrics"]["alignment"] == "lexical" and "align_score" in meta["feature_names"]

@@ -229,6 +229,13 @@ def train(
         raise fail(exc) from None
     err.print(f"trained {det.name} on {len(train_df)} sentences in {time.perf_counter() - start:.1f} s; "
               f"threshold {det.threshold:.3f} (out of fold); saved to {out_dir}")
+    from faithwatch.eval.training import FEW_TRAINING_PER_CLASS
+
+    n_bad = int(train_df.label.sum())
+    if min(n_bad, len(train_df) - n_bad) < FEW_TRAINING_PER_CLASS:
+        err.print(f"[yellow]warning:[/] only {len(train_df) - n_bad} faithful and {n_bad} unfaithful sentences: "
+                  f"with fewer than {FEW_TRAINING_PER_CLASS} of either class the weights and the threshold are "
+                  "noisy; check the detector with `faithwatch eval` on data it was not trained on")
     print(json.dumps({"detector": str(out_dir), "recipe": recipe.to_dict(), "n_train": len(train_df),  # one line
                       "threshold": det.threshold, "metrics": det.meta.metrics}, default=str), flush=True)
 

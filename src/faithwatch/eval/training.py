@@ -79,6 +79,8 @@ POOLINGS = ("pooled", "averaged", "blended")
 #: mean of the real sets' medians. The weights then learn what separates sentences *within* a data set, not the
 #: offsets between sets (a fixed effect per set); a new sentence is scored as it is, with no centring
 CENTERINGS = ("none", "dataset")
+#: `faithwatch train` warns when either class has fewer training sentences than this (noisy weights, threshold)
+FEW_TRAINING_PER_CLASS = 50
 
 
 @dataclass(frozen=True)
