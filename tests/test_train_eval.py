@@ -440,3 +440,31 @@ def test_a_data_file_has_one_cache_name_however_its_path_is_spelled(tmp_path, mo
     assert safe_name("faithbench") == "faithbench" and safe_name("missing/y.jsonl") == "missing_y.jsonl"
     assert safe_name(str(outside)) == safe_name(f"../{outside.name}") != safe_name(outside.name)
     outside.unlink()
+
+
+def test_in_sample_goes_by_content_not_by_file_name(datasets, tiny_model_dir, tmp_path, one_thread):
+    # a held-out file named like the training file is out of sample; a renamed copy of the training file is in-sample
+    a, b = datasets
+    for folder, src in (("train", a), ("test", b)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "data.jsonl").write_text(src.read_text())
+    (tmp_path / "renamed.jsonl").write_text(a.read_text())
+    det = tmp_path / "det"
+    trained = runner.invoke(app, ["train", "--data", str(tmp_path / "train" / "data.jsonl"), "--out", str(det),
+                                  "--features", "likelihood,alignment,lexical", "--alignment", "lexical", "--lens",
+                                  "none", "--model", str(tiny_model_dir)])
+    assert trained.exit_code == 0, trained.output
+    prints = json.loads((det / "detector.json").read_text())["metrics"]["training_responses"]
+    assert list(prints) == ["data"] and len(prints["data"]) == 28
+    report = tmp_path / "report"
+    result = runner.invoke(app, ["eval", "--detector", str(det), "--data",
+                                 f"{tmp_path / 'test' / 'data.jsonl'},{tmp_path / 'renamed.jsonl'}",
+                                 "--report", str(report), "--n-boot", "20"])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "data: a training set of the detector had this name, but none of these responses: out of sample" in said
+    assert "renamed: 28 of its 28 responses from data" in said
+    doc = json.loads((report / "results.json").read_text())
+    assert doc["in_sample"] == ["renamed"]
+    marks = {t["name"].split(" · ")[0]: t["in_sample"] for t in doc["tables"] if " · sentence level" in t["name"]}
+    assert marks == {"data": False, "renamed": True}

@@ -189,6 +189,7 @@ def train(
     The score is calibrated and the threshold chosen on out-of-fold predictions: each data set is predicted
     by the recipe trained on the others (one data set: 5 folds of examples).
     """
+    from faithwatch.eval.report import FINGERPRINTS, response_fingerprints
     from faithwatch.eval.training import check_text_only, fit_lookback_lens, fit_syncheck
     from faithwatch.signals import signal_versions
 
@@ -219,6 +220,7 @@ def train(
         det.meta.metrics["alignment_version"] = getattr(monitor.alignment, "version", None)
         det.meta.metrics.update(signal_versions(recipe.families))
         det.meta.metrics["label_policy"] = {"faithbench_questionable": questionable}
+        det.meta.metrics[FINGERPRINTS] = {name: response_fingerprints(t.examples) for name, t in tables.items()}
         det.save(out_dir)
         if lens != "none":
             lens_df = train_df if lens == "span" else pd.concat([t.windows for t in tables.values()])
@@ -361,7 +363,15 @@ def evaluate(
     from faithwatch.detectors import detector_path
     from faithwatch.eval import harness
     from faithwatch.eval.recalibration import balanced_accuracy_after_shift
-    from faithwatch.eval.report import detection_table, fitted_on, format_ci, seen_in_training, write_report
+    from faithwatch.eval.report import (
+        FINGERPRINTS,
+        detection_table,
+        fitted_on,
+        format_ci,
+        seen_by_fingerprints,
+        seen_in_training,
+        write_report,
+    )
     from faithwatch.eval.training import TEXT_FAMILIES, syncheck_scores
 
     try:
@@ -385,17 +395,26 @@ def evaluate(
     start = time.perf_counter()
     out_tables, curves, calibration = {}, {}, []
     trained_on = fitted_on(det.meta.training_data, det.meta.metrics)
+    prints = det.meta.metrics.get(FINGERPRINTS) or {}
+    by_name = trained_on - (set(prints) - fitted_on([], det.meta.metrics))  # sets with no fingerprints go by name
+    in_sample: set[str] = set()
     for name, d in tables.items():
         if d.train_only:
             continue
-        tag = " (IN-SAMPLE: the detector was trained or calibrated on this set)" if name in trained_on else ""
+        tag = " (IN-SAMPLE: the detector was trained or calibrated on this set)" if name in by_name else ""
         if tag:
             err.print(f"[yellow]{name}: the detector was trained or calibrated on it; its figures are in-sample[/]")
-        elif seen := seen_in_training(d.examples, trained_on, data_root):
+        elif seen := {**seen_by_fingerprints(d.examples, prints),
+                      **seen_in_training(d.examples, trained_on - set(prints), data_root)}:
             sets = ", ".join(f"{k} of its {len(d.examples)} responses from {s}" for s, k in seen.items())
             tag = f" (IN-SAMPLE: {sets}, which the detector was trained or calibrated on)"
             err.print(f"[yellow]{name}: {sets}, a set the detector was trained or calibrated on; its figures are "
                       "in-sample[/]")
+        elif name in trained_on:
+            err.print(f"[dim]{name}: a training set of the detector had this name, but none of these responses: "
+                      "out of sample[/]")
+        if tag:
+            in_sample.add(name)
         if d.sentences.empty:
             err.print(f"[yellow]{name}: no sentence has a label (no record has 'label' or 'spans'); sentence-level "
                       "metrics skipped[/]")
@@ -472,7 +491,7 @@ def evaluate(
     paths = write_report(report, f"faithwatch eval: {det.name}", out_tables, curves,
                          {"detector": str(detector), "data": list(tables), "n_boot": n_boot, "seed": seed,
                           "model_id": monitor.lm.model_id, "alignment": alignment,
-                          "seconds_after_features": round(time.perf_counter() - start, 1)})
+                          "seconds_after_features": round(time.perf_counter() - start, 1)}, in_sample=in_sample)
     from faithwatch.report import write_dataset_html
 
     index = write_dataset_html(report)

@@ -237,6 +237,22 @@ def seen_in_training(examples: Sequence[Any], trained: Collection[str], root: st
     return out
 
 
+#: where a detector trained by ``faithwatch train`` records its training responses' fingerprints (in ``metrics``)
+FINGERPRINTS = "training_responses"
+
+
+def response_fingerprints(examples: Sequence[Any]) -> list[str]:
+    """Short fingerprints (16 hex digits of :func:`_response_key`) of the examples' context and response, sorted: what
+    a detector records of its training sets so that a set is found in-sample by content, whatever its name."""
+    return sorted({_response_key(e)[:16] for e in examples})
+
+
+def seen_by_fingerprints(examples: Sequence[Any], prints: Mapping[str, Sequence[str]]) -> dict[str, int]:
+    """How many of ``examples`` each training set of ``prints`` (name -> :func:`response_fingerprints`) holds."""
+    mine = set(response_fingerprints(examples))
+    return {name: len(mine & set(theirs)) for name, theirs in sorted(prints.items()) if mine & set(theirs)}
+
+
 def _response_key(example: Any) -> str:
     return hashlib.sha1(f"{example.context}\x00{example.response}".encode()).hexdigest()
 
