@@ -456,6 +456,7 @@ def test_in_sample_goes_by_content_not_by_file_name(datasets, tiny_model_dir, tm
     assert trained.exit_code == 0, trained.output
     prints = json.loads((det / "detector.json").read_text())["metrics"]["training_responses"]
     assert list(prints) == ["data"] and len(prints["data"]) == 28
+    assert '"threshold"' in trained.output and "training_responses" not in trained.output  # in the file only
     report = tmp_path / "report"
     result = runner.invoke(app, ["eval", "--detector", str(det), "--data",
                                  f"{tmp_path / 'test' / 'data.jsonl'},{tmp_path / 'renamed.jsonl'}",

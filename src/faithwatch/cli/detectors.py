@@ -238,8 +238,9 @@ def train(
         err.print(f"[yellow]warning:[/] only {len(train_df) - n_bad} faithful and {n_bad} unfaithful sentences: "
                   f"with fewer than {FEW_TRAINING_PER_CLASS} of either class the weights and the threshold are "
                   "noisy; check the detector with `faithwatch eval` on data it was not trained on")
+    metrics = {k: v for k, v in det.meta.metrics.items() if k != FINGERPRINTS}  # thousands of them: in the file only
     print(json.dumps({"detector": str(out_dir), "recipe": recipe.to_dict(), "n_train": len(train_df),  # one line
-                      "threshold": det.threshold, "metrics": det.meta.metrics}, default=str), flush=True)
+                      "threshold": det.threshold, "metrics": metrics}, default=str), flush=True)
 
 @app.command()
 def select(
