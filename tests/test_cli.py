@@ -112,6 +112,13 @@ def test_exit_codes(tiny_model_dir, tmp_path, one_thread):
     assert truncated.exit_code == 0, truncated.output
     summary = json.loads(truncated.stdout.strip().splitlines()[-1])
     assert summary["context_tokens_cut"] > 0
+    long_gen = ["generate", "-c", _ctx(tmp_path, "word " * 2000), "-q", "q?", "--model", str(tiny_model_dir),
+                "-s", "greedy", "--max-new-tokens", "4"]
+    too_long = runner.invoke(app, long_gen)
+    assert too_long.exit_code == 2 and "--truncate-context" in too_long.output  # generate offers what it suggests
+    cut = runner.invoke(app, [*long_gen, "--truncate-context", "--json"])
+    assert cut.exit_code == 0, cut.output
+    assert json.loads(cut.stdout.strip().splitlines()[-1])["num_tokens"] <= 4
     bad_model = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path), "-q", "q?", "--model", str(tmp_path / "none")])
     assert bad_model.exit_code == 3 and "model folder not found" in bad_model.output
     bad_signal = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path), "-q", "q?", *model, "--signals", "magic"])

@@ -178,6 +178,7 @@ def read_text(path: Path, what: str) -> str:
 
 ModelOpt = typer.Option(None, "--model", "-m", help="HF causal LM dir or hub id (default: embedded SmolLM2-135M).")
 DeviceOpt = typer.Option(None, "--device", help="cpu, cuda, ... (default: cuda if available).")
+TruncOpt = typer.Option(False, "--truncate-context", help="Cut the context's tail to fit the model (with a warning).")
 DetectorOpt = typer.Option(None, "--detector", help="heuristic, default (the shipped detector), or a detector "
                            "folder (if left out: the shipped detector with the embedded model or --model none, the "
                            "heuristic with another model).")

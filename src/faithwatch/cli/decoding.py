@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 
 from faithwatch import registry
 from faithwatch.cli._common import (
@@ -14,6 +15,7 @@ from faithwatch.cli._common import (
     DeviceOpt,
     DtypeOpt,
     ThreadsOpt,
+    TruncOpt,
     check_generation,
     check_names,
     err,
@@ -60,6 +62,7 @@ def generate(
     dtype: str = DtypeOpt,
     device_map: str | None = DeviceMapOpt,
     detector: str | None = typer.Option(None, "--detector", help="Sentence scorer (default: shipped/heuristic)."),
+    truncate_context: bool = TruncOpt,
     json_out: bool = typer.Option(False, "--json", help="Print the result (answer, sentences, trace) as JSON."),
     html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report (answer, "
                                      "sentence scores, evidence, trace)."),
@@ -78,7 +81,8 @@ def generate(
 
         check_names(detector=detector, strategy=strategy)
         with err.status("Loading model…"):
-            monitor = Monitor(model, detector=detector, device=device, dtype=dtype, device_map=device_map)
+            monitor = Monitor(model, detector=detector, device=device, dtype=dtype, device_map=device_map,
+                              truncate_context=truncate_context)
         with err.status(f"Decoding with {strategy}…"):
             given = {"tau1": tau1, "tau2": tau2, "beams": beams, "samples": samples, "temperature": temperature,
                      "alpha": alpha, "abstain_threshold": abstain_threshold, "max_new_tokens": max_new_tokens,
@@ -101,7 +105,7 @@ def generate(
         style = _KIND_STYLE.get(e.kind, "")
         score = "" if e.score is None else f"{e.score:.2f} "
         beam = "" if e.beam is None else f"b{e.beam} "
-        out.print(f"[{style}]{e.kind:>9}[/] s{e.step} {beam}{score}{e.text[:90]}"
+        out.print(f"[{style}]{e.kind:>9}[/] s{e.step} {beam}{score}{escape(' '.join(e.text[:90].split()))}"
                   + (f" [dim]({e.reason})[/]" if e.reason else ""))
     label = "[bold red]REFUSED[/] " if result.refused else ""
     out.print(f"\n{label}[bold]{result.answer}[/]")

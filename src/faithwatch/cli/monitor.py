@@ -23,6 +23,7 @@ from faithwatch.cli._common import (
     SignalsOpt,
     StaticCacheOpt,
     ThreadsOpt,
+    TruncOpt,
     WorkersOpt,
     bad_record_printer,
     check_generation,
@@ -48,7 +49,6 @@ AlignOpt = typer.Option(
     "auto", "--alignment", help=f"auto (the detector's scorer, else {DEFAULT_SCORER}) | {spec_help()}"
 )
 LidOpt = typer.Option(None, "--lid-bank", help="LID reference bank (.safetensors); without it lid_* are absent.")
-TruncOpt = typer.Option(False, "--truncate-context", help="Cut the context's tail to fit the model (with a warning).")
 MaxFalseAcceptOpt = typer.Option(None, "--max-false-accept", help="Flag at the threshold that lets through at most "
                                   "this share of unfaithful sentences (e.g. 0.1; estimated out of fold, or, after a "
                                   "labelled `calibrate`, on its sentences: in-sample).")

@@ -259,7 +259,8 @@ def _rerank(loop: DecodingLoop, chooser: Chooser, samples: int, trace: list[Trac
         first = False
     for i, beam in enumerate(loop.beams):
         trace.append(TraceEvent("candidate", 0, loop.text(beam.ids), beam.mean_score, i,
-                                reason=f"full sample, mean sentence score over {len(beam.sentences)} sentences"))
+                                reason=f"full sample, mean sentence score over {len(beam.sentences)} sentence"
+                                       f"{'' if len(beam.sentences) == 1 else 's'}"))
     best = max(range(len(loop.beams)), key=lambda i: (loop.beams[i].mean_score, -i))
     trace.append(TraceEvent("select", 0, loop.text(loop.beams[best].ids), loop.beams[best].mean_score, best,
                             reason="best mean sentence score"))
