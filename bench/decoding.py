@@ -88,11 +88,12 @@ def main() -> None:
           f"{len(items)} prompts from item {args.skip} · "
           f"max {args.max_new_tokens} new tokens · detector {monitor.detector.name} · "
           f"tau1 {args.tau1} tau2 {args.tau2} · coverage {'off' if args.no_coverage else 'on'}")
-    print(f"{'strategy':<10} {'total s':>8} {'median s':>9} {'x greedy':>9} {'gen tok':>8} {'tok/s':>7}")
+    w = max(len("strategy"), *(len(s) for s in strategies))  # "fod-fallback" is wider than 10
+    print(f"{'strategy':<{w}} {'total s':>8} {'median s':>9} {'x greedy':>9} {'gen tok':>8} {'tok/s':>7}")
     for s in strategies:
         total = sum(seconds[s])
         ratio = f"{total / base:.2f}" if base else "-"
-        print(f"{s:<10} {total:8.2f} {statistics.median(seconds[s]):9.2f} {ratio:>9} {tokens[s]:8d} "
+        print(f"{s:<{w}} {total:8.2f} {statistics.median(seconds[s]):9.2f} {ratio:>9} {tokens[s]:8d} "
               f"{rate[s]:7.1f}")
     if "monitor" in rate and "greedy" in rate:
         print(f"greedy tok/s / monitor tok/s = {rate['greedy'] / rate['monitor']:.2f} (target >= 1)")
