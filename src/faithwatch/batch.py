@@ -177,9 +177,9 @@ def guard_output(output: Path, source: Path, input_ids: set[str], config: dict[s
             doc = None
         doc = doc if isinstance(doc, dict) else {}
         refuse_other_config(output, doc.get("config"), config)
-        recorded = doc.get("input_sha256")
+        recorded, records = doc.get("input_sha256"), doc.get("records")
+        ids = _row_ids(output) if recorded != digest or isinstance(records, dict) else None  # read once
         if recorded != digest:
-            ids = _row_ids(output)
             if ids is None:
                 raise InputError(f"{output} exists and is not a faithwatch output; choose another --output, or "
                                  "--overwrite to replace it")
@@ -187,8 +187,8 @@ def guard_output(output: Path, source: Path, input_ids: set[str], config: dict[s
             if foreign:
                 raise InputError(f"{output} holds records of another input (ids {', '.join(foreign[:3])} are not in "
                                  f"{source}); choose another --output, or --overwrite to start afresh")
-        if isinstance(doc.get("records"), dict):
-            _warn_stale(output, source, _row_ids(output) or set(), doc["records"], digests)
+        if isinstance(records, dict):
+            _warn_stale(output, source, ids or set(), records, digests)
     body = {"input": str(source), "input_sha256": digest, **({"config": config} if config is not None else {}),
             **({"records": digests} if digests else {})}
     sidecar.write_text(json.dumps(body) + "\n", encoding="utf-8")

@@ -190,7 +190,7 @@ def train(
     by the recipe trained on the others (one data set: 5 folds of examples).
     """
     from faithwatch.eval.report import FINGERPRINTS, response_fingerprints
-    from faithwatch.eval.training import check_text_only, fit_lookback_lens, fit_syncheck
+    from faithwatch.eval.training import FEW_TRAINING_PER_CLASS, check_text_only, fit_lookback_lens, fit_syncheck
     from faithwatch.signals import signal_versions
 
     if lens not in ("span", "window", "none"):
@@ -231,8 +231,6 @@ def train(
         raise fail(exc) from None
     err.print(f"trained {det.name} on {len(train_df)} sentences in {time.perf_counter() - start:.1f} s; "
               f"threshold {det.threshold:.3f} (out of fold); saved to {out_dir}")
-    from faithwatch.eval.training import FEW_TRAINING_PER_CLASS
-
     n_bad = int(train_df.label.sum())
     if min(n_bad, len(train_df) - n_bad) < FEW_TRAINING_PER_CLASS:
         err.print(f"[yellow]warning:[/] only {len(train_df) - n_bad} faithful and {n_bad} unfaithful sentences: "
@@ -397,7 +395,7 @@ def evaluate(
     out_tables, curves, calibration = {}, {}, []
     trained_on = fitted_on(det.meta.training_data, det.meta.metrics)
     prints = det.meta.metrics.get(FINGERPRINTS) or {}
-    by_name = trained_on - (set(prints) - fitted_on([], det.meta.metrics))  # sets with no fingerprints go by name
+    by_name = fitted_on([], det.meta.metrics) | (trained_on - set(prints))  # calibration sources, unprinted sets
     in_sample: set[str] = set()
     for name, d in tables.items():
         if d.train_only:

@@ -285,13 +285,7 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
             if missing:
                 raise InputError(f"missing or empty {missing}" + (" (leave the question out for a summary of the "
                                                                    "context)" if "question" in missing else ""))
-            spans = _spans(row.get("spans", []))
-            for s in spans:
-                if s.label not in ("unfaithful", "faithful", "excluded"):
-                    raise InputError(f"span label {s.label!r} is none of unfaithful, faithful, excluded")
-                if not 0 <= s.start < s.end <= len(row["response"]):
-                    raise InputError(f"span [{s.start}, {s.end}) is not inside the response (0 to "
-                                     f"{len(row['response'])} characters)")
+            spans = _spans(row.get("spans", []), len(row["response"]))
         except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
             bad.append(f"{path}:{n}: {exc}")
             continue
@@ -318,8 +312,9 @@ GENERIC_FIELDS = ("id", "context", "question", "response", "instruction", "sourc
 _SPAN_FORM = '{"start": int, "end": int, "label"?: "unfaithful" | "faithful" | "excluded"}'
 
 
-def _spans(raw: object) -> list[LabelledSpan]:
-    """A record's ``spans``, each checked for its form (an :class:`InputError` naming the span otherwise)."""
+def _spans(raw: object, n_chars: int) -> list[LabelledSpan]:
+    """A record's ``spans``, each checked for its form, its label and its place in a response of ``n_chars``
+    characters (an :class:`InputError` naming the span otherwise)."""
     if not isinstance(raw, list):
         raise InputError(f"'spans' must be a list of {_SPAN_FORM}, got {type(raw).__name__}")
     out = []
@@ -329,7 +324,12 @@ def _spans(raw: object) -> list[LabelledSpan]:
         if not ok:
             shown = json.dumps(span, ensure_ascii=False)[:60]
             raise InputError(f"span {i} must be {_SPAN_FORM}, got {shown}")
-        out.append(LabelledSpan(span["start"], span["end"], span.get("label", "unfaithful")))
+        s = LabelledSpan(span["start"], span["end"], span.get("label", "unfaithful"))
+        if s.label not in ("unfaithful", "faithful", "excluded"):
+            raise InputError(f"span label {s.label!r} is none of unfaithful, faithful, excluded")
+        if not 0 <= s.start < s.end <= n_chars:
+            raise InputError(f"span [{s.start}, {s.end}) is not inside the response (0 to {n_chars} characters)")
+        out.append(s)
     return out
 
 

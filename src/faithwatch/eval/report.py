@@ -227,14 +227,10 @@ def seen_in_training(examples: Sequence[Any], trained: Collection[str], root: st
     working folder (the shipped detector's other sets, from the repository's root). A data set under another name
     or path is in-sample too when it repeats a training set's responses. Sets that do not load are skipped (their
     names still count)."""
-    mine = {_response_key(e) for e in examples}
-    out: dict[str, int] = {}
-    for name in sorted(trained):
-        local = Path("training") / "data" / f"{name}.jsonl"
-        theirs = _response_keys(str(local) if local.is_file() else name, None if root is None else str(root))
-        if mine & theirs:
-            out[name] = len(mine & theirs)
-    return out
+    where = {name: Path("training") / "data" / f"{name}.jsonl" for name in trained}
+    return seen_by_fingerprints(examples, {name: _response_keys(str(local) if local.is_file() else name,
+                                                                 None if root is None else str(root))
+                                           for name, local in where.items()})
 
 
 #: where a detector trained by ``faithwatch train`` records its training responses' fingerprints (in ``metrics``)
@@ -250,7 +246,8 @@ def response_fingerprints(examples: Sequence[Any]) -> list[str]:
 def seen_by_fingerprints(examples: Sequence[Any], prints: Mapping[str, Sequence[str]]) -> dict[str, int]:
     """How many of ``examples`` each training set of ``prints`` (name -> :func:`response_fingerprints`) holds."""
     mine = set(response_fingerprints(examples))
-    return {name: len(mine & set(theirs)) for name, theirs in sorted(prints.items()) if mine & set(theirs)}
+    found = {name: len(mine.intersection(theirs)) for name, theirs in sorted(prints.items())}
+    return {name: k for name, k in found.items() if k}
 
 
 def _response_key(example: Any) -> str:
@@ -263,7 +260,7 @@ def _response_keys(name: str, root: str | None) -> frozenset[str]:
     from faithwatch.data.loaders import load_dataset
 
     try:
-        return frozenset(_response_key(e) for e in load_dataset(name, root))
+        return frozenset(response_fingerprints(load_dataset(name, root)))
     except (FaithwatchError, OSError, ValueError):
         return frozenset()
 
