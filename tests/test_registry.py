@@ -68,6 +68,8 @@ def test_a_new_strategy_is_one_registry_line(monitor) -> None:
     finally:
         registry.strategies.remove("first-sentence")
     assert one.strategy == "first-sentence" and one.params["max_new_tokens"] == 24
+    assert "tau1" in one.params  # a plug-in that does not say what it reads lists every parameter
+    assert "tau1" not in full.params and set(full.params) == {"strategy", "max_new_tokens", "max_sentence_tokens"}
     assert len(one.sentences) <= 1 and full.answer.startswith(one.answer)
 
 
@@ -241,3 +243,13 @@ def test_a_strategy_s_own_defaults_apply_on_the_command_line(tiny_model_dir, tmp
         assert params("--max-new-tokens", "7")["max_new_tokens"] == 7  # the caller's value wins
     finally:
         registry.strategies.remove("short-greedy")
+
+
+def test_every_builtin_strategy_says_which_parameters_it_reads() -> None:
+    from faithwatch.params import DecodingParams
+
+    for name in registry.strategies.names():
+        reads = registry.strategies.get(name).options.get("reads")
+        assert reads is not None and set(reads) <= set(DecodingParams.model_fields), name
+    assert "alpha" in registry.strategies.get("cad").options["reads"]
+    assert "tau1" not in registry.strategies.get("cad").options["reads"]

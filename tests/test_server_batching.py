@@ -27,6 +27,15 @@ def read(http, body: dict) -> list[tuple[str, dict]]:
         return parse_sse(response.read().decode())
 
 
+def settled(http) -> dict:
+    """``/healthz`` once no row is in flight (a row leaves the batch just after its last event is sent)."""
+    deadline = time.monotonic() + 10
+    while (health := http.get("/healthz").json())["live_batch"]["rows_in_flight"]:
+        assert time.monotonic() < deadline, health
+        time.sleep(0.05)
+    return health
+
+
 def test_concurrent_streams_share_forward_passes_and_equal_generate(monitor, one_thread):
     app = create_app(monitor, batch_rows=4, queue_size=4, max_new_tokens=64)
     out: dict[int, list] = {}
@@ -42,7 +51,7 @@ def test_concurrent_streams_share_forward_passes_and_equal_generate(monitor, one
             t.start()
         for t in threads:
             t.join(120)
-        health = http.get("/healthz").json()["live_batch"]
+        health = settled(http)["live_batch"]
     assert health["rows_in_flight"] == 0 and health["max_rows"] == 4
     live = app.state.live
     assert live.row_steps > live.steps  # rows shared forward passes
@@ -88,10 +97,7 @@ def test_a_client_leaving_frees_its_row_and_the_others_finish(monitor, one_threa
                 if "event: sentence" in chunk or "event: start" in chunk:
                     break
         other.join(60)
-        deadline = time.monotonic() + 10
-        while http.get("/healthz").json()["live_batch"]["rows_in_flight"]:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        settled(http)
     assert kept and kept[0][-1][0] == "summary"
     assert app.state.live.row_steps < 400  # the long stream stopped early
 
@@ -130,7 +136,7 @@ def test_concurrent_generate_requests_join_the_batch_and_equal_generate(monitor,
             t.start()
         for t in threads:
             t.join(120)
-        health = http.get("/healthz").json()
+        health = settled(http)
     assert health["live_batch"]["rows_in_flight"] == 0 and health["queue"]["running"] == 0
     live = app.state.live
     assert live.row_steps > live.steps  # rows shared forward passes
@@ -155,10 +161,7 @@ def test_a_generate_client_leaving_frees_its_row(monitor, one_thread):
         with httpx.Client(base_url=url, timeout=0.5) as http, pytest.raises(httpx.ReadTimeout):
             http.post("/v1/generate", json=long)  # gives up and closes the connection
         with httpx.Client(base_url=url, timeout=30) as http:
-            deadline = time.monotonic() + 10
-            while http.get("/healthz").json()["live_batch"]["rows_in_flight"]:
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
+            settled(http)
             r = http.post("/v1/generate", json={**long, "max_new_tokens": 5})
             assert r.status_code == 200 and r.json()["num_tokens"] == 5
     assert app.state.live.row_steps < 400  # the long request stopped early

@@ -26,19 +26,24 @@ def _builtin(name: str) -> Any:
 
 
 _add = registry.strategies.add
-_add("greedy", _builtin("greedy"), "plain greedy decoding (the baseline)")
-_add("abstain", _builtin("abstain"), "greedy, refusing when a sentence scores low")
-_add("rerank", _builtin("rerank"), "S full samples, the one with the best mean sentence score")
-_add("cad", _builtin("cad"), "context-aware decoding (fixed alpha)")
-_add("adacad", _builtin("adacad"), "CAD with alpha per token from the JS divergence")
-_add("lookback", _builtin("lookback"), "chunks chosen by the Lookback Lens (paper 003)", defaults={"samples": 8})
-_add("fod-bt", _builtin("fod_bt"), "FOD's backtracking alone: stop at the first low sentence")
-_add("fod", _builtin("fod"), "FOD: backtracking + sentence-level beam search (paper 000)")
+# ``reads``: the DecodingParams fields a strategy uses besides the token budgets (its result lists only those)
+_FOD = ("tau1", "tau2", "beams", "samples", "temperature", "coverage", "seed")
+_SAMPLED = ("samples", "temperature", "seed")
+_add("greedy", _builtin("greedy"), "plain greedy decoding (the baseline)", reads=())
+_add("abstain", _builtin("abstain"), "greedy, refusing when a sentence scores low", reads=("abstain_threshold",))
+_add("rerank", _builtin("rerank"), "S full samples, the one with the best mean sentence score", reads=_SAMPLED)
+_add("cad", _builtin("cad"), "context-aware decoding (fixed alpha)", reads=("alpha",))
+_add("adacad", _builtin("adacad"), "CAD with alpha per token from the JS divergence", reads=())
+_add("lookback", _builtin("lookback"), "chunks chosen by the Lookback Lens (paper 003)", defaults={"samples": 8},
+     reads=(*_SAMPLED, "chunk_tokens"))
+_add("fod-bt", _builtin("fod_bt"), "FOD's backtracking alone: stop at the first low sentence",
+     reads=("tau1", "coverage"))
+_add("fod", _builtin("fod"), "FOD: backtracking + sentence-level beam search (paper 000)", reads=_FOD)
 _add("fod-fallback", _builtin("fod_fallback"),
-     "FOD; before refusing, its search again over AdaCAD, then at the detector's threshold")
-_add("fod-cad", _builtin("fod_cad"), "FOD's sentence search over the CAD distribution")
-_add("fod-adacad", _builtin("fod_adacad"), "FOD's sentence search over the AdaCAD distribution")
-
+     "FOD; before refusing, its search again over AdaCAD, then at the detector's threshold",
+     reads=(*_FOD, "last_resort"))
+_add("fod-cad", _builtin("fod_cad"), "FOD's sentence search over the CAD distribution", reads=(*_FOD, "alpha"))
+_add("fod-adacad", _builtin("fod_adacad"), "FOD's sentence search over the AdaCAD distribution", reads=_FOD)
 
 def __getattr__(name: str) -> Any:
     if name == "generate":

@@ -445,5 +445,13 @@ def _decoding_result(monitor: Any, strategy: str, params: DecodingParams, trace:
         strategy=strategy, answer=REFUSAL if refused else text.strip(), refused=refused,
         sentences=[] if refused else sentences, trace=trace, num_tokens=0 if refused else len(beam.ids),
         generated_tokens=generated, stop_reason="refused" if refused else (beam.stop_reason or "eos"),
-        params={"strategy": strategy, **params.model_dump()}, detector=monitor.detector.name,
+        params={"strategy": strategy, **_read_params(strategy, params)}, detector=monitor.detector.name,
     )
+
+
+def _read_params(strategy: str, params: DecodingParams) -> dict[str, Any]:
+    """The parameters ``strategy`` reads (its registry entry's ``reads`` and the token budgets); every parameter
+    for a plug-in that does not say."""
+    dump = params.model_dump()
+    reads = registry.strategies.get(strategy).options.get("reads")
+    return dump if reads is None else {k: dump[k] for k in ("max_new_tokens", "max_sentence_tokens", *reads)}
