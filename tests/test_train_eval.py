@@ -339,7 +339,7 @@ def test_calibrate_refits_the_threshold_on_new_labelled_data(datasets, tiny_mode
     assert "only 14 unfaithful sentences: the --max-false-accept thresholds" in message
     assert "the detector was trained or calibrated on" not in message
     seen = runner.invoke(app, ["calibrate", "--detector", str(det), "--data", str(a), "--out", str(tmp_path / "s")])
-    assert seen.exit_code == 0 and "towns_a: the detector was trained or calibrated on it" in " ".join(
+    assert seen.exit_code == 0 and "warning: towns_a: 28 of its 28 responses from towns_a; calibrate" in " ".join(
         seen.output.split())
     old, fitted = SynCheckDetector.load(det), SynCheckDetector.load(new)
     assert fitted.meta.params["threshold_from"] == f"re-calibrated on {b}"
@@ -469,3 +469,9 @@ def test_in_sample_goes_by_content_not_by_file_name(datasets, tiny_model_dir, tm
     assert doc["in_sample"] == ["renamed"]
     marks = {t["name"].split(" · ")[0]: t["in_sample"] for t in doc["tables"] if " · sentence level" in t["name"]}
     assert marks == {"data": False, "renamed": True}
+    for data, warned in (("test/data.jsonl", False), ("renamed.jsonl", True)):  # calibrate goes by content too
+        done = runner.invoke(app, ["calibrate", "--detector", str(det), "--data", str(tmp_path / data), "--out",
+                                   str(tmp_path / f"cal-{warned}")])
+        assert done.exit_code == 0, done.output
+        assert ("responses from data; calibrate on responses of your domain" in " ".join(done.output.split())) \
+            == warned, done.output

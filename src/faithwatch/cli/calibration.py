@@ -48,7 +48,7 @@ def calibrate(
         recalibrate,
         reference_origin,
     )
-    from faithwatch.eval.report import fitted_on
+    from faithwatch.eval.report import check_in_sample
     from faithwatch.eval.training import TEXT_FAMILIES
 
     try:
@@ -60,11 +60,12 @@ def calibrate(
         text_only = set(families) <= set(TEXT_FAMILIES)  # no teacher forcing needed for these features
         monitor, tables = _load(_datasets(data), meta["model_id"], _eval_alignment(meta, None), data_root, err,
                                 questionable, text_only, labels=not unlabelled)
-        seen = sorted(set(tables) & fitted_on(meta.get("training_data") or [], meta.get("metrics")))
-        if seen:
-            err.print(f"[yellow]warning:[/] {', '.join(seen)}: the detector was trained or calibrated on "
-                      f"{'it' if len(seen) == 1 else 'them'}; calibrate on responses of your domain that it has not "
-                      "seen")
+        for name, d in tables.items():
+            check = check_in_sample(name, d.examples, meta.get("training_data") or [], meta.get("metrics"),
+                                    data_root)
+            if check.in_sample:
+                err.print(f"[yellow]warning:[/] {name}: {check.why(len(d.examples))}; calibrate on responses of "
+                          "your domain that the detector has not seen")
         det, _ = load_artifacts(detector, monitor.lm.model_id)
         import pandas as pd
 

@@ -363,12 +363,9 @@ def evaluate(
     from faithwatch.eval import harness
     from faithwatch.eval.recalibration import balanced_accuracy_after_shift
     from faithwatch.eval.report import (
-        FINGERPRINTS,
+        check_in_sample,
         detection_table,
-        fitted_on,
         format_ci,
-        seen_by_fingerprints,
-        seen_in_training,
         write_report,
     )
     from faithwatch.eval.training import TEXT_FAMILIES, syncheck_scores
@@ -393,23 +390,21 @@ def evaluate(
         raise fail(exc) from None
     start = time.perf_counter()
     out_tables, curves, calibration = {}, {}, []
-    trained_on = fitted_on(det.meta.training_data, det.meta.metrics)
-    prints = det.meta.metrics.get(FINGERPRINTS) or {}
-    by_name = fitted_on([], det.meta.metrics) | (trained_on - set(prints))  # calibration sources, unprinted sets
     in_sample: set[str] = set()
     for name, d in tables.items():
         if d.train_only:
             continue
-        tag = " (IN-SAMPLE: the detector was trained or calibrated on this set)" if name in by_name else ""
-        if tag:
+        check = check_in_sample(name, d.examples, det.meta.training_data, det.meta.metrics, data_root)
+        tag = ""
+        if check.by_name:
+            tag = " (IN-SAMPLE: the detector was trained or calibrated on this set)"
             err.print(f"[yellow]{name}: the detector was trained or calibrated on it; its figures are in-sample[/]")
-        elif seen := {**seen_by_fingerprints(d.examples, prints),
-                      **seen_in_training(d.examples, trained_on - set(prints), data_root)}:
-            sets = ", ".join(f"{k} of its {len(d.examples)} responses from {s}" for s, k in seen.items())
+        elif check.seen:
+            sets = check.why(len(d.examples))
             tag = f" (IN-SAMPLE: {sets}, which the detector was trained or calibrated on)"
             err.print(f"[yellow]{name}: {sets}, a set the detector was trained or calibrated on; its figures are "
                       "in-sample[/]")
-        elif name in trained_on:
+        elif check.named_like:
             err.print(f"[dim]{name}: a training set of the detector had this name, but none of these responses: "
                       "out of sample[/]")
         if tag:

@@ -250,6 +250,39 @@ def seen_by_fingerprints(examples: Sequence[Any], prints: Mapping[str, Sequence[
     return {name: k for name, k in found.items() if k}
 
 
+@dataclasses.dataclass(frozen=True)
+class SampleCheck:
+    """Whether a data set's figures are in-sample for a detector (:func:`check_in_sample`)."""
+
+    by_name: bool  # a calibration source, or a training set without fingerprints, of this name
+    seen: dict[str, int]  # training set -> how many of this set's responses it holds
+    named_like: bool  # a training set had this name (in-sample only when ``by_name`` or ``seen``)
+
+    @property
+    def in_sample(self) -> bool:
+        return self.by_name or bool(self.seen)
+
+    def why(self, n_examples: int) -> str:
+        """What makes the set in-sample, for a warning ("" when it is not)."""
+        if self.by_name:
+            return "the detector was trained or calibrated on it"
+        return ", ".join(f"{k} of its {n_examples} responses from {s}" for s, k in self.seen.items())
+
+
+def check_in_sample(name: str, examples: Sequence[Any], training_data: Sequence[str],
+                    metrics: Mapping[str, Any] | None, root: str | Path | None = None) -> SampleCheck:
+    """Whether the data set ``name`` (its ``examples``) is in-sample for a detector of this ``training_data`` and
+    ``metrics``: by content where the detector recorded fingerprints (:data:`FINGERPRINTS`) or the training set
+    loads here, else by name; calibration sources go by name."""
+    trained = fitted_on(training_data, metrics)
+    prints = (metrics or {}).get(FINGERPRINTS) or {}
+    by_name = fitted_on([], metrics) | (trained - set(prints))
+    if name in by_name:
+        return SampleCheck(True, {}, True)
+    seen = {**seen_by_fingerprints(examples, prints), **seen_in_training(examples, trained - set(prints), root)}
+    return SampleCheck(False, seen, name in trained)
+
+
 def _response_key(example: Any) -> str:
     return hashlib.sha1(f"{example.context}\x00{example.response}".encode()).hexdigest()
 
