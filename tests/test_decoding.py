@@ -176,6 +176,19 @@ def test_fod_prunes_below_tau2_and_respects_the_beam_size(monitor, scored, one_t
     assert again.answer == result.answer and [e.to_dict() for e in again.trace] == [e.to_dict() for e in events]
 
 
+def test_fod_keeps_no_two_beams_with_the_same_answer(monitor, scored, one_thread):
+    scored["schedule"] = {0: 0.1}  # backtrack at once; every later sentence survives tau2 = 0
+    # near-zero temperature: every sampled candidate of a beam is the same, so only one can be kept
+    result = generate(monitor, Q, C, strategy="fod", tau1=0.7, tau2=0.0, beams=2, samples=4, temperature=1e-4,
+                      **SHORT)
+    keeps: dict[int, list[str]] = {}
+    for e in result.trace:
+        if e.kind == "keep":
+            keeps.setdefault(e.step, []).append(e.text)
+    assert keeps and all(len(texts) == 1 for texts in keeps.values()), keeps
+    assert any(e.kind == "drop" and e.reason == "the same answer as a kept beam" for e in result.trace)
+
+
 def test_fod_refuses_when_nothing_survives(monitor, scored, one_thread):
     scored["schedule"] = {0: 0.1}
     result = generate(monitor, Q, C, strategy="fod", tau1=0.7, tau2=1.0, **SHORT)  # no fake score reaches 1.0

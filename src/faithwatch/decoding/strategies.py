@@ -353,10 +353,11 @@ def _search(loop: DecodingLoop, sampler: Chooser, tau2: float, k: int, s: int, t
 
         ranked = sorted(survivors, key=lambda c: (coverage.open(_texts(loop.beams[c.parent], c)), -beam_score(c),
                                                   c.branch))
-        kept, dropped = ranked[:k], ranked[k:]
-        for c in dropped:
+        kept, dropped = _distinct(loop, ranked, k)
+        for c, same in dropped:
             trace.append(TraceEvent("drop", step, c.report.text if c.report else "", beam_score(c), c.parent,
-                                    reason=f"not among the {k} best beams"))
+                                    reason="the same answer as a kept beam" if same
+                                    else f"not among the {k} best beams"))
         for i, c in enumerate(kept):
             trace.append(TraceEvent("keep", step, c.report.text if c.report else "<eos>", beam_score(c), i,
                                     reason="beam"))
@@ -365,6 +366,23 @@ def _search(loop: DecodingLoop, sampler: Chooser, tau2: float, k: int, s: int, t
             trace.append(TraceEvent("stop", step, reason="a beam ended"))
             break
     return min(loop.beams, key=lambda b: (coverage.open(_texts(b)), -b.mean_score))
+
+
+def _distinct(loop: DecodingLoop, ranked: list[Candidate],
+              k: int) -> tuple[list[Candidate], list[tuple[Candidate, bool]]]:
+    """The first ``k`` of ``ranked`` whose answers (tokens so far, and whether they end) differ; the rest, each
+    with whether it repeats a kept answer (two beams with one answer would make the search one beam)."""
+    kept: list[Candidate] = []
+    dropped: list[tuple[Candidate, bool]] = []
+    seen: set[tuple[tuple[int, ...], bool]] = set()
+    for c in ranked:
+        answer = (tuple(loop.beams[c.parent].ids + c.ids), c.eos or loop.beams[c.parent].finished)
+        if answer in seen or len(kept) >= k:
+            dropped.append((c, answer in seen))
+        else:
+            kept.append(c)
+            seen.add(answer)
+    return kept, dropped
 
 
 def _texts(beam: Beam, cand: Candidate | None = None) -> list[str]:
