@@ -6,6 +6,9 @@ agreeing items. No model runs; a second.
 
     python training/experiments/pool_decoding.py docs/results/decoding-fresh2 docs/results/decoding-fresh3 \
         docs/results/decoding-fresh4
+
+``FOLDER:STRATEGY`` reads only that strategy's rows of a report (to pool greedy from one run with another
+strategy from a later one).
 """
 
 from __future__ import annotations
@@ -18,8 +21,12 @@ from faithwatch.eval.decoding import summarize
 
 
 def main(folders: list[str]) -> None:
-    rows = [json.loads(line) for folder in folders
-            for line in Path(folder, "answers.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = []
+    for spec in folders:
+        folder, _, only = spec.partition(":")
+        lines = Path(folder, "answers.jsonl").read_text(encoding="utf-8").splitlines()
+        read = [json.loads(line) for line in lines if line.strip()]
+        rows += [r for r in read if not only or r["strategy"] == only]
     ids = [(r["strategy"], r["id"]) for r in rows]
     if len(ids) != len(set(ids)):
         raise SystemExit("the same (strategy, id) occurs in two reports: pool only sets with distinct item ids")
