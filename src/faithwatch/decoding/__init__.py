@@ -45,6 +45,7 @@ _add("fod-fallback", _builtin("fod_fallback"),
 _add("fod-cad", _builtin("fod_cad"), "FOD's sentence search over the CAD distribution", reads=(*_FOD, "alpha"))
 _add("fod-adacad", _builtin("fod_adacad"), "FOD's sentence search over the AdaCAD distribution", reads=_FOD)
 
+
 def __getattr__(name: str) -> Any:
     if name == "generate":
         return import_module("faithwatch.decoding.strategies").generate
