@@ -227,10 +227,14 @@ def seen_in_training(examples: Sequence[Any], trained: Collection[str], root: st
     working folder (the shipped detector's other sets, from the repository's root). A data set under another name
     or path is in-sample too when it repeats a training set's responses. Sets that do not load are skipped (their
     names still count)."""
+    return seen_by_fingerprints(examples, _loaded_prints(trained, root))
+
+
+def _loaded_prints(trained: Collection[str], root: str | Path | None) -> dict[str, frozenset[str]]:
+    """The fingerprints of the training sets ``trained`` that load here (see :func:`seen_in_training`)."""
     where = {name: Path("training") / "data" / f"{name}.jsonl" for name in trained}
-    return seen_by_fingerprints(examples, {name: _response_keys(str(local) if local.is_file() else name,
-                                                                 None if root is None else str(root))
-                                           for name, local in where.items()})
+    return {name: _response_keys(str(local) if local.is_file() else name, None if root is None else str(root))
+            for name, local in where.items()}
 
 
 #: where a detector trained by ``faithwatch train`` records its training responses' fingerprints (in ``metrics``)
@@ -279,7 +283,7 @@ def check_in_sample(name: str, examples: Sequence[Any], training_data: Sequence[
     by_name = fitted_on([], metrics) | (trained - set(prints))
     if name in by_name:
         return SampleCheck(True, {}, True)
-    seen = {**seen_by_fingerprints(examples, prints), **seen_in_training(examples, trained - set(prints), root)}
+    seen = seen_by_fingerprints(examples, {**prints, **_loaded_prints(trained - set(prints), root)})  # hashed once
     return SampleCheck(False, seen, name in trained)
 
 
