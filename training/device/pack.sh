@@ -27,6 +27,7 @@ save_file(out, ".gpu/base/model8.safetensors", metadata={"format": "pt"})
 PYEOF
 for f in train dev_mnli_mismatched_3way dev_mnli_mismatched_binary; do gzip -c "$DATA/nli/$f.jsonl" > .gpu/data/nli/$f.jsonl.gz; done
 cp "$DATA/qags-cnndm/mturk_cnndm.jsonl" .gpu/data/qags-cnndm/
+mkdir -p .gpu/data/lss-dev && cp "$DATA/lss-dev/LSS_dev.csv" .gpu/data/lss-dev/  # for tagger_sweep.sh
 cp training/device/run.sh training/device/qags_quick_auroc.py training/device/dequant.py .gpu/
 version() { $PY -c "import importlib.metadata as m; print(m.version('$1'))"; }
 for pkg in pysbd platformdirs peft pydantic annotated-types typing-inspection typing_extensions; do
