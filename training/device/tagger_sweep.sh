@@ -4,7 +4,7 @@
 # out-of-fold rows and each fold's cache) and $OUT/sweep.log. Back here: tar -xzf sweep.tgz -C DIR, then
 # python training/device/tagger_sweep.py summarize DIR. A dry run here: SKIP_PIP=1 DEVICE=cpu LIMIT=40 CONFIGS=base.
 set -u
-export PYTHONPATH=/tmp/site:$PWD/src
+export PYTHONPATH=/tmp/site:$PWD/src:$PWD/.gpu/site  # .gpu/site: rouge_score (no wheel), copied from a venv here
 [ -n "${SKIP_PIP:-}" ] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   || exit 1
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=1
@@ -20,4 +20,4 @@ done; done
 wait
 tar -C /tmp/sweep -czf $OUT/sweep.tgz .
 grep -a "done\|Error\|error" $OUT/sweep.log | tail -20
-python3 training/device/tagger_sweep.py summarize /tmp/sweep --data /tmp/data --n-boot 200
+python3 training/device/tagger_sweep.py summarize /tmp/sweep --data /tmp/data --n-boot 20
