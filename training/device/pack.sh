@@ -29,8 +29,11 @@ for f in train dev_mnli_mismatched_3way dev_mnli_mismatched_binary; do gzip -c "
 cp "$DATA/qags-cnndm/mturk_cnndm.jsonl" .gpu/data/qags-cnndm/
 mkdir -p .gpu/data/lss-dev && cp "$DATA/lss-dev/LSS_dev.csv" .gpu/data/lss-dev/  # for tagger_sweep.sh
 cp training/device/run.sh training/device/qags_quick_auroc.py training/device/dequant.py .gpu/
+# rouge_score (for tagger_sweep.sh) has no wheel: its pure-Python package is copied from this environment
+RS=$($PY -c "import os, rouge_score; print(os.path.dirname(rouge_score.__file__))")
+mkdir -p .gpu/site && rm -rf .gpu/site/rouge_score && cp -r "$RS" .gpu/site/ && rm -rf .gpu/site/rouge_score/__pycache__
 version() { $PY -c "import importlib.metadata as m; print(m.version('$1'))"; }
-for pkg in pysbd platformdirs peft pydantic annotated-types typing-inspection typing_extensions; do
+for pkg in pysbd platformdirs peft nltk pydantic annotated-types typing-inspection typing_extensions; do
   $PY -m pip download -q --no-deps -d .whl "$pkg==$(version $pkg)"
 done
 $PY -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
@@ -42,4 +45,5 @@ echo "travels: $((total / 1048576)) MiB of 64"
 if [ $total -gt 67108864 ]; then
   echo "over the limit: for the call, untrack docs/results (git rm -r -q --cached docs/results; echo /docs/results/ >>"
   echo ".git/info/exclude), and afterwards restore it (git reset -q -- docs/results; drop the line from the exclude file)"
+  echo "commit nothing in between: a commit then would delete docs/results"
 fi
