@@ -154,6 +154,38 @@ def test_multi_fact_and_agreeing_items(tmp_path):
     assert _row(summary, "s").success_rate == 1.0 and _row(summary, "s").agree_success_rate == 0.0
 
 
+def test_unanswerable_items_succeed_only_by_declining():
+    """An item whose context lacks the fact: success is a refusal or an answer saying the context does not give
+    it; such items stay out of the counterfactual success and gain, and have their own two figures."""
+    gap = cf.parse_item({"id": "u", "question": "How many people cross the bridge each day?", "kind": "unanswerable",
+                         "context": "The bridge is 412 metres long. It opened in 1932.", "common_answers": ["50,000"]})
+    assert gap.unanswerable and not gap.is_counterfactual and cf.parse_item(gap.to_dict()) == gap
+    assert cf.success("The passage does not say how many people cross it.", gap)
+    assert cf.success("There is no information about that in the context.", gap)
+    assert cf.success("Anything at all.", gap, refused=True) and cf.success(REFUSAL, gap)
+    assert not cf.success("About 412 metres.", gap)  # a value of the context filling the gap
+    remembered = cf.judge("About 50000 people cross it daily.", gap)
+    assert remembered.common_hit and not remembered.success
+    assert not cf.declines("The tower was not completed until 1889.") and not cf.declines("He did not say it.")
+    with pytest.raises(ValueError, match="leave out 'context_answers'"):
+        cf.parse_item({**gap.to_dict(), "context_answers": ["412"]})
+    with pytest.raises(ValueError, match="must not hold the answer"):
+        cf.parse_item({**gap.to_dict(), "common_answers": ["1932"]})
+    eiffel = cf.parse_item({"id": "e", "question": "Where?", "context": "The Eiffel Tower is in Lyon.",
+                            "context_answers": ["Lyon"], "common_answers": ["Paris"]})
+    gen = {"refused": False, "num_tokens": 3, "generated_tokens": 3, "n_sentences": 1, "guide_score": 0.9,
+           "sentences": [], "trace_counts": {}, "seconds": 0.1}
+    rows = [ev.item_row(s, it, {**gen, "answer": ans}, None, cached=False)
+            for s, it, ans in (("greedy", eiffel, "Paris."), ("greedy", gap, "About 50,000 people."),
+                               ("fod", eiffel, "Lyon."), ("fod", gap, "The context does not say."))]
+    summary = ev.summarize(rows, ["greedy", "fod"], n_boot=50)
+    fod, greedy = _row(summary, "fod"), _row(summary, "greedy")
+    assert fod.success_rate == 1.0 and greedy.success_rate == 0.0 and fod.success_gain == 1.0
+    assert fod.unanswerable_decline_rate == 1.0 and greedy.unanswerable_decline_rate == 0.0
+    assert greedy.unanswerable_common_rate == 1.0 and fod.unanswerable_common_rate == 0.0
+    assert greedy.common_rate == 1.0  # the counterfactual item's common answer only
+
+
 def test_matching_normalisation(items):
     assert cf.mentions("It was finished in 1925.", "1925")
     assert not cf.mentions("It was finished in 19250.", "1925")
@@ -527,3 +559,22 @@ def test_console_summary_shows_the_agreeing_items_success():
     _print_summary(console, summary, "lexical")
     text = console.export_text()
     assert "agreeing" in text and "0.750" in text and "nan" not in text
+
+
+def test_console_summary_shows_the_unanswerable_items():
+    """With unanswerable items only, the console shows their two figures and no empty success columns."""
+    import pandas as pd
+    from rich.console import Console
+
+    from faithwatch.cli.decoding_eval import _print_summary
+
+    row = {"n": 2, "success_rate": None, "success_low": None, "success_high": None, "success_gain": None,
+           "success_gain_low": None, "success_gain_high": None, "common_rate": None, "abstention_rate": 0.5,
+           "faithfulness": 0.8, "informativeness": 1.0, "answer_tokens": 9.0, "answer_sentences": 1.0,
+           "generated_tokens": 9.0, "backtracks": 0.0, "errors": 0, "unanswerable_common_rate": 0.0}
+    summary = pd.DataFrame([{**row, "strategy": "greedy", "unanswerable_decline_rate": 0.125},
+                            {**row, "strategy": "fod", "unanswerable_decline_rate": 0.875}])
+    console = Console(record=True, width=250)
+    _print_summary(console, summary, "lexical")
+    text = console.export_text()
+    assert "declined" in text and "0.875" in text and "0.125" in text and "success" not in text

@@ -92,12 +92,14 @@ def _print_summary(console: Any, summary: Any, checker: str) -> None:
 
     table = Table(title=f"decoding strategies (faithfulness by {checker})", title_justify="left")
     cols = list(summary.columns)
-    has_success = "success_rate" in cols
-    has_agree = "agree_success_rate" in cols and summary["agree_success_rate"].notna().any()
+    def has(col: str) -> bool:
+        return col in cols and summary[col].notna().any()
+
+    has_success, has_agree, has_unans = has("success_rate"), has("agree_success_rate"), has("unanswerable_decline_rate")
     baseline = baseline_strategy(list(summary.strategy))
     gain_head = f"gain vs {baseline} [95% CI]"
     heads = ["strategy", "n"] + (["success [95% CI]", gain_head, "common"] if has_success else []) + (
-        ["agreeing"] if has_agree else []) + [
+        ["agreeing"] if has_agree else []) + (["unanswerable: declined", "states memory"] if has_unans else []) + [
         "abstain", "faithful", "claims", "tokens", "sentences", "generated", "backtracks", "errors"]
     for h in heads:
         table.add_column(h, justify="left" if h == "strategy" else "right")
@@ -113,6 +115,8 @@ def _print_summary(console: Any, summary: Any, checker: str) -> None:
             cells += [_fmt(r["success_rate"], 2) + ci, gain, _fmt(r["common_rate"])]
         if has_agree:
             cells.append(_fmt(r["agree_success_rate"]))  # the do-no-harm check: success where context agrees
+        if has_unans:  # where the context does not hold the fact: declined, or stated what the model remembers
+            cells += [_fmt(r["unanswerable_decline_rate"]), _fmt(r["unanswerable_common_rate"])]
         cells += [_fmt(r["abstention_rate"]), _fmt(r["faithfulness"]), _fmt(r["informativeness"], 2),
                   _fmt(r["answer_tokens"], 1), _fmt(r["answer_sentences"], 2), _fmt(r["generated_tokens"], 1),
                   _fmt(r["backtracks"], 2), str(r["errors"])]

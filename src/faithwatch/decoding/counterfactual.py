@@ -18,6 +18,9 @@ A question may ask for several facts ("which city, and which year?"): ``context_
 alias groups, one per fact (``[["Lyon"], ["1921"]]``), and success needs every group. A flat list is one
 group. Items with ``"kind": "agree"`` have a context that *agrees* with common knowledge (``common_answers``
 is empty): they check that a strategy does no harm when context and memory agree, and are reported apart.
+Items with ``"kind": "unanswerable"`` have a context that does not hold the asked fact at all (no
+``context_answers``; ``common_answers``, optional, the fact as the model may remember it, must not occur in the
+context): the faithful answer there is to decline, and they are reported apart too.
 
 The packaged set (``load_items("counterfactual")``) has hand-written items over geography, history,
 science, people, dates, numbers, sports, arts, literature, technology and culture: counterfactual items
@@ -44,6 +47,11 @@ Outcome of an answer (:func:`judge`)
   (:func:`success`);
 * **common** - mentions a common answer (the parametric fact overrode the context), with or without
   a context answer.
+
+On an **unanswerable** item the outcome is **declined** when the strategy refused or the answer says that the
+context does not give the fact (:func:`declines`: "The passage does not say ...", "... is not mentioned",
+"There is no information about ..."), and a success is exactly that; any other answer fills the gap from memory
+or from the context's other facts (``common`` says whether it stated the remembered fact).
 """
 
 from __future__ import annotations
@@ -116,8 +124,26 @@ def is_refusal(answer: str) -> bool:
     return normalize(answer) == normalize(REFUSAL)
 
 
-#: item kinds: the context contradicts common knowledge, or agrees with it
-KINDS = ("counterfactual", "agree")
+_SOURCE = r"(?:context|passage|passages|text|article|document|documents|source|sources|information|it|this)"
+_TELL = r"(?:say|state|mention|specify|give|provide|include|contain|tell|indicate|list|reveal|note)"
+_DECLINE = re.compile(
+    rf"\b{_SOURCE}\s+(?:\w+\s+)?(?:does|do|did)\s*(?:not|n't|nt)\s+(?:\w+\s+)?{_TELL}"
+    r"|\b(?:is|are|was|were)\s*(?:not|n't|nt)\s+(?:\w+\s+)?(?:mentioned|stated|specified|given|provided|"
+    r"included|listed|known|available|clear|said)\b"
+    r"|\bno\s+(?:information|mention|details?|data|indication)\b"
+    r"|\b(?:cannot|can't|cant|can not|unable to)\s+(?:be\s+)?(?:determined?|answered|answer|found|find|tell|say)\b"
+    r"|\b(?:i|we)\s+(?:do\s*not|don't|dont)\s+know\b",
+    re.IGNORECASE)
+
+
+def declines(answer: str) -> bool:
+    """Whether ``answer`` declines to give the fact: a refusal, or a statement that the context does not give it
+    ("The passage does not mention ...", "There is no information about ...", "... cannot be determined ...")."""
+    return is_refusal(answer) or _DECLINE.search(normalize(answer)) is not None
+
+
+#: item kinds: the context contradicts common knowledge, agrees with it, or does not hold the asked fact
+KINDS = ("counterfactual", "agree", "unanswerable")
 
 
 @dataclass(frozen=True)
@@ -143,6 +169,11 @@ class QAItem:
         """Whether the context agrees with common knowledge (a do-no-harm item)."""
         return self.kind == "agree"
 
+    @property
+    def unanswerable(self) -> bool:
+        """Whether the context does not hold the asked fact (the faithful answer declines)."""
+        return self.kind == "unanswerable"
+
     def _answers_json(self) -> list:
         groups = [list(g) for g in self.context_answers]
         return groups[0] if len(groups) == 1 else groups
@@ -151,7 +182,7 @@ class QAItem:
     def fingerprint(self) -> str:
         """A short hash of the question, context and answers (a cached result is only reused for the same)."""
         blob = json.dumps([self.question, self.context, self._answers_json(), list(self.common_answers)]
-                          + ([self.kind] if self.agrees else []))
+                          + ([self.kind] if self.kind != "counterfactual" else []))
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
     def to_dict(self) -> dict[str, Any]:
@@ -159,10 +190,11 @@ class QAItem:
         out: dict[str, Any] = {"id": self.id, "question": self.question, "context": self.context}
         if self.is_counterfactual:
             out["context_answers"] = self._answers_json()
+        if self.is_counterfactual or self.common_answers:
             out["common_answers"] = list(self.common_answers)
         if self.topic:
             out["topic"] = self.topic
-        if self.agrees:
+        if self.kind != "counterfactual":
             out["kind"] = self.kind
         return out
 
@@ -174,15 +206,20 @@ class AnswerOutcome:
     abstained: bool
     context_hit: bool  # states a context answer
     common_hit: bool  # states a common-knowledge answer
+    declined: bool = False  # refused or said that the context does not give the fact (:func:`declines`)
+    unanswerable: bool = False  # the item's context does not hold the fact
 
     @property
     def success(self) -> bool:
-        """Answered with the context's answer and without the common-knowledge one."""
+        """Answered with the context's answer and without the common-knowledge one; on an unanswerable item,
+        declined."""
+        if self.unanswerable:
+            return self.declined
         return not self.abstained and self.context_hit and not self.common_hit
 
 
 def _need_answers(item: QAItem) -> None:
-    if not item.is_counterfactual:
+    if not item.is_counterfactual and not item.unanswerable:
         raise InputError(f"item {item.id!r} has no context_answers: success cannot be judged for a plain prompt")
 
 
@@ -190,6 +227,10 @@ def judge(answer: str, item: QAItem, *, refused: bool = False) -> AnswerOutcome:
     """The outcome of ``answer`` on a counterfactual ``item``; ``refused``: the strategy abstained."""
     _need_answers(item)
     abstained = refused or is_refusal(answer)
+    if item.unanswerable:
+        declined = abstained or declines(answer)
+        return AnswerOutcome(abstained, False, not declined and mentions_any(answer, item.common_answers),
+                             declined, True)
     if abstained:
         return AnswerOutcome(True, False, False)
     context_hit = all(mentions_any(answer, group) for group in item.context_answers)
@@ -251,6 +292,8 @@ def parse_item(data: Any, line: int = 0) -> QAItem:
     kind = data.get("kind", "counterfactual")
     if kind not in KINDS:
         raise ValueError(f"'kind' must be one of {', '.join(KINDS)}, got {kind!r}")
+    if kind == "unanswerable":
+        return _unanswerable(data, str(rid).strip(), topic.strip(), line)
     has = [k for k in ("context_answers", "common_answers") if data.get(k) is not None]
     groups: tuple[tuple[str, ...], ...] = ()
     com_ans: tuple[str, ...] = ()
@@ -273,6 +316,17 @@ def parse_item(data: Any, line: int = 0) -> QAItem:
         raise ValueError("an 'agree' item needs 'context_answers'")
     return QAItem(str(rid).strip(), data["question"].strip(), data["context"].strip(), groups, com_ans,
                   topic.strip(), line, kind)
+
+
+def _unanswerable(data: dict, rid: str, topic: str, line: int) -> QAItem:
+    if data.get("context_answers") is not None:
+        raise ValueError("an 'unanswerable' item's context does not hold the answer: leave out 'context_answers'")
+    com_ans = _strings(data.get("common_answers", []), "common_answers", allow_empty=True)
+    present = [a for a in com_ans if mentions(data["context"], a)]
+    if present:
+        raise ValueError(f"common answer(s) {present} occur in the context: an unanswerable item's context must "
+                         "not hold the answer")
+    return QAItem(rid, data["question"].strip(), data["context"].strip(), (), com_ans, topic, line, "unanswerable")
 
 
 def is_packaged(source: str | Path) -> bool:

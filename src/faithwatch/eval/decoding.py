@@ -16,6 +16,10 @@ Metrics per strategy
   are drawn once for both strategies, so the interval is that of the difference;
 * ``agree_success_rate`` - the same success on the items whose context agrees with common knowledge (the
   do-no-harm check), when the set has such items;
+* ``unanswerable_decline_rate`` / ``unanswerable_common_rate`` - on the items whose context does not hold the
+  asked fact, when the set has such items: the share of answers that decline (a refusal, or an answer saying
+  the context does not give it: :func:`faithwatch.decoding.counterfactual.declines`), and the share that state
+  the fact as remembered (``common_answers``); these items are left out of every other success figure;
 * ``abstention_rate`` - share of refused answers;
 * ``faithfulness`` - mean, over answered non-empty responses, of the share of claims the *checker* labels
   Entailment (paper 000 §4.3: abstained and empty responses are left out);
@@ -271,11 +275,13 @@ def item_row(strategy: str, item: QAItem, gen: Mapping[str, Any], check: Mapping
         "sentences": gen["sentences"],
         "cached": cached,
     }
-    if item.is_counterfactual:
+    if item.is_counterfactual or item.unanswerable:
         outcome = judge(gen["answer"], item, refused=abstained)
         row.update(success=outcome.success, context_hit=outcome.context_hit, common_hit=outcome.common_hit,
                    agrees=item.agrees, context_answers=[list(g) for g in item.context_answers],
                    common_answers=list(item.common_answers))
+        if item.unanswerable:
+            row.update(unanswerable=True, declined=outcome.declined)
     return row
 
 
@@ -307,13 +313,18 @@ def baseline_strategy(strategies: Sequence[str]) -> str:
     return "greedy" if "greedy" in strategies else strategies[0]
 
 
+def _counterfactual(r: Mapping[str, Any]) -> bool:
+    """A judged row of a counterfactual item (not an agreeing or unanswerable one)."""
+    return "success" in r and not r.get("agrees") and not r.get("unanswerable")
+
+
 def _paired_gain(rows: Sequence[Mapping[str, Any]], strategy: str, baseline: str, n_boot: int, seed: int
                  ) -> tuple[float | None, tuple[float, float] | None]:
     """Mean per-item success difference ``strategy − baseline`` on the counterfactual items both judged, with a
     paired bootstrap interval (the same items drawn for both)."""
     def judged(name: str) -> dict[str, float]:
         return {r["id"]: float(r["success"]) for r in rows
-                if r["strategy"] == name and not r.get("error") and "success" in r and not r.get("agrees")}
+                if r["strategy"] == name and not r.get("error") and _counterfactual(r)}
 
     mine, base = judged(strategy), judged(baseline)
     diffs = [mine[i] - base[i] for i in mine if i in base]
@@ -332,13 +343,13 @@ def summarize(rows: Sequence[Mapping[str, Any]], strategies: Sequence[str], *, n
         answered = [r for r in ok if not r["abstained"] and not r["empty"]]
         rec: dict[str, Any] = {"strategy": strategy, "n": len(ok), "errors": len(mine) - len(ok)}
         if counterfactual:
-            judged = [float(r["success"]) for r in ok if "success" in r and not r.get("agrees")]
+            judged = [float(r["success"]) for r in ok if _counterfactual(r)]
             ci = bootstrap_ci(judged, n_boot, seed)
             rec.update(
                 success_rate=_mean(judged),
                 success_low=ci[0] if ci else None,
                 success_high=ci[1] if ci else None,
-                common_rate=_mean([float(r["common_hit"]) for r in ok if "common_hit" in r and not r.get("agrees")]),
+                common_rate=_mean([float(r["common_hit"]) for r in ok if _counterfactual(r)]),
             )
             gain, gain_ci = _paired_gain(rows, strategy, baseline, n_boot, seed)
             rec.update(success_gain=gain, success_gain_low=gain_ci[0] if gain_ci else None,
@@ -346,6 +357,10 @@ def summarize(rows: Sequence[Mapping[str, Any]], strategies: Sequence[str], *, n
             agreeing = [float(r["success"]) for r in ok if r.get("agrees")]
             if agreeing or any(r.get("agrees") for r in rows):
                 rec["agree_success_rate"] = _mean(agreeing)
+            if any(r.get("unanswerable") for r in rows):
+                rec["unanswerable_decline_rate"] = _mean([float(r["declined"]) for r in ok if r.get("unanswerable")])
+                rec["unanswerable_common_rate"] = _mean([float(r["common_hit"]) for r in ok
+                                                         if r.get("unanswerable")])
         faith = [r["faithfulness"] for r in answered if r["faithfulness"] is not None]
         guide = [r["guide_score"] for r in answered if r.get("guide_score") is not None]
         rec.update(
@@ -365,7 +380,7 @@ def summarize(rows: Sequence[Mapping[str, Any]], strategies: Sequence[str], *, n
 
 def topic_table(rows: Sequence[Mapping[str, Any]], strategies: Sequence[str]) -> pd.DataFrame | None:
     """Success rate per topic (rows) and strategy (columns), with the number of items; ``None`` without topics."""
-    judged = [r for r in rows if "success" in r and not r.get("error") and r.get("topic") and not r.get("agrees")]
+    judged = [r for r in rows if _counterfactual(r) and not r.get("error") and r.get("topic")]
     if not judged:
         return None
     records = []
@@ -521,6 +536,7 @@ def evaluate_strategies(
         "n_items": len(items),
         "n_counterfactual": sum(i.is_counterfactual and not i.agrees for i in items),
         "n_agreeing": sum(i.agrees for i in items),
+        "n_unanswerable": sum(i.unanswerable for i in items),
         "params": _identity(full),
         "params_hash": phash,
         "monitor": monitor_identity(monitor),
