@@ -91,6 +91,21 @@ def test_a_date_fills_a_time_slot_not_a_quantity():
     assert filled("How much did it cost, and who paid?", "45m.") == 1  # ... fills one slot, not two
 
 
+def test_a_count_is_not_filled_by_a_measurement():
+    crossing = "How many people cross the bridge each day?"
+    assert [s.count for s in question_slots(crossing)] == [True]
+    assert filled(crossing, "The bridge is 412 metres long.") == 0  # a length from the context is no count
+    assert filled(crossing, "About 30 percent of them walk.") == 0
+    assert filled(crossing, "About 50,000 people cross it.") == 1
+    assert filled(crossing, "It is 412 metres long, and 50,000 people cross it.") == 1
+    assert [s.count for s in question_slots("How many metres tall is it?")] == [False]  # a unit: a measure
+    assert filled("How many years did it take?", "It took 2 years.") == 1
+    match = "How many players are on a team, and how long does a match last?"
+    assert [s.count for s in question_slots(match)] == [True, False]
+    assert open_slots(match, "A match lasts 90 minutes.") == 1  # the length fills "how long", not the count
+    assert open_slots(match, "There are 11 players, and a match lasts 90 minutes.") == 0
+
+
 def test_a_span_of_years_is_one_date():
     built = "When was the Eiffel Tower built, and how tall is it?"
     for span in ("between 1887 and 1889", "from 1887 to 1889", "1887-1889", "1887\u20131889"):

@@ -9,7 +9,9 @@ of them an answer fills:
   that the question does not hold ("when" only as a question word, before an auxiliary: not "when you have ...");
   a year written as a date ("in 1953", "May 1953", "1953 AD") fills a *time* slot ("when", "which year/date/
   century/decade", "how old", "how long has ...") but not a quantity ("How high is Everest?" is not answered by
-  "It was first climbed in 1953.");
+  "It was first climbed in 1953."), and a number written with a unit ("412 metres", "30 percent") does not fill
+  a *count* slot ("how many" and a noun that is not a unit: "how many people", not "how many metres"): "The
+  bridge is 412 metres long." does not say how many people cross it;
 * any other slot is filled by a run of adjacent content words that the question does not hold (one name of
   several words, "Joseph Haydn", fills one slot; stop words and the answer-frame words of
   :data:`~faithwatch.alignment.lexical.FRAME_WORDS` do not count), or by a spare number that is not a date. A run
@@ -83,21 +85,29 @@ _DATE = re.compile(
     re.IGNORECASE)
 
 
+# a count: "how many" and a noun that is not a unit ("how many people", not "how many metres")
+_COUNT = re.compile(rf"\bhow\s+many\s+(?!(?:{_UNITS})\b)[a-z]", re.IGNORECASE)
+# a measurement: a number written with a unit after it ("412 metres", "30 per cent"): it does not fill a count
+_MEASURE = re.compile(rf"(\d[\d,.]*)\s*(?:{_UNITS})\b", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class Slot:
-    """One part of a question: its clause, whether a number fills it, and whether it asks for a time (a year
-    written as a date fills only such a numeric slot)."""
+    """One part of a question: its clause, whether a number fills it, whether it asks for a time (a year
+    written as a date fills only such a numeric slot), and whether it asks for a count (a number written with a
+    unit does not fill it)."""
 
     clause: str
     numeric: bool
     time: bool = False
+    count: bool = False
 
 
 @lru_cache(maxsize=1024)
 def question_slots(question: str) -> tuple[Slot, ...]:
     """The slots of ``question``: one per clause with a wh-word in what it :func:`asked` (none without one)."""
     clauses = [c.strip(" ?.!") for c in _SPLIT.split(asked(question or ""))]
-    return tuple(Slot(c, bool(_NUMERIC.search(c)), bool(_TIME.search(c))) for c in clauses
+    return tuple(Slot(c, bool(_NUMERIC.search(c)), bool(_TIME.search(c)), bool(_COUNT.search(c))) for c in clauses
                  if c and _HAS_WH.search(c))
 
 
@@ -145,15 +155,19 @@ def _given(question: str) -> tuple[frozenset[str], frozenset[str]]:
     return number_values(question), content_stems(question)
 
 
-def _new_numbers(answer: str, given: frozenset[str]) -> tuple[int, int]:
-    """How many numbers ``answer`` holds that are not ``given``, and how many of them are parts of dates (a year
-    written as a date, its day; a number written two ways, "45m" = 45 and 45000000, counts once)."""
+def _new_numbers(answer: str, given: frozenset[str]) -> tuple[int, int, int]:
+    """How many numbers ``answer`` holds that are not ``given``, how many of them are parts of dates (a year
+    written as a date, its day; a number written two ways, "45m" = 45 and 45000000, counts once), and how many
+    are measurements (written with a unit after them) and not dates."""
     forms = number_forms(answer)
     written = frozenset().union(*forms)
     numbers = {f for f in forms if f.isdisjoint(given)}
     numbers |= {frozenset({v}) for v in number_values(answer) - written - given}  # spelled out: "three"
     dates = {normalise_number(x) for m in _DATE.finditer(answer) for x in m.groups() if x}
-    return len(numbers), sum(1 for f in numbers if not f.isdisjoint(dates))
+    measures = {normalise_number(m.group(1)) for m in _MEASURE.finditer(answer)}
+    in_dates = [not f.isdisjoint(dates) for f in numbers]
+    measured = sum(1 for f, d in zip(numbers, in_dates, strict=True) if not d and not f.isdisjoint(measures))
+    return len(numbers), sum(in_dates), measured
 
 
 @lru_cache(maxsize=256)
@@ -215,11 +229,13 @@ def filled(question: str, answer: str, context: str = "") -> int:
     if not slots:
         return 0
     numbers_given, words_given = _given(question)
-    numbers, dates = _new_numbers(answer, numbers_given)
+    numbers, dates, measured = _new_numbers(answer, numbers_given)
     runs = [run for run in answer_runs(answer) if run - words_given - _NUMBER_STEMS]
     times = sum(s.time for s in slots)
-    quantities = sum(s.numeric and not s.time for s in slots)
-    by_quantity = min(quantities, numbers - dates)
+    counts = sum(s.numeric and s.count and not s.time for s in slots)
+    quantities = sum(s.numeric and not s.time for s in slots) - counts
+    by_count = min(counts, numbers - dates - measured)  # a count takes a number without a unit
+    by_quantity = by_count + min(quantities, numbers - dates - by_count)
     by_time = min(times, numbers - by_quantity)
     spare = numbers - dates - by_quantity - max(0, by_time - dates)  # a date fills only a time slot
     options = [{j for j, run in enumerate(runs) if offer is None or run & offer}  # the runs each word slot may take
