@@ -247,28 +247,29 @@ def test_fod_fallback_searches_adacad_before_refusing(monitor, one_thread, adaca
 
 
 def test_fod_fallback_last_resort_answers_what_the_detector_passes(monitor, one_thread, adacad_scored):
-    """Where both searches keep nothing at tau2, fod-fallback searches a last time at the monitor's own threshold:
-    it answers with sentences the detector does not flag, and still refuses when none passes that either."""
+    """With --last-resort, where both searches keep nothing at tau2, fod-fallback searches a last time at the
+    monitor's own threshold: it answers with sentences the detector does not flag, and still refuses when none
+    passes that either. By default (since 2026-11-28) it refuses there."""
     state = adacad_scored
     floor = float(monitor.threshold)
     args = dict(tau1=0.7, tau2=0.95, beams=2, samples=4, seed=5, **SHORT)
     state["high"] = (floor + 0.95) / 2  # passes the detector, not tau2
-    rescued = generate(monitor, Q, C, strategy="fod-fallback", **args)
+    rescued = generate(monitor, Q, C, strategy="fod-fallback", last_resort=True, **args)
     assert not rescued.refused and rescued.answer != REFUSAL and rescued.sentences
     assert all(s.score == state["high"] and not s.flagged for s in rescued.sentences)
     turns = [e for e in rescued.trace if e.kind == "backtrack" and e.step == 0 and "search" in e.reason]
     assert len(turns) == 2 and "last search" in turns[1].reason and f"{floor:.3f}" in turns[1].reason
     state["adacad"] = False
-    strict = generate(monitor, Q, C, strategy="fod-fallback", last_resort=False, **args)  # --no-last-resort
+    strict = generate(monitor, Q, C, strategy="fod-fallback", **args)  # the default: --no-last-resort
     assert strict.refused and not any("last search" in e.reason for e in strict.trace if e.kind == "backtrack")
     # below the detector's threshold too: refused after the third search
     state["adacad"], state["high"] = False, floor / 2
-    still = generate(monitor, Q, C, strategy="fod-fallback", **args)
+    still = generate(monitor, Q, C, strategy="fod-fallback", last_resort=True, **args)
     assert still.refused and still.trace[-1].kind == "refuse"
     assert any("last search" in e.reason for e in still.trace if e.kind == "backtrack")
     # tau2 at or below the threshold: no looser search to make, so no third search
     state["adacad"] = False
-    low = generate(monitor, Q, C, strategy="fod-fallback", **{**args, "tau2": floor})
+    low = generate(monitor, Q, C, strategy="fod-fallback", **{**args, "tau2": floor, "last_resort": True})
     assert low.refused and not any("last search" in e.reason for e in low.trace if e.kind == "backtrack")
 
 

@@ -41,9 +41,9 @@ class DecodingParams(BaseModel):
     chunk_tokens: int = Field(8, ge=1, description="Lookback: tokens per candidate chunk.")
     coverage: bool = Field(True, description="FOD: read the question's parts (wh-clauses) and search on while an "
                            "answer leaves one unfilled (see faithwatch.decoding.coverage).")
-    last_resort: bool = Field(True, description="fod-fallback: before refusing, search a last time with tau2 "
+    last_resort: bool = Field(False, description="fod-fallback: before refusing, search a last time with tau2 "
                               "lowered to the detector's flag threshold, and answer with what the detector does not "
-                              "flag.")
+                              "flag (off by default: where the context lacks the answer, it answers wrongly).")
     seed: int = Field(0, ge=0, le=2**64 - 1, description="Seed of the sampler.")
 
     def for_strategy(self, defaults: dict[str, Any]) -> DecodingParams:

@@ -175,8 +175,8 @@ def _fod_run(run: StrategyRun, contrast: str | None = None, backtrack_only: bool
              fallback: bool = False) -> tuple[Beam, bool]:
     """FOD; ``contrast`` ("cad" or "adacad") applies that distribution to both stages; ``fallback``: where plain
     FOD would refuse, search once more from the answer's start over the AdaCAD distribution first, and where that
-    keeps nothing either, a last time with τ2 lowered to the monitor's flag threshold (an answer the detector does
-    not flag rather than a refusal)."""
+    keeps nothing either and ``last_resort`` is set, a last time with τ2 lowered to the monitor's flag threshold (an
+    answer the detector does not flag rather than a refusal)."""
     p = run.params
     plain = sampling_chooser(p.temperature, run.generator)
     first, sampler = greedy_chooser(), plain
@@ -227,8 +227,9 @@ def fod_bt(run: StrategyRun) -> tuple[Beam, bool]:
 
 
 def fod_fallback(run: StrategyRun) -> tuple[Beam, bool]:
-    """FOD; where it would refuse, its sentence search once more from the start over the AdaCAD distribution, then
-    (last resort) with τ2 lowered to the monitor's flag threshold; it refuses only when that keeps nothing either."""
+    """FOD; where it would refuse, its sentence search once more from the start over the AdaCAD distribution (and,
+    with ``last_resort``, a last time with τ2 lowered to the monitor's flag threshold); it refuses when that keeps
+    nothing either."""
     return _fod_run(run, fallback=True)
 
 
