@@ -53,47 +53,40 @@ def run(args: argparse.Namespace) -> None:
 
 
 def _table(df, rows) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per measure: (score per annotation, rating per annotation, group index per annotation)."""
+    """Per measure: (score per annotation, rating per annotation, pair id per annotation)."""
     by_pair = {str(r["pair_id"]): r for r in rows}
     keep = [i for i, p in enumerate(df.pair_id.astype(str)) if p in by_pair]
     pairs = df.pair_id.astype(str).to_numpy()[keep]
-    groups = np.unique(pairs, return_inverse=True)[1]
     rating = df.rating.to_numpy(dtype=float)[keep]
-    return {m: (np.array([by_pair[p][col] for p in pairs], dtype=float), rating, groups)
+    return {m: (np.array([by_pair[p][col] for p in pairs], dtype=float), rating, pairs)
             for m, col in MEASURES.items()}
 
 
-def _pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> float:
-    w = np.ones_like(x) if w is None else w
-    mx, my = np.average(x, weights=w), np.average(y, weights=w)
-    cov = np.average((x - mx) * (y - my), weights=w)
-    return float(cov / np.sqrt(np.average((x - mx) ** 2, weights=w) * np.average((y - my) ** 2, weights=w)))
+def _pearson(x: np.ndarray, y: np.ndarray) -> float:
+    return float(np.corrcoef(x, y)[0, 1])
 
 
 def summarize(args: argparse.Namespace) -> None:
     from faithwatch.eval.lss import load_lss_dev
+    from faithwatch.stats import percentile_ci, resample_indices
 
     df = load_lss_dev(args.data)
     results = {}
     for f in sorted(Path(args.dir).glob("*.jsonl")):
         results[f.stem] = [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
-    rng = np.random.default_rng(0)
     print("config-seed | measure | Pearson | minus base, same seed [95% CI]")
     for name, rows in results.items():
         config, seed = name.rsplit("-", 1)
         base = results.get(f"base-{seed}")
         here = _table(df, rows)
         ref = _table(df, base) if base else None
-        for m, (x, y, g) in here.items():
+        for m, (x, y, pairs) in here.items():
             line = f"{name} | {m} | {_pearson(x, y):.4f}"
             if ref is not None and config != "base":
                 xb = ref[m][0]
-                n = g.max() + 1
-                diffs = []
-                for _ in range(args.n_boot):
-                    w = np.bincount(rng.integers(0, n, n), minlength=n)[g].astype(float)
-                    diffs.append(_pearson(x, y, w) - _pearson(xb, y, w))
-                lo, hi = np.percentile(diffs, [2.5, 97.5])
+                diffs = [_pearson(x[i], y[i]) - _pearson(xb[i], y[i])
+                         for i in resample_indices(len(x), args.n_boot, 0, groups=pairs)]  # pairs resampled
+                lo, hi = percentile_ci(diffs)
                 line += f" | {_pearson(x, y) - _pearson(xb, y):+.4f} [{lo:+.4f}, {hi:+.4f}]"
             print(line)
 
