@@ -23,17 +23,20 @@ import numpy as np
 import pandas as pd
 from aggregator_variants import AUGMENT, SETS  # a sibling script, on sys.path when this one runs
 
+from faithwatch.data.loaders import dataset_name
 from faithwatch.detectors.calibration import best_balanced_accuracy, choose_threshold, weighted_balanced_accuracy
 from faithwatch.eval.pipeline import extraction_monitor, load_labelled
 from faithwatch.eval.training import Recipe, fit_syncheck, out_of_fold_logits, raw_scores, sample_weights, train_only
 
 RECIPE = Recipe(families=("alignment", "lexical", "edits", "tagger"), C=0.1, pooling="averaged",
                 centering="dataset")
-KIND = {"faithbench": "summary", "qags-cnndm": "summary", "training/data/ragtruth-summary.jsonl": "summary",
+KIND = {dataset_name(k): v for k, v in {
+    "faithbench": "summary", "qags-cnndm": "summary", "training/data/ragtruth-summary.jsonl": "summary",
         "begin-dev": "dialogue", "training/data/q2-wow.jsonl": "dialogue", "training/data/ragtruth-qa.jsonl": "qa",
         "build/extra-data/cliff-xsum.jsonl": "summary", "build/extra-data/cliff-cnndm.jsonl": "summary",
-        "training/data/begin-dev-cmu.tsv": "dialogue", "training/data/begin-dev-tc.tsv": "dialogue"}
-NEVER_SEEN = [k for k in KIND if k not in SETS and Path(k).exists()]
+        "training/data/begin-dev-cmu.tsv": "dialogue", "training/data/begin-dev-tc.tsv": "dialogue"}.items()}
+NEVER_SEEN = [p for p in ("build/extra-data/cliff-xsum.jsonl", "build/extra-data/cliff-cnndm.jsonl",
+                          "training/data/begin-dev-cmu.tsv", "training/data/begin-dev-tc.tsv") if Path(p).exists()]
 
 
 def kind_thresholds(train: pd.DataFrame, det) -> dict[str, float]:
@@ -43,7 +46,7 @@ def kind_thresholds(train: pd.DataFrame, det) -> dict[str, float]:
     held = train[real].reset_index(drop=True)
     p = det.probability(oof)
     w = sample_weights(held, RECIPE.weighting)
-    kinds = held.dataset.map(lambda d: KIND.get(str(d))).to_numpy()
+    kinds = held.dataset.map(lambda d: KIND.get(dataset_name(str(d)))).to_numpy()
     out = {}
     for k in set(kinds) - {None}:
         m = kinds == k
@@ -68,10 +71,10 @@ def main() -> None:
     for held in SETS:
         train = pd.concat([t for n, t in tables.items() if n != held], ignore_index=True)
         det = fit_syncheck(train, RECIPE, model_id="text-only")
-        thr = kind_thresholds(train, det).get(KIND[held], det.threshold)
+        thr = kind_thresholds(train, det).get(KIND[dataset_name(held)], det.threshold)
         a, b = costs(det, tables[held], thr)
         rows.append((a, b))
-        print(f"{held} | {KIND[held]} | {det.threshold:.3f} | {thr:.3f} | {a:.3f} | {b:.3f}")
+        print(f"{held} | {KIND[dataset_name(held)]} | {det.threshold:.3f} | {thr:.3f} | {a:.3f} | {b:.3f}")
     a, b = np.array(rows).T
     print(f"LOO within 0.03: pooled {int((a <= 0.03).sum())}/6, kind {int((b <= 0.03).sum())}/6; "
           f"largest rise {np.max(b - a):+.3f}")
@@ -83,7 +86,7 @@ def main() -> None:
         extra = load_labelled(NEVER_SEEN, monitor, text_only=True)
         ns = []
         for name, d in extra.items():
-            a, b = costs(det, d.sentences, thr.get(KIND[name], det.threshold))
+            a, b = costs(det, d.sentences, thr.get(KIND[dataset_name(name)], det.threshold))
             ns.append((a, b))
             print(f"never seen {name}: cost pooled {a:.3f}, kind {b:.3f}")
         a, b = np.array(ns).T
