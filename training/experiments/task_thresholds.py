@@ -69,10 +69,10 @@ def main() -> None:
     print("held out | kind | pooled thr | kind thr | cost pooled | cost kind")
     rows = []
     for held in SETS:
-        train = pd.concat([t for n, t in tables.items() if n != held], ignore_index=True)
+        train = pd.concat([t for n, t in tables.items() if n != dataset_name(held)], ignore_index=True)
         det = fit_syncheck(train, RECIPE, model_id="text-only")
         thr = kind_thresholds(train, det).get(KIND[dataset_name(held)], det.threshold)
-        a, b = costs(det, tables[held], thr)
+        a, b = costs(det, tables[dataset_name(held)], thr)
         rows.append((a, b))
         print(f"{held} | {KIND[dataset_name(held)]} | {det.threshold:.3f} | {thr:.3f} | {a:.3f} | {b:.3f}")
     a, b = np.array(rows).T
