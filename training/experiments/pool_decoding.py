@@ -8,7 +8,10 @@ agreeing items. No model runs; a second.
         docs/results/decoding-fresh4
 
 ``FOLDER:STRATEGY`` reads only that strategy's rows of a report (to pool greedy from one run with another
-strategy from a later one).
+strategy from a later one). ``FOLDER!`` reads a run made with fod-fallback's last resort on as if it had been
+off (the default since the thirtieth session): an answer whose trace shows the third search (three ``select``
+events) becomes the refusal the previous code gave there, the method of docs/decoding_eval.md ("The last resort,
+measured").
 """
 
 from __future__ import annotations
@@ -20,12 +23,22 @@ from pathlib import Path
 from faithwatch.eval.decoding import summarize
 
 
+def as_refusal(row: dict) -> dict:
+    """The row as a refusal (what fod-fallback without its last resort answers where the third search ran)."""
+    out = dict(row, abstained=True, empty=False, success=False, common_hit=False)
+    return out | ({"declined": True} if row.get("unanswerable") else {})
+
+
 def main(folders: list[str]) -> None:
     rows = []
     for spec in folders:
         folder, _, only = spec.partition(":")
+        no_last_resort = folder.endswith("!")
+        folder = folder.rstrip("!")
         lines = Path(folder, "answers.jsonl").read_text(encoding="utf-8").splitlines()
         read = [json.loads(line) for line in lines if line.strip()]
+        if no_last_resort:
+            read = [as_refusal(r) if r["trace_counts"].get("select", 0) >= 3 else r for r in read]
         rows += [r for r in read if not only or r["strategy"] == only]
     ids = [(r["strategy"], r["id"]) for r in rows]
     if len(ids) != len(set(ids)):
