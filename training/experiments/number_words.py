@@ -24,6 +24,7 @@ import pandas as pd
 from aggregator_variants import print_loo, shipped_recipe
 from faith_tune_loo import tables_and_data
 from recipe_targets import suite_table
+from sklearn.metrics import roc_auc_score
 
 import faithwatch.alignment.lexical as lex
 import faithwatch.eval.training as training
@@ -58,7 +59,7 @@ def lexical_scores(data, name: str, table: pd.DataFrame) -> np.ndarray:
     return out
 
 
-def run(label: str, w_lex: float, before: dict | None):
+def run(w_lex: float, before: dict | None):
     every, data, _ = tables_and_data(NEVER_SEEN)
     lexical = {n: lexical_scores(data, n, t) for n, t in every.items()}
     if before is not None:  # carry align_score's lexical third over to the variant
@@ -76,7 +77,6 @@ def report(label, every, tables):
     print_loo(tables, {label: recipe})
     train = pd.concat(tables.values(), ignore_index=True)
     det = training.fit_syncheck(train, recipe, model_id="text-only")
-    from sklearn.metrics import roc_auc_score
     never = [n.split("/")[-1].rsplit(".", 1)[0] for n in NEVER_SEEN]
     aurocs = [roc_auc_score(every[n].label.astype(int), -training.raw_scores(det, every[n])) for n in never]
     print("never seen:", " ".join(f"{n} {a:.3f}" for n, a in zip(never, aurocs, strict=True)),
@@ -90,10 +90,10 @@ def report(label, every, tables):
 def main() -> None:
     scorer = get_scorer("nli-minilm+lexical+embedding")
     (w_lex,) = [w for s, w in zip(scorer.scorers, scorer.weights, strict=True) if s.name == "lexical"]
-    every, tables, before, _ = run("shipped", w_lex, None)
+    every, tables, before, _ = run(w_lex, None)
     report("shipped", every, tables)
     lex._sentence_features = with_number_words
-    every, tables, _, changed = run("number words", w_lex, before)
+    every, tables, _, changed = run(w_lex, before)
     print("sentences whose lexical score changed:", changed)
     report("number words", every, tables)
 
