@@ -323,3 +323,63 @@ def test_sampling_chooser_draws_from_the_tempered_distribution():
     np.testing.assert_allclose(sharp, tempered.numpy(), atol=0.015)
     again = sampling_chooser(1.0, torch.Generator().manual_seed(0))(logp[:50], None)
     assert again == sampling_chooser(1.0, torch.Generator().manual_seed(0))(logp[:50], None)  # seeded
+
+
+def test_fod_trim_cuts_a_low_greedy_sentence_at_a_comma(monitor, one_thread, monkeypatch):
+    """FOD's trim (``trim=True``): the low sentence cut at a comma goes through the engine like any sentence (the
+    same tokens, text and score as a scripted sentence), and the longest cut that passes stage 1 is kept."""
+    from faithwatch.decoding.coverage import Coverage
+    from faithwatch.decoding.loop import DecodingLoop
+    from faithwatch.decoding.strategies import _trimmed
+
+    scores = {"The bridge opened in 1820, said the old masons.": 0.2, "The bridge opened in 1820.": 0.9,
+              "Yes, it is.": 0.2}
+    original = Monitor._reports
+
+    def fake(self, sentences, records, question, context):
+        reports = original(self, sentences, records, question, context)
+        for r in reports:
+            r.score = scores.get(r.text.strip(), 0.1)
+        return reports
+
+    monkeypatch.setattr(Monitor, "_reports", fake)
+    tok = monitor.lm.tokenizer
+    after = tok.encode(" It", add_special_tokens=False)[0]
+
+    def scripted(text: str):
+        ids = tok.encode(text, add_special_tokens=False) + [after]
+        loop = DecodingLoop(monitor, Q, C, max_new_tokens=40, max_sentence_tokens=40)
+        prompt = loop.session.positions[0]
+        return loop, lambda logp, _twin: [ids[min(loop.session.positions[0] - prompt, len(ids) - 1)]]
+
+    loop, choose = scripted("The bridge opened in 1820, said the old masons.")
+    start = loop.session.checkpoint()
+    (whole,) = loop.sample(1, choose)
+    assert whole.report.text == "The bridge opened in 1820, said the old masons." and whole.report.score == 0.2
+    loop.session.restore(start)
+    then = lambda logp, _twin: [after]  # noqa: E731
+    cut = _trimmed(loop, Coverage(""), whole, then, 0.5, start)
+    assert cut is not None and cut.report.text == "The bridge opened in 1820." and cut.report.score == 0.9
+    ref_loop, ref_choose = scripted("The bridge opened in 1820.")
+    (ref,) = ref_loop.sample(1, ref_choose)
+    assert cut.ids == ref.ids and cut.report.features == ref.report.features  # the engine path, as scripted
+    loop.keep([cut])
+    assert loop.text(loop.beams[0].ids) == "The bridge opened in 1820."
+
+    for text, low in (("Yes, it is.", 0.9), ("The bridge opened in 1820, said the old masons.", 0.1)):
+        scores["The bridge opened in 1820."] = low  # the second: a cut is tried and fails
+        other, choose = scripted(text)  # the first: a cut would keep one word, so none is tried
+        start = other.session.checkpoint()
+        (whole,) = other.sample(1, choose)
+        other.session.restore(start)
+        at = other.session.positions[0]
+        assert _trimmed(other, Coverage(""), whole, then, 0.5, start) is None
+        assert other.session.positions[0] == at  # nothing of a failed cut stays fed
+
+
+def test_trim_is_a_fod_parameter(monitor, scored, one_thread):
+    scored["schedule"] = {0: 0.9, 1: 0.9, 2: 0.9, 3: 0.9}
+    off = generate(monitor, Q, C, strategy="fod", **SHORT)
+    on = generate(monitor, Q, C, strategy="fod", trim=True, **SHORT)
+    assert on.params["trim"] is True and off.params["trim"] is False
+    assert on.answer == off.answer  # every greedy sentence passes: nothing to cut

@@ -76,6 +76,17 @@ def adacad_logprobs(logp: torch.Tensor, twin: torch.Tensor) -> torch.Tensor:
     return cad_logprobs(logp, twin, jsd.clamp(0.0, 1.0)[..., None])
 
 
+def forced_chooser(ids: Sequence[int], then: Chooser) -> Chooser:
+    """``ids`` one per step (one branch only), then ``then``'s choice: a given sentence through the engine path."""
+    left = iter(ids)
+
+    def choose(logp: torch.Tensor, twin: torch.Tensor | None) -> list[int]:
+        token = next(left, None)
+        return [int(token)] if token is not None else then(logp, twin)
+
+    return choose
+
+
 def _contrast_chooser(name: str, contrast: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
                       inner: Chooser) -> Chooser:
     def choose(logp: torch.Tensor, twin: torch.Tensor | None) -> list[int]:

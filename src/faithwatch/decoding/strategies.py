@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -27,12 +27,16 @@ from faithwatch.decoding.loop import (
     DecodingLoop,
     adacad_chooser,
     cad_chooser,
+    forced_chooser,
     greedy_chooser,
     sampling_chooser,
 )
 from faithwatch.decoding.types import REFUSAL, DecodingResult, TraceEvent
 from faithwatch.errors import InputError
 from faithwatch.params import DEFAULT_STRATEGY, DecodingParams
+
+if TYPE_CHECKING:
+    from faithwatch.models.engine import Checkpoint
 
 
 @dataclass
@@ -186,7 +190,8 @@ def _fod_run(run: StrategyRun, contrast: str | None = None, backtrack_only: bool
         sampler, first = adacad_chooser(sampler), adacad_chooser(first)
     coverage = Coverage(run.loop.question, run.loop.context) if p.coverage else Coverage("")
     start = run.loop.session.checkpoint()
-    beam = _fod(run.loop, first, sampler, p.tau1, p.tau2, p.beams, p.samples, run.trace, backtrack_only, coverage)
+    beam = _fod(run.loop, first, sampler, p.tau1, p.tau2, p.beams, p.samples, run.trace, backtrack_only, coverage,
+                trim=p.trim)
     why = _fod_refusal(beam, coverage)
     if why and fallback:
         run.trace.append(TraceEvent("backtrack", 0, reason=f"{why}: searching again over the AdaCAD distribution"))
@@ -269,14 +274,15 @@ def _rerank(loop: DecodingLoop, chooser: Chooser, samples: int, trace: list[Trac
 
 
 def _fod(loop: DecodingLoop, greedy: Chooser, sampler: Chooser, tau1: float, tau2: float, k: int, s: int,
-         trace: list[TraceEvent], backtrack_only: bool, coverage: Coverage) -> Beam:
+         trace: list[TraceEvent], backtrack_only: bool, coverage: Coverage, trim: bool = False) -> Beam:
     """Paper 000 Algorithm 1 (``greedy`` for stage 1, ``sampler`` for the sentence beam search), question-aware
     through ``coverage`` (:mod:`faithwatch.decoding.coverage`): while the question has open slots, a greedy sentence
     that fills none of them, or an end of the answer, starts the search as a low score does; the search may not end
     such an answer (for :data:`~faithwatch.decoding.coverage.PATIENCE` sentences that fill nothing) and ranks
     candidates by open slots first, then by score; if its best answer still leaves slots open after a prefix from
     stage 1, it searches once more from the answer's start and keeps the better answer. A question without slots
-    leaves Algorithm 1 as it is."""
+    leaves Algorithm 1 as it is. With ``trim``, a greedy sentence below ``tau1`` is first tried cut at a comma
+    (:func:`_trimmed`)."""
     start = loop.session.checkpoint()
     # stage 1: greedy sentence by sentence while the score is >= tau1
     while not loop.beams[0].finished:
@@ -292,6 +298,14 @@ def _fod(loop: DecodingLoop, greedy: Chooser, sampler: Chooser, tau1: float, tau
                                         reason=f"greedy, score >= tau1={tau1:.3g}"))
             continue
         loop.session.restore(checkpoint)  # backtrack to the faithful prefix
+        if trim and cand.report is not None and cand.report.score < tau1:
+            cut = _trimmed(loop, coverage, cand, greedy, tau1, checkpoint)
+            if cut is not None:
+                loop.keep([cut])
+                trace.append(TraceEvent("accept", cut.report.index, cut.report.text, cut.report.score, 0,
+                                        reason=f"greedy sentence cut at a comma (whole: {cand.report.score:.3g}), "
+                                        f"score >= tau1={tau1:.3g}"))
+                continue
         report = cand.report
         trace.append(TraceEvent("backtrack", report.index if report else len(loop.beams[0].sentences),
                                 report.text if report else "<eos>", report.score if report else None, 0, reason=why))
@@ -389,6 +403,31 @@ def _distinct(loop: DecodingLoop, ranked: list[Candidate],
 def _texts(beam: Beam, cand: Candidate | None = None) -> list[str]:
     """The sentences of ``beam``, with ``cand``'s sentence after them."""
     return [x.text for x in beam.sentences] + ([cand.report.text] if cand is not None and cand.report else [])
+
+
+#: how many cuts of one sentence :func:`_trimmed` tries (at its last commas)
+MAX_TRIMS = 2
+#: the fewest words a cut keeps
+MIN_TRIM_WORDS = 3
+
+
+def _trimmed(loop: DecodingLoop, coverage: Coverage, cand: Candidate, greedy: Chooser, tau1: float,
+             checkpoint: Checkpoint) -> Candidate | None:
+    """``cand``'s sentence cut at one of its last :data:`MAX_TRIMS` commas and closed with a full stop, each fed
+    through the engine and scored as any sentence is; the longest cut that stage 1 accepts, or ``None`` (the
+    session is then back at ``checkpoint``). A cut keeps at least :data:`MIN_TRIM_WORDS` words."""
+    stop = loop.tokenizer.encode(".", add_special_tokens=False)
+    cuts = [j for j in range(1, len(cand.ids)) if loop.text(cand.ids[j:j + 1]).startswith(",")]
+    for j in reversed(cuts[-MAX_TRIMS:]):
+        want = (loop.text(loop.beams[0].ids + cand.ids[:j]) + ".")[len(loop.text(loop.beams[0].ids)):].strip()
+        if len(want.split()) < MIN_TRIM_WORDS:
+            continue
+        (cut,) = loop.sample(1, forced_chooser([*cand.ids[:j], *stop], greedy))
+        if cut.report is not None and cut.report.text.strip() == want and \
+                _stage1_refusal(loop, coverage, cut, tau1) is None:
+            return cut
+        loop.session.restore(checkpoint)
+    return None
 
 
 def _stage1_refusal(loop: DecodingLoop, coverage: Coverage, cand: Candidate, tau1: float) -> str | None:
