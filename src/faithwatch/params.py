@@ -45,7 +45,9 @@ class DecodingParams(BaseModel):
                               "lowered to the detector's flag threshold, and answer with what the detector does not "
                               "flag (off by default: where the context lacks the answer, it answers wrongly).")
     trim: bool = Field(False, description="FOD: before backtracking from a greedy sentence below tau1, try it cut "
-                       "at one of its last two commas (what follows dropped) and keep the longest cut that passes.")
+                       "at one of its last two commas (what follows dropped) and keep the longest cut that passes "
+                       "(off by default: where the context lacks the answer, it keeps a distractor instead of "
+                       "refusing).")
     seed: int = Field(0, ge=0, le=2**64 - 1, description="Seed of the sampler.")
 
     def for_strategy(self, defaults: dict[str, Any]) -> DecodingParams:
