@@ -23,14 +23,15 @@ def _hash_score(text: str) -> float:
 
 @pytest.fixture
 def scored(monkeypatch, monitor):
-    """Patch sentence scores: ``schedule[i]`` for the i-th sentence of an answer when given, else a hash of the text."""
+    """Patch sentence scores: ``by_text[text]`` when given, else ``schedule[i]`` for the i-th sentence of an answer
+    when given, else a hash of the text."""
     original = Monitor._reports
-    state = {"schedule": {}}
+    state = {"schedule": {}, "by_text": {}}
 
     def fake(self, sentences, records, question, context):
         reports = original(self, sentences, records, question, context)
         for r in reports:
-            r.score = state["schedule"].get(r.index, _hash_score(r.text))
+            r.score = state["by_text"].get(r.text.strip(), state["schedule"].get(r.index, _hash_score(r.text)))
             r.flagged = r.score < 0.5
         return reports
 
@@ -325,24 +326,16 @@ def test_sampling_chooser_draws_from_the_tempered_distribution():
     assert again == sampling_chooser(1.0, torch.Generator().manual_seed(0))(logp[:50], None)  # seeded
 
 
-def test_fod_trim_cuts_a_low_greedy_sentence_at_a_comma(monitor, one_thread, monkeypatch):
+def test_fod_trim_cuts_a_low_greedy_sentence_at_a_comma(monitor, scored, one_thread):
     """FOD's trim (``trim=True``): the low sentence cut at a comma goes through the engine like any sentence (the
     same tokens, text and score as a scripted sentence), and the longest cut that passes stage 1 is kept."""
     from faithwatch.decoding.coverage import Coverage
     from faithwatch.decoding.loop import DecodingLoop
     from faithwatch.decoding.strategies import _trimmed
 
-    scores = {"The bridge opened in 1820, said the old masons.": 0.2, "The bridge opened in 1820.": 0.9,
-              "Yes, it is.": 0.2}
-    original = Monitor._reports
-
-    def fake(self, sentences, records, question, context):
-        reports = original(self, sentences, records, question, context)
-        for r in reports:
-            r.score = scores.get(r.text.strip(), 0.1)
-        return reports
-
-    monkeypatch.setattr(Monitor, "_reports", fake)
+    scores = scored["by_text"]
+    scores.update({"The bridge opened in 1820, said the old masons.": 0.2, "The bridge opened in 1820.": 0.9,
+                   "Yes, it is.": 0.2})
     tok = monitor.lm.tokenizer
     after = tok.encode(" It", add_special_tokens=False)[0]
 

@@ -418,8 +418,10 @@ def _trimmed(loop: DecodingLoop, coverage: Coverage, cand: Candidate, greedy: Ch
     session is then back at ``checkpoint``). A cut keeps at least :data:`MIN_TRIM_WORDS` words."""
     stop = loop.tokenizer.encode(".", add_special_tokens=False)
     cuts = [j for j in range(1, len(cand.ids)) if loop.text(cand.ids[j:j + 1]).startswith(",")]
+    before = loop.beams[0].ids
+    skip = len(loop.text(before))  # the answer so far, decoded once
     for j in reversed(cuts[-MAX_TRIMS:]):
-        want = (loop.text(loop.beams[0].ids + cand.ids[:j]) + ".")[len(loop.text(loop.beams[0].ids)):].strip()
+        want = (loop.text(before + cand.ids[:j]) + ".")[skip:].strip()
         if len(want.split()) < MIN_TRIM_WORDS:
             continue
         (cut,) = loop.sample(1, forced_chooser([*cand.ids[:j], *stop], greedy))
