@@ -1,0 +1,107 @@
+"""Issue 12, decoding: a word slot offered only by the context sentences that hold its *rarest* words (scratch).
+
+Question coverage (``faithwatch.decoding.coverage``) lets a word slot take a run from any context sentence that
+holds a content word of the slot's clause. The question's subject is usually in every sentence of the context, so
+every sentence offers, and a description fills the slot: "In Greek mythology, the Minotaur was a monster with the
+head of a bull ..." fills "Which hero killed the Minotaur?" (fresh19), "... one of the oldest and most visited art
+museums in Europe" fills "In which city is the Uffizi Gallery?" (fresh17). The variant here: a slot is offered
+only by the sentences that hold the clause's words found in the fewest context sentences (and the sentences right
+after them that refer back, as now), so "killed" picks the sentence that says who killed it. A slot none of whose
+words the context holds takes any run, as now.
+
+It reads every stored answer of ``docs/results/decoding*/answers.jsonl`` and counts, by whether the answer names
+every context-answer group, how many slots the shipped rule and the variant leave open
+(``coverage_verbs.tally``). No model runs. Designed after reading the failures of fresh17 and fresh19: every
+stored answer is in-sample for it.
+
+    PYTHONPATH=training/experiments python training/experiments/coverage_rarest.py [--show] [--share S]
+
+Measured on the stored answers of 2026-11-29 (answers that go from every slot filled to one open; fod-fallback's
+answers, then the other strategies'):
+
+| variant | complete answers newly open (harm) | answers missing a fact newly open (caught) |
+| --- | --- | --- |
+| the rarest clause words only | 5 of 1,680 / 3 | 32 / 50 |
+| words in at most half the sentences (``--share 0.5``) | **1 / 1** | **21 / 45** |
+| words in at most a third (``--share 0.34``) | 5 / 3 | 32 / 50 |
+| words not in every sentence (``--share 0.99``) | 0 / 0 | 0 / 19 |
+
+The rarest words misfire where the one rarest word is incidental ("inflamed" in "Hepatitis is a medical condition
+in which an internal organ becomes inflamed." picks that sentence, not the one that names the organ). With
+``--share 0.5`` the catches are mostly a swapped distractor ("Jeff Bezos is the founder of SpaceX.", "The band
+that released Abbey Road is Pink Floyd."), the detector's blind spot; the one harm is fresh10's "... is melanin."
+("colour" is said once, in a sentence about autumn). That variant is the candidate
+(``docs/results/decoding-distinctive/candidate.patch``).
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import lru_cache
+
+from coverage_context import contexts
+from coverage_verbs import tally
+
+from faithwatch.alignment.lexical import content_stems
+from faithwatch.decoding import coverage as cov
+
+
+@lru_cache(maxsize=256)
+def offers_rarest(question: str, context: str) -> tuple[frozenset[str] | None, ...]:
+    """``coverage._offers`` with only the clause's rarest words (fewest context sentences) choosing sentences."""
+    sentences = cov._context_sentences(context)
+    goes_on = cov._refers_back(context)
+    words_given = cov._given(question)[1]
+    out = []
+    for slot in (s for s in cov.question_slots(question) if not s.numeric):
+        own = content_stems(slot.clause)
+        df = {w: sum(w in c for c in sentences) for w in own}
+        present = [w for w in own if df[w]]
+        if not present:
+            out.append(None)
+            continue
+        rare = set(present) if VARIANT == "rarest-off" else \
+            {w for w in present if df[w] == min(df[w] for w in present)} if VARIANT == "rarest" else \
+            ({w for w in present if df[w] <= len(sentences) * SHARE} or set(present))
+        hits = {k for i, c in enumerate(sentences) if c & rare
+                for k in (i, i + 1) if k < len(sentences) and (k == i or goes_on[k])}
+        out.append(frozenset().union(*(sentences[k] for k in hits)) - words_given)
+    return tuple(out)
+
+
+VARIANT, SHARE = "rarest", 1.0
+
+
+def open_rarest(question: str, answer: str, context: str) -> int:
+    """Open slots with :func:`offers_rarest` in place of the shipped offers."""
+    shipped = cov._offers
+    cov._offers = offers_rarest
+    try:
+        return cov.open_slots(question, answer, context)
+    finally:
+        cov._offers = shipped
+
+
+def main(show: bool, share: float | None) -> None:
+    global VARIANT, SHARE
+    if share is not None:
+        VARIANT, SHARE = "common", share
+    known = contexts()
+    tally(lambda q, a, c: open_with(q, a, c, "rarest-off"), open_rarest, show, known.get)
+
+
+def open_with(question: str, answer: str, context: str, variant: str) -> int:
+    """Open slots under ``variant`` ("rarest-off": every clause word picks, the rule before this candidate)."""
+    global VARIANT
+    kept, VARIANT = VARIANT, variant
+    offers_rarest.cache_clear()
+    try:
+        return open_rarest(question, answer, context)
+    finally:
+        VARIANT = kept
+        offers_rarest.cache_clear()
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    main("--show" in args, float(args[args.index("--share") + 1]) if "--share" in args else None)
