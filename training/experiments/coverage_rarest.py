@@ -30,8 +30,9 @@ The rarest words misfire where the one rarest word is incidental ("inflamed" in 
 in which an internal organ becomes inflamed." picks that sentence, not the one that names the organ). With
 ``--share 0.5`` the catches are mostly a swapped distractor ("Jeff Bezos is the founder of SpaceX.", "The band
 that released Abbey Road is Pink Floyd."), the detector's blind spot; the one harm is fresh10's "... is melanin."
-("colour" is said once, in a sentence about autumn). That variant is the candidate
-(``docs/results/decoding-distinctive/candidate.patch``).
+("colour" is said once, in a sentence about autumn). That variant was the candidate
+(``docs/results/decoding-distinctive/candidate.patch``); measured on fresh21 and fresh22 it changed no answer, so
+its rule failed and it is not built (docs/decoding_eval.md).
 """
 
 from __future__ import annotations
