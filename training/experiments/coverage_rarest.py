@@ -41,6 +41,7 @@ import sys
 from functools import lru_cache
 
 from coverage_context import contexts
+from coverage_refer_back import open_under
 from coverage_verbs import tally
 
 from faithwatch.alignment.lexical import content_stems
@@ -75,12 +76,7 @@ VARIANT, SHARE = "rarest", 1.0
 
 def open_rarest(question: str, answer: str, context: str) -> int:
     """Open slots with :func:`offers_rarest` in place of the shipped offers."""
-    shipped = cov._offers
-    cov._offers = offers_rarest
-    try:
-        return cov.open_slots(question, answer, context)
-    finally:
-        cov._offers = shipped
+    return open_under(offers_rarest, question, answer, context)
 
 
 def main(show: bool, share: float | None) -> None:

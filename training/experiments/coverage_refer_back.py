@@ -39,13 +39,18 @@ def offers_previous(question: str, context: str) -> tuple[frozenset[str] | None,
     return tuple(out)
 
 
-def open_previous(question: str, answer: str, context: str) -> int:
+def open_under(offers, question: str, answer: str, context: str) -> int:
+    """``coverage.open_slots`` with ``offers`` in place of the shipped ``coverage._offers`` (restored after)."""
     shipped = cov._offers
-    cov._offers = offers_previous
+    cov._offers = offers
     try:
         return cov.open_slots(question, answer, context)
     finally:
         cov._offers = shipped
+
+
+def open_previous(question: str, answer: str, context: str) -> int:
+    return open_under(offers_previous, question, answer, context)
 
 
 if __name__ == "__main__":
