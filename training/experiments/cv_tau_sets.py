@@ -50,9 +50,10 @@ def main(specs: list[str]) -> None:
     for name, folders in sets.items():
         others = [m for m in sets if m != name]
         best = max(range(n_points), key=lambda k: (sum(successes(m, k) for m in others), -k))
+        agreeing = sum(r["success"] for r in points[name][best] if r.get("agrees"))
         print(f"{name}: chose {label(folders[best])} (other sets' counterfactual successes "
               f"{[sum(successes(m, k) for m in others) for k in range(n_points)]}); held out "
-              f"{successes(name, best)} counterfactual, {sum(r['success'] for r in points[name][best] if r.get('agrees'))} agreeing")
+              f"{successes(name, best)} counterfactual, {agreeing} agreeing")
         pooled += [dict(r, strategy=f"{STRATEGY} (τ cross-validated)") for r in points[name][best]]
         pooled += rows_of(folders[0], "greedy")
         for k in range(n_points):
