@@ -12,6 +12,10 @@ every context-answer group, how many slots the shipped rule and the variant leav
 (``coverage_verbs.tally``). No model runs. Designed after reading fresh23-24's failures: every stored answer is
 in-sample for it.
 
+**Measured (2026-11-29, thirty-third session): right, and too rare to matter; not built.** Over every stored
+answer it opens a year slot in no complete answer and in 7 that miss a fact, of which one distinct fod-fallback
+answer (the one above, stored twice) and four of other strategies' ("... eight days after launch.").
+
     PYTHONPATH=training/experiments python training/experiments/coverage_years.py [--show]
 """
 
