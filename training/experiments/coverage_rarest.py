@@ -42,11 +42,8 @@ import sys
 from functools import lru_cache, partial
 
 from coverage_context import contexts
-from coverage_refer_back import open_under
+from coverage_refer_back import offers_picking, open_under
 from coverage_verbs import tally
-
-from faithwatch.alignment.lexical import content_stems
-from faithwatch.decoding import coverage as cov
 
 
 @lru_cache(maxsize=1024)
@@ -54,25 +51,16 @@ def offers_variant(question: str, context: str, variant: str, share: float) -> t
     """``coverage._offers`` with only some of the clause's words choosing sentences: ``"every"`` all of them (the
     rule before this candidate), ``"rarest"`` those in the fewest context sentences, ``"common"`` those in at most
     ``share`` of them (all when none is)."""
-    sentences = cov._context_sentences(context)
-    goes_on = cov._refers_back(context)
-    words_given = cov._given(question)[1]
-    out = []
-    for slot in (s for s in cov.question_slots(question) if not s.numeric):
-        own = content_stems(slot.clause)
-        df = {w: sum(w in c for c in sentences) for w in own}
-        present = {w for w in own if df[w]}
-        if not present:
-            out.append(None)
-            continue
+
+    def pick(_question, _slot, present, sentences):
+        df = {w: sum(w in c for c in sentences) for w in present}
         if variant == "rarest":
-            present = {w for w in present if df[w] == min(df[w] for w in present)}
-        elif variant == "common":
-            present = {w for w in present if df[w] <= len(sentences) * share} or present
-        hits = {k for i, c in enumerate(sentences) if c & present
-                for k in (i, i + 1) if k < len(sentences) and (k == i or goes_on[k])}
-        out.append(frozenset().union(*(sentences[k] for k in hits)) - words_given)
-    return tuple(out)
+            return {w for w in present if df[w] == min(df.values())}
+        if variant == "common":
+            return {w for w in present if df[w] <= len(sentences) * share} or present
+        return present
+
+    return offers_picking(question, context, pick)
 
 
 def open_variant(variant: str, share: float, question: str, answer: str, context: str) -> int:

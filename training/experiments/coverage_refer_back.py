@@ -39,6 +39,25 @@ def offers_previous(question: str, context: str) -> tuple[frozenset[str] | None,
     return tuple(out)
 
 
+def offers_picking(question: str, context: str, pick) -> tuple[frozenset[str] | None, ...]:
+    """``coverage._offers`` with ``pick(question, slot, present, sentences)`` choosing which of a slot's clause words
+    that the context holds (``present``) pick the sentences about the slot (the shipped rule: all of them)."""
+    sentences = cov._context_sentences(context)
+    goes_on = cov._refers_back(context)
+    words_given = cov._given(question)[1]
+    out = []
+    for slot in (s for s in cov.question_slots(question) if not s.numeric):
+        present = {w for w in content_stems(slot.clause) if any(w in c for c in sentences)}
+        if not present:
+            out.append(None)
+            continue
+        chosen = pick(question, slot, present, sentences)
+        hits = {k for i, c in enumerate(sentences) if c & chosen
+                for k in (i, i + 1) if k < len(sentences) and (k == i or goes_on[k])}
+        out.append(frozenset().union(*(sentences[k] for k in hits)) - words_given)
+    return tuple(out)
+
+
 def open_under(offers, question: str, answer: str, context: str) -> int:
     """``coverage.open_slots`` with ``offers`` in place of the shipped ``coverage._offers`` (restored after)."""
     shipped = cov._offers

@@ -23,7 +23,7 @@ import sys
 from functools import lru_cache
 
 from coverage_context import contexts
-from coverage_refer_back import open_under
+from coverage_refer_back import offers_picking, open_under
 from coverage_verbs import tally
 
 from faithwatch.alignment.lexical import content_stems
@@ -41,25 +41,15 @@ def clause_names(question: str, clause: str) -> frozenset[str]:
                      if not (m.start() == 0 and clause.strip().startswith(first)) and stem(m.group()) in own)
 
 
+def pick_names(question: str, slot: cov.Slot, present: set[str], _sentences) -> set[str]:
+    """The clause's names that the context holds, else every clause word it holds."""
+    return (clause_names(question, slot.clause) & present) or present
+
+
 @lru_cache(maxsize=1024)
 def offers_subject(question: str, context: str) -> tuple[frozenset[str] | None, ...]:
     """``coverage._offers`` with the clause's names, where the context holds any, choosing the sentences."""
-    sentences = cov._context_sentences(context)
-    goes_on = cov._refers_back(context)
-    words_given = cov._given(question)[1]
-    out = []
-    for slot in (s for s in cov.question_slots(question) if not s.numeric):
-        own = content_stems(slot.clause)
-        present = {w for w in own if any(w in c for c in sentences)}
-        if not present:
-            out.append(None)
-            continue
-        names = clause_names(question, slot.clause) & present
-        pick = names or present
-        hits = {k for i, c in enumerate(sentences) if c & pick
-                for k in (i, i + 1) if k < len(sentences) and (k == i or goes_on[k])}
-        out.append(frozenset().union(*(sentences[k] for k in hits)) - words_given)
-    return tuple(out)
+    return offers_picking(question, context, pick_names)
 
 
 def open_subject(question: str, answer: str, context: str) -> int:
