@@ -1,0 +1,63 @@
+"""Issue 12, decoding: how often does sampling produce a right answer at all? (scratch; an oracle ceiling)
+
+fod-fallback chooses among sampled sentences by the detector's score and question coverage. If the right answer is
+rarely among what the model samples, no better chooser can reach the +15-point target; if it often is, the chooser
+is the bottleneck. This reads ``rerank`` runs made with ``--traces`` (six full answers sampled per item at the
+default temperature, every one kept in the trace) and prints, per set and pooled, for counterfactual and agreeing
+items: greedy's and fod-fallback's success (from the stored default runs), rerank's, the share of items where
+at least one of the six samples succeeds (the oracle), and two choosers over the same samples, judged by
+``counterfactual.success``: ``coverage`` takes the sample with the fewest open question slots
+(``coverage.open_slots`` with the context), then the best mean sentence score (rerank's own score); ``coverage+greedy``
+does the same with greedy's stored answer as a seventh candidate. No model runs here.
+
+    faithwatch eval-decoding --data training/data/counterfactual-qa-fresh19.jsonl --strategies rerank --traces \
+        --max-new-tokens 64 --report /tmp/oracle/fresh19            # 6 min per set on 2 cores; 19-24
+    python training/experiments/sampling_oracle.py /tmp/oracle 19 20 21 22 23 24
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from faithwatch.decoding import coverage as cov
+from faithwatch.decoding.counterfactual import load_items, success
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def rows(path: Path, strategy: str) -> dict[str, dict]:
+    """The ``strategy`` rows of one answers.jsonl, by item id."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return {r["id"]: r for r in map(json.loads, filter(str.strip, lines)) if r["strategy"] == strategy}
+
+
+def main(folder: str, sets: list[str]) -> None:
+    totals: dict[tuple[str, str], list[int]] = {}
+    for n in sets:
+        items = {i.id: i for i in load_items(ROOT / "training" / "data" / f"counterfactual-qa-fresh{n}.jsonl")}
+        stored = ROOT / "docs" / "results" / f"decoding-fresh{n}" / "answers.jsonl"
+        runs = {"greedy": rows(stored, "greedy"), "fod-fallback": rows(stored, "fod-fallback"),
+                "rerank": rows(Path(folder, f"fresh{n}", "answers.jsonl"), "rerank")}
+        for item_id, r in runs["rerank"].items():
+            item = items[item_id]
+            kind = "agreeing" if item.agrees else "counterfactual"
+            samples = [(e["text"], e["score"] or 0.0) for e in r["trace"] if e["kind"] == "candidate"]
+            got = {name: int(run[item_id]["success"]) for name, run in runs.items()}
+            got["oracle@6"] = int(any(success(t, item) for t, _ in samples))
+            greedy = runs["greedy"][item_id]
+            for name, pool in (("coverage", samples),
+                               ("coverage+greedy", [*samples, (greedy["answer"], greedy["guide_score"] or 0.0)])):
+                best = min(pool, key=lambda c: (cov.open_slots(item.question, c[0], item.context), -c[1]))
+                got[name] = int(success(best[0], item))
+            for name, v in got.items():
+                totals.setdefault((kind, name), []).append(v)
+    for (kind, name), v in sorted(totals.items()):
+        print(f"{kind:15} {name:13} {sum(v):4} of {len(v)}  {sum(v) / len(v):.3f}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        raise SystemExit(__doc__)
+    main(sys.argv[1], sys.argv[2:])
