@@ -19,7 +19,6 @@ scores are short right answers ("Sydney is the largest city in Australia.").
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -27,6 +26,8 @@ from pathlib import Path
 import numpy as np
 import torch
 from coverage_context import contexts
+from coverage_verbs import stored_rows
+from llm_judge import YesNoJudge
 from sklearn.metrics import roc_auc_score
 
 from faithwatch.decoding import coverage as cov
@@ -41,34 +42,23 @@ PROMPT = ("Question: {question}\n\nAnswer: {answer}\n\nDoes the answer say what 
 def pairs() -> list[tuple[str, str, int]]:
     """Distinct (question, answer, 1 if it names every context-answer group) that coverage reads as complete."""
     ctx, out, seen = contexts(), [], set()
-    for path in sorted((ROOT / "docs" / "results").glob("decoding*/answers.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            r = json.loads(line)
-            if r["refused"] or not r.get("context_answers") or not cov.question_slots(r["question"]):
-                continue
-            key = (r["question"], r["answer"])
-            if key in seen or ctx.get(r["id"]) is None or cov.open_slots(*key, ctx[r["id"]]):
-                continue
-            seen.add(key)
-            groups = r["context_answers"] if isinstance(r["context_answers"][0], list) else [r["context_answers"]]
-            out.append((*key, int(all(mentions_any(r["answer"], g) for g in groups))))
+    for _, r in stored_rows():
+        if r["refused"] or not r.get("context_answers") or not cov.question_slots(r["question"]):
+            continue
+        key = (r["question"], r["answer"])
+        if key in seen or ctx.get(r["id"]) is None or cov.open_slots(*key, ctx[r["id"]]):
+            continue
+        seen.add(key)
+        groups = r["context_answers"] if isinstance(r["context_answers"][0], list) else [r["context_answers"]]
+        out.append((*key, int(all(mentions_any(r["answer"], g) for g in groups))))
     return out
 
 
 def main(show: bool) -> None:
     torch.set_num_threads(2)
-    lm = load_model()
-    model, tok = lm.model, lm.tokenizer
-    yes = [tok.encode(w, add_special_tokens=False)[0] for w in ("Yes", " Yes", "yes")]
-    no = [tok.encode(w, add_special_tokens=False)[0] for w in ("No", " No", "no")]
-    rows, scores, start = pairs(), [], time.time()
-    for question, answer, _ in rows:
-        msgs = [{"role": "user", "content": PROMPT.format(question=question, answer=answer)}]
-        ids = tok.apply_chat_template(msgs, add_generation_prompt=True, return_tensors="pt")
-        ids = ids["input_ids"] if hasattr(ids, "keys") else ids
-        with torch.no_grad():
-            lp = torch.log_softmax(model(ids).logits[0, -1].float(), -1)
-        scores.append((torch.logsumexp(lp[yes], 0) - torch.logsumexp(lp[no], 0)).item())
+    judge = YesNoJudge(load_model())
+    rows, start = pairs(), time.time()
+    scores = [judge(PROMPT.format(question=question, answer=answer))[0] for question, answer, _ in rows]
     y = np.array([c for *_, c in rows])
     s = np.array(scores)
     print(f"{len(rows)} distinct complete-by-coverage answers ({int((1 - y).sum())} missing a fact); AUROC for "

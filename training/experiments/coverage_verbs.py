@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from faithwatch.alignment.lexical import content_runs
@@ -38,6 +38,13 @@ def open_previous(question: str, answer: str) -> int:
         cov.answer_runs = shipped
 
 
+def stored_rows() -> Iterator[tuple[Path, dict]]:
+    """(report folder's answers.jsonl, row) for every stored ``docs/results/decoding*/answers.jsonl`` row, in order."""
+    for path in sorted((ROOT / "docs" / "results").glob("decoding*/answers.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            yield path, json.loads(line)
+
+
 def tally(before: Callable[..., int], after: Callable[..., int], show: bool,
           context_of: Callable[[str], str | None] | None = None) -> None:
     """Open slots under two rules, over every stored answer to a question with slots, counted by strategy (the
@@ -45,22 +52,20 @@ def tally(before: Callable[..., int], after: Callable[..., int], show: bool,
     With ``context_of`` (item id -> context), both rules also get the item's context (rows without one are
     counted apart)."""
     counts: Counter = Counter()
-    for path in sorted((ROOT / "docs" / "results").glob("decoding*/answers.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            r = json.loads(line)
-            if r["refused"] or not r.get("context_answers") or not cov.question_slots(r["question"]):
-                continue
-            extra = () if context_of is None else (context_of(r["id"]),)
-            if extra and extra[0] is None:
-                counts[("no context found",)] += 1
-                continue
-            groups = r["context_answers"] if isinstance(r["context_answers"][0], list) else [r["context_answers"]]
-            complete = all(mentions_any(r["answer"], g) for g in groups)
-            old, new = before(r["question"], r["answer"], *extra), after(r["question"], r["answer"], *extra)
-            who = "fod-fallback" if r["strategy"] == "fod-fallback" else "other strategies"
-            counts[(who, "complete" if complete else "missing a fact", f"open {old} -> {new}")] += 1
-            if show and old != new:
-                print(f"{path.parent.name} {r['strategy']} {r['id']}: {r['answer'][:100]!r} {old} -> {new}")
+    for path, r in stored_rows():
+        if r["refused"] or not r.get("context_answers") or not cov.question_slots(r["question"]):
+            continue
+        extra = () if context_of is None else (context_of(r["id"]),)
+        if extra and extra[0] is None:
+            counts[("no context found",)] += 1
+            continue
+        groups = r["context_answers"] if isinstance(r["context_answers"][0], list) else [r["context_answers"]]
+        complete = all(mentions_any(r["answer"], g) for g in groups)
+        old, new = before(r["question"], r["answer"], *extra), after(r["question"], r["answer"], *extra)
+        who = "fod-fallback" if r["strategy"] == "fod-fallback" else "other strategies"
+        counts[(who, "complete" if complete else "missing a fact", f"open {old} -> {new}")] += 1
+        if show and old != new:
+            print(f"{path.parent.name} {r['strategy']} {r['id']}: {r['answer'][:100]!r} {old} -> {new}")
     for key in sorted(counts):
         print(" | ".join(key), counts[key])
 

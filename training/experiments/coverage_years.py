@@ -25,6 +25,7 @@ import re
 import sys
 
 from coverage_context import contexts
+from coverage_subject import open_shipped
 from coverage_verbs import tally
 
 from faithwatch.decoding import coverage as cov
@@ -59,11 +60,6 @@ def open_years(question: str, answer: str, context: str) -> int:
     # the year slots the answer can fill are at most its year-like numbers; shipped coverage may have filled them
     # with any number, so open at least the year slots that no year-like number can take
     return max(shipped, year_slots - year_like(answer, cov._given(question)[0]))
-
-
-def open_shipped(question: str, answer: str, context: str) -> int:
-    """Open slots as shipped."""
-    return cov.open_slots(question, answer, context)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 from coverage_context import contexts
+from coverage_verbs import stored_rows
 from sklearn.metrics import roc_auc_score
 
 from faithwatch.monitor import Monitor
@@ -37,17 +38,15 @@ STRATEGIES = ("greedy", "fod-fallback")
 def answers() -> list[dict]:
     """Distinct (id, answer) rows of greedy and fod-fallback, refusals left out."""
     ctx, out, seen = contexts(), [], set()
-    for path in sorted((ROOT / "docs" / "results").glob("decoding*/answers.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            r = json.loads(line)
-            if r["strategy"] not in STRATEGIES or r["refused"] or "success" not in r or not r["answer"].strip():
-                continue
-            key = (r["id"], r["answer"])
-            if key in seen or ctx.get(r["id"]) is None:
-                continue
-            seen.add(key)
-            out.append({"id": r["id"], "question": r["question"], "context": ctx[r["id"]], "answer": r["answer"],
-                        "success": bool(r["success"]), "agrees": bool(r.get("agrees")), "strategy": r["strategy"]})
+    for _, r in stored_rows():
+        if r["strategy"] not in STRATEGIES or r["refused"] or "success" not in r or not r["answer"].strip():
+            continue
+        key = (r["id"], r["answer"])
+        if key in seen or ctx.get(r["id"]) is None:
+            continue
+        seen.add(key)
+        out.append({"id": r["id"], "question": r["question"], "context": ctx[r["id"]], "answer": r["answer"],
+                    "success": bool(r["success"]), "agrees": bool(r.get("agrees")), "strategy": r["strategy"]})
     return out
 
 

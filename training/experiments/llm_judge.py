@@ -44,30 +44,38 @@ def labelled_sentences(name: str, n: int = 160) -> list[tuple[str, str, int]]:
     return rows[:n]
 
 
+class YesNoJudge:
+    """log P(Yes) − log P(No) of the model's first answer token ("Yes"/" Yes"/"yes" against the same for No) after
+    one user message; called with the message, it gives (score, prompt tokens)."""
+
+    def __init__(self, lm) -> None:
+        self.model, self.tok = lm.model, lm.tokenizer
+        self.yes = [self.tok.encode(w, add_special_tokens=False)[0] for w in ("Yes", " Yes", "yes")]
+        self.no = [self.tok.encode(w, add_special_tokens=False)[0] for w in ("No", " No", "no")]
+        self.limit = self.model.config.max_position_embeddings
+
+    def __call__(self, message: str) -> tuple[float, int]:
+        ids = self.tok.apply_chat_template([{"role": "user", "content": message}], add_generation_prompt=True,
+                                           return_tensors="pt")
+        ids = ids["input_ids"] if hasattr(ids, "keys") else ids
+        if ids.shape[1] > self.limit:
+            raise SystemExit(f"a prompt of {ids.shape[1]} tokens is over the model's {self.limit}")
+        with torch.no_grad():
+            lp = torch.log_softmax(self.model(ids).logits[0, -1].float(), -1)
+        return (torch.logsumexp(lp[self.yes], 0) - torch.logsumexp(lp[self.no], 0)).item(), ids.shape[1]
+
+
 def main(names: list[str]) -> None:
     torch.set_num_threads(2)
-    lm = load_model()
-    model, tok = lm.model, lm.tokenizer
-    yes = [tok.encode(w, add_special_tokens=False)[0] for w in ("Yes", " Yes", "yes")]
-    no = [tok.encode(w, add_special_tokens=False)[0] for w in ("No", " No", "no")]
-    limit = model.config.max_position_embeddings
+    judge = YesNoJudge(load_model())
     for name in names:
-        rows, longest, scores, start = labelled_sentences(name), 0, [], time.time()
-        for context, sentence, _ in rows:
-            msgs = [{"role": "user", "content": PROMPT.format(context=context, sentence=sentence)}]
-            ids = tok.apply_chat_template(msgs, add_generation_prompt=True, return_tensors="pt")
-            ids = ids["input_ids"] if hasattr(ids, "keys") else ids
-            longest = max(longest, ids.shape[1])
-            if ids.shape[1] > limit:
-                raise SystemExit(f"{name}: a prompt of {ids.shape[1]} tokens is over the model's {limit}")
-            with torch.no_grad():
-                lp = torch.log_softmax(model(ids).logits[0, -1].float(), -1)
-            scores.append((torch.logsumexp(lp[yes], 0) - torch.logsumexp(lp[no], 0)).item())
+        rows, start = labelled_sentences(name), time.time()
+        scored = [judge(PROMPT.format(context=context, sentence=sentence)) for context, sentence, _ in rows]
+        scores, longest = [x for x, _ in scored], max(n for _, n in scored)
         faithful = [1 - y for *_, y in rows]
         print(f"{name}: {len(rows)} sentences ({sum(1 - f for f in faithful)} unfaithful), AUROC for faithful "
-              f"{roc_auc_score(faithful, scores):.3f}; longest prompt {longest} of {limit} tokens; "
+              f"{roc_auc_score(faithful, scores):.3f}; longest prompt {longest} of {judge.limit} tokens; "
               f"{time.time() - start:.0f} s", flush=True)
-
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:

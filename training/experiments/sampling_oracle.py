@@ -22,9 +22,10 @@ is in docs/decoding_eval.md.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
+
+from cv_tau_sets import rows_of
 
 from faithwatch.decoding import coverage as cov
 from faithwatch.decoding.counterfactual import load_items, success
@@ -32,19 +33,13 @@ from faithwatch.decoding.counterfactual import load_items, success
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def rows(path: Path, strategy: str) -> dict[str, dict]:
-    """The ``strategy`` rows of one answers.jsonl, by item id."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return {r["id"]: r for r in map(json.loads, filter(str.strip, lines)) if r["strategy"] == strategy}
-
-
 def main(folder: str, sets: list[str]) -> None:
     totals: dict[tuple[str, str], list[int]] = {}
     for n in sets:
         items = {i.id: i for i in load_items(ROOT / "training" / "data" / f"counterfactual-qa-fresh{n}.jsonl")}
-        stored = ROOT / "docs" / "results" / f"decoding-fresh{n}" / "answers.jsonl"
-        runs = {"greedy": rows(stored, "greedy"), "fod-fallback": rows(stored, "fod-fallback"),
-                "rerank": rows(Path(folder, f"fresh{n}", "answers.jsonl"), "rerank")}
+        stored = ROOT / "docs" / "results" / f"decoding-fresh{n}"
+        where = {"greedy": stored, "fod-fallback": stored, "rerank": Path(folder, f"fresh{n}")}
+        runs = {name: {r["id"]: r for r in rows_of(at, name)} for name, at in where.items()}
         for item_id, r in runs["rerank"].items():
             item = items[item_id]
             kind = "agreeing" if item.agrees else "counterfactual"
