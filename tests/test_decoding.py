@@ -283,6 +283,37 @@ def test_rerank_returns_the_best_sample(monitor, scored, one_thread):
     assert result.mean_score == pytest.approx(best)
 
 
+def test_rerank_coverage_puts_filled_slots_before_scores(monitor, scored, one_thread, monkeypatch):
+    from faithwatch.decoding.coverage import Coverage
+
+    plain = generate(monitor, Q, C, strategy="greedy", **SHORT)
+    samples = [e.text for e in generate(monitor, Q, C, strategy="rerank", samples=4, seed=1, **SHORT).trace
+               if e.kind == "candidate"]
+    target = {"text": ""}
+
+    def squeeze(text: str) -> str:
+        return "".join(text.split())
+
+    # one answer fills the question's slot, every other leaves it open
+    monkeypatch.setattr(Coverage, "open", lambda self, sents: 0 if squeeze(" ".join(sents)) == target["text"] else 1)
+    for chosen in [plain.answer, samples[-1]]:
+        target["text"] = squeeze(chosen)
+        result = generate(monitor, Q, C, strategy="rerank-coverage", samples=4, seed=1, **{**SHORT, "coverage": True})
+        candidates = [e for e in result.trace if e.kind == "candidate"]
+        # the greedy answer (its sentences accepted in the trace) and rerank's own samples for this seed
+        assert [e.text.strip() for e in candidates] == [plain.answer, *(t.strip() for t in samples)]
+        assert [e.text for e in result.trace if e.kind == "accept"] == [s.text for s in plain.sentences]
+        assert squeeze(result.answer) == target["text"] and not result.refused
+        (select,) = [e for e in result.trace if e.kind == "select"]
+        assert [e.beam for e in candidates] == list(range(5)) and candidates[select.beam].text == select.text
+        assert result.params["coverage"] is True and "tau1" not in result.params
+    # no slot filled by any: the best mean sentence score, the greedy answer among the candidates
+    target["text"] = "nothing"
+    result = generate(monitor, Q, C, strategy="rerank-coverage", samples=4, seed=1, **{**SHORT, "coverage": True})
+    candidates = [e for e in result.trace if e.kind == "candidate"]
+    assert result.mean_score == pytest.approx(max(e.score for e in candidates))
+
+
 def test_candidates_share_one_batch(monitor, scored, one_thread, monkeypatch):
     widths = []
     hook = monitor.lm.model.register_forward_pre_hook(

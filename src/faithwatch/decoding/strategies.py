@@ -1,6 +1,6 @@
-"""Decoding strategies: greedy, abstention, reranking, CAD, AdaCAD, Lookback-Lens-guided chunks, FOD, FOD-BT,
-FOD-CAD and FOD-AdaCAD (FOD's sentence search over the CAD or AdaCAD distribution), and FOD-fallback (plain FOD
-that searches over AdaCAD before it refuses).
+"""Decoding strategies: greedy, abstention, reranking (by score, or by question coverage then score), CAD, AdaCAD,
+Lookback-Lens-guided chunks, FOD, FOD-BT, FOD-CAD and FOD-AdaCAD (FOD's sentence search over the CAD or AdaCAD
+distribution), and FOD-fallback (plain FOD that searches over AdaCAD before it refuses).
 
 Every strategy runs on :class:`~faithwatch.decoding.loop.DecodingLoop` and returns a
 :class:`~faithwatch.decoding.types.DecodingResult` with a trace of every candidate considered.
@@ -163,8 +163,28 @@ def adacad(run: StrategyRun) -> tuple[Beam, bool]:
 
 def rerank(run: StrategyRun) -> tuple[Beam, bool]:
     """S full samples; the one with the best mean sentence score."""
-    return _rerank(run.loop, sampling_chooser(run.params.temperature, run.generator), run.params.samples,
-                   run.trace), False
+    loop = run.loop
+    pool = _full_samples(loop, sampling_chooser(run.params.temperature, run.generator), run.params.samples, run.trace)
+    best = max(range(len(pool)), key=lambda i: (pool[i].mean_score, -i))
+    run.trace.append(TraceEvent("select", 0, loop.text(pool[best].ids), pool[best].mean_score, best,
+                                reason="best mean sentence score"))
+    return pool[best], False
+
+
+def rerank_coverage(run: StrategyRun) -> tuple[Beam, bool]:
+    """The greedy answer and S full samples (rerank's, the same for one seed); the one with the fewest open question
+    slots (:mod:`faithwatch.decoding.coverage`), then the best mean sentence score. It never refuses."""
+    loop, p = run.loop, run.params
+    coverage = Coverage(loop.question, loop.context) if p.coverage else Coverage("")
+    start = loop.session.checkpoint()
+    plain = _run_to_end(loop, greedy_chooser(), run.trace)
+    run.trace.append(TraceEvent("candidate", 0, loop.text(plain.ids), plain.mean_score, 0, reason="greedy answer"))
+    loop.rewind(start)
+    pool = [plain, *_full_samples(loop, sampling_chooser(p.temperature, run.generator), p.samples, run.trace, 1)]
+    best = min(pool, key=lambda b: (coverage.open(_texts(b)), -b.mean_score))
+    run.trace.append(TraceEvent("select", 0, loop.text(best.ids), best.mean_score, pool.index(best),
+                                reason="fewest open question slots, then best mean sentence score"))
+    return best, False
 
 
 def lookback(run: StrategyRun) -> tuple[Beam, bool]:
@@ -257,20 +277,20 @@ def _run_to_end(loop: DecodingLoop, chooser: Chooser, trace: list[TraceEvent]) -
     return loop.beams[0]
 
 
-def _rerank(loop: DecodingLoop, chooser: Chooser, samples: int, trace: list[TraceEvent]) -> Beam:
+def _full_samples(loop: DecodingLoop, chooser: Chooser, samples: int, trace: list[TraceEvent],
+                  first_index: int = 0) -> list[Beam]:
+    """``samples`` full answers decoded side by side from the current beam, each a ``candidate`` event (numbered
+    from ``first_index``)."""
     first = True
     while not all(b.finished for b in loop.beams):
         cands = loop.sample(samples if first else 1, chooser)
         loop.keep(cands)
         first = False
     for i, beam in enumerate(loop.beams):
-        trace.append(TraceEvent("candidate", 0, loop.text(beam.ids), beam.mean_score, i,
+        trace.append(TraceEvent("candidate", 0, loop.text(beam.ids), beam.mean_score, first_index + i,
                                 reason=f"full sample, mean sentence score over {len(beam.sentences)} sentence"
                                        f"{'' if len(beam.sentences) == 1 else 's'}"))
-    best = max(range(len(loop.beams)), key=lambda i: (loop.beams[i].mean_score, -i))
-    trace.append(TraceEvent("select", 0, loop.text(loop.beams[best].ids), loop.beams[best].mean_score, best,
-                            reason="best mean sentence score"))
-    return loop.beams[best]
+    return list(loop.beams)
 
 
 def _fod(loop: DecodingLoop, greedy: Chooser, sampler: Chooser, tau1: float, tau2: float, k: int, s: int,
