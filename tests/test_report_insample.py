@@ -126,7 +126,7 @@ def test_committed_results_mark_the_shipped_detectors_training_sets():
 def test_tables_in_sample_for_the_callers_own_reason_keep_their_names(tmp_path):
     """eval-decoding and eval-lss mark tables themselves (defaults chosen on the set, a tagger trained on part of
     it): the names say why and are kept; the JSON says in_sample and lists the data set."""
-    name = "strategies — IN-SAMPLE for fod: the default tau1 were chosen on this packaged set"
+    name = "strategies — IN-SAMPLE for fod: the default tau1 was chosen on this packaged set"
     tables = {name: pd.DataFrame({"strategy": ["fod"], "success": [0.8]}),
               "τ cross-validated (out of fold)": pd.DataFrame({"strategy": ["fod"], "success": [0.7]})}
     write_report(tmp_path, "faithwatch eval-decoding", tables, {}, {}, in_sample_tables={name: "counterfactual"})

@@ -68,6 +68,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 import faithwatch.decoding
+import faithwatch.registry
 from faithwatch.checksums import code_sha256
 from faithwatch.claims.checking import AlignmentChecker, Checker
 from faithwatch.claims.extraction import ClaimExtractor, SegmentExtractor
@@ -416,7 +417,15 @@ class DecodingEvaluation:
 
 #: parameters whose shipped defaults (faithwatch.params) were chosen on the packaged counterfactual set, and which
 #: strategies read them
-TUNED_ON_PACKAGED = {"tau1": "fod", "tau2": "fod", "coverage": "fod", "abstain_threshold": "abstain"}
+#: the parameters whose defaults were chosen on the packaged set
+TUNED_ON_PACKAGED = ("tau1", "tau2", "coverage", "abstain_threshold")
+
+
+def _reads(strategy: str, key: str) -> bool:
+    """Whether ``strategy`` reads the parameter ``key`` (its registry entry's ``reads``; a plug-in that does not
+    say reads all)."""
+    reads = faithwatch.registry.strategies.get(strategy).options.get("reads")
+    return reads is None or key in reads
 
 
 def in_sample_note(data: str, params: Mapping[str, Any], strategies: Sequence[str]) -> str | None:
@@ -426,14 +435,14 @@ def in_sample_note(data: str, params: Mapping[str, Any], strategies: Sequence[st
     """
     if not is_packaged(data):
         return None
-    readers_of = {k: [s for s in strategies if s.startswith(prefix)] for k, prefix in TUNED_ON_PACKAGED.items()
+    readers_of = {k: [s for s in strategies if _reads(s, k)] for k in TUNED_ON_PACKAGED
                   if params.get(k, DEFAULT_PARAMS[k]) in (None, DEFAULT_PARAMS[k])}
     tuned = [k for k, readers in readers_of.items() if readers]
     if not tuned:
         return None
     readers = list(dict.fromkeys(s for k in tuned for s in readers_of[k]))
-    return (f"IN-SAMPLE for {', '.join(readers)}: the default {', '.join(tuned)} were chosen on this packaged "
-            "set (out-of-fold figures: --cv-tau)")
+    return (f"IN-SAMPLE for {', '.join(readers)}: the default {', '.join(tuned)} {'was' if len(tuned) == 1 else 'were'}"
+            " chosen on this packaged set (out-of-fold figures: --cv-tau)")
 
 
 def evaluate_strategies(
