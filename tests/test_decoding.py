@@ -283,7 +283,7 @@ def test_rerank_returns_the_best_sample(monitor, scored, one_thread):
     assert result.mean_score == pytest.approx(best)
 
 
-def test_rerank_coverage_puts_filled_slots_before_scores(monitor, scored, one_thread, monkeypatch):
+def test_rerank_coverage_gate_then_slots_before_scores(monitor, scored, one_thread, monkeypatch):
     from faithwatch.decoding.coverage import Coverage
 
     plain = generate(monitor, Q, C, strategy="greedy", **SHORT)
@@ -296,9 +296,11 @@ def test_rerank_coverage_puts_filled_slots_before_scores(monitor, scored, one_th
 
     # one answer fills the question's slot, every other leaves it open
     monkeypatch.setattr(Coverage, "open", lambda self, sents: 0 if squeeze(" ".join(sents)) == target["text"] else 1)
-    for chosen in [plain.answer, samples[-1]]:
+    # tau1 = 1: no greedy answer passes the gate; with tau1 = 0 a sample fills the slot and greedy leaves it open
+    for chosen, tau1 in [(plain.answer, 1.0), (samples[-1], 0.0)]:
         target["text"] = squeeze(chosen)
-        result = generate(monitor, Q, C, strategy="rerank-coverage", samples=4, seed=1, **{**SHORT, "coverage": True})
+        result = generate(monitor, Q, C, strategy="rerank-coverage", samples=4, seed=1, tau1=tau1,
+                          **{**SHORT, "coverage": True})
         candidates = [e for e in result.trace if e.kind == "candidate"]
         # the greedy answer (its sentences accepted in the trace) and rerank's own samples for this seed
         assert [e.text.strip() for e in candidates] == [plain.answer, *(t.strip() for t in samples)]
@@ -306,7 +308,13 @@ def test_rerank_coverage_puts_filled_slots_before_scores(monitor, scored, one_th
         assert squeeze(result.answer) == target["text"] and not result.refused
         (select,) = [e for e in result.trace if e.kind == "select"]
         assert [e.beam for e in candidates] == list(range(5)) and candidates[select.beam].text == select.text
-        assert result.params["coverage"] is True and "tau1" not in result.params
+        assert result.params["coverage"] is True and result.params["tau1"] == tau1
+    # the gate: a greedy answer that fills every slot, each sentence >= tau1, is kept and no sample is drawn
+    target["text"] = squeeze(plain.answer)
+    kept = generate(monitor, Q, C, strategy="rerank-coverage", samples=4, seed=1, tau1=0.0,
+                    **{**SHORT, "coverage": True})
+    assert [e.kind for e in kept.trace if e.kind in ("candidate", "select")] == ["candidate", "select"]
+    assert kept.answer == plain.answer and kept.generated_tokens == plain.generated_tokens
     # no slot filled by any: the best mean sentence score, the greedy answer among the candidates
     target["text"] = "nothing"
     result = generate(monitor, Q, C, strategy="rerank-coverage", samples=4, seed=1, **{**SHORT, "coverage": True})

@@ -473,9 +473,10 @@ def test_in_sample_note_names_the_defaults_chosen_on_the_packaged_set(tmp_path):
     assert "tau2" not in note
     assert "abstain_threshold" not in ev.in_sample_note("counterfactual", {}, ["fod-adacad"])
     assert ev.in_sample_note("counterfactual", {}, ["greedy", "adacad"]) is None  # no strategy reads them
-    # rerank-coverage reads the question coverage chosen there, not the thresholds
-    assert "IN-SAMPLE for rerank-coverage: the default coverage was" in ev.in_sample_note(
+    # rerank-coverage reads the question coverage and tau1 chosen there (its gate), not tau2
+    assert "IN-SAMPLE for rerank-coverage: the default tau1, coverage were" in ev.in_sample_note(
         "counterfactual", {}, ["rerank", "rerank-coverage"])
+    assert "the default coverage was" in ev.in_sample_note("counterfactual", {"tau1": 0.7}, ["rerank-coverage"])
     assert ev.in_sample_note("mine.jsonl", {}, ["fod"]) is None
     from faithwatch.decoding.counterfactual import packaged_path
 

@@ -33,8 +33,8 @@ _add("greedy", _builtin("greedy"), "plain greedy decoding (the baseline)", reads
 _add("abstain", _builtin("abstain"), "greedy, refusing when a sentence scores low", reads=("abstain_threshold",))
 _add("rerank", _builtin("rerank"), "S full samples, the one with the best mean sentence score", reads=_SAMPLED)
 _add("rerank-coverage", _builtin("rerank_coverage"),
-     "the greedy answer and S samples, the one filling most question slots, then best mean score",
-     reads=(*_SAMPLED, "coverage"))
+     "greedy if complete and >= tau1, else it and S samples: fewest open question slots, then best score",
+     reads=(*_SAMPLED, "coverage", "tau1"))
 _add("cad", _builtin("cad"), "context-aware decoding (fixed alpha)", reads=("alpha",))
 _add("adacad", _builtin("adacad"), "CAD with alpha per token from the JS divergence", reads=())
 _add("lookback", _builtin("lookback"), "chunks chosen by the Lookback Lens (paper 003)", defaults={"samples": 8},

@@ -172,13 +172,19 @@ def rerank(run: StrategyRun) -> tuple[Beam, bool]:
 
 
 def rerank_coverage(run: StrategyRun) -> tuple[Beam, bool]:
-    """The greedy answer and S full samples (rerank's, the same for one seed); the one with the fewest open question
-    slots (:mod:`faithwatch.decoding.coverage`), then the best mean sentence score. It never refuses."""
+    """The greedy answer when it fills every question slot (:mod:`faithwatch.decoding.coverage`) and each of its
+    sentences scores at least τ1; otherwise that answer and S full samples (rerank's, the same for one seed), the one
+    with the fewest open slots, then the best mean sentence score. It never refuses."""
     loop, p = run.loop, run.params
     coverage = Coverage(loop.question, loop.context) if p.coverage else Coverage("")
     start = loop.session.checkpoint()
     plain = _run_to_end(loop, greedy_chooser(), run.trace)
     run.trace.append(TraceEvent("candidate", 0, loop.text(plain.ids), plain.mean_score, 0, reason="greedy answer"))
+    if plain.sentences and min(s.score for s in plain.sentences) >= p.tau1 and not coverage.open(_texts(plain)):
+        run.trace.append(TraceEvent("select", 0, loop.text(plain.ids), plain.mean_score, 0,
+                                    reason=f"greedy answer fills every question slot, every sentence >= "
+                                    f"tau1={p.tau1:.3g}: no samples"))
+        return plain, False
     loop.rewind(start)
     pool = [plain, *_full_samples(loop, sampling_chooser(p.temperature, run.generator), p.samples, run.trace, 1)]
     best = min(pool, key=lambda b: (coverage.open(_texts(b)), -b.mean_score))
