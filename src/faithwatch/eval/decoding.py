@@ -415,9 +415,7 @@ class DecodingEvaluation:
         return {f"{name} — {in_sample}" if in_sample else name: table for name, table in out.items()}
 
 
-#: parameters whose shipped defaults (faithwatch.params) were chosen on the packaged counterfactual set, and which
-#: strategies read them
-#: the parameters whose defaults were chosen on the packaged set
+#: the parameters whose shipped defaults (faithwatch.params) were chosen on the packaged counterfactual set
 TUNED_ON_PACKAGED = ("tau1", "tau2", "coverage", "abstain_threshold")
 
 
