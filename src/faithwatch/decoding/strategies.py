@@ -176,7 +176,7 @@ def rerank_coverage(run: StrategyRun) -> tuple[Beam, bool]:
     sentences scores at least τ1; otherwise that answer and S full samples (rerank's, the same for one seed), the one
     with the fewest open slots, then the best mean sentence score. It never refuses."""
     loop, p = run.loop, run.params
-    coverage = Coverage(loop.question, loop.context) if p.coverage else Coverage("")
+    coverage = _coverage(run)
     start = loop.session.checkpoint()
     plain = _run_to_end(loop, greedy_chooser(), run.trace)
     run.trace.append(TraceEvent("candidate", 0, loop.text(plain.ids), plain.mean_score, 0, reason="greedy answer"))
@@ -187,7 +187,7 @@ def rerank_coverage(run: StrategyRun) -> tuple[Beam, bool]:
         return plain, False
     loop.rewind(start)
     pool = [plain, *_full_samples(loop, sampling_chooser(p.temperature, run.generator), p.samples, run.trace, 1)]
-    best = min(pool, key=lambda b: (coverage.open(_texts(b)), -b.mean_score))
+    best = _most_complete(pool, coverage)
     run.trace.append(TraceEvent("select", 0, loop.text(best.ids), best.mean_score, pool.index(best),
                                 reason="fewest open question slots, then best mean sentence score"))
     return best, False
@@ -214,7 +214,7 @@ def _fod_run(run: StrategyRun, contrast: str | None = None, backtrack_only: bool
         sampler, first = cad_chooser(p.alpha, sampler), cad_chooser(p.alpha, first)
     elif contrast == "adacad":
         sampler, first = adacad_chooser(sampler), adacad_chooser(first)
-    coverage = Coverage(run.loop.question, run.loop.context) if p.coverage else Coverage("")
+    coverage = _coverage(run)
     start = run.loop.session.checkpoint()
     beam = _fod(run.loop, first, sampler, p.tau1, p.tau2, p.beams, p.samples, run.trace, backtrack_only, coverage,
                 trim=p.trim)
@@ -348,7 +348,7 @@ def _fod(loop: DecodingLoop, greedy: Chooser, sampler: Chooser, tau1: float, tau
         trace.append(TraceEvent("backtrack", 0, reason="question slots still open: searching again from the start"))
         loop.rewind(start)
         again = _search(loop, sampler, tau2, k, s, trace, coverage)
-        best = min((best, again), key=lambda b: (coverage.open(_texts(b)), -b.mean_score))
+        best = _most_complete([best, again], coverage)
     trace.append(_selected(loop, best, "most faithful beam" + (" of those that fill the most slots"
                                                                if coverage.slots else "")))
     return best
@@ -406,7 +406,7 @@ def _search(loop: DecodingLoop, sampler: Chooser, tau2: float, k: int, s: int, t
         if any(b.finished for b in loop.beams):
             trace.append(TraceEvent("stop", step, reason="a beam ended"))
             break
-    return min(loop.beams, key=lambda b: (coverage.open(_texts(b)), -b.mean_score))
+    return _most_complete(loop.beams, coverage)
 
 
 def _distinct(loop: DecodingLoop, ranked: list[Candidate],
@@ -424,6 +424,16 @@ def _distinct(loop: DecodingLoop, ranked: list[Candidate],
             kept.append(c)
             seen.add(answer)
     return kept, dropped
+
+
+def _coverage(run: StrategyRun) -> Coverage:
+    """The question coverage a strategy reads (no slots when ``coverage`` is off)."""
+    return Coverage(run.loop.question, run.loop.context) if run.params.coverage else Coverage("")
+
+
+def _most_complete(beams: list[Beam], coverage: Coverage) -> Beam:
+    """The beam with the fewest open question slots, then the best mean sentence score (the first of equals)."""
+    return min(beams, key=lambda b: (coverage.open(_texts(b)), -b.mean_score))
 
 
 def _texts(beam: Beam, cand: Candidate | None = None) -> list[str]:
