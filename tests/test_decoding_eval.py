@@ -514,6 +514,51 @@ def test_tau_is_cross_validated(items):
     assert cv.grid.set_index("tau1").loc[0.5, "success_rate (in-sample)"] == 0.0
 
 
+
+def test_tau_cv_runs_a_tau1_only_strategy_once_per_tau1(items):
+    from faithwatch.eval.decoding_cv import cross_validate_tau, tau_points
+
+    calls = Counter()
+
+    def fake(monitor, question, context, strategy="rerank-coverage", **params):
+        calls[(params["tau1"], params["tau2"])] += 1
+        item = next(i for i in items if i.question == question)
+        text = " and ".join(g[0] for g in item.context_answers) if params["tau1"] == 0.7 else "No idea."
+        return DecodingResult(strategy=strategy, answer=text, refused=False, sentences=[_sentence(0, text)],
+                              trace=[], num_tokens=3, generated_tokens=7, stop_reason="eos")
+
+    grid = ((0.5, 0.5), (0.5, 0.6), (0.7, 0.7), (0.7, 0.85))
+    assert tau_points("rerank-coverage", grid) == [{"tau1": 0.5}, {"tau1": 0.7}]
+    assert tau_points("fod", grid) == [dict(tau1=a, tau2=b) for a, b in grid]
+    with pytest.raises(InputError, match="reads neither"):
+        tau_points("greedy", grid)
+    cv = cross_validate_tau(None, items, "rerank-coverage", grid=grid, params={"tau2": 0.6}, generate_fn=fake,
+                            n_boot=20)
+    assert calls == {(0.5, 0.6): len(items), (0.7, 0.6): len(items)}  # τ2 stays the run's own
+    assert all(c == {"tau1": 0.7} for c in cv.chosen.values())
+    assert cv.summary()["success_rate"] == 1.0 and "τ2" not in cv.summary()["chosen"]
+
+
+
+def test_cli_cv_tau_covers_rerank_coverage(tiny_model_dir, tmp_path, monkeypatch, one_thread):
+    from typer.testing import CliRunner
+
+    from faithwatch.cli import app
+
+    fake = FakeGenerate(cf.load_counterfactual())
+    monkeypatch.setattr(ev, "generate", _renamed(fake, {"greedy": "common", "rerank-coverage": "ctx"}))
+    args = ["eval-decoding", "--data", "counterfactual", "--report", str(tmp_path / "r"), "--limit", "8",
+            "--model", str(tiny_model_dir), "--alignment", "lexical", "--detector", "heuristic", "--n-boot", "20",
+            "--cv-tau", "--tau-grid", "0.5:0.5,0.5:0.6,0.7:0.7"]
+    res = CliRunner().invoke(app, [*args, "--strategies", "greedy,rerank-coverage"])
+    assert res.exit_code == 0, res.output
+    assert "rerank-coverage (τ cross-validated)" in res.output and "τ2=" not in res.output
+    assert len([c for c in fake.calls if c[0] == "ctx"]) == 8 * 2  # the main run's τ1 = 0.5 is reused: τ1 = 0.7 new
+    assert "τ cross-validated" in (tmp_path / "r" / "results.md").read_text()
+    bad = CliRunner().invoke(app, [*args, "--strategies", "greedy"])
+    assert bad.exit_code != 0 and "reads τ1 or τ2" in bad.output
+
+
 def test_cli_interrupted_run_still_reports_from_the_cache(tiny_model_dir, tmp_path, monkeypatch, one_thread):
     from typer.testing import CliRunner
 

@@ -139,16 +139,17 @@ def _tau_grid(spec: str | None) -> tuple[tuple[float, float], ...]:
 
 
 def _cross_validated(monitor, items, names, params, tau_grid, cache_path, judge, console):
-    """Out-of-fold success of every FOD strategy among ``names`` (τ chosen on the other folds)."""
+    """Out-of-fold success of every strategy among ``names`` that reads τ1 or τ2 (τ chosen on the other folds)."""
     import pandas as pd
 
-    from faithwatch.eval.decoding_cv import cross_validate_tau
+    from faithwatch.eval.decoding import strategy_reads
+    from faithwatch.eval.decoding_cv import cross_validate_tau, tau_points
 
     grid = _tau_grid(tau_grid)
     bar = progress(console)
     rows = []
-    for name in [n for n in names if n.startswith("fod")]:
-        task = bar.add_task(f"τ grid · {name}", total=len(grid) * len(items))
+    for name in [n for n in names if (strategy_reads(n, "tau1") or strategy_reads(n, "tau2"))]:
+        task = bar.add_task(f"τ grid · {name}", total=len(tau_points(name, grid)) * len(items))
         done = {"n": 0}
 
         def on_progress(n: int, total: int, strategy: str, item_id: str, task=task, done=done) -> None:
@@ -160,7 +161,8 @@ def _cross_validated(monitor, items, names, params, tau_grid, cache_path, judge,
                                      on_progress=on_progress, checker=judge)
         rows.append(res.summary())
     if not rows:
-        raise InputError("--cv-tau needs a FOD strategy (fod, fod-cad, …) in --strategies")
+        raise InputError("--cv-tau needs a strategy that reads τ1 or τ2 (fod, fod-fallback, rerank-coverage, …) "
+                         "in --strategies")
     return pd.DataFrame(rows)
 
 
@@ -205,8 +207,9 @@ def eval_decoding(
     device: str | None = DeviceOpt,
     dtype: str = DtypeOpt,
     device_map: str | None = DeviceMapOpt,
-    cv_tau: bool = typer.Option(False, "--cv-tau", help="Also run FOD strategies over a τ1/τ2 grid and report "
-                                "success with τ chosen on the other folds (4-fold cross-validation)."),
+    cv_tau: bool = typer.Option(False, "--cv-tau", help="Also run the strategies that read τ (FOD, "
+                                "rerank-coverage) over a τ1/τ2 grid and report success with τ chosen on the "
+                                "other folds (4-fold cross-validation)."),
     tau_grid: str | None = typer.Option(None, "--tau-grid", help="With --cv-tau: 'τ1:τ2,…' (default: "
                                         "0.5:0.5,0.5:0.6,0.6:0.6,0.6:0.7,0.7:0.7,0.7:0.85)."),
     threads: int | None = ThreadsOpt,

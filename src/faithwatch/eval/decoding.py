@@ -419,7 +419,7 @@ class DecodingEvaluation:
 TUNED_ON_PACKAGED = ("tau1", "tau2", "coverage", "abstain_threshold")
 
 
-def _reads(strategy: str, key: str) -> bool:
+def strategy_reads(strategy: str, key: str) -> bool:
     """Whether ``strategy`` reads the parameter ``key`` (its registry entry's ``reads``; a plug-in that does not
     say reads all)."""
     reads = faithwatch.registry.strategies.get(strategy).options.get("reads")
@@ -433,7 +433,7 @@ def in_sample_note(data: str, params: Mapping[str, Any], strategies: Sequence[st
     """
     if not is_packaged(data):
         return None
-    readers_of = {k: [s for s in strategies if _reads(s, k)] for k in TUNED_ON_PACKAGED
+    readers_of = {k: [s for s in strategies if strategy_reads(s, k)] for k in TUNED_ON_PACKAGED
                   if params.get(k, DEFAULT_PARAMS[k]) in (None, DEFAULT_PARAMS[k])}
     tuned = [k for k, readers in readers_of.items() if readers]
     if not tuned:

@@ -1,10 +1,13 @@
-"""Cross-validated decoding thresholds: τ1/τ2 of FOD chosen without looking at the items they are scored on.
+"""Cross-validated decoding thresholds: τ1/τ2 of FOD (or τ1 of rerank-coverage) chosen without looking at the items they
+are scored on.
 
-Every grid point is run once on every item (through :func:`faithwatch.eval.decoding.evaluate_strategies`, so
-runs are cached and resumable). The items are then split into ``folds`` folds; for each fold the grid point with the
-best counterfactual success on the *other* folds is chosen, and the fold's items are scored with it. The reported
-success is the mean over items of their out-of-fold outcome. Agreeing items (context = common knowledge) are scored
-with the same per-fold choice, as the do-no-harm check; they never influence the choice.
+The grid is read through the strategy's registry ``reads``: a strategy that reads τ1 alone (rerank-coverage, fod-bt)
+runs once per distinct τ1. Every grid point is run once on every item (through
+:func:`faithwatch.eval.decoding.evaluate_strategies`, so runs are cached and resumable). The items are then split into
+``folds`` folds; for each fold the grid point with the best counterfactual success on the *other* folds is chosen, and
+the fold's items are scored with it. The reported success is the mean over items of their out-of-fold outcome. Agreeing
+items (context = common knowledge) are scored with the same per-fold choice, as the do-no-harm check; they never
+influence the choice.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import pandas as pd
 
 from faithwatch.decoding.counterfactual import QAItem
 from faithwatch.errors import InputError
-from faithwatch.eval.decoding import evaluate_strategies
+from faithwatch.eval.decoding import evaluate_strategies, strategy_reads
 
 #: the (tau1, tau2) grid searched by default (scores are calibrated probabilities of "faithful")
 DEFAULT_GRID: tuple[tuple[float, float], ...] = ((0.5, 0.5), (0.5, 0.6), (0.6, 0.6), (0.6, 0.7), (0.7, 0.7),
@@ -32,7 +35,7 @@ class CVResult:
     strategy: str
     rows: pd.DataFrame  # one row per item: fold, chosen grid point, success, common_hit, abstained, agrees
     grid: pd.DataFrame  # in-sample success of every grid point (for reference only)
-    chosen: dict[int, dict[str, float]] = field(default_factory=dict)  # fold -> params
+    chosen: dict[int, dict[str, float]] = field(default_factory=dict)  # fold -> the τ the strategy reads
 
     def summary(self) -> dict[str, Any]:
         cf = self.rows[~self.rows.agrees]
@@ -42,8 +45,21 @@ class CVResult:
                 "abstention_rate": float(cf.abstained.mean()),
                 "agree_success_rate": float(ag.success.mean()) if len(ag) else None,
                 "generated_tokens": float(self.rows.generated_tokens.mean()),
-                "chosen": "; ".join(f"fold {k}: τ1={v['tau1']:g} τ2={v['tau2']:g}" for k, v in
-                                    sorted(self.chosen.items()))}
+                "chosen": "; ".join(f"fold {k}: " + " ".join(f"{_SYMBOL[n]}={x:g}" for n, x in v.items())
+                                    for k, v in sorted(self.chosen.items()))}
+
+
+_SYMBOL = {"tau1": "τ1", "tau2": "τ2"}
+
+
+def tau_points(strategy: str, grid: Sequence[tuple[float, float]]) -> list[dict[str, float]]:
+    """The distinct settings of ``grid`` that ``strategy`` can tell apart: its (τ1, τ2) pairs projected on the
+    thresholds it reads (:func:`faithwatch.eval.decoding.strategy_reads`), in grid order."""
+    keys = [k for k in ("tau1", "tau2") if strategy_reads(strategy, k)]
+    if not keys:
+        raise InputError(f"strategy '{strategy}' reads neither tau1 nor tau2: nothing to cross-validate")
+    points = dict.fromkeys(tuple((k, p[("tau1", "tau2").index(k)]) for k in keys) for p in grid)
+    return [dict(p) for p in points]
 
 
 def fold_of(items: Sequence[QAItem], folds: int, seed: int = 0) -> dict[str, int]:
@@ -57,40 +73,40 @@ def cross_validate_tau(monitor: Any, items: Sequence[QAItem], strategy: str = "f
                        params: Mapping[str, Any] | None = None, cache_path: str | None = None,
                        on_progress: Callable[[int, int, str, str], None] | None = None,
                        **kwargs: Any) -> CVResult:
-    """Run ``strategy`` at every (τ1, τ2) of ``grid`` and score each item with the τ chosen on the other folds."""
+    """Run ``strategy`` at every (τ1, τ2) of ``grid`` it can tell apart (:func:`tau_points`) and score each item
+    with the τ chosen on the other folds."""
     items = [i for i in items if i.is_counterfactual]
     if len([i for i in items if not i.agrees]) < folds:
         raise InputError(f"cross-validation needs at least {folds} counterfactual items")
     if not grid:
         raise InputError("the τ grid is empty")
-    outcome: dict[tuple[float, float], dict[str, dict]] = {}
-    for point in grid:
-        run_params = {**dict(params or {}), "tau1": point[0], "tau2": point[1]}
-        ev = evaluate_strategies(monitor, items, [strategy], params=run_params, cache_path=cache_path,
-                                 on_progress=on_progress, **kwargs)
-        outcome[point] = {r["id"]: r for r in ev.rows if not r.get("error")}
+    points = tau_points(strategy, grid)
+    outcome: list[dict[str, dict]] = []
+    for point in points:
+        ev = evaluate_strategies(monitor, items, [strategy], params={**dict(params or {}), **point},
+                                 cache_path=cache_path, on_progress=on_progress, **kwargs)
+        outcome.append({r["id"]: r for r in ev.rows if not r.get("error")})
     fold = fold_of([i for i in items], folds, seed)
     rows, chosen = [], {}
     for k in range(folds):
-        def train_success(point: tuple[float, float], k: int = k) -> float:
-            vals = [float(r["success"]) for i, r in outcome[point].items()
-                    if fold[i] != k and not r.get("agrees")]
+        def train_success(j: int, k: int = k) -> float:
+            vals = [float(r["success"]) for i, r in outcome[j].items() if fold[i] != k and not r.get("agrees")]
             return float(np.mean(vals)) if vals else 0.0
 
-        best = max(grid, key=lambda p: (train_success(p), -grid.index(p)))
-        chosen[k] = {"tau1": best[0], "tau2": best[1]}
+        best = max(range(len(points)), key=lambda j: (train_success(j), -j))
+        chosen[k] = points[best]
         for item in items:
             if fold[item.id] != k or item.id not in outcome[best]:
                 continue
             r = outcome[best][item.id]
-            rows.append({"id": item.id, "fold": k, "tau1": best[0], "tau2": best[1], "agrees": item.agrees,
+            rows.append({"id": item.id, "fold": k, **points[best], "agrees": item.agrees,
                          "success": bool(r["success"]), "common_hit": bool(r["common_hit"]),
                          "abstained": bool(r["abstained"]), "generated_tokens": r["generated_tokens"],
                          "answer": r["answer"]})
     grid_rows = []
-    for point in grid:
-        rs = list(outcome[point].values())
-        grid_rows.append({"tau1": point[0], "tau2": point[1],
+    for point, out in zip(points, outcome, strict=True):
+        rs = list(out.values())
+        grid_rows.append({**point,
                           "success_rate (in-sample)": float(np.mean([r["success"] for r in rs if not r["agrees"]])),
                           "agree_success_rate": float(np.mean([r["success"] for r in rs if r["agrees"]]))
                           if any(r["agrees"] for r in rs) else None})
