@@ -34,8 +34,9 @@ def fillers(question: str, context: str, answer: str) -> frozenset[str]:
 
 def rows(data: str, report: str):
     items = {i.id: i for i in load_items(data)}
-    for line in open(f"{report}/answers.jsonl", encoding="utf-8"):
-        r = json.loads(line)
+    with open(f"{report}/answers.jsonl", encoding="utf-8") as handle:
+        records = [json.loads(line) for line in handle]
+    for r in records:
         if r["strategy"] != "rerank-coverage":
             continue
         it = items[r["id"]]
