@@ -487,23 +487,24 @@ def test_in_sample_note_names_the_defaults_chosen_on_the_packaged_set(tmp_path):
                                                 "abstain_threshold": 0.4}, ["fod"]) is None
 
 
+class TauGenerate:
+    """Succeeds exactly when tau1 = ``right`` (any tau2); counts calls per (tau1, tau2)."""
+
+    def __init__(self, items, right: float):
+        self.items, self.right, self.calls = items, right, Counter()
+
+    def __call__(self, monitor, question, context, strategy="fod", **params):
+        self.calls[(params["tau1"], params["tau2"])] += 1
+        item = next(i for i in self.items if i.question == question)
+        text = " and ".join(g[0] for g in item.context_answers) if params["tau1"] == self.right else "No idea."
+        return DecodingResult(strategy=strategy, answer=text, refused=False, sentences=[_sentence(0, text)],
+                              trace=[], num_tokens=3, generated_tokens=7, stop_reason="eos")
+
+
 def test_tau_is_cross_validated(items):
     from faithwatch.eval.decoding_cv import cross_validate_tau
 
-    class TauGenerate:
-        """Succeeds exactly when tau1 = 0.6 (any tau2); counts calls per grid point."""
-
-        def __init__(self):
-            self.calls = Counter()
-
-        def __call__(self, monitor, question, context, strategy="fod", **params):
-            self.calls[(params["tau1"], params["tau2"])] += 1
-            item = next(i for i in items if i.question == question)
-            text = " and ".join(g[0] for g in item.context_answers) if params["tau1"] == 0.6 else "No idea."
-            return DecodingResult(strategy=strategy, answer=text, refused=False, sentences=[_sentence(0, text)],
-                                  trace=[], num_tokens=3, generated_tokens=7, stop_reason="eos")
-
-    fake = TauGenerate()
+    fake = TauGenerate(items, right=0.6)
     grid = ((0.5, 0.5), (0.6, 0.7), (0.7, 0.7))
     cv = cross_validate_tau(None, items, "fod", grid=grid, folds=4, generate_fn=fake, n_boot=20)
     assert set(fake.calls) == set(grid) and all(n == len(items) for n in fake.calls.values())
@@ -514,19 +515,10 @@ def test_tau_is_cross_validated(items):
     assert cv.grid.set_index("tau1").loc[0.5, "success_rate (in-sample)"] == 0.0
 
 
-
 def test_tau_cv_runs_a_tau1_only_strategy_once_per_tau1(items):
     from faithwatch.eval.decoding_cv import cross_validate_tau, tau_points
 
-    calls = Counter()
-
-    def fake(monitor, question, context, strategy="rerank-coverage", **params):
-        calls[(params["tau1"], params["tau2"])] += 1
-        item = next(i for i in items if i.question == question)
-        text = " and ".join(g[0] for g in item.context_answers) if params["tau1"] == 0.7 else "No idea."
-        return DecodingResult(strategy=strategy, answer=text, refused=False, sentences=[_sentence(0, text)],
-                              trace=[], num_tokens=3, generated_tokens=7, stop_reason="eos")
-
+    fake = TauGenerate(items, right=0.7)
     grid = ((0.5, 0.5), (0.5, 0.6), (0.7, 0.7), (0.7, 0.85))
     assert tau_points("rerank-coverage", grid) == [{"tau1": 0.5}, {"tau1": 0.7}]
     assert tau_points("fod", grid) == [dict(tau1=a, tau2=b) for a, b in grid]
@@ -534,10 +526,9 @@ def test_tau_cv_runs_a_tau1_only_strategy_once_per_tau1(items):
         tau_points("greedy", grid)
     cv = cross_validate_tau(None, items, "rerank-coverage", grid=grid, params={"tau2": 0.6}, generate_fn=fake,
                             n_boot=20)
-    assert calls == {(0.5, 0.6): len(items), (0.7, 0.6): len(items)}  # τ2 stays the run's own
+    assert fake.calls == {(0.5, 0.6): len(items), (0.7, 0.6): len(items)}  # τ2 stays the run's own
     assert all(c == {"tau1": 0.7} for c in cv.chosen.values())
     assert cv.summary()["success_rate"] == 1.0 and "τ2" not in cv.summary()["chosen"]
-
 
 
 def test_cli_cv_tau_covers_rerank_coverage(tiny_model_dir, tmp_path, monkeypatch, one_thread):

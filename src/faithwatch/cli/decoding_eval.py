@@ -142,13 +142,12 @@ def _cross_validated(monitor, items, names, params, tau_grid, cache_path, judge,
     """Out-of-fold success of every strategy among ``names`` that reads τ1 or τ2 (τ chosen on the other folds)."""
     import pandas as pd
 
-    from faithwatch.eval.decoding import strategy_reads
-    from faithwatch.eval.decoding_cv import cross_validate_tau, tau_points
+    from faithwatch.eval.decoding_cv import cross_validate_tau, tau_points, taus_read
 
     grid = _tau_grid(tau_grid)
     bar = progress(console)
     rows = []
-    for name in [n for n in names if (strategy_reads(n, "tau1") or strategy_reads(n, "tau2"))]:
+    for name in [n for n in names if taus_read(n)]:
         task = bar.add_task(f"τ grid · {name}", total=len(tau_points(name, grid)) * len(items))
         done = {"n": 0}
 

@@ -52,13 +52,18 @@ class CVResult:
 _SYMBOL = {"tau1": "τ1", "tau2": "τ2"}
 
 
+def taus_read(strategy: str) -> list[str]:
+    """The thresholds ("tau1", "tau2") that ``strategy`` reads (:func:`faithwatch.eval.decoding.strategy_reads`)."""
+    return [k for k in _SYMBOL if strategy_reads(strategy, k)]
+
+
 def tau_points(strategy: str, grid: Sequence[tuple[float, float]]) -> list[dict[str, float]]:
     """The distinct settings of ``grid`` that ``strategy`` can tell apart: its (τ1, τ2) pairs projected on the
-    thresholds it reads (:func:`faithwatch.eval.decoding.strategy_reads`), in grid order."""
-    keys = [k for k in ("tau1", "tau2") if strategy_reads(strategy, k)]
+    thresholds it reads (:func:`taus_read`), in grid order."""
+    keys = taus_read(strategy)
     if not keys:
         raise InputError(f"strategy '{strategy}' reads neither tau1 nor tau2: nothing to cross-validate")
-    points = dict.fromkeys(tuple((k, p[("tau1", "tau2").index(k)]) for k in keys) for p in grid)
+    points = dict.fromkeys(tuple((k, dict(zip(_SYMBOL, p, strict=True))[k]) for k in keys) for p in grid)
     return [dict(p) for p in points]
 
 
