@@ -12,7 +12,9 @@ with the fewest open slots, and asks whether the same signals tell the gate's wr
 * ``pci``: the signed context influence log p(y|x,c) − log p(y|x) (``signals.influence``), token-weighted
   ``mean_pci`` and ``min_pci``, by teacher forcing (``faithwatch score``; no model runs in this script);
 * ``nli``: ``nli-minilm``'s 3-way probabilities of each sentence's best context chunk, mean entailment and max
-  contradiction (computed here, 20 s on 2 cores).
+  contradiction (computed here, 20 s on 2 cores);
+* ``tagger``: the LSS tagger's support probability of the answer's filler words (those whose stem or number is a
+  filler), their lowest and their mean (computed here, 12 s).
 
 Every figure is in-sample: these runs were read before (fresh25–28 shaped the gate; fresh33–36 were read after
 their runs). No model is trained and nothing here is built.
@@ -25,7 +27,7 @@ their runs). No model is trained and nothing here is built.
 Measured (2026-11-29, thirty-sixth session) on fresh25–28 and fresh33–36 (192 counterfactual / 128 agreeing items;
 922 distinct answers): rerank-coverage as run 139 / 93; with any right pooled answer chosen (the oracle, the gate
 as it is) 154 / 100. Every chooser lands within 5 items of the shipped one (134–142 / 90–95), and no signal tells
-the gate's wrong greedy answers from its right ones (AUROC 0.43–0.63; table in docs/decoding_eval.md). Not kept.
+the gate's wrong greedy answers from its right ones (AUROC 0.43–0.65; table in docs/decoding_eval.md). Not kept.
 """
 
 from __future__ import annotations
@@ -40,9 +42,11 @@ from sklearn.metrics import roc_auc_score
 
 from faithwatch.alignment import get_scorer
 from faithwatch.alignment.lexical import content_stems, number_values
+from faithwatch.claims.lss import split_words
 from faithwatch.decoding.counterfactual import QAItem, load_items, success
 from faithwatch.decoding.coverage import open_slots
-from faithwatch.text import split_sentences
+from faithwatch.nli.tagger import load_tagger
+from faithwatch.text import split_sentences, stem
 
 
 def pools(pairs: list[tuple[str, str]]):
@@ -99,6 +103,23 @@ def nli(rows: list[tuple[QAItem, str]]) -> dict[str, dict[str, float]]:
     return out
 
 
+def tagger(rows: list[tuple[QAItem, str]]) -> dict[str, dict[str, float]]:
+    """The LSS tagger's lowest and mean support of each answer's filler words (-1 without any)."""
+    tg = load_tagger()
+    words = [split_words(text) for _, text in rows]
+    probs = []
+    for k in range(0, len(rows), 32):
+        probs += list(tg.word_probabilities(words[k:k + 32], [item.context for item, _ in rows[k:k + 32]]))
+    out = {}
+    for (item, text), ws, ps in zip(rows, words, probs, strict=True):
+        fill = fillers(item.question, item.context, text)
+        hit = [float(p) for w, p in zip(ws, ps, strict=True)
+               if stem(w.strip(".,;:!?\"'()")) in fill or any(f"#{n}" in fill for n in number_values(w))]
+        out[key(item, text)] = {"tag_min": min(hit) if hit else -1.0,
+                                "tag_mean": sum(hit) / len(hit) if hit else -1.0}
+    return out
+
+
 CHOOSERS = {  # tie-breakers among the answers with the fewest open slots (higher is chosen)
     "shipped: mean score": lambda a: a["score"],
     "support, then score": lambda a: (a["support"], a["score"]),
@@ -111,8 +132,11 @@ CHOOSERS = {  # tie-breakers among the answers with the fewest open slots (highe
     "nli entailment": lambda a: a["ent"],
     "nli entailment - contradiction": lambda a: a["ent"] - a["con"],
     "score - contradiction": lambda a: a["score"] - a["con"],
+    "tagger, lowest filler word": lambda a: a["tag_min"],
+    "tagger, mean filler word": lambda a: a["tag_mean"],
+    "score + tagger lowest": lambda a: a["score"] + a["tag_min"],
 }
-SIGNALS = ("score", "lexical", "mean_pci", "min_pci", "ent", "con")
+SIGNALS = ("score", "lexical", "mean_pci", "min_pci", "ent", "con", "tag_min", "tag_mean")
 
 
 def main() -> None:
@@ -134,6 +158,7 @@ def main() -> None:
         ap.error("give --features (or --write first)")
     signals = influence(args.features)
     probs = nli(list(distinct.values()))
+    tags = tagger(list(distinct.values()))
     tally: dict[str, Counter] = {name: Counter() for name in [*CHOOSERS, "oracle"]}
     gate: list[tuple[str, bool, dict]] = []
     for item, rec, pool in runs:
@@ -142,7 +167,7 @@ def main() -> None:
         for text, score in pool:
             a = {"text": text, "score": score, "open": open_slots(item.question, text, item.context),
                  "fill": fillers(item.question, item.context, text), "lexical": lexical_share(item, text),
-                 **signals[key(item, text)], **probs[key(item, text)]}
+                 **signals[key(item, text)], **probs[key(item, text)], **tags[key(item, text)]}
             answers.append(a)
         if len(answers) == 1:  # the gate kept greedy: every chooser keeps it too
             gate.append((kind, rec["success"], answers[0]))
