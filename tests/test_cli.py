@@ -96,6 +96,8 @@ def test_exit_codes(tiny_model_dir, tmp_path, one_thread):
         into_folder.output.split())
     folder = runner.invoke(app, ["monitor", "-c", str(tmp_path), "-q", "q?", *model])
     assert folder.exit_code == 2 and "is a folder" in folder.output
+    empty = runner.invoke(app, ["monitor", "-c", "", "-q", "q?", *model])  # typer reads "" as the path "."
+    assert empty.exit_code == 2 and "not an empty string" in " ".join(empty.output.split())
     blank = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path, "  \n"), "-q", "q?", *model])
     assert blank.exit_code == 2 and "context is empty" in blank.output and "model " not in blank.stdout
     for bad, words in ((["--detector", "nope"], "detector folder not found: nope"), (["--strategy", "bogus"],

@@ -166,6 +166,8 @@ def read_text(path: Path, what: str) -> str:
     """Read a UTF-8 file ('-': stdin), with a clear error when it is missing."""
     if str(path) == "-":
         return sys.stdin.read()
+    if str(path) == ".":  # also what an empty argument ("") becomes
+        raise InputError(f"{what}: give a file's path ('-' reads standard input), not an empty string or a folder")
     if path.is_dir():
         raise InputError(f"{what} {path} is a folder: give a file")
     if not path.is_file():
