@@ -96,8 +96,8 @@ def nli(rows: list[tuple[QAItem, str]]) -> dict[str, dict[str, float]]:
     return out
 
 
-def tagger(rows: list[tuple[QAItem, str]]) -> dict[str, dict[str, float]]:
-    """The LSS tagger's lowest and mean support of each answer's filler words (-1 without any)."""
+def tagger(rows: list[tuple[QAItem, str]], fills: dict[str, frozenset[str]]) -> dict[str, dict[str, float]]:
+    """The LSS tagger's lowest and mean support of each answer's filler words (``fills``; -1 without any)."""
     tg = load_tagger()
     words = [split_words(text) for _, text in rows]
     probs = []
@@ -105,7 +105,7 @@ def tagger(rows: list[tuple[QAItem, str]]) -> dict[str, dict[str, float]]:
         probs += list(tg.word_probabilities(words[k:k + 32], [item.context for item, _ in rows[k:k + 32]]))
     out = {}
     for (item, text), ws, ps in zip(rows, words, probs, strict=True):
-        fill = fillers(item.question, item.context, text)
+        fill = fills[key(item, text)]
         hit = [float(p) for w, p in zip(ws, ps, strict=True)
                if stem(w.strip(".,;:!?\"'()")) in fill or any(f"#{n}" in fill for n in number_values(w))]
         out[key(item, text)] = {"tag_min": min(hit) if hit else -1.0,
@@ -151,7 +151,8 @@ def main() -> None:
         ap.error("give --features (or --write first)")
     signals = influence(args.features)
     probs = nli(list(distinct.values()))
-    tags = tagger(list(distinct.values()))
+    fills = {k: fillers(i.question, i.context, t) for k, (i, t) in distinct.items()}
+    tags = tagger(list(distinct.values()), fills)
     tally: dict[str, Counter] = {name: Counter() for name in [*CHOOSERS, "oracle"]}
     gate: list[tuple[str, bool, dict]] = []
     for item, rec, pool in runs:
@@ -159,7 +160,7 @@ def main() -> None:
         answers = []
         for text, score in pool:
             a = {"text": text, "score": score, "open": open_slots(item.question, text, item.context),
-                 "fill": fillers(item.question, item.context, text), "lexical": lexical_share(item, text),
+                 "fill": fills[key(item, text)], "lexical": lexical_share(item, text),
                  **signals[key(item, text)], **probs[key(item, text)], **tags[key(item, text)]}
             answers.append(a)
         if len(answers) == 1:  # the gate kept greedy: every chooser keeps it too

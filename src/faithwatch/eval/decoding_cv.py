@@ -63,7 +63,7 @@ def tau_points(strategy: str, grid: Sequence[tuple[float, float]]) -> list[dict[
     keys = taus_read(strategy)
     if not keys:
         raise InputError(f"strategy '{strategy}' reads neither tau1 nor tau2: nothing to cross-validate")
-    points = dict.fromkeys(tuple((k, dict(zip(_SYMBOL, p, strict=True))[k]) for k in keys) for p in grid)
+    points = dict.fromkeys(tuple((k, v) for k, v in zip(_SYMBOL, p, strict=True) if k in keys) for p in grid)
     return [dict(p) for p in points]
 
 
