@@ -415,3 +415,40 @@ def test_trim_is_a_fod_parameter(monitor, scored, one_thread):
     on = generate(monitor, Q, C, strategy="fod", trim=True, **SHORT)
     assert on.params["trim"] is True and off.params["trim"] is False
     assert on.answer == off.answer  # every greedy sentence passes: nothing to cut
+
+
+def test_fod_treats_a_repeated_sentence_as_a_low_one(monitor, scored, one_thread):
+    """With ``no_repeat`` (the default), a greedy sentence that says one of its answer's sentences again (case and
+    punctuation aside) is refused by stage 1 as a low one is, and the search prunes candidates that do; off, it
+    passes."""
+    from faithwatch.decoding.coverage import Coverage
+    from faithwatch.decoding.loop import DecodingLoop
+    from faithwatch.decoding.strategies import REPEATED, _fod
+
+    first, again = "The bridge opened in 1820.", "The Bridge opened in 1820!"
+    scored["by_text"].update({first: 0.9, again: 0.9})
+    tok = monitor.lm.tokenizer
+    ids = tok.encode(f"{first} {again}", add_special_tokens=False) + [min(monitor.lm.eos_token_ids)]
+
+    def run(no_repeat: bool, backtrack_only: bool):
+        loop = DecodingLoop(monitor, Q, C, max_new_tokens=40, max_sentence_tokens=40)
+        prompt = loop.session.positions[0]
+
+        def script(logp, _twin):  # every branch says the script, from where it stands
+            return [ids[min(p - prompt, len(ids) - 1)] for p in loop.session.positions]
+
+        trace = []
+        beam = _fod(loop, script, script, 0.5, 0.5, 2, 2, trace, backtrack_only, Coverage(""), no_repeat=no_repeat)
+        return [s.text for s in beam.sentences], trace
+
+    texts, trace = run(no_repeat=False, backtrack_only=True)
+    assert texts == [first, again] and not any(e.kind == "backtrack" for e in trace)
+    texts, trace = run(no_repeat=True, backtrack_only=True)
+    assert texts == [first] and (trace[-1].kind, trace[-1].step, trace[-1].text) == ("backtrack", 1, again)
+    assert trace[-1].reason == f"greedy sentence {REPEATED}"
+    texts, trace = run(no_repeat=True, backtrack_only=False)  # the search samples the repeat: pruned
+    prunes = [e for e in trace if e.kind == "prune"]
+    assert texts == [first] and len(prunes) == 2 and all(e.reason == REPEATED and e.text == again for e in prunes)
+    assert any(e.kind == "stop" and e.reason == "no new candidate scored >= tau2=0.5" for e in trace)
+    assert generate(monitor, Q, C, strategy="fod", **SHORT).params["no_repeat"] is True
+    assert generate(monitor, Q, C, strategy="fod", no_repeat=False, **SHORT).params["no_repeat"] is False

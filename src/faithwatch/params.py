@@ -48,6 +48,9 @@ class DecodingParams(BaseModel):
                        "at one of its last two commas (what follows dropped) and keep the longest cut that passes "
                        "(off by default: where the context lacks the answer, it keeps a distractor instead of "
                        "refusing).")
+    no_repeat: bool = Field(True, description="FOD: a sentence that says again, word for word, one already in its "
+                            "answer (case and punctuation aside) counts as a low score: stage 1 backtracks from it "
+                            "and the search prunes it (small models loop: 'The answer is: … The answer is: …').")
     seed: int = Field(0, ge=0, le=2**64 - 1, description="Seed of the sampler.")
 
     def for_strategy(self, defaults: dict[str, Any]) -> DecodingParams:

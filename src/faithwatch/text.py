@@ -16,6 +16,14 @@ import pysbd
 WORDISH = re.compile(r"\w")
 
 
+_WORD = re.compile(r"\w+")
+
+
+def word_key(text: str) -> tuple[str, ...]:
+    """``text``'s words in lower case, punctuation and spacing aside: two sentences with one key say the same."""
+    return tuple(w.lower() for w in _WORD.findall(text))
+
+
 _local = threading.local()
 
 

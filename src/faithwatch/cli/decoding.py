@@ -57,6 +57,7 @@ def generate(
     coverage: bool | None = _param("coverage", "--coverage/--no-coverage"),
     last_resort: bool | None = _param("last_resort", "--last-resort/--no-last-resort"),
     trim: bool | None = _param("trim", "--trim/--no-trim"),
+    no_repeat: bool | None = _param("no_repeat", "--no-repeat/--allow-repeat"),
     lens: Path | None = typer.Option(None, "--lens", help="Lookback Lens folder for --strategy lookback."),
     model: str | None = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2)."),
     device: str | None = DeviceOpt,
@@ -87,7 +88,8 @@ def generate(
         with err.status(f"Decoding with {strategy}…"):
             given = {"tau1": tau1, "tau2": tau2, "beams": beams, "samples": samples, "temperature": temperature,
                      "alpha": alpha, "abstain_threshold": abstain_threshold, "max_new_tokens": max_new_tokens,
-                     "seed": seed, "coverage": coverage, "last_resort": last_resort, "trim": trim}
+                     "seed": seed, "coverage": coverage, "last_resort": last_resort, "trim": trim,
+                     "no_repeat": no_repeat}
             result = run(monitor, question, ctx, strategy, lens=lens,
                          **{k: v for k, v in given.items() if v is not None})
     except FaithwatchError as exc:

@@ -193,6 +193,7 @@ def eval_decoding(
     last_resort: bool = typer.Option(default("last_resort"), "--last-resort/--no-last-resort",
                                      help=help_of("last_resort")),
     trim: bool = typer.Option(default("trim"), "--trim/--no-trim", help=help_of("trim")),
+    no_repeat: bool = typer.Option(default("no_repeat"), "--no-repeat/--allow-repeat", help=help_of("no_repeat")),
     lens: Path | None = typer.Option(None, "--lens", help="Lookback Lens folder for the lookback strategy."),
     model: str | None = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2)."),
     detector: str | None = typer.Option(None, "--detector", help="Guiding detector (default: the model's)."),
@@ -226,7 +227,8 @@ def eval_decoding(
         params: dict[str, Any] = {"tau1": tau1, "tau2": tau2, "beams": beams, "samples": samples,
                                   "temperature": temperature, "alpha": alpha,
                                   "abstain_threshold": abstain_threshold, "max_new_tokens": max_new_tokens,
-                                  "seed": seed, "coverage": coverage, "last_resort": last_resort, "trim": trim}
+                                  "seed": seed, "coverage": coverage, "last_resort": last_resort, "trim": trim,
+                                  "no_repeat": no_repeat}
         with err.status("Loading model…"):
             monitor = Monitor(model, detector=detector, alignment=alignment or "auto", device=device, dtype=dtype,
                               device_map=device_map)

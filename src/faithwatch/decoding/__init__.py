@@ -27,7 +27,7 @@ def _builtin(name: str) -> Any:
 
 _add = registry.strategies.add
 # ``reads``: the DecodingParams fields a strategy uses besides the token budgets (its result lists only those)
-_FOD = ("tau1", "tau2", "beams", "samples", "temperature", "coverage", "trim", "seed")
+_FOD = ("tau1", "tau2", "beams", "samples", "temperature", "coverage", "trim", "no_repeat", "seed")
 _SAMPLED = ("samples", "temperature", "seed")
 _add("greedy", _builtin("greedy"), "plain greedy decoding (the baseline)", reads=())
 _add("abstain", _builtin("abstain"), "greedy, refusing when a sentence scores low", reads=("abstain_threshold",))
@@ -40,7 +40,7 @@ _add("adacad", _builtin("adacad"), "CAD with alpha per token from the JS diverge
 _add("lookback", _builtin("lookback"), "chunks chosen by the Lookback Lens (paper 003)", defaults={"samples": 8},
      reads=(*_SAMPLED, "chunk_tokens"))
 _add("fod-bt", _builtin("fod_bt"), "FOD's backtracking alone: stop at the first low sentence",
-     reads=("tau1", "coverage", "trim"))
+     reads=("tau1", "coverage", "trim", "no_repeat"))
 _add("fod", _builtin("fod"), "FOD: backtracking + sentence-level beam search (paper 000)", reads=_FOD)
 _add("fod-fallback", _builtin("fod_fallback"),
      "FOD; before refusing, its search again over AdaCAD, then at the detector's threshold",

@@ -34,6 +34,7 @@ from faithwatch.decoding.loop import (
 from faithwatch.decoding.types import REFUSAL, DecodingResult, TraceEvent
 from faithwatch.errors import InputError
 from faithwatch.params import DEFAULT_STRATEGY, DecodingParams
+from faithwatch.text import word_key
 
 if TYPE_CHECKING:
     from faithwatch.models.engine import Checkpoint
@@ -217,12 +218,13 @@ def _fod_run(run: StrategyRun, contrast: str | None = None, backtrack_only: bool
     coverage = _coverage(run)
     start = run.loop.session.checkpoint()
     beam = _fod(run.loop, first, sampler, p.tau1, p.tau2, p.beams, p.samples, run.trace, backtrack_only, coverage,
-                trim=p.trim)
+                trim=p.trim, no_repeat=p.no_repeat)
     why = _fod_refusal(beam, coverage)
     if why and fallback:
         run.trace.append(TraceEvent("backtrack", 0, reason=f"{why}: searching again over the AdaCAD distribution"))
         run.loop.rewind(start)
-        beam = _search(run.loop, adacad_chooser(plain), p.tau2, p.beams, p.samples, run.trace, coverage)
+        beam = _search(run.loop, adacad_chooser(plain), p.tau2, p.beams, p.samples, run.trace, coverage,
+                       no_repeat=p.no_repeat)
         run.trace.append(_selected(run.loop, beam, "most faithful AdaCAD beam"))
         why = _fod_refusal(beam, coverage)
         floor = float(run.monitor.threshold)
@@ -230,7 +232,8 @@ def _fod_run(run: StrategyRun, contrast: str | None = None, backtrack_only: bool
             run.trace.append(TraceEvent("backtrack", 0, reason=f"{why}: a last search over AdaCAD, tau2 lowered to "
                                         f"the detector's threshold {floor:.3f}"))
             run.loop.rewind(start)
-            beam = _search(run.loop, adacad_chooser(plain), floor, p.beams, p.samples, run.trace, coverage)
+            beam = _search(run.loop, adacad_chooser(plain), floor, p.beams, p.samples, run.trace, coverage,
+                           no_repeat=p.no_repeat)
             run.trace.append(_selected(run.loop, beam, "most faithful last-resort beam"))
             why = _fod_refusal(beam, coverage)
     if why:
@@ -300,7 +303,8 @@ def _full_samples(loop: DecodingLoop, chooser: Chooser, samples: int, trace: lis
 
 
 def _fod(loop: DecodingLoop, greedy: Chooser, sampler: Chooser, tau1: float, tau2: float, k: int, s: int,
-         trace: list[TraceEvent], backtrack_only: bool, coverage: Coverage, trim: bool = False) -> Beam:
+         trace: list[TraceEvent], backtrack_only: bool, coverage: Coverage, trim: bool = False,
+         no_repeat: bool = False) -> Beam:
     """Paper 000 Algorithm 1 (``greedy`` for stage 1, ``sampler`` for the sentence beam search), question-aware
     through ``coverage`` (:mod:`faithwatch.decoding.coverage`): while the question has open slots, a greedy sentence
     that fills none of them, or an end of the answer, starts the search as a low score does; the search may not end
@@ -308,13 +312,14 @@ def _fod(loop: DecodingLoop, greedy: Chooser, sampler: Chooser, tau1: float, tau
     candidates by open slots first, then by score; if its best answer still leaves slots open after a prefix from
     stage 1, it searches once more from the answer's start and keeps the better answer. A question without slots
     leaves Algorithm 1 as it is. With ``trim``, a greedy sentence below ``tau1`` is first tried cut at a comma
-    (:func:`_trimmed`)."""
+    (:func:`_trimmed`). With ``no_repeat``, a sentence that repeats one of its answer (:func:`_repeats`) counts as a
+    low score in both stages."""
     start = loop.session.checkpoint()
     # stage 1: greedy sentence by sentence while the score is >= tau1
     while not loop.beams[0].finished:
         checkpoint = loop.session.checkpoint()
         (cand,) = loop.sample(1, greedy)
-        why = _stage1_refusal(loop, coverage, cand, tau1)
+        why = _stage1_refusal(loop, coverage, cand, tau1, no_repeat)
         if why is None:
             if cand.eos and cand.report is not None and coverage.must_go_on(_texts(loop.beams[0], cand)):
                 cand = replace(cand, eos=False)  # keep the sentence; the answer is not over yet
@@ -325,7 +330,7 @@ def _fod(loop: DecodingLoop, greedy: Chooser, sampler: Chooser, tau1: float, tau
             continue
         loop.session.restore(checkpoint)  # backtrack to the faithful prefix
         if trim and cand.report is not None and cand.report.score < tau1:
-            cut = _trimmed(loop, coverage, cand, greedy, tau1, checkpoint)
+            cut = _trimmed(loop, coverage, cand, greedy, tau1, checkpoint, no_repeat)
             if cut is not None:
                 loop.keep([cut])
                 trace.append(TraceEvent("accept", cut.report.index, cut.report.text, cut.report.score, 0,
@@ -343,11 +348,11 @@ def _fod(loop: DecodingLoop, greedy: Chooser, sampler: Chooser, tau1: float, tau
         return loop.beams[0]
     # stage 2: sentence-level beam search from the faithful prefix
     from_prefix = bool(loop.beams[0].sentences)
-    best = _search(loop, sampler, tau2, k, s, trace, coverage)
+    best = _search(loop, sampler, tau2, k, s, trace, coverage, no_repeat=no_repeat)
     if from_prefix and coverage.open(_texts(best)):
         trace.append(TraceEvent("backtrack", 0, reason="question slots still open: searching again from the start"))
         loop.rewind(start)
-        again = _search(loop, sampler, tau2, k, s, trace, coverage)
+        again = _search(loop, sampler, tau2, k, s, trace, coverage, no_repeat=no_repeat)
         best = _most_complete([best, again], coverage)
     trace.append(_selected(loop, best, "most faithful beam" + (" of those that fill the most slots"
                                                                if coverage.slots else "")))
@@ -363,14 +368,16 @@ def _selected(loop: DecodingLoop, beam: Beam, reason: str) -> TraceEvent:
 
 
 def _search(loop: DecodingLoop, sampler: Chooser, tau2: float, k: int, s: int, trace: list[TraceEvent],
-            coverage: Coverage) -> Beam:
-    """FOD's stage 2, the sentence-level beam search from the current beams; the best beam."""
+            coverage: Coverage, no_repeat: bool = False) -> Beam:
+    """FOD's stage 2, the sentence-level beam search from the current beams; the best beam. With ``no_repeat``, a
+    candidate that repeats a sentence of its beam is pruned as one below ``tau2`` is."""
     while True:
         open_beams = [b for b in loop.beams if not b.finished]
         per_beam = math.ceil(s / max(1, len(open_beams)))
         cands = loop.sample(per_beam, sampler, ban_eos=[coverage.must_go_on(_texts(b)) for b in loop.beams])
         step = max(len(b.sentences) for b in loop.beams)
         survivors: list[Candidate] = []
+        repeated = False
         for c in cands:
             if c.carried:
                 survivors.append(c)
@@ -380,12 +387,16 @@ def _search(loop: DecodingLoop, sampler: Chooser, tau2: float, k: int, s: int, t
             trace.append(TraceEvent("candidate", step, text, score, c.parent))
             if c.report is not None and c.report.score < tau2:
                 trace.append(TraceEvent("prune", step, text, score, c.parent, reason=f"score below tau2={tau2:.3g}"))
+            elif no_repeat and _repeats(loop.beams[c.parent], c):
+                trace.append(TraceEvent("prune", step, text, score, c.parent, reason=REPEATED))
+                repeated = True
             else:
                 survivors.append(c)
         if not [c for c in survivors if not c.carried]:
-            trace.append(TraceEvent("stop", step, reason=f"no candidate scored >= tau2={tau2:.3g}"))
+            new = " new" if repeated else ""  # some candidates only repeated their answer
+            trace.append(TraceEvent("stop", step, reason=f"no{new} candidate scored >= tau2={tau2:.3g}"))
             for beam in loop.beams:
-                beam.stop_reason = beam.stop_reason or "no candidate above tau2"
+                beam.stop_reason = beam.stop_reason or f"no{new} candidate above tau2"
             break
 
         def beam_score(c: Candidate) -> float:
@@ -436,6 +447,17 @@ def _most_complete(beams: list[Beam], coverage: Coverage) -> Beam:
     return min(beams, key=lambda b: (coverage.open(_texts(b)), -b.mean_score))
 
 
+#: why a sentence that repeats one of its answer is not kept
+REPEATED = "repeats a sentence already in the answer"
+
+
+def _repeats(beam: Beam, cand: Candidate) -> bool:
+    """Whether ``cand``'s sentence says one of ``beam``'s sentences again, word for word (case and punctuation
+    aside; a sentence without words repeats nothing)."""
+    key = word_key(cand.report.text) if cand.report is not None else ()
+    return bool(key) and any(word_key(x.text) == key for x in beam.sentences)
+
+
 def _texts(beam: Beam, cand: Candidate | None = None) -> list[str]:
     """The sentences of ``beam``, with ``cand``'s sentence after them."""
     return [x.text for x in beam.sentences] + ([cand.report.text] if cand is not None and cand.report else [])
@@ -448,7 +470,7 @@ MIN_TRIM_WORDS = 3
 
 
 def _trimmed(loop: DecodingLoop, coverage: Coverage, cand: Candidate, greedy: Chooser, tau1: float,
-             checkpoint: Checkpoint) -> Candidate | None:
+             checkpoint: Checkpoint, no_repeat: bool = False) -> Candidate | None:
     """``cand``'s sentence cut at one of its last :data:`MAX_TRIMS` commas and closed with a full stop, each fed
     through the engine and scored as any sentence is; the longest cut that stage 1 accepts, or ``None`` (the
     session is then back at ``checkpoint``). A cut keeps at least :data:`MIN_TRIM_WORDS` words."""
@@ -462,17 +484,20 @@ def _trimmed(loop: DecodingLoop, coverage: Coverage, cand: Candidate, greedy: Ch
             continue
         (cut,) = loop.sample(1, forced_chooser([*cand.ids[:j], *stop], greedy))
         if cut.report is not None and cut.report.text.strip() == want and \
-                _stage1_refusal(loop, coverage, cut, tau1) is None:
+                _stage1_refusal(loop, coverage, cut, tau1, no_repeat) is None:
             return cut
         loop.session.restore(checkpoint)
     return None
 
 
-def _stage1_refusal(loop: DecodingLoop, coverage: Coverage, cand: Candidate, tau1: float) -> str | None:
+def _stage1_refusal(loop: DecodingLoop, coverage: Coverage, cand: Candidate, tau1: float,
+                    no_repeat: bool = False) -> str | None:
     """Why FOD's stage 1 does not accept the greedy candidate (``None``: it accepts it)."""
     before = _texts(loop.beams[0])
     if cand.report is None:
         return "the answer ends with question slots open" if cand.eos and coverage.must_go_on(before) else None
+    if no_repeat and _repeats(loop.beams[0], cand):
+        return f"greedy sentence {REPEATED}"
     if cand.report.score < tau1:
         return f"greedy sentence below tau1={tau1:.3g}"
     gaps = coverage.open(before)
