@@ -148,7 +148,7 @@ def test_fod_searches_while_slots_are_open(monitor, one_thread, monkeypatch):
     from faithwatch.decoding import strategies
 
     question = "Who built the bridge, and in which year?"
-    short = {"max_sentence_tokens": 4, "max_new_tokens": 16, "tau1": 0.0, "tau2": 0.0}
+    short = {"max_sentence_tokens": 4, "max_new_tokens": 16, "tau1": 0.0, "tau2": 0.0, "no_repeat": False}  # paper 000
     plain = generate(monitor, question, C, strategy="fod", coverage=False, **short)
     assert all(e.kind == "accept" for e in plain.trace)  # tau1 = 0: paper 000's stage 1 accepts everything
     assert open_slots(question, plain.answer) >= 1  # greedy wrote no year

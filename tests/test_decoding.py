@@ -13,8 +13,9 @@ from faithwatch.decoding.loop import adacad_logprobs, cad_logprobs, sampling_cho
 from faithwatch.monitor import Monitor
 
 Q, C = "When did the bridge open?", "The bridge in Lyon opened in 1820. It was built by local masons."
-SHORT = {"max_sentence_tokens": 4, "max_new_tokens": 16, "coverage": False}  # sentences of 4 tokens: structure on
-# a random model; Algorithm 1 as in paper 000 (question coverage has tests of its own)
+SHORT = {"max_sentence_tokens": 4, "max_new_tokens": 16, "coverage": False, "no_repeat": False}  # sentences of 4
+# tokens: structure on a random model (which repeats itself); Algorithm 1 as in paper 000 (question coverage and
+# the repeat rule have tests of their own)
 
 
 def _hash_score(text: str) -> float:
@@ -423,7 +424,8 @@ def test_fod_treats_a_repeated_sentence_as_a_low_one(monitor, scored, one_thread
     passes."""
     from faithwatch.decoding.coverage import Coverage
     from faithwatch.decoding.loop import DecodingLoop
-    from faithwatch.decoding.strategies import REPEATED, _fod
+    from faithwatch.decoding.strategies import _fod
+    from faithwatch.decoding.types import REPEATED
 
     first, again = "The bridge opened in 1820.", "The Bridge opened in 1820!"
     scored["by_text"].update({first: 0.9, again: 0.9})
@@ -450,5 +452,6 @@ def test_fod_treats_a_repeated_sentence_as_a_low_one(monitor, scored, one_thread
     prunes = [e for e in trace if e.kind == "prune"]
     assert texts == [first] and len(prunes) == 2 and all(e.reason == REPEATED and e.text == again for e in prunes)
     assert any(e.kind == "stop" and e.reason == "no new candidate scored >= tau2=0.5" for e in trace)
-    assert generate(monitor, Q, C, strategy="fod", **SHORT).params["no_repeat"] is True
-    assert generate(monitor, Q, C, strategy="fod", no_repeat=False, **SHORT).params["no_repeat"] is False
+    short = {k: v for k, v in SHORT.items() if k != "no_repeat"}
+    assert generate(monitor, Q, C, strategy="fod", **short).params["no_repeat"] is True  # the default
+    assert generate(monitor, Q, C, strategy="fod", no_repeat=False, **short).params["no_repeat"] is False

@@ -140,6 +140,29 @@ def test_fod_backtracks_and_chooses_the_faithful_continuation(text_monitor):
                                                                          "content": "The tower is in Paris."}
 
 
+def test_fod_backtracks_from_a_repeated_sentence_and_prunes_repeats(text_monitor):
+    from faithwatch.decoding.types import REPEATED
+
+    pieces = ["The tower is in Paris.", " The Tower is in Paris!", " It is 330 metres tall."]
+
+    def cont(prefix: str, i: int) -> str:
+        assert prefix == "The tower is in Paris."
+        return [" The tower is in Paris.", " It is 330 metres tall."][i % 2]
+
+    with Running(text_monitor, Script(pieces=pieces, continue_with=cont),
+                 ProxySettings(policy="fod", samples=2, beams=1)) as url:
+        answer = httpx.post(url + "/v1/chat/completions", json=ASK, timeout=30).json()
+    assert answer["choices"][0]["message"]["content"] == "The tower is in Paris. It is 330 metres tall."
+    trace = answer["faithwatch"]["summary"]["trace"]
+    assert [e["kind"] for e in trace[:2]] == ["accept", "backtrack"]
+    assert trace[1]["text"] == "The Tower is in Paris!" and trace[1]["reason"].startswith(REPEATED)
+    assert [e["text"] for e in trace if e["kind"] == "prune" and e["reason"] == REPEATED] == ["The tower is in Paris."]
+    with Running(text_monitor, Script(pieces=pieces, continue_with=cont),
+                 ProxySettings(policy="fod", samples=2, beams=1, no_repeat=False)) as url:
+        allowed = httpx.post(url + "/v1/chat/completions", json=ASK, timeout=30).json()
+    assert allowed["choices"][0]["message"]["content"] == "".join(pieces)
+
+
 def test_fod_refuses_when_no_continuation_is_faithful(text_monitor):
     script = Script(pieces=["It is made of gold."], continue_with=lambda p, i: "It is made of cheese.")
     with Running(text_monitor, script, ProxySettings(policy="fod", samples=2)) as url:

@@ -24,6 +24,13 @@ def word_key(text: str) -> tuple[str, ...]:
     return tuple(w.lower() for w in _WORD.findall(text))
 
 
+def repeats(sentence: str, earlier: Iterable[str]) -> bool:
+    """Whether ``sentence`` says one of ``earlier`` again, word for word (case and punctuation aside); a sentence
+    without words repeats nothing."""
+    key = word_key(sentence)
+    return bool(key) and any(word_key(e) == key for e in earlier)
+
+
 _local = threading.local()
 
 

@@ -48,6 +48,8 @@ def proxy(
     samples: int = typer.Option(6, "--samples", min=1, help="fod: continuations per step (S)."),
     temperature: float = typer.Option(0.7, "--temperature", min=0.0, help="fod: sampling temperature of the "
                                       "continuations."),
+    no_repeat: bool = typer.Option(True, "--no-repeat/--allow-repeat", help="fod: a sentence that says one "
+                                   "already in the answer again, word for word, counts as a low score."),
     continuation: str = typer.Option("continue", "--continuation", help="fod: 'continue' sends the faithful prefix "
                                      "as a partial assistant message (continue_final_message, as vLLM); "
                                      "'reprompt' asks in a user message, for upstreams that cannot continue."),
@@ -88,7 +90,7 @@ def proxy(
     try:
         settings = ProxySettings(policy=policy, threshold=threshold, tau1=tau1, tau2=tau2, beams=beams,
                                  samples=samples, temperature=temperature, continuation=continuation,
-                                 logprobs=logprobs)
+                                 logprobs=logprobs, no_repeat=no_repeat)
         client = Upstream(upstream, api_key=upstream_key, model=upstream_model, timeout=timeout, retries=retries)
     except ValueError as exc:
         raise fail(InputError(str(exc))) from None

@@ -10,9 +10,9 @@ from importlib import import_module
 from typing import Any
 
 from faithwatch import registry
-from faithwatch.decoding.types import REFUSAL, DecodingResult, TraceEvent
+from faithwatch.decoding.types import REFUSAL, REPEATED, DecodingResult, TraceEvent
 
-__all__ = ["REFUSAL", "DecodingResult", "TraceEvent", "generate"]
+__all__ = ["REFUSAL", "REPEATED", "DecodingResult", "TraceEvent", "generate"]
 
 
 def _builtin(name: str) -> Any:

@@ -31,10 +31,10 @@ from faithwatch.decoding.loop import (
     greedy_chooser,
     sampling_chooser,
 )
-from faithwatch.decoding.types import REFUSAL, DecodingResult, TraceEvent
+from faithwatch.decoding.types import REFUSAL, REPEATED, DecodingResult, TraceEvent
 from faithwatch.errors import InputError
 from faithwatch.params import DEFAULT_STRATEGY, DecodingParams
-from faithwatch.text import word_key
+from faithwatch.text import repeats
 
 if TYPE_CHECKING:
     from faithwatch.models.engine import Checkpoint
@@ -447,15 +447,9 @@ def _most_complete(beams: list[Beam], coverage: Coverage) -> Beam:
     return min(beams, key=lambda b: (coverage.open(_texts(b)), -b.mean_score))
 
 
-#: why a sentence that repeats one of its answer is not kept
-REPEATED = "repeats a sentence already in the answer"
-
-
 def _repeats(beam: Beam, cand: Candidate) -> bool:
-    """Whether ``cand``'s sentence says one of ``beam``'s sentences again, word for word (case and punctuation
-    aside; a sentence without words repeats nothing)."""
-    key = word_key(cand.report.text) if cand.report is not None else ()
-    return bool(key) and any(word_key(x.text) == key for x in beam.sentences)
+    """Whether ``cand``'s sentence says one of ``beam``'s sentences again (:func:`faithwatch.text.repeats`)."""
+    return cand.report is not None and repeats(cand.report.text, _texts(beam))
 
 
 def _texts(beam: Beam, cand: Candidate | None = None) -> list[str]:

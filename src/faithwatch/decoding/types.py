@@ -12,6 +12,9 @@ EventKind = Literal["accept", "backtrack", "candidate", "prune", "keep", "drop",
 #: what an abstaining strategy answers instead (the refusal is explicit: ``DecodingResult.refused``)
 REFUSAL = "I cannot answer this faithfully from the given context."
 
+#: why FOD does not keep a sentence that says one already in its answer again (``no_repeat``)
+REPEATED = "repeats a sentence already in the answer"
+
 
 @dataclass
 class TraceEvent:

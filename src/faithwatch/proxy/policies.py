@@ -8,6 +8,8 @@
   each open beam, ask the upstream for continuations (``n``; the prefix as a partial assistant message with
   ``continue_final_message``, or re-prompted), keep each one's first sentence, score it locally, prune those
   below tau2 and keep the K beams of best mean score, until a beam ends. The chosen beam's sentences follow.
+  With ``no_repeat`` (the default, as in :class:`~faithwatch.params.DecodingParams`), a sentence that says one already
+  in the answer again counts as a low one in both stages.
 
 Each policy is an async generator of :class:`Delta` (text for the client), :class:`Note` (a sentence's verdict)
 and one final :class:`Done`. Every decision also goes into the trace (:class:`~faithwatch.decoding.TraceEvent`).
@@ -24,12 +26,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from faithwatch.decoding.types import REFUSAL, TraceEvent
+from faithwatch.decoding.types import REFUSAL, REPEATED, TraceEvent
 from faithwatch.monitor import Monitor
 from faithwatch.params import DecodingParams
 from faithwatch.proxy.request import RagRequest
 from faithwatch.proxy.upstream import Upstream, UpstreamError
 from faithwatch.results import SentenceReport
+from faithwatch.text import repeats, split_sentences
 from faithwatch.watch import StreamWatch
 
 POLICIES = ("annotate", "abstain", "fod")
@@ -82,6 +85,7 @@ class ProxySettings:
     refusal: str = REFUSAL
     logprobs: bool = False  # ask the upstream for log-probabilities (top 5) for the api signal
     seed: int = 0
+    no_repeat: bool = DecodingParams().no_repeat  # fod: a repeated sentence counts as a low one
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
@@ -224,6 +228,7 @@ async def _gated(run: Run, gate: float, backtrack: bool) -> AsyncIterator[Event]
     watch: StreamWatch = await run.scoring.call(run.monitor.watch, run.rag.question, run.rag.context)
     sent = 0  # characters of the answer released to the client
     finish, failed = "stop", None
+    said: list[str] = []  # the sentences released so far (fod: a repeat of one backtracks)
     pieces = _pieces(run)
     try:
         ended = False
@@ -237,9 +242,10 @@ async def _gated(run: Run, gate: float, backtrack: bool) -> AsyncIterator[Event]
                 reports = await run.scoring.call(watch.finish)
             for report in reports:
                 yield run.note(report, watch.latencies[report.index], gate)
-                if report.score < gate:
+                if report.score < gate or (backtrack and run.settings.no_repeat and repeats(report.text, said)):
                     failed = report
                     break
+                said.append(report.text)
                 run.trace.append(TraceEvent("accept", report.index, report.text, report.score, 0,
                                             reason=f"score >= {gate:.3g}"))
                 yield Delta(watch.tracker.text[sent : report.end])
@@ -259,8 +265,9 @@ async def _gated(run: Run, gate: float, backtrack: bool) -> AsyncIterator[Event]
         yield Delta(("" if not prefix or prefix[-1].isspace() else " ") + run.settings.refusal)
         yield Done("stop", run.summary(refused=True))
         return
+    why = f"below tau1={gate:.3g}" if failed.score < gate else REPEATED
     run.trace.append(TraceEvent("backtrack", failed.index, failed.text, failed.score, 0,
-                                reason=f"below tau1={gate:.3g}; the upstream was stopped"))
+                                reason=f"{why}; the upstream was stopped"))
     accepted = [n.report.score for n in run.notes if n.report.end <= sent]
     best = await _beam_search(run, prefix, accepted, len(accepted))
     if best is None:
@@ -294,7 +301,7 @@ async def _beam_search(run: Run, prefix: str, scores: list[float], step: int) ->
         open_beams = [b for b in beams if not b.finished]
         per_beam = math.ceil(s.samples / len(open_beams))
         survivors: list[tuple[_Beam, int]] = [(b, i) for i, b in enumerate(beams) if b.finished]  # carried
-        fresh = 0
+        fresh, repeated = 0, False
         for parent, beam in enumerate(open_beams):
             for cand in await _candidates(run, beam, per_beam, step):
                 text = cand.text[len(beam.text):].strip() or "<eos>"
@@ -302,13 +309,17 @@ async def _beam_search(run: Run, prefix: str, scores: list[float], step: int) ->
                 run.trace.append(TraceEvent("candidate", step, text, score, parent))
                 if score is not None and score < tau2:
                     run.trace.append(TraceEvent("prune", step, text, score, parent, reason=f"below tau2={tau2:.3g}"))
+                elif score is not None and s.no_repeat and repeats(text, split_sentences(beam.text)):
+                    run.trace.append(TraceEvent("prune", step, text, score, parent, reason=REPEATED))
+                    repeated = True
                 elif any(c.text == cand.text and c.finished == cand.finished for c, _ in survivors):
                     run.trace.append(TraceEvent("drop", step, text, score, parent, reason="the same as another beam"))
                 else:
                     survivors.append((cand, parent))
                     fresh += 1
         if not fresh:
-            run.trace.append(TraceEvent("stop", step, reason=f"no candidate scored >= tau2={tau2:.3g}"))
+            new = " new" if repeated else ""  # some candidates only repeated their answer
+            run.trace.append(TraceEvent("stop", step, reason=f"no{new} candidate scored >= tau2={tau2:.3g}"))
             break
         survivors.sort(key=lambda c: -c[0].mean)
         kept = survivors[: s.beams]

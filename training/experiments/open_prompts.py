@@ -1,0 +1,61 @@
+"""Open-ended prompts for decoding checks, and how many answers repeat a sentence (the ``no_repeat`` rule).
+
+``--write DIR`` writes two prompt files of ``faithwatch eval-decoding``'s prompt-only format (no answers) from the
+packaged RAGTruth sets: ``qa.jsonl``, the first 16 distinct questions of ``ragtruth-qa.jsonl`` with their passages,
+and ``summary.jsonl``, the first 10 distinct contexts of ``ragtruth-summary.jsonl`` with their instruction. Given
+report folders instead, it counts, per strategy, the answers in which a sentence says another again word for word
+(``faithwatch.text.repeats``, on the answer split by ``faithwatch.text.split_sentences``) and the refusals.
+
+    python training/experiments/open_prompts.py --write /tmp/open
+    faithwatch eval-decoding --data /tmp/open/qa.jsonl --strategies greedy,fod-fallback --max-new-tokens 256 \
+        --report /tmp/open-qa
+    python training/experiments/open_prompts.py /tmp/open-qa
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from faithwatch.text import repeats, split_sentences
+
+SETS = {"qa": ("training/data/ragtruth-qa.jsonl", "question", 16),
+        "summary": ("training/data/ragtruth-summary.jsonl", "context", 10)}
+
+
+def write(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for name, (path, distinct, n) in SETS.items():
+        seen: set[str] = set()
+        rows = []
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
+            r = json.loads(line)
+            if r[distinct] in seen:
+                continue
+            seen.add(r[distinct])
+            rows.append({"id": f"{name}-{len(rows)}", "question": r["question"], "context": r["context"]})
+            if len(rows) == n:
+                break
+        (out / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        print(f"{out / name}.jsonl: {len(rows)} prompts")
+
+
+def count(report: Path) -> None:
+    tally: dict[str, list[int]] = {}
+    for line in (report / "answers.jsonl").read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        sentences = split_sentences(r.get("answer") or "")
+        repeated = any(repeats(s, sentences[:i]) for i, s in enumerate(sentences))
+        t = tally.setdefault(r["strategy"], [0, 0, 0])
+        t[0], t[1], t[2] = t[0] + 1, t[1] + repeated, t[2] + bool(r.get("refused"))
+    for strategy, (n, repeated, refused) in tally.items():
+        print(f"{report} {strategy}: {n} answers, {repeated} with a repeated sentence, {refused} refused")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--write"]:
+        write(Path(sys.argv[2]))
+    else:
+        for folder in sys.argv[1:]:
+            count(Path(folder))
