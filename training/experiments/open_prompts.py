@@ -2,7 +2,8 @@
 
 ``--write DIR`` writes two prompt files of ``faithwatch eval-decoding``'s prompt-only format (no answers) from the
 packaged RAGTruth sets: ``qa.jsonl``, the first 16 distinct questions of ``ragtruth-qa.jsonl`` with their passages,
-and ``summary.jsonl``, the first 10 distinct contexts of ``ragtruth-summary.jsonl`` with their instruction. Given
+and ``summary.jsonl``, the first 10 distinct contexts of ``ragtruth-summary.jsonl`` with their instruction, and
+``qa2.jsonl``, the next 16 distinct questions (a second check, written after the rule was kept). Given
 report folders instead, it counts, per strategy, the answers in which a sentence says another again word for word
 (``faithwatch.text.repeats``, on the answer split by ``faithwatch.text.split_sentences``) and the refusals.
 
@@ -20,20 +21,23 @@ from pathlib import Path
 
 from faithwatch.text import repeats, split_sentences
 
-SETS = {"qa": ("training/data/ragtruth-qa.jsonl", "question", 16),
-        "summary": ("training/data/ragtruth-summary.jsonl", "context", 10)}
+SETS = {"qa": ("training/data/ragtruth-qa.jsonl", "question", 0, 16),
+        "summary": ("training/data/ragtruth-summary.jsonl", "context", 0, 10),
+        "qa2": ("training/data/ragtruth-qa.jsonl", "question", 16, 16)}
 
 
 def write(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    for name, (path, distinct, n) in SETS.items():
+    for name, (path, distinct, skip, n) in SETS.items():
         seen: set[str] = set()
-        rows = []
+        rows: list[dict] = []
         for line in Path(path).read_text(encoding="utf-8").splitlines():
             r = json.loads(line)
             if r[distinct] in seen:
                 continue
             seen.add(r[distinct])
+            if len(seen) <= skip:
+                continue
             rows.append({"id": f"{name}-{len(rows)}", "question": r["question"], "context": r["context"]})
             if len(rows) == n:
                 break
