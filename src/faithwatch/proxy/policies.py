@@ -303,13 +303,14 @@ async def _beam_search(run: Run, prefix: str, scores: list[float], step: int) ->
         survivors: list[tuple[_Beam, int]] = [(b, i) for i, b in enumerate(beams) if b.finished]  # carried
         fresh, repeated = 0, False
         for parent, beam in enumerate(open_beams):
+            said = split_sentences(beam.text) if s.no_repeat else []  # once per beam, not per candidate
             for cand in await _candidates(run, beam, per_beam, step):
                 text = cand.text[len(beam.text):].strip() or "<eos>"
                 score = cand.scores[-1] if len(cand.scores) > len(beam.scores) else None
                 run.trace.append(TraceEvent("candidate", step, text, score, parent))
                 if score is not None and score < tau2:
                     run.trace.append(TraceEvent("prune", step, text, score, parent, reason=f"below tau2={tau2:.3g}"))
-                elif score is not None and s.no_repeat and repeats(text, split_sentences(beam.text)):
+                elif score is not None and repeats(text, said):
                     run.trace.append(TraceEvent("prune", step, text, score, parent, reason=REPEATED))
                     repeated = True
                 elif any(c.text == cand.text and c.finished == cand.finished for c, _ in survivors):
