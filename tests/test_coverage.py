@@ -6,7 +6,15 @@ import pytest
 import torch
 
 from faithwatch.decoding import generate
-from faithwatch.decoding.coverage import PATIENCE, Coverage, filled, open_slots, question_slots, verb_like
+from faithwatch.decoding.coverage import (
+    PATIENCE,
+    Coverage,
+    filled,
+    fillers,
+    open_slots,
+    question_slots,
+    verb_like,
+)
 from faithwatch.decoding.loop import DecodingLoop, greedy_chooser
 
 C = "The bridge in Lyon opened in 1820. It was built by local masons."
@@ -228,3 +236,11 @@ def test_the_sentence_after_offers_only_when_it_refers_back() -> None:
     assert open_slots(q, "Germany won the 2010 World Cup.", context) == 1  # the next sentence starts afresh
     goes_on = context.replace("Germany finished", "Their rival Germany finished")
     assert open_slots(q, "Germany won the 2010 World Cup.", goes_on) == 0  # it refers back: it may say more of it
+
+
+def test_fillers_are_what_an_answer_says_in_a_slot() -> None:
+    q = "In which city does the Eiffel Tower stand, and when was it finished?"
+    assert fillers(q, "It stands in Lyon, finished in 1889.", LYON) == {"lyon", "#1889"}
+    assert fillers(q, "The Eiffel Tower stands in Paris.", LYON) == set()  # Paris: not what the context offers
+    assert fillers(q, "The Eiffel Tower stands in Paris.") == {"pari"}  # no context: any run may fill the slot
+    assert fillers("When was it finished in 1889?", "It was finished in 1889.") == set()  # the question's own

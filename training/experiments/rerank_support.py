@@ -14,22 +14,8 @@ from __future__ import annotations
 import json
 import sys
 
-from faithwatch.alignment.lexical import number_values
 from faithwatch.decoding.counterfactual import load_items
-from faithwatch.decoding.coverage import _NUMBER_STEMS, _given, _offers, answer_runs
-
-
-def fillers(question: str, context: str, answer: str) -> frozenset[str]:
-    """Stems and numbers of ``answer`` that may fill a slot of ``question`` (see the module doc)."""
-    numbers_given, words_given = _given(question)
-    offers = [o for o in _offers(question, context)]
-    out: set[str] = set()
-    for run in answer_runs(answer):
-        run = run - words_given - _NUMBER_STEMS
-        if run and any(o is None or run & o for o in offers):
-            out |= run
-    out |= {f"#{n}" for n in number_values(answer) - numbers_given}
-    return frozenset(out)
+from faithwatch.decoding.coverage import fillers
 
 
 def rows(data: str, report: str):
@@ -42,7 +28,7 @@ def rows(data: str, report: str):
         it = items[r["id"]]
         pool = [e["text"] for e in r["trace"] if e["kind"] == "candidate"]
         sel = next(e["beam"] for e in r["trace"] if e["kind"] == "select")
-        keys = [fillers(it.question, it.context, t) for t in pool]
+        keys = [fillers(it.question, t, it.context) for t in pool]
         support = sum(1 for j, k in enumerate(keys) if j != sel and k & keys[sel])
         yield {"id": r["id"], "kind": it.kind, "success": r["success"], "declined": r.get("declined"),
                "common": r.get("common_hit"), "sampled": len(pool) > 1, "support": support,

@@ -243,6 +243,21 @@ def filled(question: str, answer: str, context: str = "") -> int:
     return by_quantity + by_time + min(len(options), _matched(options) + spare)
 
 
+def fillers(question: str, answer: str, context: str = "") -> frozenset[str]:
+    """What of ``answer`` may fill a slot of ``question``, as :func:`filled` reads it: the content stems of its runs
+    that a word slot may take (with ``context``, a run the context offers for the slot; the question's own words
+    left out), and its numbers that the question does not hold, each as ``"#<value>"``. Two answers that share one
+    say the same thing in a slot."""
+    numbers_given, words_given = _given(question)
+    offers = _offers(question, context)
+    out: set[str] = set()
+    for run in answer_runs(answer):
+        run = run - words_given - _NUMBER_STEMS
+        if run and any(offer is None or run & offer for offer in offers):
+            out |= run
+    return frozenset(out | {f"#{n}" for n in number_values(answer) - numbers_given})
+
+
 def open_slots(question: str, answer: str, context: str = "") -> int:
     """How many of ``question``'s slots ``answer`` leaves open (``context``: see :func:`filled`)."""
     return len(question_slots(question)) - filled(question, answer, context)
