@@ -323,6 +323,48 @@ def test_rerank_coverage_gate_then_slots_before_scores(monitor, scored, one_thre
     assert result.mean_score == pytest.approx(max(e.score for e in candidates))
 
 
+def test_rerank_answers_end_before_a_repeated_sentence(monitor, scored, one_thread, monkeypatch):
+    """With ``no_repeat``, rerank's samples and rerank-coverage's pool (its greedy answer too) end before their
+    first sentence that says an earlier one again; off, the repeat stays."""
+    import torch
+
+    from faithwatch.decoding import strategies
+    from faithwatch.decoding.loop import DecodingLoop
+    from faithwatch.decoding.types import REPEATED
+    from faithwatch.params import DecodingParams
+
+    first, again, last = "The bridge opened in 1820.", "The Bridge opened in 1820!", "It is long."
+    scored["by_text"].update({first: 0.9, again: 0.9, last: 0.9})
+    tok = monitor.lm.tokenizer
+    ids = tok.encode(f"{first} {again} {last}", add_special_tokens=False) + [min(monitor.lm.eos_token_ids)]
+
+    def run(name: str, no_repeat: bool):
+        loop = DecodingLoop(monitor, Q, C, max_new_tokens=40, max_sentence_tokens=40)
+        prompt = loop.session.positions[0]
+
+        def script(*_args):  # every branch says the script, from where it stands
+            return lambda logp, _twin: [ids[min(p - prompt, len(ids) - 1)] for p in loop.session.positions]
+
+        monkeypatch.setattr(strategies, "sampling_chooser", script)
+        monkeypatch.setattr(strategies, "greedy_chooser", script)
+        params = DecodingParams(samples=2, tau1=1.0, coverage=False, no_repeat=no_repeat, max_new_tokens=40)
+        job = strategies.StrategyRun(loop, monitor, params, [], torch.Generator().manual_seed(0))
+        beam, refused = getattr(strategies, name)(job)
+        return beam, job.trace, refused
+
+    for name, pool in (("rerank", 2), ("rerank_coverage", 3)):
+        beam, trace, refused = run(name, no_repeat=False)
+        assert [s.text for s in beam.sentences] == [first, again, last] and not refused
+        beam, trace, refused = run(name, no_repeat=True)
+        assert [s.text for s in beam.sentences] == [first] and not refused
+        assert tok.decode(beam.ids).strip() == first and beam.finished and beam.stop_reason == "repeated sentence"
+        prunes = [e for e in trace if e.kind == "prune"]
+        assert len(prunes) == pool and all(e.text == again and e.step == 1 and REPEATED in e.reason for e in prunes)
+        assert all(e.text.strip() == first for e in trace if e.kind == "candidate" and "full sample" in e.reason)
+    no_repeat = generate(monitor, Q, C, strategy="rerank", samples=2, **{**SHORT, "no_repeat": True})
+    assert no_repeat.params["no_repeat"] is True
+
+
 def test_candidates_share_one_batch(monitor, scored, one_thread, monkeypatch):
     widths = []
     hook = monitor.lm.model.register_forward_pre_hook(

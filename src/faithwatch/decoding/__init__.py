@@ -28,7 +28,7 @@ def _builtin(name: str) -> Any:
 _add = registry.strategies.add
 # ``reads``: the DecodingParams fields a strategy uses besides the token budgets (its result lists only those)
 _FOD = ("tau1", "tau2", "beams", "samples", "temperature", "coverage", "trim", "no_repeat", "seed")
-_SAMPLED = ("samples", "temperature", "seed")
+_SAMPLED = ("samples", "temperature", "no_repeat", "seed")
 _add("greedy", _builtin("greedy"), "plain greedy decoding (the baseline)", reads=())
 _add("abstain", _builtin("abstain"), "greedy, refusing when a sentence scores low", reads=("abstain_threshold",))
 _add("rerank", _builtin("rerank"), "S full samples, the one with the best mean sentence score", reads=_SAMPLED)
