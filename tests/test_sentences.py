@@ -273,3 +273,20 @@ def test_incremental_text_started_from_earlier_tokens(tokenizer, kind):
         assert detok.text == tok.decode(ids[:start], skip_special_tokens=True)
         for i in range(start, len(ids)):
             assert detok.add(ids[i]) == tok.decode(ids[: i + 1], skip_special_tokens=True)
+
+
+@pytest.mark.parametrize(("sentence", "earlier", "expected"), [
+    ("The Bridge opened in 1820!", ["The bridge opened in 1820."], True),  # case and punctuation aside
+    ("3. The bridge opened in 1820.", ["1. The bridge opened in 1820."], True),  # list numbers aside
+    ("The answer is: 1.", ["1. The answer is: 1."], True),
+    ("- It is long.", ["• It is long."], True),  # bullets aside
+    ("It is 500 m.", ["It is 330 m."], False),  # another number says something else
+    ("1920 was the year it opened.", ["1820 was the year it opened."], False),  # a year is no list number
+    ("A. Smith built it.", ["B. Smith built it."], False),  # an initial is no list marker
+    ("2.", ["1."], False),
+    ("...", ["..."], False),  # no words: nothing to repeat
+])
+def test_what_counts_as_a_repeat(sentence, earlier, expected):
+    from faithwatch.text import repeats
+
+    assert repeats(sentence, earlier) is expected

@@ -49,9 +49,10 @@ class DecodingParams(BaseModel):
                        "(off by default: where the context lacks the answer, it keeps a distractor instead of "
                        "refusing).")
     no_repeat: bool = Field(True, description="FOD: a sentence that says again, word for word, one already in its "
-                            "answer (case and punctuation aside) counts as a low score: stage 1 backtracks from it "
-                            "and the search prunes it (small models loop: 'The answer is: … The answer is: …'); "
-                            "rerank, rerank-coverage: each answer of the pool ends before such a sentence.")
+                            "answer (case, punctuation and leading list numbers aside) counts as a low score: stage 1 "
+                            "backtracks from it and the search prunes it (small models loop: 'The answer is: … The "
+                            "answer is: …'); rerank, rerank-coverage: each answer of the pool ends before such a "
+                            "sentence.")
     seed: int = Field(0, ge=0, le=2**64 - 1, description="Seed of the sampler.")
 
     def for_strategy(self, defaults: dict[str, Any]) -> DecodingParams:

@@ -24,11 +24,19 @@ def word_key(text: str) -> tuple[str, ...]:
     return tuple(w.lower() for w in _WORD.findall(text))
 
 
+#: leading list markers: a number of one or two digits with "." or ")", or a bullet (not a letter: "A. Smith")
+_LIST_MARKS = re.compile(r"^\s*(?:(?:\d{1,2}[.)]|[-*•·])\s+)+")
+
+
 def repeats(sentence: str, earlier: Iterable[str]) -> bool:
-    """Whether ``sentence`` says one of ``earlier`` again, word for word (case and punctuation aside); a sentence
-    without words repeats nothing."""
-    key = word_key(sentence)
-    return bool(key) and any(word_key(e) == key for e in earlier)
+    """Whether ``sentence`` says one of ``earlier`` again, word for word (case, punctuation and leading list markers
+    aside: "3. It is 330 m." repeats "1. It is 330 m."); a sentence without words repeats nothing."""
+    key = _repeat_key(sentence)
+    return bool(key) and any(_repeat_key(e) == key for e in earlier)
+
+
+def _repeat_key(sentence: str) -> tuple[str, ...]:
+    return word_key(_LIST_MARKS.sub("", sentence, count=1))
 
 
 _local = threading.local()

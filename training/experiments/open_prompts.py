@@ -5,7 +5,8 @@ packaged RAGTruth sets: ``qa.jsonl``, the first 16 distinct questions of ``ragtr
 and ``summary.jsonl``, the first 10 distinct contexts of ``ragtruth-summary.jsonl`` with their instruction, and
 ``qa2.jsonl``, the next 16 distinct questions (a second check, written after the rule was kept). Given
 report folders instead, it counts, per strategy, the answers in which a sentence says another again word for word
-(``faithwatch.text.repeats``, on the answer split by ``faithwatch.text.split_sentences``) and the refusals.
+(``faithwatch.text.repeats``, on the answer split by ``faithwatch.text.split_sentences``, and on the sentences the
+decoder scored, which the rule reads) and the refusals.
 
     python training/experiments/open_prompts.py --write /tmp/open
     faithwatch eval-decoding --data /tmp/open/qa.jsonl --strategies greedy,fod-fallback --max-new-tokens 256 \
@@ -45,16 +46,21 @@ def write(out: Path) -> None:
         print(f"{out / name}.jsonl: {len(rows)} prompts")
 
 
+def _repeated(sentences: list[str]) -> bool:
+    return any(repeats(s, sentences[:i]) for i, s in enumerate(sentences))
+
+
 def count(report: Path) -> None:
     tally: dict[str, list[int]] = {}
     for line in (report / "answers.jsonl").read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
-        sentences = split_sentences(r.get("answer") or "")
-        repeated = any(repeats(s, sentences[:i]) for i, s in enumerate(sentences))
-        t = tally.setdefault(r["strategy"], [0, 0, 0])
-        t[0], t[1], t[2] = t[0] + 1, t[1] + repeated, t[2] + bool(r.get("refused"))
-    for strategy, (n, repeated, refused) in tally.items():
-        print(f"{report} {strategy}: {n} answers, {repeated} with a repeated sentence, {refused} refused")
+        by_pysbd = _repeated(split_sentences(r.get("answer") or ""))
+        by_decoder = not r.get("refused") and _repeated([s["text"] for s in r.get("sentences") or []])
+        t = tally.setdefault(r["strategy"], [0, 0, 0, 0])
+        t[0], t[1], t[2], t[3] = t[0] + 1, t[1] + by_pysbd, t[2] + by_decoder, t[3] + bool(r.get("refused"))
+    for strategy, (n, by_pysbd, by_decoder, refused) in tally.items():
+        print(f"{report} {strategy}: {n} answers, {by_pysbd} with a repeated sentence ({by_decoder} by the "
+              f"decoder's sentences), {refused} refused")
 
 
 if __name__ == "__main__":
