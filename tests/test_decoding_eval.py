@@ -6,6 +6,7 @@ here depends on the strategies themselves; only the CLI test loads the tiny mode
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 from collections import Counter
@@ -450,6 +451,13 @@ def test_cli_with_a_fake_generate(tiny_model_dir, tmp_path, monkeypatch, one_thr
         "counterfactual"]  # every table (by topic too) is marked, in the JSON as in the names
     answers = [json.loads(line) for line in (report / "answers.jsonl").read_text().splitlines()]
     assert len(answers) == 8 and {a["strategy"] for a in answers} == {"greedy", "fod"}
+    assert ev.read_answers(report) == answers  # the reader of stored reports, plain or gzipped
+    packed = tmp_path / "packed"
+    packed.mkdir()
+    (packed / "answers.jsonl.gz").write_bytes(gzip.compress((report / "answers.jsonl").read_bytes()))
+    assert ev.read_answers(packed) == answers
+    with pytest.raises(InputError, match="no answers.jsonl"):
+        ev.read_answers(tmp_path)
     again = runner.invoke(app, args)
     assert again.exit_code == 0 and "0 runs, 8 from the cache" in again.output
     bad = runner.invoke(app, [*args[:4], "greedy,magic", *args[5:]])

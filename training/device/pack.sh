@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run HERE, in the repo root: packs what the GPU machine needs into .gpu/ and .whl/ (both git-ignored via
-# .git/info/exclude), within the device tool's 64 MiB (the tracked tree travels too, ~33 MB): the base encoder in
+# .git/info/exclude), within the device tool's 64 MiB (the tracked tree travels too, ~27 MB): the base encoder in
 # int8 (23 MB; training/device/dequant.py rebuilds fp32 there), the gzipped NLI train file and the MNLI-mismatched
 # dev sets, QAGS, and wheels of the packages the GPU image lacks (peft: the adapter's config needs peft >= 0.21;
 # pydantic and its dependencies, which faithwatch.claims imports; pydantic_core is a cp312 x86-64 build).

@@ -15,7 +15,6 @@ with slots and reports, by whether the answer names every context-answer group, 
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -24,6 +23,7 @@ from pathlib import Path
 from faithwatch.alignment.lexical import content_runs
 from faithwatch.decoding import coverage as cov
 from faithwatch.decoding.counterfactual import mentions_any
+from faithwatch.eval.decoding import read_answers
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,10 +39,11 @@ def open_previous(question: str, answer: str) -> int:
 
 
 def stored_rows() -> Iterator[tuple[Path, dict]]:
-    """(report folder's answers.jsonl, row) for every stored ``docs/results/decoding*/answers.jsonl`` row, in order."""
-    for path in sorted((ROOT / "docs" / "results").glob("decoding*/answers.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            yield path, json.loads(line)
+    """(report folder's answers file, row) for every stored ``docs/results/decoding*/answers.jsonl(.gz)`` row, in
+    order."""
+    for path in sorted((ROOT / "docs" / "results").glob("decoding*/answers.jsonl*")):
+        for row in read_answers(path.parent):
+            yield path, row
 
 
 def tally(before: Callable[..., int], after: Callable[..., int], show: bool,

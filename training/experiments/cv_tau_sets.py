@@ -16,15 +16,14 @@ import json
 import sys
 from pathlib import Path
 
-from faithwatch.eval.decoding import summarize
+from faithwatch.eval.decoding import read_answers, summarize
 
 STRATEGY = "fod-fallback"
 
 
 def rows_of(folder: str, strategy: str) -> list[dict]:
     """The ``strategy`` rows of one report's answers.jsonl."""
-    lines = Path(folder, "answers.jsonl").read_text(encoding="utf-8").splitlines()
-    return [r for r in map(json.loads, filter(str.strip, lines)) if r["strategy"] == strategy]
+    return [r for r in read_answers(folder) if r["strategy"] == strategy]
 
 
 def label(folder: str) -> str:

@@ -20,6 +20,7 @@ import json
 import sys
 from pathlib import Path
 
+from faithwatch.eval.decoding import read_answers
 from faithwatch.text import repeats, split_sentences
 
 SETS = {"qa": ("training/data/ragtruth-qa.jsonl", "question", 0, 16),
@@ -52,8 +53,7 @@ def _repeated(sentences: list[str]) -> bool:
 
 def count(report: Path) -> None:
     tally: dict[str, list[int]] = {}
-    for line in (report / "answers.jsonl").read_text(encoding="utf-8").splitlines():
-        r = json.loads(line)
+    for r in read_answers(report):
         by_pysbd = _repeated(split_sentences(r.get("answer") or ""))
         by_decoder = not r.get("refused") and _repeated([s["text"] for s in r.get("sentences") or []])
         t = tally.setdefault(r["strategy"], [0, 0, 0, 0])

@@ -16,11 +16,9 @@ measured").
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
 
-from faithwatch.eval.decoding import summarize
+from faithwatch.eval.decoding import read_answers, summarize
 
 
 def as_refusal(row: dict) -> dict:
@@ -35,8 +33,7 @@ def main(folders: list[str]) -> None:
         folder, _, only = spec.partition(":")
         no_last_resort = folder.endswith("!")
         folder = folder.rstrip("!")
-        lines = Path(folder, "answers.jsonl").read_text(encoding="utf-8").splitlines()
-        read = [json.loads(line) for line in lines if line.strip()]
+        read = read_answers(folder)
         if no_last_resort:
             read = [as_refusal(r) if r["trace_counts"].get("select", 0) >= 3 else r for r in read]
         rows += [r for r in read if not only or r["strategy"] == only]

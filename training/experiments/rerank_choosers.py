@@ -45,6 +45,7 @@ from faithwatch.alignment.lexical import content_stems, number_values
 from faithwatch.claims.lss import split_words
 from faithwatch.decoding.counterfactual import QAItem, load_items, success
 from faithwatch.decoding.coverage import open_slots
+from faithwatch.eval.decoding import read_answers
 from faithwatch.nli.tagger import load_tagger
 from faithwatch.text import split_sentences, stem
 
@@ -53,8 +54,7 @@ def pools(pairs: list[tuple[str, str]]):
     """(item, rerank-coverage record, pooled texts with their mean scores) of every traced item."""
     for data, report in pairs:
         items = {i.id: i for i in load_items(data)}
-        for line in Path(report, "answers.jsonl").read_text(encoding="utf-8").splitlines():
-            r = json.loads(line)
+        for r in read_answers(report):
             if r["strategy"] == "rerank-coverage":
                 yield items[r["id"]], r, [(e["text"], e["score"]) for e in r["trace"] if e["kind"] == "candidate"]
 

@@ -16,13 +16,12 @@ import sys
 
 from faithwatch.decoding.counterfactual import load_items
 from faithwatch.decoding.coverage import fillers
+from faithwatch.eval.decoding import read_answers
 
 
 def rows(data: str, report: str):
     items = {i.id: i for i in load_items(data)}
-    with open(f"{report}/answers.jsonl", encoding="utf-8") as handle:
-        records = [json.loads(line) for line in handle]
-    for r in records:
+    for r in read_answers(report):
         if r["strategy"] != "rerank-coverage":
             continue
         it = items[r["id"]]

@@ -283,7 +283,7 @@ def eval_decoding(
         from faithwatch.report import write_dataset_html
 
         paths.append(write_dataset_html(report))
-        answers = report / "answers.jsonl"
+        answers = report / ev.ANSWERS_FILE
         with answers.open("w", encoding="utf-8") as handle:
             for row in ev.answer_records(result):
                 handle.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")

@@ -563,12 +563,33 @@ def evaluate_strategies(
     return DecodingEvaluation(summary, rows, topic_table(rows, strategies), meta, generated, reused)
 
 
+#: the report file of per-item rows; the reports stored under ``docs/results/`` keep it gzipped (``.gz``)
+ANSWERS_FILE = "answers.jsonl"
+
+
+def read_answers(report: str | Path) -> list[dict[str, Any]]:
+    """The per-item rows of an ``eval-decoding`` report folder: its ``answers.jsonl``, or ``answers.jsonl.gz``."""
+    import gzip
+
+    folder = Path(report)
+    plain, packed = folder / ANSWERS_FILE, folder / f"{ANSWERS_FILE}.gz"
+    if plain.is_file():
+        text = plain.read_text(encoding="utf-8")
+    elif packed.is_file():
+        with gzip.open(packed, "rt", encoding="utf-8") as handle:
+            text = handle.read()
+    else:
+        raise InputError(f"{folder}: no {ANSWERS_FILE} or {ANSWERS_FILE}.gz (not an eval-decoding report)")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
 def answer_records(evaluation: DecodingEvaluation) -> list[dict[str, Any]]:
-    """The per-item rows as JSON-safe dicts (for ``answers.jsonl``)."""
+    """The per-item rows as JSON-safe dicts (for :data:`ANSWERS_FILE`)."""
     return [json.loads(json.dumps(r, ensure_ascii=False, allow_nan=False, default=str)) for r in evaluation.rows]
 
 
 __all__ = [
+    "ANSWERS_FILE",
     "DEFAULT_PARAMS",
     "DecodingEvaluation",
     "GenerateFn",
@@ -586,6 +607,7 @@ __all__ = [
     "monitor_identity",
     "params_hash",
     "parse_strategies",
+    "read_answers",
     "read_cache",
     "summarize",
     "topic_table",
