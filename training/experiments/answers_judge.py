@@ -3,7 +3,7 @@
 Question coverage counts a description as filling a "who" / "which" slot ("The French Fifth Republic is the system
 of government that France has used since 1958 ..." for "Who was the first President of the French Fifth
 Republic?"), fod-fallback's most frequent out-of-sample loss. Could the monitored model tell? For every distinct
-(question, answer) stored in ``docs/results/decoding*/answers.jsonl`` that coverage reads as complete (no slot open,
+(question, answer) stored in ``docs/results/decoding*/answers.jsonl.gz`` that coverage reads as complete (no slot open,
 with the item's context), the model reads the question and the answer (not the context) and is asked whether the
 answer gives what the question asks; the score is log P(Yes) − log P(No) over the first answer token. Printed:
 the AUROC of the score for "names every context-answer group" (the answers missing a fact include wrong names,

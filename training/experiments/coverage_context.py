@@ -19,7 +19,7 @@ rule (commit `e962ab8`), which also had a head-noun-only version (a slot asks on
 after "what"/"which": "river" in "the country's longest river"): 62 complete answers newly read as open and 137
 answers missing a fact, against 0 and 230 for the rule kept.
 
-This script reads every stored answer of ``docs/results/decoding*/answers.jsonl`` (every strategy) to a question
+This script reads every stored answer of ``docs/results/decoding*/answers.jsonl.gz`` (every strategy) to a question
 with slots, finds its context in the item files, and reports, by whether the answer names every context-answer
 group, how many slots the shipped rule and the variant leave open. No model runs. Designed after reading fresh12's
 failures: fresh12 and every stored answer are in-sample for it.

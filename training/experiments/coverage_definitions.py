@@ -5,7 +5,7 @@ fod-fallback's most frequent out-of-sample loss (fresh17, 19, 21, 22) is a descr
 counts as the answer: "In Greek mythology, the Minotaur was a monster with the head of a bull ..." for "Which
 hero killed the Minotaur?". The variant here drops, for word slots only, every answer sentence whose copula (within
 its first nine words) is followed by "a", "an" or "one of". It reads every stored answer of
-``docs/results/decoding*/answers.jsonl`` (``coverage_verbs.tally``; no model runs; in-sample: designed after
+``docs/results/decoding*/answers.jsonl.gz`` (``coverage_verbs.tally``; no model runs; in-sample: designed after
 reading those answers).
 
 **Measured (2026-11-29, thirty-second session): not kept, far more harm than help.** It opens a slot in 156 of

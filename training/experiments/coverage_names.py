@@ -11,7 +11,7 @@ word. It was built into the coverage in the twentieth session (commit ``dc9a4b6`
 committed with it: on fresh11, run once, fod-fallback had 31 successes under it against 32 under the shipped
 coverage (training/data/README.md).
 
-This script reads every stored answer of ``docs/results/decoding*/answers.jsonl`` (every strategy) to a question
+This script reads every stored answer of ``docs/results/decoding*/answers.jsonl.gz`` (every strategy) to a question
 with slots and reports, by whether the answer names every context-answer group, how many slots the shipped rule and
 the variant leave open. No model runs.
 

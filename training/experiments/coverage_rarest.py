@@ -9,7 +9,7 @@ only by the sentences that hold the clause's words found in the fewest context s
 after them that refer back, as now), so "killed" picks the sentence that says who killed it. A slot none of whose
 words the context holds takes any run, as now.
 
-It reads every stored answer of ``docs/results/decoding*/answers.jsonl`` and counts, by whether the answer names
+It reads every stored answer of ``docs/results/decoding*/answers.jsonl.gz`` and counts, by whether the answer names
 every context-answer group, how many slots the shipped rule and the variant leave open
 (``coverage_verbs.tally``). No model runs. Designed after reading the failures of fresh17 and fresh19: every
 stored answer is in-sample for it.

@@ -6,7 +6,7 @@ On fresh14 that allowance let fod-fallback keep distractors ("Germany finished t
 the fresh15 rule passed (training/data/README.md) the shipped rule takes the next sentence only when its first
 word refers back (``coverage.REFER_BACK``: it, its, he, his, she, her, they, their, this, these, those, there).
 
-This reads every stored answer of ``docs/results/decoding*/answers.jsonl`` and counts, by whether the answer names
+This reads every stored answer of ``docs/results/decoding*/answers.jsonl.gz`` and counts, by whether the answer names
 every context-answer group, how many slots the previous rule (any next sentence) and the shipped rule leave open
 (``coverage_verbs.tally``). No model runs. Designed after reading fresh14's failures: fresh14 and the answers
 stored before fresh15 are in-sample for it.

@@ -8,7 +8,7 @@ fills the slot and FOD keeps it. The variant: when the clause holds capitalised 
 question's first word) that the context holds, only the sentences holding one of them pick (and the sentences
 right after them that refer back, as now); otherwise every clause word picks, as now.
 
-It reads every stored answer of ``docs/results/decoding*/answers.jsonl`` and counts, by whether the answer names
+It reads every stored answer of ``docs/results/decoding*/answers.jsonl.gz`` and counts, by whether the answer names
 every context-answer group, how many slots the shipped rule and the variant leave open
 (``coverage_verbs.tally``). No model runs. Designed after reading fresh17-22's failures: every stored answer is
 in-sample for it.

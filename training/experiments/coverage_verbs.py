@@ -6,7 +6,7 @@ in which country was he born?" ("written" counted), and "The answer is Ethiopia.
 parts of "Which country ..., and what is its capital?". Since the nineteenth session a run fills once, and a run
 made only of verb forms and adverbs (``coverage.verb_like``) fills nothing.
 
-This script reads every stored answer of ``docs/results/decoding*/answers.jsonl`` (every strategy) to a question
+This script reads every stored answer of ``docs/results/decoding*/answers.jsonl.gz`` (every strategy) to a question
 with slots and reports, by whether the answer names every context-answer group, how many slots the previous rule
 (plain ``content_runs``) and the shipped rule leave open. No model runs.
 

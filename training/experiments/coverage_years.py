@@ -7,7 +7,7 @@ answer without the year (fresh24). The variant: a time slot whose clause names a
 is filled only by a year-like number: written in digits, a whole number from 100 to 2100 or next to an era.
 Other time slots ("when did", "how old") and every other rule are as shipped.
 
-It reads every stored answer of ``docs/results/decoding*/answers.jsonl`` and counts, by whether the answer names
+It reads every stored answer of ``docs/results/decoding*/answers.jsonl.gz`` and counts, by whether the answer names
 every context-answer group, how many slots the shipped rule and the variant leave open
 (``coverage_verbs.tally``). No model runs. Designed after reading fresh23-24's failures: every stored answer is
 in-sample for it.

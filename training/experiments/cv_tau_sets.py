@@ -22,7 +22,7 @@ STRATEGY = "fod-fallback"
 
 
 def rows_of(folder: str, strategy: str) -> list[dict]:
-    """The ``strategy`` rows of one report's answers.jsonl."""
+    """The ``strategy`` rows of one report (``eval.decoding.read_answers``)."""
     return [r for r in read_answers(folder) if r["strategy"] == strategy]
 
 

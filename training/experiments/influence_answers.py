@@ -5,7 +5,7 @@ failures are such sentences: a remembered name ("The answer is: The Beatles." fo
 Byrds) scoring 0.6–0.8. The twin pass (the prompt without the context), which AdaCAD already runs, gives each
 chosen token's pointwise context influence log p(y_t | x, c) − log p(y_t | x) (``signals.influence``): negative
 where the context argues against the token. This teacher-forces every distinct greedy and fod-fallback answer
-stored for the fresh sets and the packaged set (``docs/results/decoding*/answers.jsonl``), and prints, for the
+stored for the fresh sets and the packaged set (``docs/results/decoding*/answers.jsonl.gz``), and prints, for the
 counterfactual and the agreeing items apart, the AUROC of the answer's lowest ``min_pci`` (over its sentences) and
 of its lowest ``mean_pci`` for success, and how many right and wrong answers fall below a few cut-offs. No model is
 trained; every stored answer is in-sample.
