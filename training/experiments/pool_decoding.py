@@ -1,8 +1,8 @@
 """Pool several ``faithwatch eval-decoding`` reports into one table (issue 12, the fresh check sets).
 
-Reads each report's ``answers.jsonl`` or ``answers.jsonl.gz`` (item ids must differ between the sets) and prints the same columns as
-``eval-decoding``: success on the counterfactual items, the paired bootstrap gain over greedy, and success on the
-agreeing items. No model runs; a second.
+Reads each report's ``answers.jsonl`` or ``answers.jsonl.gz`` (item ids must differ between the sets) and prints
+the same columns as ``eval-decoding``: success on the counterfactual items, the paired bootstrap gain over greedy,
+and success on the agreeing items. No model runs; a second.
 
     python training/experiments/pool_decoding.py docs/results/decoding-fresh2 docs/results/decoding-fresh3 \
         docs/results/decoding-fresh4
