@@ -54,6 +54,7 @@ is cut off. Cached answers checked by another checker are re-checked without gen
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
 import json
 import math
@@ -569,8 +570,6 @@ ANSWERS_FILE = "answers.jsonl"
 
 def read_answers(report: str | Path) -> list[dict[str, Any]]:
     """The per-item rows of an ``eval-decoding`` report folder: its ``answers.jsonl``, or ``answers.jsonl.gz``."""
-    import gzip
-
     folder = Path(report)
     plain, packed = folder / ANSWERS_FILE, folder / f"{ANSWERS_FILE}.gz"
     if plain.is_file():
