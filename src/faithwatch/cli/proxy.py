@@ -16,7 +16,7 @@ from faithwatch.cli._common import (
     group,
 )
 from faithwatch.errors import FaithwatchError, InputError
-from faithwatch.params import default
+from faithwatch.params import default, help_of
 
 app = group()
 
@@ -49,9 +49,7 @@ def proxy(
     samples: int = typer.Option(6, "--samples", min=1, help="fod: continuations per step (S)."),
     temperature: float = typer.Option(0.7, "--temperature", min=0.0, help="fod: sampling temperature of the "
                                       "continuations."),
-    no_repeat: bool = typer.Option(default("no_repeat"), "--no-repeat/--allow-repeat", help="fod: a sentence "
-                                   "that says one already in the answer again, word for word, counts as a low "
-                                   "score."),
+    no_repeat: bool = typer.Option(default("no_repeat"), "--no-repeat/--allow-repeat", help=help_of("no_repeat")),
     continuation: str = typer.Option("continue", "--continuation", help="fod: 'continue' sends the faithful prefix "
                                      "as a partial assistant message (continue_final_message, as vLLM); "
                                      "'reprompt' asks in a user message, for upstreams that cannot continue."),

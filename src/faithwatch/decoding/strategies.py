@@ -511,7 +511,7 @@ def _stage1_refusal(loop: DecodingLoop, coverage: Coverage, cand: Candidate, tau
     before = _texts(loop.beams[0])
     if cand.report is None:
         return "the answer ends with question slots open" if cand.eos and coverage.must_go_on(before) else None
-    if no_repeat and _repeats(loop.beams[0], cand):
+    if no_repeat and repeats(cand.report.text, before):
         return f"greedy sentence {REPEATED}"
     if cand.report.score < tau1:
         return f"greedy sentence below tau1={tau1:.3g}"
