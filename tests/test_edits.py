@@ -120,3 +120,31 @@ def test_pruned_source_search_equals_comparing_every_sentence(scorer):
         want_match, want_keys = _exhaustive_source(sentence, context)
         assert match == want_match, sentence
         assert (best.matcher.b if best else []) == want_keys, sentence
+
+
+RETURNS = ("Orders over 50 dollars ship free within the country. Return shipping is free for Plus members; other "
+           "customers pay a flat fee of 6 dollars. Residents found a card on their doorstep. The fee applies to them from "
+           "May.")
+
+
+@pytest.mark.parametrize(("sentence", "widened"), [
+    ("Return shipping is free for everyone.", 1.0),  # a restriction (and the rest of its sentence) put as "everyone"
+    ("Return shipping is free for anyone.", 1.0),
+    ("Return shipping is free for Plus members.", 0.0),
+    ("Return shipping is free for all Plus members.", 0.0),  # "all" added, nothing replaced
+    ("Residents found a card on every doorstep.", 0.0),  # "their" -> "every": a determiner, and not a universal
+    ("Orders over 50 dollars ship free everywhere.", 1.0),  # "within the country" -> "everywhere"
+    ("The fee applies to everyone from May.", 0.0),  # "them" restricts nothing the sentence says
+    ("Return shipping is free for Everything Club.", 0.0),  # capitalised: a name, not a universal word
+])
+def test_a_restriction_widened_to_all_counts_as_a_flip(scorer, sentence, widened):
+    f = scorer.evidence(sentence, RETURNS)
+    assert f["edit_neg_flip"] == widened and f["edit_swap_num"] == f["edit_swap_word"] == 0.0
+
+
+def test_a_long_widened_end_leaves_the_other_edits_counted(scorer):
+    """The long end that a widening may replace is not one more change towards MAX_EDITS: the swapped number
+    still counts."""
+    context = "Exchanges within 30 days are free for Plus members; other customers pay a fee of 6 dollars."
+    f = scorer.evidence("Exchanges within 60 days are always free for everyone.", context)
+    assert f["edit_swap_num"] == 1.0 and f["edit_neg_flip"] == 1.0

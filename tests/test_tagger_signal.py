@@ -178,6 +178,25 @@ def test_a_detector_trained_with_another_tagger_is_refused(overlap):
     assert "tagger" in [s.name for s in monitor.signals]
 
 
+def test_a_detector_trained_with_other_edit_rules_is_refused(overlap):
+    from faithwatch.alignment.edits import EDITS_VERSION
+    from faithwatch.detectors import load_detector
+    from faithwatch.detectors.shipped import SHIPPED_DIR
+    from faithwatch.errors import InputError
+    from faithwatch.monitor import Monitor
+    from faithwatch.signals import signal_versions
+
+    assert signal_versions(["edits", "lexical"]) == {"edits_version": EDITS_VERSION}  # what training records
+    detector = load_detector(SHIPPED_DIR)
+    detector.meta.metrics["tagger_version"] = TaggerSignal(tagger=overlap).version
+    detector.meta.metrics["edits_version"] = "1"
+    with pytest.raises(InputError, match="trained with edits version '1'"):
+        Monitor("none", detector=detector, alignment=detector.meta.metrics["alignment"])
+    detector.meta.metrics["edits_version"] = EDITS_VERSION
+    assert "edits" in [s.name for s in Monitor("none", detector=detector,
+                                               alignment=detector.meta.metrics["alignment"]).signals]
+
+
 def test_a_sentence_too_long_for_one_input_is_read_in_parts():
     """The shipped tagger reads at most ~220 claim tokens at once; a run-on sentence is read in parts, not refused."""
     long = " ".join(["the tower was built in Paris and it is 330 metres tall"] * 25)

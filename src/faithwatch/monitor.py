@@ -192,19 +192,20 @@ class Monitor:
         return alignment
 
     def _check_versions(self, meta) -> None:
-        """Refuse a model-backed part whose version differs from the one the detector was trained with: the
-        alignment scorer (e.g. another NLI adapter) and each cached text signal whose features it reads (the LSS
-        tagger). The detector records them as ``<part>_version`` in its metrics."""
+        """Refuse a part whose version differs from the one the detector was trained with: the alignment scorer
+        (e.g. another NLI adapter) and each versioned text signal whose features it reads (the LSS tagger, the
+        near-copy edits). The detector records them as ``<part>_version`` in its metrics; a detector that
+        records none for a part (made before it had a version) is not refused for it."""
         trained = (getattr(meta, "metrics", None) or {}) if meta is not None else {}
         read = set(getattr(meta, "feature_names", []))
         parts = [("alignment", self.alignment)] if self.alignment is not None else []
-        parts += [(s.name, s) for s in self.signals if getattr(s, "cached", False) and read & set(s.feature_names)]
+        parts += [(s.name, s) for s in self.signals if getattr(s, "version", None) and read & set(s.feature_names)]
         for name, part in parts:
             want, have = trained.get(f"{name}_version"), getattr(part, "version", None)
             if want and have != want:
                 label = name if getattr(part, "name", name) == name else f"{name} {part.name!r}"
                 raise InputError(f"the detector was trained with {label} version {want!r}, but this one is "
-                                 f"version {have!r} (its model changed); retrain the detector")
+                                 f"version {have!r} (it changed since); retrain the detector")
 
     @property
     def detector_features(self) -> list[str]:

@@ -11,8 +11,10 @@ its *source*. Features (see :data:`EDIT_FEATURES`):
   context (a changed number or date);
 * ``edit_swap_word`` - replaced spans with a name-like word (capitalised) found nowhere in the context (a swapped
   name or place);
-* ``edit_neg_flip`` - changed spans that add or drop a negation, or swap a word for its opposite (rose/fell,
-  before/after, ...: :data:`OPPOSITES`).
+* ``edit_neg_flip`` - changed spans that add or drop a negation, swap a word for its opposite (rose/fell,
+  before/after, ...: :data:`OPPOSITES`), or replace content words of the source with a universal word
+  (:data:`UNIVERSALS`: "free for Plus members" -> "free for everyone", a restriction widened to all; such a
+  replacement counts at the end of the sentence however long the source's end is).
 
 Only local changes of a near copy count (:func:`_inner`): changes between the first and last aligned run, or a
 short replacement at the end; at most :data:`MAX_EDITS` of them, each of at most :data:`MAX_SWAP_TOKENS` tokens of
@@ -55,6 +57,12 @@ _OPPOSITES = ("rise fall", "rose fell", "risen fallen", "increas decreas", "more
               "includ exclud", "success failur", "north south", "east west", "earlier later", "maximum minimum",
               "strong weak", "young old", "major minor", "up down", "grew shrank", "support oppos")
 OPPOSITES = frozenset(frozenset(pair.split()) for pair in _OPPOSITES)
+#: words that widen a statement to all (by stem); replacing source words with one flips it like a negation.
+#: Not "all" or "every": "all 62 items", "all applications" restate a source's count or set as often as they widen it
+UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", "everywhere", "always", "anyone",
+                                         "anybody", "anything"))
+#: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
+EDITS_VERSION = "2"
 
 _TOKEN_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|\w+(?:['’]\w+)?")
 
@@ -167,12 +175,20 @@ class EditScorer:
         if best is None or match < MIN_MATCH:
             return match, []
         source, matcher = best.tokens, best.matcher  # its first sequence is this sentence already (_best_source)
-        changes = _inner(matcher.get_opcodes())
+        opcodes = matcher.get_opcodes()
+        changes = _inner(opcodes)
         if len(changes) > MAX_EDITS:
             return match, []  # a paraphrase of its source, not a copy with an edit
-        # a longer change is a rewritten or cut clause, not a local edit (a negation inside it is not flipped)
-        return match, [(op, sent[a1:a2], source[b1:b2]) for op, a1, a2, b1, b2 in changes
-                       if a2 - a1 <= MAX_SWAP_TOKENS and b2 - b1 <= MAX_SWAP_TOKENS + 1]
+
+        def widens(op: tuple[str, int, int, int, int]) -> bool:  # a restriction, however long, put as "everyone"
+            return _widened(op[0], sent[op[1]:op[2]], source[op[3]:op[4]])
+
+        # a longer change is a rewritten or cut clause, not a local edit (a negation inside it is not flipped),
+        # unless it widens the source to all; a long widening end is added without counting towards MAX_EDITS
+        kept = [op for op in changes if op[2] - op[1] <= MAX_SWAP_TOKENS
+                and (op[4] - op[3] <= MAX_SWAP_TOKENS + 1 or widens(op))]
+        kept += [op for op in _ends(opcodes, long=True) if widens(op)]
+        return match, [(op, sent[a1:a2], source[b1:b2]) for op, a1, a2, b1, b2 in kept]
 
     def in_context(self, token: _Token) -> bool:
         """Whether ``token`` occurs anywhere in the context of the last call."""
@@ -184,7 +200,7 @@ class EditScorer:
         out = {"edit_match": match, "edit_swap_num": 0.0, "edit_swap_word": 0.0, "edit_neg_flip": 0.0}
         for op, mine, theirs in edits:
             novel = [t for t in mine if t.content and not self.in_context(t)]  # found nowhere in the context
-            if _negations(mine) != _negations(theirs) or _opposed(mine, theirs):
+            if _negations(mine) != _negations(theirs) or _opposed(mine, theirs) or _widened(op, mine, theirs):
                 out["edit_neg_flip"] += 1
             elif op != "replace" or not novel:
                 continue
@@ -199,6 +215,14 @@ def _opposed(mine: list[_Token], theirs: list[_Token]) -> bool:
     return any(frozenset((a.key, b.key)) in OPPOSITES for a in mine for b in theirs)
 
 
+def _widened(op: str, mine: list[_Token], theirs: list[_Token]) -> bool:
+    """Whether a replacement puts a universal word where the source had content words and no universal one
+    ("Plus members" -> "everyone"; "their" -> "every" swaps a determiner and is not counted)."""
+    def universal(toks: list[_Token]) -> bool:  # a capitalised one is a name ("Erase Everything")
+        return any(not t.number and not t.entity and t.key in UNIVERSALS for t in toks)
+    return op == "replace" and universal(mine) and not universal(theirs) and any(t.content for t in theirs)
+
+
 def _inner(opcodes: list[tuple[str, int, int, int, int]]) -> list[tuple[str, int, int, int, int]]:
     """The changes that edit the source rather than cut it: every change between the first and the last aligned
     run, and a short replacement at the end ("designed by <another name>."). A clause dropped or added at either
@@ -207,7 +231,15 @@ def _inner(opcodes: list[tuple[str, int, int, int, int]]) -> list[tuple[str, int
     if not equal:
         return []
     inside = [op for op in opcodes[equal[0] + 1 : equal[-1]] if op[0] != "equal"]
-    ends = [op for op in (*opcodes[: equal[0]], *opcodes[equal[-1] + 1 :])
-            if op[0] == "replace" and op[2] - op[1] <= MAX_SWAP_TOKENS and op[4] - op[3] <= MAX_SWAP_TOKENS + 1
-            and op[1] > 0]
-    return inside + ends
+    return inside + _ends(opcodes)
+
+
+def _ends(opcodes: list[tuple[str, int, int, int, int]], long: bool = False) -> list[tuple[str, int, int, int, int]]:
+    """Replacements of at most :data:`MAX_SWAP_TOKENS` sentence tokens outside the aligned runs, not leading the
+    sentence, whose source side is short (at most one token more), or with ``long`` longer."""
+    equal = [i for i, op in enumerate(opcodes) if op[0] == "equal"]
+    if not equal:
+        return []
+    return [op for op in (*opcodes[: equal[0]], *opcodes[equal[-1] + 1 :])
+            if op[0] == "replace" and op[2] - op[1] <= MAX_SWAP_TOKENS and op[1] > 0
+            and (op[4] - op[3] > MAX_SWAP_TOKENS + 1) == long]

@@ -94,11 +94,10 @@ def text_signals() -> tuple[str, ...]:
 
 
 def signal_versions(families: Sequence[str]) -> dict[str, str]:
-    """``{"<family>_version": version}`` of the cached text signals among ``families`` (what a detector trained on
-    them records, and a monitor checks)."""
-    cached = [s for s in build_signals([f for f in families if f in text_signals()], SignalContext())
-              if getattr(s, "cached", False)]
-    return {f"{s.name}_version": s.version for s in cached}
+    """``{"<family>_version": version}`` of the text signals among ``families`` that declare a version (the LSS
+    tagger, the near-copy edits): what a detector trained on them records, and a monitor checks."""
+    built = build_signals([f for f in families if f in text_signals()], SignalContext())
+    return {f"{s.name}_version": s.version for s in built if getattr(s, "version", None)}
 
 
 def build_signals(names: Sequence[str], ctx: SignalContext) -> list[Any]:

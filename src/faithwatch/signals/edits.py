@@ -5,7 +5,7 @@ Text only (no model pass), so teacher-forced tables add it after extraction like
 
 from __future__ import annotations
 
-from faithwatch.alignment.edits import EDIT_FEATURES, EditScorer
+from faithwatch.alignment.edits import EDIT_FEATURES, EDITS_VERSION, EditScorer
 from faithwatch.signals.base import TextEvidenceSignal
 
 
@@ -17,3 +17,8 @@ class EditSignal(TextEvidenceSignal):
 
     def make_scorer(self) -> EditScorer:
         return EditScorer()
+
+    @property
+    def version(self) -> str:
+        """The meaning of the features (:data:`~faithwatch.alignment.edits.EDITS_VERSION`)."""
+        return EDITS_VERSION
