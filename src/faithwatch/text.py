@@ -35,6 +35,7 @@ def repeats(sentence: str, earlier: Iterable[str]) -> bool:
     return bool(key) and any(_repeat_key(e) == key for e in earlier)
 
 
+@lru_cache(maxsize=4096)  # an answer's earlier sentences are compared again at every new one
 def _repeat_key(sentence: str) -> tuple[str, ...]:
     return word_key(_LIST_MARKS.sub("", sentence, count=1))
 
