@@ -123,8 +123,8 @@ def test_pruned_source_search_equals_comparing_every_sentence(scorer):
 
 
 RETURNS = ("Orders over 50 dollars ship free within the country. Return shipping is free for Plus members; other "
-           "customers pay a flat fee of 6 dollars. Residents found a card on their doorstep. The fee applies to them from "
-           "May.")
+           "customers pay a flat fee of 6 dollars. Residents found a card on their doorstep. "
+           "The fee applies to them from May.")
 
 
 @pytest.mark.parametrize(("sentence", "widened"), [
