@@ -63,6 +63,8 @@ UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", 
                                          "anybody", "anything"))
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
 EDITS_VERSION = "2"
+#: a difflib opcode: (op, sentence start, sentence end, source start, source end)
+_Op = tuple[str, int, int, int, int]
 
 _TOKEN_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|\w+(?:['’]\w+)?")
 
@@ -175,19 +177,18 @@ class EditScorer:
         if best is None or match < MIN_MATCH:
             return match, []
         source, matcher = best.tokens, best.matcher  # its first sequence is this sentence already (_best_source)
-        opcodes = matcher.get_opcodes()
-        changes = _inner(opcodes)
+        changes, long_ends = _inner(matcher.get_opcodes())
         if len(changes) > MAX_EDITS:
             return match, []  # a paraphrase of its source, not a copy with an edit
 
-        def widens(op: tuple[str, int, int, int, int]) -> bool:  # a restriction, however long, put as "everyone"
+        def widens(op: _Op) -> bool:  # a restriction, however long, put as "everyone"
             return _widened(op[0], sent[op[1]:op[2]], source[op[3]:op[4]])
 
         # a longer change is a rewritten or cut clause, not a local edit (a negation inside it is not flipped),
         # unless it widens the source to all; a long widening end is added without counting towards MAX_EDITS
         kept = [op for op in changes if op[2] - op[1] <= MAX_SWAP_TOKENS
                 and (op[4] - op[3] <= MAX_SWAP_TOKENS + 1 or widens(op))]
-        kept += [op for op in _ends(opcodes, long=True) if widens(op)]
+        kept += [op for op in long_ends if widens(op)]
         return match, [(op, sent[a1:a2], source[b1:b2]) for op, a1, a2, b1, b2 in kept]
 
     def in_context(self, token: _Token) -> bool:
@@ -223,23 +224,16 @@ def _widened(op: str, mine: list[_Token], theirs: list[_Token]) -> bool:
     return op == "replace" and universal(mine) and not universal(theirs) and any(t.content for t in theirs)
 
 
-def _inner(opcodes: list[tuple[str, int, int, int, int]]) -> list[tuple[str, int, int, int, int]]:
+def _inner(opcodes: list[_Op]) -> tuple[list[_Op], list[_Op]]:
     """The changes that edit the source rather than cut it: every change between the first and the last aligned
-    run, and a short replacement at the end ("designed by <another name>."). A clause dropped or added at either
-    end is not an edit of the source, and neither is a change leading the sentence (e.g. a list number)."""
+    run, and a short replacement at the end ("designed by <another name>."); and, apart, the end replacements whose
+    source side is longer (a cut clause, unless it is widened to all). A clause dropped or added at either end is
+    not an edit of the source, and neither is a change leading the sentence (e.g. a list number)."""
     equal = [i for i, op in enumerate(opcodes) if op[0] == "equal"]
     if not equal:
-        return []
+        return [], []
     inside = [op for op in opcodes[equal[0] + 1 : equal[-1]] if op[0] != "equal"]
-    return inside + _ends(opcodes)
-
-
-def _ends(opcodes: list[tuple[str, int, int, int, int]], long: bool = False) -> list[tuple[str, int, int, int, int]]:
-    """Replacements of at most :data:`MAX_SWAP_TOKENS` sentence tokens outside the aligned runs, not leading the
-    sentence, whose source side is short (at most one token more), or with ``long`` longer."""
-    equal = [i for i, op in enumerate(opcodes) if op[0] == "equal"]
-    if not equal:
-        return []
-    return [op for op in (*opcodes[: equal[0]], *opcodes[equal[-1] + 1 :])
-            if op[0] == "replace" and op[2] - op[1] <= MAX_SWAP_TOKENS and op[1] > 0
-            and (op[4] - op[3] > MAX_SWAP_TOKENS + 1) == long]
+    ends = [op for op in (*opcodes[: equal[0]], *opcodes[equal[-1] + 1 :])
+            if op[0] == "replace" and op[2] - op[1] <= MAX_SWAP_TOKENS and op[1] > 0]
+    short = [op for op in ends if op[4] - op[3] <= MAX_SWAP_TOKENS + 1]
+    return inside + short, [op for op in ends if op not in short]
