@@ -136,15 +136,28 @@ RETURNS = ("Orders over 50 dollars ship free within the country. Return shipping
     ("Orders over 50 dollars ship free everywhere.", 1.0),  # "within the country" -> "everywhere"
     ("The fee applies to everyone from May.", 0.0),  # "them" restricts nothing the sentence says
     ("Return shipping is free for Everything Club.", 0.0),  # capitalised: a name, not a universal word
+    ("Return shipping is always free.", 1.0),  # "always" inserted, "for Plus members" left out
+    ("Return shipping is free, always.", 1.0),  # the same at the end
+    ("Return shipping is always free for Plus members.", 0.0),  # the restriction kept; another clause left out
+    ("Everyone found a card on their doorstep.", 1.0),  # the subject "Residents" put as "Everyone"
+    ("Residents always found a card.", 1.0),  # "on their doorstep" left out
+    ("Residents always found a card on their doorstep.", 0.0),  # nothing left out: "always" restricts nothing cut
 ])
 def test_a_restriction_widened_to_all_counts_as_a_flip(scorer, sentence, widened):
     f = scorer.evidence(sentence, RETURNS)
     assert f["edit_neg_flip"] == widened and f["edit_swap_num"] == f["edit_swap_word"] == 0.0
 
 
+def test_always_inserted_into_a_statement_about_every_case_restates_it(scorer):
+    context = "The shop opens at 8 am every day except on public holidays, but the café closes on Mondays."
+    assert scorer.evidence("The shop always opens at 8 am.", context)["edit_neg_flip"] == 0.0  # "every day"
+    # the clause restated is the café's, which speaks of no "every": "on Mondays" left out widens it
+    assert scorer.evidence("The café always closes.", context)["edit_neg_flip"] == 1.0
+
+
 def test_a_long_widened_end_leaves_the_other_edits_counted(scorer):
     """The long end that a widening may replace is not one more change towards MAX_EDITS: the swapped number
-    still counts."""
+    still counts. "always" and "everyone" widen one restriction: one flip."""
     context = "Exchanges within 30 days are free for Plus members; other customers pay a fee of 6 dollars."
     f = scorer.evidence("Exchanges within 60 days are always free for everyone.", context)
     assert f["edit_swap_num"] == 1.0 and f["edit_neg_flip"] == 1.0

@@ -12,19 +12,23 @@ its *source*. Features (see :data:`EDIT_FEATURES`):
 * ``edit_swap_word`` - replaced spans with a name-like word (capitalised) found nowhere in the context (a swapped
   name or place);
 * ``edit_neg_flip`` - changed spans that add or drop a negation, swap a word for its opposite (rose/fell,
-  before/after, ...: :data:`OPPOSITES`), or replace content words of the source with a universal word
-  (:data:`UNIVERSALS`: "free for Plus members" -> "free for everyone", a restriction widened to all; such a
-  replacement counts at the end of the sentence however long the source's end is).
+  before/after, ...: :data:`OPPOSITES`), or widen the source to all with a universal word (:data:`UNIVERSALS`):
+  in place of content words of the source ("free for Plus members" -> "free for everyone"; "Plus members get"
+  -> "Everyone gets"), or inserted where the copy leaves a restriction out ("is always free", when the source
+  speaks of no "all", "every" or "each"). A widening counts at either end of the sentence, however long the
+  source's end is.
 
 Only local changes of a near copy count (:func:`_inner`): changes between the first and last aligned run, or a
-short replacement at the end; at most :data:`MAX_EDITS` of them, each of at most :data:`MAX_SWAP_TOKENS` tokens of
-the sentence for at most one more of the source. A summary sentence that keeps half of its source cuts clauses, and
+short replacement at the end, or a widening; at most :data:`MAX_EDITS` of them (a widening outside the aligned
+part is not counted towards it), each of at most :data:`MAX_SWAP_TOKENS` tokens of the sentence for at most one
+more of the source. A summary sentence that keeps half of its source cuts clauses, and
 a list number leading it differs, without changing a fact; a negation inside a cut clause is not flipped. Nothing
 is counted when ``edit_match`` < :data:`MIN_MATCH`: a loose paraphrase has no single source.
 """
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import re
 import threading
@@ -61,12 +65,16 @@ OPPOSITES = frozenset(frozenset(pair.split()) for pair in _OPPOSITES)
 #: Not "all" or "every": "all 62 items", "all applications" restate a source's count or set as often as they widen it
 UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", "everywhere", "always", "anyone",
                                          "anybody", "anything"))
+#: a source clause holding one of these already speaks of all, so a universal word inserted into its copy restates it
+_SCOPED = UNIVERSALS | {stem(w) for w in ("all", "every", "each")}
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-EDITS_VERSION = "2"
+EDITS_VERSION = "3"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
 _TOKEN_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|\w+(?:['’]\w+)?")
+#: where a clause of a sentence ends: a semicolon or colon, or a conjunction that opens another statement
+_CLAUSE_RE = re.compile(r"[;:]|,\s*(?=(?:and|but|so|yet)\b)|\b(?:but|while|whereas|although|though)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -75,26 +83,28 @@ class _Token:
     key: str  # normalised number or stem
     content: bool  # a number or a non-stop word
     entity: bool = False  # capitalised inside the text, or all capitals (a name, place or acronym)
+    clause: int = 0  # which clause of its text it is in (:data:`_CLAUSE_RE`)
 
 
 def tokens(text: str) -> list[_Token]:
     """Comparable tokens of ``text``: numbers normalised (spelled-out ones too), words stemmed, n't as not."""
     out: list[_Token] = []
     text = join_thousands(text)
+    ends = [m.start() for m in _CLAUSE_RE.finditer(text)]
     for m in _TOKEN_RE.finditer(text):
-        word = m.group(0)
+        word, clause = m.group(0), bisect.bisect_right(ends, m.start())
         if word[0].isdigit():
-            out.append(_Token(True, normalise_number(word), True))
+            out.append(_Token(True, normalise_number(word), True, clause=clause))
             continue
         low = word.lower().replace("’", "'")
         if low.endswith("n't") and len(low) > 3:
-            out.append(_Token(False, stem(low[:-3]), not is_stop(low)))
-            out.append(_Token(False, "not", False))
+            out.append(_Token(False, stem(low[:-3]), not is_stop(low), clause=clause))
+            out.append(_Token(False, "not", False, clause=clause))
         elif low in NUMBER_WORDS:
-            out.append(_Token(True, NUMBER_WORDS[low], True))
+            out.append(_Token(True, NUMBER_WORDS[low], True, clause=clause))
         else:
             entity = (word[0].isupper() and bool(out)) or (len(word) > 1 and word.isupper())
-            out.append(_Token(False, low if low in NEGATIONS else stem(low), not is_stop(low), entity))
+            out.append(_Token(False, low if low in NEGATIONS else stem(low), not is_stop(low), entity, clause))
     return out
 
 
@@ -170,26 +180,35 @@ class EditScorer:
 
     def local_edits(self, sentence: str, context: str) -> tuple[float, list[tuple[str, list[_Token], list[_Token]]]]:
         """``edit_match`` and the local edits of a near copy: ``(op, sentence tokens, source tokens)`` per change,
-        none when the sentence has no source or paraphrases it (see the module doc)."""
+        none when the sentence has no source or paraphrases it (see the module doc). ``op`` is difflib's name
+        ("replace"; "delete": words the sentence adds; "insert": words it leaves out), or "widen" for a change
+        that widens the source to all."""
         validate_inputs([sentence], context)
         sent = tokens(strip_preamble(sentence))  # "The answer is Japan." restates no sentence; "Japan." may
         match, best = self._best_source(sent, context)
         if best is None or match < MIN_MATCH:
             return match, []
         source, matcher = best.tokens, best.matcher  # its first sequence is this sentence already (_best_source)
-        changes, long_ends = _inner(matcher.get_opcodes())
+        opcodes = matcher.get_opcodes()
+        changes, extras = _inner(opcodes)
         if len(changes) > MAX_EDITS:
             return match, []  # a paraphrase of its source, not a copy with an edit
+        scoped = _restriction_left_out(source, opcodes)
 
-        def widens(op: _Op) -> bool:  # a restriction, however long, put as "everyone"
-            return _widened(op[0], sent[op[1]:op[2]], source[op[3]:op[4]])
+        def widens(op: _Op) -> bool:  # a restriction put as "everyone", or cut with "always" inserted
+            kind, a1, a2, b1, b2 = op
+            if not _universal(sent[a1:a2]):
+                return False
+            if kind == "delete":  # difflib's name: words of the sentence that the source lacks (inserted)
+                return scoped
+            return kind == "replace" and not _universal(source[b1:b2]) and any(t.content for t in source[b1:b2])
 
         # a longer change is a rewritten or cut clause, not a local edit (a negation inside it is not flipped),
-        # unless it widens the source to all; a long widening end is added without counting towards MAX_EDITS
+        # unless it widens the source to all; a widening outside the aligned part does not count towards MAX_EDITS
         kept = [op for op in changes if op[2] - op[1] <= MAX_SWAP_TOKENS
                 and (op[4] - op[3] <= MAX_SWAP_TOKENS + 1 or widens(op))]
-        kept += [op for op in long_ends if widens(op)]
-        return match, [(op, sent[a1:a2], source[b1:b2]) for op, a1, a2, b1, b2 in kept]
+        kept += [op for op in extras if widens(op)]
+        return match, [("widen" if widens(op) else op[0], sent[op[1]:op[2]], source[op[3]:op[4]]) for op in kept]
 
     def in_context(self, token: _Token) -> bool:
         """Whether ``token`` occurs anywhere in the context of the last call."""
@@ -199,9 +218,13 @@ class EditScorer:
         """The :data:`EDIT_FEATURES` of ``sentence`` against ``context``."""
         match, edits = self.local_edits(sentence, context)
         out = {"edit_match": match, "edit_swap_num": 0.0, "edit_swap_word": 0.0, "edit_neg_flip": 0.0}
+        widened = False
         for op, mine, theirs in edits:
             novel = [t for t in mine if t.content and not self.in_context(t)]  # found nowhere in the context
-            if _negations(mine) != _negations(theirs) or _opposed(mine, theirs) or _widened(op, mine, theirs):
+            if op == "widen":  # the widenings of one sentence are one flip ("always free for everyone")
+                out["edit_neg_flip"] += 0.0 if widened else 1.0
+                widened = True
+            elif _negations(mine) != _negations(theirs) or _opposed(mine, theirs):
                 out["edit_neg_flip"] += 1
             elif op != "replace" or not novel:
                 continue
@@ -216,24 +239,30 @@ def _opposed(mine: list[_Token], theirs: list[_Token]) -> bool:
     return any(frozenset((a.key, b.key)) in OPPOSITES for a in mine for b in theirs)
 
 
-def _widened(op: str, mine: list[_Token], theirs: list[_Token]) -> bool:
-    """Whether a replacement puts a universal word where the source had content words and no universal one
-    ("Plus members" -> "everyone"; "their" -> "every" swaps a determiner and is not counted)."""
-    def universal(toks: list[_Token]) -> bool:  # a capitalised one is a name ("Erase Everything")
-        return any(not t.number and not t.entity and t.key in UNIVERSALS for t in toks)
-    return op == "replace" and universal(mine) and not universal(theirs) and any(t.content for t in theirs)
+def _universal(toks: list[_Token]) -> bool:
+    """Whether ``toks`` hold a universal word (a capitalised one is a name: "Erase Everything")."""
+    return any(not t.number and not t.entity and t.key in UNIVERSALS for t in toks)
+
+
+def _restriction_left_out(source: list[_Token], opcodes: list[_Op]) -> bool:
+    """Whether the copy leaves out content words of the source's clauses it restates, and those clauses speak of
+    no "all", "every" or "each" ("free for Plus members" -> "free"; another clause left out restricts nothing)."""
+    aligned = {j for op in opcodes if op[0] == "equal" for j in range(op[3], op[4])}
+    restated = {source[j].clause for j in aligned}
+    clauses = [(j, t) for j, t in enumerate(source) if t.clause in restated]
+    return any(t.content and j not in aligned for j, t in clauses) and not any(t.key in _SCOPED for _, t in clauses)
 
 
 def _inner(opcodes: list[_Op]) -> tuple[list[_Op], list[_Op]]:
     """The changes that edit the source rather than cut it: every change between the first and the last aligned
-    run, and a short replacement at the end ("designed by <another name>."); and, apart, the end replacements whose
-    source side is longer (a cut clause, unless it is widened to all). A clause dropped or added at either end is
-    not an edit of the source, and neither is a change leading the sentence (e.g. a list number)."""
+    run, and a short replacement at the end ("designed by <another name>."); and, apart, the other short changes
+    outside the aligned part, which count only if they widen the source to all (a long end replacement, a change
+    leading the sentence, an added end). A clause dropped or added at either end is not an edit of the source, and
+    neither is a change leading the sentence (e.g. a list number)."""
     equal = [i for i, op in enumerate(opcodes) if op[0] == "equal"]
     if not equal:
         return [], []
     inside = [op for op in opcodes[equal[0] + 1 : equal[-1]] if op[0] != "equal"]
-    ends = [op for op in (*opcodes[: equal[0]], *opcodes[equal[-1] + 1 :])
-            if op[0] == "replace" and op[2] - op[1] <= MAX_SWAP_TOKENS and op[1] > 0]
-    short = [op for op in ends if op[4] - op[3] <= MAX_SWAP_TOKENS + 1]
-    return inside + short, [op for op in ends if op not in short]
+    outside = [op for op in (*opcodes[: equal[0]], *opcodes[equal[-1] + 1 :]) if 0 < op[2] - op[1] <= MAX_SWAP_TOKENS]
+    short = [op for op in outside if op[0] == "replace" and op[1] > 0 and op[4] - op[3] <= MAX_SWAP_TOKENS + 1]
+    return inside + short, [op for op in outside if op not in short]
