@@ -132,6 +132,25 @@ def test_a_resumed_output_refuses_rows_of_another_detector(monitor, tmp_path):
     assert score_file(other, src, out, overwrite=True).scored == 3
 
 
+def test_a_resumed_output_refuses_rows_made_under_other_rules_of_a_signal(tmp_path, monkeypatch):
+    """A signal's rules changed (the edits' version, say, after an upgrade) change its scores: no mixing."""
+    from faithwatch.alignment.edits import EDITS_VERSION
+    from faithwatch.errors import InputError
+    from faithwatch.monitor import Monitor
+
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    _write(src, GOOD[:2])
+    before = Monitor("none", signals=["alignment", "edits"], alignment="lexical", detector="heuristic")
+    assert before.scoring_config()["versions"]["edits"] == before.signals[-1].version == EDITS_VERSION
+    score_file(before, src, out)
+    _write(src, GOOD)
+    monkeypatch.setattr("faithwatch.signals.edits.EDITS_VERSION", "0")
+    after = Monitor("none", signals=["alignment", "edits"], alignment="lexical", detector="heuristic")
+    with pytest.raises(InputError, match=r"another configuration \(versions .*'edits': '0'"):
+        score_file(after, src, out)
+    assert _ids(out) == ["a", "b"]  # nothing appended
+
+
 def test_a_record_edited_after_it_was_scored_is_named_on_resume(tmp_path, caplog):
     from faithwatch.batch import check_record, run_batch
 

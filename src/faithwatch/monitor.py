@@ -198,14 +198,26 @@ class Monitor:
         records none for a part (made before it had a version) is not refused for it."""
         trained = (getattr(meta, "metrics", None) or {}) if meta is not None else {}
         read = set(getattr(meta, "feature_names", []))
-        parts = [("alignment", self.alignment)] if self.alignment is not None else []
-        parts += [(s.name, s) for s in self.signals if getattr(s, "version", None) and read & set(s.feature_names)]
-        for name, part in parts:
+        unread = {id(s) for s in self.signals if not read & set(s.feature_names)}
+        for name, part in self._versioned_parts():
+            if id(part) in unread:
+                continue  # a signal whose features the detector does not read (the scorer is always checked)
             want, have = trained.get(f"{name}_version"), getattr(part, "version", None)
             if want and have != want:
                 label = name if getattr(part, "name", name) == name else f"{name} {part.name!r}"
                 raise InputError(f"the detector was trained with {label} version {want!r}, but this one is "
                                  f"version {have!r} (it changed since); retrain the detector")
+
+    def _versioned_parts(self) -> list[tuple[str, Any]]:
+        """The alignment scorer and the signals that declare a version, by name."""
+        parts = [("alignment", self.alignment)] if self.alignment is not None else []
+        return [(name, part) for name, part in parts + [(s.name, s) for s in self.signals]
+                if getattr(part, "version", None)]
+
+    def part_versions(self) -> dict[str, str]:
+        """``{part: version}`` of the alignment scorer and of each signal that declares a version (the lexical
+        scorer's and NLI adapter's, the LSS tagger's, the near-copy edits' rules): a score depends on them."""
+        return {name: str(part.version) for name, part in self._versioned_parts()}
 
     @property
     def detector_features(self) -> list[str]:
@@ -214,13 +226,14 @@ class Monitor:
 
     def scoring_config(self) -> dict[str, Any]:
         """What a score depends on: the model, the detector (its content hash, for a trained one), its threshold,
-        the alignment scorer and the signals. A resumed batch output refuses rows made under another config."""
+        the alignment scorer, the signals and their versions. A resumed batch output refuses rows made under
+        another config (e.g. under rules of the edits signal since changed)."""
         meta = getattr(self.detector, "meta", None)
         return {"model_id": self.model_id, "detector": self.detector.name,
                 "detector_content_hash": getattr(meta, "content_hash", None) or None,
                 "threshold": round(float(self.threshold), 9),
                 "alignment": self.alignment.name if self.alignment is not None else None,
-                "signals": [s.name for s in self.signals]}
+                "signals": [s.name for s in self.signals], "versions": self.part_versions()}
 
     @property
     def model_unread(self) -> bool:
