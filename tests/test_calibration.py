@@ -204,3 +204,32 @@ def test_best_balanced_accuracy_is_the_maximum_over_thresholds() -> None:
     best = best_balanced_accuracy(p, unfaithful)
     grid = [weighted_balanced_accuracy(p, unfaithful, t) for t in np.unique(p)]
     assert best == pytest.approx(max(grid)) and best > weighted_balanced_accuracy(p, unfaithful, 0.5) - 1e-12
+
+
+def test_a_batch_far_from_the_training_sets_gets_a_hint_and_a_shifted_detector_none(xy, tmp_path, capsys):
+    import json
+
+    from faithwatch.cli._common import domain_hint
+    from faithwatch.eval.recalibration import FEW_UNLABELLED, SHIFT_HINT, domain_offset
+
+    X, y = xy
+    det = SynCheckDetector.fit(X, y, ["a", "b", "c"], "lr", model_id="m")
+    det.calibrate(det.decision_function(X), y)
+    z = np.random.default_rng(3).normal(det.reference_logit - 2.0, 1.0, 401)
+    p = det.probability(z)
+    offset = domain_offset(det, p)
+    assert offset.offset == pytest.approx(np.median(z) - det.reference_logit, abs=1e-6) and offset.offset < -SHIFT_HINT
+    assert offset.flagged == pytest.approx(np.mean(p < det.threshold)) and "below" in offset.hint()
+    assert domain_offset(det, p, threshold=0.0).flagged == 0.0
+    assert domain_offset(det, p[: FEW_UNLABELLED - 1]) is None  # too few to place a median
+    near = det.probability(det.reference_logit + np.linspace(-0.5, 0.5, 401))
+    assert domain_offset(det, near).hint() is None
+    det.shift(float(np.median(z)) - det.reference_logit)  # what calibrate --unlabelled does: no offset is left
+    assert abs(domain_offset(det, det.probability(z)).offset) < 1e-6
+    det.shift(0.0)
+    out = tmp_path / "out.jsonl"
+    rows = [{"sentences": [{"score": float(v)}]} for v in p] + [{"sentences": [{"score": None}]}]
+    out.write_text("\n".join(json.dumps(r) for r in rows) + "\n{torn", encoding="utf-8")
+    domain_hint(det, det.threshold, out, lambda row: [s["score"] for s in row["sentences"]])
+    err = capsys.readouterr().err
+    assert "these 401 sentences score 2." in err and "calibrate --unlabelled" in err

@@ -133,6 +133,27 @@ def resumable(output: Path) -> Iterator[None]:
         raise typer.Exit(130) from None
 
 
+def domain_hint(detector: Any, threshold: float, output: Path, scores_of: Callable[[dict], list[Any]]) -> None:
+    """Print a note when the sentences of the batch ``output`` (JSONL) sit far from ``detector``'s training sets
+    (:class:`~faithwatch.eval.recalibration.DomainOffset`); ``scores_of`` gives one row's P(faithful) values."""
+    import json
+
+    import numpy as np
+
+    from faithwatch.eval.recalibration import domain_offset
+
+    scores: list[float] = []
+    if not output.is_file():
+        return
+    with output.open(encoding="utf-8") as fh:
+        for line in fh:
+            with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
+                scores += [float(v) for v in scores_of(json.loads(line)) if v is not None]
+    offset = domain_offset(detector, np.asarray(scores, dtype=np.float64), threshold=threshold)
+    if offset is not None and (hint := offset.hint()):
+        err.print(f"[yellow]note:[/] {escape(hint)}")
+
+
 def report_empty(total: int, source: Path) -> None:
     """Warn that a batch input held no record (the run did nothing)."""
     if total == 0:

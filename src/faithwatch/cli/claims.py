@@ -19,6 +19,7 @@ from faithwatch.cli._common import (
     ThreadsOpt,
     bad_record_printer,
     check_names,
+    domain_hint,
     err,
     fail,
     group,
@@ -245,6 +246,10 @@ def check(
     err.print(f"{summary.checked} checked, {summary.skipped_done} already done, {len(summary.bad)} bad "
               f"({summary.failed} failed extraction/checking) of {summary.total} records → {output}")
     err.print(f"summaries: {output.with_name(output.name + '.summary.json').resolve()}")
+    monitor = getattr(the_checker, "monitor", None)  # the detector checker
+    if monitor is not None:
+        domain_hint(monitor.detector, monitor.threshold, output,
+                    lambda row: [(c.get("scores") or {}).get("detector_score") for c in row.get("claims") or []])
     if summary.bad:
         err.print(f"bad records are listed in {output.with_name(output.name + '.errors.jsonl').resolve()}")
         raise typer.Exit(EXIT_PARTIAL)

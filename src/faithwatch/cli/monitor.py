@@ -28,6 +28,7 @@ from faithwatch.cli._common import (
     bad_record_printer,
     check_generation,
     check_names,
+    domain_hint,
     err,
     fail,
     group,
@@ -241,6 +242,9 @@ def score(
     rate = f" ({summary.scored / summary.seconds:.2f} records/s)" if summary.seconds and summary.scored else ""
     err.print(f"{summary.scored} scored{rate}, {summary.skipped_done} already done, {len(summary.bad)} bad "
               f"of {summary.total} records → {output}")
+    if not ray:
+        domain_hint(mon.detector, mon.threshold, output_path,
+                    lambda row: [s.get("score") for s in row.get("sentences") or []])
     if summary.bad:
         err.print(f"bad records are listed in {summary.errors}")
         raise typer.Exit(EXIT_PARTIAL)

@@ -150,8 +150,12 @@ class SynCheckDetector(Detector):
         if "calib.platt" not in self.weights:
             return None
         a, b = self.weights["calib.platt"]
-        delta = float(self.weights["calib.shift"][0]) if "calib.shift" in self.weights else 0.0
-        return PlattCalibration(float(a), float(b) - float(a) * delta)
+        return PlattCalibration(float(a), float(b) - float(a) * self.applied_shift)
+
+    @property
+    def applied_shift(self) -> float:
+        """The shift of :meth:`shift` (0 when none): raw log-odds are scored as if this much lower."""
+        return float(self.weights["calib.shift"][0]) if "calib.shift" in self.weights else 0.0
 
     # --- training --------------------------------------------------------------------------------------------
     @classmethod
