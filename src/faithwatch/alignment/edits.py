@@ -193,7 +193,7 @@ class EditScorer:
         changes, extras = _inner(opcodes)
         if len(changes) > MAX_EDITS:
             return match, []  # a paraphrase of its source, not a copy with an edit
-        scoped = _restriction_left_out(source, opcodes)
+        scoped = _universal(sent) and _restriction_left_out(source, opcodes)
 
         def widens(op: _Op) -> bool:  # a restriction put as "everyone", or cut with "always" inserted
             kind, a1, a2, b1, b2 = op

@@ -201,4 +201,3 @@ def domain_offset(detector: object, probabilities: np.ndarray, threshold: float 
     offset = median - detector.applied_shift - reference
     threshold = detector.threshold if threshold is None else threshold
     return DomainOffset(n_sentences=len(p), offset=offset, flagged=float(np.mean(p < threshold)))
-
