@@ -210,7 +210,7 @@ def test_a_batch_far_from_the_training_sets_gets_a_hint_and_a_shifted_detector_n
     import json
 
     from faithwatch.cli._common import domain_hint
-    from faithwatch.eval.recalibration import FEW_UNLABELLED, SHIFT_HINT, domain_offset
+    from faithwatch.detectors.calibration import FEW_UNLABELLED, SHIFT_HINT, domain_offset
 
     X, y = xy
     det = SynCheckDetector.fit(X, y, ["a", "b", "c"], "lr", model_id="m")

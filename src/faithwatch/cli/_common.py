@@ -135,12 +135,12 @@ def resumable(output: Path) -> Iterator[None]:
 
 def domain_hint(detector: Any, threshold: float, output: Path, scores_of: Callable[[dict], list[Any]]) -> None:
     """Print a note when the sentences of the batch ``output`` (JSONL) sit far from ``detector``'s training sets
-    (:class:`~faithwatch.eval.recalibration.DomainOffset`); ``scores_of`` gives one row's P(faithful) values."""
+    (:class:`~faithwatch.detectors.calibration.DomainOffset`); ``scores_of`` gives one row's P(faithful) values."""
     import json
 
     import numpy as np
 
-    from faithwatch.eval.recalibration import domain_offset
+    from faithwatch.detectors.calibration import domain_offset
 
     scores: list[float] = []
     if not output.is_file():

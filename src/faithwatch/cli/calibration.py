@@ -39,11 +39,11 @@ def calibrate(
     read). docs/transfer.md measures both. Pass the new folder as --detector to monitor, score, serve or generate.
     """
     from faithwatch.detectors import detector_path
+    from faithwatch.detectors.calibration import FEW_UNLABELLED
     from faithwatch.eval.harness import load_artifacts
     from faithwatch.eval.recalibration import (
         FEW_RESPONSES,
         FEW_UNFAITHFUL,
-        FEW_UNLABELLED,
         adapt_unlabelled,
         recalibrate,
         reference_origin,

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from faithwatch.detectors.aggregator import SynCheckDetector
-from faithwatch.detectors.calibration import weighted_balanced_accuracy
+from faithwatch.detectors.calibration import MIN_UNLABELLED, weighted_balanced_accuracy
 from faithwatch.errors import InputError
 from faithwatch.eval.training import raw_scores
 
@@ -33,11 +33,6 @@ MIN_PER_CLASS = 5
 FEW_RESPONSES = 25
 #: fewer unfaithful sentences make noisy false-accept quantiles (calibrate warns)
 FEW_UNFAITHFUL = 20
-#: unlabelled sentences needed to place a domain's median at all, and below which it is noisy (warn)
-MIN_UNLABELLED, FEW_UNLABELLED = 20, 200
-#: a batch whose median raw log-odds lies this far from the detector's reference gets a hint towards
-#: `calibrate --unlabelled` (rule and measurement: training/experiments/shift_hint.py, docs/transfer.md)
-SHIFT_HINT = 1.0
 
 
 def _finite_logits(detector: SynCheckDetector, table: pd.DataFrame, source: str) -> np.ndarray:
@@ -165,39 +160,3 @@ def balanced_accuracy_after_shift(detector: SynCheckDetector, table: pd.DataFram
     except InputError:
         return None
     return weighted_balanced_accuracy(shifted.probability(z), table.label.to_numpy() == 1, shifted.threshold)
-
-
-@dataclass(frozen=True)
-class DomainOffset(_Summary):
-    """Where a batch's sentences sit against a detector's reference: their median raw log-odds, less any shift the
-    detector already carries, minus the reference; and the share flagged."""
-
-    n_sentences: int
-    offset: float
-    flagged: float
-
-    def hint(self) -> str | None:
-        """A note for the user when ``|offset|`` >= :data:`SHIFT_HINT` (None otherwise)."""
-        if abs(self.offset) < SHIFT_HINT:
-            return None
-        side = "below" if self.offset < 0 else "above"
-        return (f"these {self.n_sentences} sentences score {abs(self.offset):.1f} log-odds {side} the detector's "
-                f"training sets (median), and {self.flagged:.0%} are flagged. If most of your responses are "
-                "faithful, `faithwatch calibrate --unlabelled` moves the threshold to your domain (docs/transfer.md, "
-                "\"Without labels\"); if many are not, keep it.")
-
-
-def domain_offset(detector: object, probabilities: np.ndarray, threshold: float | None = None) -> DomainOffset | None:
-    """:class:`DomainOffset` of sentences that ``detector`` scored ``probabilities`` (P(faithful)), flagged below
-    ``threshold`` (default: the detector's); None for a detector without a probability map or reference, or for
-    fewer than :data:`FEW_UNLABELLED` sentences (the median is noisy below that)."""
-    calibration = getattr(detector, "calibration", None)
-    reference = getattr(detector, "reference_logit", None)
-    p = np.asarray(probabilities, dtype=np.float64)
-    p = p[np.isfinite(p)]
-    if calibration is None or reference is None or len(p) < FEW_UNLABELLED:
-        return None
-    median = calibration.logit(float(np.clip(np.median(p), 1e-9, 1.0 - 1e-9)))  # the map is monotone
-    offset = median - detector.applied_shift - reference
-    threshold = detector.threshold if threshold is None else threshold
-    return DomainOffset(n_sentences=len(p), offset=offset, flagged=float(np.mean(p < threshold)))
