@@ -21,6 +21,7 @@ import asyncio
 import copy
 import math
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,6 +37,8 @@ from faithwatch.text import repeats, split_sentences
 from faithwatch.watch import StreamWatch
 
 POLICIES = ("annotate", "abstain", "fod")
+#: how many of the latest sentences sent to clients ``/healthz`` places against the detector's training sets
+RECENT_SENTENCES = 2000
 CONTINUATIONS = ("continue", "reprompt")
 
 
@@ -97,11 +100,13 @@ class ProxySettings:
 
 
 class Scoring:
-    """Runs the monitor's work on one worker thread (one model-heavy job at a time), off the event loop."""
+    """Runs the monitor's work on one worker thread (one model-heavy job at a time), off the event loop; keeps the
+    scores of the last :data:`RECENT_SENTENCES` sentences sent to clients (``/healthz``'s ``domain``)."""
 
     def __init__(self, monitor: Monitor) -> None:
         self.monitor = monitor
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="faithwatch-proxy")
+        self.recent: deque[float] = deque(maxlen=RECENT_SENTENCES)
 
     async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
@@ -141,6 +146,11 @@ class Run:
         note = Note(report, latency, candidate=candidate)
         self.notes.append(note)
         return note
+
+    def done(self, finish_reason: str, refused: bool) -> Done:
+        """The answer's end: its summary, and the scores of the sentences sent kept among the recent ones."""
+        self.scoring.recent.extend(n.report.score for n in self.notes if not n.candidate)
+        return Done(finish_reason, self.summary(refused))
 
     def summary(self, refused: bool) -> dict[str, Any]:
         """The answer's summary: its sentences' verdicts (those sent to the client; FOD's other candidates only
@@ -209,7 +219,7 @@ async def annotate(run: Run) -> AsyncIterator[Event]:
             yield run.note(report, watch.latencies[report.index], flag_below)
     for report in await run.scoring.call(watch.finish):
         yield run.note(report, watch.latencies[report.index], flag_below)
-    yield Done(finish, run.summary(refused=False))
+    yield run.done(finish, refused=False)
 
 
 async def abstain(run: Run) -> AsyncIterator[Event]:
@@ -256,14 +266,14 @@ async def _gated(run: Run, gate: float, backtrack: bool) -> AsyncIterator[Event]
         await pieces.aclose()  # stops the upstream's generation
     if failed is None:
         yield Delta(watch.tracker.text[sent:])
-        yield Done(finish, run.summary(refused=False))
+        yield run.done(finish, refused=False)
         return
     prefix = watch.tracker.text[:sent]
     if not backtrack:
         run.trace.append(TraceEvent("refuse", failed.index, failed.text, failed.score, 0,
                                     reason=f"score below {gate:.3g}; the upstream was stopped"))
         yield Delta(("" if not prefix or prefix[-1].isspace() else " ") + run.settings.refusal)
-        yield Done("stop", run.summary(refused=True))
+        yield run.done("stop", refused=True)
         return
     why = f"below tau1={gate:.3g}" if failed.score < gate else REPEATED
     run.trace.append(TraceEvent("backtrack", failed.index, failed.text, failed.score, 0,
@@ -272,13 +282,13 @@ async def _gated(run: Run, gate: float, backtrack: bool) -> AsyncIterator[Event]
     best = await _beam_search(run, prefix, accepted, len(accepted))
     if best is None:
         yield Delta(("" if not prefix or prefix[-1].isspace() else " ") + run.settings.refusal)
-        yield Done("stop", run.summary(refused=True))
+        yield run.done("stop", refused=True)
         return
     for note in best.notes:  # the chosen continuation's verdicts, sent like the others
         note.candidate = False
         yield note
     yield Delta(best.text[sent:])
-    yield Done("stop", run.summary(refused=False))
+    yield run.done("stop", refused=False)
 
 
 @dataclass
