@@ -257,33 +257,6 @@ def test_healthz_places_the_sentences_sent_against_the_detectors_training_sets(t
     assert sent == [2, 2] and domain == {"sentences": 4, "offset": None, "flagged": None, "note": None}  # heuristic
 
 
-def test_the_domain_of_recent_sentences_gets_a_note_far_from_the_reference():
-    from types import SimpleNamespace
-
-    import numpy as np
-
-    from faithwatch.detectors import SynCheckDetector
-    from faithwatch.proxy.app import _domain
-    from faithwatch.proxy.policies import RECENT_SENTENCES, Scoring
-
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(400, 2))
-    y = (X[:, 0] + 0.5 * rng.normal(size=400) > 0).astype(float)
-    det = SynCheckDetector.fit(X, y, ["a", "b"], "lr", model_id="m")
-    det.calibrate(det.decision_function(X), y)
-    scoring = Scoring(SimpleNamespace(detector=det, threshold=det.threshold))
-    try:
-        scoring.recent.extend(det.probability(rng.normal(det.reference_logit - 3.0, 1.0, RECENT_SENTENCES + 50)))
-        domain = _domain(scoring, ProxySettings())
-        assert domain["sentences"] == RECENT_SENTENCES and domain["offset"] < -2.5  # the oldest 50 dropped
-        assert domain["flagged"] > 0.9 and "calibrate --unlabelled" in domain["note"]
-        scoring.recent.clear()
-        scoring.recent.extend(det.probability(det.reference_logit + np.linspace(-0.4, 0.4, 300)))
-        assert _domain(scoring, ProxySettings())["note"] is None
-    finally:
-        scoring.shutdown()
-
-
 def test_other_hosts_and_bodies_that_are_not_json_are_refused(text_monitor):
     script = Script(pieces=FAITHFUL)
     with serve(fake_upstream(script)) as up, serve(create_proxy_app(

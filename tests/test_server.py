@@ -83,6 +83,45 @@ def test_monitor_rejects_too_many_tokens(client):
     assert r.status_code == 422 and "limit" in r.json()["message"]
 
 
+def test_healthz_domain_counts_every_sentence_answered(monitor):
+    torch.set_num_threads(1)
+    with TestClient(create_app(monitor, check_alignment="lexical", max_new_tokens=16)) as c:
+        assert c.get("/healthz").json()["domain"] == {"sentences": 0, "offset": None, "flagged": None, "note": None}
+        scored = c.post("/v1/score", json={"records": [{"question": QUESTION, "context": CONTEXT,
+                                                         "response": "Eiffel's company. It is in Paris."}]}).json()
+        generated = c.post("/v1/generate", json={"question": QUESTION, "context": CONTEXT, "strategy": "greedy",
+                                                  "max_new_tokens": 16}).json()
+        streamed = [d for kind, d in parse_sse(c.post("/v1/monitor", json={
+            "question": QUESTION, "context": CONTEXT, "max_new_tokens": 16}).text) if kind == "sentence"]
+        domain = c.get("/healthz").json()["domain"]
+    answered = len(scored["results"][0]["result"]["sentences"]) + len(generated["sentences"]) + len(streamed)
+    assert answered >= 3 and domain["sentences"] == answered
+    assert domain["offset"] is None  # the tiny model's heuristic detector has no reference
+
+
+def test_recent_scores_place_a_far_domain_and_keep_only_the_latest():
+    import numpy as np
+
+    from faithwatch.detectors import SynCheckDetector
+    from faithwatch.server.domain import RECENT_SENTENCES, RecentScores
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 2))
+    y = (X[:, 0] + 0.5 * rng.normal(size=400) > 0).astype(float)
+    det = SynCheckDetector.fit(X, y, ["a", "b"], "lr", model_id="m")
+    det.calibrate(det.decision_function(X), y)
+    recent = RecentScores()
+    recent.add([None, float("nan")])  # skipped, never a silent NaN in the median
+    recent.add(det.probability(rng.normal(det.reference_logit - 3.0, 1.0, RECENT_SENTENCES + 50)))
+    status = recent.status(det, det.threshold)
+    assert status["sentences"] == len(recent) == RECENT_SENTENCES and status["offset"] < -2.5
+    assert status["flagged"] > 0.9 and "calibrate --unlabelled" in status["note"]
+    near = RecentScores()
+    near.add_sentences({"sentences": [{"score": float(p)} for p in
+                                      det.probability(det.reference_logit + np.linspace(-0.4, 0.4, 300))]})
+    assert near.status(det, det.threshold)["note"] is None and len(near) == 300
+
+
 def test_score_batch_with_one_bad_record(client):
     records = [{"id": 1, "question": QUESTION, "context": CONTEXT, "response": "Gustave Eiffel built it. In Paris."},
                {"id": "bad", "question": QUESTION, "context": CONTEXT, "response": "   "}]

@@ -15,7 +15,6 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-import numpy as np
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
@@ -83,7 +82,9 @@ def create_proxy_app(monitor: Monitor, upstream: Upstream, settings: ProxySettin
                 "upstream_reachable": reachable, "policy": settings.policy,
                 "model_id": monitor.model_id, "detector": monitor.detector.name, "threshold": monitor.threshold,
                 "detector_features": monitor.detector_features,
-                "features": monitor.feature_names, "domain": _domain(scoring, settings)}
+                "features": monitor.feature_names,
+                "domain": scoring.recent.status(
+                    monitor.detector, monitor.threshold if settings.threshold is None else settings.threshold)}
 
     @app.get("/v1/models")
     async def models() -> Response:
@@ -152,19 +153,6 @@ def create_proxy_app(monitor: Monitor, upstream: Upstream, settings: ProxySettin
             return JSONResponse(exc.payload, status_code=exc.status)
 
     return app
-
-
-def _domain(scoring: Scoring, settings: ProxySettings) -> dict[str, Any]:
-    """Where the recent sentences sent to clients sit against the detector's training sets (``offset`` and
-    ``note`` are null below 200 sentences, or for a detector without a reference)."""
-    from faithwatch.detectors.calibration import domain_offset
-
-    monitor = scoring.monitor
-    threshold = monitor.threshold if settings.threshold is None else settings.threshold
-    offset = domain_offset(monitor.detector, np.asarray(scoring.recent, dtype=np.float64), threshold=threshold)
-    return {"sentences": len(scoring.recent), "offset": None if offset is None else round(offset.offset, 3),
-            "flagged": None if offset is None else round(offset.flagged, 4),
-            "note": None if offset is None else offset.hint()}
 
 
 def _data(obj: dict[str, Any]) -> bytes:

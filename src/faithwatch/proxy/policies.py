@@ -21,7 +21,6 @@ import asyncio
 import copy
 import math
 import time
-from collections import deque
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -33,12 +32,11 @@ from faithwatch.params import DecodingParams
 from faithwatch.proxy.request import RagRequest
 from faithwatch.proxy.upstream import Upstream, UpstreamError
 from faithwatch.results import SentenceReport
+from faithwatch.server.domain import RecentScores
 from faithwatch.text import repeats, split_sentences
 from faithwatch.watch import StreamWatch
 
 POLICIES = ("annotate", "abstain", "fod")
-#: how many of the latest sentences sent to clients ``/healthz`` places against the detector's training sets
-RECENT_SENTENCES = 2000
 CONTINUATIONS = ("continue", "reprompt")
 
 
@@ -101,12 +99,12 @@ class ProxySettings:
 
 class Scoring:
     """Runs the monitor's work on one worker thread (one model-heavy job at a time), off the event loop; keeps the
-    scores of the last :data:`RECENT_SENTENCES` sentences sent to clients (``/healthz``'s ``domain``)."""
+    scores of the latest sentences sent to clients (``/healthz``'s ``domain``)."""
 
     def __init__(self, monitor: Monitor) -> None:
         self.monitor = monitor
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="faithwatch-proxy")
-        self.recent: deque[float] = deque(maxlen=RECENT_SENTENCES)
+        self.recent = RecentScores()
 
     async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
@@ -149,7 +147,7 @@ class Run:
 
     def done(self, finish_reason: str, refused: bool) -> Done:
         """The answer's end: its summary, and the scores of the sentences sent kept among the recent ones."""
-        self.scoring.recent.extend(n.report.score for n in self.notes if not n.candidate)
+        self.scoring.recent.add(n.report.score for n in self.notes if not n.candidate)
         return Done(finish_reason, self.summary(refused))
 
     def summary(self, refused: bool) -> dict[str, Any]:

@@ -56,6 +56,7 @@ from faithwatch.alignment import CHECK_SCORER, plain_specs
 from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError, ModelNotAvailableError
 from faithwatch.server.apidocs import api_app
 from faithwatch.server.chat import ChatRequest, completion, generate_choices, sampler
+from faithwatch.server.domain import RecentScores
 from faithwatch.server.limits import KEY_COOKIE, AccessMiddleware, BodyLimitMiddleware
 from faithwatch.server.pool import Cancelled, CancelToken, QueueFullError, WorkPool
 from faithwatch.server.schemas import CheckRequest, GenerateRequest, MonitorRequest, ScoreRequest
@@ -223,6 +224,7 @@ def create_app(
         raise InputError(f"check_alignment must be one of {', '.join(plain_specs())}")
     check_default = _check_default(monitor, check_checker)
     pool = WorkPool(workers=workers, queue_size=queue_size)
+    recent = RecentScores()  # the latest sentences answered: /healthz's domain
     model_lock = threading.Lock()
     live = _live_batch(monitor, batch_rows, model_lock)
     check_lock = threading.Lock()
@@ -407,6 +409,7 @@ def create_app(
                 "mean_rows_per_step": round(live.row_steps / live.steps, 3) if live.steps else None},
             "model_calls": "serialised by one lock (a live batch takes it per token); admission is bounded",
             "api_key_required": api_key is not None,
+            "domain": recent.status(detector, getattr(monitor, "threshold", getattr(detector, "threshold", 0.5))),
         }
 
     if api_key is not None:
@@ -440,6 +443,8 @@ def create_app(
         admitted = time.monotonic()
 
         def push(kind: str, data: Any) -> None:
+            if kind == "sentence":
+                recent.add([data.get("score")])
             with contextlib.suppress(RuntimeError):  # the loop is gone (server shutting down)
                 loop.call_soon_threadsafe(events.put_nowait, (kind, data))
 
@@ -557,7 +562,9 @@ def create_app(
             check_context(record.context)
             with model_lock:
                 extra = {} if record.instruction is None else {"instruction": record.instruction}
-                return monitor.score(record.question, record.context, record.response, **extra).to_dict(vectors=False)
+                result = monitor.score(record.question, record.context, record.response, **extra).to_dict(vectors=False)
+            recent.add_sentences(result)
+            return result
 
         def job(tok: CancelToken) -> list[dict[str, Any]]:
             out = []
@@ -598,8 +605,9 @@ def create_app(
                 token = CancelToken(request_timeout_s)
                 future = admit_live(lambda: live.submit_strategy(body.question, body.context, plan, check=token.check,
                                                                  on_start=token.check))
-                result = await await_job(future, token, request)
-                return result.to_dict(vectors=False)
+                result = (await await_job(future, token, request)).to_dict(vectors=False)
+                recent.add_sentences(result)
+                return result
 
         def job(tok: CancelToken) -> dict[str, Any]:
             with model_lock:
@@ -612,7 +620,9 @@ def create_app(
                 finally:
                     if engine is not None:
                         engine.before_step = None
-            return result.to_dict(vectors=False)
+            out = result.to_dict(vectors=False)
+            recent.add_sentences(out)
+            return out
 
         return await run_job(job, request)
 
