@@ -230,6 +230,8 @@ def test_a_batch_far_from_the_training_sets_gets_a_hint_and_a_shifted_detector_n
     out = tmp_path / "out.jsonl"
     rows = [{"sentences": [{"score": float(v)}]} for v in p] + [{"sentences": [{"score": None}]}]
     out.write_text("\n".join(json.dumps(r) for r in rows) + "\n{torn", encoding="utf-8")
-    domain_hint(det, det.threshold, out, lambda row: [s["score"] for s in row["sentences"]])
+    domain_hint(det, det.threshold, out, lambda row: [s["score"] for s in row["sentences"]], tmp_path / "my in.jsonl",
+                None)
     err = capsys.readouterr().err
-    assert "these 401 sentences score 2." in err and "calibrate --unlabelled" in err
+    assert "these 401 sentences score 2." in err
+    assert f"faithwatch calibrate --detector default --data '{tmp_path / 'my in.jsonl'}' --unlabelled" in err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -133,9 +134,11 @@ def resumable(output: Path) -> Iterator[None]:
         raise typer.Exit(130) from None
 
 
-def domain_hint(detector: Any, threshold: float, output: Path, scores_of: Callable[[dict], list[Any]]) -> None:
+def domain_hint(detector: Any, threshold: float, output: Path, scores_of: Callable[[dict], list[Any]],
+                source: Path, detector_spec: str | None) -> None:
     """Print a note when the sentences of the batch ``output`` (JSONL) sit far from ``detector``'s training sets
-    (:class:`~faithwatch.detectors.calibration.DomainOffset`); ``scores_of`` gives one row's P(faithful) values."""
+    (:class:`~faithwatch.detectors.calibration.DomainOffset`), with the ``calibrate`` command for the batch's input
+    ``source``; ``scores_of`` gives one row's P(faithful) values."""
     import json
 
     import numpy as np
@@ -152,6 +155,9 @@ def domain_hint(detector: Any, threshold: float, output: Path, scores_of: Callab
     offset = domain_offset(detector, np.asarray(scores, dtype=np.float64), threshold=threshold)
     if offset is not None and (hint := offset.hint()):
         err.print(f"[yellow]note:[/] {escape(hint)}")
+        command = ["faithwatch", "calibrate", "--detector", detector_spec or "default", "--data", str(source),
+                   "--unlabelled", "--out", "calibrated-detector/"]
+        err.print(f"  {escape(shlex.join(command))}", soft_wrap=True)
 
 
 def report_empty(total: int, source: Path) -> None:

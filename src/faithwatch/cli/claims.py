@@ -249,7 +249,8 @@ def check(
     monitor = getattr(the_checker, "monitor", None)  # the detector checker
     if monitor is not None:
         domain_hint(monitor.detector, monitor.threshold, output,
-                    lambda row: [(c.get("scores") or {}).get("detector_score") for c in row.get("claims") or []])
+                    lambda row: [(c.get("scores") or {}).get("detector_score") for c in row.get("claims") or []],
+                    input, detector)
     if summary.bad:
         err.print(f"bad records are listed in {output.with_name(output.name + '.errors.jsonl').resolve()}")
         raise typer.Exit(EXIT_PARTIAL)

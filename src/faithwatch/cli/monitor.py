@@ -244,7 +244,7 @@ def score(
               f"of {summary.total} records → {output}")
     if not ray:
         domain_hint(mon.detector, mon.threshold, output_path,
-                    lambda row: [s.get("score") for s in row.get("sentences") or []])
+                    lambda row: [s.get("score") for s in row.get("sentences") or []], input, detector)
     if summary.bad:
         err.print(f"bad records are listed in {summary.errors}")
         raise typer.Exit(EXIT_PARTIAL)
