@@ -198,9 +198,8 @@ class Monitor:
         records none for a part (made before it had a version) is not refused for it."""
         trained = (getattr(meta, "metrics", None) or {}) if meta is not None else {}
         read = set(getattr(meta, "feature_names", []))
-        unread = {id(s) for s in self.signals if not read & set(s.feature_names)}
         for name, part in self._versioned_parts():
-            if id(part) in unread:
+            if part is not self.alignment and not read & set(part.feature_names):
                 continue  # a signal whose features the detector does not read (the scorer is always checked)
             want, have = trained.get(f"{name}_version"), getattr(part, "version", None)
             if want and have != want:

@@ -205,10 +205,11 @@ class EditScorer:
 
         # a longer change is a rewritten or cut clause, not a local edit (a negation inside it is not flipped),
         # unless it widens the source to all; a widening outside the aligned part does not count towards MAX_EDITS
-        kept = [op for op in changes if op[2] - op[1] <= MAX_SWAP_TOKENS
-                and (op[4] - op[3] <= MAX_SWAP_TOKENS + 1 or widens(op))]
-        kept += [op for op in extras if widens(op)]
-        return match, [("widen" if widens(op) else op[0], sent[op[1]:op[2]], source[op[3]:op[4]]) for op in kept]
+        marked = [(op, widens(op)) for op in changes]
+        kept = [(op, wide) for op, wide in marked if op[2] - op[1] <= MAX_SWAP_TOKENS
+                and (op[4] - op[3] <= MAX_SWAP_TOKENS + 1 or wide)]
+        kept += [(op, True) for op in extras if widens(op)]
+        return match, [("widen" if wide else op[0], sent[op[1]:op[2]], source[op[3]:op[4]]) for op, wide in kept]
 
     def in_context(self, token: _Token) -> bool:
         """Whether ``token`` occurs anywhere in the context of the last call."""

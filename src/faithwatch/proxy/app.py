@@ -83,8 +83,7 @@ def create_proxy_app(monitor: Monitor, upstream: Upstream, settings: ProxySettin
                 "model_id": monitor.model_id, "detector": monitor.detector.name, "threshold": monitor.threshold,
                 "detector_features": monitor.detector_features,
                 "features": monitor.feature_names,
-                "domain": scoring.recent.status(
-                    monitor.detector, monitor.threshold if settings.threshold is None else settings.threshold)}
+                "domain": scoring.recent.status(monitor.detector, settings.resolve("flag", monitor.threshold))}
 
     @app.get("/v1/models")
     async def models() -> Response:

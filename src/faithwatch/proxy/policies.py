@@ -88,6 +88,13 @@ class ProxySettings:
     seed: int = 0
     no_repeat: bool = DecodingParams().no_repeat  # fod: a repeated sentence counts as a low one
 
+    def resolve(self, which: str, base: float) -> float:
+        """``threshold``, ``tau1``, ``tau2`` or ``flag`` (the one the policy flags at: tau1 for fod), ``base``
+        (the monitor's threshold) where unset."""
+        which = ("tau1" if self.policy == "fod" else "threshold") if which == "flag" else which
+        value = {"threshold": self.threshold, "tau1": self.tau1, "tau2": self.tau2}[which]
+        return base if value is None else value
+
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
             raise ValueError(f"unknown policy {self.policy!r}; choose one of {', '.join(POLICIES)}")
@@ -135,9 +142,7 @@ class Run:
         return self.scoring.monitor
 
     def threshold(self, which: str) -> float:
-        s, base = self.settings, self.monitor.threshold
-        value = {"threshold": s.threshold, "tau1": s.tau1, "tau2": s.tau2}[which]
-        return base if value is None else value
+        return self.settings.resolve(which, self.monitor.threshold)
 
     def note(self, report: SentenceReport, latency: float, flag_below: float, candidate: bool = False) -> Note:
         report.flagged = report.score < flag_below
@@ -160,8 +165,7 @@ class Run:
             "policy": self.settings.policy, "context_source": self.rag.source, "refused": refused,
             "sentences": len(sent), "flagged": sum(n.report.flagged for n in sent),
             "candidates_scored": len(self.notes) - len(sent),
-            "score": min(scores) if scores else None, "threshold": self.threshold(
-                "tau1" if self.settings.policy == "fod" else "threshold"),
+            "score": min(scores) if scores else None, "threshold": self.threshold("flag"),
             "detector": self.monitor.detector.name, "model_id": self.monitor.model_id,
             "latency_ms": {"mean": round(1000 * sum(latencies) / len(latencies), 2) if latencies else None,
                            "max": round(1000 * max(latencies), 2) if latencies else None},

@@ -395,11 +395,12 @@ def create_app(
     async def healthz() -> dict[str, Any]:
         detector = getattr(monitor, "detector", None)
         alignment = getattr(monitor, "alignment", None)
+        # sentences are flagged below the monitor's threshold (the detector's, or one for a false-accept rate)
+        threshold = getattr(monitor, "threshold", getattr(detector, "threshold", None))
         return {
             "status": "ok", "version": __version__, "model_id": monitor.lm.model_id,
             "detector": getattr(detector, "name", None),
-            # sentences are flagged below the monitor's threshold (the detector's, or one for a false-accept rate)
-            "threshold": getattr(monitor, "threshold", getattr(detector, "threshold", None)),
+            "threshold": threshold,
             "detector_features": list(getattr(monitor, "detector_features", [])),
             "alignment": getattr(alignment, "name", None), "check_checker": check_default,
             "queue": pool.stats(), "limits": limits,
@@ -409,7 +410,7 @@ def create_app(
                 "mean_rows_per_step": round(live.row_steps / live.steps, 3) if live.steps else None},
             "model_calls": "serialised by one lock (a live batch takes it per token); admission is bounded",
             "api_key_required": api_key is not None,
-            "domain": recent.status(detector, getattr(monitor, "threshold", getattr(detector, "threshold", 0.5))),
+            "domain": recent.status(detector, threshold),
         }
 
     if api_key is not None:

@@ -41,9 +41,9 @@ class RecentScores:
     def __len__(self) -> int:
         return len(self._scores)
 
-    def status(self, detector: Any, threshold: float) -> dict[str, Any]:
-        """``{sentences, offset, flagged, note}``; the last three null below 200 sentences or for a detector
-        without a reference (the heuristic)."""
+    def status(self, detector: Any, threshold: float | None) -> dict[str, Any]:
+        """``{sentences, offset, flagged, note}`` (flagged below ``threshold``, None: the detector's); the last
+        three null below 200 sentences or for a detector without a reference (the heuristic)."""
         with self._lock:
             scores = np.asarray(self._scores, dtype=np.float64)
         offset = domain_offset(detector, scores, threshold=threshold)
