@@ -228,10 +228,55 @@ def test_a_batch_far_from_the_training_sets_gets_a_hint_and_a_shifted_detector_n
     assert abs(domain_offset(det, det.probability(z)).offset) < 1e-6
     det.shift(0.0)
     out = tmp_path / "out.jsonl"
-    rows = [{"sentences": [{"score": float(v)}]} for v in p] + [{"sentences": [{"score": None}]}]
+    rows = [{"id": str(n), "sentences": [{"score": float(v)}]} for n, v in enumerate(p)]
+    rows += [{"id": "none", "sentences": [{"score": None}]}]
     out.write_text("\n".join(json.dumps(r) for r in rows) + "\n{torn", encoding="utf-8")
     domain_hint(det, det.threshold, out, lambda row: [s["score"] for s in row["sentences"]], tmp_path / "my in.jsonl",
                 None)
     err = capsys.readouterr().err
     assert "these 401 sentences score 2." in err
     assert f"faithwatch calibrate --detector default --data '{tmp_path / 'my in.jsonl'}' --unlabelled" in err
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+def test_a_ray_run_gets_the_hint_from_its_shards_and_recorded_detector(xy, tmp_path, capsys, fmt):
+    from faithwatch.cli._common import domain_hint
+    from faithwatch.cli.monitor import _ray_detector, _sentence_scores
+    from faithwatch.scale import ShardWriter, read_output_rows
+
+    X, y = xy
+    det = SynCheckDetector.fit(X, y, ["a", "b", "c"], "lr", model_id="m")
+    det.calibrate(det.decision_function(X), y)
+    det.save(tmp_path / "det")
+    p = det.probability(np.random.default_rng(4).normal(det.reference_logit + 2.0, 1.0, 300))
+    config = {"model_id": "m", "detector": det.name, "detector_content_hash": det.meta.content_hash,
+              "threshold": 0.25}
+    writer = ShardWriter(tmp_path / "out", fmt, source=tmp_path / "in.jsonl", shard_rows=120, config=config)
+    for n in range(0, 300, 2):
+        writer.put({"id": str(n), "sentences": [{"score": float(v)} for v in p[n:n + 2]]})
+    writer.close()
+    assert len(list((tmp_path / "out").glob(f"part-*.{fmt}"))) == 2
+    assert sorted(v for r in read_output_rows(tmp_path / "out") for v in _sentence_scores(r)) == sorted(p.tolist())
+    found, threshold = _ray_detector(  # the detector the workers used, as recorded
+        tmp_path / "out", str(tmp_path / "det"))
+    assert found.meta.content_hash == det.meta.content_hash and threshold == 0.25
+    domain_hint(found, threshold, tmp_path / "out", _sentence_scores, tmp_path / "in.jsonl", "mine")
+    assert "these 300 sentences score 2." in capsys.readouterr().err
+    other = SynCheckDetector.fit(X, 1 - y, ["a", "b", "c"], "lr", model_id="m")
+    other.save(tmp_path / "other")
+    assert _ray_detector(tmp_path / "out", str(tmp_path / "other")) is None  # not what the workers scored with
+    assert _ray_detector(tmp_path / "nothing", str(tmp_path / "det")) is None
+
+
+def test_a_ray_run_without_a_model_resolves_the_shipped_detector(tmp_path):
+    import json
+
+    from faithwatch.cli.monitor import _ray_detector
+    from faithwatch.detectors.shipped import default_detector
+
+    shipped = default_detector(None)
+    (tmp_path / "out").mkdir()
+    config = {"model_id": "none", "detector_content_hash": shipped.meta.content_hash, "threshold": 0.4}
+    (tmp_path / "out" / "_meta.json").write_text(json.dumps({"input": "x", "config": config}), encoding="utf-8")
+    found, threshold = _ray_detector(tmp_path / "out", None)
+    assert found.meta.content_hash == shipped.meta.content_hash and threshold == 0.4

@@ -46,6 +46,8 @@ from faithwatch.batch import (
     Record,
     check_record,
     finished_ids,
+    meta_path,
+    output_store,
     read_records,
     refuse_other_config,
     run_batch,
@@ -300,6 +302,34 @@ class ShardWriter:
                 values = [None if v is None else json.dumps(v, ensure_ascii=False, allow_nan=False) for v in values]
             columns[name] = pa.array(values, type=getattr(pa, types.get(name, "string"))())
         pq.write_table(pa.table(columns), path)
+
+
+def recorded_config(output: Path) -> dict[str, Any] | None:
+    """The scoring configuration recorded with a batch ``output`` (a JSONL file's sidecar, or a shard folder's
+    ``_meta.json``), or None when there is none."""
+    meta = Path(output) / "_meta.json" if Path(output).is_dir() else meta_path(Path(output))
+    try:
+        config = json.loads(meta.read_text(encoding="utf-8")).get("config")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return config if isinstance(config, dict) else None
+
+
+def read_output_rows(output: Path) -> Iterator[dict[str, Any]]:
+    """The rows of a batch output, a JSONL file or a folder of shards (:class:`ShardWriter`), as dicts; unreadable
+    lines are skipped (the batch run reports them). In a Parquet shard a column of lists or objects (``sentences``)
+    holds JSON text."""
+    output = Path(output)
+    if output.is_file():
+        yield from output_store(output).load().values()
+        return
+    for part in sorted(output.glob("part-*")):
+        if part.suffix == ".jsonl":
+            yield from output_store(part).load().values()
+        elif part.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            yield from pq.read_table(part).to_pylist()
 
 
 def score_with_ray(

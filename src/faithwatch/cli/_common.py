@@ -136,22 +136,18 @@ def resumable(output: Path) -> Iterator[None]:
 
 def domain_hint(detector: Any, threshold: float, output: Path, scores_of: Callable[[dict], list[Any]],
                 source: Path, detector_spec: str | None) -> None:
-    """Print a note when the sentences of the batch ``output`` (JSONL) sit far from ``detector``'s training sets
-    (:class:`~faithwatch.detectors.calibration.DomainOffset`), with the ``calibrate`` command for the batch's input
-    ``source``; ``scores_of`` gives one row's P(faithful) values."""
-    import json
-
+    """Print a note when the sentences of the batch ``output`` (a JSONL file or a folder of shards) sit far from
+    ``detector``'s training sets (:class:`~faithwatch.detectors.calibration.DomainOffset`), with the ``calibrate``
+    command for the batch's input ``source``; ``scores_of`` gives one row's P(faithful) values."""
     import numpy as np
 
     from faithwatch.detectors.calibration import domain_offset
+    from faithwatch.scale import read_output_rows
 
     scores: list[float] = []
-    if not output.is_file():
-        return
-    with output.open(encoding="utf-8") as fh:
-        for line in fh:
-            with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
-                scores += [float(v) for v in scores_of(json.loads(line)) if v is not None]
+    for row in read_output_rows(output):
+        with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
+            scores += [float(v) for v in scores_of(row) if v is not None]
     offset = domain_offset(detector, np.asarray(scores, dtype=np.float64), threshold=threshold)
     if offset is not None and (hint := offset.hint()):
         err.print(f"[yellow]note:[/] {escape(hint)}")

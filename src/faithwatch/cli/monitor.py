@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.markup import escape
@@ -70,6 +71,36 @@ def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, devi
             device_map=device_map, static_cache=static_cache, cuda_graph=cuda_graph, run_ahead=run_ahead,
             max_new_tokens=max_new_tokens, max_false_accept=max_false_accept,
         )
+
+
+def _sentence_scores(row: dict) -> list[Any]:
+    """A ``score`` output row's sentence scores (in a Parquet shard, ``sentences`` is JSON text)."""
+    sentences = row.get("sentences") or []
+    if isinstance(sentences, str):
+        sentences = json.loads(sentences)
+    return [s.get("score") for s in sentences]
+
+
+def _ray_detector(output: Path, detector: str | None) -> tuple[Any, float] | None:
+    """The detector the Ray workers scored ``output`` with, and its threshold, as the output's recorded
+    configuration names them (None when it names no such detector, e.g. one changed since)."""
+    from faithwatch.detectors import get_detector
+    from faithwatch.detectors.shipped import default_detector
+    from faithwatch.monitor import NO_MODEL
+    from faithwatch.scale import recorded_config
+
+    config = recorded_config(output)
+    if not config or config.get("threshold") is None:
+        return None
+    model_id = config.get("model_id")
+    try:
+        det = (default_detector(None if model_id == NO_MODEL else model_id) if detector is None
+               else get_detector(detector))
+    except FaithwatchError:
+        return None
+    if getattr(getattr(det, "meta", None), "content_hash", None) != config.get("detector_content_hash"):
+        return None
+    return det, float(config["threshold"])
 
 
 def _colour(score: float, threshold: float) -> str:
@@ -242,9 +273,9 @@ def score(
     rate = f" ({summary.scored / summary.seconds:.2f} records/s)" if summary.seconds and summary.scored else ""
     err.print(f"{summary.scored} scored{rate}, {summary.skipped_done} already done, {len(summary.bad)} bad "
               f"of {summary.total} records → {output}")
-    if not ray:
-        domain_hint(mon.detector, mon.threshold, output_path,
-                    lambda row: [s.get("score") for s in row.get("sentences") or []], input, detector)
+    scored_by = _ray_detector(output_path, detector) if ray else (mon.detector, mon.threshold)
+    if scored_by is not None:
+        domain_hint(*scored_by, output_path, _sentence_scores, input, detector)
     if summary.bad:
         err.print(f"bad records are listed in {summary.errors}")
         raise typer.Exit(EXIT_PARTIAL)
