@@ -161,3 +161,31 @@ def test_a_long_widened_end_leaves_the_other_edits_counted(scorer):
     context = "Exchanges within 30 days are free for Plus members; other customers pay a fee of 6 dollars."
     f = scorer.evidence("Exchanges within 60 days are always free for everyone.", context)
     assert f["edit_swap_num"] == 1.0 and f["edit_neg_flip"] == 1.0
+
+
+SCHEDULE = ("The Eastgate pool opens at 7 am on weekdays. On weekends it opens at 9 am. Chile's copper exports rose by "
+            "8 percent. The composer was taught the piano by her mother. Her father ran a bookshop.")
+
+
+@pytest.mark.parametrize("sentence, flipped", [
+    ("The Eastgate pool opens at 7 pm on weekdays.", 1.0),  # am -> pm
+    ("The Eastgate pool opens at 7 am on weekends.", 1.0),  # weekday -> weekend
+    ("Chile's copper imports rose by 8 percent.", 1.0),  # exports -> imports
+    ("The composer was taught the piano by her father.", 1.0),  # mother -> father
+    ("The Eastgate pool opens at 7 am on weekdays.", 0.0),  # a copy
+    ("On weekends it opens at 9 am.", 0.0),  # a contrast word of the context, restated
+    ("Her father ran a bookshop.", 0.0),
+    ("The Eastgate pool opens at 7 am on Sundays.", 0.0),  # not a word of the same group: a name swap instead
+])
+def test_a_swap_within_a_group_of_contrast_words_is_a_flip(scorer, sentence, flipped):
+    f = scorer.evidence(sentence, SCHEDULE)
+    assert f["edit_neg_flip"] == flipped
+    assert f["edit_swap_word"] == (1.0 if "Sundays" in sentence else 0.0)
+
+
+def test_contrast_groups_are_stems_of_more_than_one_word():
+    from faithwatch.alignment.edits import CONTRASTS, OPPOSITES, stem
+
+    assert all(len(group) >= 2 for group in CONTRASTS)
+    assert frozenset((stem("monthly"), stem("annually"))) in OPPOSITES
+    assert frozenset((stem("start"), stem("finish"))) not in OPPOSITES  # "click Apply to start/finish syncing"

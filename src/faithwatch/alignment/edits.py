@@ -12,7 +12,8 @@ its *source*. Features (see :data:`EDIT_FEATURES`):
 * ``edit_swap_word`` - replaced spans with a name-like word (capitalised) found nowhere in the context (a swapped
   name or place);
 * ``edit_neg_flip`` - changed spans that add or drop a negation, swap a word for its opposite (rose/fell,
-  before/after, ...: :data:`OPPOSITES`), or widen the source to all with a universal word (:data:`UNIVERSALS`):
+  before/after, ...: :data:`OPPOSITES`) or for another of its closed group (am/pm, exports/imports, mother/father,
+  ...: :data:`CONTRASTS`), or widen the source to all with a universal word (:data:`UNIVERSALS`):
   in place of content words of the source ("free for Plus members" -> "free for everyone"; "Plus members get"
   -> "Everyone gets"), or inserted where the copy leaves a restriction out ("is always free", when the source
   speaks of no "all", "every" or "each"). A widening counts at either end of the sentence, however long the
@@ -60,7 +61,19 @@ _OPPOSITES = ("rise fall", "rose fell", "risen fallen", "increas decreas", "more
               "gain loss", "win los", "won lost", "open clos", "first last", "accept reject", "allow forbid",
               "includ exclud", "success failur", "north south", "east west", "earlier later", "maximum minimum",
               "strong weak", "young old", "major minor", "up down", "grew shrank", "support oppos")
-OPPOSITES = frozenset(frozenset(pair.split()) for pair in _OPPOSITES)
+#: closed groups of contrast words: swapping one for another of its group flips the statement too (edits v4)
+CONTRASTS = tuple(frozenset(stem(w) for w in group.split()) for group in (
+    "am pm", "weekday weekend", "morning afternoon evening night", "day night",
+    "daily weekly monthly annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
+    "front back", "top bottom", "left right", "inside outside", "indoor outdoor", "entrance exit", "arrive depart",
+    "start end", "begin end", "import export", "buy sell", "bought sold", "public private",
+    "internal external", "input output", "inbound outbound", "free paid", "male female", "men women",
+    "man woman", "boy girl", "husband wife", "mother father", "son daughter", "brother sister", "best worst",
+    "better worse", "good bad", "positive negative", "true false", "hot cold", "fast slow", "cheap expensive",
+    "long short", "new old", "same different", "many few", "full part", "victory defeat", "profit loss",
+    "surplus deficit"))
+OPPOSITES = frozenset(frozenset(pair.split()) for pair in _OPPOSITES) | frozenset(
+    frozenset((a, b)) for group in CONTRASTS for a in group for b in group if a != b)
 #: words that widen a statement to all (by stem); replacing source words with one flips it like a negation.
 #: Not "all" or "every": "all 62 items", "all applications" restate a source's count or set as often as they widen it
 UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", "everywhere", "always", "anyone",
@@ -68,7 +81,7 @@ UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", 
 #: a source clause holding one of these already speaks of all, so a universal word inserted into its copy restates it
 _SCOPED = UNIVERSALS | {stem(w) for w in ("all", "every", "each")}
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-EDITS_VERSION = "3"
+EDITS_VERSION = "4"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 

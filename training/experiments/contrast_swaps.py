@@ -1,0 +1,117 @@
+"""Issue 12, edits version 4: a swap within a closed group of contrast words (am/pm, exports/imports, ...) counts as
+a flip (scratch; the rule is in training/data/README.md, "A check set for swapped contrast words", committed
+before the code).
+
+1. Lists every sentence of the six labelled sets, the augmentation set, the never-trained-on sets and the blatant
+   suite whose ``edits`` features differ between version 3 (``OPPOSITES`` without ``CONTRASTS``) and version 4,
+   with its label.
+2. Where sentences of the training sets change: LOO AUROC of the shipped recipe on the same caches with v3 and v4
+   features (mean, per set, worst gain over ``align_score``).
+3. On the never-trained-on sets: the shipped detector's sentence AUROC with v3 and v4 features, and (where 2 ran)
+   that of the recipe retrained on all six sets with v4.
+
+    FAITHWATCH_DATA=../shared/data PYTHONPATH=training/experiments python training/experiments/contrast_swaps.py \
+        training/data/ragtruth-data2txt.jsonl training/data/begin-dev-cmu.tsv training/data/begin-dev-tc.tsv \
+        build/extra-data/cliff-xsum.jsonl build/extra-data/cliff-cnndm.jsonl
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from aggregator_variants import print_loo, shipped_recipe
+from faith_tune_loo import tables_and_data
+from sklearn.metrics import roc_auc_score
+
+import faithwatch.alignment.edits as edits
+from faithwatch.detectors.shipped import default_detector
+from faithwatch.eval.training import syncheck_scores
+from faithwatch.eval.transfer import held_out_aurocs
+
+ROOT = Path(__file__).resolve().parents[2]
+FEATURES = ("edit_match", "edit_swap_num", "edit_swap_word", "edit_neg_flip")
+V3_OPPOSITES = frozenset(frozenset(pair.split()) for pair in edits._OPPOSITES)
+
+
+@contextmanager
+def version3():
+    """The edits rules of version 3: the opposite pairs only."""
+    v4 = edits.OPPOSITES
+    edits.OPPOSITES = V3_OPPOSITES
+    try:
+        yield
+    finally:
+        edits.OPPOSITES = v4
+
+
+def edit_columns(pairs: list[tuple[str, str]]) -> pd.DataFrame:
+    """The edits features of (sentence, context) pairs under the rules in force."""
+    scorer = edits.EditScorer()
+    return pd.DataFrame([scorer.evidence(s, c) for s, c in pairs], columns=list(FEATURES))
+
+
+def changed(name: str, table: pd.DataFrame, contexts: dict[str, str]) -> pd.DataFrame:
+    """``table`` with its v3 edits features (``table`` holds v4's); prints the rows where they differ."""
+    pairs = [(t, contexts[e]) for t, e in zip(table.text, table.example_id, strict=True)]
+    new = edit_columns(pairs)
+    assert np.allclose(new.to_numpy(), table[list(FEATURES)].to_numpy(), equal_nan=True), "tables are not v4"
+    with version3():
+        old = edit_columns(pairs)
+    diff = np.flatnonzero((old.to_numpy() != new.to_numpy()).any(axis=1))
+    labels = table.label.iloc[diff].value_counts(dropna=False).to_dict() if len(diff) else {}
+    print(f"{Path(name).stem:<22} sentences {len(table):>6}  changed {len(diff):>3}  labels {labels}", flush=True)
+    for i in diff:
+        print(f"    label {table.label.iloc[i]}: {table.text.iloc[i][:150]!r}  flip {old.edit_neg_flip[i]:.0f} -> "
+              f"{new.edit_neg_flip[i]:.0f}", flush=True)
+    return table.assign(**{f: old[f].to_numpy() for f in FEATURES})
+
+
+def blatant() -> None:
+    """The blatant suite's items whose edits features change."""
+    items = [json.loads(line) for line in (ROOT / "tests" / "data" / "blatant.jsonl").open(encoding="utf-8")]
+    pairs = [(it["sentence"], it["context"]) for it in items]
+    new = edit_columns(pairs)
+    with version3():
+        old = edit_columns(pairs)
+    diff = np.flatnonzero((old.to_numpy() != new.to_numpy()).any(axis=1))
+    print(f"blatant suite: {len(items)} items, changed {len(diff)}", flush=True)
+    for i in diff:
+        print(f"    {items[i].get('label')}: {items[i]['sentence'][:150]!r}", flush=True)
+
+
+def main(never_seen: list[str]) -> None:
+    blatant()
+    tables, data, _ = tables_and_data(never_seen)
+    measured = {n for n in tables if Path(n).stem in {Path(m).stem for m in never_seen}}  # keys: the sets' stems
+    old_tables, n_changed = {}, 0
+    for name, t in tables.items():
+        contexts = {e.id: e.context for e in data[name].examples}
+        old_tables[name] = changed(name, t, contexts)
+        if name not in measured:
+            n_changed += int((old_tables[name][list(FEATURES)].to_numpy() != t[list(FEATURES)].to_numpy()).any(1).sum())
+    det = default_detector(None)
+    for name in sorted(measured):
+        t, o = tables[name], old_tables[name]
+        y = t.label.to_numpy().astype(int)
+        print(f"{Path(name).stem:<22} shipped detector AUROC v3 {roc_auc_score(y, -syncheck_scores(det, o)):.4f}  "
+              f"v4 {roc_auc_score(y, -syncheck_scores(det, t)):.4f}", flush=True)
+    if n_changed:
+        training_sets = {n: t for n, t in tables.items() if n not in measured}
+        v3 = held_out_aurocs({n: old_tables[n] for n in training_sets}, shipped_recipe(), "text-only")
+        v4 = held_out_aurocs(training_sets, shipped_recipe(), "text-only")
+        for n in v3:
+            print(f"{Path(n).stem:<22} LOO AUROC v3 {v3[n]:.5f}  v4 {v4[n]:.5f}  change {v4[n] - v3[n]:+.5f}")
+        print(f"mean: v3 {np.mean(list(v3.values())):.5f}  v4 {np.mean(list(v4.values())):.5f}")
+        print_loo({n: old_tables[n] for n in training_sets}, {"shipped recipe, edits v3": shipped_recipe()})
+        print_loo(training_sets, {"shipped recipe, edits v4": shipped_recipe()})
+    else:
+        print("no sentence of the training sets changes: the shipped detector and its LOO table stand")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
