@@ -183,9 +183,28 @@ def test_a_swap_within_a_group_of_contrast_words_is_a_flip(scorer, sentence, fli
     assert f["edit_swap_word"] == (1.0 if "Sundays" in sentence else 0.0)
 
 
-def test_contrast_groups_are_stems_of_more_than_one_word():
+def test_contrast_groups_are_classes_of_synonyms():
     from faithwatch.alignment.edits import CONTRASTS, OPPOSITES, stem
 
-    assert all(len(group) >= 2 for group in CONTRASTS)
+    for group in CONTRASTS:
+        stems = [s for cls in group for s in cls]
+        assert len(group) >= 2 and len(stems) == len(set(stems)), group  # no stem in two classes of a group
     assert frozenset((stem("monthly"), stem("annually"))) in OPPOSITES
-    assert frozenset((stem("start"), stem("finish"))) not in OPPOSITES  # "click Apply to start/finish syncing"
+    assert frozenset((stem("kilometres"), stem("miles"))) in OPPOSITES
+    for same in (("annually", "yearly"), ("metres", "meters"), ("feet", "ft"), ("start", "finish")):
+        assert frozenset(map(stem, same)) not in OPPOSITES, same  # finish: "click Apply to start/finish syncing"
+
+
+MEASURES = ("The Eiffel Tower is 330 metres tall. Tickets to the top cost 29 euros. The crossing takes 40 minutes. "
+            "It was the tallest structure in the world until 1930.")
+
+
+@pytest.mark.parametrize("sentence, flipped", [
+    ("The Eiffel Tower is 330 feet tall.", 1.0),
+    ("The Eiffel Tower is 330 meters tall.", 0.0),  # another spelling of the same unit
+    ("Tickets to the top cost 29 dollars.", 1.0),
+    ("The crossing takes 40 hours.", 1.0),
+    ("It was the shortest structure in the world until 1930.", 1.0),
+])
+def test_a_swapped_unit_currency_or_superlative_is_a_flip(scorer, sentence, flipped):
+    assert scorer.evidence(sentence, MEASURES)["edit_neg_flip"] == flipped

@@ -12,12 +12,12 @@ its *source*. Features (see :data:`EDIT_FEATURES`):
 * ``edit_swap_word`` - replaced spans with a name-like word (capitalised) found nowhere in the context (a swapped
   name or place);
 * ``edit_neg_flip`` - changed spans that add or drop a negation, swap a word for its opposite (rose/fell,
-  before/after, ...: :data:`OPPOSITES`) or for another of its closed group (am/pm, exports/imports, mother/father,
-  ...: :data:`CONTRASTS`), or widen the source to all with a universal word (:data:`UNIVERSALS`):
-  in place of content words of the source ("free for Plus members" -> "free for everyone"; "Plus members get"
-  -> "Everyone gets"), or inserted where the copy leaves a restriction out ("is always free", when the source
-  speaks of no "all", "every" or "each"). A widening counts at either end of the sentence, however long the
-  source's end is.
+  before/after, ...: :data:`OPPOSITES`) or for another of its closed group (am/pm, exports/imports,
+  mother/father, metres/feet, dollars/euros, tallest/shortest, ...: :data:`CONTRASTS`), or widen the source to
+  all with a universal word (:data:`UNIVERSALS`): in place of content words of the source ("free for Plus
+  members" -> "free for everyone"; "Plus members get" -> "Everyone gets"), or inserted where the copy leaves a
+  restriction out ("is always free", when the source speaks of no "all", "every" or "each"). A widening counts
+  at either end of the sentence, however long the source's end is.
 
 Only local changes of a near copy count (:func:`_inner`): changes between the first and last aligned run, or a
 short replacement at the end, or a widening; at most :data:`MAX_EDITS` of them (a widening outside the aligned
@@ -61,19 +61,42 @@ _OPPOSITES = ("rise fall", "rose fell", "risen fallen", "increas decreas", "more
               "gain loss", "win los", "won lost", "open clos", "first last", "accept reject", "allow forbid",
               "includ exclud", "success failur", "north south", "east west", "earlier later", "maximum minimum",
               "strong weak", "young old", "major minor", "up down", "grew shrank", "support oppos")
-#: closed groups of contrast words: swapping one for another of its group flips the statement too (edits v4)
-CONTRASTS = tuple(frozenset(stem(w) for w in group.split()) for group in (
+
+
+def _classes(group: str) -> tuple[frozenset[str], ...]:
+    """A contrast group's classes of stems: separated by "/" (words of a class name the same thing: "feet ft"),
+    or, without "/", one word each."""
+    return tuple(frozenset(stem(w) for w in part.split()) for part in (group.split("/") if "/" in group
+                                                                       else group.split()))
+
+
+#: closed groups of contrast words, as classes of synonyms: a word swapped for one of another class of its group
+#: flips the statement too (edits v4; units, currencies and comparatives since v5)
+CONTRASTS = tuple(_classes(group) for group in (
     "am pm", "weekday weekend", "morning afternoon evening night", "day night",
-    "daily weekly monthly annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
+    "daily / weekly / monthly / annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
     "front back", "top bottom", "left right", "inside outside", "indoor outdoor", "entrance exit", "arrive depart",
     "start end", "begin end", "import export", "buy sell", "bought sold", "public private",
     "internal external", "input output", "inbound outbound", "free paid", "male female", "men women",
     "man woman", "boy girl", "husband wife", "mother father", "son daughter", "brother sister", "best worst",
     "better worse", "good bad", "positive negative", "true false", "hot cold", "fast slow", "cheap expensive",
     "long short", "new old", "same different", "many few", "full part", "victory defeat", "profit loss",
-    "surplus deficit"))
+    "surplus deficit",
+    "metre metres meter meters / kilometre kilometres kilometer kilometers km / mile miles / foot feet ft / yard "
+    "yards / inch inches / centimetre centimetres centimeter centimeters cm / millimetre millimetres millimeter "
+    "millimeters mm",
+    "tonne tonnes ton tons / kilogram kilograms kilo kilos kg / gram grams / pound pounds lb lbs / ounce ounces oz",
+    "euro euros / dollar dollars / pound pounds sterling / yen / franc francs / yuan / rupee rupees / peso pesos",
+    "second seconds / minute minutes / hour hours / day days / week weeks / month months / year years / decade "
+    "decades / century centuries",
+    "celsius / fahrenheit", "litre litres liter liters / gallon gallons", "acre acres / hectare hectares",
+    "tallest shortest", "taller shorter", "biggest smallest", "bigger smaller", "longest shortest", "longer shorter",
+    "oldest / youngest newest", "older / younger newer", "richest poorest", "richer poorer", "heaviest lightest",
+    "heavier lighter", "fastest slowest", "faster slower", "widest narrowest", "wider narrower",
+    "hottest warmest / coldest", "hotter warmer / colder", "earliest latest", "more fewer"))
 OPPOSITES = frozenset(frozenset(pair.split()) for pair in _OPPOSITES) | frozenset(
-    frozenset((a, b)) for group in CONTRASTS for a in group for b in group if a != b)
+    frozenset((a, b)) for group in CONTRASTS for i, one in enumerate(group) for other in group[i + 1:]
+    for a in one for b in other if a != b)
 #: words that widen a statement to all (by stem); replacing source words with one flips it like a negation.
 #: Not "all" or "every": "all 62 items", "all applications" restate a source's count or set as often as they widen it
 UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", "everywhere", "always", "anyone",
@@ -81,7 +104,7 @@ UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", 
 #: a source clause holding one of these already speaks of all, so a universal word inserted into its copy restates it
 _SCOPED = UNIVERSALS | {stem(w) for w in ("all", "every", "each")}
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-EDITS_VERSION = "4"
+EDITS_VERSION = "5"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
