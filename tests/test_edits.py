@@ -208,3 +208,26 @@ MEASURES = ("The Eiffel Tower is 330 metres tall. Tickets to the top cost 29 eur
 ])
 def test_a_swapped_unit_currency_or_superlative_is_a_flip(scorer, sentence, flipped):
     assert scorer.evidence(sentence, MEASURES)["edit_neg_flip"] == flipped
+
+
+TRIAL = ("The new vaccine was effective in adults over 60. Fishing without a permit is illegal on the estuary. "
+         "It cleared him of misconduct.")
+
+
+@pytest.mark.parametrize("sentence, flipped", [
+    ("The new vaccine was ineffective in adults over 60.", 1.0),  # a negating prefix added
+    ("Fishing without a permit is legal on the estuary.", 1.0),  # dropped
+    ("The new vaccine was effective in adults under 60.", 1.0),  # over -> under
+    ("It cleared him of conduct.", 0.0),  # "mis" is not a negating prefix here
+    ("The new vaccine was effective in adults over 60.", 0.0),
+])
+def test_a_negating_prefix_added_or_dropped_is_a_flip(scorer, sentence, flipped):
+    assert scorer.evidence(sentence, TRIAL)["edit_neg_flip"] == flipped
+
+
+def test_a_prefix_is_looked_for_on_stems_of_three_letters_or_more():
+    from faithwatch.alignment.edits import _prefixed
+
+    assert _prefixed(tokens("unable"), tokens("able"))
+    assert not _prefixed(tokens("unit"), tokens("it"))  # "it" is too short to be negated
+    assert not _prefixed(tokens("unlikely to"), tokens("likely"))  # one word for one word only

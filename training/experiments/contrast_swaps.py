@@ -1,13 +1,13 @@
-"""Issue 12, edits versions 4 and 5: a swap within a closed group of contrast words (am/pm, exports/imports,
-metres/feet, tallest/shortest, ...) counts as a flip (scratch; the rules are in training/data/README.md, "A check
-set for swapped contrast words", committed before the code). Compared with version 3's rules (the opposite pairs
-only; version 4 equals them on every set measured here).
+"""Issue 12, edits versions 4 to 6: a swap within a closed group of contrast words (am/pm, exports/imports,
+metres/feet, tallest/shortest, ...) and a negating prefix added or dropped (likely/unlikely) count as flips
+(scratch; the rules are in training/data/README.md, "A check set for swapped contrast words", each committed
+before its code). Compared with version 3's rules (the opposite pairs only, no prefix; versions 4 and 5 equal them
+on every set measured here).
 
 1. Lists every sentence of the six labelled sets, the augmentation set, the never-trained-on sets and the blatant
-   suite whose ``edits`` features differ between version 3 (``OPPOSITES`` without ``CONTRASTS``) and version 4,
-   with its label.
-2. Where sentences of the training sets change: LOO AUROC of the shipped recipe on the same caches with v3 and v4
-   features (mean, per set, worst gain over ``align_score``).
+   suite whose ``edits`` features differ between version 3 and the version in force, with its label.
+2. Where sentences of the training sets change: LOO AUROC of the shipped recipe on the same caches with v3 and
+   current ("v4") features (mean, per set, worst gain over ``align_score``).
 3. On the never-trained-on sets: the shipped detector's sentence AUROC with v3 and v4 features, and (where 2 ran)
    that of the recipe retrained on all six sets with v4.
 
@@ -41,13 +41,13 @@ V3_OPPOSITES = frozenset(frozenset(pair.split()) for pair in edits._OPPOSITES)
 
 @contextmanager
 def version3():
-    """The edits rules of version 3: the opposite pairs only."""
-    v4 = edits.OPPOSITES
-    edits.OPPOSITES = V3_OPPOSITES
+    """The edits rules of version 3: the opposite pairs only, no negating prefix."""
+    now = edits.OPPOSITES, edits._prefixed
+    edits.OPPOSITES, edits._prefixed = V3_OPPOSITES, lambda mine, theirs: False
     try:
         yield
     finally:
-        edits.OPPOSITES = v4
+        edits.OPPOSITES, edits._prefixed = now
 
 
 def edit_columns(pairs: list[tuple[str, str]]) -> pd.DataFrame:

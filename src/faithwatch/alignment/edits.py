@@ -11,13 +11,14 @@ its *source*. Features (see :data:`EDIT_FEATURES`):
   context (a changed number or date);
 * ``edit_swap_word`` - replaced spans with a name-like word (capitalised) found nowhere in the context (a swapped
   name or place);
-* ``edit_neg_flip`` - changed spans that add or drop a negation, swap a word for its opposite (rose/fell,
-  before/after, ...: :data:`OPPOSITES`) or for another of its closed group (am/pm, exports/imports,
-  mother/father, metres/feet, dollars/euros, tallest/shortest, ...: :data:`CONTRASTS`), or widen the source to
-  all with a universal word (:data:`UNIVERSALS`): in place of content words of the source ("free for Plus
-  members" -> "free for everyone"; "Plus members get" -> "Everyone gets"), or inserted where the copy leaves a
-  restriction out ("is always free", when the source speaks of no "all", "every" or "each"). A widening counts
-  at either end of the sentence, however long the source's end is.
+* ``edit_neg_flip`` - changed spans that add or drop a negation (a word, or a prefix: likely/unlikely,
+  :data:`NEGATING_PREFIXES`), swap a word for its opposite (rose/fell, before/after, ...: :data:`OPPOSITES`) or
+  for another of its closed group (am/pm, exports/imports, mother/father, metres/feet, dollars/euros,
+  tallest/shortest, ...: :data:`CONTRASTS`), or widen the source to all with a universal word
+  (:data:`UNIVERSALS`): in place of content words of the source ("free for Plus members" -> "free for
+  everyone"; "Plus members get" -> "Everyone gets"), or inserted where the copy leaves a restriction out ("is
+  always free", when the source speaks of no "all", "every" or "each"). A widening counts at either end of the
+  sentence, however long the source's end is.
 
 Only local changes of a near copy count (:func:`_inner`): changes between the first and last aligned run, or a
 short replacement at the end, or a widening; at most :data:`MAX_EDITS` of them (a widening outside the aligned
@@ -55,6 +56,10 @@ MAX_SWAP_TOKENS = 3
 NEGATIONS = frozenset({"not", "no", "never", "without", "none", "nor", "neither", "nobody", "nothing", "cannot"})
 #: at most this many separate changes inside the aligned part: more, and the sentence is a paraphrase
 MAX_EDITS = 2
+#: prefixes that negate the word they lead (by stem: "unlikely" is "likely" negated); not "mis" ("misconduct")
+NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non")
+#: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
+MIN_PREFIXED = 3
 #: pairs of opposite words (by stem): swapping one for the other flips the statement like a negation
 _OPPOSITES = ("rise fall", "rose fell", "risen fallen", "increas decreas", "more less", "most least",
               "higher lower", "highest lowest", "larger smaller", "largest smallest", "before after", "above below",
@@ -93,7 +98,7 @@ CONTRASTS = tuple(_classes(group) for group in (
     "tallest shortest", "taller shorter", "biggest smallest", "bigger smaller", "longest shortest", "longer shorter",
     "oldest / youngest newest", "older / younger newer", "richest poorest", "richer poorer", "heaviest lightest",
     "heavier lighter", "fastest slowest", "faster slower", "widest narrowest", "wider narrower",
-    "hottest warmest / coldest", "hotter warmer / colder", "earliest latest", "more fewer"))
+    "hottest warmest / coldest", "hotter warmer / colder", "earliest latest", "more fewer", "over under"))
 OPPOSITES = frozenset(frozenset(pair.split()) for pair in _OPPOSITES) | frozenset(
     frozenset((a, b)) for group in CONTRASTS for i, one in enumerate(group) for other in group[i + 1:]
     for a in one for b in other if a != b)
@@ -104,7 +109,7 @@ UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", 
 #: a source clause holding one of these already speaks of all, so a universal word inserted into its copy restates it
 _SCOPED = UNIVERSALS | {stem(w) for w in ("all", "every", "each")}
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-EDITS_VERSION = "5"
+EDITS_VERSION = "6"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -261,7 +266,7 @@ class EditScorer:
             if op == "widen":  # the widenings of one sentence are one flip ("always free for everyone")
                 out["edit_neg_flip"] += 0.0 if widened else 1.0
                 widened = True
-            elif _negations(mine) != _negations(theirs) or _opposed(mine, theirs):
+            elif _negations(mine) != _negations(theirs) or _opposed(mine, theirs) or _prefixed(mine, theirs):
                 out["edit_neg_flip"] += 1
             elif op != "replace" or not novel:
                 continue
@@ -274,6 +279,14 @@ class EditScorer:
 
 def _opposed(mine: list[_Token], theirs: list[_Token]) -> bool:
     return any(frozenset((a.key, b.key)) in OPPOSITES for a in mine for b in theirs)
+
+
+def _prefixed(mine: list[_Token], theirs: list[_Token]) -> bool:
+    """Whether one word replaces another that is itself with a negating prefix added or dropped (likely/unlikely)."""
+    if len(mine) != 1 or len(theirs) != 1 or mine[0].number or theirs[0].number:
+        return False
+    a, b = sorted((mine[0].key, theirs[0].key), key=len)
+    return len(a) >= MIN_PREFIXED and any(b == prefix + a for prefix in NEGATING_PREFIXES)
 
 
 def _universal(toks: list[_Token]) -> bool:
