@@ -71,3 +71,27 @@ def test_demo_answer_is_flagged(embedded_monitor):
     right = "The Eiffel Tower was built from 1887 to 1889."
     assert not any(s.flagged for s in embedded_monitor.score("When was the Eiffel Tower built?", context,
                                                              right).sentences)
+
+
+CONTRASTS = Path(__file__).parent.parent / "training" / "data" / "contrast-check.jsonl"
+
+
+@pytest.mark.slow
+def test_swapped_contrast_words_are_flagged_and_their_controls_pass():
+    """training/data/contrast-check.jsonl (docs/transfer.md, "A word swapped for another of its closed group"):
+    per context a near copy with a contrast word, unit, comparative or negating prefix swapped (``-s``), a
+    restatement (``-f``) and a restatement of another sentence (``-c``)."""
+    import json
+
+    from faithwatch.monitor import Monitor
+
+    monitor = Monitor("none")  # as `faithwatch check` scores them: no question, no model
+    assert monitor.detector.name == "syncheck-lr"
+    items = [json.loads(line) for line in CONTRASTS.read_text(encoding="utf-8").splitlines()]
+    flagged: dict[str, list[bool]] = {"s": [], "f": [], "c": []}
+    for item in items:
+        result = monitor.score(None, item["context"], item["response"])
+        flagged[item["id"].rsplit("-", 1)[1]].append(any(s.flagged for s in result.sentences))
+    assert len(flagged["s"]) == len(flagged["f"]) == len(flagged["c"]) >= 36
+    assert sum(flagged["s"]) >= 0.9 * len(flagged["s"]), flagged["s"]
+    assert sum(flagged["f"]) <= 0.1 * len(flagged["f"]) and sum(flagged["c"]) <= 0.1 * len(flagged["c"]), flagged
