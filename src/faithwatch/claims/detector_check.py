@@ -5,10 +5,10 @@ the shipped detector reads alignment, lexical, edits and tagger features only). 
 the detector's threshold is **Entailment**. Below it, a claim is **Contradiction** when it is a near copy of a
 passage sentence with a number, a name or a negation changed, or a word swapped for its opposite (the ``edits``
 features), and **Neutral** otherwise: the detector measures support, so "not supported" is all it can say of the
-rest. Passages are combined by the
-checker's ``combine`` rule. Confidence is the detector's probability of the label (``score`` for Entailment,
-``1 - score`` otherwise), and so is the evidence's score; ``scores["detector_score"]`` holds the detector score
-(the best over the passages). Evidence: the passage sentence holding most of the claim's words.
+rest. Passages are combined by the checker's ``combine`` rule. Confidence is the detector's probability of the
+label (``score`` for Entailment, ``1 - score`` otherwise), and so is the evidence's score;
+``scores["detector_score"]`` holds the detector score (the best over the passages). Evidence: the passage
+sentence holding most of the claim's words.
 """
 
 from __future__ import annotations
