@@ -50,6 +50,17 @@ def version3():
         edits.OPPOSITES, edits._prefixed = now
 
 
+@contextmanager
+def _version6():
+    """With --wordnet: the rules of version 6 (the edits code at this commit, without WordNet's pairs)."""
+    now = edits.OPPOSITES
+    edits.OPPOSITES = V3_OPPOSITES
+    try:
+        yield
+    finally:
+        edits.OPPOSITES = now
+
+
 def edit_columns(pairs: list[tuple[str, str]]) -> pd.DataFrame:
     """The edits features of (sentence, context) pairs under the rules in force."""
     scorer = edits.EditScorer()
@@ -86,6 +97,13 @@ def blatant() -> None:
 
 
 def main(never_seen: list[str]) -> None:
+    if never_seen[:1] == ["--wordnet"]:  # version 6 against version 6 + WordNet's pairs (v7 as pre-registered)
+        from wordnet_antonyms import wordnet_pairs
+
+        global V3_OPPOSITES, version3
+        V3_OPPOSITES, never_seen = edits.OPPOSITES, never_seen[2:]
+        edits.OPPOSITES = edits.OPPOSITES | wordnet_pairs(Path(sys.argv[2]))
+        version3 = _version6
     blatant()
     tables, data, _ = tables_and_data(never_seen)
     measured = {n for n in tables if Path(n).stem in {Path(m).stem for m in never_seen}}  # keys: the sets' stems
