@@ -87,7 +87,7 @@ def test_swapped_contrast_words_are_flagged_and_their_controls_pass():
 
     monitor = Monitor("none")  # as `faithwatch check` scores them: no question, no model
     assert monitor.detector.name == "syncheck-lr"
-    # parts 1-3 (edits versions 4-6); part 4, the antonyms of a version 7 that was not kept, is a record of misses
+    # parts 1-3 (edits versions 4-6); parts 4 and 5 (versions 7 and 8, not kept) are a record of misses
     items = [json.loads(line) for line in CONTRASTS.read_text(encoding="utf-8").splitlines()][:108]
     flagged: dict[str, list[bool]] = {"s": [], "f": [], "c": []}
     for item in items:

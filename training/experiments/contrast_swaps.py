@@ -43,7 +43,7 @@ V3_OPPOSITES = frozenset(frozenset(pair.split()) for pair in edits._OPPOSITES)
 @contextmanager
 def version3():
     """The edits rules of version 3: the opposite pairs only, no negating prefix, no "all"/"every" (version 8)."""
-    names = ("OPPOSITES", "_prefixed", "QUANTIFIERS", "PARTIALS")  # the last two: only in version 8's code (b2c1…)
+    names = ("OPPOSITES", "_prefixed", "QUANTIFIERS", "PARTIALS")  # the last two: only in version 8's code (47f4cd8)
     now = {n: getattr(edits, n) for n in names if hasattr(edits, n)}
     off = {"OPPOSITES": V3_OPPOSITES, "_prefixed": lambda mine, theirs: False, "QUANTIFIERS": frozenset(),
            "PARTIALS": frozenset()}

@@ -103,21 +103,13 @@ OPPOSITES = frozenset(frozenset(pair.split()) for pair in _OPPOSITES) | frozense
     frozenset((a, b)) for group in CONTRASTS for i, one in enumerate(group) for other in group[i + 1:]
     for a in one for b in other if a != b)
 #: words that widen a statement to all (by stem); replacing source words with one flips it like a negation.
-#: "all" and "every" count too, with exceptions (:data:`QUANTIFIERS`)
+#: Not "all" or "every": "all 62 items", "all applications" restate a source's count or set as often as they widen it
 UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", "everywhere", "always", "anyone",
                                          "anybody", "anything"))
 #: a source clause holding one of these already speaks of all, so a universal word inserted into its copy restates it
 _SCOPED = UNIVERSALS | {stem(w) for w in ("all", "every", "each")}
-#: "all" and "every" widen too (edits v8), unless a number, a name or a time word follows ("all 62 lots", "every day")
-QUANTIFIERS = frozenset(stem(w) for w in ("all", "every"))
-_TIME_WORDS = frozenset(stem(w) for w in ("second", "minute", "hour", "day", "week", "month", "year", "decade",
-                                          "century", "weekday", "weekend", "morning", "afternoon", "evening",
-                                          "night"))
-#: partial quantifiers and frequency words: a universal word in their place widens the source (edits v8)
-PARTIALS = frozenset(stem(w) for w in ("some", "most", "many", "several", "few", "certain", "sometimes", "usually",
-                                       "often", "occasionally", "rarely", "mostly", "generally", "typically"))
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-EDITS_VERSION = "8"  # 7: WordNet's antonyms, measured and not kept
+EDITS_VERSION = "6"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -242,18 +234,15 @@ class EditScorer:
         changes, extras = _inner(opcodes)
         if len(changes) > MAX_EDITS:
             return match, []  # a paraphrase of its source, not a copy with an edit
-        mine, theirs = _universals(sent), _universals(source)
-        scoped = bool(mine) and _restriction_left_out(source, opcodes)
+        scoped = _universal(sent) and _restriction_left_out(source, opcodes)
 
         def widens(op: _Op) -> bool:  # a restriction put as "everyone", or cut with "always" inserted
             kind, a1, a2, b1, b2 = op
-            if not mine.intersection(range(a1, a2)):
+            if not _universal(sent[a1:a2]):
                 return False
             if kind == "delete":  # difflib's name: words of the sentence that the source lacks (inserted)
                 return scoped
-            replaced = source[b1:b2]
-            return kind == "replace" and not theirs.intersection(range(b1, b2)) and any(
-                t.content or t.key in PARTIALS for t in replaced)  # "some patients" -> "all patients"
+            return kind == "replace" and not _universal(source[b1:b2]) and any(t.content for t in source[b1:b2])
 
         # a longer change is a rewritten or cut clause, not a local edit (a negation inside it is not flipped),
         # unless it widens the source to all; a widening outside the aligned part does not count towards MAX_EDITS
@@ -300,18 +289,9 @@ def _prefixed(mine: list[_Token], theirs: list[_Token]) -> bool:
     return len(a) >= MIN_PREFIXED and any(b == prefix + a for prefix in NEGATING_PREFIXES)
 
 
-def _universals(toks: list[_Token]) -> set[int]:
-    """Positions of the universal words of ``toks``: :data:`UNIVERSALS`, and :data:`QUANTIFIERS` not followed by a
-    number, a name or a time word ("all 62 lots", "every Monday", "every day" restate more often than they widen)."""
-    out = set()
-    for i, t in enumerate(toks):
-        if t.number or t.entity:
-            continue
-        nxt = toks[i + 1] if i + 1 < len(toks) else None
-        if t.key in UNIVERSALS or (t.key in QUANTIFIERS and not (
-                nxt is not None and (nxt.number or nxt.entity or nxt.key in _TIME_WORDS))):
-            out.add(i)
-    return out
+def _universal(toks: list[_Token]) -> bool:
+    """Whether ``toks`` hold a universal word (a capitalised one is a name: "Erase Everything")."""
+    return any(not t.number and not t.entity and t.key in UNIVERSALS for t in toks)
 
 
 def _restriction_left_out(source: list[_Token], opcodes: list[_Op]) -> bool:
