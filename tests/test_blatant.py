@@ -87,12 +87,13 @@ def test_swapped_contrast_words_are_flagged_and_their_controls_pass():
 
     monitor = Monitor("none")  # as `faithwatch check` scores them: no question, no model
     assert monitor.detector.name == "syncheck-lr"
-    # parts 1-3 (edits versions 4-6); parts 4 and 5 (versions 7 and 8, not kept) are a record of misses
-    items = [json.loads(line) for line in CONTRASTS.read_text(encoding="utf-8").splitlines()][:108]
+    # parts 1-3 (edits versions 4-6), 4 and 6 (version 9); part 5 (version 8, not kept) is a record of misses
+    items = [json.loads(line) for line in CONTRASTS.read_text(encoding="utf-8").splitlines()]
+    items = items[:144] + items[180:]
     flagged: dict[str, list[bool]] = {"s": [], "f": [], "c": []}
     for item in items:
         result = monitor.score(None, item["context"], item["response"])
         flagged[item["id"].rsplit("-", 1)[1]].append(any(s.flagged for s in result.sentences))
-    assert len(flagged["s"]) == len(flagged["f"]) == len(flagged["c"]) >= 36
+    assert len(flagged["s"]) == len(flagged["f"]) == len(flagged["c"]) >= 60
     assert sum(flagged["s"]) >= 0.9 * len(flagged["s"]), flagged["s"]
     assert sum(flagged["f"]) <= 0.1 * len(flagged["f"]) and sum(flagged["c"]) <= 0.1 * len(flagged["c"]), flagged

@@ -231,3 +231,15 @@ def test_a_prefix_is_looked_for_on_stems_of_three_letters_or_more():
     assert _prefixed(tokens("unable"), tokens("able"))
     assert not _prefixed(tokens("unit"), tokens("it"))  # "it" is too short to be negated
     assert not _prefixed(tokens("unlikely to"), tokens("likely"))  # one word for one word only
+
+
+@pytest.mark.parametrize("sentence, flipped", [
+    ("The defendant was found innocent of fraud.", 1.0),
+    ("The closure of the bridge is permanent.", 1.0),
+    ("The two kingdoms remained at war for forty years.", 1.0),
+    ("The summers are wet and the winters chilly.", 0.0),  # a reordered copy: its source holds both seasons
+])
+def test_antonyms_of_one_main_sense_are_flips_unless_the_source_holds_both(scorer, sentence, flipped):
+    context = ("The defendant was found guilty of fraud. The closure of the bridge is temporary. The two kingdoms "
+               "remained at peace for forty years. The winters are wet and the summers chilly.")
+    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped

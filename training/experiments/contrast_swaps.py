@@ -43,10 +43,11 @@ V3_OPPOSITES = frozenset(frozenset(pair.split()) for pair in edits._OPPOSITES)
 @contextmanager
 def version3():
     """The edits rules of version 3: the opposite pairs only, no negating prefix, no "all"/"every" (version 8)."""
-    names = ("OPPOSITES", "_prefixed", "QUANTIFIERS", "PARTIALS")  # the last two: only in version 8's code (47f4cd8)
+    names = ("OPPOSITES", "_prefixed", "_opposed", "QUANTIFIERS", "PARTIALS")  # the last two: version 8 (47f4cd8)
     now = {n: getattr(edits, n) for n in names if hasattr(edits, n)}
     off = {"OPPOSITES": V3_OPPOSITES, "_prefixed": lambda mine, theirs: False, "QUANTIFIERS": frozenset(),
-           "PARTIALS": frozenset()}
+           "PARTIALS": frozenset(), "_opposed": lambda mine, theirs, *_: any(  # no source guard (version 9)
+               frozenset((a.key, b.key)) in edits.OPPOSITES for a in mine for b in theirs)}
     for n in now:
         setattr(edits, n, off[n])
     try:

@@ -76,7 +76,7 @@ def _classes(group: str) -> tuple[frozenset[str], ...]:
 
 
 #: closed groups of contrast words, as classes of synonyms: a word swapped for one of another class of its group
-#: flips the statement too (edits v4; units, currencies and comparatives since v5)
+#: flips the statement too (edits v4; units, currencies and comparatives since v5; antonyms since v9)
 CONTRASTS = tuple(_classes(group) for group in (
     "am pm", "weekday weekend", "morning afternoon evening night", "day night",
     "daily / weekly / monthly / annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
@@ -98,7 +98,15 @@ CONTRASTS = tuple(_classes(group) for group in (
     "tallest shortest", "taller shorter", "biggest smallest", "bigger smaller", "longest shortest", "longer shorter",
     "oldest / youngest newest", "older / younger newer", "richest poorest", "richer poorer", "heaviest lightest",
     "heavier lighter", "fastest slowest", "faster slower", "widest narrowest", "wider narrower",
-    "hottest warmest / coldest", "hotter warmer / colder", "earliest latest", "more fewer", "over under"))
+    "hottest warmest / coldest", "hotter warmer / colder", "earliest latest", "more fewer", "over under",
+    "guilty innocent", "mandatory compulsory required obligatory / optional voluntary", "temporary permanent",
+    "alive living / dead deceased", "safe / dangerous hazardous", "easy difficult", "approve approved / reject "
+    "rejected", "pass passed / fail failed", "deciduous evergreen", "shallow deep", "quiet silent / noisy loud",
+    "rich wealthy / poor", "present absent", "wet dry", "empty full", "thick thin", "wide narrow",
+    "ancient modern", "past future", "former current", "domestic / international foreign", "urban rural",
+    "northern southern", "eastern western", "spring / summer / autumn fall / winter", "primary secondary",
+    "inner outer", "early late", "frequent rare", "common rare", "asleep awake", "friend ally / enemy",
+    "peace war", "love hate", "allow permit / forbid prohibit ban"))
 OPPOSITES = frozenset(frozenset(pair.split()) for pair in _OPPOSITES) | frozenset(
     frozenset((a, b)) for group in CONTRASTS for i, one in enumerate(group) for other in group[i + 1:]
     for a in one for b in other if a != b)
@@ -109,7 +117,7 @@ UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", 
 #: a source clause holding one of these already speaks of all, so a universal word inserted into its copy restates it
 _SCOPED = UNIVERSALS | {stem(w) for w in ("all", "every", "each")}
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-EDITS_VERSION = "6"
+EDITS_VERSION = "9"  # 7 and 8 (WordNet antonyms; "all"/"every"): measured, not kept
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -230,6 +238,7 @@ class EditScorer:
         if best is None or match < MIN_MATCH:
             return match, []
         source, matcher = best.tokens, best.matcher  # its first sequence is this sentence already (_best_source)
+        self._local.source_keys = best.keys
         opcodes = matcher.get_opcodes()
         changes, extras = _inner(opcodes)
         if len(changes) > MAX_EDITS:
@@ -266,7 +275,8 @@ class EditScorer:
             if op == "widen":  # the widenings of one sentence are one flip ("always free for everyone")
                 out["edit_neg_flip"] += 0.0 if widened else 1.0
                 widened = True
-            elif _negations(mine) != _negations(theirs) or _opposed(mine, theirs) or _prefixed(mine, theirs):
+            elif (_negations(mine) != _negations(theirs) or _opposed(mine, theirs, self._local.source_keys)
+                  or _prefixed(mine, theirs)):
                 out["edit_neg_flip"] += 1
             elif op != "replace" or not novel:
                 continue
@@ -277,8 +287,11 @@ class EditScorer:
         return out
 
 
-def _opposed(mine: list[_Token], theirs: list[_Token]) -> bool:
-    return any(frozenset((a.key, b.key)) in OPPOSITES for a in mine for b in theirs)
+def _opposed(mine: list[_Token], theirs: list[_Token], source_keys: frozenset[str]) -> bool:
+    """Whether a word of ``mine`` is the opposite of one of ``theirs`` that it replaces, and the source sentence
+    does not hold it too ("the summers are wet; the winters are chilly" -> "wet summers, and chilly winters" reorders
+    the source, it swaps nothing)."""
+    return any(frozenset((a.key, b.key)) in OPPOSITES and a.key not in source_keys for a in mine for b in theirs)
 
 
 def _prefixed(mine: list[_Token], theirs: list[_Token]) -> bool:
