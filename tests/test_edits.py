@@ -243,3 +243,15 @@ def test_antonyms_of_one_main_sense_are_flips_unless_the_source_holds_both(score
     context = ("The defendant was found guilty of fraud. The closure of the bridge is temporary. The two kingdoms "
                "remained at peace for forty years. The winters are wet and the summers chilly.")
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
+
+
+@pytest.mark.parametrize("sentence, flipped", [
+    ("International flights leave from Terminal 2.", 1.0),  # a leading swap of opposites
+    ("Domestic flights leave from Terminal 2.", 0.0),
+    ("3. Domestic flights leave from Terminal 2.", 0.0),  # a leading list number is no edit
+    ("However, domestic flights leave from Terminal 2.", 0.0),
+    ("Ada Brenner was the second woman to chair the board.", 1.0),  # ordinals
+])
+def test_a_leading_opposite_and_an_ordinal_swap_are_flips(scorer, sentence, flipped):
+    context = "Domestic flights leave from Terminal 2. Ada Brenner was the first woman to chair the board."
+    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped

@@ -76,7 +76,7 @@ def _classes(group: str) -> tuple[frozenset[str], ...]:
 
 
 #: closed groups of contrast words, as classes of synonyms: a word swapped for one of another class of its group
-#: flips the statement too (edits v4; units, currencies and comparatives since v5; antonyms since v9)
+#: flips the statement too (edits v4; units, currencies and comparatives since v5; antonyms since v9; ordinals v10)
 CONTRASTS = tuple(_classes(group) for group in (
     "am pm", "weekday weekend", "morning afternoon evening night", "day night",
     "daily / weekly / monthly / annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
@@ -106,7 +106,8 @@ CONTRASTS = tuple(_classes(group) for group in (
     "ancient modern", "past future", "former current", "domestic / international foreign", "urban rural",
     "northern southern", "eastern western", "spring / summer / autumn fall / winter", "primary secondary",
     "inner outer", "early late", "frequent rare", "common rare", "asleep awake", "friend ally / enemy",
-    "peace war", "love hate", "allow permit / forbid prohibit ban"))
+    "peace war", "love hate", "allow permit / forbid prohibit ban",
+    "first second third fourth fifth sixth seventh eighth ninth tenth"))
 OPPOSITES = frozenset(frozenset(pair.split()) for pair in _OPPOSITES) | frozenset(
     frozenset((a, b)) for group in CONTRASTS for i, one in enumerate(group) for other in group[i + 1:]
     for a in one for b in other if a != b)
@@ -117,7 +118,7 @@ UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", 
 #: a source clause holding one of these already speaks of all, so a universal word inserted into its copy restates it
 _SCOPED = UNIVERSALS | {stem(w) for w in ("all", "every", "each")}
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-EDITS_VERSION = "9"  # 7 and 8 (WordNet antonyms; "all"/"every"): measured, not kept
+EDITS_VERSION = "10"  # 7 and 8 (WordNet antonyms; "all"/"every"): measured, not kept
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -230,8 +231,9 @@ class EditScorer:
     def local_edits(self, sentence: str, context: str) -> tuple[float, list[tuple[str, list[_Token], list[_Token]]]]:
         """``edit_match`` and the local edits of a near copy: ``(op, sentence tokens, source tokens)`` per change,
         none when the sentence has no source or paraphrases it (see the module doc). ``op`` is difflib's name
-        ("replace"; "delete": words the sentence adds; "insert": words it leaves out), or "widen" for a change
-        that widens the source to all."""
+        ("replace"; "delete": words the sentence adds; "insert": words it leaves out), "widen" for a change
+        that widens the source to all, or "lead" for a short replacement leading the sentence (only an opposite
+        counts there: a list number or "However," leads a restated sentence too)."""
         validate_inputs([sentence], context)
         sent = tokens(strip_preamble(sentence))  # "The answer is Japan." restates no sentence; "Japan." may
         match, best = self._best_source(sent, context)
@@ -259,7 +261,11 @@ class EditScorer:
         kept = [(op, wide) for op, wide in marked if op[2] - op[1] <= MAX_SWAP_TOKENS
                 and (op[4] - op[3] <= MAX_SWAP_TOKENS + 1 or wide)]
         kept += [(op, True) for op in extras if widens(op)]
-        return match, [("widen" if wide else op[0], sent[op[1]:op[2]], source[op[3]:op[4]]) for op, wide in kept]
+        out = [("widen" if wide else op[0], sent[op[1]:op[2]], source[op[3]:op[4]]) for op, wide in kept]
+        # a short replacement leading the sentence: only an opposite counts ("Domestic flights" -> "International")
+        return match, out + [("lead", sent[op[1]:op[2]], source[op[3]:op[4]]) for op in extras
+                             if op[0] == "replace" and op[1] == 0 and op[4] - op[3] <= MAX_SWAP_TOKENS + 1
+                             and not widens(op)]
 
     def in_context(self, token: _Token) -> bool:
         """Whether ``token`` occurs anywhere in the context of the last call."""
@@ -272,7 +278,9 @@ class EditScorer:
         widened = False
         for op, mine, theirs in edits:
             novel = [t for t in mine if t.content and not self.in_context(t)]  # found nowhere in the context
-            if op == "widen":  # the widenings of one sentence are one flip ("always free for everyone")
+            if op == "lead":
+                out["edit_neg_flip"] += float(_opposed(mine, theirs, self._local.source_keys))
+            elif op == "widen":  # the widenings of one sentence are one flip ("always free for everyone")
                 out["edit_neg_flip"] += 0.0 if widened else 1.0
                 widened = True
             elif (_negations(mine) != _negations(theirs) or _opposed(mine, theirs, self._local.source_keys)
