@@ -12,9 +12,9 @@ import torch
 from faithwatch import registry
 from faithwatch.alignment import DEFAULT_SCORER, get_scorer, parse_spec
 from faithwatch.alignment.base import AlignmentScorer
-from faithwatch.detectors import Detector, HeuristicDetector, get_detector
+from faithwatch.detectors import Detector, HeuristicDetector
 from faithwatch.detectors.heuristic import WEIGHTS as HEURISTIC_WEIGHTS
-from faithwatch.detectors.shipped import default_detector
+from faithwatch.detectors.shipped import resolve_detector
 from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError
 from faithwatch.models.ahead import GREEDY, OnDevice
 from faithwatch.models.engine import DecodingEngine, EngineSession, Needs, TokenRecords
@@ -165,10 +165,7 @@ class Monitor:
     def _resolve_detector(self, detector: Detector | str | Path | None) -> Detector:
         if isinstance(detector, Detector):
             return detector
-        model_id = None if self.lm is None else self.lm.model_id  # no model: a model-free detector of any model
-        if detector is None:
-            return default_detector(model_id)
-        return get_detector(str(detector), expect_model_id=model_id)
+        return resolve_detector(detector, None if self.lm is None else self.lm.model_id)
 
     def _threshold(self, max_false_accept: float | None) -> float:
         if max_false_accept is None:

@@ -50,15 +50,15 @@ def version3():
                frozenset((a.key, b.key)) in edits.OPPOSITES for a in mine for b in theirs)}
     for n in now:
         setattr(edits, n, off[n])
-    local_edits = edits.EditScorer.local_edits  # no leading replacement counts (version 10)
-    edits.EditScorer.local_edits = lambda self, *a: (lambda m, ops: (m, [o for o in ops if o[0] != "lead"]))(
-        *local_edits(self, *a))
+    found = edits.EditScorer._edits  # no leading replacement counts (version 10)
+    edits.EditScorer._edits = lambda self, *a: (lambda m, ops, keys: (m, [o for o in ops if o[0] != "lead"], keys))(
+        *found(self, *a))
     try:
         yield
     finally:
         for n, v in now.items():
             setattr(edits, n, v)
-        edits.EditScorer.local_edits = local_edits
+        edits.EditScorer._edits = found
 
 
 @contextmanager

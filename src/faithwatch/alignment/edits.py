@@ -234,17 +234,22 @@ class EditScorer:
         ("replace"; "delete": words the sentence adds; "insert": words it leaves out), "widen" for a change
         that widens the source to all, or "lead" for a short replacement leading the sentence (only an opposite
         counts there: a list number or "However," leads a restated sentence too)."""
+        match, edits, _ = self._edits(sentence, context)
+        return match, edits
+
+    def _edits(self, sentence: str, context: str) -> tuple[float, list[tuple[str, list[_Token], list[_Token]]],
+                                                              frozenset[str]]:
+        """:meth:`local_edits`, and the keys of the source sentence (empty without one)."""
         validate_inputs([sentence], context)
         sent = tokens(strip_preamble(sentence))  # "The answer is Japan." restates no sentence; "Japan." may
         match, best = self._best_source(sent, context)
         if best is None or match < MIN_MATCH:
-            return match, []
+            return match, [], frozenset()
         source, matcher = best.tokens, best.matcher  # its first sequence is this sentence already (_best_source)
-        self._local.source_keys = best.keys
         opcodes = matcher.get_opcodes()
         changes, extras = _inner(opcodes)
         if len(changes) > MAX_EDITS:
-            return match, []  # a paraphrase of its source, not a copy with an edit
+            return match, [], best.keys  # a paraphrase of its source, not a copy with an edit
         scoped = _universal(sent) and _restriction_left_out(source, opcodes)
 
         def widens(op: _Op) -> bool:  # a restriction put as "everyone", or cut with "always" inserted
@@ -256,16 +261,17 @@ class EditScorer:
             return kind == "replace" and not _universal(source[b1:b2]) and any(t.content for t in source[b1:b2])
 
         # a longer change is a rewritten or cut clause, not a local edit (a negation inside it is not flipped),
-        # unless it widens the source to all; a widening outside the aligned part does not count towards MAX_EDITS
-        marked = [(op, widens(op)) for op in changes]
-        kept = [(op, wide) for op, wide in marked if op[2] - op[1] <= MAX_SWAP_TOKENS
-                and (op[4] - op[3] <= MAX_SWAP_TOKENS + 1 or wide)]
-        kept += [(op, True) for op in extras if widens(op)]
-        out = [("widen" if wide else op[0], sent[op[1]:op[2]], source[op[3]:op[4]]) for op, wide in kept]
-        # a short replacement leading the sentence: only an opposite counts ("Domestic flights" -> "International")
-        return match, out + [("lead", sent[op[1]:op[2]], source[op[3]:op[4]]) for op in extras
-                             if op[0] == "replace" and op[1] == 0 and op[4] - op[3] <= MAX_SWAP_TOKENS + 1
-                             and not widens(op)]
+        # unless it widens the source to all; a widening outside the aligned part does not count towards MAX_EDITS;
+        # another short replacement leading the sentence is kept as "lead" (only an opposite counts there)
+        labelled = [("widen" if widens(op) else op[0], op) for op in changes]
+        labelled = [(kind, op) for kind, op in labelled if op[2] - op[1] <= MAX_SWAP_TOKENS
+                    and (op[4] - op[3] <= MAX_SWAP_TOKENS + 1 or kind == "widen")]
+        for op in extras:
+            if widens(op):
+                labelled.append(("widen", op))
+            elif op[0] == "replace" and op[1] == 0 and op[4] - op[3] <= MAX_SWAP_TOKENS + 1:
+                labelled.append(("lead", op))
+        return match, [(kind, sent[op[1]:op[2]], source[op[3]:op[4]]) for kind, op in labelled], best.keys
 
     def in_context(self, token: _Token) -> bool:
         """Whether ``token`` occurs anywhere in the context of the last call."""
@@ -273,17 +279,17 @@ class EditScorer:
 
     def evidence(self, sentence: str, context: str) -> dict[str, float]:
         """The :data:`EDIT_FEATURES` of ``sentence`` against ``context``."""
-        match, edits = self.local_edits(sentence, context)
+        match, edits, source_keys = self._edits(sentence, context)
         out = {"edit_match": match, "edit_swap_num": 0.0, "edit_swap_word": 0.0, "edit_neg_flip": 0.0}
         widened = False
         for op, mine, theirs in edits:
             novel = [t for t in mine if t.content and not self.in_context(t)]  # found nowhere in the context
             if op == "lead":
-                out["edit_neg_flip"] += float(_opposed(mine, theirs, self._local.source_keys))
+                out["edit_neg_flip"] += float(_opposed(mine, theirs, source_keys))
             elif op == "widen":  # the widenings of one sentence are one flip ("always free for everyone")
                 out["edit_neg_flip"] += 0.0 if widened else 1.0
                 widened = True
-            elif (_negations(mine) != _negations(theirs) or _opposed(mine, theirs, self._local.source_keys)
+            elif (_negations(mine) != _negations(theirs) or _opposed(mine, theirs, source_keys)
                   or _prefixed(mine, theirs)):
                 out["edit_neg_flip"] += 1
             elif op != "replace" or not novel:
@@ -328,8 +334,8 @@ def _inner(opcodes: list[_Op]) -> tuple[list[_Op], list[_Op]]:
     """The changes that edit the source rather than cut it: every change between the first and the last aligned
     run, and a short replacement at the end ("designed by <another name>."); and, apart, the other short changes
     outside the aligned part, which count only if they widen the source to all (a long end replacement, a change
-    leading the sentence, an added end). A clause dropped or added at either end is not an edit of the source, and
-    neither is a change leading the sentence (e.g. a list number)."""
+    leading the sentence, an added end) or, leading it, swap a word for its opposite. A clause dropped or added at
+    either end is not an edit of the source, and neither is another change leading the sentence (a list number)."""
     equal = [i for i, op in enumerate(opcodes) if op[0] == "equal"]
     if not equal:
         return [], []

@@ -84,8 +84,7 @@ def _sentence_scores(row: dict) -> list[Any]:
 def _ray_detector(output: Path, detector: str | None) -> tuple[Any, float] | None:
     """The detector the Ray workers scored ``output`` with, and its threshold, as the output's recorded
     configuration names them (None when it names no such detector, e.g. one changed since)."""
-    from faithwatch.detectors import get_detector
-    from faithwatch.detectors.shipped import default_detector
+    from faithwatch.detectors.shipped import resolve_detector
     from faithwatch.monitor import NO_MODEL
     from faithwatch.scale import recorded_config
 
@@ -94,8 +93,7 @@ def _ray_detector(output: Path, detector: str | None) -> tuple[Any, float] | Non
         return None
     model_id = config.get("model_id")
     try:
-        det = (default_detector(None if model_id == NO_MODEL else model_id) if detector is None
-               else get_detector(detector))
+        det = resolve_detector(detector, None if model_id == NO_MODEL else model_id)
     except FaithwatchError:
         return None
     if getattr(getattr(det, "meta", None), "content_hash", None) != config.get("detector_content_hash"):

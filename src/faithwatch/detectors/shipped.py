@@ -37,3 +37,14 @@ def default_detector(model_id: str | None) -> Detector:
             return load_detector(SHIPPED_DIR, expect_model_id=model_id)
         log.info("the shipped detector is for %s, not %s: using the heuristic", trained_for, model_id)
     return HeuristicDetector()
+
+
+def resolve_detector(name: str | Path | None, model_id: str | None) -> Detector:
+    """The detector a monitor of ``model_id`` uses for ``name``: ``None`` is :func:`default_detector`, anything
+    else a name or folder (:func:`~faithwatch.detectors.get_detector`), refused when trained for another model.
+    ``model_id`` ``None``: no model, so a model-free detector of any model."""
+    from faithwatch.detectors import get_detector
+
+    if name is None:
+        return default_detector(model_id)
+    return get_detector(str(name), expect_model_id=model_id)
