@@ -88,9 +88,10 @@ def test_run_ahead_must_be_positive(lm):
     from faithwatch.errors import InputError
     from faithwatch.monitor import Monitor
 
-    with pytest.raises(InputError, match="run_ahead"):
+    with pytest.raises(InputError, match="run_ahead"):  # refused before any scorer loads (no MiniLM needed)
         Monitor(lm, alignment="lexical", detector="heuristic", run_ahead=0)
-    assert Monitor(lm, alignment="lexical", detector="heuristic").run_ahead == 1  # CPU default
+    kwargs = {"signals": ["likelihood", "entropy", "lexical"], "alignment": "lexical", "detector": "heuristic"}
+    assert Monitor(lm, **kwargs).run_ahead == 1  # CPU default
 
 
 @pytest.mark.parametrize("run_ahead", [1, 3])

@@ -99,6 +99,8 @@ class Monitor:
         cuda_graph: bool = False,
         run_ahead: int | None = None,
     ) -> None:
+        if run_ahead is not None and run_ahead < 1:  # checked before any model or scorer loads
+            raise InputError(f"run_ahead must be at least 1, got {run_ahead}")
         if model == NO_MODEL:
             self.lm: LoadedModel | None = None
         else:
@@ -152,8 +154,6 @@ class Monitor:
             needs = needs | signal.needs
         self.engine = (DecodingEngine(self.lm, needs, static_cache=static_cache, cuda_graph=cuda_graph)
                        if self.lm is not None else None)
-        if run_ahead is not None and run_ahead < 1:
-            raise InputError(f"run_ahead must be at least 1, got {run_ahead}")
         on_gpu = self.lm is not None and self.lm.device.type == "cuda"
         self.run_ahead = run_ahead or (RUN_AHEAD_CUDA if on_gpu else 1)
 
