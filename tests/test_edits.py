@@ -255,3 +255,23 @@ def test_antonyms_of_one_main_sense_are_flips_unless_the_source_holds_both(score
 def test_a_leading_opposite_and_an_ordinal_swap_are_flips(scorer, sentence, flipped):
     context = "Domestic flights leave from Terminal 2. Ada Brenner was the first woman to chair the board."
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
+
+
+@pytest.mark.parametrize("sentence", [
+    "Sales fell by 8% in the quarter.", "The river falls every spring.", "Meals are served before take-off.",
+    "The village lies 800 metres below sea level.", "Electric cars cost less to buy.",
+    "The party made a loss of 12 seats.", "The launch was a failure.",
+])
+def test_every_opposite_pair_matches_stemmed_tokens(scorer, sentence):
+    """Edits v11: the pairs are stemmed as tokens are (seven of them, written unstemmed, never matched before)."""
+    context = ("Sales rose by 8% in the quarter. The river rises every spring. Meals are served after take-off. "
+               "The village lies 800 metres above sea level. Electric cars cost more to buy. "
+               "The party made a gain of 12 seats. The launch was a success.")
+    assert scorer.evidence(sentence, context)["edit_neg_flip"] == 1.0
+
+
+def test_no_opposite_pair_is_left_unstemmed():
+    from faithwatch.alignment.edits import _OPPOSITES, OPPOSITES, stem
+
+    for pair in _OPPOSITES:
+        assert frozenset(map(stem, pair.split())) in OPPOSITES, pair

@@ -37,7 +37,14 @@ from faithwatch.eval.transfer import held_out_aurocs
 
 ROOT = Path(__file__).resolve().parents[2]
 FEATURES = ("edit_match", "edit_swap_num", "edit_swap_word", "edit_neg_flip")
-V3_OPPOSITES = frozenset(frozenset(pair.split()) for pair in edits._OPPOSITES)
+#: the opposite pairs as compared up to version 10 (unstemmed, so seven of them never matched stemmed tokens)
+V10_PAIRS = frozenset(frozenset(pair.split()) for pair in (
+    "rise fall", "rose fell", "risen fallen", "increas decreas", "more less", "most least", "higher lower",
+    "highest lowest", "larger smaller", "largest smallest", "before after", "above below", "gain loss", "win los",
+    "won lost", "open clos", "first last", "accept reject", "allow forbid", "includ exclud", "success failur",
+    "north south", "east west", "earlier later", "maximum minimum", "strong weak", "young old", "major minor",
+    "up down", "grew shrank", "support oppos"))
+V3_OPPOSITES = V10_PAIRS
 
 
 @contextmanager
@@ -66,6 +73,20 @@ def _version6():
     """With --wordnet: the rules of version 6 (the edits code at this commit, without WordNet's pairs)."""
     now = edits.OPPOSITES
     edits.OPPOSITES = V3_OPPOSITES
+    try:
+        yield
+    finally:
+        edits.OPPOSITES = now
+
+
+@contextmanager
+def _version10():
+    """With --v10: the rules of version 10 (the opposite pairs compared unstemmed; the contrast groups as now)."""
+    now = edits.OPPOSITES
+    pairs = edits.OPPOSITES - frozenset(frozenset(map(edits.stem, p.split())) for p in edits._OPPOSITES)
+    edits.OPPOSITES = pairs | V10_PAIRS | frozenset(  # a contrast-group pair equal to a fixed pair stays
+        frozenset((a, b)) for group in edits.CONTRASTS for i, one in enumerate(group) for other in group[i + 1:]
+        for a in one for b in other if a != b)
     try:
         yield
     finally:
@@ -108,13 +129,15 @@ def blatant() -> None:
 
 
 def main(never_seen: list[str]) -> None:
+    global V3_OPPOSITES, version3
     if never_seen[:1] == ["--wordnet"]:  # version 6 against version 6 + WordNet's pairs (v7 as pre-registered)
         from wordnet_antonyms import wordnet_pairs
 
-        global V3_OPPOSITES, version3
         V3_OPPOSITES, never_seen = edits.OPPOSITES, never_seen[2:]
         edits.OPPOSITES = edits.OPPOSITES | wordnet_pairs(Path(sys.argv[2]))
         version3 = _version6
+    if never_seen[:1] == ["--v10"]:  # version 11 (the opposite pairs stemmed) against version 10
+        never_seen, version3 = never_seen[1:], _version10
     blatant()
     tables, data, _ = tables_and_data(never_seen)
     measured = {n for n in tables if Path(n).stem in {Path(m).stem for m in never_seen}}  # keys: the sets' stems

@@ -60,12 +60,14 @@ MAX_EDITS = 2
 NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non")
 #: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
 MIN_PREFIXED = 3
-#: pairs of opposite words (by stem): swapping one for the other flips the statement like a negation
-_OPPOSITES = ("rise fall", "rose fell", "risen fallen", "increas decreas", "more less", "most least",
+#: pairs of opposite words, stemmed as tokens are: swapping one for the other flips the statement like a negation
+#: (until v11 they were compared unstemmed, so rise/fall, rose/fell, more/less, before/after, above/below, gain/loss
+#: and success/failure never matched)
+_OPPOSITES = ("rise fall", "rose fell", "risen fallen", "increase decrease", "more less", "most least",
               "higher lower", "highest lowest", "larger smaller", "largest smallest", "before after", "above below",
-              "gain loss", "win los", "won lost", "open clos", "first last", "accept reject", "allow forbid",
-              "includ exclud", "success failur", "north south", "east west", "earlier later", "maximum minimum",
-              "strong weak", "young old", "major minor", "up down", "grew shrank", "support oppos")
+              "gain loss", "win lose", "won lost", "open close", "first last", "accept reject", "allow forbid",
+              "include exclude", "success failure", "north south", "east west", "earlier later", "maximum minimum",
+              "strong weak", "young old", "major minor", "up down", "grew shrank", "support oppose")
 
 
 def _classes(group: str) -> tuple[frozenset[str], ...]:
@@ -108,7 +110,7 @@ CONTRASTS = tuple(_classes(group) for group in (
     "inner outer", "early late", "frequent rare", "common rare", "asleep awake", "friend ally / enemy",
     "peace war", "love hate", "allow permit / forbid prohibit ban",
     "first second third fourth fifth sixth seventh eighth ninth tenth"))
-OPPOSITES = frozenset(frozenset(pair.split()) for pair in _OPPOSITES) | frozenset(
+OPPOSITES = frozenset(frozenset(map(stem, pair.split())) for pair in _OPPOSITES) | frozenset(
     frozenset((a, b)) for group in CONTRASTS for i, one in enumerate(group) for other in group[i + 1:]
     for a in one for b in other if a != b)
 #: words that widen a statement to all (by stem); replacing source words with one flips it like a negation.
@@ -118,7 +120,7 @@ UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", 
 #: a source clause holding one of these already speaks of all, so a universal word inserted into its copy restates it
 _SCOPED = UNIVERSALS | {stem(w) for w in ("all", "every", "each")}
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-EDITS_VERSION = "10"  # 7 and 8 (WordNet antonyms; "all"/"every"): measured, not kept
+EDITS_VERSION = "11"  # 7 and 8 (WordNet antonyms; "all"/"every"): measured, not kept
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
