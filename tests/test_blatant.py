@@ -87,7 +87,7 @@ def test_swapped_contrast_words_are_flagged_and_their_controls_pass():
 
     monitor = Monitor("none")  # as `faithwatch check` scores them: no question, no model
     assert monitor.detector.name == "syncheck-lr"
-    # parts 1-3 (edits versions 4-6), 4 and 6 (version 9), 7 (version 10), 8 (version 11); part 5 (version 8, not
+    # parts 1-3 (edits versions 4-6), 4 and 6 (version 9), 7-9 (versions 10-12); part 5 (version 8, not
     # kept): misses
     items = [json.loads(line) for line in CONTRASTS.read_text(encoding="utf-8").splitlines()]
     items = items[:144] + items[180:]

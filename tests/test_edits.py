@@ -275,3 +275,16 @@ def test_no_opposite_pair_is_left_unstemmed():
 
     for pair in _OPPOSITES:
         assert frozenset(map(stem, pair.split())) in OPPOSITES, pair
+
+
+@pytest.mark.parametrize("sentence, flipped", [
+    ("Aspirin increased the risk of stroke by 20%.", 1.0),  # verbs of change, other direction (v12)
+    ("Aspirin lowered the risk of stroke by 20%.", 0.0),  # the same direction: a restatement
+    ("Membership dropped by 15% last year.", 1.0),
+    ("The park receives 2.1 billion visitors a year.", 1.0),  # a scale word swapped (v12)
+    ("The park receives 2.4 million visitors a year.", 0.0),  # a changed number: edit_swap_num, not a flip
+])
+def test_a_verb_of_change_or_a_scale_word_swapped_is_a_flip(scorer, sentence, flipped):
+    context = ("Aspirin reduced the risk of stroke by 20%. Membership grew by 15% last year. "
+               "The park receives 2.1 million visitors a year.")
+    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped

@@ -93,6 +93,22 @@ def _version10():
         edits.OPPOSITES = now
 
 
+@contextmanager
+def _version11():
+    """With --v11: the rules of version 11 (no verbs-of-change group, no scale-word flip)."""
+    now, rescaled = edits.OPPOSITES, edits._rescaled
+    groups = [g for g in edits.CONTRASTS if edits.stem("increase") not in frozenset().union(*g)]
+    assert len(groups) == len(edits.CONTRASTS) - 1
+    edits.OPPOSITES = frozenset(frozenset(map(edits.stem, p.split())) for p in edits._OPPOSITES) | frozenset(
+        frozenset((a, b)) for group in groups for i, one in enumerate(group) for other in group[i + 1:]
+        for a in one for b in other if a != b)
+    edits._rescaled = lambda mine, theirs: False
+    try:
+        yield
+    finally:
+        edits.OPPOSITES, edits._rescaled = now, rescaled
+
+
 def edit_columns(pairs: list[tuple[str, str]]) -> pd.DataFrame:
     """The edits features of (sentence, context) pairs under the rules in force."""
     scorer = edits.EditScorer()
@@ -136,6 +152,8 @@ def main(never_seen: list[str]) -> None:
         V3_OPPOSITES, never_seen = edits.OPPOSITES, never_seen[2:]
         edits.OPPOSITES = edits.OPPOSITES | wordnet_pairs(Path(sys.argv[2]))
         version3 = _version6
+    if never_seen[:1] == ["--v11"]:  # version 12 (verbs of change, scale words) against version 11
+        never_seen, version3 = never_seen[1:], _version11
     if never_seen[:1] == ["--v10"]:  # version 11 (the opposite pairs stemmed) against version 10
         never_seen, version3 = never_seen[1:], _version10
     blatant()

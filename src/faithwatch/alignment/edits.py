@@ -14,7 +14,8 @@ its *source*. Features (see :data:`EDIT_FEATURES`):
 * ``edit_neg_flip`` - changed spans that add or drop a negation (a word, or a prefix: likely/unlikely,
   :data:`NEGATING_PREFIXES`), swap a word for its opposite (rose/fell, before/after, ...: :data:`OPPOSITES`) or
   for another of its closed group (am/pm, exports/imports, mother/father, metres/feet, dollars/euros,
-  tallest/shortest, ...: :data:`CONTRASTS`), or widen the source to all with a universal word
+  tallest/shortest, increased/reduced, ...: :data:`CONTRASTS`), swap a scale word of a number for another
+  ("6.3 million" -> "6.3 billion": :data:`SCALE_WORDS`), or widen the source to all with a universal word
   (:data:`UNIVERSALS`): in place of content words of the source ("free for Plus members" -> "free for
   everyone"; "Plus members get" -> "Everyone gets"), or inserted where the copy leaves a restriction out ("is
   always free", when the source speaks of no "all", "every" or "each"). A widening counts at either end of the
@@ -78,7 +79,8 @@ def _classes(group: str) -> tuple[frozenset[str], ...]:
 
 
 #: closed groups of contrast words, as classes of synonyms: a word swapped for one of another class of its group
-#: flips the statement too (edits v4; units, currencies and comparatives since v5; antonyms since v9; ordinals v10)
+#: flips the statement too (edits v4; units, currencies and comparatives since v5; antonyms since v9; ordinals v10;
+#: verbs of change by direction v12)
 CONTRASTS = tuple(_classes(group) for group in (
     "am pm", "weekday weekend", "morning afternoon evening night", "day night",
     "daily / weekly / monthly / annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
@@ -109,7 +111,9 @@ CONTRASTS = tuple(_classes(group) for group in (
     "northern southern", "eastern western", "spring / summer / autumn fall / winter", "primary secondary",
     "inner outer", "early late", "frequent rare", "common rare", "asleep awake", "friend ally / enemy",
     "peace war", "love hate", "allow permit / forbid prohibit ban",
-    "first second third fourth fifth sixth seventh eighth ninth tenth"))
+    "first second third fourth fifth sixth seventh eighth ninth tenth",
+    "increase rise rose risen raise grow grew grown climb boost gain / decrease reduce cut cutting fall fell fallen "
+    "drop dropped dropping decline shrink shrank shrunk lower"))
 OPPOSITES = frozenset(frozenset(map(stem, pair.split())) for pair in _OPPOSITES) | frozenset(
     frozenset((a, b)) for group in CONTRASTS for i, one in enumerate(group) for other in group[i + 1:]
     for a in one for b in other if a != b)
@@ -119,8 +123,10 @@ UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", 
                                          "anybody", "anything"))
 #: a source clause holding one of these already speaks of all, so a universal word inserted into its copy restates it
 _SCOPED = UNIVERSALS | {stem(w) for w in ("all", "every", "each")}
+#: scale words of a number: one swapped for another ("6.3 million" -> "6.3 billion") is a flip (v12)
+SCALE_WORDS = frozenset({"hundred", "thousand", "million", "billion"})
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-EDITS_VERSION = "11"  # 7 and 8 (WordNet antonyms; "all"/"every"): measured, not kept
+EDITS_VERSION = "12"  # 7 and 8 (WordNet antonyms; "all"/"every"): measured, not kept
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -136,6 +142,7 @@ class _Token:
     content: bool  # a number or a non-stop word
     entity: bool = False  # capitalised inside the text, or all capitals (a name, place or acronym)
     clause: int = 0  # which clause of its text it is in (:data:`_CLAUSE_RE`)
+    scale: bool = False  # a scale word of a number ("million"): its key is the scale (v12)
 
 
 def tokens(text: str) -> list[_Token]:
@@ -153,7 +160,7 @@ def tokens(text: str) -> list[_Token]:
             out.append(_Token(False, stem(low[:-3]), not is_stop(low), clause=clause))
             out.append(_Token(False, "not", False, clause=clause))
         elif low in NUMBER_WORDS:
-            out.append(_Token(True, NUMBER_WORDS[low], True, clause=clause))
+            out.append(_Token(True, NUMBER_WORDS[low], True, clause=clause, scale=low in SCALE_WORDS))
         else:
             entity = (word[0].isupper() and bool(out)) or (len(word) > 1 and word.isupper())
             out.append(_Token(False, low if low in NEGATIONS else stem(low), not is_stop(low), entity, clause))
@@ -292,7 +299,7 @@ class EditScorer:
                 out["edit_neg_flip"] += 0.0 if widened else 1.0
                 widened = True
             elif (_negations(mine) != _negations(theirs) or _opposed(mine, theirs, source_keys)
-                  or _prefixed(mine, theirs)):
+                  or _prefixed(mine, theirs) or _rescaled(mine, theirs)):
                 out["edit_neg_flip"] += 1
             elif op != "replace" or not novel:
                 continue
@@ -316,6 +323,12 @@ def _prefixed(mine: list[_Token], theirs: list[_Token]) -> bool:
         return False
     a, b = sorted((mine[0].key, theirs[0].key), key=len)
     return len(a) >= MIN_PREFIXED and any(b == prefix + a for prefix in NEGATING_PREFIXES)
+
+
+def _rescaled(mine: list[_Token], theirs: list[_Token]) -> bool:
+    """Whether one scale word of a number replaces another ("million" -> "billion": a factor of 1,000 or more)."""
+    return (len(mine) == len(theirs) == 1 and mine[0].scale and theirs[0].scale
+            and mine[0].key != theirs[0].key)
 
 
 def _universal(toks: list[_Token]) -> bool:
