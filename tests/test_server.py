@@ -407,11 +407,14 @@ def test_check_with_the_served_detector_agrees_with_score(lm):
             assert refused.status_code == 422 and "to checker 'alignment' only" in refused.text
         plain = c.post("/v1/check", json={"response": right, "contexts": CONTEXT, "checker": "alignment"})
         assert plain.status_code == 200 and plain.json()["checker"].startswith("alignment:")
+        domain = c.get("/healthz").json()["domain"]
     scores = [rec["result"]["sentences"][0]["score"] for rec in scored.json()["results"]]
     assert body["checker"] == f"detector:{mon.detector.name}"
     assert [c["scores"]["detector_score"] for c in body["claims"]] == pytest.approx(scores, abs=1e-6)  # 6 places
     assert scores[0] >= mon.threshold > scores[1]
     assert [c["label"] for c in body["claims"]] == ["Entailment", "Contradiction"]
+    # /healthz's domain counts the detector's claims (2) and the scored sentences (2), not the alignment check's
+    assert domain["sentences"] == 4
 
 
 def test_check_detector_refused_for_a_detector_that_reads_the_model(client, monitor):

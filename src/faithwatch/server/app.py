@@ -759,7 +759,10 @@ def create_app(
                            AlignmentChecker(scorer_for(alignment), body.entail_threshold, body.contradict_threshold))
                 result = check_response(body.response, contexts, get_extractor(body.extractor), checker,
                                         question=body.question, aggregation=body.aggregation)
-            return {**result.to_dict(), "context_chars_cut": chars_cut}
+            out = {**result.to_dict(), "context_chars_cut": chars_cut}
+            if kind == "detector":  # the served detector's scores: /healthz's domain, as `faithwatch check` notes
+                recent.add((c.get("scores") or {}).get("detector_score") for c in out.get("claims") or [])
+            return out
 
         return await run_job(job)
 
