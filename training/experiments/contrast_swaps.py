@@ -109,23 +109,6 @@ def _version11():
         edits.OPPOSITES, edits._rescaled = now, rescaled
 
 
-@contextmanager
-def _version12():
-    """With --v12: the rules of version 12 (a name a near copy adds counts for nothing)."""
-    found = edits.EditScorer._edits
-
-    def v12(self, *args):
-        match, ops, keys = found(self, *args)
-        return match, [("v12-" + op if op in ("add", "delete") else op, mine, theirs) for op, mine, theirs in ops
-                       if op != "add"], keys
-
-    edits.EditScorer._edits = v12
-    try:
-        yield
-    finally:
-        edits.EditScorer._edits = found
-
-
 def edit_columns(pairs: list[tuple[str, str]]) -> pd.DataFrame:
     """The edits features of (sentence, context) pairs under the rules in force."""
     scorer = edits.EditScorer()
@@ -169,8 +152,6 @@ def main(never_seen: list[str]) -> None:
         V3_OPPOSITES, never_seen = edits.OPPOSITES, never_seen[2:]
         edits.OPPOSITES = edits.OPPOSITES | wordnet_pairs(Path(sys.argv[2]))
         version3 = _version6
-    if never_seen[:1] == ["--v12"]:  # version 13 (an added name) against version 12
-        never_seen, version3 = never_seen[1:], _version12
     if never_seen[:1] == ["--v11"]:  # version 12 (verbs of change, scale words) against version 11
         never_seen, version3 = never_seen[1:], _version11
     if never_seen[:1] == ["--v10"]:  # version 11 (the opposite pairs stemmed) against version 10

@@ -126,7 +126,7 @@ _SCOPED = UNIVERSALS | {stem(w) for w in ("all", "every", "each")}
 #: scale words of a number: one swapped for another ("6.3 million" -> "6.3 billion") is a flip (v12)
 SCALE_WORDS = frozenset({"hundred", "thousand", "million", "billion"})
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-EDITS_VERSION = "13"  # 7 and 8 (WordNet antonyms; "all"/"every"): measured, not kept
+EDITS_VERSION = "12"  # 7 and 8 (WordNet antonyms; "all"/"every"): measured, not kept
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -241,9 +241,8 @@ class EditScorer:
         """``edit_match`` and the local edits of a near copy: ``(op, sentence tokens, source tokens)`` per change,
         none when the sentence has no source or paraphrases it (see the module doc). ``op`` is difflib's name
         ("replace"; "delete": words the sentence adds; "insert": words it leaves out), "widen" for a change
-        that widens the source to all, "lead" for a short replacement leading the sentence (only an opposite
-        counts there: a list number or "However," leads a restated sentence too), or "add" for words added after
-        the last aligned run (only a name found nowhere in the context counts there)."""
+        that widens the source to all, or "lead" for a short replacement leading the sentence (only an opposite
+        counts there: a list number or "However," leads a restated sentence too)."""
         match, edits, _ = self._edits(sentence, context)
         return match, edits
 
@@ -281,8 +280,6 @@ class EditScorer:
                 labelled.append(("widen", op))
             elif op[0] == "replace" and op[1] == 0 and op[4] - op[3] <= MAX_SWAP_TOKENS + 1:
                 labelled.append(("lead", op))
-            elif op[0] == "delete" and op[1] > 0:  # words added after the last aligned run (only a name counts)
-                labelled.append(("add", op))
         return match, [(kind, sent[op[1]:op[2]], source[op[3]:op[4]]) for kind, op in labelled], best.keys
 
     def in_context(self, token: _Token) -> bool:
@@ -301,13 +298,9 @@ class EditScorer:
             elif op == "widen":  # the widenings of one sentence are one flip ("always free for everyone")
                 out["edit_neg_flip"] += 0.0 if widened else 1.0
                 widened = True
-            elif op == "add":  # a name found nowhere in the context, appended ("… and Venezuela"; v13)
-                out["edit_swap_word"] += float(any(t.entity for t in novel))
             elif (_negations(mine) != _negations(theirs) or _opposed(mine, theirs, source_keys)
                   or _prefixed(mine, theirs) or _rescaled(mine, theirs)):
                 out["edit_neg_flip"] += 1
-            elif op == "delete":  # words the sentence adds inside its copy: a name found nowhere counts (v13)
-                out["edit_swap_word"] += float(any(t.entity for t in novel))
             elif op != "replace" or not novel:
                 continue
             elif any(t.number for t in novel) and any(t.number for t in theirs):
