@@ -126,7 +126,7 @@ _SCOPED = UNIVERSALS | {stem(w) for w in ("all", "every", "each")}
 #: scale words of a number: one swapped for another ("6.3 million" -> "6.3 billion") is a flip (v12)
 SCALE_WORDS = frozenset({"hundred", "thousand", "million", "billion"})
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-EDITS_VERSION = "12"  # 7 and 8 (WordNet antonyms; "all"/"every"): measured, not kept
+EDITS_VERSION = "12"  # 7, 8 and 13 (WordNet antonyms; "all"/"every"; an added name): measured, not kept
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
