@@ -184,7 +184,7 @@ def test_a_swap_within_a_group_of_contrast_words_is_a_flip(scorer, sentence, fli
 
 
 def test_contrast_groups_are_classes_of_synonyms():
-    from faithwatch.alignment.edits import CONTRASTS, OPPOSITES, stem
+    from faithwatch.alignment.edit_words import CONTRASTS, OPPOSITES, stem
 
     for group in CONTRASTS:
         stems = [s for cls in group for s in cls]
@@ -271,9 +271,9 @@ def test_every_opposite_pair_matches_stemmed_tokens(scorer, sentence):
 
 
 def test_no_opposite_pair_is_left_unstemmed():
-    from faithwatch.alignment.edits import _OPPOSITES, OPPOSITES, stem
+    from faithwatch.alignment.edit_words import OPPOSITE_PAIRS, OPPOSITES, stem
 
-    for pair in _OPPOSITES:
+    for pair in OPPOSITE_PAIRS:
         assert frozenset(map(stem, pair.split())) in OPPOSITES, pair
 
 

@@ -31,6 +31,7 @@ from faith_tune_loo import tables_and_data
 from sklearn.metrics import roc_auc_score
 
 import faithwatch.alignment.edits as edits
+from faithwatch.alignment import edit_words
 from faithwatch.detectors.shipped import default_detector
 from faithwatch.eval.training import syncheck_scores
 from faithwatch.eval.transfer import held_out_aurocs
@@ -81,11 +82,12 @@ def _version6():
 
 @contextmanager
 def _version10():
-    """With --v10: the rules of version 10 (the opposite pairs compared unstemmed; the contrast groups as now)."""
+    """With --v10: the opposite pairs compared unstemmed, as up to version 10 (the contrast groups as now: since
+    version 12 that is version 12 with the pairs unstemmed; the v11 figures were measured before version 12)."""
     now = edits.OPPOSITES
-    pairs = edits.OPPOSITES - frozenset(frozenset(map(edits.stem, p.split())) for p in edits._OPPOSITES)
+    pairs = edits.OPPOSITES - frozenset(frozenset(map(edits.stem, p.split())) for p in edit_words.OPPOSITE_PAIRS)
     edits.OPPOSITES = pairs | V10_PAIRS | frozenset(  # a contrast-group pair equal to a fixed pair stays
-        frozenset((a, b)) for group in edits.CONTRASTS for i, one in enumerate(group) for other in group[i + 1:]
+        frozenset((a, b)) for group in edit_words.CONTRASTS for i, one in enumerate(group) for other in group[i + 1:]
         for a in one for b in other if a != b)
     try:
         yield
@@ -97,9 +99,9 @@ def _version10():
 def _version11():
     """With --v11: the rules of version 11 (no verbs-of-change group, no scale-word flip)."""
     now, rescaled = edits.OPPOSITES, edits._rescaled
-    groups = [g for g in edits.CONTRASTS if edits.stem("increase") not in frozenset().union(*g)]
-    assert len(groups) == len(edits.CONTRASTS) - 1
-    edits.OPPOSITES = frozenset(frozenset(map(edits.stem, p.split())) for p in edits._OPPOSITES) | frozenset(
+    groups = [g for g in edit_words.CONTRASTS if edits.stem("increase") not in frozenset().union(*g)]
+    assert len(groups) == len(edit_words.CONTRASTS) - 1
+    edits.OPPOSITES = frozenset(frozenset(map(edits.stem, p.split())) for p in edit_words.OPPOSITE_PAIRS) | frozenset(
         frozenset((a, b)) for group in groups for i, one in enumerate(group) for other in group[i + 1:]
         for a in one for b in other if a != b)
     edits._rescaled = lambda mine, theirs: False

@@ -14,19 +14,20 @@ its *source*. Features (see :data:`EDIT_FEATURES`):
 * ``edit_neg_flip`` - changed spans that add or drop a negation (a word, or a prefix: likely/unlikely,
   :data:`NEGATING_PREFIXES`), swap a word for its opposite (rose/fell, before/after, ...: :data:`OPPOSITES`) or
   for another of its closed group (am/pm, exports/imports, mother/father, metres/feet, dollars/euros,
-  tallest/shortest, increased/reduced, ...: :data:`CONTRASTS`), swap a scale word of a number for another
-  ("6.3 million" -> "6.3 billion": :data:`SCALE_WORDS`), or widen the source to all with a universal word
-  (:data:`UNIVERSALS`): in place of content words of the source ("free for Plus members" -> "free for
-  everyone"; "Plus members get" -> "Everyone gets"), or inserted where the copy leaves a restriction out ("is
-  always free", when the source speaks of no "all", "every" or "each"). A widening counts at either end of the
-  sentence, however long the source's end is.
+  tallest/shortest, increased/reduced, ...: :data:`~faithwatch.alignment.edit_words.CONTRASTS`), swap a scale
+  word of a number for another ("6.3 million" -> "6.3 billion": :data:`SCALE_WORDS`), or widen the source to
+  all with a universal word (:data:`UNIVERSALS`): in place of content words of the source ("free for Plus
+  members" -> "free for everyone"; "Plus members get" -> "Everyone gets"), or inserted where the copy leaves a
+  restriction out ("is always free", when the source speaks of no "all", "every" or "each"). A widening counts at
+  either end of the sentence, however long the source's end is.
 
 Only local changes of a near copy count (:func:`_inner`): changes between the first and last aligned run, or a
 short replacement at the end, or a widening; at most :data:`MAX_EDITS` of them (a widening outside the aligned
 part is not counted towards it), each of at most :data:`MAX_SWAP_TOKENS` tokens of the sentence for at most one
 more of the source. A summary sentence that keeps half of its source cuts clauses, and
 a list number leading it differs, without changing a fact; a negation inside a cut clause is not flipped. Nothing
-is counted when ``edit_match`` < :data:`MIN_MATCH`: a loose paraphrase has no single source.
+is counted when ``edit_match`` < :data:`MIN_MATCH`: a loose paraphrase has no single source. The word lists are
+in :mod:`faithwatch.alignment.edit_words`.
 """
 
 from __future__ import annotations
@@ -38,6 +39,14 @@ import threading
 from dataclasses import dataclass
 
 from faithwatch.alignment.base import validate_inputs
+from faithwatch.alignment.edit_words import (
+    NEGATING_PREFIXES,
+    NEGATIONS,
+    OPPOSITES,
+    SCALE_WORDS,
+    SCOPED,
+    UNIVERSALS,
+)
 from faithwatch.text import (
     NUMBER_WORDS,
     is_stop,
@@ -54,77 +63,10 @@ EDIT_FEATURES = ("edit_match", "edit_swap_num", "edit_swap_word", "edit_neg_flip
 MIN_MATCH = 0.5
 #: longest replaced span (sentence side, tokens) counted as a word swap
 MAX_SWAP_TOKENS = 3
-NEGATIONS = frozenset({"not", "no", "never", "without", "none", "nor", "neither", "nobody", "nothing", "cannot"})
 #: at most this many separate changes inside the aligned part: more, and the sentence is a paraphrase
 MAX_EDITS = 2
-#: prefixes that negate the word they lead (by stem: "unlikely" is "likely" negated); not "mis" ("misconduct")
-NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non")
 #: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
 MIN_PREFIXED = 3
-#: pairs of opposite words, stemmed as tokens are: swapping one for the other flips the statement like a negation
-#: (until v11 they were compared unstemmed, so rise/fall, rose/fell, more/less, before/after, above/below, gain/loss
-#: and success/failure never matched)
-_OPPOSITES = ("rise fall", "rose fell", "risen fallen", "increase decrease", "more less", "most least",
-              "higher lower", "highest lowest", "larger smaller", "largest smallest", "before after", "above below",
-              "gain loss", "win lose", "won lost", "open close", "first last", "accept reject", "allow forbid",
-              "include exclude", "success failure", "north south", "east west", "earlier later", "maximum minimum",
-              "strong weak", "young old", "major minor", "up down", "grew shrank", "support oppose")
-
-
-def _classes(group: str) -> tuple[frozenset[str], ...]:
-    """A contrast group's classes of stems: separated by "/" (words of a class name the same thing: "feet ft"),
-    or, without "/", one word each."""
-    return tuple(frozenset(stem(w) for w in part.split()) for part in (group.split("/") if "/" in group
-                                                                       else group.split()))
-
-
-#: closed groups of contrast words, as classes of synonyms: a word swapped for one of another class of its group
-#: flips the statement too (edits v4; units, currencies and comparatives since v5; antonyms since v9; ordinals v10;
-#: verbs of change by direction v12)
-CONTRASTS = tuple(_classes(group) for group in (
-    "am pm", "weekday weekend", "morning afternoon evening night", "day night",
-    "daily / weekly / monthly / annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
-    "front back", "top bottom", "left right", "inside outside", "indoor outdoor", "entrance exit", "arrive depart",
-    "start end", "begin end", "import export", "buy sell", "bought sold", "public private",
-    "internal external", "input output", "inbound outbound", "free paid", "male female", "men women",
-    "man woman", "boy girl", "husband wife", "mother father", "son daughter", "brother sister", "best worst",
-    "better worse", "good bad", "positive negative", "true false", "hot cold", "fast slow", "cheap expensive",
-    "long short", "new old", "same different", "many few", "full part", "victory defeat", "profit loss",
-    "surplus deficit",
-    "metre metres meter meters / kilometre kilometres kilometer kilometers km / mile miles / foot feet ft / yard "
-    "yards / inch inches / centimetre centimetres centimeter centimeters cm / millimetre millimetres millimeter "
-    "millimeters mm",
-    "tonne tonnes ton tons / kilogram kilograms kilo kilos kg / gram grams / pound pounds lb lbs / ounce ounces oz",
-    "euro euros / dollar dollars / pound pounds sterling / yen / franc francs / yuan / rupee rupees / peso pesos",
-    "second seconds / minute minutes / hour hours / day days / week weeks / month months / year years / decade "
-    "decades / century centuries",
-    "celsius / fahrenheit", "litre litres liter liters / gallon gallons", "acre acres / hectare hectares",
-    "tallest shortest", "taller shorter", "biggest smallest", "bigger smaller", "longest shortest", "longer shorter",
-    "oldest / youngest newest", "older / younger newer", "richest poorest", "richer poorer", "heaviest lightest",
-    "heavier lighter", "fastest slowest", "faster slower", "widest narrowest", "wider narrower",
-    "hottest warmest / coldest", "hotter warmer / colder", "earliest latest", "more fewer", "over under",
-    "guilty innocent", "mandatory compulsory required obligatory / optional voluntary", "temporary permanent",
-    "alive living / dead deceased", "safe / dangerous hazardous", "easy difficult", "approve approved / reject "
-    "rejected", "pass passed / fail failed", "deciduous evergreen", "shallow deep", "quiet silent / noisy loud",
-    "rich wealthy / poor", "present absent", "wet dry", "empty full", "thick thin", "wide narrow",
-    "ancient modern", "past future", "former current", "domestic / international foreign", "urban rural",
-    "northern southern", "eastern western", "spring / summer / autumn fall / winter", "primary secondary",
-    "inner outer", "early late", "frequent rare", "common rare", "asleep awake", "friend ally / enemy",
-    "peace war", "love hate", "allow permit / forbid prohibit ban",
-    "first second third fourth fifth sixth seventh eighth ninth tenth",
-    "increase rise rose risen raise grow grew grown climb boost gain / decrease reduce cut cutting fall fell fallen "
-    "drop dropped dropping decline shrink shrank shrunk lower"))
-OPPOSITES = frozenset(frozenset(map(stem, pair.split())) for pair in _OPPOSITES) | frozenset(
-    frozenset((a, b)) for group in CONTRASTS for i, one in enumerate(group) for other in group[i + 1:]
-    for a in one for b in other if a != b)
-#: words that widen a statement to all (by stem); replacing source words with one flips it like a negation.
-#: Not "all" or "every": "all 62 items", "all applications" restate a source's count or set as often as they widen it
-UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", "everywhere", "always", "anyone",
-                                         "anybody", "anything"))
-#: a source clause holding one of these already speaks of all, so a universal word inserted into its copy restates it
-_SCOPED = UNIVERSALS | {stem(w) for w in ("all", "every", "each")}
-#: scale words of a number: one swapped for another ("6.3 million" -> "6.3 billion") is a flip (v12)
-SCALE_WORDS = frozenset({"hundred", "thousand", "million", "billion"})
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
 EDITS_VERSION = "12"  # 7, 8 and 13 (WordNet antonyms; "all"/"every"; an added name): measured, not kept
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
@@ -342,7 +284,7 @@ def _restriction_left_out(source: list[_Token], opcodes: list[_Op]) -> bool:
     aligned = {j for op in opcodes if op[0] == "equal" for j in range(op[3], op[4])}
     restated = {source[j].clause for j in aligned}
     clauses = [(j, t) for j, t in enumerate(source) if t.clause in restated]
-    return any(t.content and j not in aligned for j, t in clauses) and not any(t.key in _SCOPED for _, t in clauses)
+    return any(t.content and j not in aligned for j, t in clauses) and not any(t.key in SCOPED for _, t in clauses)
 
 
 def _inner(opcodes: list[_Op]) -> tuple[list[_Op], list[_Op]]:

@@ -1,0 +1,77 @@
+"""The word lists of the ``edits`` rules (:mod:`faithwatch.alignment.edits`): negations, negating prefixes,
+pairs of opposites, closed groups of contrast words, universal words and the scale words of numbers. Words are
+compared by stem (:func:`faithwatch.text.stem`), as the tokens are; a change here changes the features, so bump
+``edits.EDITS_VERSION`` with it."""
+
+from __future__ import annotations
+
+from faithwatch.text import stem
+
+#: negation words (compared unstemmed: tokens keep them as written)
+NEGATIONS = frozenset({"not", "no", "never", "without", "none", "nor", "neither", "nobody", "nothing", "cannot"})
+#: prefixes that negate the word they lead (by stem: "unlikely" is "likely" negated); not "mis" ("misconduct")
+NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non")
+#: pairs of opposite words, stemmed as tokens are: swapping one for the other flips the statement like a negation
+#: (until v11 they were compared unstemmed, so rise/fall, rose/fell, more/less, before/after, above/below, gain/loss
+#: and success/failure never matched)
+OPPOSITE_PAIRS = ("rise fall", "rose fell", "risen fallen", "increase decrease", "more less", "most least",
+                  "higher lower", "highest lowest", "larger smaller", "largest smallest", "before after", "above below",
+                  "gain loss", "win lose", "won lost", "open close", "first last", "accept reject", "allow forbid",
+                  "include exclude", "success failure", "north south", "east west", "earlier later", "maximum minimum",
+                  "strong weak", "young old", "major minor", "up down", "grew shrank", "support oppose")
+
+
+def _classes(group: str) -> tuple[frozenset[str], ...]:
+    """A contrast group's classes of stems: separated by "/" (words of a class name the same thing: "feet ft"),
+    or, without "/", one word each."""
+    return tuple(frozenset(stem(w) for w in part.split()) for part in (group.split("/") if "/" in group
+                                                                       else group.split()))
+
+
+#: closed groups of contrast words, as classes of synonyms: a word swapped for one of another class of its group
+#: flips the statement too (edits v4; units, currencies and comparatives since v5; antonyms since v9; ordinals v10;
+#: verbs of change by direction v12)
+CONTRASTS = tuple(_classes(group) for group in (
+    "am pm", "weekday weekend", "morning afternoon evening night", "day night",
+    "daily / weekly / monthly / annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
+    "front back", "top bottom", "left right", "inside outside", "indoor outdoor", "entrance exit", "arrive depart",
+    "start end", "begin end", "import export", "buy sell", "bought sold", "public private",
+    "internal external", "input output", "inbound outbound", "free paid", "male female", "men women",
+    "man woman", "boy girl", "husband wife", "mother father", "son daughter", "brother sister", "best worst",
+    "better worse", "good bad", "positive negative", "true false", "hot cold", "fast slow", "cheap expensive",
+    "long short", "new old", "same different", "many few", "full part", "victory defeat", "profit loss",
+    "surplus deficit",
+    "metre metres meter meters / kilometre kilometres kilometer kilometers km / mile miles / foot feet ft / yard "
+    "yards / inch inches / centimetre centimetres centimeter centimeters cm / millimetre millimetres millimeter "
+    "millimeters mm",
+    "tonne tonnes ton tons / kilogram kilograms kilo kilos kg / gram grams / pound pounds lb lbs / ounce ounces oz",
+    "euro euros / dollar dollars / pound pounds sterling / yen / franc francs / yuan / rupee rupees / peso pesos",
+    "second seconds / minute minutes / hour hours / day days / week weeks / month months / year years / decade "
+    "decades / century centuries",
+    "celsius / fahrenheit", "litre litres liter liters / gallon gallons", "acre acres / hectare hectares",
+    "tallest shortest", "taller shorter", "biggest smallest", "bigger smaller", "longest shortest", "longer shorter",
+    "oldest / youngest newest", "older / younger newer", "richest poorest", "richer poorer", "heaviest lightest",
+    "heavier lighter", "fastest slowest", "faster slower", "widest narrowest", "wider narrower",
+    "hottest warmest / coldest", "hotter warmer / colder", "earliest latest", "more fewer", "over under",
+    "guilty innocent", "mandatory compulsory required obligatory / optional voluntary", "temporary permanent",
+    "alive living / dead deceased", "safe / dangerous hazardous", "easy difficult", "approve approved / reject "
+    "rejected", "pass passed / fail failed", "deciduous evergreen", "shallow deep", "quiet silent / noisy loud",
+    "rich wealthy / poor", "present absent", "wet dry", "empty full", "thick thin", "wide narrow",
+    "ancient modern", "past future", "former current", "domestic / international foreign", "urban rural",
+    "northern southern", "eastern western", "spring / summer / autumn fall / winter", "primary secondary",
+    "inner outer", "early late", "frequent rare", "common rare", "asleep awake", "friend ally / enemy",
+    "peace war", "love hate", "allow permit / forbid prohibit ban",
+    "first second third fourth fifth sixth seventh eighth ninth tenth",
+    "increase rise rose risen raise grow grew grown climb boost gain / decrease reduce cut cutting fall fell fallen "
+    "drop dropped dropping decline shrink shrank shrunk lower"))
+OPPOSITES = frozenset(frozenset(map(stem, pair.split())) for pair in OPPOSITE_PAIRS) | frozenset(
+    frozenset((a, b)) for group in CONTRASTS for i, one in enumerate(group) for other in group[i + 1:]
+    for a in one for b in other if a != b)
+#: words that widen a statement to all (by stem); replacing source words with one flips it like a negation.
+#: Not "all" or "every": "all 62 items", "all applications" restate a source's count or set as often as they widen it
+UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", "everywhere", "always", "anyone",
+                                         "anybody", "anything"))
+#: a source clause holding one of these already speaks of all, so a universal word inserted into its copy restates it
+SCOPED = UNIVERSALS | {stem(w) for w in ("all", "every", "each")}
+#: scale words of a number: one swapped for another ("6.3 million" -> "6.3 billion") is a flip (v12)
+SCALE_WORDS = frozenset({"hundred", "thousand", "million", "billion"})
