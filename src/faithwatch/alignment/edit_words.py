@@ -30,7 +30,7 @@ def _classes(group: str) -> tuple[frozenset[str], ...]:
 
 #: closed groups of contrast words, as classes of synonyms: a word swapped for one of another class of its group
 #: flips the statement too (edits v4; units, currencies and comparatives since v5; antonyms since v9; ordinals v10;
-#: verbs of change by direction v12)
+#: verbs of change by direction v12; stance v14)
 CONTRASTS = tuple(_classes(group) for group in (
     "am pm", "weekday weekend", "morning afternoon evening night", "day night",
     "daily / weekly / monthly / annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
@@ -63,7 +63,9 @@ CONTRASTS = tuple(_classes(group) for group in (
     "peace war", "love hate", "allow permit / forbid prohibit ban",
     "first second third fourth fifth sixth seventh eighth ninth tenth",
     "increase rise rose risen raise grow grew grown climb boost gain / decrease reduce cut cutting fall fell fallen "
-    "drop dropped dropping decline shrink shrank shrunk lower"))
+    "drop dropped dropping decline shrink shrank shrunk lower",
+    "for / against", "confirm confirmed / deny denied", "admit admitted / deny denied", "believe believed / doubt "
+    "doubted", "praise praised / criticise criticised criticize criticized", "acquit acquitted / convict convicted"))
 OPPOSITES = frozenset(frozenset(map(stem, pair.split())) for pair in OPPOSITE_PAIRS) | frozenset(
     frozenset((a, b)) for group in CONTRASTS for i, one in enumerate(group) for other in group[i + 1:]
     for a in one for b in other if a != b)
@@ -75,3 +77,5 @@ UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", 
 SCOPED = UNIVERSALS | {stem(w) for w in ("all", "every", "each")}
 #: scale words of a number: one swapped for another ("6.3 million" -> "6.3 billion") is a flip (v12)
 SCALE_WORDS = frozenset({"hundred", "thousand", "million", "billion"})
+#: words that narrow a statement (by stem): one inserted into a near copy whose source has none flips it (v14)
+NARROWING = frozenset(stem(w) for w in ("only", "solely", "exclusively"))
