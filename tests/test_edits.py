@@ -288,3 +288,16 @@ def test_a_verb_of_change_or_a_scale_word_swapped_is_a_flip(scorer, sentence, fl
     context = ("Aspirin reduced the risk of stroke by 20%. Membership grew by 15% last year. "
                "The park receives 2.1 million visitors a year.")
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
+
+
+@pytest.mark.parametrize("sentence, flipped", [
+    ("The senator voted for the bill.", 1.0),  # stance groups (v14)
+    ("The company confirmed the report.", 1.0),
+    ("The jury convicted the mayor.", 1.0),
+    ("The senator voted against the bill.", 0.0),
+    ("The app runs only on phones.", 0.0),  # a narrowing "only" (v14 B) was not kept
+])
+def test_a_word_of_stance_swapped_is_a_flip(scorer, sentence, flipped):
+    context = ("The senator voted against the bill. The company denied the report. The jury acquitted the mayor. "
+               "The app runs on phones and tablets.")
+    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped

@@ -113,18 +113,18 @@ def _version11():
 
 @contextmanager
 def _version12():
-    """With --v12: the rules of version 12 (no stance groups, no narrowing "only"; version 13 was not kept)."""
-    now, narrows = edits.OPPOSITES, edits._narrows
+    """With --v12: the rules of version 12 (no stance groups; version 13 and version 14's narrowing "only", measured
+    at ca39f94, were not kept)."""
+    now = edits.OPPOSITES
     groups = edit_words.CONTRASTS[:-6]
     assert edits.stem("against") in edit_words.CONTRASTS[-6][1]
     edits.OPPOSITES = frozenset(frozenset(map(edits.stem, p.split())) for p in edit_words.OPPOSITE_PAIRS) | frozenset(
         frozenset((a, b)) for group in groups for i, one in enumerate(group) for other in group[i + 1:]
         for a in one for b in other if a != b)
-    edits._narrows = lambda mine, keys: False
     try:
         yield
     finally:
-        edits.OPPOSITES, edits._narrows = now, narrows
+        edits.OPPOSITES = now
 
 
 def edit_columns(pairs: list[tuple[str, str]]) -> pd.DataFrame:
@@ -170,7 +170,7 @@ def main(never_seen: list[str]) -> None:
         V3_OPPOSITES, never_seen = edits.OPPOSITES, never_seen[2:]
         edits.OPPOSITES = edits.OPPOSITES | wordnet_pairs(Path(sys.argv[2]))
         version3 = _version6
-    if never_seen[:1] == ["--v12"]:  # version 14 (stance groups, a narrowing "only") against version 12
+    if never_seen[:1] == ["--v12"]:  # version 14 (stance groups) against version 12
         never_seen, version3 = never_seen[1:], _version12
     if never_seen[:1] == ["--v11"]:  # version 12 (verbs of change, scale words) against version 11
         never_seen, version3 = never_seen[1:], _version11

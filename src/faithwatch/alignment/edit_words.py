@@ -77,5 +77,3 @@ UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", 
 SCOPED = UNIVERSALS | {stem(w) for w in ("all", "every", "each")}
 #: scale words of a number: one swapped for another ("6.3 million" -> "6.3 billion") is a flip (v12)
 SCALE_WORDS = frozenset({"hundred", "thousand", "million", "billion"})
-#: words that narrow a statement (by stem): one inserted into a near copy whose source has none flips it (v14)
-NARROWING = frozenset(stem(w) for w in ("only", "solely", "exclusively"))

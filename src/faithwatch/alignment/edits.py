@@ -40,7 +40,6 @@ from dataclasses import dataclass
 
 from faithwatch.alignment.base import validate_inputs
 from faithwatch.alignment.edit_words import (
-    NARROWING,
     NEGATING_PREFIXES,
     NEGATIONS,
     OPPOSITES,
@@ -69,7 +68,7 @@ MAX_EDITS = 2
 #: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-EDITS_VERSION = "14"  # 7, 8 and 13 (WordNet antonyms; "all"/"every"; an added name): measured, not kept
+EDITS_VERSION = "14"  # 7, 8, 13 and 14 (B) (WordNet antonyms; "all"/"every"; an added name; "only"): not kept
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -242,7 +241,7 @@ class EditScorer:
                 out["edit_neg_flip"] += 0.0 if widened else 1.0
                 widened = True
             elif (_negations(mine) != _negations(theirs) or _opposed(mine, theirs, source_keys)
-                  or _prefixed(mine, theirs) or _rescaled(mine, theirs) or _narrows(mine, source_keys)):
+                  or _prefixed(mine, theirs) or _rescaled(mine, theirs)):
                 out["edit_neg_flip"] += 1
             elif op != "replace" or not novel:
                 continue
@@ -266,11 +265,6 @@ def _prefixed(mine: list[_Token], theirs: list[_Token]) -> bool:
         return False
     a, b = sorted((mine[0].key, theirs[0].key), key=len)
     return len(a) >= MIN_PREFIXED and any(b == prefix + a for prefix in NEGATING_PREFIXES)
-
-
-def _narrows(mine: list[_Token], source_keys: frozenset[str]) -> bool:
-    """Whether the change puts a narrowing word ("only") into a copy of a source sentence that has none."""
-    return any(t.key in NARROWING for t in mine) and not NARROWING & source_keys
 
 
 def _rescaled(mine: list[_Token], theirs: list[_Token]) -> bool:
