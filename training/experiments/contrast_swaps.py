@@ -127,6 +127,24 @@ def _version12():
         edits.OPPOSITES = now
 
 
+#: the class members version 15 added (by stem)
+V15_MEMBERS = frozenset({"m", "c", "f", "sec", "min", "hr", "hrs", "wk", "wks", "yr", "yrs"})
+
+
+@contextmanager
+def _version14():
+    """With --v14: the rules of version 14 (no a.m./p.m. or currency symbol tokens, no unit abbreviations)."""
+    import re
+
+    now, symbols, am_pm = edits.OPPOSITES, edits.CURRENCY_SYMBOLS, edits._AM_PM_RE
+    edits.OPPOSITES = frozenset(pair for pair in now if not pair & V15_MEMBERS)
+    edits.CURRENCY_SYMBOLS, edits._AM_PM_RE = {}, re.compile(r"(?!)")
+    try:
+        yield
+    finally:
+        edits.OPPOSITES, edits.CURRENCY_SYMBOLS, edits._AM_PM_RE = now, symbols, am_pm
+
+
 def edit_columns(pairs: list[tuple[str, str]]) -> pd.DataFrame:
     """The edits features of (sentence, context) pairs under the rules in force."""
     scorer = edits.EditScorer()
@@ -170,6 +188,8 @@ def main(never_seen: list[str]) -> None:
         V3_OPPOSITES, never_seen = edits.OPPOSITES, never_seen[2:]
         edits.OPPOSITES = edits.OPPOSITES | wordnet_pairs(Path(sys.argv[2]))
         version3 = _version6
+    if never_seen[:1] == ["--v14"]:  # version 15 (a.m./p.m., currency symbols, unit abbreviations) against 14
+        never_seen, version3 = never_seen[1:], _version14
     if never_seen[:1] == ["--v12"]:  # version 14 (stance groups) against version 12
         never_seen, version3 = never_seen[1:], _version12
     if never_seen[:1] == ["--v11"]:  # version 12 (verbs of change, scale words) against version 11

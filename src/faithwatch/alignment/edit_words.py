@@ -41,14 +41,15 @@ CONTRASTS = tuple(_classes(group) for group in (
     "better worse", "good bad", "positive negative", "true false", "hot cold", "fast slow", "cheap expensive",
     "long short", "new old", "same different", "many few", "full part", "victory defeat", "profit loss",
     "surplus deficit",
-    "metre metres meter meters / kilometre kilometres kilometer kilometers km / mile miles / foot feet ft / yard "
+    "metre metres meter meters m / kilometre kilometres kilometer kilometers km / mile miles / foot feet ft / yard "
     "yards / inch inches / centimetre centimetres centimeter centimeters cm / millimetre millimetres millimeter "
     "millimeters mm",
     "tonne tonnes ton tons / kilogram kilograms kilo kilos kg / gram grams / pound pounds lb lbs / ounce ounces oz",
     "euro euros / dollar dollars / pound pounds sterling / yen / franc francs / yuan / rupee rupees / peso pesos",
-    "second seconds / minute minutes / hour hours / day days / week weeks / month months / year years / decade "
+    "second seconds sec secs / minute minutes min mins / hour hours hr hrs / day days / week weeks wk wks / month "
+    "months / year years yr yrs / decade "
     "decades / century centuries",
-    "celsius / fahrenheit", "litre litres liter liters / gallon gallons", "acre acres / hectare hectares",
+    "celsius c / fahrenheit f", "litre litres liter liters / gallon gallons", "acre acres / hectare hectares",
     "tallest shortest", "taller shorter", "biggest smallest", "bigger smaller", "longest shortest", "longer shorter",
     "oldest / youngest newest", "older / younger newer", "richest poorest", "richer poorer", "heaviest lightest",
     "heavier lighter", "fastest slowest", "faster slower", "widest narrowest", "wider narrower",
@@ -77,3 +78,5 @@ UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", 
 SCOPED = UNIVERSALS | {stem(w) for w in ("all", "every", "each")}
 #: scale words of a number: one swapped for another ("6.3 million" -> "6.3 billion") is a flip (v12)
 SCALE_WORDS = frozenset({"hundred", "thousand", "million", "billion"})
+#: currency symbols, read as the currency's word (a token of its own, not a content token; v15)
+CURRENCY_SYMBOLS = {"€": "euro", "$": "dollar", "£": "pound", "¥": "yen"}
