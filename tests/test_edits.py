@@ -301,3 +301,16 @@ def test_a_word_of_stance_swapped_is_a_flip(scorer, sentence, flipped):
     context = ("The senator voted against the bill. The company denied the report. The jury acquitted the mayor. "
                "The app runs on phones and tablets.")
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
+
+
+@pytest.mark.parametrize("sentence, flipped", [
+    ("The dam is 185 ft tall.", 1.0),  # unit abbreviations (v15 B)
+    ("Bake it at 220°F.", 1.0),
+    ("The crossing takes 2 mins.", 1.0),
+    ("The dam is 185 metres tall.", 0.0),  # the same unit spelled out
+    ("The crossing takes 2 hours.", 0.0),
+    ("Tickets cost $15.", 0.0),  # currency symbols are no tokens (v15 A was not kept)
+])
+def test_a_swapped_unit_abbreviation_is_a_flip(scorer, sentence, flipped):
+    context = "The dam is 185 m tall. Bake it at 220°C. The crossing takes 2 hrs. Tickets cost €15."
+    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped

@@ -133,16 +133,14 @@ V15_MEMBERS = frozenset({"m", "c", "f", "sec", "min", "hr", "hrs", "wk", "wks", 
 
 @contextmanager
 def _version14():
-    """With --v14: the rules of version 14 (no a.m./p.m. or currency symbol tokens, no unit abbreviations)."""
-    import re
-
-    now, symbols, am_pm = edits.OPPOSITES, edits.CURRENCY_SYMBOLS, edits._AM_PM_RE
+    """With --v14: the rules of version 14 (no unit abbreviations; version 15's a.m./p.m. and currency-symbol
+    tokens, measured at 26d550e, were not kept)."""
+    now = edits.OPPOSITES
     edits.OPPOSITES = frozenset(pair for pair in now if not pair & V15_MEMBERS)
-    edits.CURRENCY_SYMBOLS, edits._AM_PM_RE = {}, re.compile(r"(?!)")
     try:
         yield
     finally:
-        edits.OPPOSITES, edits.CURRENCY_SYMBOLS, edits._AM_PM_RE = now, symbols, am_pm
+        edits.OPPOSITES = now
 
 
 def edit_columns(pairs: list[tuple[str, str]]) -> pd.DataFrame:
@@ -188,7 +186,7 @@ def main(never_seen: list[str]) -> None:
         V3_OPPOSITES, never_seen = edits.OPPOSITES, never_seen[2:]
         edits.OPPOSITES = edits.OPPOSITES | wordnet_pairs(Path(sys.argv[2]))
         version3 = _version6
-    if never_seen[:1] == ["--v14"]:  # version 15 (a.m./p.m., currency symbols, unit abbreviations) against 14
+    if never_seen[:1] == ["--v14"]:  # version 15 (unit abbreviations) against version 14
         never_seen, version3 = never_seen[1:], _version14
     if never_seen[:1] == ["--v12"]:  # version 14 (stance groups) against version 12
         never_seen, version3 = never_seen[1:], _version12

@@ -78,5 +78,3 @@ UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", 
 SCOPED = UNIVERSALS | {stem(w) for w in ("all", "every", "each")}
 #: scale words of a number: one swapped for another ("6.3 million" -> "6.3 billion") is a flip (v12)
 SCALE_WORDS = frozenset({"hundred", "thousand", "million", "billion"})
-#: currency symbols, read as the currency's word (a token of its own, not a content token; v15)
-CURRENCY_SYMBOLS = {"€": "euro", "$": "dollar", "£": "pound", "¥": "yen"}

@@ -40,7 +40,6 @@ from dataclasses import dataclass
 
 from faithwatch.alignment.base import validate_inputs
 from faithwatch.alignment.edit_words import (
-    CURRENCY_SYMBOLS,
     NEGATING_PREFIXES,
     NEGATIONS,
     OPPOSITES,
@@ -69,13 +68,11 @@ MAX_EDITS = 2
 #: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-EDITS_VERSION = "15"  # 7, 8, 13 and 14 (B) (WordNet antonyms; "all"/"every"; an added name; "only"): not kept
+EDITS_VERSION = "15"  # not kept: 7, 8, 13, 14 B, 15 A (WordNet; all/every; an added name; "only"; a.m./€ tokens)
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
-_TOKEN_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|\w+(?:['’]\w+)?|[€$£¥]")
-#: "a.m." and "p.m." (read as "am" and "pm"; v15)
-_AM_PM_RE = re.compile(r"\b([ap])\.m\.", re.I)
+_TOKEN_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|\w+(?:['’]\w+)?")
 #: where a clause of a sentence ends: a semicolon or colon, or a conjunction that opens another statement
 _CLAUSE_RE = re.compile(r"[;:]|,\s*(?=(?:and|but|so|yet)\b)|\b(?:but|while|whereas|although|though)\b", re.I)
 
@@ -93,14 +90,10 @@ class _Token:
 def tokens(text: str) -> list[_Token]:
     """Comparable tokens of ``text``: numbers normalised (spelled-out ones too), words stemmed, n't as not."""
     out: list[_Token] = []
-    text = _AM_PM_RE.sub(lambda m: m.group(1) + "m", join_thousands(text))
+    text = join_thousands(text)
     ends = [m.start() for m in _CLAUSE_RE.finditer(text)]
     for m in _TOKEN_RE.finditer(text):
         word, clause = m.group(0), bisect.bisect_right(ends, m.start())
-        if not word[0].isalnum() and word[0] != "_":  # a currency symbol: its word, not a content token (v15)
-            if word in CURRENCY_SYMBOLS:
-                out.append(_Token(False, stem(CURRENCY_SYMBOLS[word]), False, clause=clause))
-            continue
         if word[0].isdigit():
             out.append(_Token(True, normalise_number(word), True, clause=clause))
             continue
