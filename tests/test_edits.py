@@ -314,13 +314,3 @@ def test_a_word_of_stance_swapped_is_a_flip(scorer, sentence, flipped):
 def test_a_swapped_unit_abbreviation_is_a_flip(scorer, sentence, flipped):
     context = "The dam is 185 m tall. Bake it at 220°C. The crossing takes 2 hrs. Tickets cost €15."
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
-
-
-@pytest.mark.parametrize("sentence, flipped", [
-    ("The clinic opens at 8 p.m. on weekdays.", 1.0),  # "a.m." and "p.m." read as am / pm (v16)
-    ("The clinic opens at 8pm on weekdays.", 1.0),
-    ("The clinic opens at 8 A.M. on weekdays.", 0.0),
-    ("The clinic opens at 8 am on weekdays.", 0.0),
-])
-def test_a_dotted_am_or_pm_swapped_is_a_flip(scorer, sentence, flipped):
-    assert scorer.evidence(sentence, "The clinic opens at 8 a.m. on weekdays.")["edit_neg_flip"] == flipped
