@@ -143,19 +143,6 @@ def _version14():
         edits.OPPOSITES = now
 
 
-@contextmanager
-def _version15():
-    """With --v15: the rules of version 15 (version 9's source guard: an opposite the source sentence holds does not
-    count; version 16 was not kept)."""
-    now = edits._opposed
-    edits._opposed = lambda mine, theirs, keys: any(
-        frozenset((a.key, b.key)) in edits.OPPOSITES and a.key not in keys.source for a in mine for b in theirs)
-    try:
-        yield
-    finally:
-        edits._opposed = now
-
-
 def edit_columns(pairs: list[tuple[str, str]]) -> pd.DataFrame:
     """The edits features of (sentence, context) pairs under the rules in force."""
     scorer = edits.EditScorer()
@@ -199,8 +186,6 @@ def main(never_seen: list[str]) -> None:
         V3_OPPOSITES, never_seen = edits.OPPOSITES, never_seen[2:]
         edits.OPPOSITES = edits.OPPOSITES | wordnet_pairs(Path(sys.argv[2]))
         version3 = _version6
-    if never_seen[:1] == ["--v15"]:  # version 17 (the source guard narrowed to reorders) against version 15
-        never_seen, version3 = never_seen[1:], _version15
     if never_seen[:1] == ["--v14"]:  # version 15 (unit abbreviations) against version 14
         never_seen, version3 = never_seen[1:], _version14
     if never_seen[:1] == ["--v12"]:  # version 14 (stance groups) against version 12

@@ -37,7 +37,6 @@ import difflib
 import re
 import threading
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from faithwatch.alignment.base import validate_inputs
 from faithwatch.alignment.edit_words import (
@@ -69,7 +68,7 @@ MAX_EDITS = 2
 #: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-EDITS_VERSION = "17"  # not kept: 7, 8, 13, 14 B, 15 A, 16 (WordNet; all/every; added name; "only"; a.m./€ tokens)
+EDITS_VERSION = "15"  # not kept: 7, 8, 13, 14 B, 15 A, 16 (WordNet; all/every; added name; "only"; a.m./€ tokens)
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -138,13 +137,6 @@ def _source(toks: list[_Token]) -> _Source:
     return _Source(toks, frozenset(keys), difflib.SequenceMatcher(None, (), keys, autojunk=False))
 
 
-class _Keys(NamedTuple):
-    """The token keys of a sentence's source (empty without one) and of the sentence itself."""
-
-    source: frozenset[str]
-    sentence: frozenset[str]
-
-
 @dataclass(frozen=True)
 class _Context:
     text: str
@@ -197,19 +189,18 @@ class EditScorer:
         return match, edits
 
     def _edits(self, sentence: str, context: str) -> tuple[float, list[tuple[str, list[_Token], list[_Token]]],
-                                                              _Keys]:
-        """:meth:`local_edits`, and the keys of the source sentence (empty without one) and of the sentence."""
+                                                              frozenset[str]]:
+        """:meth:`local_edits`, and the keys of the source sentence (empty without one)."""
         validate_inputs([sentence], context)
         sent = tokens(strip_preamble(sentence))  # "The answer is Japan." restates no sentence; "Japan." may
         match, best = self._best_source(sent, context)
-        keys = _Keys(best.keys if best is not None else frozenset(), frozenset(t.key for t in sent))
         if best is None or match < MIN_MATCH:
-            return match, [], keys
+            return match, [], frozenset()
         source, matcher = best.tokens, best.matcher  # its first sequence is this sentence already (_best_source)
         opcodes = matcher.get_opcodes()
         changes, extras = _inner(opcodes)
         if len(changes) > MAX_EDITS:
-            return match, [], keys  # a paraphrase of its source, not a copy with an edit
+            return match, [], best.keys  # a paraphrase of its source, not a copy with an edit
         scoped = _universal(sent) and _restriction_left_out(source, opcodes)
 
         def widens(op: _Op) -> bool:  # a restriction put as "everyone", or cut with "always" inserted
@@ -231,7 +222,7 @@ class EditScorer:
                 labelled.append(("widen", op))
             elif op[0] == "replace" and op[1] == 0 and op[4] - op[3] <= MAX_SWAP_TOKENS + 1:
                 labelled.append(("lead", op))
-        return match, [(kind, sent[op[1]:op[2]], source[op[3]:op[4]]) for kind, op in labelled], keys
+        return match, [(kind, sent[op[1]:op[2]], source[op[3]:op[4]]) for kind, op in labelled], best.keys
 
     def in_context(self, token: _Token) -> bool:
         """Whether ``token`` occurs anywhere in the context of the last call."""
@@ -239,17 +230,17 @@ class EditScorer:
 
     def evidence(self, sentence: str, context: str) -> dict[str, float]:
         """The :data:`EDIT_FEATURES` of ``sentence`` against ``context``."""
-        match, edits, keys = self._edits(sentence, context)
+        match, edits, source_keys = self._edits(sentence, context)
         out = {"edit_match": match, "edit_swap_num": 0.0, "edit_swap_word": 0.0, "edit_neg_flip": 0.0}
         widened = False
         for op, mine, theirs in edits:
             novel = [t for t in mine if t.content and not self.in_context(t)]  # found nowhere in the context
             if op == "lead":
-                out["edit_neg_flip"] += float(_opposed(mine, theirs, keys))
+                out["edit_neg_flip"] += float(_opposed(mine, theirs, source_keys))
             elif op == "widen":  # the widenings of one sentence are one flip ("always free for everyone")
                 out["edit_neg_flip"] += 0.0 if widened else 1.0
                 widened = True
-            elif (_negations(mine) != _negations(theirs) or _opposed(mine, theirs, keys)
+            elif (_negations(mine) != _negations(theirs) or _opposed(mine, theirs, source_keys)
                   or _prefixed(mine, theirs) or _rescaled(mine, theirs)):
                 out["edit_neg_flip"] += 1
             elif op != "replace" or not novel:
@@ -261,13 +252,11 @@ class EditScorer:
         return out
 
 
-def _opposed(mine: list[_Token], theirs: list[_Token], keys: _Keys) -> bool:
-    """Whether a word of ``mine`` is the opposite of one of ``theirs`` that it replaces, unless the change reorders
-    the source: its sentence holds the new word and the sentence still holds the replaced one ("the summers are wet;
-    the winters are chilly" -> "wet summers, and chilly winters" swaps nothing; v17: "banned inside but allowed
-    outside" -> "allowed inside" does)."""
-    return any(frozenset((a.key, b.key)) in OPPOSITES and not (a.key in keys.source and b.key in keys.sentence)
-               for a in mine for b in theirs)
+def _opposed(mine: list[_Token], theirs: list[_Token], source_keys: frozenset[str]) -> bool:
+    """Whether a word of ``mine`` is the opposite of one of ``theirs`` that it replaces, and the source sentence
+    does not hold it too ("the summers are wet; the winters are chilly" -> "wet summers, and chilly winters" reorders
+    the source, it swaps nothing)."""
+    return any(frozenset((a.key, b.key)) in OPPOSITES and a.key not in source_keys for a in mine for b in theirs)
 
 
 def _prefixed(mine: list[_Token], theirs: list[_Token]) -> bool:
