@@ -198,6 +198,10 @@ def shard_format(output: str, output_format: str | None) -> str | None:
     return "parquet" if output.endswith(("/", "\\")) or Path(output).is_dir() else None
 
 
+#: the file in a shard folder that names its input and scoring configuration
+SHARD_META = "_meta.json"
+
+
 class ShardWriter:
     """An output folder of shards: the rows in ``part-*`` files, bad records in ``_errors/errors-*``.
 
@@ -216,7 +220,7 @@ class ShardWriter:
         self.folder, self.fmt = Path(folder), fmt
         self.errors_dir = self.folder / "_errors"
         self.shard_rows, self.shard_seconds = shard_rows, shard_seconds
-        meta = self.folder / "_meta.json"
+        meta = self.folder / SHARD_META
         wanted = {"input": str(Path(source).resolve()), **({"config": config} if config is not None else {})}
         if self.folder.exists() and not self.folder.is_dir():
             raise InputError(f"{folder} is a file; shards need a folder (choose another --output)")
@@ -252,7 +256,7 @@ class ShardWriter:
         for part in self.folder.glob("part-*"):
             part.unlink()
         shutil.rmtree(self.errors_dir, ignore_errors=True)
-        (self.folder / "_meta.json").unlink(missing_ok=True)
+        (self.folder / SHARD_META).unlink(missing_ok=True)
 
     def _ids(self, part: Path) -> list[str]:
         if self.fmt == "jsonl":
@@ -307,7 +311,7 @@ class ShardWriter:
 def recorded_config(output: Path) -> dict[str, Any] | None:
     """The scoring configuration recorded with a batch ``output`` (a JSONL file's sidecar, or a shard folder's
     ``_meta.json``), or None when there is none."""
-    meta = Path(output) / "_meta.json" if Path(output).is_dir() else meta_path(Path(output))
+    meta = Path(output) / SHARD_META if Path(output).is_dir() else meta_path(Path(output))
     try:
         config = json.loads(meta.read_text(encoding="utf-8")).get("config")
     except (OSError, ValueError, AttributeError):

@@ -85,10 +85,8 @@ def _version10():
     """With --v10: the opposite pairs compared unstemmed, as up to version 10 (the contrast groups as now: since
     version 12 that is version 12 with the pairs unstemmed; the v11 figures were measured before version 12)."""
     now = edits.OPPOSITES
-    pairs = edits.OPPOSITES - frozenset(frozenset(map(edits.stem, p.split())) for p in edit_words.OPPOSITE_PAIRS)
-    edits.OPPOSITES = pairs | V10_PAIRS | frozenset(  # a contrast-group pair equal to a fixed pair stays
-        frozenset((a, b)) for group in edit_words.CONTRASTS for i, one in enumerate(group) for other in group[i + 1:]
-        for a in one for b in other if a != b)
+    pairs = edits.OPPOSITES - edit_words.opposites(edit_words.OPPOSITE_PAIRS, ())
+    edits.OPPOSITES = pairs | V10_PAIRS | edit_words.opposites((), edit_words.CONTRASTS)  # a group's pair stays
     try:
         yield
     finally:
@@ -101,9 +99,7 @@ def _version11():
     now, rescaled = edits.OPPOSITES, edits._rescaled
     groups = [g for g in edit_words.CONTRASTS if edits.stem("increase") not in frozenset().union(*g)]
     assert len(groups) == len(edit_words.CONTRASTS) - 1
-    edits.OPPOSITES = frozenset(frozenset(map(edits.stem, p.split())) for p in edit_words.OPPOSITE_PAIRS) | frozenset(
-        frozenset((a, b)) for group in groups for i, one in enumerate(group) for other in group[i + 1:]
-        for a in one for b in other if a != b)
+    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, tuple(groups))
     edits._rescaled = lambda mine, theirs: False
     try:
         yield
@@ -118,9 +114,7 @@ def _version12():
     now = edits.OPPOSITES
     groups = edit_words.CONTRASTS[:-6]
     assert edits.stem("against") in edit_words.CONTRASTS[-6][1]
-    edits.OPPOSITES = frozenset(frozenset(map(edits.stem, p.split())) for p in edit_words.OPPOSITE_PAIRS) | frozenset(
-        frozenset((a, b)) for group in groups for i, one in enumerate(group) for other in group[i + 1:]
-        for a in one for b in other if a != b)
+    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, tuple(groups))
     try:
         yield
     finally:

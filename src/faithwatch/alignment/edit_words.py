@@ -67,9 +67,18 @@ CONTRASTS = tuple(_classes(group) for group in (
     "drop dropped dropping decline shrink shrank shrunk lower",
     "for / against", "confirm confirmed / deny denied", "admit admitted / deny denied", "believe believed / doubt "
     "doubted", "praise praised / criticise criticised criticize criticized", "acquit acquitted / convict convicted"))
-OPPOSITES = frozenset(frozenset(map(stem, pair.split())) for pair in OPPOSITE_PAIRS) | frozenset(
-    frozenset((a, b)) for group in CONTRASTS for i, one in enumerate(group) for other in group[i + 1:]
-    for a in one for b in other if a != b)
+
+
+def opposites(pairs: tuple[str, ...], groups: tuple[tuple[frozenset[str], ...], ...]) -> frozenset[frozenset[str]]:
+    """The stem pairs that flip a statement: each pair of words of ``pairs``, stemmed, and every two stems of
+    different classes of one contrast group of ``groups``."""
+    return frozenset(frozenset(map(stem, pair.split())) for pair in pairs) | frozenset(
+        frozenset((a, b)) for group in groups for i, one in enumerate(group) for other in group[i + 1:]
+        for a in one for b in other if a != b)
+
+
+#: every pair of stems whose swap flips a statement (:data:`OPPOSITE_PAIRS` and :data:`CONTRASTS`)
+OPPOSITES = opposites(OPPOSITE_PAIRS, CONTRASTS)
 #: words that widen a statement to all (by stem); replacing source words with one flips it like a negation.
 #: Not "all" or "every": "all 62 items", "all applications" restate a source's count or set as often as they widen it
 UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", "everywhere", "always", "anyone",
