@@ -137,6 +137,17 @@ def _version14():
         edits.OPPOSITES = now
 
 
+@contextmanager
+def _version15():
+    """With --v15: the rules of version 15 (no exchange of two spans: version 18; 16 and 17 were not kept)."""
+    now = edits._exchanged
+    edits._exchanged = lambda *a: []
+    try:
+        yield
+    finally:
+        edits._exchanged = now
+
+
 def edit_columns(pairs: list[tuple[str, str]]) -> pd.DataFrame:
     """The edits features of (sentence, context) pairs under the rules in force."""
     scorer = edits.EditScorer()
@@ -180,6 +191,8 @@ def main(never_seen: list[str]) -> None:
         V3_OPPOSITES, never_seen = edits.OPPOSITES, never_seen[2:]
         edits.OPPOSITES = edits.OPPOSITES | wordnet_pairs(Path(sys.argv[2]))
         version3 = _version6
+    if never_seen[:1] == ["--v15"]:  # version 18 (an exchange of two spans) against version 15
+        never_seen, version3 = never_seen[1:], _version15
     if never_seen[:1] == ["--v14"]:  # version 15 (unit abbreviations) against version 14
         never_seen, version3 = never_seen[1:], _version14
     if never_seen[:1] == ["--v12"]:  # version 14 (stance groups) against version 12

@@ -87,3 +87,9 @@ UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", 
 SCOPED = UNIVERSALS | {stem(w) for w in ("all", "every", "each")}
 #: scale words of a number: one swapped for another ("6.3 million" -> "6.3 billion") is a flip (v12)
 SCALE_WORDS = frozenset({"hundred", "thousand", "million", "billion"})
+#: words that join the two sides of a relation both ways round: an exchange of the sides across one of these, or
+#: across a coordination ("Italy, Germany and France"), reorders the statement without reversing it (v18)
+SYMMETRIC = frozenset(stem(w) for w in (
+    "and", "or", "nor", "with", "versus", "vs", "v", "against", "between", "meet", "meets", "met", "meeting", "play",
+    "plays", "played", "playing", "face", "faces", "faced", "facing", "draw", "draws", "drew", "drawn", "tie", "ties",
+    "tied", "marry", "marries", "married", "merge", "merges", "merged", "border", "borders", "bordered"))

@@ -45,6 +45,7 @@ from faithwatch.alignment.edit_words import (
     OPPOSITES,
     SCALE_WORDS,
     SCOPED,
+    SYMMETRIC,
     UNIVERSALS,
 )
 from faithwatch.text import (
@@ -68,7 +69,7 @@ MAX_EDITS = 2
 #: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-EDITS_VERSION = "15"  # not kept: 7, 8, 13, 14 B, 15 A, 16, 17 (see docs/transfer.md, "A word swapped …")
+EDITS_VERSION = "18"  # not kept: 7, 8, 13, 14 B, 15 A, 16, 17 (see docs/transfer.md, "A word swapped …")
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -194,13 +195,16 @@ class EditScorer:
         validate_inputs([sentence], context)
         sent = tokens(strip_preamble(sentence))  # "The answer is Japan." restates no sentence; "Japan." may
         match, best = self._best_source(sent, context)
-        if best is None or match < MIN_MATCH:
+        if best is None:
             return match, [], frozenset()
         source, matcher = best.tokens, best.matcher  # its first sequence is this sentence already (_best_source)
         opcodes = matcher.get_opcodes()
+        reversal = _exchanged(sent, source, opcodes)  # two sides of a relation exchanged (v18)
+        if match < MIN_MATCH:
+            return match, reversal, frozenset()
         changes, extras = _inner(opcodes)
         if len(changes) > MAX_EDITS:
-            return match, [], best.keys  # a paraphrase of its source, not a copy with an edit
+            return match, reversal, best.keys  # a paraphrase of its source, not a copy with an edit
         scoped = _universal(sent) and _restriction_left_out(source, opcodes)
 
         def widens(op: _Op) -> bool:  # a restriction put as "everyone", or cut with "always" inserted
@@ -222,7 +226,7 @@ class EditScorer:
                 labelled.append(("widen", op))
             elif op[0] == "replace" and op[1] == 0 and op[4] - op[3] <= MAX_SWAP_TOKENS + 1:
                 labelled.append(("lead", op))
-        return match, [(kind, sent[op[1]:op[2]], source[op[3]:op[4]]) for kind, op in labelled], best.keys
+        return match, reversal + [(kind, sent[op[1]:op[2]], source[op[3]:op[4]]) for kind, op in labelled], best.keys
 
     def in_context(self, token: _Token) -> bool:
         """Whether ``token`` occurs anywhere in the context of the last call."""
@@ -237,6 +241,8 @@ class EditScorer:
             novel = [t for t in mine if t.content and not self.in_context(t)]  # found nowhere in the context
             if op == "lead":
                 out["edit_neg_flip"] += float(_opposed(mine, theirs, source_keys))
+            elif op == "reverse":
+                out["edit_neg_flip"] += 1
             elif op == "widen":  # the widenings of one sentence are one flip ("always free for everyone")
                 out["edit_neg_flip"] += 0.0 if widened else 1.0
                 widened = True
@@ -250,6 +256,43 @@ class EditScorer:
             elif any(t.entity for t in novel):
                 out["edit_swap_word"] += 1
         return out
+
+
+def _exchanged(sent: list[_Token], source: list[_Token], opcodes: list[_Op]) -> list[tuple[str, list[_Token],
+                                                                                       list[_Token]]]:
+    """A ``("reverse", one side, the other)`` edit when exchanging two spans of the sentence (at most
+    :data:`MAX_SWAP_TOKENS` tokens each, each holding a content token, one of them touching a token outside the
+    aligned runs) makes it a copy of its source with no change between its first and last aligned run, covering at
+    least :data:`MIN_MATCH` of its content tokens ("Brazil beat Germany" for "Germany beat Brazil"); else none. Not
+    across nothing, a coordination or a symmetric relation (:data:`SYMMETRIC`: "Argentina and Brazil met")."""
+    if all(op[0] == "equal" for op in opcodes):
+        return []
+    loose = {i for op in opcodes if op[0] != "equal" for i in range(op[1], op[2])}
+    keys = [t.key for t in sent]
+    haystack = "\x1f" + "\x1f".join(t.key for t in source) + "\x1f"
+    spans = [(i, i + n) for n in range(1, MAX_SWAP_TOKENS + 1) for i in range(len(sent) - n + 1)
+             if any(t.content for t in sent[i:i + n]) and _found(keys[i:i + n], haystack)]
+    for a1, a2 in spans:
+        for b1, b2 in spans:
+            if b1 <= a2 or keys[a1:a2] == keys[b1:b2] or not loose & (set(range(a1, a2)) | set(range(b1, b2))):
+                continue
+            between = sent[a2:b1]
+            if any(t.key in SYMMETRIC for t in between) or not _found(keys[b1:b2] + keys[a2:b1] + keys[a1:a2],
+                                                                       haystack):
+                continue
+            swapped = sent[:a1] + sent[b1:b2] + between + sent[a1:a2] + sent[b2:]
+            matcher = difflib.SequenceMatcher(None, [t.key for t in swapped], [t.key for t in source], autojunk=False)
+            ops = matcher.get_opcodes()
+            equal = [i for i, op in enumerate(ops) if op[0] == "equal"]
+            if (equal and all(op[0] == "equal" for op in ops[equal[0]:equal[-1] + 1])
+                    and _coverage(swapped, matcher) >= MIN_MATCH):
+                return [("reverse", sent[a1:a2], sent[b1:b2])]
+    return []
+
+
+def _found(keys: list[str], haystack: str) -> bool:
+    """Whether the token keys ``keys`` occur one after another in the source (``haystack``: its keys joined)."""
+    return "\x1f" + "\x1f".join(keys) + "\x1f" in haystack
 
 
 def _opposed(mine: list[_Token], theirs: list[_Token], source_keys: frozenset[str]) -> bool:
