@@ -314,3 +314,21 @@ def test_a_word_of_stance_swapped_is_a_flip(scorer, sentence, flipped):
 def test_a_swapped_unit_abbreviation_is_a_flip(scorer, sentence, flipped):
     context = "The dam is 185 m tall. Bake it at 220°C. The crossing takes 2 hrs. Tickets cost €15."
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
+
+
+@pytest.mark.parametrize("sentence, flipped", [
+    ("Brazil beat Germany 7-1 in the semi-final.", 1.0),  # the two sides exchanged (v18)
+    ("Helen Keller taught Anne Sullivan to read.", 1.0),  # two-word names
+    ("Unemployment rose from 6 percent to 4 percent.", 1.0),  # numbers
+    ("Germany beat Brazil 7-1 in the semi-final.", 0.0),  # the copy itself
+    ("The Netherlands and Argentina met in the final.", 0.0),  # a coordination reorders nothing
+    ("Spain plays France on Sunday.", 0.0),  # nor does a symmetric relation
+    ("Italy, Germany and France signed the treaty.", 0.0),  # a reordered list
+    ("Yeah, he started recording at Sun Records in 1954.", 0.0),  # a moved phrase restores no more of the source
+])
+def test_two_sides_exchanged_is_a_flip(scorer, sentence, flipped):
+    context = ("Germany beat Brazil 7-1 in the semi-final. Anne Sullivan taught Helen Keller to read. Unemployment "
+               "rose from 4 percent to 6 percent. Argentina and the Netherlands met in the final. France plays Spain "
+               "on Sunday. France, Germany and Italy signed the treaty. His music career began there in 1954, "
+               "recording at Sun Records with producer Sam Phillips.")
+    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped

@@ -1,4 +1,4 @@
-"""Issue 12, edits versions 4 to 10: a swap within a closed group of contrast words (am/pm, exports/imports,
+"""Issue 12, edits versions 4 to 18: a swap within a closed group of contrast words (am/pm, exports/imports,
 metres/feet, tallest/shortest, guilty/innocent, first/second, ...), also leading the sentence, a negating prefix
 added or dropped (likely/unlikely) and (version 8, not kept) "all"/"every" in place of a restriction count as flips
 (scratch; the rules are in training/data/README.md, "A check set for swapped contrast words", each committed
@@ -51,9 +51,11 @@ V3_OPPOSITES = V10_PAIRS
 @contextmanager
 def version3():
     """The edits rules of version 3: the opposite pairs only, no negating prefix, no "all"/"every" (version 8)."""
-    names = ("OPPOSITES", "_prefixed", "_opposed", "QUANTIFIERS", "PARTIALS")  # the last two: version 8 (47f4cd8)
+    names = ("OPPOSITES", "_prefixed", "_opposed", "QUANTIFIERS", "PARTIALS",  # the last two: version 8 (47f4cd8)
+             "_exchanged")
     now = {n: getattr(edits, n) for n in names if hasattr(edits, n)}
     off = {"OPPOSITES": V3_OPPOSITES, "_prefixed": lambda mine, theirs: False, "QUANTIFIERS": frozenset(),
+           "_exchanged": lambda *a: [],
            "PARTIALS": frozenset(), "_opposed": lambda mine, theirs, *_: any(  # no source guard (version 9)
                frozenset((a.key, b.key)) in edits.OPPOSITES for a in mine for b in theirs)}
     for n in now:

@@ -15,7 +15,8 @@ its *source*. Features (see :data:`EDIT_FEATURES`):
   :data:`NEGATING_PREFIXES`), swap a word for its opposite (rose/fell, before/after, ...: :data:`OPPOSITES`) or
   for another of its closed group (am/pm, exports/imports, mother/father, metres/feet, dollars/euros,
   tallest/shortest, increased/reduced, ...: :data:`~faithwatch.alignment.edit_words.CONTRASTS`), swap a scale
-  word of a number for another ("6.3 million" -> "6.3 billion": :data:`SCALE_WORDS`), or widen the source to
+  word of a number for another ("6.3 million" -> "6.3 billion": :data:`SCALE_WORDS`), exchange the two sides of a
+  relation ("Brazil beat Germany" for "Germany beat Brazil": :func:`_exchanged`), or widen the source to
   all with a universal word (:data:`UNIVERSALS`): in place of content words of the source ("free for Plus
   members" -> "free for everyone"; "Plus members get" -> "Everyone gets"), or inserted where the copy leaves a
   restriction out ("is always free", when the source speaks of no "all", "every" or "each"). A widening counts at
@@ -199,7 +200,7 @@ class EditScorer:
             return match, [], frozenset()
         source, matcher = best.tokens, best.matcher  # its first sequence is this sentence already (_best_source)
         opcodes = matcher.get_opcodes()
-        reversal = _exchanged(sent, source, opcodes)  # two sides of a relation exchanged (v18)
+        reversal = _exchanged(sent, source, opcodes, match)  # two sides of a relation exchanged (v18)
         if match < MIN_MATCH:
             return match, reversal, frozenset()
         changes, extras = _inner(opcodes)
@@ -258,23 +259,25 @@ class EditScorer:
         return out
 
 
-def _exchanged(sent: list[_Token], source: list[_Token], opcodes: list[_Op]) -> list[tuple[str, list[_Token],
-                                                                                       list[_Token]]]:
+def _exchanged(sent: list[_Token], source: list[_Token], opcodes: list[_Op],
+               match: float) -> list[tuple[str, list[_Token], list[_Token]]]:
     """A ``("reverse", one side, the other)`` edit when exchanging two spans of the sentence (at most
     :data:`MAX_SWAP_TOKENS` tokens each, each holding a content token, one of them touching a token outside the
     aligned runs) makes it a copy of its source with no change between its first and last aligned run, covering at
-    least :data:`MIN_MATCH` of its content tokens ("Brazil beat Germany" for "Germany beat Brazil"); else none. Not
+    least :data:`MIN_MATCH` of its content tokens and more than ``match``, the sentence's own coverage (a reversal
+    restores the source, a moved phrase does not: "Brazil beat Germany" for "Germany beat Brazil"); else none. Not
     across nothing, a coordination or a symmetric relation (:data:`SYMMETRIC`: "Argentina and Brazil met")."""
     if all(op[0] == "equal" for op in opcodes):
         return []
     loose = {i for op in opcodes if op[0] != "equal" for i in range(op[1], op[2])}
     keys = [t.key for t in sent]
     haystack = "\x1f" + "\x1f".join(t.key for t in source) + "\x1f"
-    spans = [(i, i + n) for n in range(1, MAX_SWAP_TOKENS + 1) for i in range(len(sent) - n + 1)
+    spans = [(i, i + n, not loose.isdisjoint(range(i, i + n))) for n in range(1, MAX_SWAP_TOKENS + 1)
+             for i in range(len(sent) - n + 1)
              if any(t.content for t in sent[i:i + n]) and _found(keys[i:i + n], haystack)]
-    for a1, a2 in spans:
-        for b1, b2 in spans:
-            if b1 <= a2 or keys[a1:a2] == keys[b1:b2] or not loose & (set(range(a1, a2)) | set(range(b1, b2))):
+    for a1, a2, a_loose in spans:
+        for b1, b2, b_loose in spans:
+            if b1 <= a2 or not (a_loose or b_loose) or keys[a1:a2] == keys[b1:b2]:
                 continue
             between = sent[a2:b1]
             if any(t.key in SYMMETRIC for t in between) or not _found(keys[b1:b2] + keys[a2:b1] + keys[a1:a2],
@@ -285,7 +288,7 @@ def _exchanged(sent: list[_Token], source: list[_Token], opcodes: list[_Op]) -> 
             ops = matcher.get_opcodes()
             equal = [i for i, op in enumerate(ops) if op[0] == "equal"]
             if (equal and all(op[0] == "equal" for op in ops[equal[0]:equal[-1] + 1])
-                    and _coverage(swapped, matcher) >= MIN_MATCH):
+                    and _coverage(swapped, matcher) >= max(MIN_MATCH, match + 1e-9)):
                 return [("reverse", sent[a1:a2], sent[b1:b2])]
     return []
 
