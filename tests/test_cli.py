@@ -241,3 +241,28 @@ def test_a_batch_says_how_to_resume_after_ctrl_c_and_warns_about_an_empty_input(
     result = runner.invoke(app, ["check", "-i", str(tmp_path / "empty.jsonl"), "-o", str(tmp_path / "o.jsonl"),
                                  "--checker", "alignment", "--alignment", "lexical"])
     assert result.exit_code == 0 and "empty.jsonl holds no records" in " ".join(result.output.split())
+
+
+def test_refusal_hint_names_the_closest_sentence_and_the_last_resort():
+    from faithwatch.cli.decoding import refusal_hint
+    from faithwatch.decoding.types import REFUSAL, DecodingResult, TraceEvent
+
+    trace = [TraceEvent("backtrack", 0, "It was built in 1920.", 0.31), TraceEvent("candidate", 0, "Built in 1889.", 0.58),
+             TraceEvent("prune", 0, "Built in 1889.", 0.58, reason="score below tau2=0.6"), TraceEvent("refuse", 0)]
+    params = {"tau2": 0.6, "last_resort": False}
+    result = DecodingResult("fod-fallback", REFUSAL, True, [], trace, params=params)
+    assert result.closest() is trace[1]
+    hint = refusal_hint(result, threshold=0.5)
+    assert hint.startswith('Closest to passing: 0.58 "Built in 1889." (tau2 = 0.6).') and "--last-resort" in hint
+    assert "--last-resort" not in refusal_hint(result, threshold=0.65)  # the last resort would lower nothing
+    fod = DecodingResult("fod", REFUSAL, True, [], trace, params={"tau2": 0.6})  # fod has no last resort
+    assert "--last-resort" not in refusal_hint(fod, threshold=0.5)
+    assert refusal_hint(DecodingResult("fod", REFUSAL, True, [], [TraceEvent("refuse", 0)]), 0.5) is None
+
+
+def test_generate_prints_what_came_closest_when_it_refuses(tiny_model_dir, tmp_path, one_thread):
+    command = ["generate", "-c", _ctx(tmp_path), "-q", "When was it built?", "--model", str(tiny_model_dir),
+               "-s", "fod", "--tau1", "1", "--tau2", "1", "--samples", "2", "--max-new-tokens", "8"]
+    refused = runner.invoke(app, command)
+    assert refused.exit_code == 0, refused.output
+    assert "REFUSED" in refused.output and "Closest to passing: " in refused.output

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.markup import escape
@@ -26,6 +26,9 @@ from faithwatch.cli._common import (
 )
 from faithwatch.errors import FaithwatchError
 from faithwatch.params import DEFAULT_STRATEGY, bounds, default, help_of
+
+if TYPE_CHECKING:
+    from faithwatch.decoding.types import DecodingResult
 
 app = group()
 
@@ -112,6 +115,23 @@ def generate(
                   + (f" [dim]({e.reason})[/]" if e.reason else ""))
     label = "[bold red]REFUSED[/] " if result.refused else ""
     out.print(f"\n{label}[bold]{result.answer}[/]")
+    hint = refusal_hint(result, float(monitor.threshold)) if result.refused else None
+    if hint:
+        out.print(f"[yellow]{escape(hint)}[/]")
     mean = "n/a" if result.mean_score is None else f"{result.mean_score:.2f}"
     out.print(f"[dim]{strategy} · {result.num_tokens} tokens in the answer, {result.generated_tokens} generated · "
               f"mean sentence score {mean} ({result.detector}) · stop: {result.stop_reason}[/]")
+
+
+def refusal_hint(result: DecodingResult, threshold: float) -> str | None:
+    """What came nearest to an answer when ``result`` is a refusal, and the option that would have taken it."""
+    best = result.closest()
+    if best is None:
+        return None
+    tau2, text = result.params.get("tau2"), " ".join(best.text.split())
+    text = text if len(text) <= 100 else text[:99] + "…"
+    hint = f"Closest to passing: {best.score:.2f} \"{text}\"" + ("" if tau2 is None else f" (tau2 = {tau2:g})") + "."
+    if result.params.get("last_resort") is False and tau2 is not None and threshold < tau2:
+        hint += (f" --last-resort searches once more at the detector's threshold ({threshold:.2f}); it then also "
+                 "answers questions the context cannot answer.")
+    return hint

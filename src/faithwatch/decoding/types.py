@@ -51,6 +51,12 @@ class DecodingResult:
         """Mean sentence score of the answer."""
         return sum(s.score for s in self.sentences) / len(self.sentences) if self.sentences else None
 
+    def closest(self) -> TraceEvent | None:
+        """The best-scored sentence the search considered (kept, pruned or backtracked from): what came nearest to
+        passing when the answer is a refusal; None when nothing was scored."""
+        scored = [e for e in self.trace if e.score is not None and e.text.strip()]
+        return max(scored, key=lambda e: e.score, default=None)
+
     def to_dict(self, vectors: bool = False) -> dict[str, Any]:
         out = {k: v for k, v in asdict(self).items() if k not in ("sentences", "trace")}
         out["mean_score"] = self.mean_score
