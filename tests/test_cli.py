@@ -247,7 +247,8 @@ def test_refusal_hint_names_the_closest_sentence_and_the_last_resort():
     from faithwatch.cli.decoding import refusal_hint
     from faithwatch.decoding.types import REFUSAL, DecodingResult, TraceEvent
 
-    trace = [TraceEvent("backtrack", 0, "It was built in 1920.", 0.31), TraceEvent("candidate", 0, "Built in 1889.", 0.58),
+    trace = [TraceEvent("backtrack", 0, "It was built in 1920.", 0.31), TraceEvent("candidate", 0, "Built in 1889.",
+                                                                                  0.58),
              TraceEvent("prune", 0, "Built in 1889.", 0.58, reason="score below tau2=0.6"), TraceEvent("refuse", 0)]
     params = {"tau2": 0.6, "last_resort": False}
     result = DecodingResult("fod-fallback", REFUSAL, True, [], trace, params=params)
