@@ -150,21 +150,6 @@ def _version15():
         edits._exchanged = now
 
 
-@contextmanager
-def _version18(a: bool = False, b: bool = False):
-    """With --v18: the rules of version 18 (every change counts towards MAX_EDITS, a short replacement for a long
-    stretch of the source is dropped); ``a`` / ``b`` keep version 19's part A / B on."""
-    counts, recast = edits._counts, edits._recast
-    if not a:
-        edits._counts = lambda op: True
-    if not b:
-        edits._recast = lambda op: False
-    try:
-        yield
-    finally:
-        edits._counts, edits._recast = counts, recast
-
-
 def edit_columns(pairs: list[tuple[str, str]]) -> pd.DataFrame:
     """The edits features of (sentence, context) pairs under the rules in force."""
     scorer = edits.EditScorer()
@@ -208,14 +193,6 @@ def main(never_seen: list[str]) -> None:
         V3_OPPOSITES, never_seen = edits.OPPOSITES, never_seen[2:]
         edits.OPPOSITES = edits.OPPOSITES | wordnet_pairs(Path(sys.argv[2]))
         version3 = _version6
-    if never_seen[:1] == ["--v18"]:  # version 19 (A cuts not counted, B recast clauses) against version 18
-        never_seen, version3 = never_seen[1:], _version18
-    if never_seen[:1] == ["--v19-only-a"]:  # version 19 A alone against version 18: B switched off on both sides
-        never_seen, version3 = never_seen[1:], _version18
-        edits._recast = lambda op: False
-    if never_seen[:1] == ["--v19-only-b"]:  # version 19 B alone against version 18: A switched off on both sides
-        never_seen, version3 = never_seen[1:], _version18
-        edits._counts = lambda op: True
     if never_seen[:1] == ["--v15"]:  # version 18 (an exchange of two spans) against version 15
         never_seen, version3 = never_seen[1:], _version15
     if never_seen[:1] == ["--v14"]:  # version 15 (unit abbreviations) against version 14

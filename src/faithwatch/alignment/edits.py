@@ -70,7 +70,7 @@ MAX_EDITS = 2
 #: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-EDITS_VERSION = "19"  # not kept: 7, 8, 13, 14 B, 15 A, 16, 17 (see docs/transfer.md, "A word swapped …")
+EDITS_VERSION = "18"  # not kept: 7, 8, 13, 14 B, 15 A, 16, 17 (see docs/transfer.md, "A word swapped …")
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -204,7 +204,7 @@ class EditScorer:
         if match < MIN_MATCH:
             return match, reversal, frozenset()
         changes, extras = _inner(opcodes)
-        if sum(map(_counts, changes)) > MAX_EDITS:
+        if len(changes) > MAX_EDITS:
             return match, reversal, best.keys  # a paraphrase of its source, not a copy with an edit
         scoped = _universal(sent) and _restriction_left_out(source, opcodes)
 
@@ -219,9 +219,9 @@ class EditScorer:
         # a longer change is a rewritten or cut clause, not a local edit (a negation inside it is not flipped),
         # unless it widens the source to all; a widening outside the aligned part does not count towards MAX_EDITS;
         # another short replacement leading the sentence is kept as "lead" (only an opposite counts there)
-        labelled = [("widen" if widens(op) else "recast" if _recast(op) else op[0], op) for op in changes]
+        labelled = [("widen" if widens(op) else op[0], op) for op in changes]
         labelled = [(kind, op) for kind, op in labelled if op[2] - op[1] <= MAX_SWAP_TOKENS
-                    and (op[4] - op[3] <= MAX_SWAP_TOKENS + 1 or kind in ("widen", "recast"))]
+                    and (op[4] - op[3] <= MAX_SWAP_TOKENS + 1 or kind == "widen")]
         for op in extras:
             if widens(op):
                 labelled.append(("widen", op))
@@ -244,9 +244,6 @@ class EditScorer:
                 out["edit_neg_flip"] += float(_opposed(mine, theirs, source_keys))
             elif op == "reverse":
                 out["edit_neg_flip"] += 1
-            elif op == "recast":  # a clause cut and words put in its place: only a flip counts (v19 B)
-                out["edit_neg_flip"] += float(_negations(mine) != _negations(theirs)
-                                              or _opposed(mine, theirs, source_keys))
             elif op == "widen":  # the widenings of one sentence are one flip ("always free for everyone")
                 out["edit_neg_flip"] += 0.0 if widened else 1.0
                 widened = True
@@ -294,19 +291,6 @@ def _exchanged(sent: list[_Token], source: list[_Token], opcodes: list[_Op],
                     and _coverage(swapped, matcher) >= max(MIN_MATCH, match + 1e-9)):
                 return [("reverse", sent[a1:a2], sent[b1:b2])]
     return []
-
-
-def _counts(op: _Op) -> bool:
-    """Whether a change counts towards :data:`MAX_EDITS`: not a cut, which only leaves words of the source out
-    (a summary cuts clauses without changing a fact; v19 A)."""
-    return op[0] != "insert"
-
-
-def _recast(op: _Op) -> bool:
-    """Whether a change puts a few words (at most :data:`MAX_SWAP_TOKENS`) in place of a longer stretch of the
-    source: a clause cut with words put in its place, read for a flip only ("The drug did not reduce" for "The drug,
-    which was tested on …, reduced"; v19 B)."""
-    return op[0] == "replace" and op[2] - op[1] <= MAX_SWAP_TOKENS and op[4] - op[3] > MAX_SWAP_TOKENS + 1
 
 
 def _found(keys: list[str], haystack: str) -> bool:
