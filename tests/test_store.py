@@ -32,6 +32,19 @@ def test_a_torn_last_line_is_cut_off(tmp_path) -> None:
     assert store.path.read_text(encoding="utf-8") == '{"id": 1}\n'
 
 
+def test_a_reader_never_writes(tmp_path) -> None:
+    """``repair=False`` (batch outputs read back after a run): a torn or unterminated last line is left as it is, so
+    that a writer still appending to the file is never cut short."""
+    from faithwatch.scale import read_output_rows
+
+    store = _store(tmp_path)
+    for text, ids in (('{"id": 1}\n{"id": 2, "v": "hal', ["1"]), ('{"id": 1}\n{"id": 2}', ["1", "2"])):
+        store.path.write_text(text, encoding="utf-8")
+        assert list(store.load(repair=False)) == ids
+        assert [str(r["id"]) for r in read_output_rows(store.path)] == ids
+        assert store.path.read_text(encoding="utf-8") == text
+
+
 def test_a_complete_unterminated_last_line_is_kept_and_terminated(tmp_path) -> None:
     store = _store(tmp_path)
     store.path.write_text('{"id": 1}\n{"id": 2}', encoding="utf-8")

@@ -321,15 +321,15 @@ def recorded_config(output: Path) -> dict[str, Any] | None:
 
 def read_output_rows(output: Path) -> Iterator[dict[str, Any]]:
     """The rows of a batch output, a JSONL file or a folder of shards (:class:`ShardWriter`), as dicts; unreadable
-    lines are skipped (the batch run reports them). In a Parquet shard a column of lists or objects (``sentences``)
-    holds JSON text."""
+    lines are skipped (the batch run reports them), and the files are only read, never repaired. In a Parquet shard
+    a column of lists or objects (``sentences``) holds JSON text."""
     output = Path(output)
     if output.is_file():
-        yield from output_store(output).load().values()
+        yield from output_store(output).load(repair=False).values()
         return
     for part in sorted(output.glob("part-*")):
         if part.suffix == ".jsonl":
-            yield from output_store(part).load().values()
+            yield from output_store(part).load(repair=False).values()
         elif part.suffix == ".parquet":
             import pyarrow.parquet as pq
 

@@ -48,8 +48,10 @@ class JsonlStore:
     def __post_init__(self) -> None:
         self.path = Path(self.path)
 
-    def load(self) -> dict[Hashable, Row]:
-        """Every readable row by key, after repairing a torn last line (see the module doc)."""
+    def load(self, repair: bool = True) -> dict[Hashable, Row]:
+        """Every readable row by key, after repairing a torn last line (see the module doc). ``repair=False``
+        reads without writing (a torn last line is skipped, an unterminated one kept): for readers that do not
+        append, so that a writer still running is never cut short."""
         self.corrupt = []
         rows: dict[Hashable, Row] = {}
         if not self.path.exists():
@@ -68,12 +70,14 @@ class JsonlStore:
         if tail:
             parsed = self._parse(tail)
             if isinstance(parsed, str):  # cut mid-write: drop it
-                with self.path.open("r+b") as handle:
-                    handle.truncate(len(data) - len(tail))
+                if repair:
+                    with self.path.open("r+b") as handle:
+                        handle.truncate(len(data) - len(tail))
             else:  # complete but unterminated: keep it, terminate it
-                with self.path.open("ab") as handle:
-                    handle.write(b"\n")
-                    _sync(handle)
+                if repair:
+                    with self.path.open("ab") as handle:
+                        handle.write(b"\n")
+                        _sync(handle)
                 if self.accept is None or self.accept(parsed):
                     rows[self.key(parsed)] = parsed
         return rows
