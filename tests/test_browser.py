@@ -252,3 +252,29 @@ def test_page_streams_coloured_sentences(server, tmp_path):
             assert answer == text
         finally:
             browser.close()
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_a_refusal_shows_what_came_closest(server):
+    """/v1/generate's refusal on the page: the best-scored sentence of the trace and tau2, as the CLI prints them."""
+    from playwright.sync_api import sync_playwright
+
+    refused = {"refused": True, "answer": "I cannot answer this faithfully from the given context.", "sentences": [],
+               "params": {"tau2": 0.6}, "trace": [
+                   {"kind": "backtrack", "step": 0, "text": "Built in <1920>.", "score": 0.31},
+                   {"kind": "candidate", "step": 0, "text": "Built in 1889.", "score": 0.58},
+                   {"kind": "prune", "step": 0, "text": "Built in 1889.", "score": 0.58},
+                   {"kind": "refuse", "step": 0, "text": "", "score": None}]}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        try:
+            page = browser.new_page()
+            page.goto(server + "/")
+            page.evaluate("(result) => showClosest(result)", refused)
+            assert page.locator("#closest").text_content() == "Closest to passing: 0.58 “Built in 1889.” (tau2 = 0.6)."
+            page.evaluate("(result) => { document.getElementById('details').innerHTML = ''; showClosest(result); }",
+                          {**refused, "trace": refused["trace"][:1], "params": {}})
+            assert page.locator("#closest").text_content() == "Closest to passing: 0.31 “Built in <1920>.”."
+            assert "&lt;1920&gt;" in page.locator("#closest").inner_html()  # the text is escaped, not markup
+        finally:
+            browser.close()
