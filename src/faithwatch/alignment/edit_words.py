@@ -30,7 +30,8 @@ def _classes(group: str) -> tuple[frozenset[str], ...]:
 
 #: closed groups of contrast words, as classes of synonyms: a word swapped for one of another class of its group
 #: flips the statement too (edits v4; units, currencies and comparatives since v5; antonyms since v9; ordinals v10;
-#: verbs of change by direction v12; stance v14)
+#: verbs of change by direction v12; stance v14; v20: degree, hiring, change of
+#: quality, strength, adding, survival, majority, rank, the parties of a contract, home/away)
 CONTRASTS = tuple(_classes(group) for group in (
     "am pm", "weekday weekend", "morning afternoon evening night", "day night",
     "daily / weekly / monthly / annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
@@ -66,7 +67,14 @@ CONTRASTS = tuple(_classes(group) for group in (
     "increase rise rose risen raise grow grew grown climb boost gain / decrease reduce cut cutting fall fell fallen "
     "drop dropped dropping decline shrink shrank shrunk lower",
     "for / against", "confirm confirmed / deny denied", "admit admitted / deny denied", "believe believed / doubt "
-    "doubted", "praise praised / criticise criticised criticize criticized", "acquit acquitted / convict convicted"))
+    "doubted", "praise praised / criticise criticised criticize criticized", "acquit acquitted / convict convicted",
+    "mainly mostly largely primarily chiefly / partly partially",
+    "hire hired hires hiring / fire fired fires firing dismiss dismissed sack sacked",
+    "improve improved improves improving / worsen worsened worsens worsening deteriorate deteriorated",
+    "strengthen strengthened strengthens / weaken weakened weakens", "add added adds adding / remove removed removes "
+    "removing", "survive survived survives / die died dies", "majority / minority", "senior / junior",
+    "employer employers / employee employees", "buyer buyers / seller sellers",
+    "lend lends lent lending lender lenders / borrow borrows borrowed borrowing borrower borrowers", "home / away"))
 
 
 def opposites(pairs: tuple[str, ...], groups: tuple[tuple[frozenset[str], ...], ...]) -> frozenset[frozenset[str]]:
