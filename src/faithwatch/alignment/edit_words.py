@@ -30,7 +30,7 @@ def _classes(group: str) -> tuple[frozenset[str], ...]:
 
 #: closed groups of contrast words, as classes of synonyms: a word swapped for one of another class of its group
 #: flips the statement too (edits v4; units, currencies and comparatives since v5; antonyms since v9; ordinals v10;
-#: verbs of change by direction v12; stance v14; v20: degree, hiring, change of
+#: verbs of change by direction v12; stance v14; v21 (first measured as v20): degree, hiring, change of
 #: quality, strength, adding, survival, majority, rank, the parties of a contract, home/away)
 CONTRASTS = tuple(_classes(group) for group in (
     "am pm", "weekday weekend", "morning afternoon evening night", "day night",
