@@ -332,3 +332,20 @@ def test_two_sides_exchanged_is_a_flip(scorer, sentence, flipped):
                "on Sunday. France, Germany and Italy signed the treaty. His music career began there in 1954, "
                "recording at Sun Records with producer Sam Phillips.")
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
+
+
+@pytest.mark.parametrize("sentence, flipped", [
+    ("The delays were caused partly by the snow.", 1.0),  # v21's groups
+    ("The club hired its coach after the defeat.", 1.0),
+    ("The bank lent 5 billion euros to the state.", 1.0),
+    ("The team lost its home match in Porto.", 1.0),
+    ("The employer pays for the insurance.", 1.0),
+    ("The delays were caused mostly by the snow.", 0.0),  # a word of the same class
+    ("The club sacked its coach after the defeat.", 0.0),
+    ("The team lost its away match in Porto.", 0.0),  # the copy itself
+])
+def test_a_word_of_the_v21_groups_swapped_is_a_flip(scorer, sentence, flipped):
+    context = ("The delays were caused mainly by the snow. The club fired its coach after the defeat. The bank "
+               "borrowed 5 billion euros from the state. The team lost its away match in Porto. The employee pays for the "
+               "insurance.")
+    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
