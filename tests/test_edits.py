@@ -346,6 +346,6 @@ def test_two_sides_exchanged_is_a_flip(scorer, sentence, flipped):
 ])
 def test_a_word_of_the_v21_groups_swapped_is_a_flip(scorer, sentence, flipped):
     context = ("The delays were caused mainly by the snow. The club fired its coach after the defeat. The bank "
-               "borrowed 5 billion euros from the state. The team lost its away match in Porto. The employee pays for the "
-               "insurance.")
+               "borrowed 5 billion euros from the state. The team lost its away match in Porto. The employee pays "
+               "for the insurance.")
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
