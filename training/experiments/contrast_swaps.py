@@ -152,11 +152,23 @@ def _version15():
 
 @contextmanager
 def _version18():
-    """With --v18: the rules of version 18 (no contrast groups of version 21, first measured as version 20; version 19
-    was not kept)."""
+    """With --v18: the rules of version 18 (no contrast groups of versions 21 and 22; version 21 was first measured
+    as version 20; version 19 was not kept)."""
+    now = edits.OPPOSITES
+    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, edit_words.CONTRASTS[:-24])
+    assert edits.stem("against") in frozenset().union(*edit_words.CONTRASTS[-30])
+    try:
+        yield
+    finally:
+        edits.OPPOSITES = now
+
+
+@contextmanager
+def _version21():
+    """With --v21: the rules of version 21 (no contrast groups of version 22)."""
     now = edits.OPPOSITES
     edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, edit_words.CONTRASTS[:-12])
-    assert edits.stem("against") in frozenset().union(*edit_words.CONTRASTS[-18])
+    assert edits.stem("home") in frozenset().union(*edit_words.CONTRASTS[-13])
     try:
         yield
     finally:
@@ -206,6 +218,8 @@ def main(never_seen: list[str]) -> None:
         V3_OPPOSITES, never_seen = edits.OPPOSITES, never_seen[2:]
         edits.OPPOSITES = edits.OPPOSITES | wordnet_pairs(Path(sys.argv[2]))
         version3 = _version6
+    if never_seen[:1] == ["--v21"]:  # version 22 (twelve more contrast groups) against version 21
+        never_seen, version3 = never_seen[1:], _version21
     if never_seen[:1] == ["--v18"]:  # version 21 (twelve more contrast groups) against version 18
         never_seen, version3 = never_seen[1:], _version18
     if never_seen[:1] == ["--v15"]:  # version 18 (an exchange of two spans) against version 15

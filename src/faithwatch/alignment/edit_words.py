@@ -31,7 +31,9 @@ def _classes(group: str) -> tuple[frozenset[str], ...]:
 #: closed groups of contrast words, as classes of synonyms: a word swapped for one of another class of its group
 #: flips the statement too (edits v4; units, currencies and comparatives since v5; antonyms since v9; ordinals v10;
 #: verbs of change by direction v12; stance v14; v21 (first measured as v20): degree, hiring, change of
-#: quality, strength, adding, survival, majority, rank, the parties of a contract, home/away)
+#: quality, strength, adding, survival, majority, rank, the parties of a contract, home/away; v22: frequency,
+#: since/until, position, arrest, joining, acceptance, host/guest, teacher/student, landlord/tenant, winner/loser,
+#: launch/cancel)
 CONTRASTS = tuple(_classes(group) for group in (
     "am pm", "weekday weekend", "morning afternoon evening night", "day night",
     "daily / weekly / monthly / annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
@@ -74,7 +76,14 @@ CONTRASTS = tuple(_classes(group) for group in (
     "strengthen strengthened strengthens / weaken weakened weakens", "add added adds adding / remove removed removes "
     "removing", "survive survived survives / die died dies", "majority / minority", "senior / junior",
     "employer employers / employee employees", "buyer buyers / seller sellers",
-    "lend lends lent lending lender lenders / borrow borrows borrowed borrowing borrower borrowers", "home / away"))
+    "lend lends lent lending lender lenders / borrow borrows borrowed borrowing borrower borrowers", "home / away",
+    "often usually / rarely seldom", "since / until", "ahead / behind",
+    "lead leads leading led / trail trails trailing trailed", "arrest arrests arrested / release releases released",
+    "join joins joined / quit quits resign resigns resigned",
+    "accept accepts accepted / decline declines declined refuse refuses refused",
+    "host hosts / guest guests visitor visitors", "teacher teachers / student students pupil pupils",
+    "landlord landlords owner owners / tenant tenants renter renters", "winner winners / loser losers",
+    "launch launches launched / cancel cancels cancelled canceled scrap scrapped"))
 
 
 def opposites(pairs: tuple[str, ...], groups: tuple[tuple[frozenset[str], ...], ...]) -> frozenset[frozenset[str]]:
