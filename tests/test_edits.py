@@ -349,3 +349,19 @@ def test_a_word_of_the_v21_groups_swapped_is_a_flip(scorer, sentence, flipped):
                "borrowed 5 billion euros from the state. The team lost its away match in Porto. The employee pays "
                "for the insurance.")
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
+
+
+@pytest.mark.parametrize("sentence, flipped", [
+    ("The road will stay closed since March.", 1.0),  # v22's groups
+    ("Arsenal trailed at half-time.", 1.0),
+    ("Police released the two men on Friday.", 1.0),
+    ("The tenant pays for the roof.", 1.0),
+    ("The agency scrapped the satellite in April.", 1.0),
+    ("The road will stay closed until March.", 0.0),  # the copy
+    ("Police detained the two men on Friday.", 0.0),  # a word of no group
+    ("The owner pays for the roof.", 0.0),  # a word of the same class
+])
+def test_a_word_of_the_v22_groups_swapped_is_a_flip(scorer, sentence, flipped):
+    context = ("The road will stay closed until March. Arsenal led at half-time. Police arrested the two men on "
+               "Friday. The landlord pays for the roof. The agency launched the satellite in April.")
+    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
