@@ -152,11 +152,11 @@ def _version15():
 
 @contextmanager
 def _version18():
-    """With --v18: the rules of version 18 (no contrast groups of versions 21 and 22; version 21 was first measured
+    """With --v18: the rules of version 18 (no contrast groups of versions 21 to 23; version 21 was first measured
     as version 20; version 19 was not kept)."""
     now = edits.OPPOSITES
-    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, edit_words.CONTRASTS[:-24])
-    assert edits.stem("against") in frozenset().union(*edit_words.CONTRASTS[-30])
+    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, edit_words.CONTRASTS[:-26])
+    assert edits.stem("against") in frozenset().union(*edit_words.CONTRASTS[-32])
     try:
         yield
     finally:
@@ -165,10 +165,22 @@ def _version18():
 
 @contextmanager
 def _version21():
-    """With --v21: the rules of version 21 (no contrast groups of version 22)."""
+    """With --v21: the rules of version 21 (no contrast groups of versions 22 and 23)."""
     now = edits.OPPOSITES
-    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, edit_words.CONTRASTS[:-12])
-    assert edits.stem("home") in frozenset().union(*edit_words.CONTRASTS[-13])
+    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, edit_words.CONTRASTS[:-14])
+    assert edits.stem("home") in frozenset().union(*edit_words.CONTRASTS[-15])
+    try:
+        yield
+    finally:
+        edits.OPPOSITES = now
+
+
+@contextmanager
+def _version22():
+    """With --v22: the rules of version 22 (no beat/lost, beat/missed groups of version 23)."""
+    now = edits.OPPOSITES
+    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, edit_words.CONTRASTS[:-2])
+    assert edits.stem("beat") in frozenset().union(*edit_words.CONTRASTS[-1])
     try:
         yield
     finally:
@@ -218,6 +230,8 @@ def main(never_seen: list[str]) -> None:
         V3_OPPOSITES, never_seen = edits.OPPOSITES, never_seen[2:]
         edits.OPPOSITES = edits.OPPOSITES | wordnet_pairs(Path(sys.argv[2]))
         version3 = _version6
+    if never_seen[:1] == ["--v22"]:  # version 23 (beat/lost, beat/missed) against version 22
+        never_seen, version3 = never_seen[1:], _version22
     if never_seen[:1] == ["--v21"]:  # version 22 (twelve more contrast groups) against version 21
         never_seen, version3 = never_seen[1:], _version21
     if never_seen[:1] == ["--v18"]:  # version 21 (twelve more contrast groups) against version 18

@@ -33,7 +33,7 @@ def _classes(group: str) -> tuple[frozenset[str], ...]:
 #: verbs of change by direction v12; stance v14; v21 (first measured as v20): degree, hiring, change of
 #: quality, strength, adding, survival, majority, rank, the parties of a contract, home/away; v22: frequency,
 #: since/until, position, arrest, joining, acceptance, host/guest, teacher/student, landlord/tenant, winner/loser,
-#: launch/cancel)
+#: launch/cancel; v23: beat/lost, beat/missed)
 CONTRASTS = tuple(_classes(group) for group in (
     "am pm", "weekday weekend", "morning afternoon evening night", "day night",
     "daily / weekly / monthly / annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
@@ -83,7 +83,8 @@ CONTRASTS = tuple(_classes(group) for group in (
     "accept accepts accepted / decline declines declined refuse refuses refused",
     "host hosts / guest guests visitor visitors", "teacher teachers / student students pupil pupils",
     "landlord landlords owner owners / tenant tenants renter renters", "winner winners / loser losers",
-    "launch launches launched / cancel cancels cancelled canceled scrap scrapped"))
+    "launch launches launched / cancel cancels cancelled canceled scrap scrapped",
+    "beat beats beating / lost lose loses losing", "beat beats beating / miss missed misses"))
 
 
 def opposites(pairs: tuple[str, ...], groups: tuple[tuple[frozenset[str], ...], ...]) -> frozenset[frozenset[str]]:
