@@ -365,3 +365,14 @@ def test_a_word_of_the_v22_groups_swapped_is_a_flip(scorer, sentence, flipped):
     context = ("The road will stay closed until March. Arsenal led at half-time. Police arrested the two men on "
                "Friday. The landlord pays for the roof. The agency launched the satellite in April.")
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
+
+
+@pytest.mark.parametrize("sentence, flipped", [
+    ("Germany lost to Brazil 7-1 in the semi-final.", 1.0),  # v23: beat / lost
+    ("Profits missed forecasts in May.", 1.0),  # beat / missed
+    ("Brazil lost to Germany 7-1 in the semi-final.", 0.0),  # the converse restates the source
+    ("Brazil were beaten by Germany 7-1 in the semi-final.", 0.0),
+])
+def test_beat_swapped_for_lost_or_missed_is_a_flip(scorer, sentence, flipped):
+    context = "Germany beat Brazil 7-1 in the semi-final. Profits beat forecasts in May."
+    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
