@@ -114,7 +114,8 @@ def _version12():
     """With --v12: the rules of version 12 (no stance groups; version 13 and version 14's narrowing "only", measured
     at ca39f94, were not kept)."""
     now = edits.OPPOSITES
-    groups = _groups_before("against")
+    groups = edit_words.CONTRASTS[:-6]
+    assert edits.stem("against") in edit_words.CONTRASTS[-6][1]
     edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, tuple(groups))
     try:
         yield
@@ -151,10 +152,11 @@ def _version15():
 
 @contextmanager
 def _version18():
-    """With --v18: the rules of version 18 (no contrast groups of versions 21 to 24; version 21 was first measured
+    """With --v18: the rules of version 18 (no contrast groups of versions 21 to 23; version 21 was first measured
     as version 20; version 19 was not kept)."""
     now = edits.OPPOSITES
-    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, _groups_before("mainly"))
+    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, edit_words.CONTRASTS[:-26])
+    assert edits.stem("against") in frozenset().union(*edit_words.CONTRASTS[-32])
     try:
         yield
     finally:
@@ -163,9 +165,10 @@ def _version18():
 
 @contextmanager
 def _version21():
-    """With --v21: the rules of version 21 (no contrast groups of versions 22 to 24)."""
+    """With --v21: the rules of version 21 (no contrast groups of versions 22 and 23)."""
     now = edits.OPPOSITES
-    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, _groups_before("often"))
+    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, edit_words.CONTRASTS[:-14])
+    assert edits.stem("home") in frozenset().union(*edit_words.CONTRASTS[-15])
     try:
         yield
     finally:
@@ -174,31 +177,14 @@ def _version21():
 
 @contextmanager
 def _version22():
-    """With --v22: the rules of version 22 (no groups of versions 23 and 24)."""
+    """With --v22: the rules of version 22 (no beat/lost, beat/missed groups of version 23)."""
     now = edits.OPPOSITES
-    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, _groups_before("beat"))
+    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, edit_words.CONTRASTS[:-2])
+    assert edits.stem("beat") in frozenset().union(*edit_words.CONTRASTS[-1])
     try:
         yield
     finally:
         edits.OPPOSITES = now
-
-
-@contextmanager
-def _version23():
-    """With --v23: the rules of version 23 (no contrast groups of version 24)."""
-    now = edits.OPPOSITES
-    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, _groups_before("prevent"))
-    try:
-        yield
-    finally:
-        edits.OPPOSITES = now
-
-
-def _groups_before(word: str) -> tuple:
-    """The contrast groups listed before the first one that holds ``word`` (the first group a version added), so
-    that a baseline stays right when later versions append groups."""
-    i = next(i for i, g in enumerate(edit_words.CONTRASTS) if edits.stem(word) in frozenset().union(*g))
-    return edit_words.CONTRASTS[:i]
 
 
 def edit_columns(pairs: list[tuple[str, str]]) -> pd.DataFrame:
@@ -244,8 +230,6 @@ def main(never_seen: list[str]) -> None:
         V3_OPPOSITES, never_seen = edits.OPPOSITES, never_seen[2:]
         edits.OPPOSITES = edits.OPPOSITES | wordnet_pairs(Path(sys.argv[2]))
         version3 = _version6
-    if never_seen[:1] == ["--v23"]:  # version 24 (twelve more contrast groups) against version 23
-        never_seen, version3 = never_seen[1:], _version23
     if never_seen[:1] == ["--v22"]:  # version 23 (beat/lost, beat/missed) against version 22
         never_seen, version3 = never_seen[1:], _version22
     if never_seen[:1] == ["--v21"]:  # version 22 (twelve more contrast groups) against version 21
