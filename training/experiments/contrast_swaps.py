@@ -114,8 +114,7 @@ def _version12():
     """With --v12: the rules of version 12 (no stance groups; version 13 and version 14's narrowing "only", measured
     at ca39f94, were not kept)."""
     now = edits.OPPOSITES
-    groups = edit_words.CONTRASTS[:-6]
-    assert edits.stem("against") in edit_words.CONTRASTS[-6][1]
+    groups = _groups_before("against")
     edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, tuple(groups))
     try:
         yield
@@ -155,8 +154,7 @@ def _version18():
     """With --v18: the rules of version 18 (no contrast groups of versions 21 to 23; version 21 was first measured
     as version 20; version 19 was not kept)."""
     now = edits.OPPOSITES
-    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, edit_words.CONTRASTS[:-26])
-    assert edits.stem("against") in frozenset().union(*edit_words.CONTRASTS[-32])
+    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, _groups_before("mainly"))
     try:
         yield
     finally:
@@ -167,8 +165,7 @@ def _version18():
 def _version21():
     """With --v21: the rules of version 21 (no contrast groups of versions 22 and 23)."""
     now = edits.OPPOSITES
-    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, edit_words.CONTRASTS[:-14])
-    assert edits.stem("home") in frozenset().union(*edit_words.CONTRASTS[-15])
+    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, _groups_before("often"))
     try:
         yield
     finally:
@@ -177,14 +174,20 @@ def _version21():
 
 @contextmanager
 def _version22():
-    """With --v22: the rules of version 22 (no beat/lost, beat/missed groups of version 23)."""
+    """With --v22: the rules of version 22 (no groups of version 23)."""
     now = edits.OPPOSITES
-    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, edit_words.CONTRASTS[:-2])
-    assert edits.stem("beat") in frozenset().union(*edit_words.CONTRASTS[-1])
+    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, _groups_before("beat"))
     try:
         yield
     finally:
         edits.OPPOSITES = now
+
+
+def _groups_before(word: str) -> tuple:
+    """The contrast groups listed before the first one that holds ``word`` (the first group a version added), so
+    that a baseline stays right when later versions append groups."""
+    i = next(i for i, g in enumerate(edit_words.CONTRASTS) if edits.stem(word) in frozenset().union(*g))
+    return edit_words.CONTRASTS[:i]
 
 
 def edit_columns(pairs: list[tuple[str, str]]) -> pd.DataFrame:
