@@ -183,6 +183,18 @@ def _version22():
         edits.OPPOSITES = now
 
 
+@contextmanager
+def _version23():
+    """With --v23: the rules of version 23 (an exchange after the same preposition still counts; version 24 was not
+    kept)."""
+    now = edits.PREPOSITIONS
+    edits.PREPOSITIONS = frozenset()
+    try:
+        yield
+    finally:
+        edits.PREPOSITIONS = now
+
+
 def _groups_before(word: str) -> tuple:
     """The contrast groups listed before the first one that holds ``word`` (the first group a version added), so
     that a baseline stays right when later versions append groups."""
@@ -233,6 +245,8 @@ def main(never_seen: list[str]) -> None:
         V3_OPPOSITES, never_seen = edits.OPPOSITES, never_seen[2:]
         edits.OPPOSITES = edits.OPPOSITES | wordnet_pairs(Path(sys.argv[2]))
         version3 = _version6
+    if never_seen[:1] == ["--v23"]:  # version 25 (no exchange after the same preposition) against version 23
+        never_seen, version3 = never_seen[1:], _version23
     if never_seen[:1] == ["--v22"]:  # version 23 (beat/lost, beat/missed) against version 22
         never_seen, version3 = never_seen[1:], _version22
     if never_seen[:1] == ["--v21"]:  # version 22 (twelve more contrast groups) against version 21

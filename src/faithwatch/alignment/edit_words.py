@@ -111,3 +111,8 @@ SYMMETRIC = frozenset(stem(w) for w in (
     "and", "or", "nor", "with", "versus", "vs", "v", "against", "between", "meet", "meets", "met", "meeting", "play",
     "plays", "played", "playing", "face", "faces", "faced", "facing", "draw", "draws", "drew", "drawn", "tie", "ties",
     "tied", "marry", "marries", "married", "merge", "merges", "merged", "border", "borders", "bordered"))
+#: prepositions: two phrases that each follow the same one ("in Vienna in 1860") are read in either order, so
+#: their exchange is no reversal (v25)
+PREPOSITIONS = frozenset(stem(w) for w in (
+    "in", "on", "at", "by", "for", "with", "from", "to", "of", "into", "during", "after", "before", "since", "until",
+    "over", "under", "near", "through", "across", "among", "within", "without", "about"))

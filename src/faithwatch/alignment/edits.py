@@ -44,6 +44,7 @@ from faithwatch.alignment.edit_words import (
     NEGATING_PREFIXES,
     NEGATIONS,
     OPPOSITES,
+    PREPOSITIONS,
     SCALE_WORDS,
     SCOPED,
     SYMMETRIC,
@@ -70,7 +71,7 @@ MAX_EDITS = 2
 #: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-EDITS_VERSION = "23"  # not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20 (see docs/transfer.md, "A word swapped …")
+EDITS_VERSION = "25"  # not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24 (see docs/transfer.md, "A word swapped …")
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -266,7 +267,8 @@ def _exchanged(sent: list[_Token], source: list[_Token], opcodes: list[_Op],
     aligned runs) makes it a copy of its source with no change between its first and last aligned run, covering at
     least :data:`MIN_MATCH` of its content tokens and more than ``match``, the sentence's own coverage (a reversal
     restores the source, a moved phrase does not: "Brazil beat Germany" for "Germany beat Brazil"); else none. Not
-    across nothing, a coordination or a symmetric relation (:data:`SYMMETRIC`: "Argentina and Brazil met")."""
+    across nothing, a coordination or a symmetric relation (:data:`SYMMETRIC`: "Argentina and Brazil met"), nor
+    between two phrases led by the same preposition (:data:`PREPOSITIONS`: "in 1860 in Vienna")."""
     if all(op[0] == "equal" for op in opcodes):
         return []
     loose = {i for op in opcodes if op[0] != "equal" for i in range(op[1], op[2])}
@@ -283,6 +285,8 @@ def _exchanged(sent: list[_Token], source: list[_Token], opcodes: list[_Op],
             if any(t.key in SYMMETRIC for t in between) or not _found(keys[b1:b2] + keys[a2:b1] + keys[a1:a2],
                                                                        haystack):
                 continue
+            if a1 and keys[a1 - 1] == keys[b1 - 1] and keys[a1 - 1] in PREPOSITIONS:
+                continue  # "in Vienna in 1860" -> "in 1860 in Vienna": two phrases reordered (v25)
             swapped = sent[:a1] + sent[b1:b2] + between + sent[a1:a2] + sent[b2:]
             matcher = difflib.SequenceMatcher(None, [t.key for t in swapped], [t.key for t in source], autojunk=False)
             ops = matcher.get_opcodes()
