@@ -325,12 +325,14 @@ def test_a_swapped_unit_abbreviation_is_a_flip(scorer, sentence, flipped):
     ("Spain plays France on Sunday.", 0.0),  # nor does a symmetric relation
     ("Italy, Germany and France signed the treaty.", 0.0),  # a reordered list
     ("Yeah, he started recording at Sun Records in 1954.", 0.0),  # a moved phrase restores no more of the source
+    ("The composer was born in 1860 in Vienna.", 0.0),  # two phrases after the same preposition reordered (v25)
+    ("Vienna was born in the composer in 1860.", 1.0),  # ... but not a party exchanged with one of them
 ])
 def test_two_sides_exchanged_is_a_flip(scorer, sentence, flipped):
     context = ("Germany beat Brazil 7-1 in the semi-final. Anne Sullivan taught Helen Keller to read. Unemployment "
                "rose from 4 percent to 6 percent. Argentina and the Netherlands met in the final. France plays Spain "
                "on Sunday. France, Germany and Italy signed the treaty. His music career began there in 1954, "
-               "recording at Sun Records with producer Sam Phillips.")
+               "recording at Sun Records with producer Sam Phillips. The composer was born in Vienna in 1860.")
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
 
 
