@@ -151,7 +151,7 @@ def _version15():
 
 @contextmanager
 def _version18():
-    """With --v18: the rules of version 18 (no contrast groups of versions 21 to 23; version 21 was first measured
+    """With --v18: the rules of version 18 (no contrast groups of versions 21 to 23 and 26; version 21 was first measured
     as version 20; version 19 was not kept)."""
     now = edits.OPPOSITES
     edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, _groups_before("mainly"))
@@ -163,7 +163,7 @@ def _version18():
 
 @contextmanager
 def _version21():
-    """With --v21: the rules of version 21 (no contrast groups of versions 22 and 23)."""
+    """With --v21: the rules of version 21 (no contrast groups of versions 22, 23 and 26)."""
     now = edits.OPPOSITES
     edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, _groups_before("often"))
     try:
@@ -174,7 +174,7 @@ def _version21():
 
 @contextmanager
 def _version22():
-    """With --v22: the rules of version 22 (no groups of version 23)."""
+    """With --v22: the rules of version 22 (no groups of versions 23 and 26)."""
     now = edits.OPPOSITES
     edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, _groups_before("beat"))
     try:
@@ -193,6 +193,17 @@ def _version23():
         yield
     finally:
         edits.PREPOSITIONS = now
+
+
+@contextmanager
+def _version25():
+    """With --v25: the rules of version 25 (no contrast groups of version 26, first measured as version 24)."""
+    now = edits.OPPOSITES
+    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, _groups_before("prevent"))
+    try:
+        yield
+    finally:
+        edits.OPPOSITES = now
 
 
 def _groups_before(word: str) -> tuple:
@@ -245,6 +256,8 @@ def main(never_seen: list[str]) -> None:
         V3_OPPOSITES, never_seen = edits.OPPOSITES, never_seen[2:]
         edits.OPPOSITES = edits.OPPOSITES | wordnet_pairs(Path(sys.argv[2]))
         version3 = _version6
+    if never_seen[:1] == ["--v25"]:  # version 26 (twelve more contrast groups) against version 25
+        never_seen, version3 = never_seen[1:], _version25
     if never_seen[:1] == ["--v23"]:  # version 25 (no exchange after the same preposition) against version 23
         never_seen, version3 = never_seen[1:], _version23
     if never_seen[:1] == ["--v22"]:  # version 23 (beat/lost, beat/missed) against version 22

@@ -33,7 +33,8 @@ def _classes(group: str) -> tuple[frozenset[str], ...]:
 #: verbs of change by direction v12; stance v14; v21 (first measured as v20): degree, hiring, change of
 #: quality, strength, adding, survival, majority, rank, the parties of a contract, home/away; v22: frequency,
 #: since/until, position, arrest, joining, acceptance, host/guest, teacher/student, landlord/tenant, winner/loser,
-#: launch/cancel; v23: beat/lost, beat/missed)
+#: launch/cancel; v23: beat/lost, beat/missed; v26 (first measured as v24): effects, creation, stance, life
+#: events, prices, titles)
 CONTRASTS = tuple(_classes(group) for group in (
     "am pm", "weekday weekend", "morning afternoon evening night", "day night",
     "daily / weekly / monthly / annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
@@ -84,7 +85,14 @@ CONTRASTS = tuple(_classes(group) for group in (
     "host hosts / guest guests visitor visitors", "teacher teachers / student students pupil pupils",
     "landlord landlords owner owners / tenant tenants renter renters", "winner winners / loser losers",
     "launch launches launched / cancel cancels cancelled canceled scrap scrapped",
-    "beat beats beating / lost lose loses losing", "beat beats beating / miss missed misses"))
+    "beat beats beating / lost lose loses losing", "beat beats beating / miss missed misses",
+    "cause causes caused causing / prevent prevents prevented preventing",
+    "help helps helped helping / hurt hurts harm harms harmed",
+    "create creates created creating / destroy destroys destroyed eliminate eliminates eliminated",
+    "attack attacks attacked / defend defends defended", "born birth births / died death deaths",
+    "married marry marries / divorced divorce divorces", "inflation / deflation", "king kings / queen queens",
+    "prince princes / princess princesses", "uncle uncles / aunt aunts", "nephew nephews / niece nieces",
+    "grandfather grandfathers / grandmother grandmothers"))
 
 
 def opposites(pairs: tuple[str, ...], groups: tuple[tuple[frozenset[str], ...], ...]) -> frozenset[frozenset[str]]:
