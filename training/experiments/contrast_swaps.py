@@ -151,8 +151,8 @@ def _version15():
 
 @contextmanager
 def _version18():
-    """With --v18: the rules of version 18 (no contrast groups of versions 21 to 23 and 26; version 21 was first measured
-    as version 20; version 19 was not kept)."""
+    """With --v18: the rules of version 18 (no contrast groups of versions 21 to 23 and 26; version 21 was first
+    measured as version 20; version 19 was not kept)."""
     now = edits.OPPOSITES
     edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, _groups_before("mainly"))
     try:
