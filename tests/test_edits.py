@@ -378,3 +378,17 @@ def test_a_word_of_the_v22_groups_swapped_is_a_flip(scorer, sentence, flipped):
 def test_beat_swapped_for_lost_or_missed_is_a_flip(scorer, sentence, flipped):
     context = "Germany beat Brazil 7-1 in the semi-final. Profits beat forecasts in May."
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
+
+
+@pytest.mark.parametrize("sentence, flipped", [
+    ("Smoking prevents most cases of lung cancer.", 1.0),  # v26's groups
+    ("The poet was born in Dublin in 1950.", 1.0),
+    ("The queen opened parliament on Wednesday.", 1.0),
+    ("Her uncle still lives in the farmhouse.", 1.0),
+    ("Smoking causes most cases of lung cancer.", 0.0),  # the copy
+    ("The monarch opened parliament on Wednesday.", 0.0),  # a word of no group
+])
+def test_a_word_of_the_v26_groups_swapped_is_a_flip(scorer, sentence, flipped):
+    context = ("Smoking causes most cases of lung cancer. The poet died in Dublin in 1950. The king opened parliament "
+               "on Wednesday. Her aunt still lives in the farmhouse.")
+    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
