@@ -337,39 +337,6 @@ def test_two_sides_exchanged_is_a_flip(scorer, sentence, flipped):
 
 
 @pytest.mark.parametrize("sentence, flipped", [
-    ("The delays were caused partly by the snow.", 1.0),  # v21's groups
-    ("The club hired its coach after the defeat.", 1.0),
-    ("The bank lent 5 billion euros to the state.", 1.0),
-    ("The team lost its home match in Porto.", 1.0),
-    ("The employer pays for the insurance.", 1.0),
-    ("The delays were caused mostly by the snow.", 0.0),  # a word of the same class
-    ("The club sacked its coach after the defeat.", 0.0),
-    ("The team lost its away match in Porto.", 0.0),  # the copy itself
-])
-def test_a_word_of_the_v21_groups_swapped_is_a_flip(scorer, sentence, flipped):
-    context = ("The delays were caused mainly by the snow. The club fired its coach after the defeat. The bank "
-               "borrowed 5 billion euros from the state. The team lost its away match in Porto. The employee pays "
-               "for the insurance.")
-    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
-
-
-@pytest.mark.parametrize("sentence, flipped", [
-    ("The road will stay closed since March.", 1.0),  # v22's groups
-    ("Arsenal trailed at half-time.", 1.0),
-    ("Police released the two men on Friday.", 1.0),
-    ("The tenant pays for the roof.", 1.0),
-    ("The agency scrapped the satellite in April.", 1.0),
-    ("The road will stay closed until March.", 0.0),  # the copy
-    ("Police detained the two men on Friday.", 0.0),  # a word of no group
-    ("The owner pays for the roof.", 0.0),  # a word of the same class
-])
-def test_a_word_of_the_v22_groups_swapped_is_a_flip(scorer, sentence, flipped):
-    context = ("The road will stay closed until March. Arsenal led at half-time. Police arrested the two men on "
-               "Friday. The landlord pays for the roof. The agency launched the satellite in April.")
-    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
-
-
-@pytest.mark.parametrize("sentence, flipped", [
     ("Germany lost to Brazil 7-1 in the semi-final.", 1.0),  # v23: beat / lost
     ("Profits missed forecasts in May.", 1.0),  # beat / missed
     ("Brazil lost to Germany 7-1 in the semi-final.", 0.0),  # the converse restates the source
@@ -380,15 +347,30 @@ def test_beat_swapped_for_lost_or_missed_is_a_flip(scorer, sentence, flipped):
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
 
 
-@pytest.mark.parametrize("sentence, flipped", [
-    ("Smoking prevents most cases of lung cancer.", 1.0),  # v26's groups
-    ("The poet was born in Dublin in 1950.", 1.0),
-    ("The queen opened parliament on Wednesday.", 1.0),
-    ("Her uncle still lives in the farmhouse.", 1.0),
-    ("Smoking causes most cases of lung cancer.", 0.0),  # the copy
-    ("The monarch opened parliament on Wednesday.", 0.0),  # a word of no group
-])
-def test_a_word_of_the_v26_groups_swapped_is_a_flip(scorer, sentence, flipped):
-    context = ("Smoking causes most cases of lung cancer. The poet died in Dublin in 1950. The king opened parliament "
-               "on Wednesday. Her aunt still lives in the farmhouse.")
+#: a context per set of later contrast groups (v21, v22, v26), and sentences against it: a swap flips; the copy, a
+#: word of the same class and a word of no group do not
+LATER_GROUPS = {
+    ("The delays were caused mainly by the snow. The club fired its coach after the defeat. The bank borrowed 5 "
+     "billion euros from the state. The team lost its away match in Porto. The employee pays for the insurance."): [
+        ("The delays were caused partly by the snow.", 1.0), ("The club hired its coach after the defeat.", 1.0),
+        ("The bank lent 5 billion euros to the state.", 1.0), ("The team lost its home match in Porto.", 1.0),
+        ("The employer pays for the insurance.", 1.0), ("The delays were caused mostly by the snow.", 0.0),
+        ("The club sacked its coach after the defeat.", 0.0), ("The team lost its away match in Porto.", 0.0)],
+    ("The road will stay closed until March. Arsenal led at half-time. Police arrested the two men on Friday. The "
+     "landlord pays for the roof. The agency launched the satellite in April."): [
+        ("The road will stay closed since March.", 1.0), ("Arsenal trailed at half-time.", 1.0),
+        ("Police released the two men on Friday.", 1.0), ("The tenant pays for the roof.", 1.0),
+        ("The agency scrapped the satellite in April.", 1.0), ("The road will stay closed until March.", 0.0),
+        ("Police detained the two men on Friday.", 0.0), ("The owner pays for the roof.", 0.0)],
+    ("Smoking causes most cases of lung cancer. The poet died in Dublin in 1950. The king opened parliament on "
+     "Wednesday. Her aunt still lives in the farmhouse."): [
+        ("Smoking prevents most cases of lung cancer.", 1.0), ("The poet was born in Dublin in 1950.", 1.0),
+        ("The queen opened parliament on Wednesday.", 1.0), ("Her uncle still lives in the farmhouse.", 1.0),
+        ("Smoking causes most cases of lung cancer.", 0.0), ("The monarch opened parliament on Wednesday.", 0.0)],
+}
+
+
+@pytest.mark.parametrize("context, sentence, flipped",
+                         [(c, s, f) for c, cases in LATER_GROUPS.items() for s, f in cases])
+def test_a_word_of_a_later_group_swapped_is_a_flip(scorer, context, sentence, flipped):
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -150,40 +151,6 @@ def _version15():
 
 
 @contextmanager
-def _version18():
-    """With --v18: the rules of version 18 (no contrast groups of versions 21 to 23 and 26; version 21 was first
-    measured as version 20; version 19 was not kept)."""
-    now = edits.OPPOSITES
-    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, _groups_before("mainly"))
-    try:
-        yield
-    finally:
-        edits.OPPOSITES = now
-
-
-@contextmanager
-def _version21():
-    """With --v21: the rules of version 21 (no contrast groups of versions 22, 23 and 26)."""
-    now = edits.OPPOSITES
-    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, _groups_before("often"))
-    try:
-        yield
-    finally:
-        edits.OPPOSITES = now
-
-
-@contextmanager
-def _version22():
-    """With --v22: the rules of version 22 (no groups of versions 23 and 26)."""
-    now = edits.OPPOSITES
-    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, _groups_before("beat"))
-    try:
-        yield
-    finally:
-        edits.OPPOSITES = now
-
-
-@contextmanager
 def _version23():
     """With --v23: the rules of version 23 (an exchange after the same preposition still counts; version 24 was not
     kept)."""
@@ -196,14 +163,20 @@ def _version23():
 
 
 @contextmanager
-def _version25():
-    """With --v25: the rules of version 25 (no contrast groups of version 26, first measured as version 24)."""
+def _groups_until(word: str):
+    """The rules with only the contrast groups listed before the first one that holds ``word``: the rules of the
+    version before the one that added that group (other rules as now)."""
     now = edits.OPPOSITES
-    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, _groups_before("prevent"))
+    edits.OPPOSITES = edit_words.opposites(edit_words.OPPOSITE_PAIRS, _groups_before(word))
     try:
         yield
     finally:
         edits.OPPOSITES = now
+
+
+#: the baselines that only leave out contrast groups: flag -> the first word of the first group left out (--v18:
+#: versions 21-23 and 26; --v21: 22, 23, 26; --v22: 23, 26; --v25: 26, first measured as 24; 19, 20, 24 not kept)
+GROUP_BASELINES = {"--v18": "mainly", "--v21": "often", "--v22": "beat", "--v25": "prevent"}
 
 
 def _groups_before(word: str) -> tuple:
@@ -256,16 +229,10 @@ def main(never_seen: list[str]) -> None:
         V3_OPPOSITES, never_seen = edits.OPPOSITES, never_seen[2:]
         edits.OPPOSITES = edits.OPPOSITES | wordnet_pairs(Path(sys.argv[2]))
         version3 = _version6
-    if never_seen[:1] == ["--v25"]:  # version 26 (twelve more contrast groups) against version 25
-        never_seen, version3 = never_seen[1:], _version25
+    if never_seen[:1] and never_seen[0] in GROUP_BASELINES:  # the version that added groups against the one before
+        never_seen, version3 = never_seen[1:], partial(_groups_until, GROUP_BASELINES[never_seen[0]])
     if never_seen[:1] == ["--v23"]:  # version 25 (no exchange after the same preposition) against version 23
         never_seen, version3 = never_seen[1:], _version23
-    if never_seen[:1] == ["--v22"]:  # version 23 (beat/lost, beat/missed) against version 22
-        never_seen, version3 = never_seen[1:], _version22
-    if never_seen[:1] == ["--v21"]:  # version 22 (twelve more contrast groups) against version 21
-        never_seen, version3 = never_seen[1:], _version21
-    if never_seen[:1] == ["--v18"]:  # version 21 (twelve more contrast groups) against version 18
-        never_seen, version3 = never_seen[1:], _version18
     if never_seen[:1] == ["--v15"]:  # version 18 (an exchange of two spans) against version 15
         never_seen, version3 = never_seen[1:], _version15
     if never_seen[:1] == ["--v14"]:  # version 15 (unit abbreviations) against version 14
