@@ -186,8 +186,9 @@ class EditScorer:
         """``edit_match`` and the local edits of a near copy: ``(op, sentence tokens, source tokens)`` per change,
         none when the sentence has no source or paraphrases it (see the module doc). ``op`` is difflib's name
         ("replace"; "delete": words the sentence adds; "insert": words it leaves out), "widen" for a change
-        that widens the source to all, or "lead" for a short replacement leading the sentence (only an opposite
-        counts there: a list number or "However," leads a restated sentence too)."""
+        that widens the source to all, "lead" for a short replacement leading the sentence (only an opposite
+        counts there: a list number or "However," leads a restated sentence too), or "reverse" for two sides of a
+        relation exchanged (:func:`_exchanged`; looked for in every sentence with a source, however many changes)."""
         match, edits, _ = self._edits(sentence, context)
         return match, edits
 
