@@ -256,7 +256,8 @@ def test_page_streams_coloured_sentences(server, tmp_path):
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
 def test_a_refusal_shows_what_came_closest(server):
-    """/v1/generate's refusal on the page: the best-scored sentence of the trace and tau2, as the CLI prints them."""
+    """/v1/generate's refusal on the page: the response's ``closest`` sentence (the best-scored of the trace) and
+    tau2, as the CLI prints them."""
     from playwright.sync_api import sync_playwright
 
     refused = {"refused": True, "answer": "I cannot answer this faithfully from the given context.", "sentences": [],
@@ -270,10 +271,10 @@ def test_a_refusal_shows_what_came_closest(server):
         try:
             page = browser.new_page()
             page.goto(server + "/")
-            page.evaluate("(result) => showClosest(result)", refused)
+            page.evaluate("(result) => showClosest(result)", {**refused, "closest": refused["trace"][1]})
             assert page.locator("#closest").text_content() == "Closest to passing: 0.58 “Built in 1889.” (tau2 = 0.6)."
             page.evaluate("(result) => { document.getElementById('details').innerHTML = ''; showClosest(result); }",
-                          {**refused, "trace": refused["trace"][:1], "params": {}})
+                          {**refused, "trace": refused["trace"][:1], "closest": refused["trace"][0], "params": {}})
             assert page.locator("#closest").text_content() == "Closest to passing: 0.31 “Built in <1920>.”."
             assert "&lt;1920&gt;" in page.locator("#closest").inner_html()  # the text is escaped, not markup
         finally:

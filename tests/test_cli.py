@@ -253,6 +253,7 @@ def test_refusal_hint_names_the_closest_sentence_and_the_last_resort():
     params = {"tau2": 0.6, "last_resort": False}
     result = DecodingResult("fod-fallback", REFUSAL, True, [], trace, params=params)
     assert result.closest() is trace[1]
+    assert result.to_dict()["closest"] == trace[1].to_dict()  # what /v1/generate and --json carry for the page
     hint = refusal_hint(result, threshold=0.5)
     assert hint.startswith('Closest to passing: 0.58 "Built in 1889." (tau2 = 0.6).') and "--last-resort" in hint
     assert "--last-resort" not in refusal_hint(result, threshold=0.65)  # the last resort would lower nothing

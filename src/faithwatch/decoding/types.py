@@ -62,4 +62,6 @@ class DecodingResult:
         out["mean_score"] = self.mean_score
         out["sentences"] = [s.to_dict(vectors) for s in self.sentences]
         out["trace"] = [e.to_dict() for e in self.trace]
+        closest = self.closest()
+        out["closest"] = None if closest is None else closest.to_dict()
         return out
