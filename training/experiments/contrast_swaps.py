@@ -163,6 +163,17 @@ def _version23():
 
 
 @contextmanager
+def _version26():
+    """With --v26: the rules of version 26 (no one-word swap counted in a paraphrased copy: version 27)."""
+    now = edits._anchored
+    edits._anchored = lambda opcodes: []
+    try:
+        yield
+    finally:
+        edits._anchored = now
+
+
+@contextmanager
 def _groups_until(word: str):
     """The rules with only the contrast groups listed before the first one that holds ``word``: the rules of the
     version before the one that added that group (other rules as now)."""
@@ -231,6 +242,8 @@ def main(never_seen: list[str]) -> None:
         version3 = _version6
     if never_seen[:1] and never_seen[0] in GROUP_BASELINES:  # the version that added groups against the one before
         never_seen, version3 = never_seen[1:], partial(_groups_until, GROUP_BASELINES[never_seen[0]])
+    if never_seen[:1] == ["--v26"]:  # version 27 (a one-word swap in a paraphrased copy) against version 26
+        never_seen, version3 = never_seen[1:], _version26
     if never_seen[:1] == ["--v23"]:  # version 25 (no exchange after the same preposition) against version 23
         never_seen, version3 = never_seen[1:], _version23
     if never_seen[:1] == ["--v15"]:  # version 18 (an exchange of two spans) against version 15

@@ -27,7 +27,9 @@ short replacement at the end, or a widening; at most :data:`MAX_EDITS` of them (
 part is not counted towards it), each of at most :data:`MAX_SWAP_TOKENS` tokens of the sentence for at most one
 more of the source. A summary sentence that keeps half of its source cuts clauses, and
 a list number leading it differs, without changing a fact; a negation inside a cut clause is not flipped. Nothing
-is counted when ``edit_match`` < :data:`MIN_MATCH`: a loose paraphrase has no single source. The word lists are
+is counted when ``edit_match`` < :data:`MIN_MATCH`: a loose paraphrase has no single source. A copy with more
+changes is a paraphrase of its source; in it, only a word swapped in place (:func:`_anchored`) for its opposite,
+another scale word or a number found nowhere in the context counts (v27). The word lists are
 in :mod:`faithwatch.alignment.edit_words`.
 """
 
@@ -68,10 +70,12 @@ MIN_MATCH = 0.5
 MAX_SWAP_TOKENS = 3
 #: at most this many separate changes inside the aligned part: more, and the sentence is a paraphrase
 MAX_EDITS = 2
+#: aligned tokens on both sides of a one-word swap, together, for it to count in a paraphrased copy (v27)
+MIN_ANCHOR = 3
 #: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-EDITS_VERSION = "26"  # not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24 (see docs/transfer.md, "A word swapped …")
+EDITS_VERSION = "27"  # not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24 (see docs/transfer.md, "A word swapped …")
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -184,7 +188,8 @@ class EditScorer:
 
     def local_edits(self, sentence: str, context: str) -> tuple[float, list[tuple[str, list[_Token], list[_Token]]]]:
         """``edit_match`` and the local edits of a near copy: ``(op, sentence tokens, source tokens)`` per change,
-        none when the sentence has no source or paraphrases it (see the module doc). ``op`` is difflib's name
+        none when the sentence has no source, only "anchored" ones (one word swapped in place: :func:`_anchored`)
+        when it paraphrases it (see the module doc). ``op`` is difflib's name
         ("replace"; "delete": words the sentence adds; "insert": words it leaves out), "widen" for a change
         that widens the source to all, "lead" for a short replacement leading the sentence (only an opposite
         counts there: a list number or "However," leads a restated sentence too), or "reverse" for two sides of a
@@ -206,8 +211,9 @@ class EditScorer:
         if match < MIN_MATCH:
             return match, reversal, frozenset()
         changes, extras = _inner(opcodes)
-        if len(changes) > MAX_EDITS:
-            return match, reversal, best.keys  # a paraphrase of its source, not a copy with an edit
+        if len(changes) > MAX_EDITS:  # a paraphrase of its source: only its anchored one-word swaps count (v27)
+            return match, reversal + [("anchored", sent[op[1]:op[2]], source[op[3]:op[4]])
+                                      for op in _anchored(opcodes)], best.keys
         scoped = _universal(sent) and _restriction_left_out(source, opcodes)
 
         def widens(op: _Op) -> bool:  # a restriction put as "everyone", or cut with "always" inserted
@@ -246,6 +252,11 @@ class EditScorer:
                 out["edit_neg_flip"] += float(_opposed(mine, theirs, source_keys))
             elif op == "reverse":
                 out["edit_neg_flip"] += 1
+            elif op == "anchored":  # in a paraphrase: a typed swap only, no negation or name (v27)
+                if _opposed(mine, theirs, source_keys) or _prefixed(mine, theirs) or _rescaled(mine, theirs):
+                    out["edit_neg_flip"] += 1
+                elif novel and novel[0].number and theirs[0].number:
+                    out["edit_swap_num"] += 1
             elif op == "widen":  # the widenings of one sentence are one flip ("always free for everyone")
                 out["edit_neg_flip"] += 0.0 if widened else 1.0
                 widened = True
@@ -296,6 +307,15 @@ def _exchanged(sent: list[_Token], source: list[_Token], opcodes: list[_Op],
                     and _coverage(swapped, matcher) >= max(MIN_MATCH, match + 1e-9)):
                 return [("reverse", sent[a1:a2], sent[b1:b2])]
     return []
+
+
+def _anchored(opcodes: list[_Op]) -> list[_Op]:
+    """The replacements of one source token by one token with aligned runs right before and after them, together
+    at least :data:`MIN_ANCHOR` tokens long: a word swapped in place inside a paraphrased copy ("recovered 1.5
+    days slower than" for "faster than"), read even when the copy changes more than :data:`MAX_EDITS` (v27)."""
+    return [op for before, op, after in zip(opcodes, opcodes[1:], opcodes[2:], strict=False)
+            if op[0] == "replace" and op[2] - op[1] == 1 and op[4] - op[3] == 1
+            and before[0] == after[0] == "equal" and (before[2] - before[1]) + (after[2] - after[1]) >= MIN_ANCHOR]
 
 
 def _found(keys: list[str], haystack: str) -> bool:
