@@ -105,6 +105,12 @@ def opposites(pairs: tuple[str, ...], groups: tuple[tuple[frozenset[str], ...], 
 
 #: every pair of stems whose swap flips a statement (:data:`OPPOSITE_PAIRS` and :data:`CONTRASTS`)
 OPPOSITES = opposites(OPPOSITE_PAIRS, CONTRASTS)
+#: the contrast groups of units (lengths, weights, currencies, durations, temperatures, volumes, areas), each found
+#: by a word of it: in a paraphrased copy a unit is where a restatement converts or bounds ("more than 100
+#: centuries ago" -> "more than 100 years ago"), so a swap inside one of them counts only in a near copy (v28)
+UNIT_GROUPS = tuple(frozenset().union(*g) for g in CONTRASTS
+                    if frozenset().union(*g) & {stem(w) for w in ("metre", "tonne", "euro", "minute", "celsius",
+                                                                  "litre", "acre")})
 #: words that widen a statement to all (by stem); replacing source words with one flips it like a negation.
 #: Not "all" or "every": "all 62 items", "all applications" restate a source's count or set as often as they widen it
 UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", "everywhere", "always", "anyone",

@@ -29,8 +29,8 @@ more of the source. A summary sentence that keeps half of its source cuts clause
 a list number leading it differs, without changing a fact; a negation inside a cut clause is not flipped. Nothing
 is counted when ``edit_match`` < :data:`MIN_MATCH`: a loose paraphrase has no single source. A copy with more
 changes is a paraphrase of its source; in it, only a word swapped in place (:func:`_anchored`) for its opposite,
-another scale word or a number found nowhere in the context counts (v27). The word lists are
-in :mod:`faithwatch.alignment.edit_words`.
+another scale word or a number found nowhere in the context counts (v27), not one unit for another (v28). The
+word lists are in :mod:`faithwatch.alignment.edit_words`.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from faithwatch.alignment.edit_words import (
     SCALE_WORDS,
     SCOPED,
     SYMMETRIC,
+    UNIT_GROUPS,
     UNIVERSALS,
 )
 from faithwatch.text import (
@@ -75,7 +76,8 @@ MIN_ANCHOR = 3
 #: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-EDITS_VERSION = "27"  # not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24 (see docs/transfer.md, "A word swapped …")
+#: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27 (see docs/transfer.md, "A word swapped …")
+EDITS_VERSION = "28"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -252,7 +254,9 @@ class EditScorer:
                 out["edit_neg_flip"] += float(_opposed(mine, theirs, source_keys))
             elif op == "reverse":
                 out["edit_neg_flip"] += 1
-            elif op == "anchored":  # in a paraphrase: a typed swap only, no negation or name (v27)
+            elif op == "anchored":  # in a paraphrase: a typed swap only, no negation, name or unit (v27, v28)
+                if _same_unit(mine[0], theirs[0]):
+                    continue
                 if _opposed(mine, theirs, source_keys) or _prefixed(mine, theirs) or _rescaled(mine, theirs):
                     out["edit_neg_flip"] += 1
                 elif novel and novel[0].number and theirs[0].number:
@@ -316,6 +320,11 @@ def _anchored(opcodes: list[_Op]) -> list[_Op]:
     return [op for before, op, after in zip(opcodes, opcodes[1:], opcodes[2:], strict=False)
             if op[0] == "replace" and op[2] - op[1] == 1 and op[4] - op[3] == 1
             and before[0] == after[0] == "equal" and (before[2] - before[1]) + (after[2] - after[1]) >= MIN_ANCHOR]
+
+
+def _same_unit(a: _Token, b: _Token) -> bool:
+    """Whether two words are units of one group (:data:`UNIT_GROUPS`: "years" and "centuries")."""
+    return any(a.key in group and b.key in group for group in UNIT_GROUPS)
 
 
 def _found(keys: list[str], haystack: str) -> bool:
