@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import faithwatch.alignment.edits as edits_module
 from faithwatch.alignment.edits import EDIT_FEATURES, MIN_MATCH, EditScorer, tokens
 
 CONTEXT = ("The Kellner Street Bridge opened to traffic on 14 May 1931 after four years of construction. "
@@ -374,3 +375,37 @@ LATER_GROUPS = {
                          [(c, s, f) for c, cases in LATER_GROUPS.items() for s, f in cases])
 def test_a_word_of_a_later_group_swapped_is_a_flip(scorer, context, sentence, flipped):
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
+
+
+#: a context whose copies below paraphrase more than MAX_EDITS places, and their expected features (v27, v28)
+PARAPHRASED = ("Patients who received the drug recovered on average 1.5 days faster than those given a placebo. "
+               "The council approved a budget of 48 million pounds for the bridge, which will take about three years "
+               "to build. Skiing may have been practised more than 100 centuries ago in what is now China, "
+               "according to old paintings.")
+
+
+@pytest.mark.parametrize("sentence, flip, swap_num", [
+    ("Patients on the drug recovered 1.5 days slower than those on placebo.", 1.0, 0.0),  # an opposite in place
+    ("The council has approved 48 million pounds for the bridge, which should take about four years to build.",
+     0.0, 1.0),  # a number found nowhere in the context
+    ("The council has approved 48 billion pounds for the bridge, which should take about three years to build.",
+     1.0, 0.0),  # a scale word
+    ("Patients on the drug recovered 1.5 days faster than those on placebo.", 0.0, 0.0),
+    ("The council has approved 48 million pounds for the bridge, which should take about 3 years to build.", 0.0, 0.0),
+    ("Patients on the drug recovered 1.5 days faster than those on a sugar pill.", 0.0, 0.0),
+    # a unit in a paraphrase: converted or bounded, not counted (v28; the source implies this one)
+    ("Skiing was practised more than 100 years ago in China, according to paintings.", 0.0, 0.0),
+])
+def test_a_typed_swap_in_place_counts_in_a_paraphrased_copy(scorer, monkeypatch, sentence, flip, swap_num):
+    ev = scorer.evidence(sentence, PARAPHRASED)
+    assert (ev["edit_neg_flip"], ev["edit_swap_num"]) == (flip, swap_num)
+    monkeypatch.setattr(edits_module, "_anchored", lambda opcodes: [])  # version 26: a paraphrase counts nothing
+    assert EditScorer().evidence(sentence, PARAPHRASED)["edit_neg_flip"] == 0.0
+    assert EditScorer().evidence(sentence, PARAPHRASED)["edit_swap_num"] == 0.0
+
+
+def test_a_unit_swapped_in_a_paraphrased_copy_counted_only_before_v28(scorer, monkeypatch):
+    sentence = "Skiing was practised more than 100 years ago in China, according to paintings."
+    assert scorer.evidence(sentence, PARAPHRASED)["edit_neg_flip"] == 0.0
+    monkeypatch.setattr(edits_module, "UNIT_GROUPS", ())  # version 27, not kept
+    assert EditScorer().evidence(sentence, PARAPHRASED)["edit_neg_flip"] == 1.0
