@@ -77,11 +77,18 @@ MIN_ANCHOR = 3
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
 #: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27 (see docs/transfer.md, "A word swapped …")
-EDITS_VERSION = "28"
+EDITS_VERSION = "29"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
 _TOKEN_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|\w+(?:['’]\w+)?")
+#: a year range whose second year is cut to two digits ("2007–11", "2024/25"), not a date ("2007-11-05") (v29)
+_YEAR_RANGE_RE = re.compile(r"\b([12]\d)(\d\d)(\s*[-–—/]\s*)(\d\d)\b(?!\s*[-–—/]\s*\d)")
+#: a run of capitalised words that an acronym may spell: the words, with these joining them inside it (v29)
+_NAME_WORD_RE = re.compile(r"[A-Za-z][\w'’]*|&")
+_ACRONYM_JOINERS = frozenset({"of", "and", "for", "the", "&"})
+#: the shortest and longest acronym read as a name of the context (v29)
+ACRONYM_LENGTHS = (2, 6)
 #: where a clause of a sentence ends: a semicolon or colon, or a conjunction that opens another statement
 _CLAUSE_RE = re.compile(r"[;:]|,\s*(?=(?:and|but|so|yet)\b)|\b(?:but|while|whereas|although|though)\b", re.I)
 
@@ -94,12 +101,13 @@ class _Token:
     entity: bool = False  # capitalised inside the text, or all capitals (a name, place or acronym)
     clause: int = 0  # which clause of its text it is in (:data:`_CLAUSE_RE`)
     scale: bool = False  # a scale word of a number ("million"): its key is the scale (v12)
+    caps: bool = False  # written in capitals, two or more ("EPA"): maybe an acronym (v29)
 
 
 def tokens(text: str) -> list[_Token]:
     """Comparable tokens of ``text``: numbers normalised (spelled-out ones too), words stemmed, n't as not."""
     out: list[_Token] = []
-    text = join_thousands(text)
+    text = _YEAR_RANGE_RE.sub(_full_year, join_thousands(text))
     ends = [m.start() for m in _CLAUSE_RE.finditer(text)]
     for m in _TOKEN_RE.finditer(text):
         word, clause = m.group(0), bisect.bisect_right(ends, m.start())
@@ -113,9 +121,40 @@ def tokens(text: str) -> list[_Token]:
         elif low in NUMBER_WORDS:
             out.append(_Token(True, NUMBER_WORDS[low], True, clause=clause, scale=low in SCALE_WORDS))
         else:
-            entity = (word[0].isupper() and bool(out)) or (len(word) > 1 and word.isupper())
-            out.append(_Token(False, low if low in NEGATIONS else stem(low), not is_stop(low), entity, clause))
+            caps = len(word) > 1 and word.isupper()
+            entity = (word[0].isupper() and bool(out)) or caps
+            out.append(_Token(False, low if low in NEGATIONS else stem(low), not is_stop(low), entity, clause,
+                              caps=caps))
     return out
+
+
+def _full_year(m: re.Match[str]) -> str:
+    """A year range with its cut second year written in full ("2007–11" -> "2007–2011", "1999–00" -> "1999–2000")."""
+    first, second = int(m.group(1) + m.group(2)), int(m.group(1)) * 100 + int(m.group(4))
+    return f"{m.group(1)}{m.group(2)}{m.group(3)}{second + 100 if second <= first else second}"
+
+
+def _acronyms(text: str) -> frozenset[str]:
+    """The keys of the acronyms that runs of capitalised words of ``text`` spell ("EPA" for "the Environmental
+    Protection Agency", "IMF" for "International Monetary Fund"; "of", "and", "for", "the", "&" inside a run are
+    skipped), every run of :data:`ACRONYM_LENGTHS` words of a longer one too (v29)."""
+    out: set[str] = set()
+    runs: list[list[str]] = [[]]
+    end = 0
+    for m in _NAME_WORD_RE.finditer(text):
+        word = m.group(0)
+        if text[end:m.start()].strip():  # punctuation ends a run
+            runs.append([])
+        end = m.end()
+        if word[0].isupper():
+            runs[-1].append(word[0].lower())
+        elif not (runs[-1] and word.lower() in _ACRONYM_JOINERS):
+            runs.append([])
+    low, high = ACRONYM_LENGTHS
+    for run in runs:
+        out.update(stem("".join(run[i:j])) for i in range(len(run))
+                   for j in range(i + low, min(len(run), i + high) + 1))
+    return frozenset(out)
 
 
 def _negations(toks: list[_Token]) -> int:
@@ -151,6 +190,7 @@ class _Context:
     text: str
     sources: list[_Source]
     keys: frozenset[str]  # every token key of the context
+    acronyms: frozenset[str]  # the keys of the acronyms its names spell (v29)
 
 
 class EditScorer:
@@ -164,7 +204,8 @@ class EditScorer:
         cached: _Context | None = getattr(self._local, "context", None)
         if cached is None or cached.text != context:
             sources = [_source(tokens(s)) for s in split_sentences(context)]
-            cached = _Context(context, sources, frozenset().union(*(source.keys for source in sources)))
+            cached = _Context(context, sources, frozenset().union(*(source.keys for source in sources)),
+                              _acronyms(context))
             self._local.context = cached
         return cached
 
@@ -240,8 +281,9 @@ class EditScorer:
         return match, reversal + [(kind, sent[op[1]:op[2]], source[op[3]:op[4]]) for kind, op in labelled], best.keys
 
     def in_context(self, token: _Token) -> bool:
-        """Whether ``token`` occurs anywhere in the context of the last call."""
-        return token.key in self._local.context.keys
+        """Whether ``token`` occurs anywhere in the context of the last call, or is the acronym of one of its names."""
+        context: _Context = self._local.context
+        return token.key in context.keys or (token.caps and token.key in context.acronyms)
 
     def evidence(self, sentence: str, context: str) -> dict[str, float]:
         """The :data:`EDIT_FEATURES` of ``sentence`` against ``context``."""
