@@ -165,7 +165,7 @@ def _version23():
 @contextmanager
 def _version28(part: str = "AB"):
     """With --v28: the rules of version 28 (no cut year read in full, no acronym found: version 29); with
-    --v28-only-a / --v28-only-b, only that part of version 29 is left in force."""
+    --v29-less-a / --v29-less-b, version 29 without that part (to measure the part on top of the other)."""
     import re
 
     now = edits._YEAR_RANGE_RE, edits._acronyms
@@ -259,7 +259,7 @@ def main(never_seen: list[str]) -> None:
         version3 = _version6
     if never_seen[:1] and never_seen[0] in GROUP_BASELINES:  # the version that added groups against the one before
         never_seen, version3 = never_seen[1:], partial(_groups_until, GROUP_BASELINES[never_seen[0]])
-    v28 = {"--v28": "AB", "--v28-only-a": "B", "--v28-only-b": "A"}  # what to switch off: all, or the other part
+    v28 = {"--v28": "AB", "--v29-less-a": "A", "--v29-less-b": "B"}  # what the baseline switches off
     if never_seen[:1] and never_seen[0] in v28:  # version 29 (or one part of it) against version 28
         never_seen, version3 = never_seen[1:], partial(_version28, v28[never_seen[0]])
     if never_seen[:1] == ["--v26"]:  # version 27 (a one-word swap in a paraphrased copy) against version 26
