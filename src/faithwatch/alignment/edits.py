@@ -76,14 +76,13 @@ MIN_ANCHOR = 3
 #: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-#: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27 (see docs/transfer.md, "A word swapped …")
-EDITS_VERSION = "29"
+#: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29 (see docs/transfer.md, "A word swapped …")
+EDITS_VERSION = "30"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
-_TOKEN_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|\w+(?:['’]\w+)?")
-#: a year range whose second year is cut to two digits ("2007–11", "2024/25"), not a date ("2007-11-05") (v29)
-_YEAR_RANGE_RE = re.compile(r"\b([12]\d)(\d\d)(\s*[-–—/]\s*)(\d\d)\b(?!\s*[-–—/]\s*\d)")
+_TOKEN_RE = re.compile(r"(?P<range>\b[12]\d{3}\s*[-–—/]\s*\d{2}(?:\d{2})?\b(?!\s*[-–—/]\s*\d))"  # v30
+                       r"|\d+(?:,\d{3})*(?:\.\d+)?|\w+(?:['’]\w+)?")
 #: a run of capitalised words that an acronym may spell: the words, with these joining them inside it (v29)
 _NAME_WORD_RE = re.compile(r"[A-Za-z][\w'’]*|&")
 _ACRONYM_JOINERS = frozenset({"of", "and", "for", "the", "&"})
@@ -107,10 +106,16 @@ class _Token:
 def tokens(text: str) -> list[_Token]:
     """Comparable tokens of ``text``: numbers normalised (spelled-out ones too), words stemmed, n't as not."""
     out: list[_Token] = []
-    text = _YEAR_RANGE_RE.sub(_full_year, join_thousands(text))
+    text = join_thousands(text)
     ends = [m.start() for m in _CLAUSE_RE.finditer(text)]
     for m in _TOKEN_RE.finditer(text):
         word, clause = m.group(0), bisect.bisect_right(ends, m.start())
+        if m.group("range"):  # "2007–11": one token "2007-2011", or two numbers when no year range (v30)
+            first, second = re.findall(r"\d+", word)
+            key = _year_range(first, second)
+            out.extend([_Token(True, key, True, clause=clause)] if key else
+                       [_Token(True, normalise_number(n), True, clause=clause) for n in (first, second)])
+            continue
         if word[0].isdigit():
             out.append(_Token(True, normalise_number(word), True, clause=clause))
             continue
@@ -128,10 +133,20 @@ def tokens(text: str) -> list[_Token]:
     return out
 
 
-def _full_year(m: re.Match[str]) -> str:
-    """A year range with its cut second year written in full ("2007–11" -> "2007–2011", "1999–00" -> "1999–2000")."""
-    first, second = int(m.group(1) + m.group(2)), int(m.group(1)) * 100 + int(m.group(4))
-    return f"{m.group(1)}{m.group(2)}{m.group(3)}{second + 100 if second <= first else second}"
+def _year_range(first: str, second: str) -> str | None:
+    """The key of a year range ("2007", "11" -> "2007-2011"; "1999", "00" -> "1999-2000"): a cut second year read
+    in the first's century, or the next; ``None`` when the second is not later than the first by 1 to 100 years
+    (two numbers, then) (v30)."""
+    start, end = int(first), int(second)
+    if len(second) == 2:
+        end += start // 100 * 100
+        end += 100 if end <= start else 0
+    return f"{start}-{end}" if 0 < end - start <= 100 else None
+
+
+def _range_years(keys: frozenset[str]) -> frozenset[str]:
+    """The years of the year ranges among ``keys`` ("2007-2011" -> "2007", "2011"): each is found in the context."""
+    return frozenset(year for key in keys if "-" in key for year in key.split("-"))
 
 
 def _acronyms(text: str) -> frozenset[str]:
@@ -189,7 +204,7 @@ def _source(toks: list[_Token]) -> _Source:
 class _Context:
     text: str
     sources: list[_Source]
-    keys: frozenset[str]  # every token key of the context
+    keys: frozenset[str]  # every token key of the context, and the years of its year ranges (v30)
     acronyms: frozenset[str]  # the keys of the acronyms its names spell (v29)
 
 
@@ -204,8 +219,8 @@ class EditScorer:
         cached: _Context | None = getattr(self._local, "context", None)
         if cached is None or cached.text != context:
             sources = [_source(tokens(s)) for s in split_sentences(context)]
-            cached = _Context(context, sources, frozenset().union(*(source.keys for source in sources)),
-                              _acronyms(context))
+            keys = frozenset().union(*(source.keys for source in sources))
+            cached = _Context(context, sources, keys | _range_years(keys), _acronyms(context))
             self._local.context = cached
         return cached
 
