@@ -163,18 +163,15 @@ def _version23():
 
 
 @contextmanager
-def _version28(part: str = "AB"):
-    """With --v28: the rules of version 28 (no year range read as one token, no acronym found: version 30; 29 was not
-    kept); with --v30-less-a / --v30-less-b, version 30 without that part (to measure it on top of the other)."""
-    now = edits._year_range, edits._acronyms
-    if "A" in part:
-        edits._year_range = lambda first, second: None  # two numbers, as before
-    if "B" in part:
-        edits._acronyms = lambda text: frozenset()
+def _version28():
+    """With --v28: the rules of version 28 (no acronym of a context name found: version 30 B; 29 and 30 A, year
+    ranges read in full, were not kept)."""
+    now = edits._acronyms
+    edits._acronyms = lambda text: frozenset()
     try:
         yield
     finally:
-        edits._year_range, edits._acronyms = now
+        edits._acronyms = now
 
 
 @contextmanager
@@ -257,9 +254,8 @@ def main(never_seen: list[str]) -> None:
         version3 = _version6
     if never_seen[:1] and never_seen[0] in GROUP_BASELINES:  # the version that added groups against the one before
         never_seen, version3 = never_seen[1:], partial(_groups_until, GROUP_BASELINES[never_seen[0]])
-    v28 = {"--v28": "AB", "--v30-less-a": "A", "--v30-less-b": "B"}  # what the baseline switches off
-    if never_seen[:1] and never_seen[0] in v28:  # version 30 (or one part of it) against version 28
-        never_seen, version3 = never_seen[1:], partial(_version28, v28[never_seen[0]])
+    if never_seen[:1] == ["--v28"]:  # version 30 B (an acronym of a context name) against version 28
+        never_seen, version3 = never_seen[1:], _version28
     if never_seen[:1] == ["--v26"]:  # version 27 (a one-word swap in a paraphrased copy) against version 26
         never_seen, version3 = never_seen[1:], _version26
     if never_seen[:1] == ["--v23"]:  # version 25 (no exchange after the same preposition) against version 23

@@ -10,7 +10,7 @@ its *source*. Features (see :data:`EDIT_FEATURES`):
 * ``edit_swap_num`` - replaced spans with a number on both sides, the sentence's number found nowhere in the
   context (a changed number or date);
 * ``edit_swap_word`` - replaced spans with a name-like word (capitalised) found nowhere in the context (a swapped
-  name or place);
+  name or place; an acronym of a run of the context's capitalised words, "EPA", counts as found: v30);
 * ``edit_neg_flip`` - changed spans that add or drop a negation (a word, or a prefix: likely/unlikely,
   :data:`NEGATING_PREFIXES`), swap a word for its opposite (rose/fell, before/after, ...: :data:`OPPOSITES`) or
   for another of its closed group (am/pm, exports/imports, mother/father, metres/feet, dollars/euros,
@@ -76,17 +76,16 @@ MIN_ANCHOR = 3
 #: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-#: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29 (see docs/transfer.md, "A word swapped …")
+#: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29, 30 A (see docs/transfer.md, "A word swapped …")
 EDITS_VERSION = "30"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
-_TOKEN_RE = re.compile(r"(?P<range>\b[12]\d{3}\s*[-–—/]\s*\d{2}(?:\d{2})?\b(?!\s*[-–—/]\s*\d))"  # v30
-                       r"|\d+(?:,\d{3})*(?:\.\d+)?|\w+(?:['’]\w+)?")
-#: a run of capitalised words that an acronym may spell: the words, with these joining them inside it (v29)
+_TOKEN_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|\w+(?:['’]\w+)?")
+#: a run of capitalised words that an acronym may spell: the words, with these joining them inside it (v30)
 _NAME_WORD_RE = re.compile(r"[A-Za-z][\w'’]*|&")
 _ACRONYM_JOINERS = frozenset({"of", "and", "for", "the", "&"})
-#: the shortest and longest acronym read as a name of the context (v29)
+#: the shortest and longest acronym read as a name of the context (v30)
 ACRONYM_LENGTHS = (2, 6)
 #: where a clause of a sentence ends: a semicolon or colon, or a conjunction that opens another statement
 _CLAUSE_RE = re.compile(r"[;:]|,\s*(?=(?:and|but|so|yet)\b)|\b(?:but|while|whereas|although|though)\b", re.I)
@@ -100,7 +99,7 @@ class _Token:
     entity: bool = False  # capitalised inside the text, or all capitals (a name, place or acronym)
     clause: int = 0  # which clause of its text it is in (:data:`_CLAUSE_RE`)
     scale: bool = False  # a scale word of a number ("million"): its key is the scale (v12)
-    caps: bool = False  # written in capitals, two or more ("EPA"): maybe an acronym (v29)
+    caps: bool = False  # written in capitals, two or more ("EPA"): maybe an acronym (v30)
 
 
 def tokens(text: str) -> list[_Token]:
@@ -110,12 +109,6 @@ def tokens(text: str) -> list[_Token]:
     ends = [m.start() for m in _CLAUSE_RE.finditer(text)]
     for m in _TOKEN_RE.finditer(text):
         word, clause = m.group(0), bisect.bisect_right(ends, m.start())
-        if m.group("range"):  # "2007–11": one token "2007-2011", or two numbers when no year range (v30)
-            first, second = re.findall(r"\d+", word)
-            key = _year_range(first, second)
-            out.extend([_Token(True, key, True, clause=clause)] if key else
-                       [_Token(True, normalise_number(n), True, clause=clause) for n in (first, second)])
-            continue
         if word[0].isdigit():
             out.append(_Token(True, normalise_number(word), True, clause=clause))
             continue
@@ -133,26 +126,10 @@ def tokens(text: str) -> list[_Token]:
     return out
 
 
-def _year_range(first: str, second: str) -> str | None:
-    """The key of a year range ("2007", "11" -> "2007-2011"; "1999", "00" -> "1999-2000"): a cut second year read
-    in the first's century, or the next; ``None`` when the second is not later than the first by 1 to 100 years
-    (two numbers, then) (v30)."""
-    start, end = int(first), int(second)
-    if len(second) == 2:
-        end += start // 100 * 100
-        end += 100 if end <= start else 0
-    return f"{start}-{end}" if 0 < end - start <= 100 else None
-
-
-def _range_years(keys: frozenset[str]) -> frozenset[str]:
-    """The years of the year ranges among ``keys`` ("2007-2011" -> "2007", "2011"): each is found in the context."""
-    return frozenset(year for key in keys if "-" in key for year in key.split("-"))
-
-
 def _acronyms(text: str) -> frozenset[str]:
     """The keys of the acronyms that runs of capitalised words of ``text`` spell ("EPA" for "the Environmental
     Protection Agency", "IMF" for "International Monetary Fund"; "of", "and", "for", "the", "&" inside a run are
-    skipped), every run of :data:`ACRONYM_LENGTHS` words of a longer one too (v29)."""
+    skipped), every run of :data:`ACRONYM_LENGTHS` words of a longer one too (v30)."""
     out: set[str] = set()
     runs: list[list[str]] = [[]]
     end = 0
@@ -204,8 +181,8 @@ def _source(toks: list[_Token]) -> _Source:
 class _Context:
     text: str
     sources: list[_Source]
-    keys: frozenset[str]  # every token key of the context, and the years of its year ranges (v30)
-    acronyms: frozenset[str]  # the keys of the acronyms its names spell (v29)
+    keys: frozenset[str]  # every token key of the context
+    acronyms: frozenset[str]  # the keys of the acronyms its names spell (v30)
 
 
 class EditScorer:
@@ -219,8 +196,8 @@ class EditScorer:
         cached: _Context | None = getattr(self._local, "context", None)
         if cached is None or cached.text != context:
             sources = [_source(tokens(s)) for s in split_sentences(context)]
-            keys = frozenset().union(*(source.keys for source in sources))
-            cached = _Context(context, sources, keys | _range_years(keys), _acronyms(context))
+            cached = _Context(context, sources, frozenset().union(*(source.keys for source in sources)),
+                              _acronyms(context))
             self._local.context = cached
         return cached
 
