@@ -34,7 +34,8 @@ def _classes(group: str) -> tuple[frozenset[str], ...]:
 #: quality, strength, adding, survival, majority, rank, the parties of a contract, home/away; v22: frequency,
 #: since/until, position, arrest, joining, acceptance, host/guest, teacher/student, landlord/tenant, winner/loser,
 #: launch/cancel; v23: beat/lost, beat/missed; v26 (first measured as v24): effects, creation, stance, life
-#: events, prices, titles)
+#: events, prices, titles; v31: severity, completeness, age, the parties of a case, stance, accounts, diagnoses,
+#: doctor/patient, offensive/defensive)
 CONTRASTS = tuple(_classes(group) for group in (
     "am pm", "weekday weekend", "morning afternoon evening night", "day night",
     "daily / weekly / monthly / annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
@@ -92,7 +93,12 @@ CONTRASTS = tuple(_classes(group) for group in (
     "attack attacks attacked / defend defends defended", "born birth births / died death deaths",
     "married marry marries / divorced divorce divorces", "inflation / deflation", "king kings / queen queens",
     "prince princes / princess princesses", "uncle uncles / aunt aunts", "nephew nephews / niece nieces",
-    "grandfather grandfathers / grandmother grandmothers"))
+    "grandfather grandfathers / grandmother grandmothers",
+    "mild / moderate / severe serious", "partial partially / complete completely total totally",
+    "adult adults / child children kid kids", "plaintiff plaintiffs / defendant defendants",
+    "prosecution prosecutor prosecutors / defence defense", "supporter supporters / critic critics opponent opponents",
+    "credit / debit", "asset assets / liability liabilities", "benign / malignant", "acute / chronic",
+    "doctor doctors physician physicians / patient patients", "offensive / defensive"))
 
 
 def opposites(pairs: tuple[str, ...], groups: tuple[tuple[frozenset[str], ...], ...]) -> frozenset[frozenset[str]]:

@@ -77,7 +77,7 @@ MIN_ANCHOR = 3
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
 #: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29, 30 A (see docs/transfer.md, "A word swapped …")
-EDITS_VERSION = "30"
+EDITS_VERSION = "31"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
