@@ -348,7 +348,7 @@ def test_beat_swapped_for_lost_or_missed_is_a_flip(scorer, sentence, flipped):
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
 
 
-#: a context per set of later contrast groups (v21, v22, v26), and sentences against it: a swap flips; the copy, a
+#: a context per set of later contrast groups (v21, v22, v26, v31), and sentences against it: a swap flips; the copy, a
 #: word of the same class and a word of no group do not
 LATER_GROUPS = {
     ("The delays were caused mainly by the snow. The club fired its coach after the defeat. The bank borrowed 5 "
@@ -368,6 +368,13 @@ LATER_GROUPS = {
         ("Smoking prevents most cases of lung cancer.", 1.0), ("The poet was born in Dublin in 1950.", 1.0),
         ("The queen opened parliament on Wednesday.", 1.0), ("Her uncle still lives in the farmhouse.", 1.0),
         ("Smoking causes most cases of lung cancer.", 0.0), ("The monarch opened parliament on Wednesday.", 0.0)],
+    ("The clinic treated 64 patients with mild symptoms. The judge ordered the plaintiff to pay the costs. The "
+     "tumour was benign. The bank will issue a new credit card."): [  # v31
+        ("The clinic treated 64 patients with severe symptoms.", 1.0),
+        ("The judge ordered the defendant to pay the costs.", 1.0), ("The tumour was malignant.", 1.0),
+        ("The bank will issue a new debit card.", 1.0), ("The clinic treated 64 doctors with mild symptoms.", 1.0),
+        ("The clinic treated 64 patients with moderate symptoms.", 1.0),
+        ("The tumour was benign.", 0.0), ("The bank will issue a new credit card.", 0.0)],
 }
 
 
