@@ -534,6 +534,11 @@ def test_detector_checker_labels_as_the_monitor_flags():
     assert ent.evidence[0].text == a and ent.evidence[0].label == "Entailment"
     (con,) = check.check([claim("The bridge opened in 1931.")], [b])
     assert con.label == "Contradiction" and con.confidence == pytest.approx(0.8)
+    # what the claim changed in the passage sentence it copies, in the JSON too; none for other labels
+    assert [ch.describe() for ch in con.evidence[0].changes] == ["'1931' for '1934' (number)"]
+    assert con.to_dict()["evidence"][0]["changes"] == [
+        {"kind": "number", "how": "replace", "claim": "1931", "context": "1934"}]
+    assert ent.evidence[0].changes == () and "changes" not in ent.to_dict()["evidence"][0]
     (neu,) = check.check([claim("The bridge opened in 1931.")], [c])
     assert neu.label == "Neutral" and neu.confidence == pytest.approx(0.7)
     (both,) = check.check([claim("The bridge opened in 1931.")], [a, b])
@@ -543,6 +548,18 @@ def test_detector_checker_labels_as_the_monitor_flags():
     mon.model_free = False
     with pytest.raises(InputError, match="reads text only"):
         DetectorChecker(mon, "conflict")
+
+
+def test_the_claims_report_says_what_a_contradiction_changed(tmp_path):
+    from faithwatch.claims.detector_check import DetectorChecker
+    from faithwatch.report import write_claims_html
+
+    passage = "The bridge opened in 1934."
+    checker = DetectorChecker(_FakeTextMonitor({passage: (0.2, {"edit_swap_num": 1.0})}), "conflict")
+    result = check_response("The bridge opened in 1931.", passage, SegmentExtractor("sentence"), checker)
+    assert result.verdicts[0].label == "Contradiction"
+    html = write_claims_html(tmp_path / "c.html", result, [passage]).read_text(encoding="utf-8")
+    assert "changed: &#39;1931&#39; for &#39;1934&#39; (number)" in html
 
 
 def test_check_detector_options_are_checked_before_loading(tmp_path):

@@ -426,3 +426,27 @@ def test_an_acronym_of_a_context_name_is_no_swapped_name(scorer):
     # runs stop at punctuation: "West. Officials" spells no "WO"; lowercase words other than of/and/for/the too
     assert scorer.evidence("The BWO will fine the company 2 million dollars.", context)["edit_swap_word"] == 1.0
     assert scorer.evidence("The CFC will fine the company 2 million dollars.", context)["edit_swap_word"] == 1.0
+
+
+#: a context and sentences against it, with the changes that the features count, described for people
+DESCRIBED = ("Patients who received the drug recovered 1.5 days faster than those given a placebo. Germany beat "
+             "Brazil 7-1 in the semi-final. The museum does not open on Mondays. Tickets are free for Plus members. "
+             "The bank will cut 300 jobs in Lisbon.")
+
+
+@pytest.mark.parametrize("sentence, described", [
+    ("Patients on the drug recovered 1.5 days slower than those on placebo.", ["'slower' for 'faster' (flip)"]),
+    ("Brazil beat Germany 7-1 in the semi-final.", ["'Brazil' and 'Germany' exchanged (flip)"]),
+    ("The museum opens on Mondays.", ["'does not' left out (flip)"]),
+    ("The museum doesn't open on Mondays and never will.", []),  # an added clause is no edit of the source
+    ("Tickets are free for everyone.", ["'everyone' for 'Plus members' (flip)"]),
+    ("The bank will cut 400 jobs in Porto.", ["'400' for '300' (number)", "'Porto' for 'Lisbon' (name)"]),
+    ("The bank will cut 300 jobs in Lisbon.", []),
+])
+def test_changes_say_what_the_features_count(scorer, sentence, described):
+    match, changes = scorer.changes(sentence, DESCRIBED)
+    assert [c.describe() for c in changes] == described
+    ev = scorer.evidence(sentence, DESCRIBED)  # the features are the changes counted
+    assert ev["edit_match"] == match
+    for feature in EDIT_FEATURES[1:]:
+        assert ev[feature] == sum(c.feature == feature for c in changes)

@@ -100,6 +100,7 @@ class _Token:
     clause: int = 0  # which clause of its text it is in (:data:`_CLAUSE_RE`)
     scale: bool = False  # a scale word of a number ("million"): its key is the scale (v12)
     caps: bool = False  # written in capitals, two or more ("EPA"): maybe an acronym (v30)
+    text: str = ""  # as written (what a change shows; never compared)
 
 
 def tokens(text: str) -> list[_Token]:
@@ -110,19 +111,19 @@ def tokens(text: str) -> list[_Token]:
     for m in _TOKEN_RE.finditer(text):
         word, clause = m.group(0), bisect.bisect_right(ends, m.start())
         if word[0].isdigit():
-            out.append(_Token(True, normalise_number(word), True, clause=clause))
+            out.append(_Token(True, normalise_number(word), True, clause=clause, text=word))
             continue
         low = word.lower().replace("’", "'")
         if low.endswith("n't") and len(low) > 3:
-            out.append(_Token(False, stem(low[:-3]), not is_stop(low), clause=clause))
-            out.append(_Token(False, "not", False, clause=clause))
+            out.append(_Token(False, stem(low[:-3]), not is_stop(low), clause=clause, text=word[:-3]))
+            out.append(_Token(False, "not", False, clause=clause, text=word[-3:]))
         elif low in NUMBER_WORDS:
-            out.append(_Token(True, NUMBER_WORDS[low], True, clause=clause, scale=low in SCALE_WORDS))
+            out.append(_Token(True, NUMBER_WORDS[low], True, clause=clause, scale=low in SCALE_WORDS, text=word))
         else:
             caps = len(word) > 1 and word.isupper()
             entity = (word[0].isupper() and bool(out)) or caps
             out.append(_Token(False, low if low in NEGATIONS else stem(low), not is_stop(low), entity, clause,
-                              caps=caps))
+                              caps=caps, text=word))
     return out
 
 
@@ -278,36 +279,90 @@ class EditScorer:
         return token.key in context.keys or (token.caps and token.key in context.acronyms)
 
     def evidence(self, sentence: str, context: str) -> dict[str, float]:
-        """The :data:`EDIT_FEATURES` of ``sentence`` against ``context``."""
-        match, edits, source_keys = self._edits(sentence, context)
+        """The :data:`EDIT_FEATURES` of ``sentence`` against ``context``: ``edit_match`` and how many changes
+        :meth:`changes` counts in each of the other three."""
+        match, changes = self.changes(sentence, context)
         out = {"edit_match": match, "edit_swap_num": 0.0, "edit_swap_word": 0.0, "edit_neg_flip": 0.0}
+        for change in changes:
+            out[change.feature] += 1.0
+        return out
+
+    def changes(self, sentence: str, context: str) -> tuple[float, list[EditChange]]:
+        """``edit_match`` and the changes of ``sentence`` to its source sentence that the features count, each
+        with the words it changed (what `faithwatch check` shows for a Contradiction)."""
+        match, edits, source_keys = self._edits(sentence, context)
+        out: list[EditChange] = []
         widened = False
         for op, mine, theirs in edits:
             novel = [t for t in mine if t.content and not self.in_context(t)]  # found nowhere in the context
+            feature = None
             if op == "lead":
-                out["edit_neg_flip"] += float(_opposed(mine, theirs, source_keys))
+                feature = "edit_neg_flip" if _opposed(mine, theirs, source_keys) else None
             elif op == "reverse":
-                out["edit_neg_flip"] += 1
+                feature = "edit_neg_flip"
             elif op == "anchored":  # in a paraphrase: a typed swap only, no negation, name or unit (v27, v28)
                 if _same_unit(mine[0], theirs[0]):
-                    continue
-                if _opposed(mine, theirs, source_keys) or _prefixed(mine, theirs) or _rescaled(mine, theirs):
-                    out["edit_neg_flip"] += 1
+                    feature = None
+                elif _opposed(mine, theirs, source_keys) or _prefixed(mine, theirs) or _rescaled(mine, theirs):
+                    feature = "edit_neg_flip"
                 elif novel and novel[0].number and theirs[0].number:
-                    out["edit_swap_num"] += 1
+                    feature = "edit_swap_num"
             elif op == "widen":  # the widenings of one sentence are one flip ("always free for everyone")
-                out["edit_neg_flip"] += 0.0 if widened else 1.0
+                feature = None if widened else "edit_neg_flip"
                 widened = True
             elif (_negations(mine) != _negations(theirs) or _opposed(mine, theirs, source_keys)
                   or _prefixed(mine, theirs) or _rescaled(mine, theirs)):
-                out["edit_neg_flip"] += 1
+                feature = "edit_neg_flip"
             elif op != "replace" or not novel:
-                continue
+                feature = None
             elif any(t.number for t in novel) and any(t.number for t in theirs):
-                out["edit_swap_num"] += 1
+                feature = "edit_swap_num"
             elif any(t.entity for t in novel):
-                out["edit_swap_word"] += 1
-        return out
+                feature = "edit_swap_word"
+            if feature:
+                out.append(EditChange(feature, "reverse" if op == "reverse" else _HOW.get(op, "replace"),
+                                      _words(mine), _words(theirs)))
+        return match, out
+
+
+#: how a change reads, by the op of :meth:`EditScorer.local_edits`: difflib's "delete" is words the sentence adds
+_HOW = {"delete": "add", "insert": "leave out"}
+
+
+def _words(toks: list[_Token]) -> str:
+    """Tokens as written, joined by spaces ("n't" joined to its verb)."""
+    return " ".join(t.text for t in toks).replace(" n't", "n't").replace(" n’t", "n’t")
+
+
+@dataclass(frozen=True)
+class EditChange:
+    """One change of a sentence to the context sentence it restates, as an ``edits`` feature counts it.
+
+    ``how``: "replace" (``sentence`` words for ``source`` words), "add" (the sentence adds ``sentence``), "leave
+    out" (it leaves ``source`` out) or "reverse" (two sides exchanged: ``sentence`` and ``source`` are the two
+    sides as the sentence has them).
+    """
+
+    feature: str  # edit_swap_num, edit_swap_word or edit_neg_flip
+    how: str
+    sentence: str
+    source: str
+
+    @property
+    def kind(self) -> str:
+        """"number", "name" or "flip" (a negation, an opposite or contrast word, a widening, a reversal)."""
+        return {"edit_swap_num": "number", "edit_swap_word": "name"}.get(self.feature, "flip")
+
+    def describe(self) -> str:
+        """One line for people: "'slower' for 'faster' (flip)"."""
+        text = {"add": f"'{self.sentence}' added", "leave out": f"'{self.source}' left out",
+                "reverse": f"'{self.sentence}' and '{self.source}' exchanged"}.get(
+                    self.how, f"'{self.sentence}' for '{self.source}'")
+        return f"{text} ({self.kind})"
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON form: kind, how, the claim's words and the context's."""
+        return {"kind": self.kind, "how": self.how, "claim": self.sentence, "context": self.source}
 
 
 def _exchanged(sent: list[_Token], source: list[_Token], opcodes: list[_Op],

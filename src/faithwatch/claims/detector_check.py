@@ -8,7 +8,8 @@ features), and **Neutral** otherwise: the detector measures support, so "not sup
 rest. Passages are combined by the checker's ``combine`` rule. Confidence is the detector's probability of the
 label (``score`` for Entailment, ``1 - score`` otherwise), and so is the evidence's score;
 ``scores["detector_score"]`` holds the detector score (the best over the passages). Evidence: the passage
-sentence holding most of the claim's words.
+sentence holding most of the claim's words; for a Contradiction, also what the claim changed in the passage
+sentence it copies (``Evidence.changes``: "'400' for '300'", "'not' added").
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from faithwatch.alignment.edits import EditScorer
 from faithwatch.claims.spans import locate
 from faithwatch.claims.types import CONTRADICTION, ENTAILMENT, NEUTRAL, Claim, ClaimVerdict, Evidence
 from faithwatch.errors import FaithwatchError, InputError
@@ -33,6 +35,7 @@ class DetectorChecker:
                              f"{monitor.detector.name} reads the language model")
         self.monitor, self.combine = monitor, combine
         self.name = f"detector:{monitor.detector.name}"
+        self._edits = EditScorer()  # what a Contradiction changed (the features themselves come from the monitor)
 
     def config(self) -> dict[str, Any]:
         """What the verdicts depend on besides the name: the detector (its content hash), the flag threshold, the
@@ -58,7 +61,9 @@ class DetectorChecker:
                 weakest = min(result.sentences, key=lambda s: s.score)
                 label, conf = self._label(weakest.score, weakest.features)
                 span = sentence_around(locate(claim.text, passage)[0], passage)
-                ev = Evidence(p, span[0], span[1], passage[span[0]:span[1]], label, conf) if span else None
+                changes = tuple(self._edits.changes(weakest.text, passage)[1]) if label == CONTRADICTION else ()
+                ev = (Evidence(p, span[0], span[1], passage[span[0]:span[1]], label, conf, changes) if span
+                      else None)
                 per_claim[i].append(PassageVerdict(label, conf, ev, relevance=weakest.score))
                 scores[i].append(weakest.score)
         out = []

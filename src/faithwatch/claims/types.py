@@ -10,9 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from faithwatch.errors import NonFiniteError
+
+if TYPE_CHECKING:
+    from faithwatch.alignment.edits import EditChange
 
 ENTAILMENT, NEUTRAL, CONTRADICTION = "Entailment", "Neutral", "Contradiction"
 #: the three verdicts of paper 002 §3.2
@@ -81,10 +84,12 @@ class Evidence:
     text: str
     label: str
     score: float | None
+    #: what the claim changed in the passage sentence it copies (the detector checker's Contradictions)
+    changes: tuple[EditChange, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         score = finite(self.score, "evidence score")
-        return {
+        out: dict[str, Any] = {
             "passage": self.passage_index,
             "start": self.start,
             "end": self.end,
@@ -92,6 +97,9 @@ class Evidence:
             "label": self.label,
             "score": None if score is None else round(score, 6),
         }
+        if self.changes:
+            out["changes"] = [c.to_dict() for c in self.changes]
+        return out
 
 
 @dataclass(frozen=True)

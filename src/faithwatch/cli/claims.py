@@ -69,6 +69,8 @@ def _print_check(out: Console, result, response: str) -> None:
             score = "" if ev.score is None else f" {ev.score:.2f}"
             out.print(f"    [dim]{ev.label.lower()}{score} · passage {ev.passage_index} [{ev.start}:{ev.end}] "
                       f"“{_short(ev.text)}”[/]")
+            for change in ev.changes:
+                out.print(f"    [{colour}]changed:[/] {escape(change.describe())}")
     if result.abstained:
         out.print("[bold]response:[/] [dim]Abstain[/] (no claim extracted)")
         return

@@ -52,7 +52,8 @@ def claims_html(check: ResponseCheck, references: str | Sequence[str], *, questi
             "triplet": " · ".join(v.claim.triplet) if v.claim.triplet else "",
             "confidence": "–" if v.confidence is None else f"{v.confidence:.2f}",
             "evidence": [{"passage": e.passage_index + 1, "text": e.text, "label": e.label,
-                          "score": "–" if e.score is None else f"{e.score:.2f}"} for e in v.evidence],
+                          "score": "–" if e.score is None else f"{e.score:.2f}",
+                          "changes": [c.describe() for c in e.changes]} for e in v.evidence],
         })
     spans = [(v.claim.response_span[0], v.claim.response_span[1], i) for i, v in enumerate(check.verdicts)
              if v.claim.response_span]
