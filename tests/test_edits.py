@@ -450,3 +450,18 @@ def test_changes_say_what_the_features_count(scorer, sentence, described):
     assert ev["edit_match"] == match
     for feature in EDIT_FEATURES[1:]:
         assert ev[feature] == sum(c.feature == feature for c in changes)
+
+
+def test_the_monitor_prints_what_a_flagged_copy_changed_when_it_counted_it():
+    from faithwatch.cli.monitor import _edit_changes
+    from faithwatch.results import SentenceReport
+
+    context = "The bank will cut 300 jobs in Lisbon. Its profit rose 4 percent."
+    text = "The bank will cut 400 jobs in Lisbon."
+
+    def report(**features: float) -> SentenceReport:
+        return SentenceReport(0, text, 0, len(text), 0, 9, {"edit_match": 0.9, **features}, 0.2, True, "d")
+
+    assert [c.describe() for c in _edit_changes(report(edit_swap_num=1.0), context)] == ["'400' for '300' (number)"]
+    assert _edit_changes(report(edit_swap_num=0.0), context) == []  # the monitor counted none
+    assert _edit_changes(report(edit_swap_num=1.0), "Its profit rose 4 percent.") == []  # not found again: none

@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from faithwatch.alignment import DEFAULT_SCORER, spec_help
+from faithwatch.alignment.edits import EDIT_FEATURES, EditScorer
 from faithwatch.cli._common import (
     EXIT_PARTIAL,
     AddressOpt,
@@ -105,12 +106,25 @@ def _colour(score: float, threshold: float) -> str:
     return "red" if score < threshold else ("green" if score >= 0.7 else "yellow")
 
 
-def _print_sentence(report: SentenceReport, threshold: float) -> None:
+def _print_sentence(report: SentenceReport, threshold: float, context: str) -> None:
     colour = _colour(report.score, threshold)
     flag = " [bold red]UNFAITHFUL?[/]" if report.flagged else ""
     out.print(f"[{colour}]■ {report.score:.2f}[/] {report.text}{flag}")
     shown = [f"{k}={report.features[k]:.3f}" for k in SHOWN if report.features.get(k) is not None]
     out.print(f"  [dim]{'  '.join(shown)}[/]")
+    for change in _edit_changes(report, context) if report.flagged else ():
+        out.print(f"  [red]changed:[/] {escape(change.describe())}")
+
+
+def _edit_changes(report: SentenceReport, context: str) -> list:
+    """What a sentence changed in the context sentence it copies (:meth:`EditScorer.changes`), when the monitor
+    counted such changes and the same ones are found against ``context`` (a cut context may differ: then none)."""
+    features = report.features
+    if not any(features.get(f) for f in EDIT_FEATURES[1:]):
+        return []
+    changes = EditScorer().changes(report.text, context)[1]
+    counted = all((features.get(f) or 0.0) == sum(c.feature == f for c in changes) for f in EDIT_FEATURES[1:])
+    return changes if counted else []
 
 
 @app.command()
@@ -152,7 +166,7 @@ def monitor(
             if json_lines:
                 print(json.dumps({"type": "sentence", **report.to_dict(vectors)}, allow_nan=False), flush=True)
             else:
-                _print_sentence(report, threshold)
+                _print_sentence(report, threshold, ctx)
 
         if not json_lines:
             origin = getattr(getattr(mon.detector, "meta", None), "params", {}).get("threshold_from")
