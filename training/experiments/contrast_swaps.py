@@ -140,49 +140,25 @@ def _version14():
 
 
 @contextmanager
-def _version15():
-    """With --v15: the rules of version 15 (no exchange of two spans: version 18; 16 and 17 were not kept)."""
-    now = edits._exchanged
-    edits._exchanged = lambda *a: []
+def _patched(values: dict):
+    """The edits rules with ``values`` set on :mod:`faithwatch.alignment.edits` (restored after)."""
+    now = {name: getattr(edits, name) for name in values}
+    for name, value in values.items():
+        setattr(edits, name, value)
     try:
         yield
     finally:
-        edits._exchanged = now
+        for name, value in now.items():
+            setattr(edits, name, value)
 
 
-@contextmanager
-def _version23():
-    """With --v23: the rules of version 23 (an exchange after the same preposition still counts; version 24 was not
-    kept)."""
-    now = edits.PREPOSITIONS
-    edits.PREPOSITIONS = frozenset()
-    try:
-        yield
-    finally:
-        edits.PREPOSITIONS = now
-
-
-@contextmanager
-def _version28():
-    """With --v28: the rules of version 28 (no acronym of a context name found: version 30 B; 29 and 30 A, year
-    ranges read in full, were not kept)."""
-    now = edits._acronyms
-    edits._acronyms = lambda text: frozenset()
-    try:
-        yield
-    finally:
-        edits._acronyms = now
-
-
-@contextmanager
-def _version26():
-    """With --v26: the rules of version 26 (no one-word swap counted in a paraphrased copy: version 27)."""
-    now = edits._anchored
-    edits._anchored = lambda opcodes: []
-    try:
-        yield
-    finally:
-        edits._anchored = now
+#: the baselines that switch one rule off: flag -> what they set on the edits module (the version measured)
+RULE_BASELINES = {
+    "--v15": {"_exchanged": lambda *a: []},  # version 18: an exchange of two spans (16 and 17 not kept)
+    "--v23": {"PREPOSITIONS": frozenset()},  # version 25: no exchange after the same preposition (24 not kept)
+    "--v26": {"_anchored": lambda opcodes: []},  # version 28 (first measured as 27): a swap in a paraphrased copy
+    "--v28": {"_acronyms": lambda text: frozenset()},  # version 30 B: an acronym of a context name (29, 30 A not kept)
+}
 
 
 @contextmanager
@@ -255,14 +231,8 @@ def main(never_seen: list[str]) -> None:
         version3 = _version6
     if never_seen[:1] and never_seen[0] in GROUP_BASELINES:  # the version that added groups against the one before
         never_seen, version3 = never_seen[1:], partial(_groups_until, GROUP_BASELINES[never_seen[0]])
-    if never_seen[:1] == ["--v28"]:  # version 30 B (an acronym of a context name) against version 28
-        never_seen, version3 = never_seen[1:], _version28
-    if never_seen[:1] == ["--v26"]:  # version 27 (a one-word swap in a paraphrased copy) against version 26
-        never_seen, version3 = never_seen[1:], _version26
-    if never_seen[:1] == ["--v23"]:  # version 25 (no exchange after the same preposition) against version 23
-        never_seen, version3 = never_seen[1:], _version23
-    if never_seen[:1] == ["--v15"]:  # version 18 (an exchange of two spans) against version 15
-        never_seen, version3 = never_seen[1:], _version15
+    if never_seen[:1] and never_seen[0] in RULE_BASELINES:  # the version that added a rule against the one before
+        never_seen, version3 = never_seen[1:], partial(_patched, RULE_BASELINES[never_seen[0]])
     if never_seen[:1] == ["--v14"]:  # version 15 (unit abbreviations) against version 14
         never_seen, version3 = never_seen[1:], _version14
     if never_seen[:1] == ["--v12"]:  # version 14 (stance groups) against version 12

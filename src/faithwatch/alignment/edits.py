@@ -320,13 +320,13 @@ class EditScorer:
             elif any(t.entity for t in novel):
                 feature = "edit_swap_word"
             if feature:
-                out.append(EditChange(feature, "reverse" if op == "reverse" else _HOW.get(op, "replace"),
-                                      _words(mine), _words(theirs)))
+                out.append(EditChange(feature, _HOW.get(op, "replace"), _words(mine), _words(theirs)))
         return match, out
 
 
-#: how a change reads, by the op of :meth:`EditScorer.local_edits`: difflib's "delete" is words the sentence adds
-_HOW = {"delete": "add", "insert": "leave out"}
+#: how a change reads, by the op of :meth:`EditScorer.local_edits` (the others, "widen", "lead" and "anchored"
+#: among them, replace words): difflib's "delete" is words the sentence adds
+_HOW = {"delete": "add", "insert": "leave out", "reverse": "reverse"}
 
 
 def _words(toks: list[_Token]) -> str:

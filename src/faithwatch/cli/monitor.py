@@ -116,13 +116,16 @@ def _print_sentence(report: SentenceReport, threshold: float, context: str) -> N
         out.print(f"  [red]changed:[/] {escape(change.describe())}")
 
 
+_EDITS = EditScorer()
+
+
 def _edit_changes(report: SentenceReport, context: str) -> list:
     """What a sentence changed in the context sentence it copies (:meth:`EditScorer.changes`), when the monitor
     counted such changes and the same ones are found against ``context`` (a cut context may differ: then none)."""
     features = report.features
     if not any(features.get(f) for f in EDIT_FEATURES[1:]):
         return []
-    changes = EditScorer().changes(report.text, context)[1]
+    changes = _EDITS.changes(report.text, context)[1]  # one scorer: the context is tokenised once per answer
     counted = all((features.get(f) or 0.0) == sum(c.feature == f for c in changes) for f in EDIT_FEATURES[1:])
     return changes if counted else []
 
