@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import faithwatch.alignment.edits as edits_module
+from faithwatch.alignment.edit_words import CONTRASTS, OPPOSITE_PAIRS, opposites
 from faithwatch.alignment.edits import EDIT_FEATURES, MIN_MATCH, EditScorer, tokens
 
 CONTEXT = ("The Kellner Street Bridge opened to traffic on 14 May 1931 after four years of construction. "
@@ -426,6 +427,27 @@ def test_an_acronym_of_a_context_name_is_no_swapped_name(scorer):
     # runs stop at punctuation: "West. Officials" spells no "WO"; lowercase words other than of/and/for/the too
     assert scorer.evidence("The BWO will fine the company 2 million dollars.", context)["edit_swap_word"] == 1.0
     assert scorer.evidence("The CFC will fine the company 2 million dollars.", context)["edit_swap_word"] == 1.0
+
+
+BOUNDED = ("Grants may cover up to 80 percent of project costs. The records are kept up to date. Tenants must "
+           "give 60 days' notice before moving out.")
+
+
+@pytest.mark.parametrize("sentence, described", [
+    ("Grants must cover up to 80 percent of project costs.", ["'must' for 'may' (flip)"]),  # a duty for a permission
+    ("Grants may cover at least 80 percent of project costs.", ["'at least' for 'up to' (flip)"]),  # "up to": most
+    ("Grants may cover a minimum of 80 percent of project costs.", ["'a minimum of' for 'up to' (flip)"]),
+    ("Tenants may give 60 days' notice before moving out.", ["'may' for 'must' (flip)"]),
+    ("Grants can cover up to 80 percent of project costs.", []),  # one class: may, might, can, could
+    ("Grants may cover as much as 80 percent of project costs.", []),  # not a bound of the rule
+    ("The records are kept at least partly up to date.", []),  # "up to" with no number: no bound swapped
+])
+def test_a_modal_or_a_bound_swapped_is_a_flip(scorer, monkeypatch, sentence, described):
+    assert [c.describe() for c in scorer.changes(sentence, BOUNDED)[1]] == described
+    # version 31: no modal or bound group, "up to" two words
+    monkeypatch.setattr(edits_module, "OPPOSITES", opposites(OPPOSITE_PAIRS, CONTRASTS[:-2]))
+    monkeypatch.setattr(edits_module, "_bound_keys", lambda toks: [t.key for t in toks])
+    assert EditScorer().changes(sentence, BOUNDED)[1] == []
 
 
 #: a context and sentences against it, with the changes that the features count, described for people

@@ -186,6 +186,11 @@ def _groups_before(word: str) -> tuple:
     return edit_words.CONTRASTS[:i]
 
 
+#: version 32 against version 31: the modal and bound groups left out, "up to" read as two words
+RULE_BASELINES["--v31"] = {"OPPOSITES": edit_words.opposites(edit_words.OPPOSITE_PAIRS, _groups_before("may")),
+                           "_bound_keys": lambda toks: [t.key for t in toks]}
+
+
 def edit_columns(pairs: list[tuple[str, str]]) -> pd.DataFrame:
     """The edits features of (sentence, context) pairs under the rules in force."""
     scorer = edits.EditScorer()

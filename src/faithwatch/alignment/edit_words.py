@@ -35,7 +35,7 @@ def _classes(group: str) -> tuple[frozenset[str], ...]:
 #: since/until, position, arrest, joining, acceptance, host/guest, teacher/student, landlord/tenant, winner/loser,
 #: launch/cancel; v23: beat/lost, beat/missed; v26 (first measured as v24): effects, creation, stance, life
 #: events, prices, titles; v31: severity, completeness, age, the parties of a case, stance, accounts, diagnoses,
-#: doctor/patient, offensive/defensive)
+#: doctor/patient, offensive/defensive; v32: permission/duty, bounds)
 CONTRASTS = tuple(_classes(group) for group in (
     "am pm", "weekday weekend", "morning afternoon evening night", "day night",
     "daily / weekly / monthly / annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
@@ -98,7 +98,8 @@ CONTRASTS = tuple(_classes(group) for group in (
     "adult adults / child children kid kids", "plaintiff plaintiffs / defendant defendants",
     "prosecution prosecutor prosecutors / defence defense", "supporter supporters / critic critics opponent opponents",
     "credit / debit", "asset assets / liability liabilities", "benign / malignant", "acute / chronic",
-    "doctor doctors physician physicians / patient patients", "offensive / defensive"))
+    "doctor doctors physician physicians / patient patients", "offensive / defensive",
+    "may might can could / must shall", "most maximum / least minimum"))
 
 
 def opposites(pairs: tuple[str, ...], groups: tuple[tuple[frozenset[str], ...], ...]) -> frozenset[frozenset[str]]:

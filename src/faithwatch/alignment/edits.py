@@ -14,13 +14,13 @@ its *source*. Features (see :data:`EDIT_FEATURES`):
 * ``edit_neg_flip`` - changed spans that add or drop a negation (a word, or a prefix: likely/unlikely,
   :data:`NEGATING_PREFIXES`), swap a word for its opposite (rose/fell, before/after, ...: :data:`OPPOSITES`) or
   for another of its closed group (am/pm, exports/imports, mother/father, metres/feet, dollars/euros,
-  tallest/shortest, increased/reduced, ...: :data:`~faithwatch.alignment.edit_words.CONTRASTS`), swap a scale
-  word of a number for another ("6.3 million" -> "6.3 billion": :data:`SCALE_WORDS`), exchange the two sides of a
-  relation ("Brazil beat Germany" for "Germany beat Brazil": :func:`_exchanged`), or widen the source to
-  all with a universal word (:data:`UNIVERSALS`): in place of content words of the source ("free for Plus
-  members" -> "free for everyone"; "Plus members get" -> "Everyone gets"), or inserted where the copy leaves a
-  restriction out ("is always free", when the source speaks of no "all", "every" or "each"). A widening counts at
-  either end of the sentence, however long the source's end is.
+  tallest/shortest, increased/reduced, may/must, ...: :data:`~faithwatch.alignment.edit_words.CONTRASTS`; "up
+  to" reads as "at most" there: v32), swap a scale word of a number for another ("6.3 million" -> "6.3 billion":
+  :data:`SCALE_WORDS`), exchange the two sides of a relation ("Brazil beat Germany" for "Germany beat Brazil":
+  :func:`_exchanged`), or widen the source to all with a universal word (:data:`UNIVERSALS`): in place of content
+  words of the source ("free for Plus members" -> "free for everyone"; "Plus members get" -> "Everyone gets"), or
+  inserted where the copy leaves a restriction out ("is always free", when the source speaks of no "all", "every"
+  or "each"). A widening counts at either end of the sentence, however long the source's end is.
 
 Only local changes of a near copy count (:func:`_inner`): changes between the first and last aligned run, or a
 short replacement at the end, or a widening; at most :data:`MAX_EDITS` of them (a widening outside the aligned
@@ -77,7 +77,7 @@ MIN_ANCHOR = 3
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
 #: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29, 30 A (see docs/transfer.md, "A word swapped …")
-EDITS_VERSION = "31"
+EDITS_VERSION = "32"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -425,7 +425,16 @@ def _opposed(mine: list[_Token], theirs: list[_Token], source_keys: frozenset[st
     """Whether a word of ``mine`` is the opposite of one of ``theirs`` that it replaces, and the source sentence
     does not hold it too ("the summers are wet; the winters are chilly" -> "wet summers, and chilly winters" reorders
     the source, it swaps nothing)."""
-    return any(frozenset((a.key, b.key)) in OPPOSITES and a.key not in source_keys for a in mine for b in theirs)
+    return any(frozenset((a, b)) in OPPOSITES and a not in source_keys for a in _bound_keys(mine)
+               for b in _bound_keys(theirs))
+
+
+def _bound_keys(toks: list[_Token]) -> list[str]:
+    """The tokens' keys, "up to" read as "most" (at most: "up to 80 percent" for "at least 80 percent" is a flip;
+    v32)."""
+    keys = [t.key for t in toks]
+    return [("most" if k == "up" and keys[i + 1:i + 2] == ["to"] else k) for i, k in enumerate(keys)
+            if not (k == "to" and keys[i - 1:i] == ["up"])]
 
 
 def _prefixed(mine: list[_Token], theirs: list[_Token]) -> bool:
