@@ -450,6 +450,26 @@ def test_a_modal_or_a_bound_swapped_is_a_flip(scorer, monkeypatch, sentence, des
     assert EditScorer().changes(sentence, BOUNDED)[1] == []
 
 
+NEGATED = ("A deal is not likely before Friday. She does not like horror films. The vote was not fair. The museum "
+           "does not open on Mondays.")
+
+
+@pytest.mark.parametrize("sentence, described", [
+    ("A deal is unlikely before Friday.", []),  # a negating prefix in place of the negation: restated (v34)
+    ("She dislikes horror films.", []),  # the auxiliary of the negation left out
+    ("The vote was unfair.", []),
+    ("A deal is likely before Friday.", ["'not' left out (flip)"]),
+    ("She likes horror films.", ["'does not' left out (flip)"]),
+    ("The vote was not unfair.", ["'unfair' for 'fair' (flip)"]),  # a prefix with the negation kept
+    ("The museum is closed on Mondays.", ["'is closed' for 'does not open' (flip)"]),  # an opposite: still (v33 B)
+])
+def test_a_negated_word_restated_by_its_prefix_is_no_flip(scorer, monkeypatch, sentence, described):
+    assert [c.describe() for c in scorer.changes(sentence, NEGATED)[1]] == described
+    monkeypatch.setattr(edits_module, "_bare", lambda toks: toks)  # version 32: the negation words stay
+    changes = EditScorer().changes(sentence, NEGATED)[1]
+    assert [c.feature for c in changes] == ["edit_neg_flip"]
+
+
 #: a context and sentences against it, with the changes that the features count, described for people
 DESCRIBED = ("Patients who received the drug recovered 1.5 days faster than those given a placebo. Germany beat "
              "Brazil 7-1 in the semi-final. The museum does not open on Mondays. Tickets are free for Plus members. "

@@ -190,6 +190,11 @@ def _groups_before(word: str) -> tuple:
 RULE_BASELINES["--v31"] = {"OPPOSITES": edit_words.opposites(edit_words.OPPOSITE_PAIRS, _groups_before("may")),
                            "_bound_keys": lambda toks: [t.key for t in toks]}
 
+#: version 34 (33 not kept) against version 32: a changed negation is a flip whatever else the span changes
+RULE_BASELINES["--v32"] = {"_flips": lambda mine, theirs, keys: (
+    edits._negations(mine) != edits._negations(theirs) or edits._opposed(mine, theirs, keys)
+    or edits._prefixed(mine, theirs) or edits._rescaled(mine, theirs))}
+
 
 def edit_columns(pairs: list[tuple[str, str]]) -> pd.DataFrame:
     """The edits features of (sentence, context) pairs under the rules in force."""

@@ -73,11 +73,13 @@ MAX_SWAP_TOKENS = 3
 MAX_EDITS = 2
 #: aligned tokens on both sides of a one-word swap, together, for it to count in a paraphrased copy (v27)
 MIN_ANCHOR = 3
+#: the auxiliaries of a negation ("does not like"), left out where a negating prefix may replace it (v34)
+NEGATED_AUXILIARIES = frozenset(stem(w) for w in ("do", "does", "did"))
 #: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-#: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29, 30 A (see docs/transfer.md, "A word swapped …")
-EDITS_VERSION = "32"
+#: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29, 30 A, 33 (see docs/transfer.md, "A word swapped …")
+EDITS_VERSION = "34"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -310,8 +312,7 @@ class EditScorer:
             elif op == "widen":  # the widenings of one sentence are one flip ("always free for everyone")
                 feature = None if widened else "edit_neg_flip"
                 widened = True
-            elif (_negations(mine) != _negations(theirs) or _opposed(mine, theirs, source_keys)
-                  or _prefixed(mine, theirs) or _rescaled(mine, theirs)):
+            elif _flips(mine, theirs, source_keys):
                 feature = "edit_neg_flip"
             elif op != "replace" or not novel:
                 feature = None
@@ -435,6 +436,20 @@ def _bound_keys(toks: list[_Token]) -> list[str]:
     keys = [t.key for t in toks]
     return [("most" if k == "up" and keys[i + 1:i + 2] == ["to"] else k) for i, k in enumerate(keys)
             if not (k == "to" and keys[i - 1:i] == ["up"])]
+
+
+def _flips(mine: list[_Token], theirs: list[_Token], source_keys: frozenset[str]) -> bool:
+    """Whether a changed span inverts the statement: a negation added or dropped (unless a negating prefix of the
+    word it negates takes its place: "dislikes" for "does not like", v34), a word swapped for its opposite, a
+    negating prefix added or dropped, a scale word changed."""
+    if _negations(mine) != _negations(theirs):
+        return not _prefixed(_bare(mine), _bare(theirs))
+    return _opposed(mine, theirs, source_keys) or _prefixed(mine, theirs) or _rescaled(mine, theirs)
+
+
+def _bare(toks: list[_Token]) -> list[_Token]:
+    """``toks`` without their negation words and the auxiliaries of a negation (:data:`NEGATED_AUXILIARIES`)."""
+    return [t for t in toks if t.number or (t.key not in NEGATIONS and t.key not in NEGATED_AUXILIARIES)]
 
 
 def _prefixed(mine: list[_Token], theirs: list[_Token]) -> bool:
