@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 import faithwatch.alignment.edits as edits_module
-from faithwatch.alignment.edit_words import CONTRASTS, OPPOSITE_PAIRS, opposites
+from faithwatch.alignment.edit_words import CONTRAST_GROUPS, CONTRASTS, OPPOSITE_PAIRS, classes, forms, opposites
 from faithwatch.alignment.edits import EDIT_FEATURES, MIN_MATCH, EditScorer, tokens
+from faithwatch.text import stem
 
 CONTEXT = ("The Kellner Street Bridge opened to traffic on 14 May 1931 after four years of construction. "
            "It was designed by the engineer Margaret Hollis. Tolls were not collected after 1958. "
@@ -468,6 +469,29 @@ def test_a_negated_word_restated_by_its_prefix_is_no_flip(scorer, monkeypatch, s
     monkeypatch.setattr(edits_module, "_bare", lambda toks: toks)  # version 32: the negation words stay
     changes = EditScorer().changes(sentence, NEGATED)[1]
     assert [c.feature for c in changes] == ["edit_neg_flip"]
+
+
+DOUBLED = ("Dogs are allowed on the north beach. The winning team gets 5,000 pounds. Work starts at the beginning "
+           "of May.")
+
+
+@pytest.mark.parametrize("sentence, described", [
+    ("Dogs are banned on the north beach.", ["'banned' for 'allowed' (flip)"]),  # "banned" stems to "bann" (v35)
+    ("Dogs are forbidden on the north beach.", ["'forbidden' for 'allowed' (flip)"]),  # an irregular form, listed
+    ("The losing team gets 5,000 pounds.", ["'losing' for 'winning' (flip)"]),
+    ("Work starts at the end of May.", ["'end' for 'beginning' (flip)"]),
+])
+def test_a_swap_through_a_doubled_consonant_is_a_flip(scorer, monkeypatch, sentence, described):
+    assert [c.describe() for c in scorer.changes(sentence, DOUBLED)[1]] == described
+    groups = tuple(classes(g.replace(" forbidden forbade", ""), doubled=False) for g in CONTRAST_GROUPS)
+    monkeypatch.setattr(edits_module, "OPPOSITES", opposites(OPPOSITE_PAIRS, groups, doubled=False))  # version 34
+    assert EditScorer().changes(sentence, DOUBLED)[1] == []
+
+
+def test_forms_double_a_final_consonant_only_after_one_vowel():
+    assert forms("ban") == {"ban", stem("banned"), stem("banning")}
+    assert forms("quit") == {stem("quit")} and forms("allow") == {stem("allow")} and forms("fix") == {stem("fix")}
+    assert forms("ban", doubled=False) == {"ban"}
 
 
 #: a context and sentences against it, with the changes that the features count, described for people

@@ -195,6 +195,14 @@ RULE_BASELINES["--v32"] = {"_flips": lambda mine, theirs, keys: (
     edits._negations(mine) != edits._negations(theirs) or edits._opposed(mine, theirs, keys)
     or edits._prefixed(mine, theirs) or edits._rescaled(mine, theirs))}
 
+#: version 35 against version 34: no doubled-consonant forms (banned, winning), no "forbidden" or "forbade"
+_V34_CONTRASTS = tuple(edit_words.classes(g.replace(" forbidden forbade", ""), doubled=False)
+                       for g in edit_words.CONTRAST_GROUPS)
+RULE_BASELINES["--v34"] = {
+    "OPPOSITES": edit_words.opposites(edit_words.OPPOSITE_PAIRS, _V34_CONTRASTS, doubled=False),
+    "UNIT_GROUPS": tuple(frozenset().union(*g) for g in _V34_CONTRASTS if frozenset().union(*g) & {
+        edits.stem(w) for w in ("metre", "tonne", "euro", "minute", "celsius", "litre", "acre")})}
+
 
 def edit_columns(pairs: list[tuple[str, str]]) -> pd.DataFrame:
     """The edits features of (sentence, context) pairs under the rules in force."""

@@ -21,11 +21,25 @@ OPPOSITE_PAIRS = ("rise fall", "rose fell", "risen fallen", "increase decrease",
                   "strong weak", "young old", "major minor", "up down", "grew shrank", "support oppose")
 
 
-def _classes(group: str) -> tuple[frozenset[str], ...]:
-    """A contrast group's classes of stems: separated by "/" (words of a class name the same thing: "feet ft"),
-    or, without "/", one word each."""
-    return tuple(frozenset(stem(w) for w in part.split()) for part in (group.split("/") if "/" in group
-                                                                       else group.split()))
+_VOWELS = frozenset("aeiou")
+
+
+def forms(word: str, doubled: bool = True) -> frozenset[str]:
+    """The stems that ``word`` stands for: its own, and (``doubled``, v35) those of its forms with a final
+    consonant doubled before "ed" and "ing" when it ends in consonant, vowel, consonant, not s, w, x or y (ban:
+    banned, banning; win: winning), which the stemmer does not reduce to it ("princes" is no stem: "princesses")."""
+    out = {stem(word)}
+    if (doubled and len(word) >= 3 and word.isalpha() and word[-1] not in _VOWELS | {"s", "w", "x", "y"}
+            and word[-2] in _VOWELS and word[-3] not in _VOWELS):
+        out |= {stem(word + word[-1] + "ed"), stem(word + word[-1] + "ing")}
+    return frozenset(out)
+
+
+def classes(group: str, doubled: bool = True) -> tuple[frozenset[str], ...]:
+    """A contrast group's classes of stems (with :func:`forms`): separated by "/" (words of a class name the same
+    thing: "feet ft"), or, without "/", one word each."""
+    return tuple(frozenset().union(*(forms(w, doubled) for w in part.split()))
+                 for part in (group.split("/") if "/" in group else group.split()))
 
 
 #: closed groups of contrast words, as classes of synonyms: a word swapped for one of another class of its group
@@ -35,8 +49,8 @@ def _classes(group: str) -> tuple[frozenset[str], ...]:
 #: since/until, position, arrest, joining, acceptance, host/guest, teacher/student, landlord/tenant, winner/loser,
 #: launch/cancel; v23: beat/lost, beat/missed; v26 (first measured as v24): effects, creation, stance, life
 #: events, prices, titles; v31: severity, completeness, age, the parties of a case, stance, accounts, diagnoses,
-#: doctor/patient, offensive/defensive; v32: permission/duty, bounds)
-CONTRASTS = tuple(_classes(group) for group in (
+#: doctor/patient, offensive/defensive; v32: permission/duty, bounds; v35: doubled consonants, forbidden)
+CONTRAST_GROUPS = (
     "am pm", "weekday weekend", "morning afternoon evening night", "day night",
     "daily / weekly / monthly / annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
     "front back", "top bottom", "left right", "inside outside", "indoor outdoor", "entrance exit", "arrive depart",
@@ -66,7 +80,7 @@ CONTRASTS = tuple(_classes(group) for group in (
     "ancient modern", "past future", "former current", "domestic / international foreign", "urban rural",
     "northern southern", "eastern western", "spring / summer / autumn fall / winter", "primary secondary",
     "inner outer", "early late", "frequent rare", "common rare", "asleep awake", "friend ally / enemy",
-    "peace war", "love hate", "allow permit / forbid prohibit ban",
+    "peace war", "love hate", "allow permit / forbid forbidden forbade prohibit ban",
     "first second third fourth fifth sixth seventh eighth ninth tenth",
     "increase rise rose risen raise grow grew grown climb boost gain / decrease reduce cut cutting fall fell fallen "
     "drop dropped dropping decline shrink shrank shrunk lower",
@@ -99,13 +113,16 @@ CONTRASTS = tuple(_classes(group) for group in (
     "prosecution prosecutor prosecutors / defence defense", "supporter supporters / critic critics opponent opponents",
     "credit / debit", "asset assets / liability liabilities", "benign / malignant", "acute / chronic",
     "doctor doctors physician physicians / patient patients", "offensive / defensive",
-    "may might can could / must shall", "most maximum / least minimum"))
+    "may might can could / must shall", "most maximum / least minimum")
+CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
-def opposites(pairs: tuple[str, ...], groups: tuple[tuple[frozenset[str], ...], ...]) -> frozenset[frozenset[str]]:
-    """The stem pairs that flip a statement: each pair of words of ``pairs``, stemmed, and every two stems of
-    different classes of one contrast group of ``groups``."""
-    return frozenset(frozenset(map(stem, pair.split())) for pair in pairs) | frozenset(
+def opposites(pairs: tuple[str, ...], groups: tuple[tuple[frozenset[str], ...], ...],
+              doubled: bool = True) -> frozenset[frozenset[str]]:
+    """The stem pairs that flip a statement: each pair of words of ``pairs`` (with :func:`forms`), and every two
+    stems of different classes of one contrast group of ``groups``."""
+    pair_forms = (tuple(forms(w, doubled) for w in pair.split()) for pair in pairs)
+    return frozenset(frozenset((a, b)) for one, other in pair_forms for a in one for b in other) | frozenset(
         frozenset((a, b)) for group in groups for i, one in enumerate(group) for other in group[i + 1:]
         for a in one for b in other if a != b)
 
