@@ -494,6 +494,31 @@ def test_forms_double_a_final_consonant_only_after_one_vowel():
     assert forms("ban", doubled=False) == {"ban"}
 
 
+VERBS = ("The team did not score in the second half. The rocket failed to reach orbit. The shop stopped selling "
+         "tobacco.")
+
+
+@pytest.mark.parametrize("sentence, described, before", [
+    ("The team failed to score in the second half.", [], True),  # a verb that negates for "did not": restated (v36)
+    ("The rocket did not reach orbit.", [], True),
+    ("The shop no longer sells tobacco.", [], True),
+    ("The rocket reached orbit.", ["'failed to' left out (flip)"], False),  # dropped, like a "not"
+    ("The shop did not stop selling tobacco.", ["'did not stop' for 'stopped' (flip)"], True),  # the verb negated
+    ("The team scored in the second half.", ["'did not' left out (flip)"], True),
+])
+def test_a_verb_that_negates_counts_as_a_negation(scorer, monkeypatch, sentence, described, before):
+    assert [c.describe() for c in scorer.changes(sentence, VERBS)[1]] == described
+    monkeypatch.setattr(edits_module, "_negations", lambda toks: sum(  # version 35: negation words only
+        1 for t in toks if not t.number and t.key in edits_module.NEGATIONS))
+    assert bool(EditScorer().changes(sentence, VERBS)[1]) == before
+
+
+def test_stop_negates_in_every_sense(scorer):
+    # the cost of version 36: "stopped" at a station negates nothing, but the rules read it as a negation
+    assert scorer.evidence("The bus called at Ryde.", "The bus stopped at Ryde.")["edit_neg_flip"] == 1.0
+    assert scorer.evidence("The bus stops at Ryde.", "The bus stops at Ryde and Cowes.")["edit_neg_flip"] == 0.0
+
+
 #: a context and sentences against it, with the changes that the features count, described for people
 DESCRIBED = ("Patients who received the drug recovered 1.5 days faster than those given a placebo. Germany beat "
              "Brazil 7-1 in the semi-final. The museum does not open on Mondays. Tickets are free for Plus members. "

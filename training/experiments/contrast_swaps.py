@@ -203,6 +203,10 @@ RULE_BASELINES["--v34"] = {
     "UNIT_GROUPS": tuple(frozenset().union(*g) for g in _V34_CONTRASTS if frozenset().union(*g) & {
         edits.stem(w) for w in ("metre", "tonne", "euro", "minute", "celsius", "litre", "acre")})}
 
+#: version 36 against version 35: only negation words count as negations, no verb that negates
+RULE_BASELINES["--v35"] = {"_negations": lambda toks: sum(1 for t in toks if not t.number
+                                                          and t.key in edit_words.NEGATIONS)}
+
 
 def edit_columns(pairs: list[tuple[str, str]]) -> pd.DataFrame:
     """The edits features of (sentence, context) pairs under the rules in force."""

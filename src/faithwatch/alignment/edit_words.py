@@ -9,6 +9,11 @@ from faithwatch.text import stem
 
 #: negation words (compared unstemmed: tokens keep them as written)
 NEGATIONS = frozenset({"not", "no", "never", "without", "none", "nor", "neither", "nobody", "nothing", "cannot"})
+#: verbs that negate what follows, as written (lower-cased): they count as negations (v36), so "failed to score"
+#: restates "did not score" and "reached" for "failed to reach" is a flip; not "lack" or "stops" (mostly nouns)
+NEGATING_VERBS = frozenset({"fail", "fails", "failed", "failing", "lacks", "lacked", "lacking", "refuse", "refuses",
+                            "refused", "refusing", "cease", "ceases", "ceased", "ceasing", "stop", "stopped",
+                            "stopping"})
 #: prefixes that negate the word they lead (by stem: "unlikely" is "likely" negated); not "mis" ("misconduct")
 NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non")
 #: pairs of opposite words, stemmed as tokens are: swapping one for the other flips the statement like a negation

@@ -11,16 +11,17 @@ its *source*. Features (see :data:`EDIT_FEATURES`):
   context (a changed number or date);
 * ``edit_swap_word`` - replaced spans with a name-like word (capitalised) found nowhere in the context (a swapped
   name or place; an acronym of a run of the context's capitalised words, "EPA", counts as found: v30);
-* ``edit_neg_flip`` - changed spans that add or drop a negation (a word, or a prefix: likely/unlikely,
-  :data:`NEGATING_PREFIXES`), swap a word for its opposite (rose/fell, before/after, ...: :data:`OPPOSITES`) or
-  for another of its closed group (am/pm, exports/imports, mother/father, metres/feet, dollars/euros,
-  tallest/shortest, increased/reduced, may/must, ...: :data:`~faithwatch.alignment.edit_words.CONTRASTS`; "up
-  to" reads as "at most" there: v32), swap a scale word of a number for another ("6.3 million" -> "6.3 billion":
-  :data:`SCALE_WORDS`), exchange the two sides of a relation ("Brazil beat Germany" for "Germany beat Brazil":
-  :func:`_exchanged`), or widen the source to all with a universal word (:data:`UNIVERSALS`): in place of content
-  words of the source ("free for Plus members" -> "free for everyone"; "Plus members get" -> "Everyone gets"), or
-  inserted where the copy leaves a restriction out ("is always free", when the source speaks of no "all", "every"
-  or "each"). A widening counts at either end of the sentence, however long the source's end is.
+* ``edit_neg_flip`` - changed spans that add or drop a negation (a word; a verb that negates, "failed to",
+  :data:`NEGATING_VERBS`, v36; or a prefix: likely/unlikely, :data:`NEGATING_PREFIXES`), swap a word for its
+  opposite (rose/fell, before/after, ...: :data:`OPPOSITES`) or for another of its closed group (am/pm,
+  exports/imports, mother/father, metres/feet, dollars/euros, tallest/shortest, increased/reduced, may/must, ...:
+  :data:`~faithwatch.alignment.edit_words.CONTRASTS`; "up to" reads as "at most" there: v32), swap a scale word of a
+  number for another ("6.3 million" -> "6.3 billion": :data:`SCALE_WORDS`), exchange the two sides of a relation
+  ("Brazil beat Germany" for "Germany beat Brazil": :func:`_exchanged`), or widen the source to all with a universal
+  word (:data:`UNIVERSALS`): in place of content words of the source ("free for Plus members" -> "free for
+  everyone"; "Plus members get" -> "Everyone gets"), or inserted where the copy leaves a restriction out ("is always
+  free", when the source speaks of no "all", "every" or "each"). A widening counts at either end of the sentence,
+  however long the source's end is.
 
 Only local changes of a near copy count (:func:`_inner`): changes between the first and last aligned run, or a
 short replacement at the end, or a widening; at most :data:`MAX_EDITS` of them (a widening outside the aligned
@@ -44,6 +45,7 @@ from dataclasses import dataclass
 from faithwatch.alignment.base import validate_inputs
 from faithwatch.alignment.edit_words import (
     NEGATING_PREFIXES,
+    NEGATING_VERBS,
     NEGATIONS,
     OPPOSITES,
     PREPOSITIONS,
@@ -79,7 +81,7 @@ NEGATED_AUXILIARIES = frozenset(stem(w) for w in ("do", "does", "did"))
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
 #: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29, 30 A, 33 (see docs/transfer.md, "A word swapped …")
-EDITS_VERSION = "35"
+EDITS_VERSION = "36"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -153,7 +155,8 @@ def _acronyms(text: str) -> frozenset[str]:
 
 
 def _negations(toks: list[_Token]) -> int:
-    return sum(1 for t in toks if not t.number and t.key in NEGATIONS)
+    """How many negations ``toks`` hold: negation words, and verbs that negate ("failed to", "lacks": v36)."""
+    return sum(1 for t in toks if not t.number and (t.key in NEGATIONS or t.text.lower() in NEGATING_VERBS))
 
 
 def _coverage(sent: list[_Token], matcher: difflib.SequenceMatcher) -> float:
