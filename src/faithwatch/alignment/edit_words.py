@@ -1,7 +1,7 @@
-"""The word lists of the ``edits`` rules (:mod:`faithwatch.alignment.edits`): negations, negating prefixes,
-pairs of opposites, closed groups of contrast words, universal words and the scale words of numbers. Words are
-compared by stem (:func:`faithwatch.text.stem`), as the tokens are; a change here changes the features, so bump
-``edits.EDITS_VERSION`` with it."""
+"""The word lists of the ``edits`` rules (:mod:`faithwatch.alignment.edits`): negations, verbs that negate, the
+auxiliaries of a negation, negating prefixes, pairs of opposites, closed groups of contrast words, universal words
+and the scale words of numbers. Words are compared by stem (:func:`faithwatch.text.stem`), as the tokens are; a
+change here changes the features, so bump ``edits.EDITS_VERSION`` with it."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ NEGATIONS = frozenset({"not", "no", "never", "without", "none", "nor", "neither"
 NEGATING_VERBS = frozenset({"fail", "fails", "failed", "failing", "lacks", "lacked", "lacking", "refuse", "refuses",
                             "refused", "refusing", "cease", "ceases", "ceased", "ceasing", "stop", "stopped",
                             "stopping"})
+#: the auxiliaries of a negation ("does not like"), left out where a negating prefix may replace it (v34)
+NEGATED_AUXILIARIES = frozenset(stem(w) for w in ("do", "does", "did"))
 #: prefixes that negate the word they lead (by stem: "unlikely" is "likely" negated); not "mis" ("misconduct")
 NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non")
 #: pairs of opposite words, stemmed as tokens are: swapping one for the other flips the statement like a negation

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 from faithwatch.alignment.base import validate_inputs
 from faithwatch.alignment.edit_words import (
+    NEGATED_AUXILIARIES,
     NEGATING_PREFIXES,
     NEGATING_VERBS,
     NEGATIONS,
@@ -75,8 +76,6 @@ MAX_SWAP_TOKENS = 3
 MAX_EDITS = 2
 #: aligned tokens on both sides of a one-word swap, together, for it to count in a paraphrased copy (v27)
 MIN_ANCHOR = 3
-#: the auxiliaries of a negation ("does not like"), left out where a negating prefix may replace it (v34)
-NEGATED_AUXILIARIES = frozenset(stem(w) for w in ("do", "does", "did"))
 #: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
