@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 import faithwatch.alignment.edits as edits_module
-from faithwatch.alignment.edit_words import CONTRAST_GROUPS, CONTRASTS, OPPOSITE_PAIRS, classes, forms, opposites
+from faithwatch.alignment.edit_words import (
+    CONTRADICTORIES,
+    CONTRAST_GROUPS,
+    CONTRASTS,
+    OPPOSITE_PAIRS,
+    OPPOSITES,
+    classes,
+    forms,
+    opposites,
+)
 from faithwatch.alignment.edits import EDIT_FEATURES, MIN_MATCH, EditScorer, tokens
 from faithwatch.text import stem
 
@@ -451,8 +460,7 @@ def test_a_modal_or_a_bound_swapped_is_a_flip(scorer, monkeypatch, sentence, des
     assert EditScorer().changes(sentence, BOUNDED)[1] == []
 
 
-NEGATED = ("A deal is not likely before Friday. She does not like horror films. The vote was not fair. The museum "
-           "does not open on Mondays.")
+NEGATED = "A deal is not likely before Friday. She does not like horror films. The vote was not fair."
 
 
 @pytest.mark.parametrize("sentence, described", [
@@ -462,7 +470,6 @@ NEGATED = ("A deal is not likely before Friday. She does not like horror films. 
     ("A deal is likely before Friday.", ["'not' left out (flip)"]),
     ("She likes horror films.", ["'does not' left out (flip)"]),
     ("The vote was not unfair.", ["'unfair' for 'fair' (flip)"]),  # a prefix with the negation kept
-    ("The museum is closed on Mondays.", ["'is closed' for 'does not open' (flip)"]),  # an opposite: still (v33 B)
 ])
 def test_a_negated_word_restated_by_its_prefix_is_no_flip(scorer, monkeypatch, sentence, described):
     assert [c.describe() for c in scorer.changes(sentence, NEGATED)[1]] == described
@@ -517,6 +524,28 @@ def test_stop_negates_in_every_sense(scorer):
     # the cost of version 36: "stopped" at a station negates nothing, but the rules read it as a negation
     assert scorer.evidence("The bus called at Ryde.", "The bus stopped at Ryde.")["edit_neg_flip"] == 1.0
     assert scorer.evidence("The bus stops at Ryde.", "The bus stops at Ryde and Cowes.")["edit_neg_flip"] == 0.0
+
+
+CONTRADICTED = ("The museum does not open on Mondays. Not many voters came to the polls. The board did not accept "
+                "the offer. Sales did not increase in May.")
+
+
+@pytest.mark.parametrize("sentence, described", [
+    ("The museum is closed on Mondays.", []),  # a contradictory for the negated word: restated (v37)
+    ("Few voters came to the polls.", []),  # also leading the sentence
+    ("The board rejected the offer.", []),
+    ("The museum is not closed on Mondays.", ["'closed' for 'open' (flip)"]),  # the negation kept
+    ("Sales fell in May.", ["'fell' for 'did not increase' (flip)"]),  # a contrary, not a contradictory
+    ("The museum opens on Mondays.", ["'does not' left out (flip)"]),
+])
+def test_a_negated_word_restated_by_its_contradictory_is_no_flip(scorer, monkeypatch, sentence, described):
+    assert [c.describe() for c in scorer.changes(sentence, CONTRADICTED)[1]] == described
+    monkeypatch.setattr(edits_module, "CONTRADICTORIES", frozenset())  # version 36
+    assert EditScorer().changes(sentence, CONTRADICTED)[1]
+
+
+def test_the_contradictories_are_pairs_of_the_contrast_groups():
+    assert CONTRADICTORIES <= OPPOSITES
 
 
 #: a context and sentences against it, with the changes that the features count, described for people

@@ -207,6 +207,9 @@ RULE_BASELINES["--v34"] = {
 RULE_BASELINES["--v35"] = {"_negations": lambda toks: sum(1 for t in toks if not t.number
                                                           and t.key in edit_words.NEGATIONS)}
 
+#: version 37 against version 36: no contradictory cancels a changed negation
+RULE_BASELINES["--v36"] = {"CONTRADICTORIES": frozenset()}
+
 
 def edit_columns(pairs: list[tuple[str, str]]) -> pd.DataFrame:
     """The edits features of (sentence, context) pairs under the rules in force."""

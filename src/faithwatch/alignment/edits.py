@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 from faithwatch.alignment.base import validate_inputs
 from faithwatch.alignment.edit_words import (
+    CONTRADICTORIES,
     NEGATED_AUXILIARIES,
     NEGATING_PREFIXES,
     NEGATING_VERBS,
@@ -80,7 +81,7 @@ MIN_ANCHOR = 3
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
 #: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29, 30 A, 33 (see docs/transfer.md, "A word swapped …")
-EDITS_VERSION = "36"
+EDITS_VERSION = "37"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -301,7 +302,8 @@ class EditScorer:
             novel = [t for t in mine if t.content and not self.in_context(t)]  # found nowhere in the context
             feature = None
             if op == "lead":
-                feature = "edit_neg_flip" if _opposed(mine, theirs, source_keys) else None
+                feature = ("edit_neg_flip" if _opposed(mine, theirs, source_keys) and _flips(mine, theirs, source_keys)
+                           else None)
             elif op == "reverse":
                 feature = "edit_neg_flip"
             elif op == "anchored":  # in a paraphrase: a typed swap only, no negation, name or unit (v27, v28)
@@ -424,11 +426,13 @@ def _found(keys: list[str], haystack: str) -> bool:
     return "\x1f" + "\x1f".join(keys) + "\x1f" in haystack
 
 
-def _opposed(mine: list[_Token], theirs: list[_Token], source_keys: frozenset[str]) -> bool:
-    """Whether a word of ``mine`` is the opposite of one of ``theirs`` that it replaces, and the source sentence
-    does not hold it too ("the summers are wet; the winters are chilly" -> "wet summers, and chilly winters" reorders
-    the source, it swaps nothing)."""
-    return any(frozenset((a, b)) in OPPOSITES and a not in source_keys for a in _bound_keys(mine)
+def _opposed(mine: list[_Token], theirs: list[_Token], source_keys: frozenset[str],
+             pairs: frozenset[frozenset[str]] | None = None) -> bool:
+    """Whether a word of ``mine`` is the opposite (a pair of ``pairs``; :data:`OPPOSITES` by default) of one of
+    ``theirs`` that it replaces, and the source sentence does not hold it too ("the summers are wet; the winters are
+    chilly" -> "wet summers, and chilly winters" reorders the source, it swaps nothing)."""
+    pairs = OPPOSITES if pairs is None else pairs
+    return any(frozenset((a, b)) in pairs and a not in source_keys for a in _bound_keys(mine)
                for b in _bound_keys(theirs))
 
 
@@ -442,10 +446,12 @@ def _bound_keys(toks: list[_Token]) -> list[str]:
 
 def _flips(mine: list[_Token], theirs: list[_Token], source_keys: frozenset[str]) -> bool:
     """Whether a changed span inverts the statement: a negation added or dropped (unless a negating prefix of the
-    word it negates takes its place: "dislikes" for "does not like", v34), a word swapped for its opposite, a
+    word it negates takes its place, "dislikes" for "does not like", v34, or its contradictory, "is closed" for "is
+    not open", v37), a word swapped for its opposite, a
     negating prefix added or dropped, a scale word changed."""
-    if _negations(mine) != _negations(theirs):
-        return not _prefixed(_bare(mine), _bare(theirs))
+    if _negations(mine) != _negations(theirs):  # cancelled by a prefix (v34) or a contradictory (v37)
+        bare_mine, bare_theirs = _bare(mine), _bare(theirs)
+        return not (_prefixed(bare_mine, bare_theirs) or _opposed(bare_mine, bare_theirs, source_keys, CONTRADICTORIES))
     return _opposed(mine, theirs, source_keys) or _prefixed(mine, theirs) or _rescaled(mine, theirs)
 
 
