@@ -287,10 +287,7 @@ class EditScorer:
         """The :data:`EDIT_FEATURES` of ``sentence`` against ``context``: ``edit_match`` and how many changes
         :meth:`changes` counts in each of the other three."""
         match, changes = self.changes(sentence, context)
-        out = {"edit_match": match, "edit_swap_num": 0.0, "edit_swap_word": 0.0, "edit_neg_flip": 0.0}
-        for change in changes:
-            out[change.feature] += 1.0
-        return out
+        return {"edit_match": match, **counts(changes)}
 
     def changes(self, sentence: str, context: str) -> tuple[float, list[EditChange]]:
         """``edit_match`` and the changes of ``sentence`` to its source sentence that the features count, each
@@ -309,7 +306,7 @@ class EditScorer:
             elif op == "anchored":  # in a paraphrase: a typed swap only, no negation, name or unit (v27, v28)
                 if _same_unit(mine[0], theirs[0]):
                     feature = None
-                elif _opposed(mine, theirs, source_keys) or _prefixed(mine, theirs) or _rescaled(mine, theirs):
+                elif _inverts(mine, theirs, source_keys):
                     feature = "edit_neg_flip"
                 elif novel and novel[0].number and theirs[0].number:
                     feature = "edit_swap_num"
@@ -327,6 +324,14 @@ class EditScorer:
             if feature:
                 out.append(EditChange(feature, _HOW.get(op, "replace"), _words(mine), _words(theirs)))
         return match, out
+
+
+def counts(changes: list[EditChange]) -> dict[str, float]:
+    """How many of ``changes`` each of the count features (:data:`EDIT_FEATURES` but ``edit_match``) counts."""
+    out = dict.fromkeys(EDIT_FEATURES[1:], 0.0)
+    for change in changes:
+        out[change.feature] += 1.0
+    return out
 
 
 #: how a change reads, by the op of :meth:`EditScorer.local_edits` (the others, "widen", "lead" and "anchored"
@@ -447,11 +452,15 @@ def _bound_keys(toks: list[_Token]) -> list[str]:
 def _flips(mine: list[_Token], theirs: list[_Token], source_keys: frozenset[str]) -> bool:
     """Whether a changed span inverts the statement: a negation added or dropped (unless a negating prefix of the
     word it negates takes its place, "dislikes" for "does not like", v34, or its contradictory, "is closed" for "is
-    not open", v37), a word swapped for its opposite, a
-    negating prefix added or dropped, a scale word changed."""
+    not open", v37), or, with the negations unchanged, :func:`_inverts`."""
     if _negations(mine) != _negations(theirs):  # cancelled by a prefix (v34) or a contradictory (v37)
         bare_mine, bare_theirs = _bare(mine), _bare(theirs)
         return not (_prefixed(bare_mine, bare_theirs) or _opposed(bare_mine, bare_theirs, source_keys, CONTRADICTORIES))
+    return _inverts(mine, theirs, source_keys)
+
+
+def _inverts(mine: list[_Token], theirs: list[_Token], source_keys: frozenset[str]) -> bool:
+    """Whether a word is swapped for its opposite, a negating prefix added or dropped, or a scale word changed."""
     return _opposed(mine, theirs, source_keys) or _prefixed(mine, theirs) or _rescaled(mine, theirs)
 
 

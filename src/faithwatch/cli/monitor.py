@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from faithwatch.alignment import DEFAULT_SCORER, spec_help
-from faithwatch.alignment.edits import EDIT_FEATURES, EditScorer
+from faithwatch.alignment.edits import EDIT_FEATURES, EditChange, EditScorer, counts
 from faithwatch.cli._common import (
     EXIT_PARTIAL,
     AddressOpt,
@@ -119,15 +119,15 @@ def _print_sentence(report: SentenceReport, threshold: float, context: str) -> N
 _EDITS = EditScorer()
 
 
-def _edit_changes(report: SentenceReport, context: str) -> list:
+def _edit_changes(report: SentenceReport, context: str) -> list[EditChange]:
     """What a sentence changed in the context sentence it copies (:meth:`EditScorer.changes`), when the monitor
     counted such changes and the same ones are found against ``context`` (a cut context may differ: then none)."""
     features = report.features
     if not any(features.get(f) for f in EDIT_FEATURES[1:]):
         return []
     changes = _EDITS.changes(report.text, context)[1]  # one scorer: the context is tokenised once per answer
-    counted = all((features.get(f) or 0.0) == sum(c.feature == f for c in changes) for f in EDIT_FEATURES[1:])
-    return changes if counted else []
+    found = counts(changes)
+    return changes if all((features.get(f) or 0.0) == n for f, n in found.items()) else []
 
 
 @app.command()
