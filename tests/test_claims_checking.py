@@ -587,3 +587,55 @@ def test_detector_checker_agrees_with_the_monitor_on_the_demo(tmp_path):
     assert scores[0].sentences[0].flagged and not scores[1].sentences[0].flagged
     config = checker.config()  # what a resumed batch output is bound to
     assert config["detector_content_hash"] and config["threshold"] == pytest.approx(checker.monitor.threshold)
+
+
+CHAT = "Amanda: I baked cookies. Do you want some?\nJerry: Sure!\nAmanda: I'll bring you some tomorrow :-)\n"
+
+
+@pytest.mark.parametrize(("text", "chat"), [
+    (CHAT, True),
+    ("PM: Let's start.\nMarketing: The survey is done.\n\nPM: Good, the results?\nMarketing: Mostly positive.", True),
+    ("Name: Ada Lovelace\nBorn: 1815\nKnown for: the first program", False),  # a record of fields: no one speaks twice
+    ("Amanda: I baked cookies.\nJerry: Sure!", False),  # two lines
+    ("The tower was built in 1889.\nIt is 330 m tall.\nNote: it was repainted.", False),  # prose
+    ("Amanda: I baked cookies.\nAmanda: More later.\nAmanda: Bye.", False),  # one speaker
+    ("Q: Who built it?\nA: Eiffel's company.\nQ: When?\nA: 1887 to 1889.", True),  # a Q/A exchange is a dialogue
+])
+def test_a_chat_transcript_is_told_from_prose_and_records(text, chat):
+    from faithwatch.text import is_transcript
+
+    assert is_transcript(text) is chat
+
+
+def test_check_notes_a_chat_context_for_the_detector_only(tmp_path, monkeypatch, capsys):
+    """The detector was measured at chance on chat summaries (FacEval): `check` says so for such a context."""
+    import faithwatch.claims.checking as checking
+    from faithwatch.claims.detector_check import DetectorChecker
+    from faithwatch.cli import app as cli_app
+
+    (tmp_path / "chat.txt").write_text(CHAT)
+    prose = "Amanda baked cookies. She will bring Jerry some tomorrow."
+    (tmp_path / "prose.txt").write_text(prose)
+    (tmp_path / "r.txt").write_text("Jerry baked cookies.")
+    monitor = _FakeTextMonitor({CHAT: (0.7, {}), prose: (0.7, {})})
+    monkeypatch.setattr(checking, "get_checker", lambda spec, backend=None: DetectorChecker(monitor, "conflict"))
+    runner = CliRunner()
+    base = ["check", "-r", str(tmp_path / "r.txt"), "--extractor", "sentence"]
+    chat = runner.invoke(cli_app, [*base, "-c", str(tmp_path / "chat.txt")], terminal_width=300)
+    assert chat.exit_code == 0 and "the context reads as a chat or meeting transcript" in chat.output
+    plain = runner.invoke(cli_app, [*base, "-c", str(tmp_path / "prose.txt")], terminal_width=300)
+    assert plain.exit_code == 0 and "transcript" not in plain.output
+    lexical = runner.invoke(cli_app, [*base, "-c", str(tmp_path / "chat.txt"), "--checker", "alignment",
+                                      "--alignment", "lexical"], terminal_width=300)
+    assert lexical.exit_code == 0 and "transcript" not in lexical.output
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(json.dumps(r) for r in [
+        {"id": "a", "context": CHAT, "response": "Jerry baked cookies."},
+        {"id": "b", "context": [CHAT], "response": "Jerry baked cookies."},
+        {"id": "c", "context": prose, "response": "Jerry."}])
+        + "\n{torn\n")
+    from faithwatch.cli._common import input_contexts, transcript_note
+
+    assert len(list(input_contexts(src))) == 3  # the torn line is skipped
+    transcript_note(input_contexts(src))  # what a batch run of `check` or `score` ends with
+    assert "2 of 3 contexts read as a chat or meeting transcript" in " ".join(capsys.readouterr().err.split())

@@ -285,3 +285,18 @@ def question_support(question: str) -> str:
     if not question or _SUMMARY_INSTRUCTION.match(question):
         return ""
     return asked(question)
+
+
+#: a turn of a chat or meeting transcript: a speaker of one to three words, a colon, the message
+_TURN = re.compile(r"^\s*([^\W\d_][\w.'’-]*(?: [^\W\d_][\w.'’-]*){0,2})\s*:\s+\S")
+
+
+def is_transcript(text: str) -> bool:
+    """Whether ``text`` reads as a chat or meeting transcript: three or more lines, at least 80% of them turns
+    ("Amanda: I baked cookies"), by two or more speakers, one of them speaking twice or more (so a record of
+    fields, "Name: Ada / Born: 1815", is none). faithwatch's detector was measured at chance on summaries of chats
+    (docs/transfer.md, "Chat summaries"), so the CLI notes such contexts."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    speakers = [m.group(1).casefold() for line in lines if (m := _TURN.match(line))]
+    return (len(lines) >= 3 and len(speakers) >= 0.8 * len(lines) and len(set(speakers)) >= 2
+            and len(speakers) > len(set(speakers)))

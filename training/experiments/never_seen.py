@@ -6,7 +6,10 @@ balanced accuracy at it and at the set's own best threshold (the gap is the cali
 part of `align_score` (NLI, lexical, embedding), rescored here (about a minute per 300 responses).
 
     python training/experiments/never_seen.py training/data/begin-dev-cmu.tsv training/data/begin-dev-tc.tsv \
-        build/extra-data/cliff-xsum.jsonl build/extra-data/cliff-cnndm.jsonl training/data/ragtruth-data2txt.jsonl
+        build/extra-data/cliff-xsum.jsonl build/extra-data/cliff-cnndm.jsonl training/data/ragtruth-data2txt.jsonl \
+        build/extra-data/faceval.jsonl
+
+Each set also gets its response-level AUROC (a response scored by its worst sentence).
 """
 
 from __future__ import annotations
@@ -37,6 +40,17 @@ def part_aurocs(monitor, table, examples) -> dict[str, float]:
     return {name: round(float(roc_auc_score(y, -v)), 3) for name, v in out.items()}
 
 
+def response_aurocs(det, sentences) -> str:
+    """Response-level AUROC of the detector and of `align_score`, each response scored by its worst sentence (every
+    sentence of a response with a response label, whether or not the sentence has a label of its own)."""
+    t = sentences[sentences.response_label.notna()]
+    g = t.assign(p=syncheck_scores(det, t)).groupby("example_id").agg(
+        p=("p", "min"), a=("align_score", "min"), y=("response_label", "first"))
+    y = g.y.to_numpy().astype(int)
+    return (f"{len(g)}, {y.mean():.2f} unfaithful; AUROC (worst sentence) {roc_auc_score(y, -g.p):.3f}, align_score "
+            f"{roc_auc_score(y, -g.a):.3f}")
+
+
 def main(sets: list[str], parts: bool) -> None:
     monitor = extraction_monitor(None, "nli-minilm+lexical+embedding")
     data = load_labelled(sets, monitor, text_only=True)
@@ -54,6 +68,7 @@ def main(sets: list[str], parts: bool) -> None:
               f"{roc_auc_score(y, -t.align_score):.3f}; flagged {np.mean(p < det.threshold):.2f}; BA {ba:.3f} at the "
               f"threshold, {best:.3f} at the best: cost {best - ba:.3f}; after the unlabelled shift "
               f"({shift.shift:+.2f}) {best - ba_shifted:.3f}", flush=True)
+        print(f"  responses: {response_aurocs(det, d.all_sentences)}", flush=True)
         if parts:
             print(f"  parts of align_score: {part_aurocs(monitor, t, d.examples)}", flush=True)
 

@@ -7,7 +7,7 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +154,35 @@ def domain_hint(detector: Any, threshold: float, output: Path, scores_of: Callab
         command = ["faithwatch", "calibrate", "--detector", detector_spec or "default", "--data", str(source),
                    "--unlabelled", "--out", "calibrated-detector/"]
         err.print(f"  {escape(shlex.join(command))}", soft_wrap=True)
+
+
+def transcript_note(contexts: Iterable[Any]) -> None:
+    """Print a note when contexts read as chat or meeting transcripts (:func:`faithwatch.text.is_transcript`): on
+    summaries of chats the detector was measured at chance (docs/transfer.md, "Chat summaries"). ``contexts`` are
+    strings or lists of passages (a batch's records); others are skipped."""
+    from faithwatch.text import is_transcript
+
+    total = found = 0
+    for context in contexts:
+        text = "\n".join(c for c in context if isinstance(c, str)) if isinstance(context, list) else context
+        if isinstance(text, str):
+            total += 1
+            found += is_transcript(text)
+    if found:
+        which = "the context reads" if total == 1 else f"{found} of {total} contexts read"
+        err.print(f"[yellow]note:[/] {which} as a chat or meeting transcript (\"Name: message\" lines). On summaries "
+                  "of chats the detector was measured at chance (FacEval, never trained on; docs/transfer.md, "
+                  "\"Chat summaries\"): do not rely on its verdicts there.")
+
+
+def input_contexts(source: Path) -> Iterator[Any]:
+    """The ``context`` of each JSON object line of the batch input ``source`` (unreadable lines skipped)."""
+    import json
+
+    with source.open(encoding="utf-8", errors="replace") as f:
+        for line in f:
+            with contextlib.suppress(ValueError, AttributeError):
+                yield json.loads(line).get("context")
 
 
 def report_empty(total: int, source: Path) -> None:

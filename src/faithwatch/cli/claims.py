@@ -23,11 +23,13 @@ from faithwatch.cli._common import (
     err,
     fail,
     group,
+    input_contexts,
     out,
     progress,
     read_text,
     report_empty,
     resumable,
+    transcript_note,
 )
 from faithwatch.errors import FaithwatchError, InputError
 
@@ -226,6 +228,8 @@ def check(
             raise typer.Exit(EXIT_PARTIAL)
         if not json_out:
             _print_check(out, result, answer)
+        if checker == "detector":
+            transcript_note([passages])
         return
 
     from faithwatch.claims.pipeline import check_file
@@ -253,6 +257,7 @@ def check(
         domain_hint(monitor.detector, monitor.threshold, output,
                     lambda row: [(c.get("scores") or {}).get("detector_score") for c in row.get("claims") or []],
                     input, detector)
+        transcript_note(input_contexts(input))
     if summary.bad:
         err.print(f"bad records are listed in {output.with_name(output.name + '.errors.jsonl').resolve()}")
         raise typer.Exit(EXIT_PARTIAL)

@@ -34,12 +34,14 @@ from faithwatch.cli._common import (
     err,
     fail,
     group,
+    input_contexts,
     out,
     progress,
     read_text,
     report_empty,
     resumable,
     signal_list,
+    transcript_note,
 )
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.results import SentenceReport
@@ -179,6 +181,7 @@ def monitor(
         result = mon.generate(question, ctx, on_sentence=emit)
     except FaithwatchError as exc:
         raise fail(exc) from None
+    transcript_note([ctx])
     if html is not None:
         from faithwatch.report import write_response_html
 
@@ -291,6 +294,8 @@ def score(
     scored_by = _ray_detector(output_path, detector) if ray else (mon.detector, mon.threshold)
     if scored_by is not None:
         domain_hint(*scored_by, output_path, _sentence_scores, input, detector)
+    if input.is_file() and not parquet:
+        transcript_note(input_contexts(input))
     if summary.bad:
         err.print(f"bad records are listed in {summary.errors}")
         raise typer.Exit(EXIT_PARTIAL)
