@@ -600,6 +600,9 @@ CHAT = "Amanda: I baked cookies. Do you want some?\nJerry: Sure!\nAmanda: I'll b
     ("The tower was built in 1889.\nIt is 330 m tall.\nNote: it was repainted.", False),  # prose
     ("Amanda: I baked cookies.\nAmanda: More later.\nAmanda: Bye.", False),  # one speaker
     ("Q: Who built it?\nA: Eiffel's company.\nQ: When?\nA: 1887 to 1889.", True),  # a Q/A exchange is a dialogue
+    ("[00:00:05] Speaker 1: Welcome.\n[00:00:09] Speaker 2: Thanks.\n[00:00:12] Speaker 1: Let's start.", True),
+    ("[00:00:05] Ana: Welcome.\n[00:00:09] Ben: Thanks.\n(00:12) Ana: Let's start.", True),  # timed turns
+    ("10:15 Ana: Welcome.\n10:16 Ben: Thanks.\n10:17 Ana: Let's start.", True),
 ])
 def test_a_chat_transcript_is_told_from_prose_and_records(text, chat):
     from faithwatch.text import is_transcript

@@ -287,8 +287,10 @@ def question_support(question: str) -> str:
     return asked(question)
 
 
-#: a turn of a chat or meeting transcript: a speaker of one to three words, a colon, the message
-_TURN = re.compile(r"^\s*([^\W\d_][\w.'’-]*(?: [^\W\d_][\w.'’-]*){0,2})\s*:\s+\S")
+#: a turn of a chat or meeting transcript: maybe a time ("[00:01:02]"), a speaker of one to three words (the first
+#: a letter's: "Speaker 1"), a colon, the message
+_TURN = re.compile(r"^\s*(?:[\[(]?\d{1,2}:\d{2}(?::\d{2})?[\])]?\s+)?"
+                   r"([^\W\d_][\w.'’-]*(?: [\w.'’-]+){0,2})\s*:\s+\S")
 
 
 def is_transcript(text: str) -> bool:

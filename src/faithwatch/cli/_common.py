@@ -171,8 +171,8 @@ def transcript_note(contexts: Iterable[Any]) -> None:
     if found:
         which = "the context reads" if total == 1 else f"{found} of {total} contexts read"
         err.print(f"[yellow]note:[/] {which} as a chat or meeting transcript (\"Name: message\" lines). On summaries "
-                  "of chats the detector was measured at chance (FacEval, never trained on; docs/transfer.md, "
-                  "\"Chat summaries\"): do not rely on its verdicts there.")
+                  "of chats the detector was measured at chance (FacEval, DialSummEval; never trained on; "
+                  "docs/transfer.md, \"Chat summaries\"): do not rely on its verdicts there.")
 
 
 def input_contexts(source: Path) -> Iterator[Any]:
