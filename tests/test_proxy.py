@@ -254,7 +254,8 @@ def test_healthz_places_the_sentences_sent_against_the_detectors_training_sets(t
         sent = [httpx.post(url + "/v1/chat/completions", json=ASK, timeout=30).json()["faithwatch"]["summary"][
             "sentences"] for _ in range(2)]
         domain = httpx.get(url + "/healthz", timeout=10).json()["domain"]
-    assert sent == [2, 2] and domain == {"sentences": 4, "offset": None, "flagged": None, "note": None}  # heuristic
+    assert sent == [2, 2] and domain == {"sentences": 4, "offset": None, "flagged": None, "note": None,  # heuristic
+                                         "contexts": 2, "transcripts": 0.0, "transcript_note": None}
 
 
 def test_other_hosts_and_bodies_that_are_not_json_are_refused(text_monitor):

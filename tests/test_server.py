@@ -86,7 +86,8 @@ def test_monitor_rejects_too_many_tokens(client):
 def test_healthz_domain_counts_every_sentence_answered(monitor):
     torch.set_num_threads(1)
     with TestClient(create_app(monitor, check_alignment="lexical", max_new_tokens=16)) as c:
-        assert c.get("/healthz").json()["domain"] == {"sentences": 0, "offset": None, "flagged": None, "note": None}
+        assert c.get("/healthz").json()["domain"] == {"sentences": 0, "offset": None, "flagged": None, "note": None,
+                                                      "contexts": 0, "transcripts": None, "transcript_note": None}
         scored = c.post("/v1/score", json={"records": [{"question": QUESTION, "context": CONTEXT,
                                                          "response": "Eiffel's company. It is in Paris."}]}).json()
         generated = c.post("/v1/generate", json={"question": QUESTION, "context": CONTEXT, "strategy": "greedy",
@@ -97,6 +98,7 @@ def test_healthz_domain_counts_every_sentence_answered(monitor):
     answered = len(scored["results"][0]["result"]["sentences"]) + len(generated["sentences"]) + len(streamed)
     assert answered >= 3 and domain["sentences"] == answered
     assert domain["offset"] is None  # the tiny model's heuristic detector has no reference
+    assert domain["contexts"] == 3 and domain["transcripts"] == 0.0 and domain["transcript_note"] is None
 
 
 def test_recent_scores_place_a_far_domain_and_keep_only_the_latest():
@@ -120,6 +122,17 @@ def test_recent_scores_place_a_far_domain_and_keep_only_the_latest():
     near.add_sentences({"sentences": [{"score": float(p)} for p in
                                       det.probability(det.reference_logit + np.linspace(-0.4, 0.4, 300))]})
     assert near.status(det, det.threshold)["note"] is None and len(near) == 300
+    assert near.status(det, det.threshold)["transcripts"] is None  # no context seen yet
+    chat = "Ana: I'll bring the cake.\nBen: Great!\nAna: See you at six."
+    for context in (chat, [chat], "The tower is in Paris.", None):  # None: nothing to monitor against (proxy)
+        near.add_context(context)
+    status = near.status(det, det.threshold)
+    assert status["contexts"] == 3 and status["transcripts"] == pytest.approx(2 / 3, abs=1e-4)
+    assert status["transcript_note"].startswith("2 of the latest 3 contexts read as a chat or meeting transcript")
+    few = RecentScores(contexts=2)
+    for context in (chat, "The tower is in Paris.", "It is 330 m tall."):
+        few.add_context(context)
+    assert few.status(det, det.threshold)["transcripts"] == 0.0  # only the latest are kept
 
 
 def test_score_batch_with_one_bad_record(client):
@@ -413,8 +426,9 @@ def test_check_with_the_served_detector_agrees_with_score(lm):
     assert [c["scores"]["detector_score"] for c in body["claims"]] == pytest.approx(scores, abs=1e-6)  # 6 places
     assert scores[0] >= mon.threshold > scores[1]
     assert [c["label"] for c in body["claims"]] == ["Entailment", "Contradiction"]
-    # /healthz's domain counts the detector's claims (2) and the scored sentences (2), not the alignment check's
-    assert domain["sentences"] == 4
+    # /healthz's domain counts the detector's claims (2) and the scored sentences (2), not the alignment check's;
+    # and the contexts of the detector's check (1) and of the scored records (2)
+    assert domain["sentences"] == 4 and domain["contexts"] == 3
 
 
 def test_check_detector_refused_for_a_detector_that_reads_the_model(client, monitor):

@@ -293,6 +293,12 @@ _TURN = re.compile(r"^\s*(?:[\[(]?\d{1,2}:\d{2}(?::\d{2})?[\])]?\s+)?"
                    r"([^\W\d_][\w.'’-]*(?: [\w.'’-]+){0,2})\s*:\s+\S")
 
 
+#: what the CLI and ``/healthz`` say after "N contexts read" when contexts read as transcripts
+TRANSCRIPT_NOTE = ('as a chat or meeting transcript ("Name: message" lines). On summaries of chats the detector was '
+                   'measured at chance (FacEval, DialSummEval; never trained on; docs/transfer.md, "Chat summaries"): '
+                   "do not rely on its verdicts there.")
+
+
 def is_transcript(text: str) -> bool:
     """Whether ``text`` reads as a chat or meeting transcript: three or more lines, at least 80% of them turns
     ("Amanda: I baked cookies"), by two or more speakers, one of them speaking twice or more (so a record of

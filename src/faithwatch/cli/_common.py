@@ -160,7 +160,7 @@ def transcript_note(contexts: Iterable[Any]) -> None:
     """Print a note when contexts read as chat or meeting transcripts (:func:`faithwatch.text.is_transcript`): on
     summaries of chats the detector was measured at chance (docs/transfer.md, "Chat summaries"). ``contexts`` are
     strings or lists of passages (a batch's records); others are skipped."""
-    from faithwatch.text import is_transcript
+    from faithwatch.text import TRANSCRIPT_NOTE, is_transcript
 
     total = found = 0
     for context in contexts:
@@ -170,9 +170,7 @@ def transcript_note(contexts: Iterable[Any]) -> None:
             found += is_transcript(text)
     if found:
         which = "the context reads" if total == 1 else f"{found} of {total} contexts read"
-        err.print(f"[yellow]note:[/] {which} as a chat or meeting transcript (\"Name: message\" lines). On summaries "
-                  "of chats the detector was measured at chance (FacEval, DialSummEval; never trained on; "
-                  "docs/transfer.md, \"Chat summaries\"): do not rely on its verdicts there.")
+        err.print(f"[yellow]note:[/] {which} {escape(TRANSCRIPT_NOTE)}")
 
 
 def input_contexts(source: Path) -> Iterator[Any]:

@@ -153,6 +153,7 @@ class Run:
     def done(self, finish_reason: str, refused: bool) -> Done:
         """The answer's end: its summary, and the scores of the sentences sent kept among the recent ones."""
         self.scoring.recent.add(n.report.score for n in self.notes if not n.candidate)
+        self.scoring.recent.add_context(self.rag.context)
         return Done(finish_reason, self.summary(refused))
 
     def summary(self, refused: bool) -> dict[str, Any]:

@@ -279,13 +279,15 @@ def create_app(
         return len(monitor.lm.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def check_context(context: str) -> None:
-        if max_context_tokens is None:
-            return
-        if len(context) > max_context_tokens * _CHARS_PER_TOKEN:  # too long to be worth tokenising
-            raise too_many_chars(len(context), max_context_tokens)
-        n = n_tokens(context)
-        if n > max_context_tokens:
-            raise too_many_tokens(n, max_context_tokens)
+        """Refuse a context above ``max_context_tokens``; keep whether an accepted one reads as a transcript
+        (``/healthz``'s ``domain``)."""
+        if max_context_tokens is not None:
+            if len(context) > max_context_tokens * _CHARS_PER_TOKEN:  # too long to be worth tokenising
+                raise too_many_chars(len(context), max_context_tokens)
+            n = n_tokens(context)
+            if n > max_context_tokens:
+                raise too_many_tokens(n, max_context_tokens)
+        recent.add_context(context)
 
     def fit_passages(passages: list[str]) -> tuple[list[str], int]:
         """The passages of /v1/check under the monitor's context limits, and the characters cut from them.
@@ -762,6 +764,7 @@ def create_app(
             out = {**result.to_dict(), "context_chars_cut": chars_cut}
             if kind == "detector":  # the served detector's scores: /healthz's domain, as `faithwatch check` notes
                 recent.add((c.get("scores") or {}).get("detector_score") for c in out.get("claims") or [])
+                recent.add_context(passages)
             return out
 
         return await run_job(job)
