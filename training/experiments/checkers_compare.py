@@ -6,6 +6,7 @@ of supported sentences Entailment. No training, no tuning.
 
     python training/experiments/checkers_compare.py training/data/begin-dev-cmu.tsv,training/data/begin-dev-tc.tsv
     python training/experiments/checkers_compare.py blatant
+    python training/experiments/checkers_compare.py training/data/begin-dev-tc.tsv detector   # some checkers only
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from faithwatch.data.loaders import load_dataset
 KINDS = ("nli", "alignment", "detector")
 
 
-def blatant() -> None:
+def blatant(kinds: tuple[str, ...] = KINDS) -> None:
     rows = [json.loads(line) for line in Path("tests/data/blatant.jsonl").read_text().splitlines() if line.strip()]
-    for kind in KINDS:
+    for kind in kinds:
         checker = get_checker(CheckerSpec(kind=kind))
         flags = {"error": [], "supported": []}
         for r in rows:
@@ -36,12 +37,12 @@ def blatant() -> None:
               f"supported passed {1 - np.mean(flags['supported']):.3f}", flush=True)
 
 
-def labelled(names: list[str]) -> None:
+def labelled(names: list[str], kinds: tuple[str, ...] = KINDS) -> None:
     for name in names:
         examples = [e for e in load_dataset(name) if e.response_label is not None]
         y = np.array([e.response_label for e in examples])
         parts = [f"{name} n={len(examples)} unfaithful={y.mean():.2f}"]
-        for kind in KINDS:
+        for kind in kinds:
             checker = get_checker(CheckerSpec(kind=kind))
             flag = np.array([checker.check([Claim(e.response, "response", (0, len(e.response)))], [e.context],
                                            e.question)[0].label != "Entailment" for e in examples])
@@ -51,6 +52,7 @@ def labelled(names: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         raise SystemExit(__doc__)
-    blatant() if sys.argv[1] == "blatant" else labelled(sys.argv[1].split(","))
+    chosen = tuple(sys.argv[2].split(",")) if len(sys.argv) == 3 else KINDS
+    blatant(chosen) if sys.argv[1] == "blatant" else labelled(sys.argv[1].split(","), chosen)
