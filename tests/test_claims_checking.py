@@ -596,6 +596,8 @@ CHAT = "Amanda: I baked cookies. Do you want some?\nJerry: Sure!\nAmanda: I'll b
     (CHAT, True),
     ("PM: Let's start.\nMarketing: The survey is done.\n\nPM: Good, the results?\nMarketing: Mostly positive.", True),
     ("Name: Ada Lovelace\nBorn: 1815\nKnown for: the first program", False),  # a record of fields: no one speaks twice
+    ("Title: Emma\nAuthor: Austen\nYear: 1815\nTitle: Dubliners\nAuthor: Joyce\nYear: 1914", False),  # records
+    ("Ana: Hi all.\nBen: Hi.\nCy: Hello.\nAna: Shall we start?\nCy: Yes.\nBen: Fine.", True),  # three, not cyclic
     ("Amanda: I baked cookies.\nJerry: Sure!", False),  # two lines
     ("The tower was built in 1889.\nIt is 330 m tall.\nNote: it was repainted.", False),  # prose
     ("Amanda: I baked cookies.\nAmanda: More later.\nAmanda: Bye.", False),  # one speaker

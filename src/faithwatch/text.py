@@ -302,9 +302,13 @@ TRANSCRIPT_NOTE = ('as a chat or meeting transcript ("Name: message" lines). On 
 def is_transcript(text: str) -> bool:
     """Whether ``text`` reads as a chat or meeting transcript: three or more lines, at least 80% of them turns
     ("Amanda: I baked cookies"), by two or more speakers, one of them speaking twice or more (so a record of
-    fields, "Name: Ada / Born: 1815", is none). faithwatch's detector was measured at chance on summaries of chats
+    fields, "Name: Ada / Born: 1815", is none, and neither is a list of two or more such records, three or more
+    fields in the same order each time). faithwatch's detector was measured at chance on summaries of chats
     (docs/transfer.md, "Chat summaries"), so the CLI notes such contexts."""
     lines = [line for line in text.splitlines() if line.strip()]
     speakers = [m.group(1).casefold() for line in lines if (m := _TURN.match(line))]
-    return (len(lines) >= 3 and len(speakers) >= 0.8 * len(lines) and len(set(speakers)) >= 2
-            and len(speakers) > len(set(speakers)))
+    n = len(set(speakers))
+    # a list of records: three or more fields, the same order each time, at least twice ("Title: … / Author: …")
+    cyclic = n >= 3 and len(speakers) >= 2 * n and speakers[:-n] == speakers[n:]
+    return (len(lines) >= 3 and len(speakers) >= 0.8 * len(lines) and n >= 2 and len(speakers) > n
+            and not cyclic)
