@@ -32,6 +32,17 @@ def test_monitor_json_lines(tiny_model_dir, tmp_path, one_thread):
     assert sentences[0]["detector"] == "heuristic-v1"
 
 
+def test_monitor_notes_a_chat_context_after_the_answer(tiny_model_dir, tmp_path, one_thread):
+    chat = "Ana: I'll bring the cake.\nBen: Great, thanks!\nAna: See you at six."
+    base = ["-q", "Who brings the cake?", "--model", str(tiny_model_dir), "--alignment", "lexical",
+            "--max-new-tokens", "8"]
+    noted = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path, chat), *base], terminal_width=300)
+    assert noted.exit_code == 0, noted.output
+    assert noted.output.index("response score:") < noted.output.index("reads as a chat or meeting transcript")
+    plain = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path), *base, "--json"])
+    assert plain.exit_code == 0 and "transcript" not in plain.output
+
+
 def test_monitor_static_cache_and_run_ahead_print_the_same_scores(tiny_model_dir, tmp_path, one_thread):
     args = ["monitor", "-c", _ctx(tmp_path), "-q", "When was the bridge built?", "--model", str(tiny_model_dir),
             "--alignment", "lexical", "--json", "--max-new-tokens", "24"]

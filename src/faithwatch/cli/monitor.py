@@ -181,7 +181,6 @@ def monitor(
         result = mon.generate(question, ctx, on_sentence=emit)
     except FaithwatchError as exc:
         raise fail(exc) from None
-    transcript_note([ctx])
     if html is not None:
         from faithwatch.report import write_response_html
 
@@ -190,6 +189,7 @@ def monitor(
     summary = {k: v for k, v in result.to_dict(False).items() if k not in ("sentences", "context")}
     if json_lines:
         print(json.dumps({"type": "summary", **summary}, allow_nan=False), flush=True)
+        transcript_note([ctx])
         return
     score = result.score
     verdict = "no sentence" if score is None else f"[{_colour(score, threshold)}]{score:.2f}[/] (worst sentence)"
@@ -197,6 +197,7 @@ def monitor(
               + (f" · context cut by {result.context_tokens_cut} tokens" if result.context_tokens_cut else ""))
     if mon.detector.name.startswith("heuristic"):
         out.print("[dim]score: an untrained heuristic of the signals (see README), not a trained detector.[/]")
+    transcript_note([ctx])
 
 
 @app.command()
