@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
@@ -299,13 +299,14 @@ TRANSCRIPT_NOTE = ('as a chat or meeting transcript ("Name: message" lines). On 
                    "do not rely on its verdicts there.")
 
 
-def is_transcript(text: str) -> bool:
-    """Whether ``text`` reads as a chat or meeting transcript: three or more lines, at least 80% of them turns
-    ("Amanda: I baked cookies"), by two or more speakers, one of them speaking twice or more (so a record of
-    fields, "Name: Ada / Born: 1815", is none, and neither is a list of two or more such records, three or more
-    fields in the same order each time). faithwatch's detector was measured at chance on summaries of chats
-    (docs/transfer.md, "Chat summaries"), so the CLI notes such contexts."""
-    lines = [line for line in text.splitlines() if line.strip()]
+def is_transcript(text: str | Sequence[str]) -> bool:
+    """Whether ``text`` (or passages, read together) reads as a chat or meeting transcript: three or more lines,
+    at least 80% of them turns ("Amanda: I baked cookies"), by two or more speakers, one of them speaking twice or
+    more (so a record of fields, "Name: Ada / Born: 1815", is none, and neither is a list of two or more such
+    records, three or more fields in the same order each time). faithwatch's detector was measured at chance on
+    summaries of chats (docs/transfer.md, "Chat summaries"), so the CLI notes such contexts."""
+    lines = [line for part in ([text] if isinstance(text, str) else text) for line in part.splitlines()
+             if line.strip()]
     speakers = [m.group(1).casefold() for line in lines if (m := _TURN.match(line))]
     n = len(set(speakers))
     # a list of records: three or more fields, the same order each time, at least twice ("Title: … / Author: …")

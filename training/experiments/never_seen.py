@@ -22,6 +22,7 @@ from sklearn.metrics import roc_auc_score
 
 from faithwatch.detectors.calibration import best_balanced_accuracy, weighted_balanced_accuracy
 from faithwatch.detectors.shipped import default_detector
+from faithwatch.eval.harness import response_level
 from faithwatch.eval.pipeline import extraction_monitor, load_labelled
 from faithwatch.eval.recalibration import adapt_unlabelled
 from faithwatch.eval.training import syncheck_scores
@@ -40,15 +41,14 @@ def part_aurocs(monitor, table, examples) -> dict[str, float]:
     return {name: round(float(roc_auc_score(y, -v)), 3) for name, v in out.items()}
 
 
-def response_aurocs(det, sentences) -> str:
-    """Response-level AUROC of the detector and of `align_score`, each response scored by its worst sentence (every
-    sentence of a response with a response label, whether or not the sentence has a label of its own)."""
-    t = sentences[sentences.response_label.notna()]
-    g = t.assign(p=syncheck_scores(det, t)).groupby("example_id").agg(
-        p=("p", "min"), a=("align_score", "min"), y=("response_label", "first"))
-    y = g.y.to_numpy().astype(int)
-    return (f"{len(g)}, {y.mean():.2f} unfaithful; AUROC (worst sentence) {roc_auc_score(y, -g.p):.3f}, align_score "
-            f"{roc_auc_score(y, -g.a):.3f}")
+def response_aurocs(det, examples, sentences) -> str:
+    """Response-level AUROC of the detector and of `align_score`, each response scored by its worst sentence
+    (:func:`~faithwatch.eval.harness.response_level`; every sentence of a response with a response label)."""
+    p = response_level(examples, sentences, syncheck_scores(det, sentences))
+    a = response_level(examples, sentences, sentences.align_score.to_numpy())
+    y = p.label.to_numpy().astype(int)
+    return (f"{len(p)}, {y.mean():.2f} unfaithful; AUROC (worst sentence) {roc_auc_score(y, -p.score):.3f}, "
+            f"align_score {roc_auc_score(y, -a.score):.3f}")
 
 
 def main(sets: list[str], parts: bool) -> None:
@@ -68,7 +68,7 @@ def main(sets: list[str], parts: bool) -> None:
               f"{roc_auc_score(y, -t.align_score):.3f}; flagged {np.mean(p < det.threshold):.2f}; BA {ba:.3f} at the "
               f"threshold, {best:.3f} at the best: cost {best - ba:.3f}; after the unlabelled shift "
               f"({shift.shift:+.2f}) {best - ba_shifted:.3f}", flush=True)
-        print(f"  responses: {response_aurocs(det, d.all_sentences)}", flush=True)
+        print(f"  responses: {response_aurocs(det, d.examples, d.all_sentences)}", flush=True)
         if parts:
             print(f"  parts of align_score: {part_aurocs(monitor, t, d.examples)}", flush=True)
 

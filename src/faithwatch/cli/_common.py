@@ -164,10 +164,9 @@ def transcript_note(contexts: Iterable[Any]) -> None:
 
     total = found = 0
     for context in contexts:
-        text = "\n".join(c for c in context if isinstance(c, str)) if isinstance(context, list) else context
-        if isinstance(text, str):
+        if isinstance(context, str) or (isinstance(context, list) and all(isinstance(c, str) for c in context)):
             total += 1
-            found += is_transcript(text)
+            found += is_transcript(context)
     if found:
         which = "the context reads" if total == 1 else f"{found} of {total} contexts read"
         err.print(f"[yellow]note:[/] {which} {escape(TRANSCRIPT_NOTE)}")

@@ -189,14 +189,13 @@ def monitor(
     summary = {k: v for k, v in result.to_dict(False).items() if k not in ("sentences", "context")}
     if json_lines:
         print(json.dumps({"type": "summary", **summary}, allow_nan=False), flush=True)
-        transcript_note([ctx])
-        return
-    score = result.score
-    verdict = "no sentence" if score is None else f"[{_colour(score, threshold)}]{score:.2f}[/] (worst sentence)"
-    out.print(f"[bold]response score:[/] {verdict} · {result.num_tokens} tokens · stop: {result.stop_reason}"
-              + (f" · context cut by {result.context_tokens_cut} tokens" if result.context_tokens_cut else ""))
-    if mon.detector.name.startswith("heuristic"):
-        out.print("[dim]score: an untrained heuristic of the signals (see README), not a trained detector.[/]")
+    else:
+        score = result.score
+        verdict = "no sentence" if score is None else f"[{_colour(score, threshold)}]{score:.2f}[/] (worst sentence)"
+        out.print(f"[bold]response score:[/] {verdict} · {result.num_tokens} tokens · stop: {result.stop_reason}"
+                  + (f" · context cut by {result.context_tokens_cut} tokens" if result.context_tokens_cut else ""))
+        if mon.detector.name.startswith("heuristic"):
+            out.print("[dim]score: an untrained heuristic of the signals (see README), not a trained detector.[/]")
     transcript_note([ctx])
 
 

@@ -37,7 +37,7 @@ class RecentScores:
         (:func:`faithwatch.text.is_transcript`); None is skipped."""
         if context is None:
             return
-        found = is_transcript(context if isinstance(context, str) else "\n".join(context))
+        found = is_transcript(context)
         with self._lock:
             self._transcripts.append(found)
 
