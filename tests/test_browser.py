@@ -257,7 +257,7 @@ def test_page_streams_coloured_sentences(server, tmp_path):
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
 def test_a_refusal_shows_what_came_closest(server):
     """/v1/generate's refusal on the page: the response's ``closest`` sentence (the best-scored of the trace) and
-    tau2, as the CLI prints them."""
+    tau2, as the CLI prints them; and a response's ``notes``."""
     from playwright.sync_api import sync_playwright
 
     refused = {"refused": True, "answer": "I cannot answer this faithfully from the given context.", "sentences": [],
@@ -277,5 +277,13 @@ def test_a_refusal_shows_what_came_closest(server):
                           {**refused, "trace": refused["trace"][:1], "closest": refused["trace"][0], "params": {}})
             assert page.locator("#closest").text_content() == "Closest to passing: 0.31 “Built in <1920>.”."
             assert "&lt;1920&gt;" in page.locator("#closest").inner_html()  # the text is escaped, not markup
+
+            # the server's notes (a chat transcript as the context) are shown under the answer, and cleared
+            assert not page.locator("#notes").is_visible()
+            page.evaluate("(r) => showNotes(r)", {"notes": ["the context reads as a <chat> transcript."]})
+            assert page.locator("#notes").is_visible()
+            assert page.locator("#notes").text_content() == "Note: the context reads as a <chat> transcript."
+            page.evaluate("(r) => showNotes(r)", {"notes": []})
+            assert not page.locator("#notes").is_visible()
         finally:
             browser.close()

@@ -41,6 +41,14 @@ def test_monitor_notes_a_chat_context_after_the_answer(tiny_model_dir, tmp_path,
     assert noted.output.index("response score:") < noted.output.index("reads as a chat or meeting transcript")
     plain = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path), *base, "--json"])
     assert plain.exit_code == 0 and "transcript" not in plain.output
+    summary = json.loads(runner.invoke(app, ["monitor", "-c", _ctx(tmp_path, chat), *base, "--json"]).stdout
+                         .splitlines()[-1])
+    assert summary["type"] == "summary" and "chat or meeting transcript" in summary["notes"][0]
+    generated = runner.invoke(app, ["generate", "-c", _ctx(tmp_path, chat), "-q", "Who brings the cake?", "--model",
+                                    str(tiny_model_dir), "-s", "greedy", "--max-new-tokens", "8"],
+                              terminal_width=300)
+    assert generated.exit_code == 0, generated.output
+    assert generated.output.index("mean sentence score") < generated.output.index("reads as a chat or meeting")
 
 
 def test_monitor_static_cache_and_run_ahead_print_the_same_scores(tiny_model_dir, tmp_path, one_thread):

@@ -219,6 +219,8 @@ def test_truncated_context_is_reported(lm):
     result = monitor.score(QUESTION, long_context, RESPONSE)
     assert result.context_tokens_cut > 0
     assert result.sentences
+    assert [n for n in result.notes if f"last {result.context_tokens_cut} tokens were cut" in n]
+    assert result.to_dict()["notes"] == result.notes
     strict = Monitor(lm, signals=["likelihood"], alignment="none")
     with pytest.raises(InputError, match="window"):
         strict.score(QUESTION, long_context, RESPONSE)
@@ -390,3 +392,17 @@ def test_a_context_over_the_window_is_scored_when_the_model_does_not_run(lm):
     with pytest.raises(ContextTooLongError) as info:  # a detector that reads the model: no such advice
         Monitor(lm, detector="heuristic", alignment="lexical").score(QUESTION, long_context, RESPONSE)
     assert "--signals text" not in str(info.value)
+
+
+def test_result_notes_say_when_the_context_reads_as_a_chat(lm):
+    """``MonitorResult.notes``: the transcript caution for a chat context (the CLI prints the same text), none for
+    prose; the scores do not change with it."""
+    from faithwatch.text import TRANSCRIPT_NOTE
+
+    monitor = Monitor(lm, signals=["likelihood"], alignment="lexical")
+    prose = monitor.score(QUESTION, CONTEXT, RESPONSE)
+    assert prose.notes == [] and prose.to_dict()["notes"] == []
+    chat = "Ana: I'll bring the cake.\nBen: Great, thanks!\nAna: See you at six."
+    noted = monitor.score("Who brings the cake?", chat, "Ana brings the cake.")
+    assert noted.notes == [f"the context reads {TRANSCRIPT_NOTE}"]
+    assert noted.to_dict(vectors=False)["notes"] == noted.notes

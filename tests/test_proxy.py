@@ -258,6 +258,17 @@ def test_healthz_places_the_sentences_sent_against_the_detectors_training_sets(t
                                          "contexts": 2, "transcripts": 0.0, "transcript_note": None}
 
 
+def test_the_summary_notes_a_chat_context(text_monitor):
+    """The last chunk's summary carries ``notes`` (``faithwatch.results.context_notes``): the transcript caution for
+    a chat as the context, none for prose."""
+    chat = "Ana: The tower is in Paris.\nBen: How tall is it?\nAna: It is 330 metres tall."
+    with Running(text_monitor, Script(pieces=FAITHFUL)) as url:
+        summaries = [httpx.post(url + "/v1/chat/completions", json={**ASK, "context": context}, timeout=30).json()[
+            "faithwatch"]["summary"] for context in (CONTEXT, chat)]
+    assert summaries[0]["notes"] == []
+    assert len(summaries[1]["notes"]) == 1 and "chat or meeting transcript" in summaries[1]["notes"][0]
+
+
 def test_other_hosts_and_bodies_that_are_not_json_are_refused(text_monitor):
     script = Script(pieces=FAITHFUL)
     with serve(fake_upstream(script)) as up, serve(create_proxy_app(

@@ -158,6 +158,19 @@ def test_generate_greedy(client):
     assert client.post("/v1/generate", json={"question": "q", "context": "c", "strategy": "nope"}).status_code == 422
 
 
+def test_generate_and_score_answer_with_the_notes_of_a_chat_context(client):
+    """A chat transcript as the context: /v1/generate and /v1/score say so in ``notes`` (the same text as the CLI's,
+    ``faithwatch.results.context_notes``); a prose context gets none."""
+    chat = "Ana: I'll bring the cake.\nBen: Great, thanks!\nAna: See you at six."
+    generated = client.post("/v1/generate", json={"question": "Who brings the cake?", "context": chat,
+                                                  "strategy": "greedy", "max_new_tokens": 8}).json()
+    assert len(generated["notes"]) == 1 and "chat or meeting transcript" in generated["notes"][0]
+    scored = client.post("/v1/score", json={"records": [
+        {"question": "Who?", "context": chat, "response": "Ana brings the cake."},
+        {"question": QUESTION, "context": CONTEXT, "response": "It is in Paris."}]}).json()["results"]
+    assert scored[0]["result"]["notes"] == generated["notes"] and scored[1]["result"]["notes"] == []
+
+
 def test_check_alignment(client):
     r = client.post("/v1/check", json={"response": "The tower is in Paris. It was built by aliens in 1999.",
                                        "contexts": [CONTEXT], "alignment": "lexical"})

@@ -56,12 +56,33 @@ class MonitorResult:
         """Response score: the minimum sentence score (a response is as faithful as its worst sentence)."""
         return min((s.score for s in self.sentences), default=None)
 
+    @property
+    def notes(self) -> list[str]:
+        """Cautions about these verdicts (:func:`context_notes`), empty when there is none."""
+        return context_notes(self.context, self.context_tokens_cut)
+
     def to_dict(self, vectors: bool = True) -> dict[str, Any]:
         skip = ("sentences", "records", "token_ends")
         out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in skip}
         out["score"] = self.score
+        out["notes"] = self.notes
         out["sentences"] = [s.to_dict(vectors) for s in self.sentences]
         return out
+
+
+def context_notes(context: str, tokens_cut: int = 0) -> list[str]:
+    """Cautions about verdicts on ``context``, empty when there is none: its last ``tokens_cut`` tokens were cut to
+    fit the model's window, or it reads as a chat or meeting transcript, where the detector was measured at chance
+    (:data:`faithwatch.text.TRANSCRIPT_NOTE`). The scores are the same either way."""
+    from faithwatch.text import TRANSCRIPT_NOTE, is_transcript
+
+    out = []
+    if tokens_cut:
+        out.append(f"the context's last {tokens_cut} tokens were cut to fit the model's window: the sentences were "
+                   "judged against the rest only.")
+    if is_transcript(context):
+        out.append(f"the context reads {TRANSCRIPT_NOTE}")
+    return out
 
 
 def check_finite(name: str, value: float) -> float:

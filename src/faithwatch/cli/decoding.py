@@ -23,6 +23,7 @@ from faithwatch.cli._common import (
     group,
     out,
     read_text,
+    transcript_note,
 )
 from faithwatch.errors import FaithwatchError
 from faithwatch.params import DEFAULT_STRATEGY, bounds, default, help_of
@@ -106,6 +107,7 @@ def generate(
         err.print(f"HTML report → {html}")
     if json_out:
         print(json.dumps(result.to_dict(), allow_nan=False))
+        transcript_note([ctx])
         return
     for e in result.trace:
         style = _KIND_STYLE.get(e.kind, "")
@@ -121,6 +123,7 @@ def generate(
     mean = "n/a" if result.mean_score is None else f"{result.mean_score:.2f}"
     out.print(f"[dim]{strategy} · {result.num_tokens} tokens in the answer, {result.generated_tokens} generated · "
               f"mean sentence score {mean} ({result.detector}) · stop: {result.stop_reason}[/]")
+    transcript_note([ctx])
 
 
 def refusal_hint(result: DecodingResult, threshold: float) -> str | None:

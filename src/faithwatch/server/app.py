@@ -54,6 +54,7 @@ from fastapi.security import HTTPBearer
 from faithwatch._version import __version__
 from faithwatch.alignment import CHECK_SCORER, plain_specs
 from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError, ModelNotAvailableError
+from faithwatch.results import context_notes
 from faithwatch.server.apidocs import api_app
 from faithwatch.server.chat import ChatRequest, completion, generate_choices, sampler
 from faithwatch.server.domain import RecentScores
@@ -610,7 +611,7 @@ def create_app(
                                                                  on_start=token.check))
                 result = (await await_job(future, token, request)).to_dict(vectors=False)
                 recent.add_sentences(result)
-                return result
+                return {**result, "notes": context_notes(body.context)}
 
         def job(tok: CancelToken) -> dict[str, Any]:
             with model_lock:
@@ -625,7 +626,7 @@ def create_app(
                         engine.before_step = None
             out = result.to_dict(vectors=False)
             recent.add_sentences(out)
-            return out
+            return {**out, "notes": context_notes(body.context)}
 
         return await run_job(job, request)
 
