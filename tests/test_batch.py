@@ -173,3 +173,52 @@ def test_a_record_edited_after_it_was_scored_is_named_on_resume(tmp_path, caplog
         assert (summary.scored, summary.skipped_done) == (0, 3)
         assert "1 record of" in caplog.text and "(ids b)" in caplog.text and "--overwrite" in caplog.text
     assert _ids(out) == ["a", "b", "c"]  # the old row stays, no duplicate
+
+
+def test_a_csv_input_is_read_by_its_header_and_scored_as_the_same_jsonl(monitor, tmp_path):
+    """A .csv input: one record per row (a quoted cell may span lines), an empty question cell means a summary, a
+    row with a missing or an extra field is a bad record named by the line it starts on; the scores equal those of
+    the same records as JSON Lines."""
+    import csv
+
+    src = tmp_path / "in.csv"
+    with src.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "question", "context", "response"])
+        w.writerow(["a", GOOD[0]["question"], CONTEXT.replace(". ", ".\n"), GOOD[0]["response"]])  # lines 2-3
+        w.writerow(["b", "", CONTEXT, "The bridge dates from 1820."])  # line 4: a summary
+        w.writerow(["c", "Who?", CONTEXT])  # line 5: no response
+        w.writerow(["d", "Who?", CONTEXT, "Masons.", "extra"])  # line 6
+    summary = score_file(monitor, src, tmp_path / "out.jsonl")
+    assert summary.scored == 2 and [(b.line, b.id) for b in summary.bad] == [(5, "c"), (6, None)]
+    assert "'response' is missing" in summary.bad[0].error and "5 fields" in summary.bad[1].error
+    rows = {r["id"]: r for r in map(json.loads, (tmp_path / "out.jsonl").read_text().splitlines())}
+    assert rows["a"]["line"] == 2 and rows["b"]["line"] == 4
+
+    same = tmp_path / "same.jsonl"
+    _write(same, [{"id": "a", "question": GOOD[0]["question"], "context": CONTEXT.replace(". ", ".\n"),
+                   "response": GOOD[0]["response"]}, {"id": "b", "context": CONTEXT,
+                                                      "response": "The bridge dates from 1820."}])
+    score_file(monitor, same, tmp_path / "same-out.jsonl")
+    again = {r["id"]: r for r in map(json.loads, (tmp_path / "same-out.jsonl").read_text().splitlines())}
+    assert [s["score"] for s in again["a"]["sentences"]] == [s["score"] for s in rows["a"]["sentences"]]
+    assert rows["b"]["question"] == again["b"]["question"] == "Write a short summary of the context."
+
+
+def test_a_tsv_input_and_a_header_without_the_needed_columns(tmp_path):
+    from faithwatch.batch import Record, read_records
+    from faithwatch.errors import InputError
+    from faithwatch.records import CheckRecord
+
+    tsv = tmp_path / "in.tsv"
+    tsv.write_text("context\tresponse\tid\nThe bridge was built in 1820.\tBuilt in 1820.\t\n", encoding="utf-8")
+    (item,) = read_records(tsv, CheckRecord)
+    assert isinstance(item, Record) and item.id == "line-2" and item.data["response"] == "Built in 1820."
+    bad = tmp_path / "bad.csv"
+    bad.write_text("question,text,answer\nq,c,r\n", encoding="utf-8")
+    with pytest.raises(InputError, match="header row naming the columns context and response"):
+        list(read_records(bad))
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("context,response\ncaf\xe9,r\n".encode("latin-1"))
+    with pytest.raises(InputError, match="not UTF-8"):
+        list(read_records(latin))

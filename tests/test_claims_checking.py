@@ -641,6 +641,7 @@ def test_check_notes_a_chat_context_for_the_detector_only(tmp_path, monkeypatch,
         + "\n{torn\n")
     from faithwatch.cli._common import input_contexts, transcript_note
 
-    assert len(list(input_contexts(src))) == 3  # the torn line is skipped
-    transcript_note(input_contexts(src))  # what a batch run of `check` or `score` ends with
+    assert len(list(input_contexts(src, check=True))) == 3  # the torn line is skipped
+    assert len(list(input_contexts(src))) == 2  # as `score` reads it: passages are no context there
+    transcript_note(input_contexts(src, check=True))  # what a batch run of `check` ends with
     assert "2 of 3 contexts read as a chat or meeting transcript" in " ".join(capsys.readouterr().err.split())

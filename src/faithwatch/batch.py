@@ -1,6 +1,7 @@
 """Scoring a JSONL file of (context, question, response) records: resumable, bad records reported.
 
-Input lines: ``{"id"?: str|int, "context": str, "question": str, "response": str, "instruction"?: str}``.
+Input lines: ``{"id"?: str|int, "context": str, "question": str, "response": str, "instruction"?: str}``; a
+``.csv`` or ``.tsv`` file with a header row naming these columns is read too (:func:`read_records`).
 Each finished record is appended to the output and flushed to disk at once, so a crash loses at most
 the record in progress; re-running skips the records already in the output (a torn last line is
 dropped). A bad record is reported with its line number and the rest are processed.
@@ -10,7 +11,9 @@ checks its rows with it too.
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import logging
 import os
@@ -82,10 +85,59 @@ def check_record(data: Any, line: int | None, model: type[ScoreRecord] | type[Ch
     return Record(line, rid, data)
 
 
+#: batch inputs read as delimited text with a header row, by file suffix; any other is JSON Lines
+CSV_DELIMITERS = {".csv": ",", ".tsv": "\t"}
+#: CSV columns whose empty cell means "not given" (an empty context or response stays a bad record)
+_OPTIONAL_COLUMNS = ("id", "question", "instruction", "model", "dataset")
+
+
+def _read_csv(path: Path, delimiter: str, model: type[ScoreRecord] | type[CheckRecord]
+              ) -> Iterator[Record | BadRecord]:
+    """The rows of a CSV / TSV input with a header row, each validated as ``model``; a row's line is the file line
+    it starts on (the header is line 1)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} is not UTF-8 text (byte {exc.start + 1}): save it as UTF-8") from None
+    csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))  # a long document in one cell (default: 128 KiB)
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    try:
+        header = reader.fieldnames or []
+    except csv.Error as exc:
+        raise InputError(f"{path}: its header row cannot be read as {path.suffix[1:].upper()}: {exc}") from None
+    needed = [c for c in ("context", "response") if c not in header]
+    if header and needed:
+        raise InputError(f"{path}: a {path.suffix[1:].upper()} input needs a header row naming the columns context "
+                         f"and response (question, id and instruction are optional); no column {needed[0]!r} in "
+                         f"{header[:8]}")
+    start = reader.line_num + 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:  # e.g. a NUL byte: this row is bad, the reader goes on with the next line
+            yield BadRecord(start, None, f"not valid {path.suffix[1:].upper()}: {exc}")
+            start = reader.line_num + 1
+            continue
+        line, start = start, reader.line_num + 1
+        if None in row:
+            yield BadRecord(line, None, f"{len(header) + len(row[None])} fields, the header names {len(header)}")
+            continue
+        data = {k: v for k, v in row.items()
+                if v is not None and not (k in _OPTIONAL_COLUMNS and not v.strip())}
+        yield check_record(data, line, model)
+
+
 def read_records(path: Path, model: type[ScoreRecord] | type[CheckRecord] = ScoreRecord
                  ) -> Iterator[Record | BadRecord]:
     """Parse input lines into ``model`` (:mod:`faithwatch.records`); a line that is not UTF-8, not JSON, not an
-    object or not a valid record comes back as a :class:`BadRecord` (the rest go on)."""
+    object or not a valid record comes back as a :class:`BadRecord` (the rest go on). A ``.csv`` or ``.tsv`` file
+    is read by its header row instead (:data:`CSV_DELIMITERS`); an empty id, question or instruction cell counts
+    as not given."""
+    if (delimiter := CSV_DELIMITERS.get(path.suffix.lower())) is not None:
+        yield from _read_csv(path, delimiter, model)
+        return
     with path.open("rb") as handle:
         for line_no, raw in enumerate(handle, start=1):
             try:

@@ -172,14 +172,15 @@ def transcript_note(contexts: Iterable[Any]) -> None:
         err.print(f"[yellow]note:[/] {which} {escape(TRANSCRIPT_NOTE)}")
 
 
-def input_contexts(source: Path) -> Iterator[Any]:
-    """The ``context`` of each JSON object line of the batch input ``source`` (unreadable lines skipped)."""
-    import json
+def input_contexts(source: Path, check: bool = False) -> Iterator[Any]:
+    """The ``context`` of each valid record of the batch input ``source`` (JSON Lines, CSV or TSV; ``check``: as
+    ``faithwatch check`` reads it, passages allowed)."""
+    from faithwatch.batch import Record, read_records
+    from faithwatch.records import CheckRecord, ScoreRecord
 
-    with source.open(encoding="utf-8", errors="replace") as f:
-        for line in f:
-            with contextlib.suppress(ValueError, AttributeError):
-                yield json.loads(line).get("context")
+    for item in read_records(source, CheckRecord if check else ScoreRecord):
+        if isinstance(item, Record):
+            yield item.data.get("context")
 
 
 def report_empty(total: int, source: Path) -> None:

@@ -106,7 +106,8 @@ def _print_summaries(out: Console, summaries) -> None:
 @app.command()
 def check(
     input: Path | None = typer.Option(None, "--input", "-i", help="JSONL: {id?, context: str | [str], response, "
-                                      "question?, model?, dataset?}."),
+                                      "question?, model?, dataset?}, or a .csv / .tsv file with those columns "
+                                      "in a header row (one passage per context)."),
     output: Path | None = typer.Option(None, "--output", "-o", help="JSONL of checked responses (appended, "
                                        "resumable); with --context/--response: the JSON of the one response."),
     context: list[Path] | None = typer.Option(None, "--context", "-c", help="Reference passage file ('-' for "
@@ -257,7 +258,7 @@ def check(
         domain_hint(monitor.detector, monitor.threshold, output,
                     lambda row: [(c.get("scores") or {}).get("detector_score") for c in row.get("claims") or []],
                     input, detector)
-        transcript_note(input_contexts(input))
+        transcript_note(input_contexts(input, check=True))
     if summary.bad:
         err.print(f"bad records are listed in {output.with_name(output.name + '.errors.jsonl').resolve()}")
         raise typer.Exit(EXIT_PARTIAL)

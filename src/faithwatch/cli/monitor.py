@@ -202,8 +202,9 @@ def monitor(
 @app.command()
 def score(
     input: Path = typer.Option(..., "--input", "-i", help="JSONL: {id?, context, question?, response, "
-                               "instruction?} (no question: scored as a summary); "
-                               "with --ray also Parquet (a .parquet file or a folder of them; an id per record)."),
+                               "instruction?} (no question: scored as a summary), or a .csv / .tsv file with "
+                               "those columns in a header row; with --ray also Parquet (a .parquet file or a "
+                               "folder of them; an id per record)."),
     output: str = typer.Option(..., "--output", "-o", help="JSONL of per-sentence features (appended, resumable); "
                                "with --ray, a folder of shards when it ends with '/', exists or --format is given."),
     model: str | None = ModelOpt,
