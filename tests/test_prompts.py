@@ -89,6 +89,16 @@ def test_empty_inputs_raise(tokenizer, question, context):
         build_prompts(tokenizer, question, context)
 
 
+@pytest.mark.parametrize("context, said", [
+    (["Eiffel designed it.", "It was finished in 1889."], r"a list of 2 strings.*'\\n\\n'\.join\(passages\)"),
+    (1889, "must be a string, got int"), (None, "must be a string, got NoneType"),
+])
+def test_a_context_that_is_no_string_is_named_for_what_it_is(tokenizer, context, said):
+    """Not "the context is empty": a list of passages is told how to join them (the Monitor has one context)."""
+    with pytest.raises(InputError, match=said):
+        build_prompts(tokenizer, QUESTION, context)
+
+
 def test_too_long_context_raises_with_sizes(tokenizer):
     full = build_prompts(tokenizer, QUESTION, LONG_CONTEXT)
     n = len(full.rag_ids)

@@ -19,7 +19,7 @@ from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError
 from faithwatch.models.ahead import GREEDY, OnDevice
 from faithwatch.models.engine import DecodingEngine, EngineSession, Needs, TokenRecords
 from faithwatch.models.loading import LoadedModel, load_model
-from faithwatch.models.prompts import DEFAULT_INSTRUCTION, PromptPair, build_prompts, groups_in_order
+from faithwatch.models.prompts import DEFAULT_INSTRUCTION, PromptPair, build_prompts, check_text, groups_in_order
 from faithwatch.results import MonitorResult, SentenceReport, check_finite
 from faithwatch.sentences import GenerationRule, Sentence, SentenceTracker, Tracked, track
 from faithwatch.signals import (
@@ -526,8 +526,7 @@ class Monitor:
         """The RAG prompt and its twin; ``fit=False`` when the model will not run them, so that the model window
         (and ``truncate_context``) do not apply."""
         if self.lm is None:  # no prompt to build; the inputs are still checked
-            if not isinstance(context, str) or not context.strip():
-                raise InputError("The context is empty: faithwatch needs a non-empty context.")
+            check_text("context", context)
             return PromptPair([], [], "", "", 0, context)
         return build_prompts(
             self.lm.tokenizer, question, context, instruction=instruction or self.instruction,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from transformers import PreTrainedTokenizerBase
 
@@ -68,8 +69,15 @@ def groups_in_order(keys: Iterable[Hashable]) -> tuple[list[int], list[int]]:
     return groups, firsts
 
 
-def _check(name: str, value: str) -> str:
-    if not isinstance(value, str) or not value.strip():
+def check_text(name: str, value: Any) -> str:
+    """``value`` when it is a non-empty string, else an :class:`InputError` that says what it is (a list of
+    passages is told how to join them)."""
+    if isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value):
+        raise InputError(f"The {name} is a list of {len(value)} strings; faithwatch reads one {name} string: join "
+                         "the passages first, e.g. '\\n\\n'.join(passages).")
+    if not isinstance(value, str):
+        raise InputError(f"The {name} must be a string, got {type(value).__name__}.")
+    if not value.strip():
         raise InputError(f"The {name} is empty: faithwatch needs a non-empty {name}.")
     return value
 
@@ -95,8 +103,8 @@ def build_prompts(
     RAG prompt does not fit, a :class:`ContextTooLongError` is raised, unless ``truncate_context`` is
     set: then the context's tail is cut and a warning states how many tokens were cut.
     """
-    _check("question", question)
-    _check("context", context)
+    check_text("question", question)
+    check_text("context", context)
     cut = 0
     rag_text = render(tokenizer, user_message(question, context, instruction))
     rag_ids = _encode(tokenizer, rag_text)
