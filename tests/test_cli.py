@@ -110,6 +110,10 @@ def test_exit_codes(tiny_model_dir, tmp_path, one_thread):
     model = ["--model", str(tiny_model_dir), "--alignment", "lexical"]
     missing = runner.invoke(app, ["monitor", "-c", str(tmp_path / "nope.txt"), "-q", "q?", *model])
     assert missing.exit_code == 2 and "not found" in missing.output
+    assert "reads as text" not in missing.output
+    inline = runner.invoke(app, ["check", "-c", _ctx(tmp_path), "-r", "The tower is in Rome."])
+    assert inline.exit_code == 2 and "'The tower is in Rome.' reads as text, not a path" in " ".join(
+        inline.output.split())
     into_folder = runner.invoke(app, ["score", "-i", "examples/responses.jsonl", "-o", str(tmp_path), *model])
     assert into_folder.exit_code == 2 and "is a folder (of shards): give a .jsonl file" in " ".join(
         into_folder.output.split())

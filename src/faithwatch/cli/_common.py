@@ -221,6 +221,11 @@ def read_text(path: Path, what: str) -> str:
     if path.is_dir():
         raise InputError(f"{what} {path} is a folder: give a file")
     if not path.is_file():
+        given = str(path)
+        if len(given.split()) >= 3:  # words, not a path: the text itself was given
+            shown = given if len(given) <= 60 else given[:59] + "…"
+            raise InputError(f"{what} file not found: {shown!r} reads as text, not a path. Give a file, or the text "
+                             f"on standard input with '-' (echo '…' | faithwatch … --{what} -).")
         raise InputError(f"{what} file not found: {path}")
     try:
         return path.read_text(encoding="utf-8-sig")  # a byte-order mark is no text
