@@ -1,0 +1,50 @@
+"""The shipped detector on answers written with markup: list markers, citation markers, bold (scratch probe).
+
+RAG answers often come as numbered lists, cite their passages ("[1]") or bold a phrase. Each pair of the blatant
+suite (tests/data/blatant.jsonl: 96 supported sentences, 96 with one error; never trained on) is scored plain and
+in three marked copies: "1. " before it, " [1]" before its final stop, and its first two words in "**". A marked
+copy says what the plain one says, so it should be flagged as often.
+
+    python training/experiments/markup_probe.py          # about 2 min on 2 CPU cores
+
+Prints, for each variant, the share of supported sentences passed and of errors flagged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+from faithwatch.eval.pairs import load_pairs, pair_summary, score_pairs
+from faithwatch.monitor import Monitor
+
+SUITE = Path(__file__).resolve().parents[2] / "tests" / "data" / "blatant.jsonl"
+
+
+def _cite(s: str) -> str:
+    m = re.search(r"[.!?]?\s*$", s)
+    return s[: m.start()] + " [1]" + s[m.start():]
+
+
+def _bold(s: str) -> str:
+    words = s.split(" ")
+    return " ".join(["**" + " ".join(words[:2]) + "**", *words[2:]]) if len(words) > 2 else f"**{s}**"
+
+
+VARIANTS = {"plain": lambda s: s, "list": lambda s: "1. " + s, "cite": _cite, "bold": _bold}
+
+
+def main() -> None:
+    monitor = Monitor(signals=["alignment", "lexical", "edits", "tagger"])
+    pairs = load_pairs(SUITE)
+    print(f"detector {monitor.detector.name}, threshold {monitor.threshold:.3f}, {len(pairs)} pairs")
+    for name, change in VARIANTS.items():
+        marked = [dataclasses.replace(p, sentence=change(p.sentence)) for p in pairs]
+        s = pair_summary(score_pairs(monitor, marked))
+        print(f"{name:>6}: supported passed {s['supported_passed']:.3f}, errors flagged {s['errors_flagged']:.3f}, "
+              f"AUROC {s.get('auroc', float('nan')):.3f}")
+
+
+if __name__ == "__main__":
+    main()
