@@ -22,7 +22,7 @@ from faithwatch.alignment import (
 )
 from faithwatch.alignment import embedding as embedding_mod
 from faithwatch.alignment.embedding import default_minilm_path
-from faithwatch.text import preamble_end, strip_preamble
+from faithwatch.text import preamble_end, strip_markup, strip_preamble
 
 CONTEXT = (
     "Acme Corp reported revenue of $4.2 billion in 2023, up 12% from the previous year. "
@@ -110,6 +110,45 @@ def test_the_claim_after_a_preamble_is_read_in_place() -> None:
 ])
 def test_strip_preamble(sentence: str, claim: str) -> None:
     assert strip_preamble(sentence) == claim and sentence[preamble_end(sentence):] == claim
+
+
+@pytest.mark.parametrize(("sentence", "claim"), [
+    ("1. The tower was built in 1889.", "The tower was built in 1889."),
+    ("2) It is 330 m tall.", "It is 330 m tall."),
+    ("(3) It is in Paris.", "It is in Paris."),
+    ("- It is in Paris.", "It is in Paris."),
+    ("• It is in Paris.", "It is in Paris."),
+    ("## The tower", "The tower"),
+    ("It was built in 1889 [1].", "It was built in 1889."),
+    ("Built in 1889 [1, 2] and 330 m tall [3-4].", "Built in 1889 and 330 m tall."),
+    ("Built in 1889[^2] [Doc 1] [source 3] 【4†passage】.", "Built in 1889."),
+    ("**The Eiffel Tower** is `330 m` tall.", "The Eiffel Tower is 330 m tall."),
+    ("1.5 million people came.", "1.5 million people came."),  # a number, not a marker
+    ("2019 was a good year.", "2019 was a good year."),
+    ("5. 5, shackell 6, mee 6", "5, shackell 6, mee 6"),
+    ("Oh, s***, he's on fire!", "Oh, s***, he's on fire!"),  # one asterisk is no emphasis
+    ('Fill in "Republicans use _______ to win".', 'Fill in "Republicans use _______ to win".'),
+    ("A. Smith said so.", "A. Smith said so."),  # a letter is no marker
+    ("1.", "1."), ("[1]", "[1]"),  # nothing but markup: kept whole
+    ("The year [2019] was hot.", "The year [2019] was hot."),  # four digits: a year, no citation
+])
+def test_strip_markup(sentence: str, claim: str) -> None:
+    assert strip_markup(sentence) == claim
+
+
+def test_markup_changes_no_lexical_or_edits_evidence() -> None:
+    """Markup rule 1: a list marker, a citation or emphasis is formatting, not a novel number or word."""
+    from faithwatch.signals.edits import EditSignal
+    from faithwatch.signals.lexical import LexicalSignal
+
+    ctx = "The Eiffel Tower was built from 1887 to 1889. It is 330 metres tall."
+    plain = "The Eiffel Tower was built from 1887 to 1889."
+    for signal in (LexicalSignal(), EditSignal()):
+        want = signal.from_text([plain], ctx)[0]
+        for marked in ("1. " + plain, plain[:-1] + " [1].", "**The Eiffel Tower** was built from 1887 to 1889."):
+            assert signal.from_text([marked], ctx)[0] == want, (signal.name, marked)
+    lex = LexicalSignal().from_text(["1. The Eiffel Tower was built from 1887 to 1890 [2]."], ctx)[0]
+    assert lex["novel_numbers"] == 1.0  # the wrong year stays novel
 
 
 

@@ -218,6 +218,10 @@ def test_alignment_checker_with_the_lexical_scorer() -> None:
     good, wrong = AlignmentChecker(LexicalScorer()).check(
         [claim("Acme reported revenue of 4.2 billion dollars."), claim("Acme reported revenue of 9.9 billion.")], ctx)
     assert good.label == "Entailment" and wrong.label != "Entailment"
+    listed, cited = AlignmentChecker(LexicalScorer()).check(  # markup rule 1: "1." and "[2]" are no numbers
+        [claim("1. Acme reported revenue of 4.2 billion dollars."), claim("The CEO is Jane Smith [2].")], ctx)
+    assert listed.label == cited.label == "Entailment"
+    assert listed.claim.text.startswith("1. ")  # the claim as written is kept
 
 
 # ---- the LLM judge ------------------------------------------------------------------------------------------

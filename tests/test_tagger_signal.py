@@ -64,7 +64,13 @@ def test_an_answer_preamble_is_not_tagged():
     signal = TaggerSignal(tagger=tagger)
     plain, framed = signal.from_text(["Paris.", "The answer is Paris."], CONTEXT)
     assert framed == plain and plain["tag_min_content"] == pytest.approx(0.9)  # "answer" is not in the context
-    assert tagger.words_read == 2 and signal.version.endswith("+preamble1")
+    assert tagger.words_read == 2 and signal.version.endswith("+preamble1+markup1")
+
+
+def test_list_markers_and_citations_are_not_tagged():
+    signal = TaggerSignal(tagger=OverlapTagger())
+    plain, listed, cited = signal.from_text(["Paris.", "1. Paris.", "Paris [2]."], CONTEXT)
+    assert listed == cited == plain
 
 
 def test_registered_as_a_default_text_family():
@@ -186,13 +192,14 @@ def test_a_detector_trained_with_other_edit_rules_is_refused(overlap):
     from faithwatch.monitor import Monitor
     from faithwatch.signals import signal_versions
 
-    assert signal_versions(["edits", "lexical"]) == {"edits_version": EDITS_VERSION}  # what training records
+    # what training records: the rules' version and the markup rule
+    assert signal_versions(["edits", "lexical"]) == {"edits_version": f"{EDITS_VERSION}+markup1"}
     detector = load_detector(SHIPPED_DIR)
     detector.meta.metrics["tagger_version"] = TaggerSignal(tagger=overlap).version
     detector.meta.metrics["edits_version"] = "1"
     with pytest.raises(InputError, match="trained with edits version '1'"):
         Monitor("none", detector=detector, alignment=detector.meta.metrics["alignment"])
-    detector.meta.metrics["edits_version"] = EDITS_VERSION
+    detector.meta.metrics["edits_version"] = f"{EDITS_VERSION}+markup1"
     assert "edits" in [s.name for s in Monitor("none", detector=detector,
                                                alignment=detector.meta.metrics["alignment"]).signals]
 

@@ -45,6 +45,7 @@ from faithwatch.claims.llm import LLMBackend, Message
 from faithwatch.claims.spans import chunk_spans, find_quote, locate, sentence_spans
 from faithwatch.claims.types import CONFLICT, CONTRADICTION, ENTAILMENT, NEUTRAL, Claim, ClaimVerdict, Evidence
 from faithwatch.errors import FaithwatchError, InputError
+from faithwatch.text import strip_markup
 
 #: the rules for combining verdicts across reference passages (see the module doc)
 COMBINE_RULES: tuple[str, ...] = ("conflict", "max-entail", "any-contradiction")
@@ -212,7 +213,7 @@ class NLIChecker:
         claims = list(claims)
         if not claims:
             return []
-        texts = [c.text for c in claims]
+        texts = [strip_markup(c.text) for c in claims]  # markup rule 1: "1. X [2]." is checked as "X."
         budget = min(self.scorer.budget_for(t) for t in texts)
         if self.max_chunk_tokens is not None:
             budget = min(budget, self.max_chunk_tokens)
@@ -318,7 +319,7 @@ class AlignmentChecker:
         claims = list(claims)
         if not claims:
             return []
-        texts = [c.text for c in claims]
+        texts = [strip_markup(c.text) for c in claims]  # markup rule 1: "1. X [2]." is checked as "X."
         try:
             per_passage = [checked_scores(self.scorer.name, self.scorer.score_many(texts, ref), len(texts), "claims")
                            for ref in refs]

@@ -40,6 +40,7 @@ from faithwatch.monitor import Monitor
 from faithwatch.scale import RaySettings, items_dataset, map_on_actors, ray_session
 from faithwatch.sentences import SentenceTracker
 from faithwatch.store import write_atomic
+from faithwatch.text import MARKUP_RULE, strip_markup
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +97,8 @@ def cache_spec(monitor: Monitor, alignment: str | None | object = _SAME) -> dict
     version = getattr(monitor.alignment, "version", None) if alignment == _current(monitor) else None
     if version:  # only scorers that declare a version: older cache keys stay valid
         spec["alignment_version"] = version
+    if alignment is not None:  # align_score reads sentences without markup (markup rule 1)
+        spec["markup"] = MARKUP_RULE
     if alignment == _current(monitor) and getattr(monitor.alignment, "precision", None):  # bf16 only, as above
         spec["alignment_precision"] = monitor.alignment.precision
     return spec
@@ -274,12 +277,15 @@ def text_cache_key(scorer: AlignmentScorer | None, dataset: str) -> str:
     """Folder name of a text-only cache: changes with the scorer, its version and :data:`TEXT_CACHE_SCHEMA`."""
     spec = {"schema": TEXT_CACHE_SCHEMA, "alignment": scorer.name if scorer else None,
             "alignment_version": getattr(scorer, "version", None)}
+    if scorer is not None:  # align_score reads sentences without markup (markup rule 1)
+        spec["markup"] = MARKUP_RULE
     return f"text-{safe_name(dataset)}-{spec_digest(spec)}"
 
 
 def _align_example(scorer: AlignmentScorer, texts: Sequence[str], example: LabelledExample) -> list[float]:
     """``align_score`` of sentences of ``example``'s response: against its context, read with its question."""
-    return score_pairs_asked(scorer, [(t, example.context) for t in texts], [example.question or ""] * len(texts))
+    return score_pairs_asked(scorer, [(strip_markup(t), example.context) for t in texts],
+                             [example.question or ""] * len(texts))
 
 
 def _text_rows(example: LabelledExample, scorer: AlignmentScorer | None) -> tuple[list[dict], list[dict]]:

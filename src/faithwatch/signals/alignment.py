@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from faithwatch.alignment.base import AlignmentScorer, checked_scores, score_pairs_asked
 from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
+from faithwatch.text import strip_markup
 
 
 class AlignmentSignal(Signal):
@@ -27,6 +28,6 @@ class AlignmentSignal(Signal):
         if self.scorer is None or not traces:
             return [{"align_score": None} for _ in traces]
         # sentences of different records (contexts) together: a scorer with a model batches them in one run
-        pairs = [(trace.sentence.text, trace.context) for trace in traces]
+        pairs = [(strip_markup(trace.sentence.text), trace.context) for trace in traces]  # markup rule 1
         scores = score_pairs_asked(self.scorer, pairs, [trace.question for trace in traces])
         return [{"align_score": x} for x in checked_scores(self.scorer.name, scores, len(pairs))]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from faithwatch.alignment.edits import EDIT_FEATURES, EDITS_VERSION, EditScorer
 from faithwatch.signals.base import TextEvidenceSignal
+from faithwatch.text import MARKUP_RULE
 
 
 class EditSignal(TextEvidenceSignal):
@@ -20,5 +21,6 @@ class EditSignal(TextEvidenceSignal):
 
     @property
     def version(self) -> str:
-        """The meaning of the features (:data:`~faithwatch.alignment.edits.EDITS_VERSION`)."""
-        return EDITS_VERSION
+        """The meaning of the features: the rules' :data:`~faithwatch.alignment.edits.EDITS_VERSION` and the markup
+        left out (:data:`~faithwatch.text.MARKUP_RULE`)."""
+        return f"{EDITS_VERSION}+{MARKUP_RULE}"

@@ -19,7 +19,7 @@ import numpy as np
 
 from faithwatch.claims.lss import content_words, split_words
 from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
-from faithwatch.text import strip_preamble
+from faithwatch.text import MARKUP_RULE, strip_markup, strip_preamble
 
 #: the features, in order
 TAGGER_FEATURES = ("tag_min_content", "tag_mean", "tag_lss")
@@ -65,7 +65,7 @@ class TaggerSignal(Signal):
     def version(self) -> str:
         """Identifies the features' values (the tagger's name and adapter checksum, and that answer preambles are
         left out): part of cache keys."""
-        return f"{self.tagger.version}+{PREAMBLE_RULE}"
+        return f"{self.tagger.version}+{PREAMBLE_RULE}+{MARKUP_RULE}"
 
     @property
     def precision(self) -> str | None:
@@ -95,7 +95,7 @@ class TaggerSignal(Signal):
         if not texts:
             return []
         # the claim without its answer preamble; a sentence with no word at all is read as "."
-        words = [split_words(strip_preamble(t)) or ["."] for t in texts]
+        words = [split_words(strip_preamble(strip_markup(t))) or ["."] for t in texts]
         probs = self.tagger.word_probabilities(words, list(contexts), split_long=True)  # long sentences in parts
         threshold = float(self.tagger.threshold)
         return [tagger_features(p, w, threshold) for p, w in zip(probs, words, strict=True)]
