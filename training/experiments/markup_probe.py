@@ -2,7 +2,8 @@
 
 RAG answers often come as numbered lists, cite their passages ("[1]") or bold a phrase. Each pair of the blatant
 suite (tests/data/blatant.jsonl: 96 supported sentences, 96 with one error; never trained on) is scored plain and
-in three marked copies: "1. " before it, " [1]" before its final stop, and its first two words in "**". A marked
+in marked copies: "1. " before it, " [1]" before its final stop, its first two words in "**" (markup rule 1); " (Passage
+1)" before its final stop, a superscript "¹" after it, its first two words as a Markdown link (rule 2). A marked
 copy says what the plain one says, so it should be flagged as often.
 
     python training/experiments/markup_probe.py          # about 2 min on 2 CPU cores
@@ -27,12 +28,23 @@ def _cite(s: str) -> str:
     return s[: m.start()] + " [1]" + s[m.start():]
 
 
+def _paren(s: str) -> str:
+    m = re.search(r"[.!?]?\s*$", s)
+    return s[: m.start()] + " (Passage 1)" + s[m.start():]
+
+
+def _link(s: str) -> str:
+    words = s.split(" ")
+    return " ".join(["[" + " ".join(words[:2]) + "](https://example.org/page_1)", *words[2:]])
+
+
 def _bold(s: str) -> str:
     words = s.split(" ")
     return " ".join(["**" + " ".join(words[:2]) + "**", *words[2:]]) if len(words) > 2 else f"**{s}**"
 
 
-VARIANTS = {"plain": lambda s: s, "list": lambda s: "1. " + s, "cite": _cite, "bold": _bold}
+VARIANTS = {"plain": lambda s: s, "list": lambda s: "1. " + s, "cite": _cite, "bold": _bold, "paren": _paren,
+            "sup": lambda s: s + "\u00b9", "link": _link}
 
 
 def main() -> None:
