@@ -131,6 +131,15 @@ def test_strip_preamble(sentence: str, claim: str) -> None:
     ("A. Smith said so.", "A. Smith said so."),  # a letter is no marker
     ("1.", "1."), ("[1]", "[1]"),  # nothing but markup: kept whole
     ("The year [2019] was hot.", "The year [2019] was hot."),  # four digits: a year, no citation
+    # markup rule 3
+    ("1. Dump the coals into the grill (Passage 1)", "Dump the coals into the grill"),
+    ("Replace it (Passages 1 and 2).", "Replace it."),
+    ("Replace it (Source: Doc 3).", "Replace it."),
+    ("Replace it (see passage 2).", "Replace it."),
+    ("The tower (1889) is tall.", "The tower (1889) is tall."),  # a year in brackets is content
+    ("E = mc\u00b2 and 5 km\u00b2.", "E = mc\u00b2 and 5 km\u00b2."),  # superscripts are not read (rule 2 not kept)
+    ("It is [the tower](https://en.wikipedia.org/wiki/Eiffel) in Paris.", "It is the tower in Paris."),
+    ("Visit www.pagesjaunes.fr now.", "Visit www.pagesjaunes.fr now."),  # a bare URL stays
 ])
 def test_strip_markup(sentence: str, claim: str) -> None:
     assert strip_markup(sentence) == claim

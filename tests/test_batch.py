@@ -141,12 +141,12 @@ def test_a_resumed_output_refuses_rows_made_under_other_rules_of_a_signal(tmp_pa
     src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     _write(src, GOOD[:2])
     before = Monitor("none", signals=["alignment", "edits"], alignment="lexical", detector="heuristic")
-    assert before.scoring_config()["versions"]["edits"] == before.signals[-1].version == f"{EDITS_VERSION}+markup1"
+    assert before.scoring_config()["versions"]["edits"] == before.signals[-1].version == f"{EDITS_VERSION}+markup3"
     score_file(before, src, out)
     _write(src, GOOD)
     monkeypatch.setattr("faithwatch.signals.edits.EDITS_VERSION", "0")
     after = Monitor("none", signals=["alignment", "edits"], alignment="lexical", detector="heuristic")
-    with pytest.raises(InputError, match=r"another configuration \(versions .*'edits': '0\+markup1'"):
+    with pytest.raises(InputError, match=r"another configuration \(versions .*'edits': '0\+markup3'"):
         score_file(after, src, out)
     assert _ids(out) == ["a", "b"]  # nothing appended
 

@@ -64,7 +64,7 @@ def test_an_answer_preamble_is_not_tagged():
     signal = TaggerSignal(tagger=tagger)
     plain, framed = signal.from_text(["Paris.", "The answer is Paris."], CONTEXT)
     assert framed == plain and plain["tag_min_content"] == pytest.approx(0.9)  # "answer" is not in the context
-    assert tagger.words_read == 2 and signal.version.endswith("+preamble1+markup1")
+    assert tagger.words_read == 2 and signal.version.endswith("+preamble1+markup3")
 
 
 def test_list_markers_and_citations_are_not_tagged():
@@ -193,13 +193,13 @@ def test_a_detector_trained_with_other_edit_rules_is_refused(overlap):
     from faithwatch.signals import signal_versions
 
     # what training records: the rules' version and the markup rule
-    assert signal_versions(["edits", "lexical"]) == {"edits_version": f"{EDITS_VERSION}+markup1"}
+    assert signal_versions(["edits", "lexical"]) == {"edits_version": f"{EDITS_VERSION}+markup3"}
     detector = load_detector(SHIPPED_DIR)
     detector.meta.metrics["tagger_version"] = TaggerSignal(tagger=overlap).version
     detector.meta.metrics["edits_version"] = "1"
     with pytest.raises(InputError, match="trained with edits version '1'"):
         Monitor("none", detector=detector, alignment=detector.meta.metrics["alignment"])
-    detector.meta.metrics["edits_version"] = f"{EDITS_VERSION}+markup1"
+    detector.meta.metrics["edits_version"] = f"{EDITS_VERSION}+markup3"
     assert "edits" in [s.name for s in Monitor("none", detector=detector,
                                                alignment=detector.meta.metrics["alignment"]).signals]
 

@@ -259,23 +259,31 @@ def preamble_end(sentence: str) -> int:
 
 
 #: the rule of :func:`strip_markup`: part of the text signals' versions and of the text-feature cache keys
-MARKUP_RULE = "markup1"
+MARKUP_RULE = "markup3"
 #: a list marker or heading mark opening a sentence ("1. ", "2) ", "(3) ", "- ", "* ", "• ", "## ")
 _LEAD_MARK = re.compile(r"\s*(?:(?:[-*•]|\d{1,3}[.)]|\(\d{1,3}\))\s+|#{1,6}\s+)")
-#: a citation marker and the space before it ("[1]", "[1, 2]", "[1-3]", "[^1]", "[Doc 2]", "【1】")
+_SOURCE = r"(?:sources?|docs?|documents?|passages?|refs?|references?|contexts?)"
+_NUMBERS = r"#?\d{1,3}(?:\s*(?:[,&–-]|and)\s*#?\d{1,3})*"
+#: a citation marker and the space before it ("[1]", "[1, 2]", "[1-3]", "[^1]", "[Doc 2]", "【1】"; rule 3: "(Passage
+#: 1)", "(Source: Doc 3)", "(see passage 2)"; superscript footnote digits are not read: docs/transfer.md, rule 2)
 _CITATION = re.compile(
     r"\s*(?:\[(?:\^?\d{1,3}(?:\s*[,–-]\s*\d{1,3})*|(?:doc(?:ument)?|source|passage|ref(?:erence)?|context)\s*#?\d{1,3})\]"
-    r"|【\d{1,3}(?:†[^】]*)?】)", re.IGNORECASE)
+    r"|【\d{1,3}(?:†[^】]*)?】"
+    r"|\((?:see\s+)?" + _SOURCE + r"\s*:?\s*(?:" + _SOURCE + r"\s*)?" + _NUMBERS + r"\))", re.IGNORECASE)
+#: a Markdown link: its text stays, its target goes (rule 3)
+_LINK = re.compile(r"\[([^\[\]]+)\]\((?:https?://|www\.)[^)\s]*\)")
 #: emphasis marks around a phrase ("**x**", "__x__", "`x`"); a single "*" is left alone ("s***")
 _EMPHASIS = re.compile(r"\*\*(?=[^\s*])(.+?)(?<=[^\s*])\*\*|(?<![\w_])__(?=[^\s_])(.+?)(?<=[^\s_])__(?![\w_])"
                        r"|`(?=[^\s`])([^`]+?)(?<=[^\s`])`")
 
 
 def strip_markup(sentence: str) -> str:
-    """``sentence`` as the text signals read it (markup rule 1): without a leading list marker or heading mark,
-    citation markers ("[1]") and emphasis marks ("**x**"), which are formatting, not words of the claim ("1. Built
-    in 1889 [2]." -> "Built in 1889."). A sentence that is nothing but a list marker is kept as it is."""
-    out = _CITATION.sub("", sentence)
+    """``sentence`` as the text signals read it (markup rules 1 and 3): without a leading list marker or heading
+    mark, citation markers ("[1]", "(Passage 2)"), emphasis marks ("**x**") and link targets, which are
+    formatting, not words of the claim ("1. Built in 1889 [2]." -> "Built in 1889."). A sentence that is nothing
+    but markup is kept as it is."""
+    out = _LINK.sub(r"\1", sentence)
+    out = _CITATION.sub("", out)
     out = _EMPHASIS.sub(lambda m: next(g for g in m.groups() if g is not None), out)
     lead = _LEAD_MARK.match(out)
     if lead and WORDISH.search(out, lead.end()):

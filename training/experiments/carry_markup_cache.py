@@ -6,7 +6,11 @@ This copies each data set's `text-*` cache (sentences and `align_score`) to its 
 recomputed for the changed sentences only, and each `tagger-*` cache without the examples that hold a changed
 sentence (the next `select` / `eval` tags just those). A full recompute takes about 1.5 h on 2 CPU cores.
 
-    python training/experiments/carry_markup_cache.py [DATA ...]   # default: the six sets, the augmentation set
+    python training/experiments/carry_markup_cache.py [--from markup1] [DATA ...]   # default: the six sets and
+                                                                                    # the augmentation set
+
+--from names the rule the existing caches were made under (default: none, the caches before markup rule 1). Every
+sentence with markup is recomputed, whether or not the new rule reads it otherwise than the old one.
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ import shutil
 import sys
 
 import numpy as np
-import pandas as pd
 from aggregator_variants import AUGMENT, SETS  # sibling script, on sys.path when this one runs
 
 import faithwatch.eval.features as features
@@ -28,8 +31,10 @@ from faithwatch.signals.tagger import TaggerSignal
 from faithwatch.text import MARKUP_RULE, strip_markup
 
 
-def old_text_key(scorer, dataset: str) -> str:
+def old_text_key(scorer, dataset: str, old: str | None) -> str:
     spec = {"schema": features.TEXT_CACHE_SCHEMA, "alignment": scorer.name, "alignment_version": scorer.version}
+    if old:
+        spec["markup"] = old
     return f"text-{safe_name(dataset)}-{spec_digest(spec)}"
 
 
@@ -40,14 +45,14 @@ def fresh(folder):
     return tmp
 
 
-def carry_text(scorer, dataset: str, root) -> set[str]:
+def carry_text(scorer, dataset: str, root, old_rule: str | None) -> set[str]:
     """The new text cache of ``dataset``; returns the ids of examples with a changed sentence."""
-    old, new = root / old_text_key(scorer, dataset), root / features.text_cache_key(scorer, dataset)
+    old, new = root / old_text_key(scorer, dataset, old_rule), root / features.text_cache_key(scorer, dataset)
     sentences = read_shards(old if old.exists() else new, "sentences", ["example_id", "sentence_index"])
     if sentences.empty:
         print(f"{dataset}: no cache")
         return set()
-    changed = sentences.text.map(strip_markup) != sentences.text
+    changed = sentences.text.map(strip_markup) != sentences.text  # any markup: recomputed (a superset of the changed)
     ids = set(sentences.example_id[changed])
     if new.exists():
         print(f"{dataset}: text cache already carried ({new.name}); {len(ids)} examples hold changed sentences")
@@ -70,11 +75,12 @@ def carry_text(scorer, dataset: str, root) -> set[str]:
     return ids
 
 
-def carry_tagger(dataset: str, ids: set[str], root) -> None:
+def carry_tagger(dataset: str, ids: set[str], root, old_rule: str | None) -> None:
     signal = TaggerSignal()
     new = text_features.text_cache_folder(signal, dataset, root)
     version, original = signal.version, TaggerSignal.version
-    TaggerSignal.version = property(lambda self: version.removesuffix(f"+{MARKUP_RULE}"))  # the old key
+    was = f"+{old_rule}" if old_rule else ""
+    TaggerSignal.version = property(lambda self: version.replace(f"+{MARKUP_RULE}", was))  # the old key
     try:
         old = text_features.text_cache_folder(signal, dataset, root)
     finally:
@@ -90,14 +96,17 @@ def carry_tagger(dataset: str, ids: set[str], root) -> None:
     print(f"  tagger: {len(kept)} of {len(rows)} rows kept ({len(ids)} examples to tag again) -> {new.name}")
 
 
-def main(sets: list[str]) -> None:
+def main(sets: list[str], old_rule: str | None) -> None:
     scorer = get_scorer("nli-minilm+lexical+embedding")
     root = cache_dir() / "features"
     for dataset in sets:
-        ids = carry_text(scorer, dataset, root)
-        carry_tagger(dataset, ids, root)
-    pd.set_option("display.width", 200)
+        ids = carry_text(scorer, dataset, root, old_rule)
+        carry_tagger(dataset, ids, root, old_rule)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or [*SETS, *AUGMENT])
+    args = sys.argv[1:]
+    rule = None
+    if args[:1] == ["--from"]:
+        rule, args = args[1], args[2:]
+    main(args or [*SETS, *AUGMENT], rule)

@@ -3,7 +3,7 @@
 RAG answers often come as numbered lists, cite their passages ("[1]") or bold a phrase. Each pair of the blatant
 suite (tests/data/blatant.jsonl: 96 supported sentences, 96 with one error; never trained on) is scored plain and
 in marked copies: "1. " before it, " [1]" before its final stop, its first two words in "**" (markup rule 1); " (Passage
-1)" before its final stop, a superscript "¹" after it, its first two words as a Markdown link (rule 2). A marked
+1)" before its final stop, a superscript "¹" after it, its first two words as a Markdown link (rules 2 and 3). A marked
 copy says what the plain one says, so it should be flagged as often.
 
     python training/experiments/markup_probe.py          # about 2 min on 2 CPU cores
