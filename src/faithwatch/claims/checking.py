@@ -213,7 +213,7 @@ class NLIChecker:
         claims = list(claims)
         if not claims:
             return []
-        texts = [strip_markup(c.text) for c in claims]  # markup rule 1: "1. X [2]." is checked as "X."
+        texts = [strip_markup(c.text) for c in claims]  # text.strip_markup: "1. X [2]." is checked as "X."
         budget = min(self.scorer.budget_for(t) for t in texts)
         if self.max_chunk_tokens is not None:
             budget = min(budget, self.max_chunk_tokens)
@@ -319,7 +319,7 @@ class AlignmentChecker:
         claims = list(claims)
         if not claims:
             return []
-        texts = [strip_markup(c.text) for c in claims]  # markup rule 1: "1. X [2]." is checked as "X."
+        texts = [strip_markup(c.text) for c in claims]  # text.strip_markup: "1. X [2]." is checked as "X."
         try:
             per_passage = [checked_scores(self.scorer.name, self.scorer.score_many(texts, ref), len(texts), "claims")
                            for ref in refs]

@@ -97,7 +97,7 @@ def cache_spec(monitor: Monitor, alignment: str | None | object = _SAME) -> dict
     version = getattr(monitor.alignment, "version", None) if alignment == _current(monitor) else None
     if version:  # only scorers that declare a version: older cache keys stay valid
         spec["alignment_version"] = version
-    if alignment is not None:  # align_score reads sentences without markup (markup rule 1)
+    if alignment is not None:  # align_score reads sentences without markup (text.strip_markup)
         spec["markup"] = MARKUP_RULE
     if alignment == _current(monitor) and getattr(monitor.alignment, "precision", None):  # bf16 only, as above
         spec["alignment_precision"] = monitor.alignment.precision
@@ -277,7 +277,7 @@ def text_cache_key(scorer: AlignmentScorer | None, dataset: str) -> str:
     """Folder name of a text-only cache: changes with the scorer, its version and :data:`TEXT_CACHE_SCHEMA`."""
     spec = {"schema": TEXT_CACHE_SCHEMA, "alignment": scorer.name if scorer else None,
             "alignment_version": getattr(scorer, "version", None)}
-    if scorer is not None:  # align_score reads sentences without markup (markup rule 1)
+    if scorer is not None:  # align_score reads sentences without markup (text.strip_markup)
         spec["markup"] = MARKUP_RULE
     return f"text-{safe_name(dataset)}-{spec_digest(spec)}"
 

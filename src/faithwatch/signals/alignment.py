@@ -28,6 +28,6 @@ class AlignmentSignal(Signal):
         if self.scorer is None or not traces:
             return [{"align_score": None} for _ in traces]
         # sentences of different records (contexts) together: a scorer with a model batches them in one run
-        pairs = [(strip_markup(trace.sentence.text), trace.context) for trace in traces]  # markup rule 1
+        pairs = [(strip_markup(trace.sentence.text), trace.context) for trace in traces]  # without markup
         scores = score_pairs_asked(self.scorer, pairs, [trace.question for trace in traces])
         return [{"align_score": x} for x in checked_scores(self.scorer.name, scores, len(pairs))]

@@ -152,7 +152,7 @@ class TextEvidenceSignal(Signal):
         return [self._evidence(t, context, question) for t in texts]
 
     def _evidence(self, text: str, context: str, question: str) -> dict[str, float]:
-        text = strip_markup(text)  # markup rule 1: list markers, citations and emphasis are no words of the claim
+        text = strip_markup(text)  # list markers, citations, emphasis, link targets: no words of the claim
         # the question goes only to a scorer that reads it (reads_question)
         if getattr(self.scorer, "reads_question", False):
             return self.scorer.evidence(text, context, question)
