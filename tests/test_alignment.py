@@ -455,3 +455,15 @@ def test_factory(tmp_path: Path) -> None:
     for spec in ("lexical", "embedding", "lexical+embedding"):
         scorer = get_scorer(spec)
         assert scorer is not None and not scorer.name.startswith("nli")
+
+
+@pytest.mark.parametrize("variant", ["list", "cite", "bold", "paren", "link"])
+def test_strip_markup_undoes_each_probe_variant(variant: str) -> None:
+    """The probe's marked copies (faithwatch.eval.pairs.MARKUP_VARIANTS) read as the plain sentence; the footnote
+    digit ("sup") is not read (markup rule 2, not kept)."""
+    from faithwatch.eval.pairs import MARKUP_VARIANTS
+
+    for sentence in ("The Kellner Street Bridge opened to traffic on 14 May 1931.", "It is 330 metres tall!"):
+        written = MARKUP_VARIANTS[variant](sentence)
+        assert written != sentence and strip_markup(written) == sentence
+    assert strip_markup(MARKUP_VARIANTS["sup"]("It is tall.")) == "It is tall.\u00b9"

@@ -63,6 +63,21 @@ def test_shipped_detector_meets_the_blatant_target(blatant_summary):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("variant", ["list", "cite", "paren", "link"])
+def test_markup_changes_no_verdict_rate(embedded_monitor, blatant_summary, variant):
+    """Markup rules 1 and 3: the suite written as a numbered list, with "[1]" or "(Passage 1)" citations or a link
+    passes supported sentences and flags errors as often as plain (within 0.03; before the rules, 0.125-0.500 of
+    the supported sentences passed)."""
+    from faithwatch.eval.pairs import marked
+    from faithwatch.monitor import Monitor
+
+    monitor = Monitor(embedded_monitor.lm, signals=["alignment", "lexical", "edits", "tagger"])
+    got = pair_summary(score_pairs(monitor, marked(load_pairs(SUITE), variant)))
+    for key in ("supported_passed", "errors_flagged"):
+        assert abs(got[key] - blatant_summary[key]) <= 0.03, (variant, key, got[key], blatant_summary[key])
+
+
+@pytest.mark.slow
 def test_demo_answer_is_flagged(embedded_monitor):
     context = EIFFEL.read_text(encoding="utf-8")
     wrong = "The Eiffel Tower was built between 1889 and 1890, but it was actually completed in 1890."

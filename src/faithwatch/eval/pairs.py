@@ -13,8 +13,9 @@ verbatim copies of the same contexts. :func:`score_pairs` teacher-forces every s
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -90,3 +91,35 @@ def pair_summary(scored: pd.DataFrame) -> dict[str, float | None]:
     for kind, group in scored.groupby("kind"):
         out[f"flagged[{kind}]"] = float(group.flagged.mean())
     return out
+
+
+def _before_stop(mark: str) -> Callable[[str], str]:
+    def add(sentence: str) -> str:
+        m = re.search(r"[.!?]?\s*$", sentence)
+        return sentence[: m.start()] + mark + sentence[m.start():]
+    return add
+
+
+def _first_words(wrap: Callable[[str], str]) -> Callable[[str], str]:
+    def add(sentence: str) -> str:
+        words = sentence.split(" ")
+        return " ".join([wrap(" ".join(words[:2])), *words[2:]])
+    return add
+
+
+#: a sentence written with markup that says what the plain one says (docs/transfer.md, "Answers written with
+#: markup"): a list marker, a citation, emphasis, a source in parentheses, a Markdown link, a footnote digit
+MARKUP_VARIANTS: dict[str, Callable[[str], str]] = {
+    "list": lambda s: "1. " + s,
+    "cite": _before_stop(" [1]"),
+    "bold": _first_words(lambda w: f"**{w}**"),
+    "paren": _before_stop(" (Passage 1)"),
+    "sup": lambda s: s + "\u00b9",
+    "link": _first_words(lambda w: f"[{w}](https://example.org/page_1)"),
+}
+
+
+def marked(pairs: Sequence[Pair], variant: str) -> list[Pair]:
+    """``pairs`` with each sentence written with the markup of :data:`MARKUP_VARIANTS` ``[variant]``."""
+    change = MARKUP_VARIANTS[variant]
+    return [replace(p, sentence=change(p.sentence)) for p in pairs]
