@@ -13,6 +13,7 @@ from faithwatch import registry
 from faithwatch.alignment import DEFAULT_SCORER, get_scorer, parse_spec
 from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.detectors import Detector, HeuristicDetector
+from faithwatch.detectors.framing import floor_framing
 from faithwatch.detectors.heuristic import WEIGHTS as HEURISTIC_WEIGHTS
 from faithwatch.detectors.shipped import resolve_detector
 from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError
@@ -34,6 +35,7 @@ from faithwatch.signals import (
     is_model_free,
     model_free_signals,
 )
+from faithwatch.text import FRAMING_RULE, is_framing
 
 if TYPE_CHECKING:
     from faithwatch.hostpool import TrackingPool
@@ -229,7 +231,8 @@ class Monitor:
                 "detector_content_hash": getattr(meta, "content_hash", None) or None,
                 "threshold": round(float(self.threshold), 9),
                 "alignment": self.alignment.name if self.alignment is not None else None,
-                "signals": [s.name for s in self.signals], "versions": self.part_versions()}
+                "signals": [s.name for s in self.signals], "versions": self.part_versions(),
+                "framing": FRAMING_RULE}
 
     @property
     def model_unread(self) -> bool:
@@ -598,11 +601,14 @@ class Monitor:
                     scalars[name] = None if value is None else check_finite(name, float(value))
             arrays = {k: np.asarray(v) for k, v in feats.items() if isinstance(v, np.ndarray)}
             score = check_finite("score", self.detector.score({**scalars, **arrays}))
+            framing = is_framing(sentence.text)
+            if framing:  # a line about the answer itself: never flagged by itself (detectors.framing)
+                score = float(floor_framing([score], [sentence.text], self.threshold)[0])
             reports.append(SentenceReport(
                 index=sentence.index, text=sentence.text, start=sentence.start, end=sentence.end,
                 token_start=sentence.token_start, token_end=sentence.token_end, features=scalars,
-                score=score, flagged=score < self.threshold, detector=self.detector.name,
-                vectors=vectors,
+                score=score, flagged=score < self.threshold and not framing, detector=self.detector.name,
+                vectors=vectors, framing=framing,
             ))
         return reports
 

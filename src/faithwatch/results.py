@@ -24,6 +24,13 @@ class SentenceReport:
     flagged: bool  # score below the detector's threshold
     detector: str
     vectors: dict[str, list] = field(default_factory=dict)  # e.g. lookback_ratio [layers][heads]
+    #: a line about the answer itself ("Here is a summary:"): never below a threshold by itself (text.is_framing)
+    framing: bool = False
+
+    def below(self, threshold: float) -> bool:
+        """Whether the sentence counts as below ``threshold`` (flagged, or backtracked from): its score is, and it
+        is no framing line."""
+        return self.score < threshold and not self.framing
 
     def to_dict(self, vectors: bool = True) -> dict[str, Any]:
         out = asdict(self)

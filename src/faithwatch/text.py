@@ -291,6 +291,27 @@ def strip_markup(sentence: str) -> str:
     return out if out.strip() else sentence
 
 
+#: the rule of :func:`is_framing`: part of the monitor's scoring config (detectors.framing)
+FRAMING_RULE = "framing1"
+#: how a framing line presents what follows ("Here is a summary of the article:")
+_PRESENTATION = re.compile(r"(?:(?:so|therefore|in\s+summary)\s*,?\s+)?"
+                           r"(?:here\s+(?:is|are)|here['’]s|below\s+(?:is|are)|the\s+following\s+(?:is|are))\b",
+                           re.IGNORECASE)
+_FOLLOWS = re.compile(r"(?:as\s+follows|the\s+following|these\s+steps)\s*:$", re.IGNORECASE)
+
+
+def is_framing(sentence: str) -> bool:
+    """Whether ``sentence`` is a framing line (framing rule 1, docs/transfer.md): a line about the answer itself
+    that ends in ":" and presents what follows ("Here is a concise summary of the passage:", "Based on the given
+    passages, here are the steps:", "To cook brats, follow these steps:"), which makes no claim about the world.
+    Headings ("Ingredients:") and lines about a passage ("The passage describes three groups:") are none."""
+    text = strip_markup(sentence).strip()
+    if not text.endswith(":"):
+        return False
+    text = text[preamble_end(text):]
+    return bool(_PRESENTATION.match(text) or _FOLLOWS.search(text))
+
+
 def strip_preamble(sentence: str) -> str:
     """``sentence`` from :func:`preamble_end` on ("The answer is Japan." -> "Japan."): the claim that the surface
     checks read."""

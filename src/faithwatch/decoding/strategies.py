@@ -130,7 +130,7 @@ def one_beam_plan(strategy: str, params: DecodingParams | None = None, **overrid
 
 def _refusal(strategy: str, sentences: list, params: DecodingParams, trace: list[TraceEvent]) -> bool:
     """Abstain's rule: refuse when a sentence scores below ``abstain_threshold`` (a ``refuse`` event)."""
-    low = [s for s in sentences if s.score < params.abstain_threshold] if strategy == "abstain" else []
+    low = [s for s in sentences if s.below(params.abstain_threshold)] if strategy == "abstain" else []
     if low:
         trace.append(TraceEvent("refuse", low[0].index, low[0].text, low[0].score,
                                 reason=f"score below {params.abstain_threshold}"))
@@ -186,7 +186,7 @@ def rerank_coverage(run: StrategyRun) -> tuple[Beam, bool]:
     if p.no_repeat:
         plain = _cut_at_repeat(plain, run.trace)
     run.trace.append(TraceEvent("candidate", 0, loop.text(plain.ids), plain.mean_score, 0, reason="greedy answer"))
-    if plain.sentences and min(s.score for s in plain.sentences) >= p.tau1 and not coverage.open(_texts(plain)):
+    if plain.sentences and not any(s.below(p.tau1) for s in plain.sentences) and not coverage.open(_texts(plain)):
         run.trace.append(TraceEvent("select", 0, loop.text(plain.ids), plain.mean_score, 0,
                                     reason=f"greedy answer fills every question slot, every sentence >= "
                                     f"tau1={p.tau1:.3g}: no samples"))
@@ -350,7 +350,7 @@ def _fod(loop: DecodingLoop, greedy: Chooser, sampler: Chooser, tau1: float, tau
                                         reason=f"greedy, score >= tau1={tau1:.3g}"))
             continue
         loop.session.restore(checkpoint)  # backtrack to the faithful prefix
-        if trim and cand.report is not None and cand.report.score < tau1:
+        if trim and cand.report is not None and cand.report.below(tau1):
             cut = _trimmed(loop, coverage, cand, greedy, tau1, checkpoint, no_repeat)
             if cut is not None:
                 loop.keep([cut])
@@ -406,7 +406,7 @@ def _search(loop: DecodingLoop, sampler: Chooser, tau2: float, k: int, s: int, t
             text = c.report.text if c.report else "<eos>"
             score = c.report.score if c.report else None
             trace.append(TraceEvent("candidate", step, text, score, c.parent))
-            if c.report is not None and c.report.score < tau2:
+            if c.report is not None and c.report.below(tau2):
                 trace.append(TraceEvent("prune", step, text, score, c.parent, reason=f"score below tau2={tau2:.3g}"))
             elif no_repeat and _repeats(loop.beams[c.parent], c):
                 trace.append(TraceEvent("prune", step, text, score, c.parent, reason=REPEATED))
@@ -513,7 +513,7 @@ def _stage1_refusal(loop: DecodingLoop, coverage: Coverage, cand: Candidate, tau
         return "the answer ends with question slots open" if cand.eos and coverage.must_go_on(before) else None
     if no_repeat and repeats(cand.report.text, before):
         return f"greedy sentence {REPEATED}"
-    if cand.report.score < tau1:
+    if cand.report.below(tau1):
         return f"greedy sentence below tau1={tau1:.3g}"
     gaps = coverage.open(before)
     if gaps and coverage.open(_texts(loop.beams[0], cand)) == gaps:

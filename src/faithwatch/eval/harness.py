@@ -13,6 +13,7 @@ from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 from faithwatch.data.loaders import FAITHBENCH_DETECTORS
 from faithwatch.data.schema import LabelledExample
 from faithwatch.detectors.aggregator import SynCheckDetector
+from faithwatch.detectors.framing import floor_table
 from faithwatch.detectors.lookback_lens import LookbackLens
 from faithwatch.eval.metrics import DetectionMetrics, detection_metrics
 from faithwatch.eval.training import lookback_matrix, with_derived
@@ -58,7 +59,8 @@ def score_dataset(
     ev = DatasetEval(name, table)
     with_lid = with_derived(table, detector)  # once: LID and probe inputs derived for the detector and its features
     ev.logits = detector.decision_function(with_lid[detector.meta.feature_names].to_numpy(dtype=np.float64))
-    ev.scores[detector.name] = detector.probability(ev.logits)
+    # framing lines are never flagged by themselves, as in the monitor
+    ev.scores[detector.name] = floor_table(detector.probability(ev.logits), table, detector.threshold)
     ev.thresholds[detector.name] = detector.threshold
     if "min_prob" in table.columns:  # text-only tables have no model signals
         ev.scores[FLARE] = table.min_prob.to_numpy()
@@ -66,7 +68,8 @@ def score_dataset(
     for feature in detector.meta.feature_names:
         ev.scores[feature] = _oriented(with_lid[feature].to_numpy(), directions.get(feature, 1))
     if lens is not None and "lookback_ratio" in table.columns:
-        ev.scores["Lookback Lens"] = lens.predict_proba_faithful(lookback_matrix(table))
+        ev.scores["Lookback Lens"] = floor_table(lens.predict_proba_faithful(lookback_matrix(table)), table,
+                                                 lens.threshold)
         ev.thresholds["Lookback Lens"] = lens.threshold
     return ev
 

@@ -24,6 +24,7 @@ import pandas as pd
 
 from faithwatch.detectors.aggregator import SynCheckDetector
 from faithwatch.detectors.calibration import MIN_UNLABELLED, weighted_balanced_accuracy
+from faithwatch.detectors.framing import floor_table
 from faithwatch.errors import InputError
 from faithwatch.eval.training import raw_scores
 
@@ -41,6 +42,11 @@ def _finite_logits(detector: SynCheckDetector, table: pd.DataFrame, source: str)
     if not np.all(np.isfinite(z)):
         raise InputError(f"{source}: {int((~np.isfinite(z)).sum())} sentences have non-finite detector scores")
     return z
+
+
+def _scores(detector: SynCheckDetector, z: np.ndarray, table: pd.DataFrame) -> np.ndarray:
+    """P(faithful) of ``table``'s rows as the monitor gives it: framing lines raised to the threshold."""
+    return floor_table(detector.probability(z), table, detector.threshold)
 
 
 class _Summary:
@@ -81,9 +87,9 @@ def recalibrate(detector: SynCheckDetector, table: pd.DataFrame, source: str) ->
         raise InputError(f"{source}: calibration needs at least {MIN_PER_CLASS} faithful and {MIN_PER_CLASS} "
                          f"unfaithful labelled sentences, got {n_good} and {n_bad}")
     z = _finite_logits(detector, table, source)
-    before_p, before_t = detector.probability(z), detector.threshold
+    before_p, before_t = _scores(detector, z, table), detector.threshold
     detector.calibrate(z, unfaithful)
-    after_p = detector.probability(z)
+    after_p = _scores(detector, z, table)
     result = Recalibration(
         source=source, n_responses=int(table.example_id.nunique()), n_sentences=len(table), n_unfaithful=n_bad,
         threshold_before=float(before_t), threshold_after=float(detector.threshold),
@@ -127,14 +133,14 @@ def adapt_unlabelled(detector: SynCheckDetector, table: pd.DataFrame, source: st
         raise InputError(f"{source}: unlabelled calibration needs at least {MIN_UNLABELLED} sentences, "
                          f"got {len(table)}")
     z = _finite_logits(detector, table, source) if logits is None else np.asarray(logits, dtype=np.float64)
-    before = float(np.mean(detector.probability(z) < detector.threshold))
+    before = float(np.mean(_scores(detector, z, table) < detector.threshold))
     median = float(np.median(z))
     detector.shift(median - reference)
     result = DomainShift(
         source=source, n_responses=int(table.example_id.nunique()), n_sentences=len(table),
         reference_logit=reference, domain_median_logit=median, shift=median - reference,
         threshold=float(detector.threshold), flagged_before=before,
-        flagged_after=float(np.mean(detector.probability(z) < detector.threshold)),
+        flagged_after=float(np.mean(_scores(detector, z, table) < detector.threshold)),
     )
     detector.meta.params["threshold_from"] = f"{reference_origin(detector)}, shifted to the median of {source}"
     detector.meta.metrics["domain_shift"] = result.to_dict()
@@ -159,4 +165,4 @@ def balanced_accuracy_after_shift(detector: SynCheckDetector, table: pd.DataFram
         adapt_unlabelled(shifted, table, source=source, logits=z)
     except InputError:
         return None
-    return weighted_balanced_accuracy(shifted.probability(z), table.label.to_numpy() == 1, shifted.threshold)
+    return weighted_balanced_accuracy(_scores(shifted, z, table), table.label.to_numpy() == 1, shifted.threshold)

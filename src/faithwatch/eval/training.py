@@ -26,6 +26,7 @@ from faithwatch.alignment.edits import EDIT_FEATURES
 from faithwatch.alignment.lexical import EVIDENCE_FEATURES
 from faithwatch.detectors.aggregator import SYNCHECK_KINDS, SynCheckDetector
 from faithwatch.detectors.calibration import group_weights
+from faithwatch.detectors.framing import floor_table
 from faithwatch.detectors.lookback_lens import LookbackLens
 from faithwatch.detectors.preprocess import TRANSFORMS
 from faithwatch.errors import InputError
@@ -332,9 +333,11 @@ def raw_scores(detector: SynCheckDetector, table: pd.DataFrame) -> np.ndarray:
 
 
 def syncheck_scores(detector: SynCheckDetector, table: pd.DataFrame) -> np.ndarray:
-    """P(faithful) per row (LID and probe computed from the cached vectors)."""
-    table = with_derived(table, detector)
-    return detector.predict_proba_faithful(table[detector.meta.feature_names].to_numpy(dtype=np.float64))
+    """P(faithful) per row (LID and probe computed from the cached vectors), framing lines raised to the threshold
+    as the monitor raises them (:mod:`faithwatch.detectors.framing`)."""
+    derived = with_derived(table, detector)
+    p = detector.predict_proba_faithful(derived[detector.meta.feature_names].to_numpy(dtype=np.float64))
+    return floor_table(p, table, detector.threshold)
 
 
 def with_recipe(recipe: Recipe, **changes) -> Recipe:

@@ -15,6 +15,7 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score
 
 from faithwatch.detectors.calibration import best_balanced_accuracy, weighted_balanced_accuracy
+from faithwatch.detectors.framing import floor_table
 from faithwatch.eval.lid_features import add_lid, build_bank, hidden_layers_in
 from faithwatch.eval.metrics import MetricCI, auroc_difference
 from faithwatch.eval.recalibration import balanced_accuracy_after_shift
@@ -58,14 +59,18 @@ def _split(tables: Mapping[str, pd.DataFrame], held: str) -> tuple[pd.DataFrame,
     return train, tables[held].reset_index(drop=True)
 
 
-def held_out_aurocs(tables: Mapping[str, pd.DataFrame], recipe: Recipe, model_id: str, seed: int = 0
-                    ) -> dict[str, float]:
-    """AUROC of ``recipe`` on every held-out data set, trained on the others (uncalibrated: AUROC needs none)."""
+def held_out_aurocs(tables: Mapping[str, pd.DataFrame], recipe: Recipe, model_id: str, seed: int = 0, *,
+                    framing: bool = False) -> dict[str, float]:
+    """AUROC of ``recipe`` on every held-out data set, trained on the others: of its weights (uncalibrated: AUROC
+    needs none), or with ``framing`` of the scores the monitor gives, framing lines raised to the out-of-fold
+    threshold (:mod:`faithwatch.detectors.framing`; calibrated, so slower)."""
     out = {}
     for held in held_out_names(tables):
         train, test = _split(tables, held)
-        det = fit_syncheck(train, recipe, model_id=model_id, seed=seed, calibrate=False)
-        out[held] = _auc(test.label.to_numpy(), raw_scores(det, test))
+        det = fit_syncheck(train, recipe, model_id=model_id, seed=seed, calibrate=framing)
+        z = raw_scores(det, test)
+        p = floor_table(det.probability(z), test, det.threshold) if framing else z
+        out[held] = _auc(test.label.to_numpy(), p)
     return out
 
 
@@ -117,7 +122,7 @@ def leave_one_out_fold(tables: Mapping[str, pd.DataFrame], held: str, recipe: Re
     train, test = _split(tables, held)
     det = fit_syncheck(train, recipe, model_id=model_id, seed=seed)
     z = raw_scores(det, test)  # once: LID and probe inputs are derived on the way
-    p = det.probability(z)
+    p = floor_table(det.probability(z), test, det.threshold)  # as the monitor scores them
     y = test.label.to_numpy()
     unfaithful = y == 1
     lens_auc = None
@@ -241,7 +246,7 @@ def ablation(tables: Mapping[str, pd.DataFrame], recipe: Recipe, model_id: str, 
     for label, families in settings.items():
         variant = with_recipe(recipe, families=families,
                               probe_layers=recipe.probe_layers if "probe" in families else ())
-        row = {"features": label, **held_out_aurocs(tables, variant, model_id, seed)}
+        row = {"features": label, **held_out_aurocs(tables, variant, model_id, seed, framing=True)}
         held = held_out_names(tables)
         row["mean"] = float(np.mean([row[h] for h in held]))
         row["worst"] = float(np.min([row[h] for h in held]))

@@ -145,7 +145,7 @@ class Run:
         return self.settings.resolve(which, self.monitor.threshold)
 
     def note(self, report: SentenceReport, latency: float, flag_below: float, candidate: bool = False) -> Note:
-        report.flagged = report.score < flag_below
+        report.flagged = report.below(flag_below)
         note = Note(report, latency, candidate=candidate)
         self.notes.append(note)
         return note
@@ -256,7 +256,7 @@ async def _gated(run: Run, gate: float, backtrack: bool) -> AsyncIterator[Event]
                 reports = await run.scoring.call(watch.finish)
             for report in reports:
                 yield run.note(report, watch.latencies[report.index], gate)
-                if report.score < gate or (backtrack and run.settings.no_repeat and repeats(report.text, said)):
+                if report.below(gate) or (backtrack and run.settings.no_repeat and repeats(report.text, said)):
                     failed = report
                     break
                 said.append(report.text)
@@ -279,7 +279,7 @@ async def _gated(run: Run, gate: float, backtrack: bool) -> AsyncIterator[Event]
         yield Delta(("" if not prefix or prefix[-1].isspace() else " ") + run.settings.refusal)
         yield run.done("stop", refused=True)
         return
-    why = f"below tau1={gate:.3g}" if failed.score < gate else REPEATED
+    why = f"below tau1={gate:.3g}" if failed.below(gate) else REPEATED
     run.trace.append(TraceEvent("backtrack", failed.index, failed.text, failed.score, 0,
                                 reason=f"{why}; the upstream was stopped"))
     accepted = [n.report.score for n in run.notes if n.report.end <= sent]

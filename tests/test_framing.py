@@ -1,0 +1,93 @@
+"""Framing lines ("Here is a summary of the article:") are never flagged by themselves (framing rule 1, way C)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from faithwatch.alignment.lexical import EVIDENCE_FEATURES
+from faithwatch.detectors.framing import floor_framing, floor_table
+from faithwatch.eval.training import Recipe, fit_syncheck, syncheck_scores
+from faithwatch.monitor import Monitor
+from faithwatch.results import SentenceReport
+from faithwatch.text import is_framing
+
+CONTEXT = "The Eiffel Tower is 330 metres tall. It was built from 1887 to 1889 in Paris."
+FRAMING = "Here is a summary of the article in 78 words:"
+
+
+@pytest.mark.parametrize("sentence", [
+    "Here is a concise summary of the passage:",
+    "Here's the summary within 109 words:",
+    "Based on the given passages, here are the differences between whitetail and mule deer:",
+    "To cook brats, follow these steps:",
+    "Based on the provided passages, PSA levels can be interpreted as follows:",
+    "1. **Here are the key facts:**",
+    "Therefore, here is the answer:",
+])
+def test_framing_lines(sentence: str) -> None:
+    assert is_framing(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "Here is the tower.",  # no colon: a claim
+    "Ingredients:",  # a heading
+    "1. Sheryl Lee:",
+    "The passage describes three main hacking groups:",  # says something about a passage
+    "Notable items in the auction include:",
+    "The tower was built from 1887 to 1889.",
+])
+def test_not_framing_lines(sentence: str) -> None:
+    assert not is_framing(sentence)
+
+
+def test_floor_raises_only_framing_lines_below_the_threshold() -> None:
+    texts = [FRAMING, "The tower is 500 metres tall.", "Here are the facts:"]
+    np.testing.assert_allclose(floor_framing([0.1, 0.2, 0.9], texts, 0.5), [0.5, 0.2, 0.9])
+    with pytest.raises(ValueError, match="2 scores for 3 sentences"):
+        floor_framing([0.1, 0.2], texts, 0.5)
+    np.testing.assert_allclose(floor_table([0.1], pd.DataFrame({"x": [1.0]}), 0.5), [0.1])  # no texts
+
+
+def test_a_framing_line_counts_below_no_threshold() -> None:
+    kw = dict(index=0, text=FRAMING, start=0, end=len(FRAMING), token_start=0, token_end=1, features={},
+              score=0.2, flagged=False, detector="d")
+    assert not SentenceReport(**kw, framing=True).below(0.5)
+    assert SentenceReport(**kw).below(0.5) and not SentenceReport(**kw).below(0.1)
+    assert SentenceReport(**kw, framing=True).to_dict()["framing"] is True
+
+
+def test_monitor_never_flags_a_framing_line_by_itself() -> None:
+    monitor = Monitor("none", alignment="lexical", detector="heuristic")
+    response = f"{FRAMING}\nThe Eiffel Tower is 500 metres tall."
+    first, second = monitor.score("How tall is it?", CONTEXT, response).sentences
+    assert monitor.detector.score(first.features) < monitor.threshold  # "78" reads as a novel number
+    assert first.framing and not first.flagged and first.score == monitor.threshold
+    assert not second.framing and second.flagged  # the wrong height is still flagged
+
+
+def _tiny_detector():
+    rng = np.random.default_rng(0)
+    rows = []
+    for dataset in ("a", "b"):
+        y = rng.random(120) < 0.4
+        table = pd.DataFrame({name: rng.random(120) for name in EVIDENCE_FEATURES})
+        table["align_score"] = np.clip(0.7 - 0.4 * y + 0.2 * rng.normal(size=120), 0, 1)
+        rows.append(table.assign(dataset=dataset, label=y.astype(int), text="x.",
+                                 example_id=[f"{dataset}{i // 3}" for i in range(120)]))
+    return fit_syncheck(pd.concat(rows, ignore_index=True), Recipe(families=("alignment", "lexical")),
+                        model_id="none")
+
+
+def test_evaluation_scores_a_framing_line_as_the_monitor_does() -> None:
+    det = _tiny_detector()
+    monitor = Monitor("none", alignment="lexical", detector=det, signals=["alignment", "lexical"])
+    response = f"{FRAMING}\nThe Eiffel Tower is 330 metres tall. It was built in 1950."
+    reports = monitor.score("How tall is it?", CONTEXT, response).sentences
+    table = pd.DataFrame([r.features for r in reports]).assign(text=[r.text for r in reports])
+    np.testing.assert_allclose(syncheck_scores(det, table), [r.score for r in reports])
+    raw = det.predict_proba_faithful(table[det.meta.feature_names].to_numpy(dtype=np.float64))
+    assert raw[0] < det.threshold  # the floor raised it, in both
+    assert [r.framing for r in reports] == [True, False, False]
+    assert reports[0].score >= det.threshold and not reports[0].flagged
