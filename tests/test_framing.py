@@ -25,6 +25,10 @@ FRAMING = "Here is a summary of the article in 78 words:"
     "Based on the provided passages, PSA levels can be interpreted as follows:",
     "1. **Here are the key facts:**",
     "Therefore, here is the answer:",
+    "I hope this helps!",  # closing lines addressed to the user (rule 2)
+    "Let me know if you have any other questions.",
+    "If you have any further questions, feel free to ask.",
+    "Is there anything else I can help you with?",
 ])
 def test_framing_lines(sentence: str) -> None:
     assert is_framing(sentence)
@@ -37,6 +41,8 @@ def test_framing_lines(sentence: str) -> None:
     "The passage describes three main hacking groups:",  # says something about a passage
     "Notable items in the auction include:",
     "The tower was built from 1887 to 1889.",
+    "I hope the tower is tall.",
+    "The council let me know if it rains.",
 ])
 def test_not_framing_lines(sentence: str) -> None:
     assert not is_framing(sentence)

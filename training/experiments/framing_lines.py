@@ -4,7 +4,8 @@ lines"). Scratch measurement of the two registered ways to score them:
 * A: a text family ``framing`` (1 for a framing line, direction +1) added to the shipped recipe;
 * B: the shipped recipe, and a framing line's score replaced by the share of framing lines that are faithful in the
   training sets (each set weighted equally);
-* C: the shipped recipe, and a framing line's score raised to the detector's threshold when below it.
+* C: the shipped recipe, and a framing line's score raised to the detector's threshold when below it (framing lines
+  as `text.is_framing` reads them now: rules 1 and 2; the figures of rule 1 alone are in docs/transfer.md).
 
 Prints, for each of the six labelled sets: its framing lines, how many are unfaithful; LOO AUROC of the shipped
 recipe, A, B and C (also with the framing lines left out), ``align_score`` and the best single signal; for C the
@@ -44,6 +45,11 @@ def framing_share(train: pd.DataFrame) -> float:
     return float(np.mean([1 - g.label.mean() for _, g in rows.groupby("dataset")]))
 
 
+def unfloored(det, table: pd.DataFrame) -> np.ndarray:
+    """P(faithful) of the rows without the framing floor (``tr.syncheck_scores`` applies it since way C)."""
+    return det.predict_proba_faithful(tr.with_derived(table, det)[det.meta.feature_names].to_numpy(dtype=float))
+
+
 def auc(y, p) -> float:
     return float(roc_auc_score(y, -np.asarray(p)))
 
@@ -73,8 +79,8 @@ def main() -> None:
         test = tables[name]
         y = test.label.to_numpy().astype(int)
         base = tr.fit_syncheck(train, shipped, model_id="text-only")
-        p0 = tr.syncheck_scores(base, test)
-        pa = tr.syncheck_scores(tr.fit_syncheck(train, a, model_id="text-only"), test)
+        p0 = unfloored(base, test)
+        pa = unfloored(tr.fit_syncheck(train, a, model_id="text-only"), test)
         share = framing_share(train)
         frame = test.framing.to_numpy() == 1
         pb = np.where(frame, share, p0)
@@ -90,7 +96,7 @@ def main() -> None:
         cost = [best_balanced_accuracy(p, y == 1) - weighted_balanced_accuracy(p, y == 1, base.threshold)
                 for p in (p0, pc)]
         e = every[name]
-        e0 = tr.syncheck_scores(base, e)
+        e0 = unfloored(base, e)
         print(f"    C: calibration cost {cost[0]:.4f} -> {cost[1]:.4f}; response AUROC "
               f"{response_auc(e, e0):.4f} -> {response_auc(e, floor(e0, e.framing.to_numpy(), base.threshold)):.4f}"
               f"; framing lines flagged {np.mean(p0[frame] < base.threshold) if frame.any() else 0:.2f} -> 0")
@@ -101,18 +107,18 @@ def main() -> None:
     share = framing_share(rows)
     suite = suite_table(monitor.alignment).assign(framing=0.0)
     for label, det in (("shipped", full0), ("A", fulla)):
-        flagged = tr.syncheck_scores(det, suite) < det.threshold
+        flagged = unfloored(det, suite) < det.threshold
         print(f"blatant {label}: errors flagged {flagged[suite.error].mean():.3f}, supported passed "
               f"{1 - flagged[~suite.error].mean():.3f} (threshold {det.threshold:.4f})")
     seen = load_labelled(list(NEVER_SEEN), monitor, text_only=True)
     for name, d in seen.items():
         t = with_framing(d.sentences[d.sentences.label.notna()].reset_index(drop=True))
         y = t.label.to_numpy().astype(int)
-        p0 = tr.syncheck_scores(full0, t)
+        p0 = unfloored(full0, t)
         pb = np.where(t.framing == 1, share, p0)
         pc = floor(p0, t.framing.to_numpy(), full0.threshold)
         print(f"never seen {name.split('/')[-1]}: framing {int(t.framing.sum())}, shipped {auc(y, p0):.4f}, "
-              f"A {auc(y, tr.syncheck_scores(fulla, t)):.4f}, B {auc(y, pb):.4f}, C {auc(y, pc):.4f}", flush=True)
+              f"A {auc(y, unfloored(fulla, t)):.4f}, B {auc(y, pb):.4f}, C {auc(y, pc):.4f}", flush=True)
 
 
 if __name__ == "__main__":
