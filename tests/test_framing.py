@@ -29,6 +29,8 @@ FRAMING = "Here is a summary of the article in 78 words:"
     "Let me know if you have any other questions.",
     "If you have any further questions, feel free to ask.",
     "Is there anything else I can help you with?",
+    "## Key facts",  # a Markdown heading (rule 3)
+    "### The tower in 1889",
 ])
 def test_framing_lines(sentence: str) -> None:
     assert is_framing(sentence)
@@ -43,6 +45,7 @@ def test_framing_lines(sentence: str) -> None:
     "The tower was built from 1887 to 1889.",
     "I hope the tower is tall.",
     "The council let me know if it rains.",
+    "#1 hit in 1999.",
 ])
 def test_not_framing_lines(sentence: str) -> None:
     assert not is_framing(sentence)
@@ -66,11 +69,13 @@ def test_a_framing_line_counts_below_no_threshold() -> None:
 
 def test_monitor_never_flags_a_framing_line_by_itself() -> None:
     monitor = Monitor("none", alignment="lexical", detector="heuristic")
-    response = f"{FRAMING}\nThe Eiffel Tower is 500 metres tall."
-    first, second = monitor.score("How tall is it?", CONTEXT, response).sentences
+    response = f"## Key facts\n\n{FRAMING}\nThe Eiffel Tower is 500 metres tall.\n\nI hope this helps!"
+    heading, first, second, third = monitor.score("How tall is it?", CONTEXT, response).sentences
+    assert heading.text == "## Key facts" and heading.framing and not heading.flagged
     assert monitor.detector.score(first.features) < monitor.threshold  # "78" reads as a novel number
     assert first.framing and not first.flagged and first.score == monitor.threshold
     assert not second.framing and second.flagged  # the wrong height is still flagged
+    assert third.framing and not third.flagged
 
 
 def _tiny_detector():

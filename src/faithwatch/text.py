@@ -292,7 +292,7 @@ def strip_markup(sentence: str) -> str:
 
 
 #: the rule of :func:`is_framing`: part of the monitor's scoring config (detectors.framing)
-FRAMING_RULE = "framing2"
+FRAMING_RULE = "framing3"
 #: how a framing line presents what follows ("Here is a summary of the article:")
 _PRESENTATION = re.compile(r"(?:(?:so|therefore|in\s+summary)\s*,?\s+)?"
                            r"(?:here\s+(?:is|are)|here['’]s|below\s+(?:is|are)|the\s+following\s+(?:is|are))\b",
@@ -302,6 +302,8 @@ _FOLLOWS = re.compile(r"(?:as\s+follows|the\s+following|these\s+steps)\s*:$", re
 _CLOSER = re.compile(r"(?:i\s+)?hope\s+(?:this|that|it)\s+helps|let\s+me\s+know\s+if|feel\s+free\s+to"
                      r"|if\s+you\s+have\s+any\s+(?:(?:other|more|further|additional)\s+)?questions"
                      r"|is\s+there\s+anything\s+else|(?:happy|glad)\s+to\s+help", re.IGNORECASE)
+#: a Markdown heading ("## Key facts"): a title, not a claim; framing rule 3
+_HEADING = re.compile(r"\s*#{1,6}\s+\S")
 
 
 def is_framing(sentence: str) -> bool:
@@ -309,8 +311,10 @@ def is_framing(sentence: str) -> bool:
     world: a line about the answer itself that ends in ":" and presents what follows ("Here is a concise summary
     of the passage:", "Based on the given passages, here are the steps:", "To cook brats, follow these steps:";
     rule 1), or a closing line addressed to the user ("I hope this helps!", "Let me know if you have any other
-    questions."; rule 2). Headings ("Ingredients:") and lines about a passage ("The passage describes three
-    groups:") are none."""
+    questions."; rule 2), or a Markdown heading ("## Key facts"; rule 3). Other headings ("Ingredients:") and lines
+    about a passage ("The passage describes three groups:") are none."""
+    if _HEADING.match(sentence):
+        return True
     text = strip_markup(sentence).strip()
     if _CLOSER.match(text):
         return True
