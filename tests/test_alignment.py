@@ -140,6 +140,13 @@ def test_strip_preamble(sentence: str, claim: str) -> None:
     ("E = mc\u00b2 and 5 km\u00b2.", "E = mc\u00b2 and 5 km\u00b2."),  # superscripts are not read (rule 2 not kept)
     ("It is [the tower](https://en.wikipedia.org/wiki/Eiffel) in Paris.", "It is the tower in Paris."),
     ("Visit www.pagesjaunes.fr now.", "Visit www.pagesjaunes.fr now."),  # a bare URL stays
+    # markup rule 4: a leading connective
+    ("In summary, the tower was built for the World Fair.", "The tower was built for the World Fair."),
+    ("1. **Overall**, it is tall [2].", "It is tall."),
+    ("However, it was not built in Paris.", "It was not built in Paris."),  # the negation stays
+    ("Overall the tower is tall.", "Overall the tower is tall."),  # no comma: no connective
+    ("Also, ", "Also, "),  # nothing after it: kept whole
+    ("The tower, however, is tall.", "The tower, however, is tall."),  # only a leading one
 ])
 def test_strip_markup(sentence: str, claim: str) -> None:
     assert strip_markup(sentence) == claim

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from faithwatch.batch import finished_ids, score_file
+from faithwatch.text import MARKUP_RULE
 
 CONTEXT = "The river Avon flows through the old town. The bridge was built in 1820 by local masons."
 GOOD = [
@@ -141,12 +142,13 @@ def test_a_resumed_output_refuses_rows_made_under_other_rules_of_a_signal(tmp_pa
     src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     _write(src, GOOD[:2])
     before = Monitor("none", signals=["alignment", "edits"], alignment="lexical", detector="heuristic")
-    assert before.scoring_config()["versions"]["edits"] == before.signals[-1].version == f"{EDITS_VERSION}+markup3"
+    edits = before.signals[-1].version
+    assert before.scoring_config()["versions"]["edits"] == edits == f"{EDITS_VERSION}+{MARKUP_RULE}"
     score_file(before, src, out)
     _write(src, GOOD)
     monkeypatch.setattr("faithwatch.signals.edits.EDITS_VERSION", "0")
     after = Monitor("none", signals=["alignment", "edits"], alignment="lexical", detector="heuristic")
-    with pytest.raises(InputError, match=r"another configuration \(versions .*'edits': '0\+markup3'"):
+    with pytest.raises(InputError, match=rf"another configuration \(versions .*'edits': '0\+{MARKUP_RULE}'"):
         score_file(after, src, out)
     assert _ids(out) == ["a", "b"]  # nothing appended
 

@@ -17,6 +17,7 @@ from faithwatch.eval.text_features import add_text_features, text_cache_folder
 from faithwatch.eval.training import FAMILIES, TEXT_FAMILIES
 from faithwatch.signals import default_signals, text_signals
 from faithwatch.signals.tagger import TAGGER_FEATURES, TaggerSignal, tagger_features
+from faithwatch.text import MARKUP_RULE
 
 CONTEXT = "The Eiffel Tower was completed in 1889. It stands in Paris and is 330 metres tall."
 
@@ -64,7 +65,7 @@ def test_an_answer_preamble_is_not_tagged():
     signal = TaggerSignal(tagger=tagger)
     plain, framed = signal.from_text(["Paris.", "The answer is Paris."], CONTEXT)
     assert framed == plain and plain["tag_min_content"] == pytest.approx(0.9)  # "answer" is not in the context
-    assert tagger.words_read == 2 and signal.version.endswith("+preamble1+markup3")
+    assert tagger.words_read == 2 and signal.version.endswith(f"+preamble1+{MARKUP_RULE}")
 
 
 def test_list_markers_and_citations_are_not_tagged():
@@ -193,13 +194,13 @@ def test_a_detector_trained_with_other_edit_rules_is_refused(overlap):
     from faithwatch.signals import signal_versions
 
     # what training records: the rules' version and the markup rule
-    assert signal_versions(["edits", "lexical"]) == {"edits_version": f"{EDITS_VERSION}+markup3"}
+    assert signal_versions(["edits", "lexical"]) == {"edits_version": f"{EDITS_VERSION}+{MARKUP_RULE}"}
     detector = load_detector(SHIPPED_DIR)
     detector.meta.metrics["tagger_version"] = TaggerSignal(tagger=overlap).version
     detector.meta.metrics["edits_version"] = "1"
     with pytest.raises(InputError, match="trained with edits version '1'"):
         Monitor("none", detector=detector, alignment=detector.meta.metrics["alignment"])
-    detector.meta.metrics["edits_version"] = f"{EDITS_VERSION}+markup3"
+    detector.meta.metrics["edits_version"] = f"{EDITS_VERSION}+{MARKUP_RULE}"
     assert "edits" in [s.name for s in Monitor("none", detector=detector,
                                                alignment=detector.meta.metrics["alignment"]).signals]
 

@@ -259,7 +259,7 @@ def preamble_end(sentence: str) -> int:
 
 
 #: the rule of :func:`strip_markup`: part of the text signals' versions and of the text-feature cache keys
-MARKUP_RULE = "markup3"
+MARKUP_RULE = "markup4"
 #: a list marker or heading mark opening a sentence ("1. ", "2) ", "(3) ", "- ", "* ", "• ", "## ")
 _LEAD_MARK = re.compile(r"\s*(?:(?:[-*•]|\d{1,3}[.)]|\(\d{1,3}\))\s+|#{1,6}\s+)")
 _SOURCE = r"(?:sources?|docs?|documents?|passages?|refs?|references?|contexts?)"
@@ -277,11 +277,28 @@ _EMPHASIS = re.compile(r"\*\*(?=[^\s*])(.+?)(?<=[^\s*])\*\*|(?<![\w_])__(?=[^\s_
                        r"|`(?=[^\s`])([^`]+?)(?<=[^\s`])`")
 
 
+#: a connective opening a sentence, and its comma ("In summary, ", "Overall, "): markup rule 4
+_CONNECTIVE = re.compile(r"\s*(?:in\s+summary|in\s+conclusion|to\s+summari[sz]e|to\s+sum\s+up|in\s+short|overall"
+                         r"|additionally|furthermore|moreover|also|however|finally|in\s+addition|besides|therefore"
+                         r"|thus)\s*,\s+", re.IGNORECASE)
+
+
 def strip_markup(sentence: str) -> str:
-    """``sentence`` as the text signals read it (markup rules 1 and 3): without a leading list marker or heading
-    mark, citation markers ("[1]", "(Passage 2)"), emphasis marks ("**x**") and link targets, which are
-    formatting, not words of the claim ("1. Built in 1889 [2]." -> "Built in 1889."). A sentence that is nothing
-    but markup is kept as it is."""
+    """``sentence`` as the text signals read it (markup rules 1, 3 and 4): without a leading list marker or
+    heading mark, citation markers ("[1]", "(Passage 2)"), emphasis marks ("**x**") and link targets, which are
+    formatting, and without a leading connective ("In summary, ", "Overall, "), which relates the sentence to
+    others: none are words of the claim ("1. In summary, built in 1889 [2]." -> "Built in 1889."). A sentence
+    that is nothing but these is kept as it is."""
+    out = strip_marks(sentence)
+    lead = _CONNECTIVE.match(out)
+    if lead and WORDISH.search(out, lead.end()):
+        rest = out[lead.end():]
+        out = rest[:1].upper() + rest[1:]
+    return out
+
+
+def strip_marks(sentence: str) -> str:
+    """``sentence`` without its formatting (markup rules 1 and 3; :func:`strip_markup` without rule 4)."""
     out = _LINK.sub(r"\1", sentence)
     out = _CITATION.sub("", out)
     out = _EMPHASIS.sub(lambda m: next(g for g in m.groups() if g is not None), out)

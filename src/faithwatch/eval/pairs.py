@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from faithwatch.errors import InputError
+from faithwatch.text import is_stop
 
 LABELS = ("error", "supported")
 
@@ -116,6 +117,7 @@ MARKUP_VARIANTS: dict[str, Callable[[str], str]] = {
     "paren": _before_stop(" (Passage 1)"),
     "sup": lambda s: s + "\u00b9",
     "link": _first_words(lambda w: f"[{w}](https://example.org/page_1)"),
+    "opener": lambda s: "In summary, " + (s[:1].lower() + s[1:] if is_stop(s.split()[0]) else s),  # rule 4
 }
 
 
