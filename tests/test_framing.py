@@ -102,3 +102,32 @@ def test_evaluation_scores_a_framing_line_as_the_monitor_does() -> None:
     assert raw[0] < det.threshold  # the floor raised it, in both
     assert [r.framing for r in reports] == [True, False, False]
     assert reports[0].score >= det.threshold and not reports[0].flagged
+
+
+class _Recording:
+    """A checker that says Neutral to every claim and remembers what it was given."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def check(self, claims, references, question=None):
+        from faithwatch.claims.types import ClaimVerdict
+
+        self.seen += [c.text for c in claims]
+        return [ClaimVerdict(c, "Neutral", 0.5) for c in claims]
+
+
+def test_check_sets_framing_lines_aside() -> None:
+    from faithwatch.claims.extraction import SegmentExtractor
+    from faithwatch.claims.pipeline import check_response
+
+    checker = _Recording()
+    response = f"{FRAMING}\nThe Eiffel Tower is 330 metres tall.\n\nI hope this helps!"
+    result = check_response(response, [CONTEXT], SegmentExtractor("sentence"), checker)
+    assert checker.seen == ["The Eiffel Tower is 330 metres tall."]
+    assert [c.text for c in result.framing] == [FRAMING, "I hope this helps!"]
+    assert result.to_dict()["framing_lines"] == [FRAMING, "I hope this helps!"] and result.hallucination_rate == 1.0
+    only = check_response(f"{FRAMING}\nI hope this helps!", [CONTEXT], SegmentExtractor("sentence"), _Recording())
+    assert only.abstained and len(only.framing) == 2

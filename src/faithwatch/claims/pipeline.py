@@ -24,7 +24,7 @@ from faithwatch.claims.extraction import ClaimExtractor, ExtractionError
 from faithwatch.claims.llm import LLMUnavailableError
 from faithwatch.claims.types import ResponseCheck
 from faithwatch.errors import FaithwatchError, InputError
-from faithwatch.text import cut_passages
+from faithwatch.text import cut_passages, is_framing
 
 #: input fields copied to the output row (and usable as summary groups)
 CARRIED_FIELDS = ("model", "dataset")
@@ -60,6 +60,8 @@ def check_response(
     except ExtractionError as exc:
         return ResponseCheck(response, [], [], aggregation, None, None, None, _name(extractor), _name(checker),
                              extraction_error=str(exc))
+    framing = [c for c in claims if is_framing(c.text)]  # about the answer, not the world: not checked
+    claims = [c for c in claims if not is_framing(c.text)]
     verdicts = list(checker.check(claims, refs, question)) if claims else []
     if len(verdicts) != len(claims):
         raise CheckError(f"the checker {_name(checker)!r} gave {len(verdicts)} verdicts for {len(claims)} claims "
@@ -74,6 +76,7 @@ def check_response(
         label_ratios=soft(verdicts),
         extractor=_name(extractor),
         checker=_name(checker),
+        framing=framing,
     )
 
 

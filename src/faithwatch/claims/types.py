@@ -156,6 +156,8 @@ class ResponseCheck:
     extractor: str
     checker: str
     extraction_error: str | None = None
+    #: claims set aside unchecked: framing lines ("Here is a summary:", "I hope this helps!"; text.is_framing)
+    framing: list[Claim] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -180,4 +182,5 @@ class ResponseCheck:
             "abstained": self.abstained,
             "extraction_error": self.extraction_error,
             "claims": [v.to_dict() for v in self.verdicts],
+            "framing_lines": [c.text for c in self.framing],
         }

@@ -73,6 +73,10 @@ def _print_check(out: Console, result, response: str) -> None:
                       f"“{_short(ev.text)}”[/]")
             for change in ev.changes:
                 out.print(f"    [{colour}]changed:[/] {escape(change.describe())}")
+    if result.framing:
+        lines = "; ".join(f"“{_short(c.text)}”" for c in result.framing)
+        out.print(f"[dim]not checked, {len(result.framing)} line{'s' if len(result.framing) != 1 else ''} about the "
+                  f"answer itself (framing): {lines}[/]")
     if result.abstained:
         out.print("[bold]response:[/] [dim]Abstain[/] (no claim extracted)")
         return
