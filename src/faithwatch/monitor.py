@@ -13,7 +13,7 @@ from faithwatch import registry
 from faithwatch.alignment import DEFAULT_SCORER, get_scorer, parse_spec
 from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.detectors import Detector, HeuristicDetector
-from faithwatch.detectors.framing import floor_framing
+from faithwatch.detectors.framing import floor_marked
 from faithwatch.detectors.heuristic import WEIGHTS as HEURISTIC_WEIGHTS
 from faithwatch.detectors.shipped import resolve_detector
 from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError
@@ -603,7 +603,7 @@ class Monitor:
             score = check_finite("score", self.detector.score({**scalars, **arrays}))
             framing = is_framing(sentence.text)
             if framing:  # a line about the answer itself: never flagged by itself (detectors.framing)
-                score = float(floor_framing([score], [sentence.text], self.threshold)[0])
+                score = float(floor_marked([score], [framing], self.threshold)[0])
             reports.append(SentenceReport(
                 index=sentence.index, text=sentence.text, start=sentence.start, end=sentence.end,
                 token_start=sentence.token_start, token_end=sentence.token_end, features=scalars,

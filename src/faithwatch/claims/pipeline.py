@@ -60,8 +60,9 @@ def check_response(
     except ExtractionError as exc:
         return ResponseCheck(response, [], [], aggregation, None, None, None, _name(extractor), _name(checker),
                              extraction_error=str(exc))
-    framing = [c for c in claims if is_framing(c.text)]  # about the answer, not the world: not checked
-    claims = [c for c in claims if not is_framing(c.text)]
+    marked = [is_framing(c.text) for c in claims]  # about the answer, not the world: not checked
+    framing = [c for c, m in zip(claims, marked, strict=True) if m]
+    claims = [c for c, m in zip(claims, marked, strict=True) if not m]
     verdicts = list(checker.check(claims, refs, question)) if claims else []
     if len(verdicts) != len(claims):
         raise CheckError(f"the checker {_name(checker)!r} gave {len(verdicts)} verdicts for {len(claims)} claims "

@@ -19,11 +19,16 @@ from faithwatch.text import is_framing
 
 def floor_framing(scores: np.ndarray | Sequence[float], texts: Sequence[str], threshold: float) -> np.ndarray:
     """``scores`` (P(faithful) of the sentences ``texts``) with each framing line's raised to ``threshold``."""
+    return floor_marked(scores, [is_framing(t) for t in texts], threshold)
+
+
+def floor_marked(scores: np.ndarray | Sequence[float], framing: Sequence[bool], threshold: float) -> np.ndarray:
+    """``scores`` with those marked ``framing`` (already told by :func:`~faithwatch.text.is_framing`) raised to
+    ``threshold``."""
     scores = np.asarray(scores, dtype=np.float64)
-    if len(scores) != len(texts):
-        raise ValueError(f"{len(scores)} scores for {len(texts)} sentences")
-    framing = np.fromiter((is_framing(t) for t in texts), dtype=bool, count=len(texts))
-    return np.where(framing, np.maximum(scores, threshold), scores)
+    if len(scores) != len(framing):
+        raise ValueError(f"{len(scores)} scores for {len(framing)} sentences")
+    return np.where(np.asarray(framing, dtype=bool), np.maximum(scores, threshold), scores)
 
 
 def floor_table(scores: np.ndarray | Sequence[float], table: pd.DataFrame, threshold: float) -> np.ndarray:
