@@ -31,6 +31,11 @@ FRAMING = "Here is a summary of the article in 78 words:"
     "Is there anything else I can help you with?",
     "## Key facts",  # a Markdown heading (rule 3)
     "### The tower in 1889",
+    "Based on the provided structured data, here is an objective overview of The Daily Grind:",  # rule 4
+    "Based solely on the information provided in the passage, here is a concise summary:",
+    "To remove oil stains from a driveway, you can use one of the following methods:",
+    "Therefore, the body systems work together in the following ways:",
+    "From the passages, we can infer the following meanings of PSA levels:",
 ])
 def test_framing_lines(sentence: str) -> None:
     assert is_framing(sentence)
@@ -46,6 +51,9 @@ def test_framing_lines(sentence: str) -> None:
     "I hope the tower is tall.",
     "The council let me know if it rains.",
     "#1 hit in 1999.",
+    "The following countries signed the treaty in 1990:",  # a digit after "the following": a claim
+    "The following five groups were named by the ministry of the interior:",  # more than four words
+    "In 1889, the tower opened. Here is why:",  # sentence punctuation inside the opening phrase
 ])
 def test_not_framing_lines(sentence: str) -> None:
     assert not is_framing(sentence)

@@ -309,12 +309,15 @@ def strip_marks(sentence: str) -> str:
 
 
 #: the rule of :func:`is_framing`: part of the monitor's scoring config (detectors.framing)
-FRAMING_RULE = "framing3"
-#: how a framing line presents what follows ("Here is a summary of the article:")
-_PRESENTATION = re.compile(r"(?:(?:so|therefore|in\s+summary)\s*,?\s+)?"
+FRAMING_RULE = "framing4"
+#: how a framing line presents what follows ("Here is a summary of the article:"), after at most one introductory
+#: phrase and its comma ("Based on the provided structured data, here is ..."; rule 4)
+_PRESENTATION = re.compile(r"(?:[^,;:.!?]{1,80},\s+)?(?:(?:so|therefore|in\s+summary)\s*,?\s+)?"
                            r"(?:here\s+(?:is|are)|here['’]s|below\s+(?:is|are)|the\s+following\s+(?:is|are))\b",
                            re.IGNORECASE)
-_FOLLOWS = re.compile(r"(?:as\s+follows|the\s+following|these\s+steps)\s*:$", re.IGNORECASE)
+#: a framing line's end: "as follows:", "these steps:", "the following:" and up to four words without a digit
+#: ("... in the following ways:"; rule 4)
+_FOLLOWS = re.compile(r"(?:as\s+follows|the\s+following(?:\s+[^\s\d:]+){0,4}|these\s+steps)\s*:$", re.IGNORECASE)
 #: a closing line addressed to the user ("I hope this helps!", "Let me know if ..."); framing rule 2
 _CLOSER = re.compile(r"(?:i\s+)?hope\s+(?:this|that|it)\s+helps|let\s+me\s+know\s+if|feel\s+free\s+to"
                      r"|if\s+you\s+have\s+any\s+(?:(?:other|more|further|additional)\s+)?questions"
@@ -327,9 +330,10 @@ def is_framing(sentence: str) -> bool:
     """Whether ``sentence`` is a framing line (docs/transfer.md, "Framing lines"), which makes no claim about the
     world: a line about the answer itself that ends in ":" and presents what follows ("Here is a concise summary
     of the passage:", "Based on the given passages, here are the steps:", "To cook brats, follow these steps:";
-    rule 1), or a closing line addressed to the user ("I hope this helps!", "Let me know if you have any other
-    questions."; rule 2), or a Markdown heading ("## Key facts"; rule 3). Other headings ("Ingredients:") and lines
-    about a passage ("The passage describes three groups:") are none."""
+    rule 1; also after an introductory phrase, "Based on the structured data, here is an overview:", and ending
+    "… the following methods:": rule 4), or a closing line addressed to the user ("I hope this helps!", "Let me know
+    if you have any other questions."; rule 2), or a Markdown heading ("## Key facts"; rule 3). Other headings
+    ("Ingredients:") and lines about a passage ("The passage describes three groups:") are none."""
     if _HEADING.match(sentence):
         return True
     text = strip_markup(sentence).strip()
