@@ -36,6 +36,8 @@ FRAMING = "Here is a summary of the article in 78 words:"
     "To remove oil stains from a driveway, you can use one of the following methods:",
     "Therefore, the body systems work together in the following ways:",
     "From the passages, we can infer the following meanings of PSA levels:",
+    "| Fact | Value |\n|------|-------|",  # a table's header and separator rows (rule 5)
+    "|:---|---:|",
 ])
 def test_framing_lines(sentence: str) -> None:
     assert is_framing(sentence)
@@ -54,6 +56,8 @@ def test_framing_lines(sentence: str) -> None:
     "The following countries signed the treaty in 1990:",  # a digit after "the following": a claim
     "The following five groups were named by the ministry of the interior:",  # more than four words
     "In 1889, the tower opened. Here is why:",  # sentence punctuation inside the opening phrase
+    "| Built | 1887 to 1889 |",  # a table row claims
+    "The tower -- 330 metres --- is tall.",
 ])
 def test_not_framing_lines(sentence: str) -> None:
     assert not is_framing(sentence)
@@ -84,6 +88,15 @@ def test_monitor_never_flags_a_framing_line_by_itself() -> None:
     assert first.framing and not first.flagged and first.score == monitor.threshold
     assert not second.framing and second.flagged  # the wrong height is still flagged
     assert third.framing and not third.flagged
+
+
+def test_a_table_header_is_not_flagged_and_a_wrong_row_still_is() -> None:
+    monitor = Monitor("none", alignment="lexical", detector="heuristic")
+    response = "| Fact | Value |\n|------|-------|\n| Height | 330 metres |\n| Visitors | 9 million |\n"
+    reports = monitor.score("Give me the facts.", CONTEXT, response).sentences
+    header, wrong = reports[0], reports[-1]
+    assert header.text.endswith("|------|-------|") and header.framing and not header.flagged
+    assert "9 million" in wrong.text and not wrong.framing and wrong.flagged
 
 
 def _tiny_detector():

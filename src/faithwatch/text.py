@@ -309,7 +309,7 @@ def strip_marks(sentence: str) -> str:
 
 
 #: the rule of :func:`is_framing`: part of the monitor's scoring config (detectors.framing)
-FRAMING_RULE = "framing4"
+FRAMING_RULE = "framing5"
 #: how a framing line presents what follows ("Here is a summary of the article:"), after at most one introductory
 #: phrase and its comma ("Based on the provided structured data, here is ..."; rule 4)
 _PRESENTATION = re.compile(r"(?:[^,;:.!?]{1,80},\s+)?(?:(?:so|therefore|in\s+summary)\s*,?\s+)?"
@@ -324,6 +324,16 @@ _CLOSER = re.compile(r"(?:i\s+)?hope\s+(?:this|that|it)\s+helps|let\s+me\s+know\
                      r"|is\s+there\s+anything\s+else|(?:happy|glad)\s+to\s+help", re.IGNORECASE)
 #: a Markdown heading ("## Key facts"): a title, not a claim; framing rule 3
 _HEADING = re.compile(r"\s*#{1,6}\s+\S")
+#: a Markdown table's separator row ("|---|:---:|") and any row ("| a | b |"); framing rule 5
+_TABLE_SEPARATOR = re.compile(r"\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*")
+_TABLE_ROW = re.compile(r"\s*\|.*\|\s*")
+
+
+def _table_header(sentence: str) -> bool:
+    """A table's header: rows ending in a separator row, or a separator row alone (framing rule 5)."""
+    lines = [x for x in sentence.strip().splitlines() if x.strip()]
+    return bool(lines) and bool(_TABLE_SEPARATOR.fullmatch(lines[-1])) and all(
+        _TABLE_ROW.fullmatch(x) for x in lines[:-1])
 
 
 def is_framing(sentence: str) -> bool:
@@ -332,9 +342,10 @@ def is_framing(sentence: str) -> bool:
     of the passage:", "Based on the given passages, here are the steps:", "To cook brats, follow these steps:";
     rule 1; also after an introductory phrase, "Based on the structured data, here is an overview:", and ending
     "… the following methods:": rule 4), or a closing line addressed to the user ("I hope this helps!", "Let me know
-    if you have any other questions."; rule 2), or a Markdown heading ("## Key facts"; rule 3). Other headings
-    ("Ingredients:") and lines about a passage ("The passage describes three groups:") are none."""
-    if _HEADING.match(sentence):
+    if you have any other questions."; rule 2), a Markdown heading ("## Key facts"; rule 3) or a table's header and
+    separator rows ("| Fact | Value |\n|---|---|"; rule 5). Other headings ("Ingredients:") and lines about a
+    passage ("The passage describes three groups:") are none."""
+    if _HEADING.match(sentence) or _table_header(sentence):
         return True
     text = strip_markup(sentence).strip()
     if _CLOSER.match(text):
