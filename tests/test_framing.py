@@ -38,6 +38,8 @@ FRAMING = "Here is a summary of the article in 78 words:"
     "From the passages, we can infer the following meanings of PSA levels:",
     "| Fact | Value |\n|------|-------|",  # a table's header and separator rows (rule 5)
     "|:---|---:|",
+    "\u00b9",  # footnote digits alone (rule 6)
+    " \u00b2\u00b3 ",
 ])
 def test_framing_lines(sentence: str) -> None:
     assert is_framing(sentence)
@@ -58,6 +60,8 @@ def test_framing_lines(sentence: str) -> None:
     "In 1889, the tower opened. Here is why:",  # sentence punctuation inside the opening phrase
     "| Built | 1887 to 1889 |",  # a table row claims
     "The tower -- 330 metres --- is tall.",
+    "1",  # a plain digit is no footnote mark
+    "   ",
 ])
 def test_not_framing_lines(sentence: str) -> None:
     assert not is_framing(sentence)

@@ -309,7 +309,7 @@ def strip_marks(sentence: str) -> str:
 
 
 #: the rule of :func:`is_framing`: part of the monitor's scoring config (detectors.framing)
-FRAMING_RULE = "framing5"
+FRAMING_RULE = "framing6"
 #: how a framing line presents what follows ("Here is a summary of the article:"), after at most one introductory
 #: phrase and its comma ("Based on the provided structured data, here is ..."; rule 4)
 _PRESENTATION = re.compile(r"(?:[^,;:.!?]{1,80},\s+)?(?:(?:so|therefore|in\s+summary)\s*,?\s+)?"
@@ -327,6 +327,8 @@ _HEADING = re.compile(r"\s*#{1,6}\s+\S")
 #: a Markdown table's separator row ("|---|:---:|") and any row ("| a | b |"); framing rule 5
 _TABLE_SEPARATOR = re.compile(r"\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*")
 _TABLE_ROW = re.compile(r"\s*\|.*\|\s*")
+#: a sentence of footnote digits only ("¹" after the stop, split off by the splitter); framing rule 6
+_FOOTNOTE = re.compile(r"\s*[\u00b9\u00b2\u00b3\u2070\u2074-\u2079][\s\u00b9\u00b2\u00b3\u2070\u2074-\u2079]*")
 
 
 def _table_header(sentence: str) -> bool:
@@ -342,10 +344,10 @@ def is_framing(sentence: str) -> bool:
     of the passage:", "Based on the given passages, here are the steps:", "To cook brats, follow these steps:";
     rule 1; also after an introductory phrase, "Based on the structured data, here is an overview:", and ending
     "… the following methods:": rule 4), or a closing line addressed to the user ("I hope this helps!", "Let me know
-    if you have any other questions."; rule 2), a Markdown heading ("## Key facts"; rule 3) or a table's header and
-    separator rows ("| Fact | Value |\n|---|---|"; rule 5). Other headings ("Ingredients:") and lines about a
-    passage ("The passage describes three groups:") are none."""
-    if _HEADING.match(sentence) or _table_header(sentence):
+    if you have any other questions."; rule 2), a Markdown heading ("## Key facts"; rule 3), a table's header row
+    over its separator row ("|---|---|"; rule 5), or footnote digits alone ("¹"; rule 6). Other headings
+    ("Ingredients:") and lines about a passage ("The passage describes three groups:") are none."""
+    if _HEADING.match(sentence) or _table_header(sentence) or _FOOTNOTE.fullmatch(sentence):
         return True
     text = strip_markup(sentence).strip()
     if _CLOSER.match(text):
