@@ -156,3 +156,19 @@ def test_check_sets_framing_lines_aside() -> None:
     assert result.to_dict()["framing_lines"] == [FRAMING, "I hope this helps!"] and result.hallucination_rate == 1.0
     only = check_response(f"{FRAMING}\nI hope this helps!", [CONTEXT], SegmentExtractor("sentence"), _Recording())
     assert only.abstained and len(only.framing) == 2
+
+
+def test_a_response_score_leaves_framing_lines_out() -> None:
+    from faithwatch.results import response_score
+
+    assert response_score([0.49, 0.8, 0.7], [True, False, False]) == 0.7
+    assert response_score([0.49, 0.3], [True, False]) == 0.3
+    assert response_score([0.6, 0.49], [True, True]) == 0.49  # nothing but framing lines: the lowest of them
+    assert response_score([], []) is None
+    with pytest.raises(ValueError, match="2 scores for 1 sentences"):
+        response_score([0.1, 0.2], [True])
+    monitor = Monitor("none", alignment="lexical", detector="heuristic")
+    result = monitor.score("How tall is it?", CONTEXT, f"{FRAMING}\nThe Eiffel Tower is 330 metres tall.")
+    framing, claim = result.sentences
+    assert framing.framing and framing.score == monitor.threshold < claim.score  # raised to the threshold
+    assert result.score == claim.score  # not the framing line's

@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from faithwatch.errors import NonFiniteError
+
+
+def response_score(scores: Sequence[float], framing: Sequence[bool]) -> float | None:
+    """A response's score: the lowest score of its sentences that are no framing lines (a framing line is raised to
+    the threshold, docs/transfer.md "Framing lines"); a response of nothing but framing lines keeps the lowest of
+    them; None for no sentence."""
+    if len(scores) != len(framing):
+        raise ValueError(f"{len(scores)} scores for {len(framing)} sentences")
+    claims = [float(x) for x, f in zip(scores, framing, strict=True) if not f]
+    return min(claims or [float(x) for x in scores], default=None)
 
 
 @dataclass
@@ -60,8 +71,9 @@ class MonitorResult:
 
     @property
     def score(self) -> float | None:
-        """Response score: the minimum sentence score (a response is as faithful as its worst sentence)."""
-        return min((s.score for s in self.sentences), default=None)
+        """Response score: the minimum sentence score (a response is as faithful as its worst sentence), framing
+        lines left out (:func:`response_score`)."""
+        return response_score([s.score for s in self.sentences], [s.framing for s in self.sentences])
 
     @property
     def notes(self) -> list[str]:

@@ -45,7 +45,7 @@ def response_aurocs(det, examples, sentences) -> str:
     """Response-level AUROC of the detector and of `align_score`, each response scored by its worst sentence
     (:func:`~faithwatch.eval.harness.response_level`; every sentence of a response with a response label)."""
     p = response_level(examples, sentences, syncheck_scores(det, sentences))
-    a = response_level(examples, sentences, sentences.align_score.to_numpy())
+    a = response_level(examples, sentences, sentences.align_score.to_numpy(), framing=False)
     y = p.label.to_numpy().astype(int)
     return (f"{len(p)}, {y.mean():.2f} unfaithful; AUROC (worst sentence) {roc_auc_score(y, -p.score):.3f}, "
             f"align_score {roc_auc_score(y, -a.score):.3f}")

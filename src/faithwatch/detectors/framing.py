@@ -4,7 +4,8 @@ docs/transfer.md "Framing lines").
 Such a line is about the answer, not the world (:func:`faithwatch.text.is_framing`), yet the text signals read its
 words ("summary", "78 words") as claims the context lacks. Its score is raised to the detector's threshold when it
 is below it; every other sentence keeps its score. The monitor applies this to each report, the evaluation to
-each table, so that both give one sentence the same score.
+each table, so that both give one sentence the same score. A response's score
+(:func:`faithwatch.results.response_score`) is its lowest sentence's, framing lines left out.
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ from faithwatch.detectors.framing import floor_table
 from faithwatch.detectors.lookback_lens import LookbackLens
 from faithwatch.eval.metrics import DetectionMetrics, detection_metrics
 from faithwatch.eval.training import lookback_matrix, with_derived
+from faithwatch.results import response_score
+from faithwatch.text import is_framing
 
 FLARE = "FLARE (min_prob)"
 
@@ -90,10 +92,17 @@ def by_source_model(ev: DatasetEval, method: str) -> pd.DataFrame:
     return out
 
 
-def response_level(examples: Sequence[LabelledExample], table: pd.DataFrame, scores: np.ndarray) -> pd.DataFrame:
-    """Per response: the minimum sentence score of the detector, the response label, stored detector verdicts."""
+def response_level(examples: Sequence[LabelledExample], table: pd.DataFrame, scores: np.ndarray, *,
+                   framing: bool = True) -> pd.DataFrame:
+    """Per response: the detector's response score (its lowest sentence score, framing lines left out:
+    :func:`faithwatch.results.response_score`; with ``framing=False``, as for a single signal, or for a table
+    without ``text``, every sentence counts), the response label, stored detector verdicts."""
     by_id = {e.id: e for e in examples}
-    frame = pd.DataFrame({"example_id": table.example_id, "score": scores}).groupby("example_id").score.min()
+    framing = ([is_framing(t) for t in table["text"].astype(str)] if framing and "text" in table.columns
+               else [False] * len(table))
+    rows_of = pd.DataFrame({"example_id": table.example_id, "score": scores, "framing": framing})
+    frame = rows_of.groupby("example_id").apply(
+        lambda g: response_score(g.score.tolist(), g.framing.tolist()), include_groups=False)
     rows = []
     for ex_id, score in frame.items():
         ex = by_id[ex_id]

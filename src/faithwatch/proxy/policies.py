@@ -31,7 +31,7 @@ from faithwatch.monitor import Monitor
 from faithwatch.params import DecodingParams
 from faithwatch.proxy.request import RagRequest
 from faithwatch.proxy.upstream import Upstream, UpstreamError
-from faithwatch.results import SentenceReport, context_notes
+from faithwatch.results import SentenceReport, context_notes, response_score
 from faithwatch.server.domain import RecentScores
 from faithwatch.text import repeats, split_sentences
 from faithwatch.watch import StreamWatch
@@ -161,12 +161,12 @@ class Run:
         counted), latencies, this answer's upstream calls and the trace."""
         latencies = [n.latency_s for n in self.notes]
         sent = [n for n in self.notes if not n.candidate]
-        scores = [n.report.score for n in sent]
+        score = response_score([n.report.score for n in sent], [n.report.framing for n in sent])
         return {
             "policy": self.settings.policy, "context_source": self.rag.source, "refused": refused,
             "sentences": len(sent), "flagged": sum(n.report.flagged for n in sent),
             "candidates_scored": len(self.notes) - len(sent),
-            "score": min(scores) if scores else None, "threshold": self.threshold("flag"),
+            "score": score, "threshold": self.threshold("flag"),
             "detector": self.monitor.detector.name, "model_id": self.monitor.model_id,
             "latency_ms": {"mean": round(1000 * sum(latencies) / len(latencies), 2) if latencies else None,
                            "max": round(1000 * max(latencies), 2) if latencies else None},
