@@ -172,3 +172,14 @@ def test_a_response_score_leaves_framing_lines_out() -> None:
     framing, claim = result.sentences
     assert framing.framing and framing.score == monitor.threshold < claim.score  # raised to the threshold
     assert result.score == claim.score  # not the framing line's
+
+
+def test_evaluation_flags_as_the_monitor_does_at_the_threshold() -> None:
+    from faithwatch.eval.harness import unfaithful_threshold
+    from faithwatch.eval.metrics import detection_metrics
+
+    threshold = 0.4928
+    scores = np.array([threshold, 0.2, 0.9, 0.3])  # a framing line raised to the threshold is not flagged
+    m = detection_metrics([0, 1, 0, 0], 1 - scores, threshold=unfaithful_threshold(threshold), n_boot=10)
+    assert m.balanced_accuracy.value == pytest.approx(0.5 * (1.0 + 2 / 3))  # flagged: 0.2 and 0.3 only
+    assert unfaithful_threshold(None) is None

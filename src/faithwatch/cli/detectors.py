@@ -436,7 +436,8 @@ def evaluate(
             from faithwatch.eval.metrics import detection_metrics
 
             rm = {det.name + " (min sentence score)": detection_metrics(
-                responses.label, 1 - responses.score, threshold=1 - det.threshold, n_boot=n_boot, seed=seed)}
+                responses.label, 1 - responses.score, threshold=harness.unfaithful_threshold(det.threshold),
+                n_boot=n_boot, seed=seed)}
             out_tables[f"{name} · response level{tag}"] = detection_table(rm).reset_index()
             _print_table(out, f"{name} · response level (n={len(responses)}){tag}", rm, format_ci)
             if name == "faithbench":

@@ -37,14 +37,17 @@ class DatasetEval:
         labels = self.table.label.to_numpy()
         groups = self.table.example_id.to_numpy()
         return {
-            method: detection_metrics(labels, 1.0 - s, threshold=_unfaithful_threshold(self.thresholds.get(method)),
+            method: detection_metrics(labels, 1.0 - s, threshold=unfaithful_threshold(self.thresholds.get(method)),
                                       n_boot=n_boot, seed=seed, groups=groups)
             for method, s in self.scores.items()
         }
 
 
-def _unfaithful_threshold(faithful_threshold: float | None) -> float | None:
-    return None if faithful_threshold is None else 1.0 - faithful_threshold
+def unfaithful_threshold(faithful_threshold: float | None) -> float | None:
+    """The threshold on ``1 - score`` at which ``detection_metrics``'s ``>=`` flags exactly the scores below
+    ``faithful_threshold``, as the monitor flags (``score < threshold``): a framing line raised to the threshold is
+    not flagged."""
+    return None if faithful_threshold is None else float(np.nextafter(1.0 - faithful_threshold, np.inf))
 
 
 def _oriented(values: np.ndarray, direction: int) -> np.ndarray:
