@@ -183,3 +183,17 @@ def test_evaluation_flags_as_the_monitor_does_at_the_threshold() -> None:
     m = detection_metrics([0, 1, 0, 0], 1 - scores, threshold=unfaithful_threshold(threshold), n_boot=10)
     assert m.balanced_accuracy.value == pytest.approx(0.5 * (1.0 + 2 / 3))  # flagged: 0.2 and 0.3 only
     assert unfaithful_threshold(None) is None
+
+
+def test_the_evaluation_scores_a_response_without_its_framing_lines() -> None:
+    from faithwatch.data.schema import LabelledExample
+    from faithwatch.eval.harness import response_level
+
+    examples = [LabelledExample("d", i, CONTEXT, "q", "r", response_label=label) for i, label in (("a", 0), ("b", 1))]
+    table = pd.DataFrame({"example_id": ["a", "a", "b", "b"],
+                          "text": [FRAMING, "The tower is 330 metres tall.", FRAMING, "It is 500 metres tall."]})
+    scores = np.array([0.5, 0.8, 0.5, 0.2])
+    got = response_level(examples, table, scores).set_index("example_id").score
+    assert got.to_dict() == {"a": 0.8, "b": 0.2}  # "a" is not held down by its framing line
+    every = response_level(examples, table, scores, framing=False).set_index("example_id").score
+    assert every.to_dict() == {"a": 0.5, "b": 0.2}

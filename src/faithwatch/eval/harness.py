@@ -101,11 +101,11 @@ def response_level(examples: Sequence[LabelledExample], table: pd.DataFrame, sco
     :func:`faithwatch.results.response_score`; with ``framing=False``, as for a single signal, or for a table
     without ``text``, every sentence counts), the response label, stored detector verdicts."""
     by_id = {e.id: e for e in examples}
-    framing = ([is_framing(t) for t in table["text"].astype(str)] if framing and "text" in table.columns
-               else [False] * len(table))
-    rows_of = pd.DataFrame({"example_id": table.example_id, "score": scores, "framing": framing})
-    frame = rows_of.groupby("example_id").apply(
-        lambda g: response_score(g.score.tolist(), g.framing.tolist()), include_groups=False)
+    marks = ([is_framing(t) for t in table["text"].astype(str)] if framing and "text" in table.columns
+             else [False] * len(table))
+    sentences = pd.DataFrame({"example_id": table.example_id, "score": scores, "framing": marks})
+    frame = {ex_id: response_score(g.score.tolist(), g.framing.tolist())
+             for ex_id, g in sentences.groupby("example_id")}
     rows = []
     for ex_id, score in frame.items():
         ex = by_id[ex_id]
