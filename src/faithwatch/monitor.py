@@ -13,6 +13,7 @@ from faithwatch import registry
 from faithwatch.alignment import DEFAULT_SCORER, get_scorer, parse_spec
 from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.detectors import Detector, HeuristicDetector
+from faithwatch.detectors.absence import ABSENCE_RULE, borne_out
 from faithwatch.detectors.framing import floor_marked
 from faithwatch.detectors.heuristic import WEIGHTS as HEURISTIC_WEIGHTS
 from faithwatch.detectors.shipped import resolve_detector
@@ -232,7 +233,7 @@ class Monitor:
                 "threshold": round(float(self.threshold), 9),
                 "alignment": self.alignment.name if self.alignment is not None else None,
                 "signals": [s.name for s in self.signals], "versions": self.part_versions(),
-                "framing": FRAMING_RULE}
+                "framing": FRAMING_RULE, "absence": ABSENCE_RULE}
 
     @property
     def model_unread(self) -> bool:
@@ -568,8 +569,8 @@ class Monitor:
                                           f"feature_names: {sorted(computed.keys() - declared)}")
                 out.update(computed)
         out, at = [], 0
-        for sentences, *_ in groups:
-            out.append(self._build_reports(sentences, values[at : at + len(sentences)]))
+        for sentences, _records, _question, context, *_ in groups:
+            out.append(self._build_reports(sentences, values[at : at + len(sentences)], context))
             at += len(sentences)
         return out
 
@@ -587,7 +588,7 @@ class Monitor:
                     out.append(exc)
             return out
 
-    def _build_reports(self, sentences: list[Sentence], values: list[dict]) -> list[SentenceReport]:
+    def _build_reports(self, sentences: list[Sentence], values: list[dict], context: str) -> list[SentenceReport]:
         reports = []
         for sentence, feats in zip(sentences, values, strict=True):
             scalars: dict[str, float | None] = {}
@@ -602,13 +603,15 @@ class Monitor:
             arrays = {k: np.asarray(v) for k, v in feats.items() if isinstance(v, np.ndarray)}
             score = check_finite("score", self.detector.score({**scalars, **arrays}))
             framing = is_framing(sentence.text)
-            if framing:  # a line about the answer itself: never flagged by itself (detectors.framing)
-                score = float(floor_marked([score], [framing], self.threshold)[0])
+            # an absence note the context bears out: set aside as a framing line (detectors.absence)
+            absence = not framing and borne_out(sentence.text, context)
+            if framing or absence:  # never flagged by itself (detectors.framing)
+                score = float(floor_marked([score], [True], self.threshold)[0])
             reports.append(SentenceReport(
                 index=sentence.index, text=sentence.text, start=sentence.start, end=sentence.end,
                 token_start=sentence.token_start, token_end=sentence.token_end, features=scalars,
-                score=score, flagged=score < self.threshold and not framing, detector=self.detector.name,
-                vectors=vectors, framing=framing,
+                score=score, flagged=score < self.threshold and not (framing or absence),
+                detector=self.detector.name, vectors=vectors, framing=framing, absence=absence,
             ))
         return reports
 

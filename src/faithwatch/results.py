@@ -11,9 +11,9 @@ from faithwatch.errors import NonFiniteError
 
 
 def response_score(scores: Sequence[float], framing: Sequence[bool]) -> float | None:
-    """A response's score: the lowest score of its sentences that are no framing lines (a framing line is raised to
-    the threshold, docs/transfer.md "Framing lines"); a response of nothing but framing lines keeps the lowest of
-    them; None for no sentence."""
+    """A response's score: the lowest score of its sentences that are not set aside (``framing``: framing lines and
+    borne-out absence notes, raised to the threshold; docs/transfer.md "Framing lines", "Absence notes"); a response
+    of nothing but such lines keeps the lowest of them; None for no sentence."""
     if len(scores) != len(framing):
         raise ValueError(f"{len(scores)} scores for {len(framing)} sentences")
     claims = [float(x) for x, f in zip(scores, framing, strict=True) if not f]
@@ -37,11 +37,19 @@ class SentenceReport:
     vectors: dict[str, list] = field(default_factory=dict)  # e.g. lookback_ratio [layers][heads]
     #: a line about the answer itself ("Here is a summary:"): never below a threshold by itself (text.is_framing)
     framing: bool = False
+    #: says the context lacks a thing no context sentence holds ("The passages do not give its cost."): set aside as
+    #: a framing line is (detectors.absence)
+    absence: bool = False
+
+    @property
+    def set_aside(self) -> bool:
+        """A framing line or a borne-out absence note: never flagged by itself, left out of a response's score."""
+        return self.framing or self.absence
 
     def below(self, threshold: float) -> bool:
         """Whether the sentence counts as below ``threshold`` (flagged, or backtracked from): its score is, and it
-        is no framing line."""
-        return self.score < threshold and not self.framing
+        is not :attr:`set_aside`."""
+        return self.score < threshold and not self.set_aside
 
     def to_dict(self, vectors: bool = True) -> dict[str, Any]:
         out = asdict(self)
@@ -72,8 +80,8 @@ class MonitorResult:
     @property
     def score(self) -> float | None:
         """Response score: the minimum sentence score (a response is as faithful as its worst sentence), framing
-        lines left out (:func:`response_score`)."""
-        return response_score([s.score for s in self.sentences], [s.framing for s in self.sentences])
+        lines and borne-out absence notes left out (:func:`response_score`)."""
+        return response_score([s.score for s in self.sentences], [s.set_aside for s in self.sentences])
 
     @property
     def notes(self) -> list[str]:

@@ -5,7 +5,9 @@ Such a line is about the answer, not the world (:func:`faithwatch.text.is_framin
 words ("summary", "78 words") as claims the context lacks. Its score is raised to the detector's threshold when it
 is below it; every other sentence keeps its score. The monitor applies this to each report, the evaluation to
 each table, so that both give one sentence the same score. A response's score
-(:func:`faithwatch.results.response_score`) is its lowest sentence's, framing lines left out.
+(:func:`faithwatch.results.response_score`) is its lowest sentence's, framing lines left out. Absence notes that the
+context bears out (:mod:`faithwatch.detectors.absence`) are set aside the same way; an evaluation table marks them in
+its ``absence`` column (they depend on the context, which a table does not hold).
 """
 
 from __future__ import annotations
@@ -32,9 +34,18 @@ def floor_marked(scores: np.ndarray | Sequence[float], framing: Sequence[bool], 
     return np.where(np.asarray(framing, dtype=bool), np.maximum(scores, threshold), scores)
 
 
-def floor_table(scores: np.ndarray | Sequence[float], table: pd.DataFrame, threshold: float) -> np.ndarray:
-    """:func:`floor_framing` of the sentence rows ``table`` (its ``text`` column); a table of features without
-    sentence texts (no ``text`` column) has no framing line to tell, and its scores are returned as they are."""
+def set_aside(table: pd.DataFrame) -> np.ndarray:
+    """Which sentence rows of ``table`` are set aside: framing lines (its ``text`` column) and borne-out absence
+    notes (its ``absence`` column, when it has one); none for a table without ``text``."""
     if "text" not in table.columns:
-        return np.asarray(scores, dtype=np.float64)
-    return floor_framing(scores, table["text"].astype(str).tolist(), threshold)
+        return np.zeros(len(table), dtype=bool)
+    marks = np.array([is_framing(t) for t in table["text"].astype(str)], dtype=bool)
+    if "absence" in table.columns:
+        marks |= table["absence"].to_numpy(dtype=bool)
+    return marks
+
+
+def floor_table(scores: np.ndarray | Sequence[float], table: pd.DataFrame, threshold: float) -> np.ndarray:
+    """``scores`` of the sentence rows ``table`` with those :func:`set_aside` raised to ``threshold``; a table of
+    features without sentence texts (no ``text`` column) has none, and its scores are returned as they are."""
+    return floor_marked(scores, set_aside(table), threshold)

@@ -13,12 +13,11 @@ from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 from faithwatch.data.loaders import FAITHBENCH_DETECTORS
 from faithwatch.data.schema import LabelledExample
 from faithwatch.detectors.aggregator import SynCheckDetector
-from faithwatch.detectors.framing import floor_table
+from faithwatch.detectors.framing import floor_table, set_aside
 from faithwatch.detectors.lookback_lens import LookbackLens
 from faithwatch.eval.metrics import DetectionMetrics, detection_metrics
 from faithwatch.eval.training import lookback_matrix, with_derived
 from faithwatch.results import response_score
-from faithwatch.text import is_framing
 
 FLARE = "FLARE (min_prob)"
 
@@ -97,12 +96,11 @@ def by_source_model(ev: DatasetEval, method: str) -> pd.DataFrame:
 
 def response_level(examples: Sequence[LabelledExample], table: pd.DataFrame, scores: np.ndarray, *,
                    framing: bool = True) -> pd.DataFrame:
-    """Per response: the detector's response score (its lowest sentence score, framing lines left out:
-    :func:`faithwatch.results.response_score`; with ``framing=False``, as for a single signal, or for a table
-    without ``text``, every sentence counts), the response label, stored detector verdicts."""
+    """Per response: the detector's response score (its lowest sentence score, framing lines and borne-out
+    absence notes left out: :func:`faithwatch.results.response_score`; with ``framing=False``, as for a single
+    signal, or for a table without ``text``, every sentence counts), the response label, stored detector verdicts."""
     by_id = {e.id: e for e in examples}
-    marks = ([is_framing(t) for t in table["text"].astype(str)] if framing and "text" in table.columns
-             else [False] * len(table))
+    marks = set_aside(table) if framing else np.zeros(len(table), dtype=bool)
     sentences = pd.DataFrame({"example_id": table.example_id, "score": scores, "framing": marks})
     frame = {ex_id: response_score(g.score.tolist(), g.framing.tolist())
              for ex_id, g in sentences.groupby("example_id")}

@@ -14,6 +14,7 @@ import pandas as pd
 
 from faithwatch.data.loaders import dataset_name, load_dataset
 from faithwatch.data.schema import LabelledExample
+from faithwatch.detectors.absence import borne_out
 from faithwatch.errors import InputError
 from faithwatch.eval.features import (
     EXTRACTION_SIGNALS,
@@ -44,6 +45,12 @@ class LabelledData:
 
 #: why ``--ray`` and ``--text-only`` do not go together
 TEXT_ONLY_RAY = "--text-only computes no model pass (minutes on one machine): drop --ray, or drop --text-only"
+
+
+def _absence(examples: Sequence[LabelledExample], sentences: pd.DataFrame) -> list[bool]:
+    """Per sentence row: an absence note its example's context bears out (set aside as the monitor sets it aside)."""
+    context = {e.id: e.context for e in examples}
+    return [borne_out(str(t), context[e]) for t, e in zip(sentences["text"], sentences["example_id"], strict=True)]
 
 
 def extraction_kwargs(model: str | None, num_layers: int, alignment: str | None = None) -> dict[str, Any]:
@@ -90,7 +97,8 @@ def load_labelled(
         else:
             tables = extract_features(monitor, name, examples, on_progress=progress, ray=ray)
         tables.sentences = add_text_features(examples, tables.sentences, name, on_progress=on_progress)
-        tables.sentences = tables.sentences.assign(train_only=name in augment)
+        tables.sentences = tables.sentences.assign(train_only=name in augment,
+                                                   absence=_absence(examples, tables.sentences))
         sentences = label_sentences(examples, tables.sentences)
         short = dataset_name(name)
         out[short] = LabelledData(

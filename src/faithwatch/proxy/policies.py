@@ -161,7 +161,7 @@ class Run:
         counted), latencies, this answer's upstream calls and the trace."""
         latencies = [n.latency_s for n in self.notes]
         sent = [n for n in self.notes if not n.candidate]
-        score = response_score([n.report.score for n in sent], [n.report.framing for n in sent])
+        score = response_score([n.report.score for n in sent], [n.report.set_aside for n in sent])
         return {
             "policy": self.settings.policy, "context_source": self.rag.source, "refused": refused,
             "sentences": len(sent), "flagged": sum(n.report.flagged for n in sent),

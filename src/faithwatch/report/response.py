@@ -161,6 +161,8 @@ def _sentence_view(s: SentenceReport, i: int, ctx: Sequence[ContextSentence]) ->
     tooltip = f"score {_fmt(s.score)}{' · FLAGGED' if s.flagged else ''} · {s.detector}"
     if s.framing:
         tooltip += " · a line about the answer itself, not flagged by itself"
+    elif s.absence:
+        tooltip += " · says the context lacks something no context sentence holds, not flagged by itself"
     if shown:
         tooltip += f"\n{shown}"
     return {

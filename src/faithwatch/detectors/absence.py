@@ -1,0 +1,77 @@
+"""Absence notes ("The passages do not say how much it costs.") that the context bears out are set aside as framing
+lines are (absence rule 1; docs/transfer.md "Absence notes").
+
+Such a sentence is true when the context lacks the thing it names, yet the text signals read that thing's words as
+claims the context lacks. When no sentence of the context holds most of the thing's content words, the note is
+*borne out*: raised to the threshold, never flagged by itself, left out of a response's score. A note the context
+does not bear out ("The passage does not mention its height." over "It is 330 metres tall.") keeps its score.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from faithwatch.alignment.lexical import content_stems
+from faithwatch.text import split_sentences, strip_markup
+
+#: the rule of :func:`borne_out`: part of the monitor's scoring config
+ABSENCE_RULE = "absence1"
+#: a context sentence holding this share of the thing's content words means the context may well hold it
+MIN_SHARE = 0.6
+
+_LEAD = re.compile(r"(?:(?:however|unfortunately|additionally|also|but|note(?:\s+that)?|i['’]m\s+sorry,?\s+but"
+                   r"|sorry,?\s+but)\s*[,:]?\s+)?", re.IGNORECASE)
+_SOURCE = (r"(?:(?:the|this|these|that|those)\s+)?(?:(?:provided|given|above|retrieved|supplied|available)\s+)?"
+           r"(?:passages?|context|texts?|articles?|documents?|sources?|excerpts?|information|search\s+results?)"
+           r"(?:\s+\[?\d{1,2}\]?)?(?:\s+(?:provided|given|above|supplied))?")
+_ADVERB = r"(?:(?:explicitly|specifically|directly|clearly)\s+)?"
+_VERB = (r"(?:mention|say|provide|state|specify|include|contain|give|discuss|address|indicate|describe|list|detail"
+         r"|offer)")
+_FORMS = (
+    # (a) "The passages do not mention THING"
+    _SOURCE + r"\s+(?:does|do|did)(?:\s+not|n['’]t)\s+" + _ADVERB + _VERB + r"\s+(?P<a>.+?)",
+    # (b) "There is no mention of THING in the passages"
+    r"there\s+(?:is|are)\s+no\s+(?:(?:specific|explicit|further)\s+)?(?:mention|information|data|details?)"
+    r"(?:\s+(?:of|about|on|regarding|related\s+to|concerning))?\s+(?P<b>.+?)"
+    r"(?:\s+(?:in|within|from)\s+" + _SOURCE + r")?",
+    # (c) "THING is not mentioned in the passages"
+    r"(?P<c>.+?)\s+(?:is|are)\s+not\s+" + _ADVERB
+    + r"(?:mentioned|specified|provided|stated|given|discussed|listed)\s+(?:in|within|by)\s+" + _SOURCE,
+)
+_NOTE = re.compile("(?:" + "|".join(_FORMS) + r")\s*[.!]?\s*", re.IGNORECASE)
+#: a second clause: the sentence claims more than an absence
+_SECOND_CLAUSE = re.compile(r";|,\s+(?:but|so|although|though|while|which|yet|and\s+so|therefore|however|as)\b",
+                            re.IGNORECASE)
+#: words that say what kind of thing is missing, not which
+_GENERIC = content_stems("information details specific data explicit exact precise particular further additional")
+
+
+def absent_thing(sentence: str) -> str | None:
+    """What ``sentence`` says the context lacks, when it is one whole absence note ("However, the passages do not
+    provide the average hourly rate." -> "the average hourly rate"); None for any other sentence."""
+    text = strip_markup(sentence).strip()
+    text = text[_LEAD.match(text).end():]
+    if _SECOND_CLAUSE.search(text):
+        return None
+    match = _NOTE.fullmatch(text)
+    if match is None:
+        return None
+    return next(g for g in (match.group("a"), match.group("b"), match.group("c")) if g is not None)
+
+
+@lru_cache(maxsize=64)
+def _context_stems(context: str) -> tuple[frozenset[str], ...]:
+    return tuple(content_stems(s) for s in (split_sentences(context) if context.strip() else []))
+
+
+def borne_out(sentence: str, context: str) -> bool:
+    """Whether ``sentence`` is an absence note that ``context`` bears out: the thing it names has content words and
+    no sentence of the context holds :data:`MIN_SHARE` of them."""
+    thing = absent_thing(sentence)
+    if thing is None:
+        return False
+    words = content_stems(thing) - _GENERIC
+    if not words:
+        return False
+    return all(len(words & s) < MIN_SHARE * len(words) for s in _context_stems(context))
