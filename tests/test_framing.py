@@ -40,6 +40,14 @@ FRAMING = "Here is a summary of the article in 78 words:"
     "|:---|---:|",
     "\u00b9",  # footnote digits alone (rule 6)
     " \u00b2\u00b3 ",
+    "Sources:",  # a list of sources (rule 7)
+    "**References**",
+    "Sources used:",
+    "Source: Passage 1",
+    "**Sources:** [1], [2]",
+    "Sources: Passages 1 and 3.",
+    "[1] Eiffel Tower - Wikipedia",
+    "[2] https://www.toureiffel.paris/en.",
 ])
 def test_framing_lines(sentence: str) -> None:
     assert is_framing(sentence)
@@ -61,6 +69,11 @@ def test_framing_lines(sentence: str) -> None:
     "| Built | 1887 to 1889 |",  # a table row claims
     "The tower -- 330 metres --- is tall.",
     "1",  # a plain digit is no footnote mark
+    "[1] The tower is 330 metres tall.",  # an entry that ends in a stop reads as a claim
+    "1. Eiffel Tower, Wikipedia.",
+    "Sources say the tower is 330 metres tall.",
+    "Source: the tower is 330 metres tall.",
+    "References: 1887 to 1889",
     "   ",
 ])
 def test_not_framing_lines(sentence: str) -> None:
@@ -101,6 +114,16 @@ def test_a_table_header_is_not_flagged_and_a_wrong_row_still_is() -> None:
     header, wrong = reports[0], reports[-1]
     assert header.text.endswith("|------|-------|") and header.framing and not header.flagged
     assert "9 million" in wrong.text and not wrong.framing and wrong.flagged
+
+
+def test_a_list_of_sources_is_not_flagged_and_a_wrong_claim_still_is() -> None:
+    monitor = Monitor("none", alignment="lexical", detector="heuristic")
+    response = ("The Eiffel Tower is 500 metres tall [1].\n\nSources:\n[1] Eiffel Tower - Wikipedia\n"
+                "[2] Paris travel guide")
+    claim, *block = monitor.score("How tall is it?", CONTEXT, response).sentences
+    assert [r.text for r in block] == ["Sources:", "[1] Eiffel Tower - Wikipedia", "[2] Paris travel guide"]
+    assert all(r.framing and not r.flagged for r in block)
+    assert not claim.framing and claim.flagged
 
 
 def _tiny_detector():

@@ -309,7 +309,7 @@ def strip_marks(sentence: str) -> str:
 
 
 #: the rule of :func:`is_framing`: part of the monitor's scoring config (detectors.framing)
-FRAMING_RULE = "framing6"
+FRAMING_RULE = "framing7"
 #: how a framing line presents what follows ("Here is a summary of the article:"), after at most one introductory
 #: phrase and its comma ("Based on the provided structured data, here is ..."; rule 4)
 _PRESENTATION = re.compile(r"(?:[^,;:.!?]{1,80},\s+)?(?:(?:so|therefore|in\s+summary)\s*,?\s+)?"
@@ -330,6 +330,26 @@ _TABLE_ROW = re.compile(r"\s*\|.*\|\s*")
 #: a sentence of footnote digits only ("¹" after the stop, split off by the splitter); framing rule 6
 _FOOTNOTE = re.compile(r"\s*[\u00b9\u00b2\u00b3\u2070\u2074-\u2079][\s\u00b9\u00b2\u00b3\u2070\u2074-\u2079]*")
 
+#: a list of sources (framing rule 7): its heading ("Sources:"), a line of citations ("Source: Passage 1") and a
+#: bracketed entry ("[1] Eiffel Tower - Wikipedia")
+_SOURCES_WORD = r"(?:sources?|references?|citations?|bibliography|works\s+cited)(?:\s+used)?"
+_SOURCES_HEAD = re.compile(_SOURCES_WORD + r"\s*:?", re.IGNORECASE)
+_REF = r"\[?\s*(?:(?:passages?|documents?|docs?|sources?|refs?|references?)\s+)?#?\d{1,3}\s*\]?"
+_SOURCES_LINE = re.compile(_SOURCES_WORD + r"\s*:\s*" + _REF + r"(?:\s*(?:,\s*and|,|;|&|and)\s*" + _REF + r")*\s*\.?",
+                           re.IGNORECASE)
+_ENTRY = re.compile(r"\[\d{1,3}\]\s+\S")
+_URL = re.compile(r"https?://|www\.", re.IGNORECASE)
+_HEADING_MARK = re.compile(r"#{1,6}\s+")
+
+
+def _sources(sentence: str) -> bool:
+    """A sources heading, a line of citations or a bracketed reference entry (framing rule 7)."""
+    text = _EMPHASIS.sub(lambda m: next(g for g in m.groups() if g is not None), sentence).strip()
+    text = text[_HEADING_MARK.match(text).end():] if _HEADING_MARK.match(text) else text
+    if _SOURCES_HEAD.fullmatch(text) or _SOURCES_LINE.fullmatch(text):
+        return True
+    return bool(_ENTRY.match(text)) and (bool(_URL.search(text)) or not text.endswith((".", "!", "?")))
+
 
 def _table_header(sentence: str) -> bool:
     """A table's header: rows ending in a separator row, or a separator row alone (framing rule 5)."""
@@ -345,9 +365,10 @@ def is_framing(sentence: str) -> bool:
     rule 1; also after an introductory phrase, "Based on the structured data, here is an overview:", and ending
     "… the following methods:": rule 4), or a closing line addressed to the user ("I hope this helps!", "Let me know
     if you have any other questions."; rule 2), a Markdown heading ("## Key facts"; rule 3), a table's header row
-    over its separator row ("|---|---|"; rule 5), or footnote digits alone ("¹"; rule 6). Other headings
+    over its separator row ("|---|---|"; rule 5), footnote digits alone ("¹"; rule 6), or part of a list of sources
+    ("Sources:", "Source: Passage 1", "[1] Eiffel Tower - Wikipedia"; rule 7). Other headings
     ("Ingredients:") and lines about a passage ("The passage describes three groups:") are none."""
-    if _HEADING.match(sentence) or _table_header(sentence) or _FOOTNOTE.fullmatch(sentence):
+    if _HEADING.match(sentence) or _table_header(sentence) or _FOOTNOTE.fullmatch(sentence) or _sources(sentence):
         return True
     text = strip_markup(sentence).strip()
     if _CLOSER.match(text):
