@@ -283,6 +283,11 @@ _CONNECTIVE = re.compile(r"\s*(?:in\s+summary|in\s+conclusion|to\s+summari[sz]e|
                          r"|thus)\s*,\s+", re.IGNORECASE)
 
 
+def _unemphasise(text: str) -> str:
+    """``text`` with its emphasis marks ("**x**", "__x__") removed."""
+    return _EMPHASIS.sub(lambda m: next(g for g in m.groups() if g is not None), text)
+
+
 def strip_markup(sentence: str) -> str:
     """``sentence`` as the text signals read it (markup rules 1, 3 and 4): without a leading list marker or
     heading mark, citation markers ("[1]", "(Passage 2)"), emphasis marks ("**x**") and link targets, which are
@@ -301,7 +306,7 @@ def strip_marks(sentence: str) -> str:
     """``sentence`` without its formatting (markup rules 1 and 3; :func:`strip_markup` without rule 4)."""
     out = _LINK.sub(r"\1", sentence)
     out = _CITATION.sub("", out)
-    out = _EMPHASIS.sub(lambda m: next(g for g in m.groups() if g is not None), out)
+    out = _unemphasise(out)
     lead = _LEAD_MARK.match(out)
     if lead and WORDISH.search(out, lead.end()):
         out = out[lead.end():]
@@ -339,13 +344,11 @@ _SOURCES_LINE = re.compile(_SOURCES_WORD + r"\s*:\s*" + _REF + r"(?:\s*(?:,\s*an
                            re.IGNORECASE)
 _ENTRY = re.compile(r"\[\d{1,3}\]\s+\S")
 _URL = re.compile(r"https?://|www\.", re.IGNORECASE)
-_HEADING_MARK = re.compile(r"#{1,6}\s+")
 
 
 def _sources(sentence: str) -> bool:
     """A sources heading, a line of citations or a bracketed reference entry (framing rule 7)."""
-    text = _EMPHASIS.sub(lambda m: next(g for g in m.groups() if g is not None), sentence).strip()
-    text = text[_HEADING_MARK.match(text).end():] if _HEADING_MARK.match(text) else text
+    text = _unemphasise(sentence).strip()
     if _SOURCES_HEAD.fullmatch(text) or _SOURCES_LINE.fullmatch(text):
         return True
     return bool(_ENTRY.match(text)) and (bool(_URL.search(text)) or not text.endswith((".", "!", "?")))
