@@ -1,4 +1,4 @@
-"""Absence notes the context bears out are set aside as framing lines are (absence rule 1)."""
+"""Absence notes the context bears out, and refusals, are set aside as framing lines are (absence rules 1 and 2)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from faithwatch.detectors.absence import absent_thing, borne_out
+from faithwatch.detectors.absence import absent_thing, borne_out, is_refusal
 from faithwatch.detectors.framing import floor_table, set_aside
 from faithwatch.monitor import Monitor
 from faithwatch.results import SentenceReport
@@ -41,6 +41,30 @@ def test_not_absence_notes(sentence: str) -> None:
     assert absent_thing(sentence) is None
 
 
+@pytest.mark.parametrize("sentence", [
+    "I cannot answer this question based on the provided context.",
+    "I'm sorry, but I don't have enough information to answer that.",
+    "Based on the context, I cannot determine the ticket price.",
+    "Without further information, it is unable to provide a precise answer based on the given passages.",
+    "Unable to answer based on given passages.",
+    "It is not possible to determine the ticket price from the passages.",
+    "I don't know.",
+])
+def test_refusals(sentence: str) -> None:
+    assert is_refusal(sentence) and borne_out(sentence, CONTEXT)  # whatever the context holds
+
+
+@pytest.mark.parametrize("sentence", [
+    "I cannot answer because the passages only discuss its height.",  # a reason: a claim about the context
+    "I cannot confirm it, but it is 330 metres tall.",
+    "I cannot answer; it is 330 metres tall.",
+    "I can tell you it is 330 metres tall.",
+    "The tower cannot be climbed at night.",
+])
+def test_not_refusals(sentence: str) -> None:
+    assert not is_refusal(sentence)
+
+
 def test_borne_out_only_when_no_context_sentence_holds_the_thing() -> None:
     assert borne_out("The passages do not mention the cost of a ticket.", CONTEXT)
     assert not borne_out("The context does not say how tall the Eiffel Tower is.", CONTEXT)  # it does
@@ -63,7 +87,9 @@ def test_monitor_sets_a_borne_out_note_aside_and_keeps_the_others() -> None:
     assert not wrong.absence and not wrong.set_aside and wrong.score == monitor.detector.score(wrong.features)
     assert result.score == min(fact.score, wrong.score)
     assert SentenceReport(**{**note.to_dict(vectors=False), "vectors": {}}).to_dict()["absence"] is True
-    assert monitor.scoring_config()["absence"] == "absence1"
+    assert monitor.scoring_config()["absence"] == "absence2"
+    refusal, = monitor.score("What does a ticket cost?", CONTEXT, "I cannot answer this from the context.").sentences
+    assert refusal.absence and not refusal.flagged and refusal.score >= monitor.threshold
 
 
 def test_evaluation_sets_aside_what_the_table_marks() -> None:

@@ -1,10 +1,13 @@
-"""Absence notes ("The passages do not say how much it costs.") that the context bears out are set aside as framing
-lines are (absence rule 1; docs/transfer.md "Absence notes").
+"""Absence notes ("The passages do not say how much it costs.") that the context bears out, and refusals ("I cannot
+answer this based on the given passages."), are set aside as framing lines are (absence rules 1 and 2;
+docs/transfer.md "Absence notes").
 
 Such a sentence is true when the context lacks the thing it names, yet the text signals read that thing's words as
 claims the context lacks. When no sentence of the context holds most of the thing's content words, the note is
 *borne out*: raised to the threshold, never flagged by itself, left out of a response's score. A note the context
-does not bear out ("The passage does not mention its height." over "It is 330 metres tall.") keeps its score.
+does not bear out ("The passage does not mention its height." over "It is 330 metres tall.") keeps its score. A
+refusal claims nothing about the world, whatever the context holds (whether it held the answer is a matter of
+helpfulness): it is set aside unchecked.
 """
 
 from __future__ import annotations
@@ -13,10 +16,10 @@ import re
 from functools import lru_cache
 
 from faithwatch.alignment.lexical import content_stems
-from faithwatch.text import split_sentences, strip_markup
+from faithwatch.text import preamble_end, split_sentences, strip_markup
 
 #: the rule of :func:`borne_out`: part of the monitor's scoring config
-ABSENCE_RULE = "absence1"
+ABSENCE_RULE = "absence2"
 #: a context sentence holding this share of the thing's content words means the context may well hold it
 MIN_SHARE = 0.6
 
@@ -43,6 +46,19 @@ _NOTE = re.compile("(?:" + "|".join(_FORMS) + r")\s*[.!]?\s*", re.IGNORECASE)
 #: a second clause: the sentence claims more than an absence
 _SECOND_CLAUSE = re.compile(r";|,\s+(?:but|so|although|though|while|which|yet|and\s+so|therefore|however|as)\b",
                             re.IGNORECASE)
+_ACT = r"(?:answer|determine|provide|say|tell|find|give|confirm|know|identify|specify|state)"
+#: a whole-sentence refusal (rule 2), after its lead and one introductory phrase
+_REFUSAL = re.compile(
+    r"(?:[^,;:.!?]{1,80},\s+)?(?:"
+    r"(?:i|we)\s+(?:cannot|can['’]t|can\s+not|could\s+not|couldn['’]t|am\s+unable\s+to|are\s+unable\s+to"
+    r"|am\s+not\s+able\s+to|was\s+unable\s+to)\s+" + _ACT
+    + r"|(?:i|we)\s+(?:do\s+not|don['’]t)\s+(?:have\s+(?:enough|sufficient)\s+information|know)"
+    r"|(?:it\s+is|it['’]s)\s+(?:not\s+possible|impossible|unable)\s+(?:for\s+me\s+)?to\s+" + _ACT
+    + r"|unable\s+to\s+" + _ACT
+    + r"|there\s+is\s+(?:not\s+enough|insufficient)\s+information\s+to\s+" + _ACT
+    + r")\b[^;]*", re.IGNORECASE)
+#: a reason or a second claim: the sentence says more than a refusal
+_REASON = re.compile(r";|\b(?:but|because|since|although|though|while|whereas|except)\b", re.IGNORECASE)
 #: words that say what kind of thing is missing, not which
 _GENERIC = content_stems("information details specific data explicit exact precise particular further additional")
 
@@ -60,6 +76,15 @@ def absent_thing(sentence: str) -> str | None:
     return next(g for g in (match.group("a"), match.group("b"), match.group("c")) if g is not None)
 
 
+def is_refusal(sentence: str) -> bool:
+    """Whether ``sentence`` is one whole refusal ("I am unable to answer the question based on the given passages.",
+    "Based on the context, I cannot determine the ticket price."), without a reason or another claim (rule 2)."""
+    text = strip_markup(sentence).strip()
+    text = text[_LEAD.match(text).end():]
+    text = text[preamble_end(text):]
+    return not _REASON.search(text) and _REFUSAL.fullmatch(text) is not None
+
+
 @lru_cache(maxsize=64)
 def _context_stems(context: str) -> tuple[frozenset[str], ...]:
     return tuple(content_stems(s) for s in (split_sentences(context) if context.strip() else []))
@@ -67,7 +92,10 @@ def _context_stems(context: str) -> tuple[frozenset[str], ...]:
 
 def borne_out(sentence: str, context: str) -> bool:
     """Whether ``sentence`` is an absence note that ``context`` bears out: the thing it names has content words and
-    no sentence of the context holds :data:`MIN_SHARE` of them."""
+    no sentence of the context holds :data:`MIN_SHARE` of them; or a refusal (:func:`is_refusal`), whatever
+    ``context`` holds."""
+    if is_refusal(sentence):
+        return True
     thing = absent_thing(sentence)
     if thing is None:
         return False
