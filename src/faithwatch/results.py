@@ -37,8 +37,8 @@ class SentenceReport:
     vectors: dict[str, list] = field(default_factory=dict)  # e.g. lookback_ratio [layers][heads]
     #: a line about the answer itself ("Here is a summary:"): never below a threshold by itself (text.is_framing)
     framing: bool = False
-    #: says the context lacks a thing no context sentence holds ("The passages do not give its cost."): set aside as
-    #: a framing line is (detectors.absence)
+    #: says the context lacks a thing no context sentence holds ("The passages do not give its cost."), or declines
+    #: to answer ("I cannot answer this from the passages."): set aside as a framing line is (detectors.absence)
     absence: bool = False
 
     @property

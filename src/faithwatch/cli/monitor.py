@@ -114,7 +114,7 @@ def _print_sentence(report: SentenceReport, threshold: float, context: str) -> N
     if report.framing:
         flag = " [dim](a line about the answer itself: not flagged by itself)[/]"
     elif report.absence:
-        flag = " [dim](says the context lacks something no context sentence holds: not flagged by itself)[/]"
+        flag = " [dim](says what the context lacks, or declines to answer: not flagged by itself)[/]"
     out.print(f"[{colour}]■ {report.score:.2f}[/] {report.text}{flag}")
     shown = [f"{k}={report.features[k]:.3f}" for k in SHOWN if report.features.get(k) is not None]
     out.print(f"  [dim]{'  '.join(shown)}[/]")

@@ -162,7 +162,7 @@ def _sentence_view(s: SentenceReport, i: int, ctx: Sequence[ContextSentence]) ->
     if s.framing:
         tooltip += " · a line about the answer itself, not flagged by itself"
     elif s.absence:
-        tooltip += " · says the context lacks something no context sentence holds, not flagged by itself"
+        tooltip += " · says what the context lacks, or declines to answer: not flagged by itself"
     if shown:
         tooltip += f"\n{shown}"
     return {
