@@ -48,6 +48,11 @@ FRAMING = "Here is a summary of the article in 78 words:"
     "Sources: Passages 1 and 3.",
     "[1] Eiffel Tower - Wikipedia",
     "[2] https://www.toureiffel.paris/en.",
+    "Sure!",  # a pleasantry alone (rule 8)
+    "Absolutely !",
+    "**Great question!**",
+    "Sure, of course!",
+    "Thank you so much.",
 ])
 def test_framing_lines(sentence: str) -> None:
     assert is_framing(sentence)
@@ -74,6 +79,10 @@ def test_framing_lines(sentence: str) -> None:
     "Sources say the tower is 330 metres tall.",
     "Source: the tower is 330 metres tall.",
     "References: 1887 to 1889",
+    "Yes.",  # an answer
+    "No!",
+    "Sure, it is 330 metres tall.",
+    "Certainly! The tower is 330 metres tall.",
     "   ",
 ])
 def test_not_framing_lines(sentence: str) -> None:

@@ -314,7 +314,7 @@ def strip_marks(sentence: str) -> str:
 
 
 #: the rule of :func:`is_framing`: part of the monitor's scoring config (detectors.framing)
-FRAMING_RULE = "framing7"
+FRAMING_RULE = "framing8"
 #: how a framing line presents what follows ("Here is a summary of the article:"), after at most one introductory
 #: phrase and its comma ("Based on the provided structured data, here is ..."; rule 4)
 _PRESENTATION = re.compile(r"(?:[^,;:.!?]{1,80},\s+)?(?:(?:so|therefore|in\s+summary)\s*,?\s+)?"
@@ -327,6 +327,12 @@ _FOLLOWS = re.compile(r"(?:as\s+follows|the\s+following(?:\s+[^\s\d:]+){0,4}|the
 _CLOSER = re.compile(r"(?:i\s+)?hope\s+(?:this|that|it)\s+helps|let\s+me\s+know\s+if|feel\s+free\s+to"
                      r"|if\s+you\s+have\s+any\s+(?:(?:other|more|further|additional)\s+)?questions"
                      r"|is\s+there\s+anything\s+else|(?:happy|glad)\s+to\s+help", re.IGNORECASE)
+#: a pleasantry alone ("Sure!", "Great question!"), or two joined by a comma; framing rule 8
+_PLEASANTRY_WORD = (r"(?:(?:that['’]?s\s+a\s+|what\s+a\s+)?(?:great|good|excellent|interesting)\s+question"
+                    r"|sure(?:\s+thing)?|certainly|of\s+course|absolutely|definitely|okay|ok|alright|all\s+right|got\s+it|great"
+                    r"|no\s+problem|thanks|thank\s+you(?:\s+(?:so|very)\s+much)?|you['’]re\s+welcome|hello"
+                    r"|hi(?:\s+there)?)")
+_PLEASANTRY = re.compile(_PLEASANTRY_WORD + r"(?:\s*,\s*" + _PLEASANTRY_WORD + r")?\s*[!.]*", re.IGNORECASE)
 #: a Markdown heading ("## Key facts"): a title, not a claim; framing rule 3
 _HEADING = re.compile(r"\s*#{1,6}\s+\S")
 #: a Markdown table's separator row ("|---|:---:|") and any row ("| a | b |"); framing rule 5
@@ -369,12 +375,13 @@ def is_framing(sentence: str) -> bool:
     "… the following methods:": rule 4), or a closing line addressed to the user ("I hope this helps!", "Let me know
     if you have any other questions."; rule 2), a Markdown heading ("## Key facts"; rule 3), a table's header row
     over its separator row ("|---|---|"; rule 5), footnote digits alone ("¹"; rule 6), or part of a list of sources
-    ("Sources:", "Source: Passage 1", "[1] Eiffel Tower - Wikipedia"; rule 7). Other headings
+    ("Sources:", "Source: Passage 1", "[1] Eiffel Tower - Wikipedia"; rule 7), or a pleasantry alone ("Sure!",
+    "Great question!"; rule 8). Other headings
     ("Ingredients:") and lines about a passage ("The passage describes three groups:") are none."""
     if _HEADING.match(sentence) or _table_header(sentence) or _FOOTNOTE.fullmatch(sentence) or _sources(sentence):
         return True
     text = strip_markup(sentence).strip()
-    if _CLOSER.match(text):
+    if _CLOSER.match(text) or _PLEASANTRY.fullmatch(text):
         return True
     if not text.endswith(":"):
         return False
