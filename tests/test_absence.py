@@ -48,7 +48,8 @@ def test_not_absence_notes(sentence: str) -> None:
     "Without further information, it is unable to provide a precise answer based on the given passages.",
     "Unable to answer based on given passages.",
     "It is not possible to determine the ticket price from the passages.",
-    "I don't know.",
+    "Therefore, the answer to the question cannot be determined based on the provided passages.",  # rule 3
+    "This cannot be answered from the context.",
 ])
 def test_refusals(sentence: str) -> None:
     assert is_refusal(sentence) and borne_out(sentence, CONTEXT)  # whatever the context holds
@@ -60,6 +61,10 @@ def test_refusals(sentence: str) -> None:
     "I cannot answer; it is 330 metres tall.",
     "I can tell you it is 330 metres tall.",
     "The tower cannot be climbed at night.",
+    "The cause of the fire cannot be determined yet.",  # a claim about the world
+    "I don't know much about politics in America.",  # a dialogue turn: names no answer, question or source
+    "I don't know.",
+    "yeah i think that's good, we can not say that we've ever heard of them.",
 ])
 def test_not_refusals(sentence: str) -> None:
     assert not is_refusal(sentence)
@@ -87,7 +92,7 @@ def test_monitor_sets_a_borne_out_note_aside_and_keeps_the_others() -> None:
     assert not wrong.absence and not wrong.set_aside and wrong.score == monitor.detector.score(wrong.features)
     assert result.score == min(fact.score, wrong.score)
     assert SentenceReport(**{**note.to_dict(vectors=False), "vectors": {}}).to_dict()["absence"] is True
-    assert monitor.scoring_config()["absence"] == "absence2"
+    assert monitor.scoring_config()["absence"] == "absence3"
     refusal, = monitor.score("What does a ticket cost?", CONTEXT, "I cannot answer this from the context.").sentences
     assert refusal.absence and not refusal.flagged and refusal.score >= monitor.threshold
 

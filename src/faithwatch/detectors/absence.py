@@ -19,7 +19,7 @@ from faithwatch.alignment.lexical import content_stems
 from faithwatch.text import preamble_end, split_sentences, strip_markup
 
 #: the rule of :func:`borne_out`: part of the monitor's scoring config
-ABSENCE_RULE = "absence2"
+ABSENCE_RULE = "absence3"
 #: a context sentence holding this share of the thing's content words means the context may well hold it
 MIN_SHARE = 0.6
 
@@ -57,6 +57,14 @@ _REFUSAL = re.compile(
     + r"|unable\s+to\s+" + _ACT
     + r"|there\s+is\s+(?:not\s+enough|insufficient)\s+information\s+to\s+" + _ACT
     + r")\b[^;]*", re.IGNORECASE)
+#: a passive refusal (rule 3): "the answer cannot be determined ..."
+_PASSIVE = re.compile(r"(?:[^,;:.!?]{1,80},\s+)?[^,;:.!?]{1,120}?\s+"
+                      r"(?:cannot|can['’]t|can\s+not|could\s+not)\s+be\s+"
+                      r"(?:answered|determined|confirmed|known|said|found|specified)\b[^;]*", re.IGNORECASE)
+#: a refusal names the answer, the question or a source (rule 2 amended): "I don't know much about X." is a turn
+#: of a dialogue, not a refusal to answer from a context
+_TASK_WORD = re.compile(r"\b(?:answers?|answered|question|passages?|context|information|texts?|documents?|articles?"
+                        r"|sources?|data)\b", re.IGNORECASE)
 #: a reason or a second claim: the sentence says more than a refusal
 _REASON = re.compile(r";|\b(?:but|because|since|although|though|while|whereas|except)\b", re.IGNORECASE)
 #: words that say what kind of thing is missing, not which
@@ -78,11 +86,15 @@ def absent_thing(sentence: str) -> str | None:
 
 def is_refusal(sentence: str) -> bool:
     """Whether ``sentence`` is one whole refusal ("I am unable to answer the question based on the given passages.",
-    "Based on the context, I cannot determine the ticket price."), without a reason or another claim (rule 2)."""
+    "Based on the context, I cannot determine the ticket price."; rule 2), also in the passive ("The answer cannot be
+    determined from the passages."; rule 3), without a reason or another claim, that names the answer, the question
+    or a source ("I don't know much about politics." is none)."""
     text = strip_markup(sentence).strip()
     text = text[_LEAD.match(text).end():]
+    if not _TASK_WORD.search(text):  # looked for before the preamble ("Based on the passages, ") goes
+        return False
     text = text[preamble_end(text):]
-    return not _REASON.search(text) and _REFUSAL.fullmatch(text) is not None
+    return not _REASON.search(text) and (_REFUSAL.fullmatch(text) is not None or _PASSIVE.fullmatch(text) is not None)
 
 
 @lru_cache(maxsize=64)
