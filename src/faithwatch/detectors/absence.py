@@ -1,5 +1,5 @@
 """Absence notes ("The passages do not say how much it costs.") that the context bears out, and refusals ("I cannot
-answer this based on the given passages."), are set aside as framing lines are (absence rules 1 and 2;
+answer this based on the given passages."), are set aside as framing lines are (absence rules 1 to 3;
 docs/transfer.md "Absence notes").
 
 Such a sentence is true when the context lacks the thing it names, yet the text signals read that thing's words as
