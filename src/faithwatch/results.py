@@ -46,6 +46,15 @@ class SentenceReport:
         """A framing line or a borne-out absence note: never flagged by itself, left out of a response's score."""
         return self.framing or self.absence
 
+    @property
+    def aside_reason(self) -> str | None:
+        """Why the sentence is :attr:`set_aside` (what the CLI and the HTML report show), None when it is not."""
+        if self.framing:
+            return "a line about the answer itself: not flagged by itself"
+        if self.absence:
+            return "says what the context lacks, or declines to answer: not flagged by itself"
+        return None
+
     def below(self, threshold: float) -> bool:
         """Whether the sentence counts as below ``threshold`` (flagged, or backtracked from): its score is, and it
         is not :attr:`set_aside`."""

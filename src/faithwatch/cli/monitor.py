@@ -111,10 +111,8 @@ def _colour(score: float, threshold: float) -> str:
 def _print_sentence(report: SentenceReport, threshold: float, context: str) -> None:
     colour = _colour(report.score, threshold)
     flag = " [bold red]UNFAITHFUL?[/]" if report.flagged else ""
-    if report.framing:
-        flag = " [dim](a line about the answer itself: not flagged by itself)[/]"
-    elif report.absence:
-        flag = " [dim](says what the context lacks, or declines to answer: not flagged by itself)[/]"
+    if report.set_aside:
+        flag = f" [dim]({report.aside_reason})[/]"
     out.print(f"[{colour}]■ {report.score:.2f}[/] {report.text}{flag}")
     shown = [f"{k}={report.features[k]:.3f}" for k in SHOWN if report.features.get(k) is not None]
     out.print(f"  [dim]{'  '.join(shown)}[/]")

@@ -47,9 +47,11 @@ _NOTE = re.compile("(?:" + "|".join(_FORMS) + r")\s*[.!]?\s*", re.IGNORECASE)
 _SECOND_CLAUSE = re.compile(r";|,\s+(?:but|so|although|though|while|which|yet|and\s+so|therefore|however|as)\b",
                             re.IGNORECASE)
 _ACT = r"(?:answer|determine|provide|say|tell|find|give|confirm|know|identify|specify|state)"
+#: one introductory phrase and its comma ("Without further information, ")
+_INTRO = r"(?:[^,;:.!?]{1,80},\s+)?"
 #: a whole-sentence refusal (rule 2), after its lead and one introductory phrase
 _REFUSAL = re.compile(
-    r"(?:[^,;:.!?]{1,80},\s+)?(?:"
+    _INTRO + r"(?:"
     r"(?:i|we)\s+(?:cannot|can['’]t|can\s+not|could\s+not|couldn['’]t|am\s+unable\s+to|are\s+unable\s+to"
     r"|am\s+not\s+able\s+to|was\s+unable\s+to)\s+" + _ACT
     + r"|(?:i|we)\s+(?:do\s+not|don['’]t)\s+(?:have\s+(?:enough|sufficient)\s+information|know)"
@@ -58,7 +60,7 @@ _REFUSAL = re.compile(
     + r"|there\s+is\s+(?:not\s+enough|insufficient)\s+information\s+to\s+" + _ACT
     + r")\b[^;]*", re.IGNORECASE)
 #: a passive refusal (rule 3): "the answer cannot be determined ..."
-_PASSIVE = re.compile(r"(?:[^,;:.!?]{1,80},\s+)?[^,;:.!?]{1,120}?\s+"
+_PASSIVE = re.compile(_INTRO + r"[^,;:.!?]{1,120}?\s+"
                       r"(?:cannot|can['’]t|can\s+not|could\s+not)\s+be\s+"
                       r"(?:answered|determined|confirmed|known|said|found|specified)\b[^;]*", re.IGNORECASE)
 #: a refusal names the answer, the question or a source (rule 2 amended): "I don't know much about X." is a turn
@@ -71,11 +73,19 @@ _REASON = re.compile(r";|\b(?:but|because|since|although|though|while|whereas|ex
 _GENERIC = content_stems("information details specific data explicit exact precise particular further additional")
 
 
+def _body(sentence: str) -> str:
+    """``sentence`` as the text signals read it, without its lead ("However,", "I'm sorry, but")."""
+    text = strip_markup(sentence).strip()
+    return text[_LEAD.match(text).end():]
+
+
 def absent_thing(sentence: str) -> str | None:
     """What ``sentence`` says the context lacks, when it is one whole absence note ("However, the passages do not
     provide the average hourly rate." -> "the average hourly rate"); None for any other sentence."""
-    text = strip_markup(sentence).strip()
-    text = text[_LEAD.match(text).end():]
+    return _absent_thing(_body(sentence))
+
+
+def _absent_thing(text: str) -> str | None:
     if _SECOND_CLAUSE.search(text):
         return None
     match = _NOTE.fullmatch(text)
@@ -89,8 +99,10 @@ def is_refusal(sentence: str) -> bool:
     "Based on the context, I cannot determine the ticket price."; rule 2), also in the passive ("The answer cannot be
     determined from the passages."; rule 3), without a reason or another claim, that names the answer, the question
     or a source ("I don't know much about politics." is none)."""
-    text = strip_markup(sentence).strip()
-    text = text[_LEAD.match(text).end():]
+    return _is_refusal(_body(sentence))
+
+
+def _is_refusal(text: str) -> bool:
     if not _TASK_WORD.search(text):  # looked for before the preamble ("Based on the passages, ") goes
         return False
     text = text[preamble_end(text):]
@@ -106,9 +118,10 @@ def borne_out(sentence: str, context: str) -> bool:
     """Whether ``sentence`` is an absence note that ``context`` bears out: the thing it names has content words and
     no sentence of the context holds :data:`MIN_SHARE` of them; or a refusal (:func:`is_refusal`), whatever
     ``context`` holds."""
-    if is_refusal(sentence):
+    body = _body(sentence)  # read once for both rules
+    if _is_refusal(body):
         return True
-    thing = absent_thing(sentence)
+    thing = _absent_thing(body)
     if thing is None:
         return False
     words = content_stems(thing) - _GENERIC

@@ -159,10 +159,8 @@ def _sentence_view(s: SentenceReport, i: int, ctx: Sequence[ContextSentence]) ->
     shown = ", ".join(f"{k}={v}" for k, v in features if v != "absent")
     evidence = evidence_for(s.text, ctx)
     tooltip = f"score {_fmt(s.score)}{' · FLAGGED' if s.flagged else ''} · {s.detector}"
-    if s.framing:
-        tooltip += " · a line about the answer itself, not flagged by itself"
-    elif s.absence:
-        tooltip += " · says what the context lacks, or declines to answer: not flagged by itself"
+    if s.set_aside:
+        tooltip += f" · {s.aside_reason}"
     if shown:
         tooltip += f"\n{shown}"
     return {
