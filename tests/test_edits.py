@@ -544,6 +544,31 @@ def test_a_negated_word_restated_by_its_contradictory_is_no_flip(scorer, monkeyp
     assert EditScorer().changes(sentence, CONTRADICTED)[1]
 
 
+LOOKALIKES = ("The river, the researchers note, rose two metres overnight. Casillas wore the number 1 shirt. Anyone "
+              "on the no-fly list can appeal within 30 days.")
+
+
+@pytest.mark.parametrize("sentence, flipped", [
+    ("The river rose two metres overnight.", False),  # "note" stems to "not": no negation left out (v38)
+    ("Casillas wore the No. 1 shirt.", False),  # "No." before digits is "number"
+    ("Casillas wore the no 1 shirt.", False),
+    ("Anyone on the list can appeal within 30 days.", False),  # "no-fly" is one word
+    ("The river, the researchers note, did not rise two metres overnight.", True),  # real negations still count
+    ("Casillas never wore the number 1 shirt.", True),
+    ("Anyone on the no-fly list cannot appeal within 30 days.", True),
+])
+def test_words_that_only_look_like_negations_are_none(scorer, sentence, flipped):
+    assert (scorer.evidence(sentence, LOOKALIKES)["edit_neg_flip"] > 0) == flipped
+
+
+def test_no_one_stays_a_negation():
+    # "one" is a number word, not digits: "No one came." negates (v38 reads only "no" before digits as "number")
+    keys = [t.key for t in tokens("No one came. No. 7 won. The no-go zone.")]
+    assert keys[0] == "no" and "number" in keys and "no-go" in keys
+    assert edits_module._negations(tokens("The researchers noted it.")) == 0
+    assert edits_module._negations(tokens("No one came.")) == 1
+
+
 def test_the_contradictories_are_pairs_of_the_contrast_groups():
     assert CONTRADICTORIES <= OPPOSITES
 

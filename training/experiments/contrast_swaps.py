@@ -20,6 +20,7 @@ swap; the kept versions 4-9 equal them on every set measured here).
 from __future__ import annotations
 
 import json
+import re
 import sys
 from contextlib import contextmanager
 from functools import partial
@@ -36,6 +37,7 @@ from faithwatch.alignment import edit_words
 from faithwatch.detectors.shipped import default_detector
 from faithwatch.eval.training import syncheck_scores
 from faithwatch.eval.transfer import held_out_aurocs
+from faithwatch.text import strip_markup
 
 ROOT = Path(__file__).resolve().parents[2]
 FEATURES = ("edit_match", "edit_swap_num", "edit_swap_word", "edit_neg_flip")
@@ -210,11 +212,17 @@ RULE_BASELINES["--v35"] = {"_negations": lambda toks: sum(1 for t in toks if not
 #: version 37 against version 36: no contradictory cancels a changed negation
 RULE_BASELINES["--v36"] = {"CONTRADICTORIES": frozenset()}
 
+#: version 38 against version 37: "note" keyed as "not", "No. 1" and "no-fly" with a negation "no"
+RULE_BASELINES["--v37"] = {"_TOKEN_RE": re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|\w+(?:['’]\w+)?"),
+                           "_NUMBER_AFTER": re.compile(r"(?!)"),
+                           "_key": lambda low: low if low in edit_words.NEGATIONS else edits.stem(low)}
+
 
 def edit_columns(pairs: list[tuple[str, str]]) -> pd.DataFrame:
-    """The edits features of (sentence, context) pairs under the rules in force."""
+    """The edits features of (sentence, context) pairs under the rules in force (of the sentence as the signal reads
+    it: without markup, markup rules 1-4)."""
     scorer = edits.EditScorer()
-    return pd.DataFrame([scorer.evidence(s, c) for s, c in pairs], columns=list(FEATURES))
+    return pd.DataFrame([scorer.evidence(strip_markup(s), c) for s, c in pairs], columns=list(FEATURES))
 
 
 def changed(name: str, table: pd.DataFrame, contexts: dict[str, str]) -> pd.DataFrame:

@@ -31,7 +31,8 @@ a list number leading it differs, without changing a fact; a negation inside a c
 is counted when ``edit_match`` < :data:`MIN_MATCH`: a loose paraphrase has no single source. A copy with more
 changes is a paraphrase of its source; in it, only a word swapped in place (:func:`_anchored`) for its opposite,
 another scale word or a number found nowhere in the context counts (v27), not one unit for another (v28). The
-word lists are in :mod:`faithwatch.alignment.edit_words`.
+word lists are in :mod:`faithwatch.alignment.edit_words`. Words that only look like negations are none (v38):
+"note" (which stems to "not"), "No. 1" (the abbreviation of "number"), "no-fly" (one word with the next).
 """
 
 from __future__ import annotations
@@ -81,11 +82,15 @@ MIN_ANCHOR = 3
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
 #: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29, 30 A, 33 (see docs/transfer.md, "A word swapped …")
-EDITS_VERSION = "37"
+EDITS_VERSION = "38"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
-_TOKEN_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|\w+(?:['’]\w+)?")
+_TOKEN_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|(?<![\w-])[Nn][Oo]-[^\W\d_]+|\w+(?:['’]\w+)?")
+#: what follows "no" when it abbreviates "number" ("No. 1", "no 10": digits; "no one" stays a negation; v38)
+_NUMBER_AFTER = re.compile(r"\.?\s*\d")
+#: the key of "no" read as "number" (v38)
+_NUMBER_KEY = stem("number")
 #: a run of capitalised words that an acronym may spell: the words, with these joining them inside it (v30)
 _NAME_WORD_RE = re.compile(r"[A-Za-z][\w'’]*|&")
 _ACRONYM_JOINERS = frozenset({"of", "and", "for", "the", "&"})
@@ -123,12 +128,22 @@ def tokens(text: str) -> list[_Token]:
             out.append(_Token(False, "not", False, clause=clause, text=word[-3:]))
         elif low in NUMBER_WORDS:
             out.append(_Token(True, NUMBER_WORDS[low], True, clause=clause, scale=low in SCALE_WORDS, text=word))
+        elif low == "no" and _NUMBER_AFTER.match(text, m.end()):  # "No. 1" is "number 1" (v38)
+            out.append(_Token(False, _NUMBER_KEY, True, clause=clause, text=word))
         else:
             caps = len(word) > 1 and word.isupper()
             entity = (word[0].isupper() and bool(out)) or caps
-            out.append(_Token(False, low if low in NEGATIONS else stem(low), not is_stop(low), entity, clause,
-                              caps=caps, text=word))
+            out.append(_Token(False, _key(low), not is_stop(low), entity, clause, caps=caps, text=word))
     return out
+
+
+def _key(low: str) -> str:
+    """A lower-cased word's key: a negation word as written, another word by its stem, marked when that stem is a
+    negation word ("note" stems to "not": no negation, v38)."""
+    if low in NEGATIONS:
+        return low
+    key = stem(low)
+    return f"{key}~" if key in NEGATIONS else key
 
 
 def _acronyms(text: str) -> frozenset[str]:
