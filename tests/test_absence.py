@@ -115,3 +115,27 @@ def test_labelled_tables_mark_borne_out_notes(tmp_path) -> None:
                          "text": ["It is 330 metres tall.", "The passages do not mention the cost.",
                                   "The passage does not say how tall the tower is."]})
     assert _absence(examples, rows) == [False, True, False]
+
+
+def test_check_sets_absence_notes_and_refusals_aside_as_the_monitor_does() -> None:
+    from faithwatch.claims.extraction import SegmentExtractor
+    from faithwatch.claims.pipeline import check_response
+    from faithwatch.claims.types import ClaimVerdict
+
+    seen: list[str] = []
+
+    class Recording:
+        name = "recording"
+
+        def check(self, claims, references, question=None):
+            seen.extend(c.text for c in claims)
+            return [ClaimVerdict(c, "Neutral", 0.5) for c in claims]
+
+    note, kept = "The passages do not mention the cost of a ticket.", "The passages do not say how tall it is."
+    result = check_response(f"It is 330 metres tall. {note} {kept}", [CONTEXT], SegmentExtractor("sentence"),
+                            Recording())
+    assert seen == ["It is 330 metres tall.", kept]  # the context holds the height: that note is a claim
+    assert [c.text for c in result.absence] == [note] and result.to_dict()["absence_notes"] == [note]
+    refusal = check_response("I am unable to answer the question based on the given passages.", [CONTEXT],
+                             SegmentExtractor("sentence"), Recording())
+    assert refusal.abstained and len(refusal.absence) == 1 and refusal.to_dict()["framing_lines"] == []

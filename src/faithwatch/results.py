@@ -20,6 +20,11 @@ def response_score(scores: Sequence[float], framing: Sequence[bool]) -> float | 
     return min(claims or [float(x) for x in scores], default=None)
 
 
+#: what a set-aside line is, as the CLI, the HTML report and `check` name it: a framing line, an absence note
+ASIDE_FRAMING = "a line about the answer itself"
+ASIDE_ABSENCE = "says what the context lacks, or declines to answer"
+
+
 @dataclass
 class SentenceReport:
     """One sentence of a response with its signals and faithfulness score (1 = faithful)."""
@@ -50,9 +55,9 @@ class SentenceReport:
     def aside_reason(self) -> str | None:
         """Why the sentence is :attr:`set_aside` (what the CLI and the HTML report show), None when it is not."""
         if self.framing:
-            return "a line about the answer itself: not flagged by itself"
+            return f"{ASIDE_FRAMING}: not flagged by itself"
         if self.absence:
-            return "says what the context lacks, or declines to answer: not flagged by itself"
+            return f"{ASIDE_ABSENCE}: not flagged by itself"
         return None
 
     def below(self, threshold: float) -> bool:

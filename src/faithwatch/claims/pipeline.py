@@ -23,6 +23,7 @@ from faithwatch.claims.checking import Checker, CheckError, validate_references
 from faithwatch.claims.extraction import ClaimExtractor, ExtractionError
 from faithwatch.claims.llm import LLMUnavailableError
 from faithwatch.claims.types import ResponseCheck
+from faithwatch.detectors.absence import borne_out
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.text import cut_passages, is_framing
 
@@ -60,9 +61,11 @@ def check_response(
     except ExtractionError as exc:
         return ResponseCheck(response, [], [], aggregation, None, None, None, _name(extractor), _name(checker),
                              extraction_error=str(exc))
-    marked = [is_framing(c.text) for c in claims]  # about the answer, not the world: not checked
-    framing = [c for c, m in zip(claims, marked, strict=True) if m]
-    claims = [c for c, m in zip(claims, marked, strict=True) if not m]
+    # set aside unchecked, as the monitor sets them aside: about the answer, or what the passages lack
+    context = "\n\n".join(refs)
+    framing = [c for c in claims if is_framing(c.text)]
+    absence = [c for c in claims if c not in framing and borne_out(c.text, context)]
+    claims = [c for c in claims if c not in framing and c not in absence]
     verdicts = list(checker.check(claims, refs, question)) if claims else []
     if len(verdicts) != len(claims):
         raise CheckError(f"the checker {_name(checker)!r} gave {len(verdicts)} verdicts for {len(claims)} claims "
@@ -78,6 +81,7 @@ def check_response(
         extractor=_name(extractor),
         checker=_name(checker),
         framing=framing,
+        absence=absence,
     )
 
 

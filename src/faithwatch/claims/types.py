@@ -158,6 +158,9 @@ class ResponseCheck:
     extraction_error: str | None = None
     #: claims set aside unchecked: framing lines ("Here is a summary:", "I hope this helps!"; text.is_framing)
     framing: list[Claim] = field(default_factory=list)
+    #: claims set aside unchecked as the monitor sets them aside: absence notes the passages bear out ("The
+    #: passages do not mention the price.") and refusals (detectors.absence.borne_out)
+    absence: list[Claim] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -183,4 +186,5 @@ class ResponseCheck:
             "extraction_error": self.extraction_error,
             "claims": [v.to_dict() for v in self.verdicts],
             "framing_lines": [c.text for c in self.framing],
+            "absence_notes": [c.text for c in self.absence],
         }

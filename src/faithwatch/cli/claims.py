@@ -32,6 +32,7 @@ from faithwatch.cli._common import (
     transcript_note,
 )
 from faithwatch.errors import FaithwatchError, InputError
+from faithwatch.results import ASIDE_ABSENCE, ASIDE_FRAMING
 
 app = group()
 
@@ -73,10 +74,10 @@ def _print_check(out: Console, result, response: str) -> None:
                       f"“{_short(ev.text)}”[/]")
             for change in ev.changes:
                 out.print(f"    [{colour}]changed:[/] {escape(change.describe())}")
-    if result.framing:
-        lines = "; ".join(f"“{_short(c.text)}”" for c in result.framing)
-        out.print(f"[dim]not checked, {len(result.framing)} line{'s' if len(result.framing) != 1 else ''} about the "
-                  f"answer itself (framing): {lines}[/]")
+    for aside, why in ((result.framing, f"{ASIDE_FRAMING} (framing)"), (result.absence, ASIDE_ABSENCE)):
+        if aside:
+            lines = "; ".join(f"“{_short(c.text)}”" for c in aside)
+            out.print(f"[dim]not checked, {len(aside)} line{'s' if len(aside) != 1 else ''}: {why}: {lines}[/]")
     if result.abstained:
         out.print("[bold]response:[/] [dim]Abstain[/] (no claim extracted)")
         return
