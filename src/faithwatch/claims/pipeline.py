@@ -23,7 +23,6 @@ from faithwatch.claims.checking import Checker, CheckError, validate_references
 from faithwatch.claims.extraction import ClaimExtractor, ExtractionError
 from faithwatch.claims.llm import LLMUnavailableError
 from faithwatch.claims.types import ResponseCheck
-from faithwatch.detectors.absence import borne_out
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.text import cut_passages, is_framing
 
@@ -61,6 +60,8 @@ def check_response(
     except ExtractionError as exc:
         return ResponseCheck(response, [], [], aggregation, None, None, None, _name(extractor), _name(checker),
                              extraction_error=str(exc))
+    from faithwatch.detectors.absence import borne_out  # the detectors package loads torch: not for `check --help`
+
     # set aside unchecked, as the monitor sets them aside: about the answer, or what the passages lack
     context = "\n\n".join(refs)
     framing = [c for c in claims if is_framing(c.text)]
