@@ -27,6 +27,7 @@ from faithwatch.alignment.lexical import LexicalScorer
 from faithwatch.data.loaders import load_dataset
 from faithwatch.eval.features import read_shards, text_cache_key, write_shard
 from faithwatch.models.loading import cache_dir
+from faithwatch.text import strip_markup
 
 OLD, NEW = "5", "6"
 
@@ -51,7 +52,7 @@ def main(check: int, also: list[str]) -> None:
         changed, moved = 0, []
         for ex_id, idx in sentences.groupby("example_id").indices.items():
             ex = by_id[ex_id]
-            texts = sentences["text"].iloc[idx].tolist()
+            texts = [strip_markup(t) for t in sentences["text"].iloc[idx]]  # as align_score reads them
             before = np.asarray(lexical.score_many(texts, ex.context))
             after = np.asarray(lexical.score_many(texts, ex.context, ex.question or ""))
             col = sentences.columns.get_loc("align_score")
@@ -75,7 +76,8 @@ def main(check: int, also: list[str]) -> None:
             for ex_id in ids:
                 rows = sentences[sentences.example_id == ex_id]
                 ex = by_id[ex_id]
-                full = score_pairs_asked(scorer, [(t, ex.context) for t in rows.text], [ex.question or ""] * len(rows))
+                full = score_pairs_asked(scorer, [(strip_markup(t), ex.context) for t in rows.text],
+                                         [ex.question or ""] * len(rows))
                 worst = max(worst, float(np.max(np.abs(np.asarray(full) - rows.align_score.to_numpy()))))
             print(f"  full recompute of {len(ids)} examples: largest difference {worst:.2e}")
 
