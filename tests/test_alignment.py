@@ -147,6 +147,14 @@ def test_strip_preamble(sentence: str, claim: str) -> None:
     ("Overall the tower is tall.", "Overall the tower is tall."),  # no comma: no connective
     ("Also, ", "Also, "),  # nothing after it: kept whole
     ("The tower, however, is tall.", "The tower, however, is tall."),  # only a leading one
+    # markup rule 7: a presentation before the claim
+    ("Here is the answer: the tower was built in 1889.", "The tower was built in 1889."),
+    ("Based on the passages, here are the key facts: it is 330 m tall.", "It is 330 m tall."),
+    ("1. Here's what I found: In summary, it opened in 1889.", "It opened in 1889."),
+    ("Here is a summary of the article:", "Here is a summary of the article:"),  # a framing line stays one
+    ("Here's the answer: 330 metres.", "330 metres."),
+    ("Here it is: 330 metres.", "Here it is: 330 metres."),  # not a presentation framing rule 1 reads
+    ("The tower is here: in Paris.", "The tower is here: in Paris."),  # no presentation
 ])
 def test_strip_markup(sentence: str, claim: str) -> None:
     assert strip_markup(sentence) == claim
@@ -464,7 +472,7 @@ def test_factory(tmp_path: Path) -> None:
         assert scorer is not None and not scorer.name.startswith("nli")
 
 
-@pytest.mark.parametrize("variant", ["list", "cite", "bold", "paren", "link"])
+@pytest.mark.parametrize("variant", ["list", "cite", "bold", "paren", "link", "presenter"])
 def test_strip_markup_undoes_each_probe_variant(variant: str) -> None:
     """The probe's marked copies (faithwatch.eval.pairs.MARKUP_VARIANTS) read as the plain sentence; the footnote
     digit ("sup") is not read (markup rule 2, not kept)."""

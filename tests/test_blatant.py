@@ -63,12 +63,13 @@ def test_shipped_detector_meets_the_blatant_target(blatant_summary):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("variant", ["list", "cite", "paren", "link", "opener", "sup"])
+@pytest.mark.parametrize("variant", ["list", "cite", "paren", "link", "opener", "sup", "presenter"])
 def test_markup_changes_no_verdict_rate(embedded_monitor, blatant_summary, variant):
-    """Markup rules 1, 3 and 4 and framing rule 6: the suite written as a numbered list, with "[1]" or "(Passage 1)"
-    citations, a link, "In summary, " before it or a footnote digit after it passes supported sentences and flags
-    errors as often as plain (within 0.03; before the rules, 0.125-0.500 of the supported sentences passed, 0.646
-    with "In summary, ", 0.906 with the footnote digit)."""
+    """Markup rules 1, 3, 4 and 7 and framing rule 6: the suite written as a numbered list, with "[1]" or "(Passage
+    1)" citations, a link, "In summary, " or "Here is the answer: " before it or a footnote digit after it passes
+    supported sentences and flags errors as often as plain (within 0.03; before the rules, 0.125-0.500 of the
+    supported sentences passed, 0.646 with "In summary, ", 0.635 with "Here is the answer: ", 0.906 with the
+    footnote digit)."""
     from faithwatch.eval.pairs import marked
     from faithwatch.monitor import Monitor
 

@@ -259,7 +259,7 @@ def preamble_end(sentence: str) -> int:
 
 
 #: the rule of :func:`strip_markup`: part of the text signals' versions and of the text-feature cache keys
-MARKUP_RULE = "markup4"
+MARKUP_RULE = "markup7"
 #: a list marker or heading mark opening a sentence ("1. ", "2) ", "(3) ", "- ", "* ", "• ", "## ")
 _LEAD_MARK = re.compile(r"\s*(?:(?:[-*•]|\d{1,3}[.)]|\(\d{1,3}\))\s+|#{1,6}\s+)")
 _SOURCE = r"(?:sources?|docs?|documents?|passages?|refs?|references?|contexts?)"
@@ -289,12 +289,16 @@ def _unemphasise(text: str) -> str:
 
 
 def strip_markup(sentence: str) -> str:
-    """``sentence`` as the text signals read it (markup rules 1, 3 and 4): without a leading list marker or
+    """``sentence`` as the text signals read it (markup rules 1, 3, 4 and 7): without a leading list marker or
     heading mark, citation markers ("[1]", "(Passage 2)"), emphasis marks ("**x**") and link targets, which are
-    formatting, and without a leading connective ("In summary, ", "Overall, "), which relates the sentence to
-    others: none are words of the claim ("1. In summary, built in 1889 [2]." -> "Built in 1889."). A sentence
-    that is nothing but these is kept as it is."""
+    formatting, and without a leading presentation ("Here is the answer: ") or connective ("In summary, ",
+    "Overall, "), which relate the sentence to the answer or to others: none are words of the claim ("1. In
+    summary, built in 1889 [2]." -> "Built in 1889."). A sentence that is nothing but these is kept as it is."""
     out = strip_marks(sentence)
+    shown = _PRESENTED.match(out)  # "Here is the answer: " before the claim (rule 7)
+    if shown and WORDISH.search(out, shown.end()):
+        rest = out[shown.end():]
+        out = rest[:1].upper() + rest[1:]
     lead = _CONNECTIVE.match(out)
     if lead and WORDISH.search(out, lead.end()):
         rest = out[lead.end():]
@@ -320,6 +324,8 @@ FRAMING_RULE = "framing8"
 _PRESENTATION = re.compile(r"(?:[^,;:.!?]{1,80},\s+)?(?:(?:so|therefore|in\s+summary)\s*,?\s+)?"
                            r"(?:here\s+(?:is|are)|here['’]s|below\s+(?:is|are)|the\s+following\s+(?:is|are))\b",
                            re.IGNORECASE)
+#: a presentation, what it presents and its ":", before a claim on the same sentence ("Here is the answer: "; rule 7)
+_PRESENTED = re.compile(_PRESENTATION.pattern + r"[^:.!?]{0,80}:\s+", re.IGNORECASE)
 #: a framing line's end: "as follows:", "these steps:", "the following:" and up to four words without a digit
 #: ("... in the following ways:"; rule 4)
 _FOLLOWS = re.compile(r"(?:as\s+follows|the\s+following(?:\s+[^\s\d:]+){0,4}|these\s+steps)\s*:$", re.IGNORECASE)

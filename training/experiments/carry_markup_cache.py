@@ -11,7 +11,8 @@ sentence (the next `select` / `eval` tags just those). A full recompute takes ab
 
 --from names the rule the existing caches were made under (default: none, the caches before markup rule 1). Every
 sentence with markup is recomputed, whether or not the new rule reads it otherwise than the old one; from markup3
-(rule 4 added), only the sentences that open with a connective.
+(rule 4 added), only the sentences that open with a connective; from markup4 (rule 7 added), only those that open
+with a presentation before a claim.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from faithwatch.data.loaders import load_dataset
 from faithwatch.eval.features import _align_example, read_shards, safe_name, spec_digest, write_shard
 from faithwatch.models.loading import cache_dir
 from faithwatch.signals.tagger import TaggerSignal
-from faithwatch.text import MARKUP_RULE, strip_marks, strip_markup
+from faithwatch.text import _PRESENTED, MARKUP_RULE, strip_marks, strip_markup
 
 
 def old_text_key(scorer, dataset: str, old: str | None) -> str:
@@ -56,6 +57,8 @@ def carry_text(scorer, dataset: str, root, old_rule: str | None) -> set[str]:
     changed = sentences.text.map(strip_markup) != sentences.text  # any markup: recomputed (a superset of the changed)
     if old_rule == "markup3":  # rule 4 reads only sentences that open with a connective otherwise
         changed = sentences.text.map(strip_markup) != sentences.text.map(strip_marks)
+    if old_rule == "markup4":  # rule 7 (5, 6 not kept) reads only sentences that open with a presentation otherwise
+        changed = sentences.text.map(lambda t: bool(_PRESENTED.match(strip_marks(t))))
     ids = set(sentences.example_id[changed])
     if new.exists():
         print(f"{dataset}: text cache already carried ({new.name}); {len(ids)} examples hold changed sentences")

@@ -118,6 +118,7 @@ MARKUP_VARIANTS: dict[str, Callable[[str], str]] = {
     "sup": lambda s: s + "\u00b9",
     "link": _first_words(lambda w: f"[{w}](https://example.org/page_1)"),
     "opener": lambda s: "In summary, " + (s[:1].lower() + s[1:] if is_stop(s.split()[0]) else s),  # rule 4
+    "presenter": lambda s: "Here is the answer: " + s,  # rule 7
 }
 
 
