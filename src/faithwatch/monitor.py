@@ -13,8 +13,8 @@ from faithwatch import registry
 from faithwatch.alignment import DEFAULT_SCORER, get_scorer, parse_spec
 from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.detectors import Detector, HeuristicDetector
-from faithwatch.detectors.absence import ABSENCE_RULE, borne_out
-from faithwatch.detectors.framing import floor_marked
+from faithwatch.detectors.absence import ABSENCE_RULE
+from faithwatch.detectors.framing import aside_kinds, floor_marked
 from faithwatch.detectors.heuristic import WEIGHTS as HEURISTIC_WEIGHTS
 from faithwatch.detectors.shipped import resolve_detector
 from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError
@@ -36,7 +36,7 @@ from faithwatch.signals import (
     is_model_free,
     model_free_signals,
 )
-from faithwatch.text import FRAMING_RULE, is_framing
+from faithwatch.text import FRAMING_RULE
 
 if TYPE_CHECKING:
     from faithwatch.hostpool import TrackingPool
@@ -602,9 +602,7 @@ class Monitor:
                     scalars[name] = None if value is None else check_finite(name, float(value))
             arrays = {k: np.asarray(v) for k, v in feats.items() if isinstance(v, np.ndarray)}
             score = check_finite("score", self.detector.score({**scalars, **arrays}))
-            framing = is_framing(sentence.text)
-            # an absence note the context bears out: set aside as a framing line (detectors.absence)
-            absence = not framing and borne_out(sentence.text, context)
+            framing, absence = aside_kinds(sentence.text, context)
             if framing or absence:  # never flagged by itself (detectors.framing)
                 score = float(floor_marked([score], [True], self.threshold)[0])
             reports.append(SentenceReport(

@@ -24,7 +24,7 @@ from faithwatch.claims.extraction import ClaimExtractor, ExtractionError
 from faithwatch.claims.llm import LLMUnavailableError
 from faithwatch.claims.types import ResponseCheck
 from faithwatch.errors import FaithwatchError, InputError
-from faithwatch.text import cut_passages, is_framing
+from faithwatch.text import cut_passages
 
 #: input fields copied to the output row (and usable as summary groups)
 CARRIED_FIELDS = ("model", "dataset")
@@ -60,13 +60,14 @@ def check_response(
     except ExtractionError as exc:
         return ResponseCheck(response, [], [], aggregation, None, None, None, _name(extractor), _name(checker),
                              extraction_error=str(exc))
-    from faithwatch.detectors.absence import borne_out  # the detectors package loads torch: not for `check --help`
+    from faithwatch.detectors.framing import aside_kinds  # the detectors package loads torch: not for `--help`
 
     # set aside unchecked, as the monitor sets them aside: about the answer, or what the passages lack
     context = "\n\n".join(refs)
-    framing = [c for c in claims if is_framing(c.text)]
-    absence = [c for c in claims if c not in framing and borne_out(c.text, context)]
-    claims = [c for c in claims if c not in framing and c not in absence]
+    kinds = [aside_kinds(c.text, context) for c in claims]
+    framing = [c for c, (f, _) in zip(claims, kinds, strict=True) if f]
+    absence = [c for c, (_, a) in zip(claims, kinds, strict=True) if a]
+    claims = [c for c, (f, a) in zip(claims, kinds, strict=True) if not (f or a)]
     verdicts = list(checker.check(claims, refs, question)) if claims else []
     if len(verdicts) != len(claims):
         raise CheckError(f"the checker {_name(checker)!r} gave {len(verdicts)} verdicts for {len(claims)} claims "

@@ -17,7 +17,15 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from faithwatch.detectors.absence import borne_out
 from faithwatch.text import is_framing
+
+
+def aside_kinds(sentence: str, context: str) -> tuple[bool, bool]:
+    """Whether one sentence is set aside, and why: ``(framing, absence)``, a framing line, or else an absence note
+    or refusal that ``context`` bears out (what the monitor and `check` both read)."""
+    framing = is_framing(sentence)
+    return framing, not framing and borne_out(sentence, context)
 
 
 def floor_framing(scores: np.ndarray | Sequence[float], texts: Sequence[str], threshold: float) -> np.ndarray:
