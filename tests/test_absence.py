@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
+import faithwatch
 from faithwatch.detectors.absence import absent_thing, borne_out, is_refusal
 from faithwatch.detectors.framing import floor_table, set_aside
 from faithwatch.monitor import Monitor
-from faithwatch.results import SentenceReport
+from faithwatch.results import ASIDE_ABSENCE, ASIDE_FRAMING, SentenceReport
 
 CONTEXT = "The Eiffel Tower is 330 metres tall. It was built from 1887 to 1889 in Paris."
 
@@ -91,7 +94,12 @@ def test_monitor_sets_a_borne_out_note_aside_and_keeps_the_others() -> None:
     # the context does say how tall it is: the note keeps its own score
     assert not wrong.absence and not wrong.set_aside and wrong.score == monitor.detector.score(wrong.features)
     assert result.score == min(fact.score, wrong.score)
-    assert SentenceReport(**{**note.to_dict(vectors=False), "vectors": {}}).to_dict()["absence"] is True
+    assert SentenceReport.from_dict(note.to_dict(vectors=False)).to_dict()["absence"] is True
+    sent = note.to_dict(vectors=False)  # what the server sends: the reason in the library's words, no client copy
+    assert sent["set_aside"] is True and sent["aside_reason"] == f"{ASIDE_ABSENCE}: not flagged by itself"
+    assert fact.to_dict()["set_aside"] is False and fact.to_dict()["aside_reason"] is None
+    page = (Path(faithwatch.__file__).parent / "server" / "static" / "index.html").read_text(encoding="utf-8")
+    assert "aside_reason" in page and ASIDE_ABSENCE not in page and ASIDE_FRAMING not in page
     assert monitor.scoring_config()["absence"] == "absence3"
     refusal, = monitor.score("What does a ticket cost?", CONTEXT, "I cannot answer this from the context.").sentences
     assert refusal.absence and not refusal.flagged and refusal.score >= monitor.threshold

@@ -25,6 +25,10 @@ ASIDE_FRAMING = "a line about the answer itself"
 ASIDE_ABSENCE = "says what the context lacks, or declines to answer"
 
 
+#: keys :meth:`SentenceReport.to_dict` adds to the fields: derived, so :meth:`SentenceReport.from_dict` drops them
+_DERIVED = ("set_aside", "aside_reason")
+
+
 @dataclass
 class SentenceReport:
     """One sentence of a response with its signals and faithfulness score (1 = faithful)."""
@@ -66,10 +70,21 @@ class SentenceReport:
         return self.score < threshold and not self.set_aside
 
     def to_dict(self, vectors: bool = True) -> dict[str, Any]:
+        """The fields as JSON-ready values, plus :attr:`set_aside` and :attr:`aside_reason` (so that a client shows
+        the reason in the library's own words); ``vectors=False`` leaves out the per-token vectors."""
         out = asdict(self)
         if not vectors:
             out.pop("vectors")
+        out["set_aside"] = self.set_aside
+        out["aside_reason"] = self.aside_reason
         return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SentenceReport:
+        """The report :meth:`to_dict` wrote (the derived keys are read back from the fields, not trusted)."""
+        fields = {k: v for k, v in data.items() if k not in _DERIVED}
+        fields.setdefault("vectors", {})
+        return cls(**fields)
 
 
 @dataclass
