@@ -482,3 +482,17 @@ def test_strip_markup_undoes_each_probe_variant(variant: str) -> None:
         written = MARKUP_VARIANTS[variant](sentence)
         assert written != sentence and strip_markup(written) == sentence
     assert strip_markup(MARKUP_VARIANTS["sup"]("It is tall.")) == "It is tall.\u00b9"
+
+
+@pytest.mark.parametrize("sentence, swapped, context", [
+    ("Arsenal finished second in the 2007-2008 season.", "Arsenal finished second in the 2007-2009 season.",
+     "Arsenal finished second in the 2007-08 season."),
+    ("Arsenal finished second in the 2007-08 season.", "Arsenal finished second in the 2007-09 season.",
+     "Arsenal finished second in the 2007-2008 season."),
+    ("The war lasted from 1914 to 1918.", "The war lasted from 1914 to 1919.", "The war of 1914–18 lasted four years."),
+])
+def test_a_year_range_written_two_ways_holds_the_same_years(sentence, swapped, context):
+    # lexical scorer version 8: the short end of a range also counts as its full year, on either side
+    lex = LexicalScorer()
+    assert lex.evidence(sentence, context)["novel_numbers"] == 0
+    assert lex.evidence(swapped, context)["novel_numbers"] == 1

@@ -610,3 +610,27 @@ def test_the_monitor_prints_what_a_flagged_copy_changed_when_it_counted_it():
     assert [c.describe() for c in _edit_changes(report(edit_swap_num=1.0), context)] == ["'400' for '300' (number)"]
     assert _edit_changes(report(edit_swap_num=0.0), context) == []  # the monitor counted none
     assert _edit_changes(report(edit_swap_num=1.0), "Its profit rose 4 percent.") == []  # not found again: none
+
+
+YEARS = "Arsenal finished second in the 2007-08 season. The club sold 60,000 tickets for 2014-2015."
+
+
+@pytest.mark.parametrize("sentence, swapped", [
+    ("Arsenal finished second in the 2007-2008 season.", False),  # the short end is found by its full year
+    ("The club sold 60,000 tickets for 2014-15.", False),
+    ("Arsenal finished second in the 2007-09 season.", True),  # another year is still a swap
+    ("The club sold 60,000 tickets for 2014-16.", True),
+    ("Arsenal finished second in the 2006-07 season.", True),  # a shifted range: keys aligned as written (v41)
+])
+def test_a_year_range_written_short_or_in_full_is_one_range(scorer, sentence, swapped):
+    assert (scorer.evidence(sentence, YEARS)["edit_swap_num"] > 0) == swapped
+
+
+def test_year_range_ends():
+    from faithwatch.text import number_forms, year_range_ends
+
+    assert year_range_ends("the 2007-08 season") == {9: "2008"}
+    assert list(year_range_ends("1914–18, 2019/20 and 1999-00").values()) == ["1918", "2020", "2000"]
+    # a date, a "range" that ends before it starts or spans more than 20 years, a longer number: none
+    assert year_range_ends("on 2007-08-15, in 2010-09, from 1950-99, code 12007-08") == {}
+    assert number_forms("2007-08") == [frozenset({"2007"}), frozenset({"8", "2008"})]

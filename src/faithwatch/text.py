@@ -164,14 +164,40 @@ _NUMBER_UNIT_RE = re.compile(r"(?<=\d)\s?(?:" + "|".join(w for w in MAGNITUDES i
 CURRENCY_WORDS = {"£": "pounds", "$": "dollars", "€": "euros", "¥": "yen"}
 
 
+# a year range written short: "2007-08", "1914–18", "2019/20" (not inside a date such as "2007-08-15")
+_YEAR_RANGE = re.compile(r"(?<![\w.,/–-])((?:1[5-9]|20)\d{2})\s?[-–/]\s?(\d{2})(?!\w|[.,/–-]\d)")
+#: the most years a short range may span ("2001-11" is 2001 to 2011)
+MAX_RANGE_YEARS = 20
+
+
+def year_range_ends(text: str) -> dict[int, str]:
+    """The end years of ``text``'s short year ranges written in full, by the offset of their two digits:
+    ``"2007-08"`` -> ``{5: "2008"}``; the two digits take the first year's century, or the next when that is not
+    later ("1999-00" ends in 2000); an end more than :data:`MAX_RANGE_YEARS` after the first is no range."""
+    out = {}
+    for m in _YEAR_RANGE.finditer(text):
+        first = int(m.group(1))
+        end = first // 100 * 100 + int(m.group(2))
+        if end <= first:
+            end += 100
+        if end - first <= MAX_RANGE_YEARS:
+            out[m.start(2)] = str(end)
+    return out
+
+
 def number_forms(text: str) -> list[frozenset[str]]:
     """Each number of ``text`` (tokenised thousands joined) as the normalised forms it may be compared in: as
     written and, when a magnitude follows it, its value (``"$5.7bn"`` -> ``{"5.7", "5700000000"}``, the same
-    value as ``"5.7 billion"`` or ``"5,700 million"``)."""
+    value as ``"5.7 billion"`` or ``"5,700 million"``); the short end of a year range also as its full year
+    (``"2007-08"``: ``{"8", "2008"}``, :func:`year_range_ends`)."""
     out = []
-    for m in _QUANTITY_RE.finditer(join_thousands(text)):
+    text = join_thousands(text)
+    ends = year_range_ends(text)
+    for m in _QUANTITY_RE.finditer(text):
         written = normalise_number(m.group(1))
         forms = {written}
+        if m.start(1) in ends:
+            forms.add(ends[m.start(1)])
         if m.group(2) is not None:
             value = Decimal(written).scaleb(MAGNITUDES[m.group(2).lower()])
             forms.add(normalise_number(format(value, "f")))

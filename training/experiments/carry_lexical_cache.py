@@ -1,9 +1,10 @@
 """Carry the text-only feature caches over a lexical scorer version change without re-running the NLI model.
 
 ``align_score`` of the default scorer is an equal-weight mean of NLI, lexical and embedding scores. When only the
-lexical scorer changes (version 5 -> 6: the words of what the question asks count as support), the new cache is
-the old one with the lexical third recomputed: ``new = old + w_lexical * (lexical_new - lexical_old)``, where
-``lexical_old`` is the scorer read without the question (version 5's behaviour). A full recompute takes about an
+lexical scorer changes (version 5 -> 6: the words of what the question asks count as support; 6 -> 8: a short
+year range holds its end year in full), the new cache is the old one with the lexical third recomputed: ``new = old
++ w_lexical * (lexical_new - lexical_old)``, where ``lexical_old`` is the old version's score (5: read without the
+question; 6: without year ranges). A full recompute takes about an
 hour of NLI on 2 CPU cores; this takes seconds. Existing new-version folders are left alone.
 
     python training/experiments/carry_lexical_cache.py [--check N] [--also DATA ...]
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+from unittest import mock
 
 import numpy as np
 from aggregator_variants import AUGMENT, SETS  # sibling script, on sys.path when this one runs
@@ -29,7 +31,15 @@ from faithwatch.eval.features import read_shards, text_cache_key, write_shard
 from faithwatch.models.loading import cache_dir
 from faithwatch.text import strip_markup
 
-OLD, NEW = "5", "6"
+OLD, NEW = "6", "8"  # 5 -> 6: the question's words; 6 -> 8: year ranges ("2007-08" holds 2008)
+
+
+def lexical_before(texts: list[str], context: str, question: str) -> np.ndarray:
+    """The lexical scores of version ``OLD`` (a fresh scorer: its context index is built under the old rule)."""
+    if OLD == "5":
+        return np.asarray(LexicalScorer().score_many(texts, context))
+    with mock.patch("faithwatch.text.year_range_ends", lambda text: {}):
+        return np.asarray(LexicalScorer().score_many(texts, context, question))
 
 
 def main(check: int, also: list[str]) -> None:
@@ -37,7 +47,6 @@ def main(check: int, also: list[str]) -> None:
     (w_lex,) = [w for s, w in zip(scorer.scorers, scorer.weights, strict=True) if s.name == "lexical"]
     new_version = scorer.version
     assert f"+{NEW}+" in new_version, new_version
-    lexical = LexicalScorer()
     root = cache_dir() / "features"
     for name in (*SETS, *AUGMENT, *also):
         scorer.version = new_version.replace(f"+{NEW}+", f"+{OLD}+")
@@ -53,8 +62,8 @@ def main(check: int, also: list[str]) -> None:
         for ex_id, idx in sentences.groupby("example_id").indices.items():
             ex = by_id[ex_id]
             texts = [strip_markup(t) for t in sentences["text"].iloc[idx]]  # as align_score reads them
-            before = np.asarray(lexical.score_many(texts, ex.context))
-            after = np.asarray(lexical.score_many(texts, ex.context, ex.question or ""))
+            before = lexical_before(texts, ex.context, ex.question or "")
+            after = np.asarray(LexicalScorer().score_many(texts, ex.context, ex.question or ""))
             col = sentences.columns.get_loc("align_score")
             sentences.iloc[idx, col] = np.clip(sentences["align_score"].iloc[idx].to_numpy() + w_lex * (after - before),
                                                0.0, 1.0)

@@ -32,7 +32,9 @@ is counted when ``edit_match`` < :data:`MIN_MATCH`: a loose paraphrase has no si
 changes is a paraphrase of its source; in it, only a word swapped in place (:func:`_anchored`) for its opposite,
 another scale word or a number found nowhere in the context counts (v27), not one unit for another (v28). The
 word lists are in :mod:`faithwatch.alignment.edit_words`. Words that only look like negations are none (v38):
-"note" (which stems to "not"), "No. 1" (the abbreviation of "number"), "no-fly" (one word with the next).
+"note" (which stems to "not"), "No. 1" (the abbreviation of "number"), "no-fly" (one word with the next). The
+short end of a year range is found in the context by its full year too ("2007-08" restates "2007-2008"), while
+difflib aligns the keys as written, so "1997-98" against "1998-99" is a swapped number (v41).
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ from faithwatch.text import (
     split_sentences,
     stem,
     strip_preamble,
+    year_range_ends,
 )
 
 #: what :meth:`EditScorer.evidence` returns (the ``edits`` signal's features)
@@ -81,8 +84,9 @@ MIN_ANCHOR = 3
 #: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-#: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29, 30 A, 33 (see docs/transfer.md, "A word swapped …")
-EDITS_VERSION = "38"
+#: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40 (docs/transfer.md, "A word swapped …",
+#: "Decimals …", "Year ranges …")
+EDITS_VERSION = "41"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -108,6 +112,7 @@ class _Token:
     entity: bool = False  # capitalised inside the text, or all capitals (a name, place or acronym)
     clause: int = 0  # which clause of its text it is in (:data:`_CLAUSE_RE`)
     scale: bool = False  # a scale word of a number ("million"): its key is the scale (v12)
+    year: str = ""  # the short end of a year range ("08" of "2007-08"): its full year, read by "found" only (v41)
     caps: bool = False  # written in capitals, two or more ("EPA"): maybe an acronym (v30)
     text: str = ""  # as written (what a change shows; never compared)
 
@@ -117,10 +122,12 @@ def tokens(text: str) -> list[_Token]:
     out: list[_Token] = []
     text = join_thousands(text)
     ends = [m.start() for m in _CLAUSE_RE.finditer(text)]
+    years = year_range_ends(text)  # "2007-08": the "08" is also 2008 (v41)
     for m in _TOKEN_RE.finditer(text):
         word, clause = m.group(0), bisect.bisect_right(ends, m.start())
         if word[0].isdigit():
-            out.append(_Token(True, normalise_number(word), True, clause=clause, text=word))
+            year = years.get(m.start(), "")
+            out.append(_Token(True, normalise_number(word), True, clause=clause, text=word, year=year))
             continue
         low = word.lower().replace("’", "'")
         if low.endswith("n't") and len(low) > 3:
@@ -217,7 +224,8 @@ class EditScorer:
         cached: _Context | None = getattr(self._local, "context", None)
         if cached is None or cached.text != context:
             sources = [_source(tokens(s)) for s in split_sentences(context)]
-            cached = _Context(context, sources, frozenset().union(*(source.keys for source in sources)),
+            years = frozenset(t.year for source in sources for t in source.tokens if t.year)
+            cached = _Context(context, sources, frozenset().union(*(source.keys for source in sources)) | years,
                               _acronyms(context))
             self._local.context = cached
         return cached
@@ -294,9 +302,11 @@ class EditScorer:
         return match, reversal + [(kind, sent[op[1]:op[2]], source[op[3]:op[4]]) for kind, op in labelled], best.keys
 
     def in_context(self, token: _Token) -> bool:
-        """Whether ``token`` occurs anywhere in the context of the last call, or is the acronym of one of its names."""
+        """Whether ``token`` occurs anywhere in the context of the last call, or is the acronym of one of its names;
+        a year range's short end also by its full year, on either side (v41)."""
         context: _Context = self._local.context
-        return token.key in context.keys or (token.caps and token.key in context.acronyms)
+        return (token.key in context.keys or (token.caps and token.key in context.acronyms)
+                or (bool(token.year) and token.year in context.keys))
 
     def evidence(self, sentence: str, context: str) -> dict[str, float]:
         """The :data:`EDIT_FEATURES` of ``sentence`` against ``context``: ``edit_match`` and how many changes

@@ -28,6 +28,9 @@ Given the question the sentence answers, the words of what it asks count as foun
 (:func:`~faithwatch.text.question_support`; version 6): "The main ingredient of tofu is soybeans." for "What is the
 main ingredient of tofu?" claims nothing about "main ingredient" that the context must hold. An instruction to
 summarise lends nothing ("Write a short summary of the news." does not make "news" supported).
+
+A year range written short holds its end year in full on either side ("2007-08" and "2007-2008";
+:func:`~faithwatch.text.year_range_ends`; version 8; version 7 was a rule not kept).
 """
 
 from __future__ import annotations
@@ -198,7 +201,7 @@ class LexicalScorer(AlignmentScorer):
     #: percent words after a number are not content, a currency symbol of the context supports its word; 5: an
     #: answer preamble ("The answer is", "Based on the given passages,") is left out (`text.preamble_end`); 6: the words
     #: of what the question asks support the answer (`text.question_support`)
-    version = "6"
+    version = "8"
     #: reads the question with the context (:func:`~faithwatch.alignment.base.score_pairs_asked`)
     reads_question = True
 
