@@ -14,7 +14,7 @@ import pandas as pd
 
 from faithwatch.data.loaders import dataset_name, load_dataset
 from faithwatch.data.schema import LabelledExample
-from faithwatch.detectors.absence import borne_out
+from faithwatch.detectors.framing import aside_kinds
 from faithwatch.errors import InputError
 from faithwatch.eval.features import (
     EXTRACTION_SIGNALS,
@@ -48,9 +48,11 @@ TEXT_ONLY_RAY = "--text-only computes no model pass (minutes on one machine): dr
 
 
 def _absence(examples: Sequence[LabelledExample], sentences: pd.DataFrame) -> list[bool]:
-    """Per sentence row: an absence note its example's context bears out (set aside as the monitor sets it aside)."""
+    """Per sentence row: an absence note its example's context bears out, by the rule the monitor and `check` read
+    (:func:`~faithwatch.detectors.framing.aside_kinds`; framing lines are told from the ``text`` column itself)."""
     context = {e.id: e.context for e in examples}
-    return [borne_out(str(t), context[e]) for t, e in zip(sentences["text"], sentences["example_id"], strict=True)]
+    return [aside_kinds(str(t), context[e])[1]
+            for t, e in zip(sentences["text"], sentences["example_id"], strict=True)]
 
 
 def extraction_kwargs(model: str | None, num_layers: int, alignment: str | None = None) -> dict[str, Any]:
