@@ -496,3 +496,13 @@ def test_a_year_range_written_two_ways_holds_the_same_years(sentence, swapped, c
     lex = LexicalScorer()
     assert lex.evidence(sentence, context)["novel_numbers"] == 0
     assert lex.evidence(swapped, context)["novel_numbers"] == 1
+
+
+def test_a_month_abbreviated_next_to_a_number_is_the_month():
+    # lexical scorer version 9: "Feb. 14" and "February 14" hold the same words, on either side
+    lex = LexicalScorer()
+    for sentence, context in (("The vote is on February 14.", "The vote is on Feb. 14."),
+                              ("The vote is on Feb 14.", "The vote is on February 14.")):
+        ev = lex.evidence(sentence, context)
+        assert ev["novel_content"] == 0 and ev["novel_entities"] == 0
+    assert lex.evidence("The vote is on March 14.", "The vote is on Feb. 14.")["novel_content"] == 1

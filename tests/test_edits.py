@@ -634,3 +634,30 @@ def test_year_range_ends():
     # a date, a "range" that ends before it starts or spans more than 20 years, a longer number: none
     assert year_range_ends("on 2007-08-15, in 2010-09, from 1950-99, code 12007-08") == {}
     assert number_forms("2007-08") == [frozenset({"2007"}), frozenset({"8", "2008"})]
+
+
+DATES = "The bridge opened on 3 March 2015 after delays. The storm made landfall on Aug. 29 near the port."
+
+
+@pytest.mark.parametrize("sentence, flipped, swapped", [
+    ("The bridge opened on 3 Mar. 2015 after delays.", False, False),  # an abbreviated month is the month (v42)
+    ("The storm made landfall on August 29 near the port.", False, False),
+    ("The bridge opened on 3 May 2015 after delays.", True, False),  # months are a contrast group (v42)
+    ("The storm made landfall on Apr. 29 near the port.", True, False),
+])
+def test_months_abbreviated_restate_and_months_swapped_flip(scorer, sentence, flipped, swapped):
+    ev = scorer.evidence(sentence, DATES)
+    assert (ev["edit_neg_flip"] > 0, ev["edit_swap_word"] > 0) == (flipped, swapped)
+
+
+def test_month_name_needs_a_number_beside_it():
+    from faithwatch.text import month_name
+
+    def read(text, word):
+        i = text.index(word)
+        return month_name(text, i, i + len(word))
+
+    assert [read("on Feb. 14", "Feb"), read("3 Mar 2015", "Mar"), read("the 14th Sept", "Sept"),
+            read("feb . 14", "feb")] == ["february", "march", "september", "february"]
+    assert read("Jan Smith won.", "Jan") is None and read("to mar the view", "mar") is None
+    assert EditScorer().evidence("Parliament votes on Monday.", "Parliament votes on Tuesday.")["edit_neg_flip"] == 1

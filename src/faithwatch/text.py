@@ -164,6 +164,23 @@ _NUMBER_UNIT_RE = re.compile(r"(?<=\d)\s?(?:" + "|".join(w for w in MAGNITUDES i
 CURRENCY_WORDS = {"£": "pounds", "$": "dollars", "€": "euros", "¥": "yen"}
 
 
+#: the months a date may abbreviate ("Feb. 14", "3 Mar 2015"; lexical scorer version 9, edits version 42)
+MONTH_ABBREVIATIONS = {"jan": "january", "feb": "february", "mar": "march", "apr": "april", "jun": "june",
+                       "jul": "july", "aug": "august", "sep": "september", "sept": "september", "oct": "october",
+                       "nov": "november", "dec": "december"}
+_NUMBER_AFTER = re.compile(r"\s?\.?\s*\d")  # "Feb. 14", tokenised "feb . 14"
+_NUMBER_BEFORE = re.compile(r"\d(?:st|nd|rd|th)?\.?\s*$", re.IGNORECASE)
+
+
+def month_name(text: str, start: int, end: int) -> str | None:
+    """The month (lower case) that the word ``text[start:end]`` abbreviates when it is a month's abbreviation next
+    to a number ("Feb. 14", "3 Mar 2015", "14th Feb"); None for any other word ("Jan Smith", "mar the view")."""
+    month = MONTH_ABBREVIATIONS.get(text[start:end].lower())
+    if month and (_NUMBER_AFTER.match(text, end) or _NUMBER_BEFORE.search(text[max(0, start - 8):start])):
+        return month
+    return None
+
+
 # a year range written short: "2007-08", "1914–18", "2019/20" (not inside a date such as "2007-08-15")
 _YEAR_RANGE = re.compile(r"(?<![\w.,/–-])((?:1[5-9]|20)\d{2})\s?[-–/]\s?(\d{2})(?!\w|[.,/–-]\d)")
 #: the most years a short range may span ("2001-11" is 2001 to 2011)

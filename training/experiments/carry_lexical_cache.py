@@ -4,7 +4,7 @@
 lexical scorer changes (version 5 -> 6: the words of what the question asks count as support; 6 -> 8: a short
 year range holds its end year in full), the new cache is the old one with the lexical third recomputed: ``new = old
 + w_lexical * (lexical_new - lexical_old)``, where ``lexical_old`` is the old version's score (5: read without the
-question; 6: without year ranges). A full recompute takes about an
+question; 6: without year ranges; 8: without months abbreviated). A full recompute takes about an
 hour of NLI on 2 CPU cores; this takes seconds. Existing new-version folders are left alone.
 
     python training/experiments/carry_lexical_cache.py [--check N] [--also DATA ...]
@@ -31,14 +31,18 @@ from faithwatch.eval.features import read_shards, text_cache_key, write_shard
 from faithwatch.models.loading import cache_dir
 from faithwatch.text import strip_markup
 
-OLD, NEW = "6", "8"  # 5 -> 6: the question's words; 6 -> 8: year ranges ("2007-08" holds 2008)
+#: 5 -> 6: the question's words; 6 -> 8: year ranges ("2007-08" holds 2008); 8 -> 9: months abbreviated ("Feb. 14")
+OLD, NEW = "8", "9"
+#: what the new version adds, switched off to read the old version's scores (5 -> 6: the question is not passed)
+WITHOUT = {"6": ("faithwatch.text.year_range_ends", lambda text: {}),
+           "8": ("faithwatch.alignment.lexical.month_name", lambda text, start, end: None)}
 
 
 def lexical_before(texts: list[str], context: str, question: str) -> np.ndarray:
     """The lexical scores of version ``OLD`` (a fresh scorer: its context index is built under the old rule)."""
     if OLD == "5":
         return np.asarray(LexicalScorer().score_many(texts, context))
-    with mock.patch("faithwatch.text.year_range_ends", lambda text: {}):
+    with mock.patch(*WITHOUT[OLD]):
         return np.asarray(LexicalScorer().score_many(texts, context, question))
 
 

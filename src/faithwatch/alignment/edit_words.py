@@ -56,7 +56,8 @@ def classes(group: str, doubled: bool = True) -> tuple[frozenset[str], ...]:
 #: since/until, position, arrest, joining, acceptance, host/guest, teacher/student, landlord/tenant, winner/loser,
 #: launch/cancel; v23: beat/lost, beat/missed; v26 (first measured as v24): effects, creation, stance, life
 #: events, prices, titles; v31: severity, completeness, age, the parties of a case, stance, accounts, diagnoses,
-#: doctor/patient, offensive/defensive; v32: permission/duty, bounds; v35: doubled consonants, forbidden)
+#: doctor/patient, offensive/defensive; v32: permission/duty, bounds; v35: doubled consonants, forbidden; v42:
+#: months, weekdays)
 CONTRAST_GROUPS = (
     "am pm", "weekday weekend", "morning afternoon evening night", "day night",
     "daily / weekly / monthly / annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
@@ -85,7 +86,9 @@ CONTRAST_GROUPS = (
     "rejected", "pass passed / fail failed", "deciduous evergreen", "shallow deep", "quiet silent / noisy loud",
     "rich wealthy / poor", "present absent", "wet dry", "empty full", "thick thin", "wide narrow",
     "ancient modern", "past future", "former current", "domestic / international foreign", "urban rural",
-    "northern southern", "eastern western", "spring / summer / autumn fall / winter", "primary secondary",
+    "northern southern", "eastern western", "spring / summer / autumn fall / winter",
+    "january / february / march / april / may / june / july / august / september / october / november / december",
+    "monday / tuesday / wednesday / thursday / friday / saturday / sunday", "primary secondary",
     "inner outer", "early late", "frequent rare", "common rare", "asleep awake", "friend ally / enemy",
     "peace war", "love hate", "allow permit / forbid forbidden forbade prohibit ban",
     "first second third fourth fifth sixth seventh eighth ninth tenth",

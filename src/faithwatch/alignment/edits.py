@@ -34,7 +34,8 @@ another scale word or a number found nowhere in the context counts (v27), not on
 word lists are in :mod:`faithwatch.alignment.edit_words`. Words that only look like negations are none (v38):
 "note" (which stems to "not"), "No. 1" (the abbreviation of "number"), "no-fly" (one word with the next). The
 short end of a year range is found in the context by its full year too ("2007-08" restates "2007-2008"), while
-difflib aligns the keys as written, so "1997-98" against "1998-99" is a swapped number (v41).
+difflib aligns the keys as written, so "1997-98" against "1998-99" is a swapped number (v41). A month's
+abbreviation next to a number is keyed as the month ("Feb. 14"), and months and weekdays are contrast groups (v42).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ from faithwatch.text import (
     NUMBER_WORDS,
     is_stop,
     join_thousands,
+    month_name,
     normalise_number,
     split_sentences,
     stem,
@@ -86,7 +88,7 @@ MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
 #: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40 (docs/transfer.md, "A word swapped …",
 #: "Decimals …", "Year ranges …")
-EDITS_VERSION = "41"
+EDITS_VERSION = "42"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -129,7 +131,7 @@ def tokens(text: str) -> list[_Token]:
             year = years.get(m.start(), "")
             out.append(_Token(True, normalise_number(word), True, clause=clause, text=word, year=year))
             continue
-        low = word.lower().replace("’", "'")
+        low = month_name(text, m.start(), m.end()) or word.lower().replace("’", "'")  # "Feb. 14": february (v42)
         if low.endswith("n't") and len(low) > 3:
             out.append(_Token(False, stem(low[:-3]), not is_stop(low), clause=clause, text=word[:-3]))
             out.append(_Token(False, "not", False, clause=clause, text=word[-3:]))

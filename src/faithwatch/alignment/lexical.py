@@ -30,7 +30,8 @@ main ingredient of tofu?" claims nothing about "main ingredient" that the contex
 summarise lends nothing ("Write a short summary of the news." does not make "news" supported).
 
 A year range written short holds its end year in full on either side ("2007-08" and "2007-2008";
-:func:`~faithwatch.text.year_range_ends`; version 8; version 7 was a rule not kept).
+:func:`~faithwatch.text.year_range_ends`; version 8; version 7 was a rule not kept), and a month's abbreviation
+next to a number is the month ("Feb. 14" is "February 14"; :func:`~faithwatch.text.month_name`; version 9).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from faithwatch.text import (
     CURRENCY_WORDS,
     NUMBER_WORDS,
     is_stop,
+    month_name,
     number_forms,
     number_unit_spans,
     preamble_end,
@@ -83,10 +85,20 @@ class _Features:
 
 
 def _words(text: str) -> list[tuple[str, int]]:
-    """Word tokens with their character start offsets, without the magnitude and percent words of numbers."""
+    """Word tokens with their character start offsets, without the magnitude and percent words of numbers; a
+    month's abbreviation next to a number as the month, written in the abbreviation's case ("Feb. 14": "February";
+    version 9)."""
     units = number_unit_spans(text)
-    return [(m.group(0), m.start()) for m in _TOKEN_RE.finditer(text)
-            if not m.group(0)[0].isdigit() and not any(a <= m.start() < b for a, b in units)]
+    out = []
+    for m in _TOKEN_RE.finditer(text):
+        word = m.group(0)
+        if word[0].isdigit() or any(a <= m.start() < b for a, b in units):
+            continue
+        month = month_name(text, m.start(), m.end())
+        if month:
+            word = month.upper() if word.isupper() else month.capitalize() if word[0].isupper() else month
+        out.append((word, m.start()))
+    return out
 
 
 def word_tokens(text: str) -> list[str]:
@@ -160,7 +172,7 @@ def content_runs(text: str) -> list[frozenset[str]]:
             runs[-1].add(stem(word))
         else:
             runs.append({stem(word)})
-        end = start + len(word)
+        end = _TOKEN_RE.match(text, start).end()  # the word as written ("Feb" read as "February")
     return [frozenset(r) for r in runs]
 
 
@@ -201,7 +213,7 @@ class LexicalScorer(AlignmentScorer):
     #: percent words after a number are not content, a currency symbol of the context supports its word; 5: an
     #: answer preamble ("The answer is", "Based on the given passages,") is left out (`text.preamble_end`); 6: the words
     #: of what the question asks support the answer (`text.question_support`)
-    version = "8"
+    version = "9"
     #: reads the question with the context (:func:`~faithwatch.alignment.base.score_pairs_asked`)
     reads_question = True
 
