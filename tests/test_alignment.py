@@ -506,3 +506,13 @@ def test_a_month_abbreviated_next_to_a_number_is_the_month():
         ev = lex.evidence(sentence, context)
         assert ev["novel_content"] == 0 and ev["novel_entities"] == 0
     assert lex.evidence("The vote is on March 14.", "The vote is on Feb. 14.")["novel_content"] == 1
+
+
+@pytest.mark.parametrize("sentence, context, novel", [
+    ("The bank was fined £3bn.", "The bank was fined £3m.", 1),  # lexical scorer version 11: found by its value
+    ("The bank was fined £3 million.", "The bank was fined £3m.", 0),
+    ("The bank was fined £3m.", "The bank was fined three million pounds.", 0),  # digits with no magnitude of theirs
+    ("The bank was fined £3bn.", "The bank was fined £3m; 3 staff left.", 0),
+])
+def test_a_number_with_a_magnitude_is_found_by_its_value(sentence, context, novel):
+    assert LexicalScorer().evidence(sentence, context)["novel_numbers"] == novel

@@ -661,3 +661,17 @@ def test_month_name_needs_a_number_beside_it():
             read("feb . 14", "feb")] == ["february", "march", "september", "february"]
     assert read("Jan Smith won.", "Jan") is None and read("to mar the view", "mar") is None
     assert EditScorer().evidence("Parliament votes on Monday.", "Parliament votes on Tuesday.")["edit_neg_flip"] == 1
+
+
+MONEY = "The regulator fined the bank £3m for the breach. The deal is worth $2bn. The tower is 330m tall."
+
+
+@pytest.mark.parametrize("sentence, changed", [
+    ("The regulator fined the bank £3bn for the breach.", True),  # a magnitude swapped is a scale swap (v44)
+    ("The deal is worth $2m.", True),
+    ("The regulator fined the bank £3 million for the breach.", False),  # "£3m" is "£3 million"
+    ("The deal is worth 2 billion dollars.", False),
+    ("The tower is 330 metres tall.", False),  # "m" after a number with no currency symbol stays a unit
+])
+def test_a_magnitude_abbreviation_is_a_scale_word(scorer, sentence, changed):
+    assert bool(scorer.changes(sentence, MONEY)[1]) == changed

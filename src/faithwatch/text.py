@@ -162,6 +162,23 @@ _NUMBER_UNIT_RE = re.compile(r"(?<=\d)\s?(?:" + "|".join(w for w in MAGNITUDES i
                              + r"|per\s?cent|percent|pct)\b", re.IGNORECASE)
 #: currency symbols and the word a text may use instead ("£45m" = "45 million pounds")
 CURRENCY_WORDS = {"£": "pounds", "$": "dollars", "€": "euros", "¥": "yen"}
+#: magnitude abbreviations that scale any number before them ("3bn"), and the letters that do only after a currency
+#: symbol and a number ("£3m", "$40k"; elsewhere "m" is more often metres): edits version 44
+_SCALE_AFTER_ANY = frozenset({"bn", "mn", "mln", "tn", "trn", "trillion"})
+_SCALE_AFTER_MONEY = frozenset({"m", "k", "b"})
+
+
+def scale_after(text: str, number_start: int, number_end: int, word_start: int, word: str) -> str | None:
+    """The value ("1000000000") of the magnitude word ``word`` at ``word_start`` when it scales the number at
+    ``number_start:number_end`` right before it (at most one space between): "bn", "mn", "tn" after any number, "m",
+    "k", "b" only after a currency symbol and a number; None otherwise."""
+    low = word.lower()
+    if text[number_end:word_start] not in ("", " ") or low not in _SCALE_AFTER_ANY | _SCALE_AFTER_MONEY:
+        return None
+    if low in _SCALE_AFTER_MONEY and not text[max(0, number_start - 2):number_start].strip().endswith(
+            tuple(CURRENCY_WORDS)):
+        return None
+    return str(10 ** MAGNITUDES[low])
 
 
 #: the months a date may abbreviate ("Feb. 14", "3 Mar 2015"; lexical scorer version 9, edits version 42)
@@ -202,24 +219,30 @@ def year_range_ends(text: str) -> dict[int, str]:
     return out
 
 
-def number_forms(text: str) -> list[frozenset[str]]:
-    """Each number of ``text`` (tokenised thousands joined) as the normalised forms it may be compared in: as
-    written and, when a magnitude follows it, its value (``"$5.7bn"`` -> ``{"5.7", "5700000000"}``, the same
-    value as ``"5.7 billion"`` or ``"5,700 million"``); the short end of a year range also as its full year
-    (``"2007-08"``: ``{"8", "2008"}``, :func:`year_range_ends`)."""
+def quantities(text: str) -> list[tuple[frozenset[str], str | None]]:
+    """Each number of ``text`` as :func:`number_forms` gives its forms, with its value when a magnitude follows it
+    (``"$5.7bn"``: ``({"5.7", "5700000000"}, "5700000000")``; ``"5.7"``: ``({"5.7"}, None)``)."""
     out = []
     text = join_thousands(text)
     ends = year_range_ends(text)
     for m in _QUANTITY_RE.finditer(text):
         written = normalise_number(m.group(1))
-        forms = {written}
+        forms, value = {written}, None
         if m.start(1) in ends:
             forms.add(ends[m.start(1)])
         if m.group(2) is not None:
-            value = Decimal(written).scaleb(MAGNITUDES[m.group(2).lower()])
-            forms.add(normalise_number(format(value, "f")))
-        out.append(frozenset(forms))
+            value = normalise_number(format(Decimal(written).scaleb(MAGNITUDES[m.group(2).lower()]), "f"))
+            forms.add(value)
+        out.append((frozenset(forms), value))
     return out
+
+
+def number_forms(text: str) -> list[frozenset[str]]:
+    """Each number of ``text`` (tokenised thousands joined) as the normalised forms it may be compared in: as
+    written and, when a magnitude follows it, its value (``"$5.7bn"`` -> ``{"5.7", "5700000000"}``, the same
+    value as ``"5.7 billion"`` or ``"5,700 million"``); the short end of a year range also as its full year
+    (``"2007-08"``: ``{"8", "2008"}``, :func:`year_range_ends`)."""
+    return [forms for forms, _ in quantities(text)]
 
 
 def number_unit_spans(text: str) -> list[tuple[int, int]]:

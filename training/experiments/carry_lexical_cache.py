@@ -4,8 +4,8 @@
 lexical scorer changes (version 5 -> 6: the words of what the question asks count as support; 6 -> 8: a short
 year range holds its end year in full), the new cache is the old one with the lexical third recomputed: ``new = old
 + w_lexical * (lexical_new - lexical_old)``, where ``lexical_old`` is the old version's score (5: read without the
-question; 6: without year ranges; 8: without months abbreviated). A full recompute takes about an
-hour of NLI on 2 CPU cores; this takes seconds. Existing new-version folders are left alone.
+question; 6: without year ranges; 8: without months abbreviated; 9: any form of a number found). A full recompute
+takes about an hour of NLI on 2 CPU cores; this takes seconds. Existing new-version folders are left alone.
 
     python training/experiments/carry_lexical_cache.py [--check N] [--also DATA ...]
 
@@ -31,11 +31,13 @@ from faithwatch.eval.features import read_shards, text_cache_key, write_shard
 from faithwatch.models.loading import cache_dir
 from faithwatch.text import strip_markup
 
-#: 5 -> 6: the question's words; 6 -> 8: year ranges ("2007-08" holds 2008); 8 -> 9: months abbreviated ("Feb. 14")
-OLD, NEW = "8", "9"
+#: 5 -> 6: the question's words; 6 -> 8: year ranges ("2007-08" holds 2008); 8 -> 9: months abbreviated ("Feb. 14");
+#: 9 -> 11: a number with a magnitude found by its value ("£3bn" is not "£3m")
+OLD, NEW = "9", "11"
 #: what the new version adds, switched off to read the old version's scores (5 -> 6: the question is not passed)
 WITHOUT = {"6": ("faithwatch.text.year_range_ends", lambda text: {}),
-           "8": ("faithwatch.alignment.lexical.month_name", lambda text, start, end: None)}
+           "8": ("faithwatch.alignment.lexical.month_name", lambda text, start, end: None),
+           "9": ("faithwatch.alignment.lexical._supported", lambda number, ctx: not number[0].isdisjoint(ctx.numbers))}
 
 
 def lexical_before(texts: list[str], context: str, question: str) -> np.ndarray:

@@ -36,6 +36,7 @@ word lists are in :mod:`faithwatch.alignment.edit_words`. Words that only look l
 short end of a year range is found in the context by its full year too ("2007-08" restates "2007-2008"), while
 difflib aligns the keys as written, so "1997-98" against "1998-99" is a swapped number (v41). A month's
 abbreviation next to a number is keyed as the month ("Feb. 14"), and months and weekdays are contrast groups (v42).
+A magnitude abbreviation after a number ("3bn"; "£3m" after a currency symbol) is a scale word (v44).
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ from faithwatch.text import (
     join_thousands,
     month_name,
     normalise_number,
+    scale_after,
     split_sentences,
     stem,
     strip_preamble,
@@ -86,9 +88,9 @@ MIN_ANCHOR = 3
 #: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-#: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40 (docs/transfer.md, "A word swapped …",
-#: "Decimals …", "Year ranges …")
-EDITS_VERSION = "42"
+#: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43 (docs/transfer.md, "A word
+#: swapped …", "Decimals …", "Year ranges …", "A count changed …")
+EDITS_VERSION = "44"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -125,11 +127,18 @@ def tokens(text: str) -> list[_Token]:
     text = join_thousands(text)
     ends = [m.start() for m in _CLAUSE_RE.finditer(text)]
     years = year_range_ends(text)  # "2007-08": the "08" is also 2008 (v41)
+    number: tuple[int, int] | None = None  # the span of the number token just before, if any
     for m in _TOKEN_RE.finditer(text):
         word, clause = m.group(0), bisect.bisect_right(ends, m.start())
         if word[0].isdigit():
             year = years.get(m.start(), "")
             out.append(_Token(True, normalise_number(word), True, clause=clause, text=word, year=year))
+            number = m.span()
+            continue
+        scale = scale_after(text, *number, m.start(), word) if number else None
+        number = None
+        if scale:  # "£3m", "3bn": a scale word, as "million" is (v44)
+            out.append(_Token(True, scale, True, clause=clause, scale=True, text=word))
             continue
         low = month_name(text, m.start(), m.end()) or word.lower().replace("’", "'")  # "Feb. 14": february (v42)
         if low.endswith("n't") and len(low) > 3:

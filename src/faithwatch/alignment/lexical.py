@@ -31,7 +31,9 @@ summarise lends nothing ("Write a short summary of the news." does not make "new
 
 A year range written short holds its end year in full on either side ("2007-08" and "2007-2008";
 :func:`~faithwatch.text.year_range_ends`; version 8; version 7 was a rule not kept), and a month's abbreviation
-next to a number is the month ("Feb. 14" is "February 14"; :func:`~faithwatch.text.month_name`; version 9).
+next to a number is the month ("Feb. 14" is "February 14"; :func:`~faithwatch.text.month_name`; version 9). A sentence's
+number written with a magnitude ("£3bn") is found by its value, or by its digits standing in the context with no
+magnitude of their own: against "£3m" it is a number the context lacks (version 11; version 10 was a rule not kept).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from faithwatch.text import (
     number_forms,
     number_unit_spans,
     preamble_end,
+    quantities,
     question_support,
     stem,
 )
@@ -78,7 +81,8 @@ _SENT_START_RE = re.compile(r"(?:^|[.!?:;])\W*$")
 
 @dataclass(frozen=True)
 class _Features:
-    numbers: tuple[frozenset[str], ...]  # each number's forms, with repeats (each unsupported one is penalised)
+    #: each number's forms and its value when written with a magnitude, with repeats (each unsupported one counts)
+    numbers: tuple[tuple[frozenset[str], str | None], ...]
     content: frozenset[str]  # stems of non-stop words
     entities: frozenset[str]  # lowercased stems of entity-like tokens
     bigrams: frozenset[tuple[str, str]]
@@ -114,7 +118,7 @@ def _wordlike(word: str) -> bool:
 def _sentence_features(sentence: str, claim_start: int = 0) -> _Features:
     """The features of ``sentence[claim_start:]``, read in place (a capitalised word right after a cut preamble, as
     in "The answer is China.", is not sentence-initial)."""
-    numbers = tuple(number_forms(sentence[claim_start:]))
+    numbers = tuple(quantities(sentence[claim_start:]))
     words = [(w, i) for w, i in _words(sentence) if i >= claim_start]
     content: set[str] = set()
     entities: set[str] = set()
@@ -141,6 +145,7 @@ def _claim_features(sentence: str) -> _Features:
 @dataclass(frozen=True)
 class _ContextIndex:
     numbers: frozenset[str]
+    bare: frozenset[str]  # the numbers written with no magnitude of their own ("3", "three"; version 11)
     stems: frozenset[str]
     bigrams: frozenset[tuple[str, str]]
 
@@ -192,12 +197,19 @@ def _context_index(context: str) -> _ContextIndex:
     words = [w for w, _ in _words(context)]
     stems = [stem(w) for w in words]
     currencies = {stem(word) for symbol, word in CURRENCY_WORDS.items() if symbol in context}  # "£45m": pounds
-    return _ContextIndex(_numbers_of(context, words), frozenset(stems) | currencies,
+    bare = {form for forms, value in quantities(context) if value is None for form in forms}
+    bare.update(NUMBER_WORDS[w.lower()] for w in words if w.lower() in NUMBER_WORDS)
+    return _ContextIndex(_numbers_of(context, words), frozenset(bare), frozenset(stems) | currencies,
                          frozenset(zip(stems, stems[1:], strict=False)))
 
 
-def _supported(forms: frozenset[str], ctx: _ContextIndex) -> bool:
-    return not forms.isdisjoint(ctx.numbers)
+def _supported(number: tuple[frozenset[str], str | None], ctx: _ContextIndex) -> bool:
+    """Whether the context holds a sentence number: any of its forms; one written with a magnitude ("£3bn") by its
+    value, or by its digits standing in the context with no magnitude of their own (version 11)."""
+    forms, value = number
+    if value is None:
+        return not forms.isdisjoint(ctx.numbers)
+    return value in ctx.numbers or not (forms - {value}).isdisjoint(ctx.bare)
 
 
 def _fraction(items: frozenset | tuple, pool: frozenset) -> float:
@@ -213,7 +225,7 @@ class LexicalScorer(AlignmentScorer):
     #: percent words after a number are not content, a currency symbol of the context supports its word; 5: an
     #: answer preamble ("The answer is", "Based on the given passages,") is left out (`text.preamble_end`); 6: the words
     #: of what the question asks support the answer (`text.question_support`)
-    version = "9"
+    version = "11"
     #: reads the question with the context (:func:`~faithwatch.alignment.base.score_pairs_asked`)
     reads_question = True
 
