@@ -224,7 +224,8 @@ class LexicalScorer(AlignmentScorer):
     #: 3: FRAME_WORDS are not content; 4: numbers also count by value ("$5.7bn" = "5.7 billion"), magnitude and
     #: percent words after a number are not content, a currency symbol of the context supports its word; 5: an
     #: answer preamble ("The answer is", "Based on the given passages,") is left out (`text.preamble_end`); 6: the words
-    #: of what the question asks support the answer (`text.question_support`)
+    #: of what the question asks support the answer (`text.question_support`); 8: year ranges (`text.year_range_ends`);
+    #: 9: months abbreviated (`text.month_name`); 11: a number with a magnitude found by its value (7, 10: not kept)
     version = "11"
     #: reads the question with the context (:func:`~faithwatch.alignment.base.score_pairs_asked`)
     reads_question = True
