@@ -166,6 +166,8 @@ CURRENCY_WORDS = {"£": "pounds", "$": "dollars", "€": "euros", "¥": "yen"}
 #: symbol and a number ("£3m", "$40k"; elsewhere "m" is more often metres): edits version 44
 _SCALE_AFTER_ANY = frozenset({"bn", "mn", "mln", "tn", "trn", "trillion"})
 _SCALE_AFTER_MONEY = frozenset({"m", "k", "b"})
+_SCALE_WORDS = _SCALE_AFTER_ANY | _SCALE_AFTER_MONEY
+_CURRENCY_SYMBOLS = tuple(CURRENCY_WORDS)
 
 
 def scale_after(text: str, number_start: int, number_end: int, word_start: int, word: str) -> str | None:
@@ -173,10 +175,10 @@ def scale_after(text: str, number_start: int, number_end: int, word_start: int, 
     ``number_start:number_end`` right before it (at most one space between): "bn", "mn", "tn" after any number, "m",
     "k", "b" only after a currency symbol and a number; None otherwise."""
     low = word.lower()
-    if text[number_end:word_start] not in ("", " ") or low not in _SCALE_AFTER_ANY | _SCALE_AFTER_MONEY:
+    if text[number_end:word_start] not in ("", " ") or low not in _SCALE_WORDS:
         return None
     if low in _SCALE_AFTER_MONEY and not text[max(0, number_start - 2):number_start].strip().endswith(
-            tuple(CURRENCY_WORDS)):
+            _CURRENCY_SYMBOLS):
         return None
     return str(10 ** MAGNITUDES[low])
 

@@ -48,7 +48,6 @@ from faithwatch.text import (
     NUMBER_WORDS,
     is_stop,
     month_name,
-    number_forms,
     number_unit_spans,
     preamble_end,
     quantities,
@@ -184,22 +183,26 @@ def content_runs(text: str) -> list[frozenset[str]]:
 def number_values(text: str) -> frozenset[str]:
     """Every normalised form of ``text``'s numbers, spelled-out ones ("two") included, as the scorer indexes a
     context."""
-    return _numbers_of(text, [w for w, _ in _words(text)])
+    return _numbers_of(text, [w for w, _ in _words(text)])[0]
 
 
-def _numbers_of(text: str, words: list[str]) -> frozenset[str]:
-    numbers = {form for forms in number_forms(text) for form in forms}
-    numbers.update(NUMBER_WORDS[w.lower()] for w in words if w.lower() in NUMBER_WORDS)
-    return frozenset(numbers)
+def _numbers_of(text: str, words: list[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """Every form of ``text``'s numbers, and those written with no magnitude of their own ("3", "three"), both with
+    its spelled-out ones (``words``: its word tokens); one pass over its numbers."""
+    spelled = {NUMBER_WORDS[w.lower()] for w in words if w.lower() in NUMBER_WORDS}
+    numbers, bare = set(spelled), set(spelled)
+    for forms, value in quantities(text):
+        numbers |= forms
+        if value is None:
+            bare |= forms
+    return frozenset(numbers), frozenset(bare)
 
 
 def _context_index(context: str) -> _ContextIndex:
     words = [w for w, _ in _words(context)]
     stems = [stem(w) for w in words]
     currencies = {stem(word) for symbol, word in CURRENCY_WORDS.items() if symbol in context}  # "£45m": pounds
-    bare = {form for forms, value in quantities(context) if value is None for form in forms}
-    bare.update(NUMBER_WORDS[w.lower()] for w in words if w.lower() in NUMBER_WORDS)
-    return _ContextIndex(_numbers_of(context, words), frozenset(bare), frozenset(stems) | currencies,
+    return _ContextIndex(*_numbers_of(context, words), frozenset(stems) | currencies,
                          frozenset(zip(stems, stems[1:], strict=False)))
 
 
