@@ -106,20 +106,16 @@ _STOP_WORDS_TEXT = """
 STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 
 # spelled-out numbers in the *context* that support a digit in the sentence
-_SMALL_NUMBERS = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen twenty"
-)
-NUMBER_WORDS = {w: str(i) for i, w in enumerate(_SMALL_NUMBERS.split())}
+#: the whole numbers to twenty spelled out, in order ("zero" … "twenty")
+SMALL_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+                      "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
+                      "twenty")
+#: the tens spelled out, with their values
+TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+NUMBER_WORDS = {w: str(i) for i, w in enumerate(SMALL_NUMBER_WORDS)}
+NUMBER_WORDS.update({w: str(v) for w, v in TENS.items()})
 NUMBER_WORDS.update(
     {
-        "thirty": "30",
-        "forty": "40",
-        "fifty": "50",
-        "sixty": "60",
-        "seventy": "70",
-        "eighty": "80",
-        "ninety": "90",
         "hundred": "100",
         "thousand": "1000",
         "million": "1000000",
@@ -187,7 +183,8 @@ def scale_after(text: str, number_start: int, number_end: int, word_start: int, 
 MONTH_ABBREVIATIONS = {"jan": "january", "feb": "february", "mar": "march", "apr": "april", "jun": "june",
                        "jul": "july", "aug": "august", "sep": "september", "sept": "september", "oct": "october",
                        "nov": "november", "dec": "december"}
-_NUMBER_AFTER = re.compile(r"\s?\.?\s*\d")  # "Feb. 14", tokenised "feb . 14"
+#: what follows a word that a number completes ("Feb. 14", tokenised "feb . 14"; "No. 1", "no 10")
+NUMBER_AFTER = re.compile(r"\s?\.?\s*\d")
 _NUMBER_BEFORE = re.compile(r"\d(?:st|nd|rd|th)?\.?\s*$", re.IGNORECASE)
 
 
@@ -195,7 +192,7 @@ def month_name(text: str, start: int, end: int) -> str | None:
     """The month (lower case) that the word ``text[start:end]`` abbreviates when it is a month's abbreviation next
     to a number ("Feb. 14", "3 Mar 2015", "14th Feb"); None for any other word ("Jan Smith", "mar the view")."""
     month = MONTH_ABBREVIATIONS.get(text[start:end].lower())
-    if month and (_NUMBER_AFTER.match(text, end) or _NUMBER_BEFORE.search(text[max(0, start - 8):start])):
+    if month and (NUMBER_AFTER.match(text, end) or _NUMBER_BEFORE.search(text[max(0, start - 8):start])):
         return month
     return None
 

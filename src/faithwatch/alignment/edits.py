@@ -63,6 +63,7 @@ from faithwatch.alignment.edit_words import (
     UNIVERSALS,
 )
 from faithwatch.text import (
+    NUMBER_AFTER,
     NUMBER_WORDS,
     is_stop,
     join_thousands,
@@ -95,8 +96,6 @@ EDITS_VERSION = "44"
 _Op = tuple[str, int, int, int, int]
 
 _TOKEN_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|(?<![\w-])[Nn][Oo]-[^\W\d_]+|\w+(?:['’]\w+)?")
-#: what follows "no" when it abbreviates "number" ("No. 1", "no 10": digits; "no one" stays a negation; v38)
-_NUMBER_AFTER = re.compile(r"\.?\s*\d")
 #: the key of "no" read as "number" (v38)
 _NUMBER_KEY = stem("number")
 #: a run of capitalised words that an acronym may spell: the words, with these joining them inside it (v30)
@@ -146,7 +145,7 @@ def tokens(text: str) -> list[_Token]:
             out.append(_Token(False, "not", False, clause=clause, text=word[-3:]))
         elif low in NUMBER_WORDS:
             out.append(_Token(True, NUMBER_WORDS[low], True, clause=clause, scale=low in SCALE_WORDS, text=word))
-        elif low == "no" and _NUMBER_AFTER.match(text, m.end()):  # "No. 1" is "number 1" (v38)
+        elif low == "no" and NUMBER_AFTER.match(text, m.end()):  # "No. 1" is "number 1"; "no one" a negation (v38)
             out.append(_Token(False, _NUMBER_KEY, True, clause=clause, text=word))
         else:
             caps = len(word) > 1 and word.isupper()

@@ -57,7 +57,7 @@ import numpy as np
 
 from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.errors import InputError, NonFiniteError
-from faithwatch.text import NUMBER_RE, STOP_WORDS, normalise_number, stem
+from faithwatch.text import NUMBER_RE, NUMBER_WORDS, SMALL_NUMBER_WORDS, STOP_WORDS, normalise_number, stem
 
 __all__ = [
     "ALGORITHM",
@@ -86,11 +86,7 @@ _ALNUM_RE = re.compile(r"[^\W_]")
 _TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 # ROUGE tokens: lowercase ASCII letters/digits, as the reference implementation (rouge-score) does
 _ROUGE_TOKEN_RE = re.compile(r"[a-z0-9]+")
-_SPELLED = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty"
-)
-_NUMBER_WORDS = {w: str(i) for i, w in enumerate(_SPELLED.split())}
+_NUMBER_WORDS = {w: NUMBER_WORDS[w] for w in SMALL_NUMBER_WORDS}  # zero to twenty
 
 
 # ---------------------------------------------------------------- words

@@ -68,16 +68,15 @@ from typing import Any
 
 from faithwatch.decoding.types import REFUSAL
 from faithwatch.errors import InputError
+from faithwatch.text import SMALL_NUMBER_WORDS, TENS
 
 #: the name of the packaged counterfactual set (``--data counterfactual``)
 PACKAGED = "counterfactual"
 #: its file inside the ``faithwatch.data`` package
 PACKAGED_FILE = "counterfactual_qa.jsonl"
 
-_UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-          "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
-_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-         "ninety": 90}
+_UNITS = SMALL_NUMBER_WORDS[:20]  # zero to nineteen
+_TENS = TENS
 _NUMBER_WORDS = {**{w: i for i, w in enumerate(_UNITS)}, **_TENS}
 _COMPOUND = re.compile(r"\b(" + "|".join(_TENS) + r") (" + "|".join(_UNITS[1:10]) + r")\b")
 _SINGLE = re.compile(r"\b(" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")\b")
