@@ -231,6 +231,27 @@ def test_lexical_numbers_count_by_value_whatever_their_notation() -> None:
     assert lex.evidence("The bridge cost 45 million dollars.", "The bridge cost €45m.")["novel_content"] == 1.0
 
 
+def test_numbers_in_words_read_in_digits_by_every_part() -> None:
+    # lexical: "three hundred" is 300, in the sentence and in the context (version 14)
+    lex = LexicalScorer()
+    for ctx, sentence in [("The school has three hundred pupils.", "The school has 300 pupils."),
+                          ("The school has 300 pupils.", "The school has three hundred pupils.")]:
+        assert (lex.evidence(sentence, ctx)["novel_numbers"], lex.evidence(sentence, ctx)["novel_content"]) == (0, 0)
+    assert lex.evidence("The school has 350 pupils.", "The school has three hundred pupils.")["novel_numbers"] == 1
+    # combined: every part gets the texts in digits (and the question), and the version says so
+    seen: list[tuple[str, str]] = []
+
+    class Recorder(ConstScorer):
+        def score_pairs(self, pairs, questions=None):
+            seen.extend(pairs)
+            return [0.5] * len(pairs)
+
+    comb = CombinedScorer([Recorder("r", 0.5), LexicalScorer()])
+    comb.score_pairs([("It has twenty-five pupils.", "Twenty-five pupils came.")], ["Did forty two come?"])
+    assert seen == [("It has 25 pupils.", "25 pupils came.")]
+    assert comb.version.endswith("+spelled1")
+
+
 def test_lexical_outputs_finite_in_unit_interval() -> None:
     lex = LexicalScorer()
     sentences = [

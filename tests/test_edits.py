@@ -675,3 +675,36 @@ MONEY = "The regulator fined the bank £3m for the breach. The deal is worth $2b
 ])
 def test_a_magnitude_abbreviation_is_a_scale_word(scorer, sentence, changed):
     assert bool(scorer.changes(sentence, MONEY)[1]) == changed
+
+
+WORDS = "The school has three hundred pupils. The marathon drew 25,000 runners from 40 countries."
+
+
+@pytest.mark.parametrize("sentence, swapped", [
+    ("The school has 300 pupils.", False),  # a number in words is one number, its value (v46)
+    ("The marathon drew twenty-five thousand runners from 40 countries.", False),
+    ("The school has 350 pupils.", True),  # another value is still a swapped number
+    ("The marathon drew thirty-five thousand runners from 40 countries.", True),
+])
+def test_a_number_in_words_is_one_number(scorer, sentence, swapped):
+    assert (scorer.evidence(sentence, WORDS)["edit_swap_num"] > 0) == swapped
+
+
+def test_a_change_shows_the_number_as_written(scorer):
+    (change,) = scorer.changes("The school has three hundred and fifty pupils.", "The school has 300 pupils.")[1]
+    assert change.describe() == "'three hundred and fifty' for '300' (number)"
+
+
+def test_spelled_numbers_and_digits_for_words():
+    from faithwatch.text import digits_for_words, spelled_numbers
+
+    assert spelled_numbers("It has three hundred pupils.") == [(7, 20, "300")]
+    assert [d for _, _, d in spelled_numbers(
+        "Twenty-five, forty two, four hundred and fifty, twelve hundred, twenty-five thousand, two thousand five "
+        "hundred, ninety-nine thousand nine hundred and ninety-nine")] == [
+        "25", "42", "450", "1200", "25,000", "2500", "99,999"]
+    # a single number word, two numbers side by side, a plural, an ordinal, a word holding a number word: as written
+    for text in ("two million", "nineteen ninety", "one or two", "thousands of", "the twenty-first century",
+                 "someone often", "five ten-minute breaks", "No one came."):
+        assert digits_for_words(text) == text, text
+    assert digits_for_words("a twenty-five-year-old man") == "a 25-year-old man"

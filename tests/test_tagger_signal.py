@@ -17,7 +17,7 @@ from faithwatch.eval.text_features import add_text_features, text_cache_folder
 from faithwatch.eval.training import FAMILIES, TEXT_FAMILIES
 from faithwatch.signals import default_signals, text_signals
 from faithwatch.signals.tagger import TAGGER_FEATURES, TaggerSignal, tagger_features
-from faithwatch.text import MARKUP_RULE
+from faithwatch.text import MARKUP_RULE, SPELLED_RULE
 
 CONTEXT = "The Eiffel Tower was completed in 1889. It stands in Paris and is 330 metres tall."
 
@@ -65,7 +65,17 @@ def test_an_answer_preamble_is_not_tagged():
     signal = TaggerSignal(tagger=tagger)
     plain, framed = signal.from_text(["Paris.", "The answer is Paris."], CONTEXT)
     assert framed == plain and plain["tag_min_content"] == pytest.approx(0.9)  # "answer" is not in the context
-    assert tagger.words_read == 2 and signal.version.endswith(f"+preamble1+{MARKUP_RULE}")
+    assert tagger.words_read == 2 and signal.version.endswith(f"+preamble1+{MARKUP_RULE}+{SPELLED_RULE}")
+
+
+def test_numbers_in_words_are_tagged_in_digits():
+    signal = TaggerSignal(tagger=OverlapTagger())
+    context = "The school has three hundred pupils and a small library."
+    same, other = signal.from_text(["It has 300 pupils.", "It has 350 pupils."], context)
+    assert same["tag_min_content"] == pytest.approx(0.9)  # "300" is found in the context read in digits
+    assert other["tag_min_content"] == pytest.approx(0.1)
+    written = signal.from_text(["The school has three hundred pupils."], "The school has 300 pupils.")[0]
+    assert written["tag_min_content"] == pytest.approx(0.9)
 
 
 def test_list_markers_and_citations_are_not_tagged():

@@ -125,6 +125,56 @@ NUMBER_WORDS.update(
     }
 )
 
+#: how the text signals read a number written in words of two or more ("three hundred" as "300"): part of their
+#: versions (spelled-number rule 1; :func:`digits_for_words`)
+SPELLED_RULE = "spelled1"
+
+
+def _alternatives(words: Sequence[str]) -> str:
+    return "|".join(sorted(words, key=len, reverse=True))
+
+
+_UNIT_WORDS = _alternatives(SMALL_NUMBER_WORDS[1:10])
+_TENS_WORDS = _alternatives(TENS)
+_BELOW_100 = rf"(?:(?:{_TENS_WORDS})(?:[\s-](?:{_UNIT_WORDS}))?|(?:{_alternatives(SMALL_NUMBER_WORDS[:20])}))"
+_BELOW_1000 = rf"(?:{_BELOW_100}\s+hundred(?:\s+(?:and\s+)?{_BELOW_100})?|{_BELOW_100})"
+_SPELLED_RE = re.compile(rf"\b{_BELOW_1000}(?:\s+thousand(?:\s+(?:and\s+)?{_BELOW_1000})?)?\b", re.IGNORECASE)
+_WORD_VALUES = {w: int(v) for w, v in NUMBER_WORDS.items() if w in SMALL_NUMBER_WORDS or w in TENS}
+
+
+def spelled_numbers(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, digits)`` of each run of two or more number words of ``text`` that spells one whole number
+    below a million: "twenty-five" (25), "four hundred and fifty" (450), "twelve hundred" (1,200), "twenty-five
+    thousand" (25,000); not "nineteen ninety", "one or two" or a single word. Digits from 10,000 up are grouped by
+    commas, as news text writes them; below, not ("two thousand and nineteen" is more often a year than a count)."""
+    out = []
+    for m in _SPELLED_RE.finditer(text):
+        words = [w for w in re.findall(r"[a-z]+", m.group(0).lower()) if w != "and"]
+        if len(words) < 2:
+            continue
+        total = current = 0
+        for w in words:
+            if w == "hundred":
+                current *= 100
+            elif w == "thousand":
+                total, current = total + current * 1000, 0
+            else:
+                current += _WORD_VALUES[w]
+        value = total + current
+        out.append((m.start(), m.end(), format(value, ",") if value >= 10_000 else str(value)))
+    return out
+
+
+def digits_for_words(text: str) -> str:
+    """``text`` with each number of :func:`spelled_numbers` written in digits ("The school has three hundred pupils."
+    -> "The school has 300 pupils."): how every text signal reads a sentence and its context."""
+    parts, last = [], 0
+    for start, end, digits in spelled_numbers(text):
+        parts += [text[last:start], digits]
+        last = end
+    return "".join(parts) + text[last:] if parts else text
+
+
 # a number: digits with optional thousands separators and decimals; signs are ignored because a
 # leading "-" is far more often a dash or range ("2010-2015") than a minus
 NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?")

@@ -1,4 +1,5 @@
-"""Weighted mean of several alignment scorers."""
+"""Weighted mean of several alignment scorers; every part reads a number written in words in digits
+(:func:`~faithwatch.text.digits_for_words`: "three hundred" as "300", in sentence and context alike)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import math
 from collections.abc import Sequence
 
 from faithwatch.alignment.base import AlignmentScorer, clamp01, score_pairs_asked, score_pairs_of, validate_inputs
+from faithwatch.text import SPELLED_RULE, digits_for_words
 
 
 class CombinedScorer(AlignmentScorer):
@@ -30,8 +32,9 @@ class CombinedScorer(AlignmentScorer):
         self.weights = [w / total for w in raw]
         self.name = "+".join(s.name for s in self.scorers)
         versions = [str(getattr(s, "version", "") or "") for s in self.scorers]
-        #: the parts' versions (feature caches are keyed by it); None when no part declares one
-        self.version = "+".join(versions) if any(versions) else None
+        #: the parts' versions and how they read numbers in words (feature caches are keyed by it); None when no part
+        #: declares one
+        self.version = "+".join([*versions, SPELLED_RULE]) if any(versions) else None
         self.precision = "bf16" if any(getattr(s, "precision", None) == "bf16" for s in self.scorers) else None
         self.reads_question = any(getattr(s, "reads_question", False) for s in self.scorers)
 
@@ -45,6 +48,9 @@ class CombinedScorer(AlignmentScorer):
         With ``questions`` (one per pair), the parts that read questions get them."""
         for sentence, context in pairs:
             validate_inputs([sentence], context)
+        pairs = [(digits_for_words(sentence), digits_for_words(context)) for sentence, context in pairs]
+        if questions is not None:
+            questions = [digits_for_words(q) if q else q for q in questions]
         totals = [0.0] * len(pairs)
         for scorer, weight in zip(self.scorers, self.weights, strict=True):
             scores = (score_pairs_of(scorer)(pairs) if questions is None

@@ -36,7 +36,8 @@ word lists are in :mod:`faithwatch.alignment.edit_words`. Words that only look l
 short end of a year range is found in the context by its full year too ("2007-08" restates "2007-2008"), while
 difflib aligns the keys as written, so "1997-98" against "1998-99" is a swapped number (v41). A month's
 abbreviation next to a number is keyed as the month ("Feb. 14"), and months and weekdays are contrast groups (v42).
-A magnitude abbreviation after a number ("3bn"; "£3m" after a currency symbol) is a scale word (v44).
+A magnitude abbreviation after a number ("3bn"; "£3m" after a currency symbol) is a scale word (v44). A number
+written in two or more words is one number token, its value ("three hundred" restates "300": v46).
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ from faithwatch.text import (
     month_name,
     normalise_number,
     scale_after,
+    spelled_numbers,
     split_sentences,
     stem,
     strip_preamble,
@@ -89,9 +91,9 @@ MIN_ANCHOR = 3
 #: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-#: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43 (docs/transfer.md, "A word
-#: swapped …", "Decimals …", "Year ranges …", "A count changed …")
-EDITS_VERSION = "44"
+#: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45 (docs/transfer.md, "A word
+#: swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its demonym")
+EDITS_VERSION = "46"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -126,9 +128,18 @@ def tokens(text: str) -> list[_Token]:
     text = join_thousands(text)
     ends = [m.start() for m in _CLAUSE_RE.finditer(text)]
     years = year_range_ends(text)  # "2007-08": the "08" is also 2008 (v41)
+    spelled = {start: (end, digits) for start, end, digits in spelled_numbers(text)}  # "three hundred": 300 (v46)
     number: tuple[int, int] | None = None  # the span of the number token just before, if any
+    skip = 0  # the end of the number in words just read
     for m in _TOKEN_RE.finditer(text):
+        if m.start() < skip:
+            continue
         word, clause = m.group(0), bisect.bisect_right(ends, m.start())
+        if m.start() in spelled:
+            skip, digits = spelled[m.start()]
+            out.append(_Token(True, normalise_number(digits), True, clause=clause, text=text[m.start():skip]))
+            number = None
+            continue
         if word[0].isdigit():
             year = years.get(m.start(), "")
             out.append(_Token(True, normalise_number(word), True, clause=clause, text=word, year=year))

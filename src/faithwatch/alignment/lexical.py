@@ -34,6 +34,8 @@ A year range written short holds its end year in full on either side ("2007-08" 
 next to a number is the month ("Feb. 14" is "February 14"; :func:`~faithwatch.text.month_name`; version 9). A sentence's
 number written with a magnitude ("£3bn") is found by its value, or by its digits standing in the context with no
 magnitude of their own: against "£3m" it is a number the context lacks (version 11; version 10 was a rule not kept).
+A number written in two or more words is read in digits, in sentence and context alike ("three hundred" is 300;
+:func:`~faithwatch.text.digits_for_words`; version 14; versions 12 and 13 were rules not kept).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from faithwatch.alignment.base import AlignmentScorer, clamp01, validate_inputs
 from faithwatch.text import (
     CURRENCY_WORDS,
     NUMBER_WORDS,
+    digits_for_words,
     is_stop,
     month_name,
     number_unit_spans,
@@ -137,7 +140,9 @@ def _sentence_features(sentence: str, claim_start: int = 0) -> _Features:
 
 
 def _claim_features(sentence: str) -> _Features:
-    """The features of the sentence's claim: its answer preamble left out (lexical scorer version 5)."""
+    """The features of the sentence's claim: its answer preamble left out (lexical scorer version 5), a number
+    written in words read in digits (version 14)."""
+    sentence = digits_for_words(sentence)
     return _sentence_features(sentence, preamble_end(sentence))
 
 
@@ -181,8 +186,9 @@ def content_runs(text: str) -> list[frozenset[str]]:
 
 
 def number_values(text: str) -> frozenset[str]:
-    """Every normalised form of ``text``'s numbers, spelled-out ones ("two") included, as the scorer indexes a
-    context."""
+    """Every normalised form of ``text``'s numbers, spelled-out ones ("two") included, word by word: as the scorer
+    indexes a context, but without reading a number of several words in digits (version 14; decoding.coverage
+    reads this)."""
     return _numbers_of(text, [w for w, _ in _words(text)])[0]
 
 
@@ -199,6 +205,7 @@ def _numbers_of(text: str, words: list[str]) -> tuple[frozenset[str], frozenset[
 
 
 def _context_index(context: str) -> _ContextIndex:
+    context = digits_for_words(context)  # "three hundred" is 300 (version 14)
     words = [w for w, _ in _words(context)]
     stems = [stem(w) for w in words]
     currencies = {stem(word) for symbol, word in CURRENCY_WORDS.items() if symbol in context}  # "£45m": pounds
@@ -228,8 +235,9 @@ class LexicalScorer(AlignmentScorer):
     #: percent words after a number are not content, a currency symbol of the context supports its word; 5: an
     #: answer preamble ("The answer is", "Based on the given passages,") is left out (`text.preamble_end`); 6: the words
     #: of what the question asks support the answer (`text.question_support`); 8: year ranges (`text.year_range_ends`);
-    #: 9: months abbreviated (`text.month_name`); 11: a number with a magnitude found by its value (7, 10: not kept)
-    version = "11"
+    #: 9: months abbreviated (`text.month_name`); 11: a number with a magnitude found by its value; 14: numbers
+    #: written in words read in digits (`text.digits_for_words`) (7, 10, 12, 13: not kept)
+    version = "14"
     #: reads the question with the context (:func:`~faithwatch.alignment.base.score_pairs_asked`)
     reads_question = True
 

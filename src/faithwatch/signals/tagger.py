@@ -19,7 +19,7 @@ import numpy as np
 
 from faithwatch.claims.lss import content_words, split_words
 from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
-from faithwatch.text import MARKUP_RULE, strip_markup, strip_preamble
+from faithwatch.text import MARKUP_RULE, SPELLED_RULE, digits_for_words, strip_markup, strip_preamble
 
 #: the features, in order
 TAGGER_FEATURES = ("tag_min_content", "tag_mean", "tag_lss")
@@ -63,9 +63,9 @@ class TaggerSignal(Signal):
 
     @property
     def version(self) -> str:
-        """Identifies the features' values (the tagger's name and adapter checksum, and that answer preambles are
-        left out): part of cache keys."""
-        return f"{self.tagger.version}+{PREAMBLE_RULE}+{MARKUP_RULE}"
+        """Identifies the features' values (the tagger's name and adapter checksum, that answer preambles are left
+        out, the markup rule and how numbers in words are read): part of cache keys."""
+        return f"{self.tagger.version}+{PREAMBLE_RULE}+{MARKUP_RULE}+{SPELLED_RULE}"
 
     @property
     def precision(self) -> str | None:
@@ -94,8 +94,9 @@ class TaggerSignal(Signal):
     def _features(self, texts: Sequence[str], contexts: Sequence[str]) -> list[dict[str, float]]:
         if not texts:
             return []
-        # the claim without its answer preamble; a sentence with no word at all is read as "."
-        words = [split_words(strip_preamble(strip_markup(t))) or ["."] for t in texts]
-        probs = self.tagger.word_probabilities(words, list(contexts), split_long=True)  # long sentences in parts
+        # the claim without its answer preamble, numbers in words in digits; a sentence with no word is read as "."
+        words = [split_words(strip_preamble(digits_for_words(strip_markup(t)))) or ["."] for t in texts]
+        contexts = [digits_for_words(c) for c in contexts]
+        probs = self.tagger.word_probabilities(words, contexts, split_long=True)  # long sentences in parts
         threshold = float(self.tagger.threshold)
         return [tagger_features(p, w, threshold) for p, w in zip(probs, words, strict=True)]
