@@ -239,16 +239,20 @@ def test_numbers_in_words_read_in_digits_by_every_part() -> None:
         assert (lex.evidence(sentence, ctx)["novel_numbers"], lex.evidence(sentence, ctx)["novel_content"]) == (0, 0)
     assert lex.evidence("The school has 350 pupils.", "The school has three hundred pupils.")["novel_numbers"] == 1
     # combined: every part gets the texts in digits (and the question), and the version says so
-    seen: list[tuple[str, str]] = []
+    seen: list = []
 
     class Recorder(ConstScorer):
+        reads_question = True
+
         def score_pairs(self, pairs, questions=None):
-            seen.extend(pairs)
+            seen.extend([*pairs, questions])
             return [0.5] * len(pairs)
 
     comb = CombinedScorer([Recorder("r", 0.5), LexicalScorer()])
     comb.score_pairs([("It has twenty-five pupils.", "Twenty-five pupils came.")], ["Did forty two come?"])
-    assert seen == [("It has 25 pupils.", "25 pupils came.")]
+    assert seen == [("It has 25 pupils.", "25 pupils came."), ["Did 42 come?"]]
+    comb.score_pairs([("It has twenty-five pupils.", "Twenty-five pupils came.")], [None])  # no question: none
+    assert seen[-1] == [None]
     assert comb.version.endswith("+spelled1")
 
 

@@ -126,7 +126,8 @@ NUMBER_WORDS.update(
 )
 
 #: how the text signals read a number written in words of two or more ("three hundred" as "300"): part of their
-#: versions (spelled-number rule 1; :func:`digits_for_words`)
+#: versions (:func:`digits_for_words`; spelled-number rule 2, the code of rule 1: docs/transfer.md, "Numbers written
+#: in words")
 SPELLED_RULE = "spelled1"
 
 
@@ -144,7 +145,7 @@ _WORD_VALUES = {w: int(v) for w, v in NUMBER_WORDS.items() if w in SMALL_NUMBER_
 
 def spelled_numbers(text: str) -> list[tuple[int, int, str]]:
     """``(start, end, digits)`` of each run of two or more number words of ``text`` that spells one whole number
-    below a million: "twenty-five" (25), "four hundred and fifty" (450), "twelve hundred" (1,200), "twenty-five
+    below a million: "twenty-five" (25), "four hundred and fifty" (450), "twelve hundred" (1200), "twenty-five
     thousand" (25,000); not "nineteen ninety", "one or two" or a single word. Digits from 10,000 up are grouped by
     commas, as news text writes them; below, not ("two thousand and nineteen" is more often a year than a count)."""
     out = []
