@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from faithwatch.cli import app
 from faithwatch.errors import InputError
-from faithwatch.text import MARKUP_RULE
+from faithwatch.text import MARKUP_RULE, SPELLED_RULE
 
 runner = CliRunner()
 PLACES = ["Lyon", "Porto", "Graz", "Turku", "Split", "Ghent", "Bergen", "Kassel"]
@@ -299,7 +299,8 @@ def test_train_with_the_tagger_records_its_version(datasets, tiny_model_dir, tmp
     assert trained.exit_code == 0, trained.output
     meta = json.loads((det / "detector.json").read_text())
     assert meta["feature_names"] == ["align_score", "tag_min_content"]
-    assert meta["metrics"]["tagger_version"] == f"overlap-1+preamble1+{MARKUP_RULE}" and fake.words_read > 0
+    assert meta["metrics"]["tagger_version"] == f"overlap-1+preamble1+{MARKUP_RULE}+{SPELLED_RULE}"
+    assert fake.words_read > 0
     read = fake.words_read
     again = runner.invoke(app, ["train", "--data", f"{a},{b}", "--out", str(tmp_path / "det2"), "--features",
                                 "alignment,tagger", "--model", str(tiny_model_dir), "--alignment", "lexical",
