@@ -140,7 +140,8 @@ _TENS_WORDS = _alternatives(TENS)
 _BELOW_100 = rf"(?:(?:{_TENS_WORDS})(?:[\s-](?:{_UNIT_WORDS}))?|(?:{_alternatives(SMALL_NUMBER_WORDS[:20])}))"
 _BELOW_1000 = rf"(?:{_BELOW_100}\s+hundred(?:\s+(?:and\s+)?{_BELOW_100})?|{_BELOW_100})"
 _SPELLED_RE = re.compile(rf"\b{_BELOW_1000}(?:\s+thousand(?:\s+(?:and\s+)?{_BELOW_1000})?)?\b", re.IGNORECASE)
-_WORD_VALUES = {w: int(v) for w, v in NUMBER_WORDS.items() if w in SMALL_NUMBER_WORDS or w in TENS}
+#: the value of each number word below a hundred ("zero" … "twenty", the tens)
+WORD_VALUES = {**{w: i for i, w in enumerate(SMALL_NUMBER_WORDS)}, **TENS}
 
 
 def spelled_numbers(text: str) -> list[tuple[int, int, str]]:
@@ -160,15 +161,17 @@ def spelled_numbers(text: str) -> list[tuple[int, int, str]]:
             elif w == "thousand":
                 total, current = total + current * 1000, 0
             else:
-                current += _WORD_VALUES[w]
+                current += WORD_VALUES[w]
         value = total + current
         out.append((m.start(), m.end(), format(value, ",") if value >= 10_000 else str(value)))
     return out
 
 
+@lru_cache(maxsize=4096)
 def digits_for_words(text: str) -> str:
     """``text`` with each number of :func:`spelled_numbers` written in digits ("The school has three hundred pupils."
-    -> "The school has 300 pupils."): how every text signal reads a sentence and its context."""
+    -> "The school has 300 pupils."): how every text signal reads a sentence and its context (memoised: every
+    sentence of a response brings the same context)."""
     parts, last = [], 0
     for start, end, digits in spelled_numbers(text):
         parts += [text[last:start], digits]

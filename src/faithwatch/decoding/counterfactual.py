@@ -68,7 +68,7 @@ from typing import Any
 
 from faithwatch.decoding.types import REFUSAL
 from faithwatch.errors import InputError
-from faithwatch.text import SMALL_NUMBER_WORDS, TENS
+from faithwatch.text import SMALL_NUMBER_WORDS, TENS, WORD_VALUES
 
 #: the name of the packaged counterfactual set (``--data counterfactual``)
 PACKAGED = "counterfactual"
@@ -77,7 +77,7 @@ PACKAGED_FILE = "counterfactual_qa.jsonl"
 
 _UNITS = SMALL_NUMBER_WORDS[:20]  # zero to nineteen
 _TENS = TENS
-_NUMBER_WORDS = {**{w: i for i, w in enumerate(_UNITS)}, **_TENS}
+_NUMBER_WORDS = WORD_VALUES
 _COMPOUND = re.compile(r"\b(" + "|".join(_TENS) + r") (" + "|".join(_UNITS[1:10]) + r")\b")
 _SINGLE = re.compile(r"\b(" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")\b")
 _DASHES = re.compile(r"[-\u2010\u2011\u2012\u2013\u2014\u2015\u2212]")
