@@ -22,7 +22,7 @@ from faithwatch.alignment import (
 )
 from faithwatch.alignment import embedding as embedding_mod
 from faithwatch.alignment.embedding import default_minilm_path
-from faithwatch.text import preamble_end, strip_markup, strip_preamble
+from faithwatch.text import join_decimals, preamble_end, strip_markup, strip_preamble
 
 CONTEXT = (
     "Acme Corp reported revenue of $4.2 billion in 2023, up 12% from the previous year. "
@@ -229,6 +229,17 @@ def test_lexical_numbers_count_by_value_whatever_their_notation() -> None:
     assert lex.evidence("Revenue was 5.7 billion.", "Revenue (billions): 5.7.")["novel_numbers"] == 0.0
     # another currency is still a novel word
     assert lex.evidence("The bridge cost 45 million dollars.", "The bridge cost €45m.")["novel_content"] == 1.0
+
+
+def test_a_decimal_the_context_writes_with_a_space_is_a_number_it_holds() -> None:
+    # lexical scorer version 16: a tokeniser's "31. 8" holds 31.8 (and "1. 3 billion" 1.3 billion); digits stay
+    lex = LexicalScorer()
+    ctx = "By 2030 that figure is expected to surge to 31. 8 million. Around 1. 3 billion people marked the day."
+    for sentence in ["The figure may reach 31.8 million by 2030.", "Some 1,300 million people marked the day.",
+                     "Around 1.3 billion people marked the day.", "It rose by 31 per cent."]:
+        assert lex.evidence(sentence, ctx)["novel_numbers"] == 0.0, sentence
+    assert lex.evidence("The figure may reach 31.9 million by 2030.", ctx)["novel_numbers"] == 1.0
+    assert join_decimals("rose 31. 8 per cent. 12 people") == "rose 31.8 per cent. 12 people"
 
 
 def test_numbers_in_words_read_in_digits_by_every_part() -> None:

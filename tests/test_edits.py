@@ -52,6 +52,15 @@ def test_spelled_out_numbers_compare_as_digits(scorer):
     assert scorer.evidence("Her first exhibition sold only seven paintings.", CONTEXT)["edit_swap_num"] == 1.0
 
 
+def test_a_decimal_the_context_writes_with_a_space_is_found(scorer):
+    # v48: "31. 8" (which also splits the context's sentence after "31.") holds 31.8
+    context = ("Doctors say the number is rising. And by 2030 that figure is expected to surge to 31. 8 million "
+               "sufferers, the charity said.")
+    copy = "By 2030 that figure is expected to surge to {} million sufferers."
+    assert scorer.evidence(copy.format("31.8"), context)["edit_swap_num"] == 0
+    assert scorer.evidence(copy.format("31.9"), context)["edit_swap_num"] == 1
+
+
 @pytest.mark.parametrize("sentence", ["Tolls were collected after 1958.", "Tolls weren't ever dropped after 1958."])
 def test_negation_flip_against_the_source(scorer, sentence):
     flipped = scorer.evidence(sentence, CONTEXT)["edit_neg_flip"]

@@ -309,6 +309,16 @@ def join_thousands(text: str) -> str:
     return _SPACED_THOUSANDS.sub(",", text)
 
 
+_SPACED_DECIMAL = re.compile(r"(?<![\w.,])(\d+)\. (\d+)\b")
+
+
+def join_decimals(text: str) -> str:
+    """``text`` with the decimals a tokeniser wrote with a space after the point joined ("31. 8" -> "31.8"): a copy
+    to read a context's numbers from besides the text itself, whose digits on each side stay its numbers (the
+    point may also end a sentence)."""
+    return _SPACED_DECIMAL.sub(r"\1.\2", text)
+
+
 def normalise_number(text: str) -> str:
     """Canonical form of a number: ``"1,000"`` -> ``"1000"``, ``"3.50"`` -> ``"3.5"``, ``"07"`` -> ``"7"``."""
     t = text.replace(",", "")

@@ -37,7 +37,8 @@ short end of a year range is found in the context by its full year too ("2007-08
 difflib aligns the keys as written, so "1997-98" against "1998-99" is a swapped number (v41). A month's
 abbreviation next to a number is keyed as the month ("Feb. 14"), and months and weekdays are contrast groups (v42).
 A magnitude abbreviation after a number ("3bn"; "£3m" after a currency symbol) is a scale word (v44). A number
-written in two or more words is one number token, its value ("three hundred" restates "300": v46).
+written in two or more words is one number token, its value ("three hundred" restates "300": v46). A decimal the
+context writes with a space after the point ("31. 8") is found as the number joined ("31.8": v48).
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ from faithwatch.text import (
     NUMBER_AFTER,
     NUMBER_WORDS,
     is_stop,
+    join_decimals,
     join_thousands,
     month_name,
     normalise_number,
@@ -91,9 +93,10 @@ MIN_ANCHOR = 3
 #: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-#: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45 (docs/transfer.md, "A word
-#: swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its demonym")
-EDITS_VERSION = "46"
+#: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47 (docs/transfer.md, "A
+#: word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its demonym", "Numbers written
+#: in words")
+EDITS_VERSION = "48"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -246,8 +249,10 @@ class EditScorer:
         if cached is None or cached.text != context:
             sources = [_source(tokens(s)) for s in split_sentences(context)]
             years = frozenset(t.year for source in sources for t in source.tokens if t.year)
-            cached = _Context(context, sources, frozenset().union(*(source.keys for source in sources)) | years,
-                              _acronyms(context))
+            joined = join_decimals(context)  # "31. 8" also holds 31.8 (v48)
+            decimals = frozenset(t.key for t in tokens(joined) if t.number) if joined != context else frozenset()
+            cached = _Context(context, sources, frozenset().union(*(source.keys for source in sources)) | years
+                              | decimals, _acronyms(context))
             self._local.context = cached
         return cached
 

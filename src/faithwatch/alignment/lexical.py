@@ -35,7 +35,9 @@ next to a number is the month ("Feb. 14" is "February 14"; :func:`~faithwatch.te
 number written with a magnitude ("£3bn") is found by its value, or by its digits standing in the context with no
 magnitude of their own: against "£3m" it is a number the context lacks (version 11; version 10 was a rule not kept).
 A number written in two or more words is read in digits, in sentence and context alike ("three hundred" is 300;
-:func:`~faithwatch.text.digits_for_words`; version 14; versions 12 and 13 were rules not kept).
+:func:`~faithwatch.text.digits_for_words`; version 14; versions 12 and 13 were rules not kept). A decimal a
+context writes with a space after the point ("31. 8", a tokeniser's) also holds the number joined ("31.8";
+:func:`~faithwatch.text.join_decimals`; version 16; versions 7 and 15 were rules not kept).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from faithwatch.text import (
     NUMBER_WORDS,
     digits_for_words,
     is_stop,
+    join_decimals,
     month_name,
     number_unit_spans,
     preamble_end,
@@ -209,8 +212,12 @@ def _context_index(context: str) -> _ContextIndex:
     words = [w for w, _ in _words(context)]
     stems = [stem(w) for w in words]
     currencies = {stem(word) for symbol, word in CURRENCY_WORDS.items() if symbol in context}  # "£45m": pounds
-    return _ContextIndex(*_numbers_of(context, words), frozenset(stems) | currencies,
-                         frozenset(zip(stems, stems[1:], strict=False)))
+    numbers, bare = _numbers_of(context, words)
+    joined = join_decimals(context)
+    if joined != context:  # "31. 8" also holds 31.8 (version 16)
+        more, more_bare = _numbers_of(joined, words)
+        numbers, bare = numbers | more, bare | more_bare
+    return _ContextIndex(numbers, bare, frozenset(stems) | currencies, frozenset(zip(stems, stems[1:], strict=False)))
 
 
 def _supported(number: tuple[frozenset[str], str | None], ctx: _ContextIndex) -> bool:
@@ -237,7 +244,7 @@ class LexicalScorer(AlignmentScorer):
     #: of what the question asks support the answer (`text.question_support`); 8: year ranges (`text.year_range_ends`);
     #: 9: months abbreviated (`text.month_name`); 11: a number with a magnitude found by its value; 14: numbers
     #: written in words read in digits (`text.digits_for_words`) (7, 10, 12, 13: not kept)
-    version = "14"
+    version = "16"
     #: reads the question with the context (:func:`~faithwatch.alignment.base.score_pairs_asked`)
     reads_question = True
 
