@@ -22,7 +22,7 @@ from faithwatch.alignment import (
 )
 from faithwatch.alignment import embedding as embedding_mod
 from faithwatch.alignment.embedding import default_minilm_path
-from faithwatch.text import join_decimals, preamble_end, strip_markup, strip_preamble
+from faithwatch.text import drop_conversions, join_decimals, preamble_end, strip_markup, strip_preamble
 
 CONTEXT = (
     "Acme Corp reported revenue of $4.2 billion in 2023, up 12% from the previous year. "
@@ -240,6 +240,19 @@ def test_a_decimal_the_context_writes_with_a_space_is_a_number_it_holds() -> Non
         assert lex.evidence(sentence, ctx)["novel_numbers"] == 0.0, sentence
     assert lex.evidence("The figure may reach 31.9 million by 2030.", ctx)["novel_numbers"] == 1.0
     assert join_decimals("rose 31. 8 per cent. 12 people") == "rose 31.8 per cent. 12 people"
+
+
+def test_a_correct_unit_conversion_in_parentheses_is_not_read() -> None:
+    # lexical scorer version 17: "165°F (74°C)" reads as "165°F"; a wrong conversion is still a number
+    lex = LexicalScorer()
+    ctx = "Reheat the following foods to 165 °F for 15 seconds. The trail is 7,000 miles long."
+    for sentence in ["Reheat foods to 165°F (74°C) for 15 seconds.", "The trail is 7,000 miles (about 11,265 km) long.",
+                     "Reheat foods to 165 degrees Fahrenheit (73.9 degrees Celsius)."]:
+        assert lex.evidence(sentence, ctx)["novel_numbers"] == 0.0, sentence
+    assert lex.evidence("Reheat foods to 165°F (85°C) for 15 seconds.", ctx)["novel_numbers"] == 1.0
+    assert drop_conversions("It is 6 ft (183 cm) tall, 10 kg (22 lb).") == "It is 6 ft tall, 10 kg."
+    for kept in ["A bad one: 20 °C (4 °F).", "It is 3m (10m) wide.", "Room of 60-75°F (15-24°C).", "In 2010 (5 km)"]:
+        assert drop_conversions(kept) == kept
 
 
 def test_numbers_in_words_read_in_digits_by_every_part() -> None:

@@ -61,6 +61,15 @@ def test_a_decimal_the_context_writes_with_a_space_is_found(scorer):
     assert scorer.evidence(copy.format("31.9"), context)["edit_swap_num"] == 1
 
 
+def test_a_correct_unit_conversion_is_no_edit(scorer):
+    # v49: the parenthesis is left out of the comparison when it converts the number before it
+    context = "Reheat the following foods to 165 °F for 15 seconds within 2 hours, the guidance says."
+    assert scorer.evidence("Reheat the following foods to 165°F (74°C) for 15 seconds within 2 hours.",
+                           context)["edit_match"] == 1.0
+    assert scorer.evidence("Reheat the following foods to 175°F (79°C) for 15 seconds within 2 hours.",
+                           context)["edit_swap_num"] == 1.0
+
+
 @pytest.mark.parametrize("sentence", ["Tolls were collected after 1958.", "Tolls weren't ever dropped after 1958."])
 def test_negation_flip_against_the_source(scorer, sentence):
     flipped = scorer.evidence(sentence, CONTEXT)["edit_neg_flip"]

@@ -309,6 +309,74 @@ def join_thousands(text: str) -> str:
     return _SPACED_THOUSANDS.sub(",", text)
 
 
+#: units a conversion in parentheses may go between: written form (lower case, "°" and "degrees" left out) -> (kind,
+#: factor to the kind's base unit); temperatures are converted apart
+_UNIT_FACTORS = {
+    **dict.fromkeys(("km", "kilometre", "kilometres", "kilometer", "kilometers"), ("length", 1000.0)),
+    **dict.fromkeys(("m", "metre", "metres", "meter", "meters"), ("length", 1.0)),
+    **dict.fromkeys(("cm", "centimetre", "centimetres", "centimeter", "centimeters"), ("length", 0.01)),
+    **dict.fromkeys(("mm", "millimetre", "millimetres", "millimeter", "millimeters"), ("length", 0.001)),
+    **dict.fromkeys(("mile", "miles", "mi"), ("length", 1609.344)),
+    **dict.fromkeys(("yard", "yards", "yd", "yds"), ("length", 0.9144)),
+    **dict.fromkeys(("foot", "feet", "ft"), ("length", 0.3048)),
+    **dict.fromkeys(("inch", "inches", "in"), ("length", 0.0254)),
+    **dict.fromkeys(("kg", "kilogram", "kilograms", "kilo", "kilos"), ("mass", 1.0)),
+    **dict.fromkeys(("g", "gram", "grams"), ("mass", 0.001)),
+    **dict.fromkeys(("lb", "lbs", "pound", "pounds"), ("mass", 0.45359237)),
+    **dict.fromkeys(("oz", "ounce", "ounces"), ("mass", 0.028349523125)),
+    **dict.fromkeys(("stone", "st"), ("mass", 6.35029318)),
+    **dict.fromkeys(("l", "litre", "litres", "liter", "liters"), ("volume", 1.0)),
+    **dict.fromkeys(("ml", "millilitre", "millilitres", "milliliter", "milliliters"), ("volume", 0.001)),
+    **dict.fromkeys(("gallon", "gallons", "gal"), ("volume", 3.785411784)),
+    **dict.fromkeys(("mph", "miles per hour"), ("speed", 0.44704)),
+    **dict.fromkeys(("km/h", "kmh", "kph", "kilometres per hour", "kilometers per hour"), ("speed", 1 / 3.6)),
+    **dict.fromkeys(("acre", "acres"), ("area", 4046.8564224)),
+    **dict.fromkeys(("hectare", "hectares", "ha"), ("area", 10000.0)),
+    **dict.fromkeys(("f", "fahrenheit"), ("temperature", 0.0)),
+    **dict.fromkeys(("c", "celsius", "centigrade"), ("temperature", 0.0)),
+}
+_UNIT = (r"(?:°\s?|degrees?\s+)?(?:" + "|".join(re.escape(u) for u in sorted(_UNIT_FACTORS, key=len, reverse=True))
+         + r")(?![\w/])\.?")
+_AMOUNT = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_CONVERSION = re.compile(rf"(?<![\w.])(?P<a>{_AMOUNT})\s?(?P<ua>{_UNIT})\s*(?P<paren>\(\s*(?:about|approximately|"
+                         rf"approx\.|roughly|around|~)?\s*(?P<b>{_AMOUNT})\s?(?P<ub>{_UNIT})\s*\))", re.IGNORECASE)
+#: how far a written conversion may be from the exact one: this share of it, or this much
+CONVERSION_TOLERANCE = (0.03, 1.0)
+
+
+def _unit(written: str) -> tuple[str, float] | None:
+    key = re.sub(r"^(?:°\s?|degrees?\s+)", "", written.lower()).rstrip(".")
+    return _UNIT_FACTORS.get(key)
+
+
+def _converted(value: float, source: str, target: str) -> float | None:
+    """``value`` in unit ``source`` written in unit ``target``; ``None`` for units of two kinds, or the same unit."""
+    a, b = _unit(source), _unit(target)
+    if a is None or b is None or a[0] != b[0]:
+        return None
+    if a[0] == "temperature":
+        fahrenheit = re.sub(r"^(?:°\s?|degrees?\s+)", "", source.lower()).rstrip(".").startswith("f")
+        celsius_to = re.sub(r"^(?:°\s?|degrees?\s+)", "", target.lower()).rstrip(".").startswith("c")
+        if fahrenheit == (not celsius_to):
+            return None  # °F to °F, °C to °C
+        return (value - 32) * 5 / 9 if fahrenheit else value * 9 / 5 + 32
+    return None if a[1] == b[1] else value * a[1] / b[1]
+
+
+def drop_conversions(text: str) -> str:
+    """``text`` without each parenthesis that only converts the number with a unit right before it into another unit
+    of the same kind ("165°F (74°C)" -> "165°F"; within :data:`CONVERSION_TOLERANCE`); a wrong conversion stays."""
+    def keep_or_drop(m: re.Match[str]) -> str:
+        exact = _converted(float(m.group("a").replace(",", "")), m.group("ua"), m.group("ub"))
+        written = float(m.group("b").replace(",", ""))
+        share, absolute = CONVERSION_TOLERANCE
+        if exact is None or abs(written - exact) > max(share * abs(exact), absolute):
+            return m.group(0)
+        return m.group(0)[: m.start("paren") - m.start()].rstrip()
+
+    return _CONVERSION.sub(keep_or_drop, text) if "(" in text else text
+
+
 _SPACED_DECIMAL = re.compile(r"(?<![\w.,])(\d+)\. (\d+)\b")
 
 

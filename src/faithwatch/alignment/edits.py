@@ -38,7 +38,8 @@ difflib aligns the keys as written, so "1997-98" against "1998-99" is a swapped 
 abbreviation next to a number is keyed as the month ("Feb. 14"), and months and weekdays are contrast groups (v42).
 A magnitude abbreviation after a number ("3bn"; "£3m" after a currency symbol) is a scale word (v44). A number
 written in two or more words is one number token, its value ("three hundred" restates "300": v46). A decimal the
-context writes with a space after the point ("31. 8") is found as the number joined ("31.8": v48).
+context writes with a space after the point ("31. 8") is found as the number joined ("31.8": v48). A sentence's
+correct unit conversion in parentheses ("165°F (74°C)") is left out of what is compared (v49).
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ from faithwatch.alignment.edit_words import (
 from faithwatch.text import (
     NUMBER_AFTER,
     NUMBER_WORDS,
+    drop_conversions,
     is_stop,
     join_decimals,
     join_thousands,
@@ -96,7 +98,7 @@ MIN_PREFIXED = 3
 #: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47 (docs/transfer.md, "A
 #: word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its demonym", "Numbers written
 #: in words")
-EDITS_VERSION = "48"
+EDITS_VERSION = "49"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -291,7 +293,8 @@ class EditScorer:
                                                               frozenset[str]]:
         """:meth:`local_edits`, and the keys of the source sentence (empty without one)."""
         validate_inputs([sentence], context)
-        sent = tokens(strip_preamble(sentence))  # "The answer is Japan." restates no sentence; "Japan." may
+        # "The answer is Japan." restates no sentence, "Japan." may; "165°F (74°C)" restates "165°F" (v49)
+        sent = tokens(strip_preamble(drop_conversions(sentence)))
         match, best = self._best_source(sent, context)
         if best is None:
             return match, [], frozenset()

@@ -37,7 +37,9 @@ magnitude of their own: against "£3m" it is a number the context lacks (version
 A number written in two or more words is read in digits, in sentence and context alike ("three hundred" is 300;
 :func:`~faithwatch.text.digits_for_words`; version 14; versions 12 and 13 were rules not kept). A decimal a
 context writes with a space after the point ("31. 8", a tokeniser's) also holds the number joined ("31.8";
-:func:`~faithwatch.text.join_decimals`; version 16; versions 7 and 15 were rules not kept).
+:func:`~faithwatch.text.join_decimals`; version 16; versions 7 and 15 were rules not kept). A sentence's unit
+conversion in parentheses that is correct ("165°F (74°C)") is not read: the number before it is
+(:func:`~faithwatch.text.drop_conversions`; version 17).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from faithwatch.text import (
     CURRENCY_WORDS,
     NUMBER_WORDS,
     digits_for_words,
+    drop_conversions,
     is_stop,
     join_decimals,
     month_name,
@@ -144,8 +147,8 @@ def _sentence_features(sentence: str, claim_start: int = 0) -> _Features:
 
 def _claim_features(sentence: str) -> _Features:
     """The features of the sentence's claim: its answer preamble left out (lexical scorer version 5), a number
-    written in words read in digits (version 14)."""
-    sentence = digits_for_words(sentence)
+    written in words read in digits (version 14), a correct unit conversion in parentheses left out (version 17)."""
+    sentence = drop_conversions(digits_for_words(sentence))
     return _sentence_features(sentence, preamble_end(sentence))
 
 
@@ -244,7 +247,7 @@ class LexicalScorer(AlignmentScorer):
     #: of what the question asks support the answer (`text.question_support`); 8: year ranges (`text.year_range_ends`);
     #: 9: months abbreviated (`text.month_name`); 11: a number with a magnitude found by its value; 14: numbers
     #: written in words read in digits (`text.digits_for_words`) (7, 10, 12, 13: not kept)
-    version = "16"
+    version = "17"
     #: reads the question with the context (:func:`~faithwatch.alignment.base.score_pairs_asked`)
     reads_question = True
 
