@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import typer
@@ -20,12 +21,15 @@ from typer.testing import CliRunner
 from faithwatch.alignment import LexicalScorer
 from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.claims.lss import (
+    ABSENT_NUMBER_CAP,
     RougeScore,
     absent_words,
     align_to_claim,
+    cap_absent_numbers,
     content_words,
     lss,
     lss_rouge_l,
+    number_absent_words,
     rouge_l,
     rouge_n,
     rouge_tokens,
@@ -524,3 +528,22 @@ def test_cli_eval_lss_reads_another_csv_in_the_same_layout(tmp_path: Path) -> No
     result = CliRunner().invoke(_app(), ["eval-lss", "--data", str(tmp_path / "missing.csv"), "--scorer",
                                          "lexical", "--report", str(report)])
     assert result.exit_code == 2 and "annotation file not found" in result.output
+
+
+
+def test_cap_absent_numbers_reads_numbers_as_novel_numbers_does() -> None:
+    ref = "Police said 25 people were injured in 2007-2008. The firm was fined £3m. Revenue was $5.7bn."
+
+    def absent(claim: str) -> list[str]:
+        words = split_words(claim)
+        return [w for w, a in zip(words, number_absent_words(words, ref), strict=True) if a]
+
+    assert absent("24 people were injured.") == ["24"]
+    assert absent("25 people were injured in 2007-08.") == []  # a year range's short end by its full year
+    assert absent("The firm was fined £3bn.") == ["£3bn."]  # a magnitude the reference lacks
+    assert absent("Revenue was 5,700 million dollars in 2009.") == ["2009."]  # a sum by its value
+    assert absent("In 1997-98 it rose.") == ["1997-98"]
+    assert number_absent_words([], ref) == []
+    words = split_words("24 people were injured in 2007-08.")
+    capped = cap_absent_numbers(np.full(len(words), 0.9), words, ref)
+    assert capped[0] == ABSENT_NUMBER_CAP and set(capped[1:]) == {0.9}

@@ -310,6 +310,18 @@ class LexicalScorer(AlignmentScorer):
             "novel_entities": float(sum(1 for x in f.entities if x not in ctx.stems)),
         }
 
+    def novel_number_forms(self, sentence: str, context: str, question: str = "") -> frozenset[str]:
+        """The forms (:func:`~faithwatch.text.number_forms`) of the sentence's numbers that ``novel_numbers`` counts,
+        less any form that one of its found numbers shares: what a word of the sentence may hold to hold a number
+        the context lacks."""
+        validate_inputs([sentence], context)
+        ctx = self._index(context, question)
+        novel: set[str] = set()
+        found: set[str] = set()
+        for number in _claim_features(sentence).numbers:
+            (found if _supported(number, ctx) else novel).update(number[0])
+        return frozenset(novel - found)
+
     def score_many(self, sentences: Sequence[str], context: str, question: str = "") -> list[float]:
         """Lexical support of each sentence by the context (and what ``question`` asks), in [0, 1]."""
         sents = validate_inputs(sentences, context)

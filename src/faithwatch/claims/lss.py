@@ -56,8 +56,17 @@ from typing import Any
 import numpy as np
 
 from faithwatch.alignment.base import AlignmentScorer
+from faithwatch.alignment.lexical import LexicalScorer
 from faithwatch.errors import InputError, NonFiniteError
-from faithwatch.text import NUMBER_RE, NUMBER_WORDS, SMALL_NUMBER_WORDS, STOP_WORDS, normalise_number, stem
+from faithwatch.text import (
+    NUMBER_RE,
+    NUMBER_WORDS,
+    SMALL_NUMBER_WORDS,
+    STOP_WORDS,
+    normalise_number,
+    number_forms,
+    stem,
+)
 
 __all__ = [
     "ALGORITHM",
@@ -65,10 +74,12 @@ __all__ = [
     "RougeScore",
     "absent_words",
     "align_to_claim",
+    "cap_absent_numbers",
     "content_words",
     "lss",
     "lss_rouge_l",
     "lss_tagged",
+    "number_absent_words",
     "rouge_l",
     "rouge_n",
     "rouge_tokens",
@@ -80,6 +91,11 @@ __all__ = [
 ALGORITHM = "lss-search-v1"
 #: name/version of the tagger rule (a word is kept when its support probability reaches the threshold)
 TAGGER_ALGORITHM = "lss-tagger-v1"
+#: the support probability a claim word keeps at most when it holds a number the reference lacks (docs/lss.md,
+#: "A number the reference lacks": annotators keep 4% of such words; rule A, for the LSS metric, was not kept)
+ABSENT_NUMBER_CAP = 0.05
+#: names that rule where it is applied
+ABSENT_NUMBER_RULE = "absentnum1"
 
 _ALNUM_RE = re.compile(r"[^\W_]")
 # alphanumeric tokens of a word, keeping inner apostrophes ("don't"); "2012-15" -> "2012", "15"
@@ -148,6 +164,20 @@ def absent_words(words: Sequence[str], reference: str) -> list[bool]:
         out.append(any(n not in ref_numbers for n in numbers)
                    or any(stem(t) not in stems for t in toks if not _is_stop(t)))
     return out
+
+
+def number_absent_words(words: Sequence[str], reference: str) -> list[bool]:
+    """Per word: does it hold a number the reference lacks, as the lexical scorer's ``novel_numbers`` reads numbers
+    (:meth:`~faithwatch.alignment.lexical.LexicalScorer.novel_number_forms`)?"""
+    novel = LexicalScorer().novel_number_forms(" ".join(words), reference) if words else frozenset()
+    return [bool(novel) and any(not forms.isdisjoint(novel) for forms in number_forms(w)) for w in words]
+
+
+def cap_absent_numbers(probs: np.ndarray, words: Sequence[str], reference: str) -> np.ndarray:
+    """Word support probabilities with :data:`ABSENT_NUMBER_CAP` as the most a word holding a number the reference
+    lacks keeps (:func:`number_absent_words`)."""
+    absent = np.array(number_absent_words(words, reference), dtype=bool)
+    return np.where(absent, np.minimum(probs, ABSENT_NUMBER_CAP), probs) if absent.any() else np.asarray(probs)
 
 
 # ---------------------------------------------------------------- result
