@@ -32,8 +32,8 @@ from faithwatch.models.loading import cache_dir
 from faithwatch.text import strip_markup
 
 #: 5 -> 6: the question's words; 6 -> 8: year ranges ("2007-08" holds 2008); 8 -> 9: months abbreviated ("Feb. 14");
-#: 9 -> 11: a number with a magnitude found by its value ("£3bn" is not "£3m"); 14 -> 16: a context's "31. 8" holds 31.8;
-#: 16 -> 17: a correct unit conversion in parentheses is not read ("165°F (74°C)")
+#: 9 -> 11: a number with a magnitude found by its value ("£3bn" is not "£3m");
+#: 14 -> 16: a context's "31. 8" holds 31.8; 16 -> 17: a correct unit conversion in parentheses is not read
 OLD, NEW = "16", "17"
 #: what the new version adds, switched off to read the old version's scores (5 -> 6: the question is not passed)
 WITHOUT = {"6": ("faithwatch.text.year_range_ends", lambda text: {}),
