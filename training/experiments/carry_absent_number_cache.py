@@ -1,7 +1,8 @@
 """Carry the tagger's feature caches over rule B of docs/lss.md ("A number the reference lacks") without tagging
 every example again.
 
-Rule B caps, in the ``tagger`` signal, the support of a word holding a number the context lacks; it changes a row
+Rule B (B2; measured and not kept, its code reverted, so this runs only with that code back) caps, in the
+``tagger`` signal, the support of a word holding a number the context lacks; it changes a row
 only where a sentence holds a number that ``novel_numbers`` counts. So the new cache is the old one without the
 examples that have such a sentence (their context, their sentences without markup); the next ``faithwatch eval`` or
 ``train`` tags those again, as for any example missing from a cache. Existing new folders are left alone.
