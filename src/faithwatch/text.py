@@ -344,23 +344,23 @@ _CONVERSION = re.compile(rf"(?<![\w.])(?P<a>{_AMOUNT})\s?(?P<ua>{_UNIT})\s*(?P<p
 CONVERSION_TOLERANCE = (0.03, 1.0)
 
 
-def _unit(written: str) -> tuple[str, float] | None:
-    key = re.sub(r"^(?:°\s?|degrees?\s+)", "", written.lower()).rstrip(".")
-    return _UNIT_FACTORS.get(key)
+def _unit_key(written: str) -> str:
+    """A unit as :data:`_UNIT_FACTORS` keys it: lower case, without "°", "degrees" or a final full stop."""
+    return re.sub(r"^(?:°\s?|degrees?\s+)", "", written.lower()).rstrip(".")
 
 
 def _converted(value: float, source: str, target: str) -> float | None:
     """``value`` in unit ``source`` written in unit ``target``; ``None`` for units of two kinds, or the same unit."""
-    a, b = _unit(source), _unit(target)
-    if a is None or b is None or a[0] != b[0]:
+    a, b = _unit_key(source), _unit_key(target)
+    kind_a, factor_a = _UNIT_FACTORS.get(a, ("", 0.0))
+    kind_b, factor_b = _UNIT_FACTORS.get(b, ("", 0.0))
+    if not kind_a or kind_a != kind_b:
         return None
-    if a[0] == "temperature":
-        fahrenheit = re.sub(r"^(?:°\s?|degrees?\s+)", "", source.lower()).rstrip(".").startswith("f")
-        celsius_to = re.sub(r"^(?:°\s?|degrees?\s+)", "", target.lower()).rstrip(".").startswith("c")
-        if fahrenheit == (not celsius_to):
+    if kind_a == "temperature":
+        if a[0] == b[0]:
             return None  # °F to °F, °C to °C
-        return (value - 32) * 5 / 9 if fahrenheit else value * 9 / 5 + 32
-    return None if a[1] == b[1] else value * a[1] / b[1]
+        return (value - 32) * 5 / 9 if a[0] == "f" else value * 9 / 5 + 32
+    return None if factor_a == factor_b else value * factor_a / factor_b
 
 
 def drop_conversions(text: str) -> str:

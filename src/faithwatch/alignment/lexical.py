@@ -246,7 +246,9 @@ class LexicalScorer(AlignmentScorer):
     #: answer preamble ("The answer is", "Based on the given passages,") is left out (`text.preamble_end`); 6: the words
     #: of what the question asks support the answer (`text.question_support`); 8: year ranges (`text.year_range_ends`);
     #: 9: months abbreviated (`text.month_name`); 11: a number with a magnitude found by its value; 14: numbers
-    #: written in words read in digits (`text.digits_for_words`) (7, 10, 12, 13: not kept)
+    #: written in words read in digits (`text.digits_for_words`); 16: a context's "31. 8" holds 31.8
+    #: (`text.join_decimals`); 17: a correct unit conversion in parentheses is not read (`text.drop_conversions`)
+    #: (7, 10, 12, 13, 15: not kept)
     version = "17"
     #: reads the question with the context (:func:`~faithwatch.alignment.base.score_pairs_asked`)
     reads_question = True
