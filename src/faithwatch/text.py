@@ -387,6 +387,11 @@ def join_decimals(text: str) -> str:
     return _SPACED_DECIMAL.sub(r"\1.\2", text)
 
 
+def spaced_decimals(text: str) -> frozenset[str]:
+    """The normalised numbers that :func:`join_decimals` makes of ``text`` ("31. 8" -> ``{"31.8"}``)."""
+    return frozenset(normalise_number(f"{a}.{b}") for a, b in _SPACED_DECIMAL.findall(text))
+
+
 def normalise_number(text: str) -> str:
     """Canonical form of a number: ``"1,000"`` -> ``"1000"``, ``"3.50"`` -> ``"3.5"``, ``"07"`` -> ``"7"``."""
     t = text.replace(",", "")

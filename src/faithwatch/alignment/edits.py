@@ -70,11 +70,11 @@ from faithwatch.text import (
     NUMBER_WORDS,
     drop_conversions,
     is_stop,
-    join_decimals,
     join_thousands,
     month_name,
     normalise_number,
     scale_after,
+    spaced_decimals,
     spelled_numbers,
     split_sentences,
     stem,
@@ -251,8 +251,7 @@ class EditScorer:
         if cached is None or cached.text != context:
             sources = [_source(tokens(s)) for s in split_sentences(context)]
             years = frozenset(t.year for source in sources for t in source.tokens if t.year)
-            joined = join_decimals(context)  # "31. 8" also holds 31.8 (v48)
-            decimals = frozenset(t.key for t in tokens(joined) if t.number) if joined != context else frozenset()
+            decimals = spaced_decimals(context)  # "31. 8" also holds 31.8 (v48)
             cached = _Context(context, sources, frozenset().union(*(source.keys for source in sources)) | years
                               | decimals, _acronyms(context))
             self._local.context = cached

@@ -75,11 +75,8 @@ PACKAGED = "counterfactual"
 #: its file inside the ``faithwatch.data`` package
 PACKAGED_FILE = "counterfactual_qa.jsonl"
 
-_UNITS = SMALL_NUMBER_WORDS[:20]  # zero to nineteen
-_TENS = TENS
-_NUMBER_WORDS = WORD_VALUES
-_COMPOUND = re.compile(r"\b(" + "|".join(_TENS) + r") (" + "|".join(_UNITS[1:10]) + r")\b")
-_SINGLE = re.compile(r"\b(" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")\b")
+_COMPOUND = re.compile(r"\b(" + "|".join(TENS) + r") (" + "|".join(SMALL_NUMBER_WORDS[1:10]) + r")\b")
+_SINGLE = re.compile(r"\b(" + "|".join(sorted(WORD_VALUES, key=len, reverse=True)) + r")\b")
 _DASHES = re.compile(r"[-\u2010\u2011\u2012\u2013\u2014\u2015\u2212]")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
@@ -92,8 +89,8 @@ def normalize(text: str) -> str:
     text = _DASHES.sub(" ", text)
     text = _THOUSANDS.sub("", text)
     text = re.sub(r"\s+", " ", text).strip()
-    text = _COMPOUND.sub(lambda m: str(_TENS[m.group(1)] + _UNITS.index(m.group(2))), text)
-    return _SINGLE.sub(lambda m: str(_NUMBER_WORDS[m.group(1)]), text)
+    text = _COMPOUND.sub(lambda m: str(TENS[m.group(1)] + WORD_VALUES[m.group(2)]), text)
+    return _SINGLE.sub(lambda m: str(WORD_VALUES[m.group(1)]), text)
 
 
 def _pattern(alias: str) -> re.Pattern[str]:
