@@ -287,6 +287,25 @@ def test_a_leading_opposite_and_an_ordinal_swap_are_flips(scorer, sentence, flip
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
 
 
+@pytest.mark.parametrize("sentence, swapped", [
+    ("24 people were injured in the crash.", 1.0),  # a count swapped where it leads the sentence (v50)
+    ("Twenty-four people were injured in the crash.", 1.0),
+    ("Twenty-five people were injured in the crash.", 0.0),
+    ("1. 25 people were injured in the crash.", 0.0),  # a list number is no swap
+    ("125 people were injured in the crash.", 1.0),
+    ("Some 25 people were injured in the crash.", 0.0),
+])
+def test_a_number_swapped_where_it_leads_the_sentence_is_counted(scorer, sentence, swapped):
+    context = "25 people were injured in the crash. The road reopened at 12."
+    assert scorer.evidence(sentence, context)["edit_swap_num"] == swapped
+
+
+@pytest.mark.parametrize("sentence", ["Step 6: Serve with rice.", "6. Serve with rice.", "6 Serve with rice."])
+def test_a_list_number_leading_either_sentence_is_no_swap(scorer, sentence):
+    context = "3 Let it cook for three more minutes. 4 Serve with rice."
+    assert scorer.evidence(sentence, context)["edit_swap_num"] == 0.0
+
+
 @pytest.mark.parametrize("sentence", [
     "Sales fell by 8% in the quarter.", "The river falls every spring.", "Meals are served before take-off.",
     "The village lies 800 metres below sea level.", "Electric cars cost less to buy.",

@@ -39,7 +39,10 @@ abbreviation next to a number is keyed as the month ("Feb. 14"), and months and 
 A magnitude abbreviation after a number ("3bn"; "£3m" after a currency symbol) is a scale word (v44). A number
 written in two or more words is one number token, its value ("three hundred" restates "300": v46). A decimal the
 context writes with a space after the point ("31. 8") is found as the number joined ("31.8": v48). A sentence's
-correct unit conversion in parentheses ("165°F (74°C)") is left out of what is compared (v49).
+correct unit conversion in parentheses ("165°F (74°C)") is left out of what is compared (v49). A number swapped in
+a change leading the sentence ("24 people were injured" for "25 people …") counts as ``edit_swap_num``, unless
+either number reads as a list number, followed by ".", ")", ":" or a capitalised word ("Step 6: Serve" for "4
+Serve": v50).
 """
 
 from __future__ import annotations
@@ -98,11 +101,13 @@ MIN_PREFIXED = 3
 #: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47 (docs/transfer.md, "A
 #: word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its demonym", "Numbers written
 #: in words")
-EDITS_VERSION = "49"
+EDITS_VERSION = "50"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
 _TOKEN_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|(?<![\w-])[Nn][Oo]-[^\W\d_]+|\w+(?:['’]\w+)?")
+#: what follows a list number ("4 Serve with rice.", "Step 6: Serve …"; v50)
+_LISTED_RE = re.compile(r"[.):]|\s+[A-Z]")
 #: the key of "no" read as "number" (v38)
 _NUMBER_KEY = stem("number")
 #: a run of capitalised words that an acronym may spell: the words, with these joining them inside it (v30)
@@ -124,6 +129,7 @@ class _Token:
     scale: bool = False  # a scale word of a number ("million"): its key is the scale (v12)
     year: str = ""  # the short end of a year range ("08" of "2007-08"): its full year, read by "found" only (v41)
     caps: bool = False  # written in capitals, two or more ("EPA"): maybe an acronym (v30)
+    listed: bool = False  # digits followed by ".", ")", ":" or a capitalised word: maybe a list number (v50)
     text: str = ""  # as written (what a change shows; never compared)
 
 
@@ -147,7 +153,8 @@ def tokens(text: str) -> list[_Token]:
             continue
         if word[0].isdigit():
             year = years.get(m.start(), "")
-            out.append(_Token(True, normalise_number(word), True, clause=clause, text=word, year=year))
+            out.append(_Token(True, normalise_number(word), True, clause=clause, text=word, year=year,
+                              listed=bool(_LISTED_RE.match(text, m.end()))))
             number = m.span()
             continue
         scale = scale_after(text, *number, m.start(), word) if number else None
@@ -282,9 +289,10 @@ class EditScorer:
         none when the sentence has no source, only "anchored" ones (one word swapped in place: :func:`_anchored`)
         when it paraphrases it (see the module doc). ``op`` is difflib's name
         ("replace"; "delete": words the sentence adds; "insert": words it leaves out), "widen" for a change
-        that widens the source to all, "lead" for a short replacement leading the sentence (only an opposite
-        counts there: a list number or "However," leads a restated sentence too), or "reverse" for two sides of a
-        relation exchanged (:func:`_exchanged`; looked for in every sentence with a source, however many changes)."""
+        that widens the source to all, "lead" for a short replacement leading the sentence (only an opposite or a
+        swapped number counts there: a list number or "However," leads a restated sentence too), or "reverse" for
+        two sides of a relation exchanged (:func:`_exchanged`; looked for in every sentence with a source, however
+        many changes)."""
         match, edits, _ = self._edits(sentence, context)
         return match, edits
 
@@ -318,7 +326,7 @@ class EditScorer:
 
         # a longer change is a rewritten or cut clause, not a local edit (a negation inside it is not flipped),
         # unless it widens the source to all; a widening outside the aligned part does not count towards MAX_EDITS;
-        # another short replacement leading the sentence is kept as "lead" (only an opposite counts there)
+        # another short replacement leading the sentence is kept as "lead" (an opposite or a swapped number counts)
         labelled = [("widen" if widens(op) else op[0], op) for op in changes]
         labelled = [(kind, op) for kind, op in labelled if op[2] - op[1] <= MAX_SWAP_TOKENS
                     and (op[4] - op[3] <= MAX_SWAP_TOKENS + 1 or kind == "widen")]
@@ -351,9 +359,11 @@ class EditScorer:
         for op, mine, theirs in edits:
             novel = [t for t in mine if t.content and not self.in_context(t)]  # found nowhere in the context
             feature = None
-            if op == "lead":
-                feature = ("edit_neg_flip" if _opposed(mine, theirs, source_keys) and _flips(mine, theirs, source_keys)
-                           else None)
+            if op == "lead":  # an opposite, or a number swapped for one the context lacks (v50)
+                if _opposed(mine, theirs, source_keys) and _flips(mine, theirs, source_keys):
+                    feature = "edit_neg_flip"
+                elif _number_swap(novel, theirs) and not any(t.listed for t in mine + theirs):
+                    feature = "edit_swap_num"
             elif op == "reverse":
                 feature = "edit_neg_flip"
             elif op == "anchored":  # in a paraphrase: a typed swap only, no negation, name or unit (v27, v28)
@@ -370,13 +380,18 @@ class EditScorer:
                 feature = "edit_neg_flip"
             elif op != "replace" or not novel:
                 feature = None
-            elif any(t.number for t in novel) and any(t.number for t in theirs):
+            elif _number_swap(novel, theirs):
                 feature = "edit_swap_num"
             elif any(t.entity for t in novel):
                 feature = "edit_swap_word"
             if feature:
                 out.append(EditChange(feature, _HOW.get(op, "replace"), _words(mine), _words(theirs)))
         return match, out
+
+
+def _number_swap(novel: list[_Token], theirs: list[_Token]) -> bool:
+    """Whether a change puts a number the context lacks (among ``novel``) where its source had a number."""
+    return any(t.number for t in novel) and any(t.number for t in theirs)
 
 
 def counts(changes: list[EditChange]) -> dict[str, float]:
