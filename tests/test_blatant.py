@@ -110,14 +110,13 @@ def test_swapped_contrast_words_are_flagged_and_their_controls_pass():
     # copy), 25's last 6 (30 B: acronyms), 26 (31: more groups), 27 (32: modal verbs, bounds), 29 (34: a negated
     # word restated by its prefix), 30 (35: doubled consonants), 31 (36: verbs that negate), 32 (37: a negated word
     # restated by its contradictory), 33 (38: words that only look like negations), 34 (41 and lexical 8: year
-    # ranges), 35 (42 and lexical 9: months),
-    # 37 (44 and lexical 11: magnitudes), 41 (46 and lexical 14: numbers in words, spelled-number rule 2; 40 was
-    # rule 1's, not kept); parts 36, 38, 39 (43, lexical 12, 45: not kept) and parts 5, 10, 13, 14, 16, 17, 21
+    # ranges), 35 (42 and lexical 9: months), 36 (50 and the swapped-number ceiling; 43 was its first rule, not
+    # kept), 37 (44 and lexical 11: magnitudes), 41 (46 and lexical 14: numbers in words, spelled-number rule 2; 40
+    # was rule 1's, not kept); parts 38, 39 (lexical 12, 45: not kept) and parts 5, 10, 13, 14, 16, 17, 21
     # and 28, 11's last 4, 12's first 5, 25's first 6 (8, 13, 16, 17, 19, 20, 24, 14 B, 15 A, 29, 30 A and 33: not kept)
     items = [json.loads(line) for line in CONTRASTS.read_text(encoding="utf-8").splitlines()]
     items = (items[:144] + items[180:324] + items[360:384] + items[411:432] + items[504:540] + items[612:720]
-             + items[756:864] + items[882:972] + items[1008:1260]
-             + items[1296:1332] + items[1440:1476])
+             + items[756:864] + items[882:972] + items[1008:1332] + items[1440:1476])
     flagged: dict[str, list[bool]] = {"s": [], "f": [], "c": []}
     for item in items:
         result = monitor.score(None, item["context"], item["response"])

@@ -14,6 +14,7 @@ from faithwatch.alignment import DEFAULT_SCORER, get_scorer, parse_spec
 from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.detectors import Detector, HeuristicDetector
 from faithwatch.detectors.absence import ABSENCE_RULE
+from faithwatch.detectors.ceiling import CAPPED_BY, cap_marked, caps, swapped
 from faithwatch.detectors.framing import aside_kinds, floor_marked
 from faithwatch.detectors.heuristic import WEIGHTS as HEURISTIC_WEIGHTS
 from faithwatch.detectors.shipped import resolve_detector
@@ -602,6 +603,8 @@ class Monitor:
                     scalars[name] = None if value is None else check_finite(name, float(value))
             arrays = {k: np.asarray(v) for k, v in feats.items() if isinstance(v, np.ndarray)}
             score = check_finite("score", self.detector.score({**scalars, **arrays}))
+            if caps(self.detector_features) and swapped(scalars.get(CAPPED_BY)):  # detectors.ceiling
+                score = float(cap_marked([score], [True], self.threshold)[0])
             framing, absence = aside_kinds(sentence.text, context)
             if framing or absence:  # never flagged by itself (detectors.framing)
                 score = float(floor_marked([score], [True], self.threshold)[0])

@@ -16,7 +16,7 @@ from faithwatch.detectors.aggregator import SynCheckDetector
 from faithwatch.detectors.framing import floor_table, set_aside
 from faithwatch.detectors.lookback_lens import LookbackLens
 from faithwatch.eval.metrics import DetectionMetrics, detection_metrics
-from faithwatch.eval.training import lookback_matrix, with_derived
+from faithwatch.eval.training import lookback_matrix, monitor_scores, with_derived
 from faithwatch.results import response_score
 
 FLARE = "FLARE (min_prob)"
@@ -63,8 +63,8 @@ def score_dataset(
     ev = DatasetEval(name, table)
     with_lid = with_derived(table, detector)  # once: LID and probe inputs derived for the detector and its features
     ev.logits = detector.decision_function(with_lid[detector.meta.feature_names].to_numpy(dtype=np.float64))
-    # framing lines are never flagged by themselves, as in the monitor
-    ev.scores[detector.name] = floor_table(detector.probability(ev.logits), table, detector.threshold)
+    # as in the monitor: a swapped number capped, framing lines never flagged by themselves
+    ev.scores[detector.name] = monitor_scores(detector, detector.probability(ev.logits), table)
     ev.thresholds[detector.name] = detector.threshold
     if "min_prob" in table.columns:  # text-only tables have no model signals
         ev.scores[FLARE] = table.min_prob.to_numpy()

@@ -24,9 +24,8 @@ import pandas as pd
 
 from faithwatch.detectors.aggregator import SynCheckDetector
 from faithwatch.detectors.calibration import MIN_UNLABELLED, weighted_balanced_accuracy
-from faithwatch.detectors.framing import floor_table
 from faithwatch.errors import InputError
-from faithwatch.eval.training import raw_scores
+from faithwatch.eval.training import monitor_scores, raw_scores
 
 #: fewer labelled sentences than this in either class give no usable threshold
 MIN_PER_CLASS = 5
@@ -45,8 +44,8 @@ def _finite_logits(detector: SynCheckDetector, table: pd.DataFrame, source: str)
 
 
 def _scores(detector: SynCheckDetector, z: np.ndarray, table: pd.DataFrame) -> np.ndarray:
-    """P(faithful) of ``table``'s rows as the monitor gives it: framing lines raised to the threshold."""
-    return floor_table(detector.probability(z), table, detector.threshold)
+    """P(faithful) of ``table``'s rows as the monitor gives it (:func:`~faithwatch.eval.training.monitor_scores`)."""
+    return monitor_scores(detector, detector.probability(z), table)
 
 
 class _Summary:

@@ -26,6 +26,7 @@ from faithwatch.alignment.edits import EDIT_FEATURES
 from faithwatch.alignment.lexical import EVIDENCE_FEATURES
 from faithwatch.detectors.aggregator import SYNCHECK_KINDS, SynCheckDetector
 from faithwatch.detectors.calibration import group_weights
+from faithwatch.detectors.ceiling import cap_table
 from faithwatch.detectors.framing import floor_table
 from faithwatch.detectors.lookback_lens import LookbackLens
 from faithwatch.detectors.preprocess import TRANSFORMS
@@ -333,11 +334,19 @@ def raw_scores(detector: SynCheckDetector, table: pd.DataFrame) -> np.ndarray:
 
 
 def syncheck_scores(detector: SynCheckDetector, table: pd.DataFrame) -> np.ndarray:
-    """P(faithful) per row (LID and probe computed from the cached vectors), framing lines raised to the threshold
-    as the monitor raises them (:mod:`faithwatch.detectors.framing`)."""
+    """P(faithful) per row (LID and probe computed from the cached vectors), as the monitor gives it
+    (:func:`monitor_scores`)."""
     derived = with_derived(table, detector)
     p = detector.predict_proba_faithful(derived[detector.meta.feature_names].to_numpy(dtype=np.float64))
-    return floor_table(p, table, detector.threshold)
+    return monitor_scores(detector, p, table)
+
+
+def monitor_scores(detector: SynCheckDetector, p: np.ndarray | Sequence[float], table: pd.DataFrame) -> np.ndarray:
+    """``detector``'s P(faithful) ``p`` of ``table``'s rows as the monitor gives it: a sentence counting a swapped
+    number capped below the threshold (:mod:`faithwatch.detectors.ceiling`), then framing lines and borne-out
+    absence notes raised to it (:mod:`faithwatch.detectors.framing`)."""
+    capped = cap_table(p, table, detector.threshold, detector.meta.feature_names)
+    return floor_table(capped, table, detector.threshold)
 
 
 def with_recipe(recipe: Recipe, **changes) -> Recipe:

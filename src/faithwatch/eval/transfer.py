@@ -15,7 +15,6 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score
 
 from faithwatch.detectors.calibration import best_balanced_accuracy, weighted_balanced_accuracy
-from faithwatch.detectors.framing import floor_table
 from faithwatch.eval.lid_features import add_lid, build_bank, hidden_layers_in
 from faithwatch.eval.metrics import MetricCI, auroc_difference
 from faithwatch.eval.recalibration import balanced_accuracy_after_shift
@@ -25,6 +24,7 @@ from faithwatch.eval.training import (
     fit_lookback_lens,
     fit_syncheck,
     lookback_matrix,
+    monitor_scores,
     out_of_fold_logits,
     raw_scores,
     syncheck_features,
@@ -62,14 +62,14 @@ def _split(tables: Mapping[str, pd.DataFrame], held: str) -> tuple[pd.DataFrame,
 def held_out_aurocs(tables: Mapping[str, pd.DataFrame], recipe: Recipe, model_id: str, seed: int = 0, *,
                     framing: bool = False) -> dict[str, float]:
     """AUROC of ``recipe`` on every held-out data set, trained on the others: of its weights (uncalibrated: AUROC
-    needs none), or with ``framing`` of the scores the monitor gives, framing lines raised to the out-of-fold
-    threshold (:mod:`faithwatch.detectors.framing`; calibrated, so slower)."""
+    needs none), or with ``framing`` of the scores the monitor gives (:func:`~faithwatch.eval.training.monitor_scores`:
+    swapped numbers capped, framing lines raised to the out-of-fold threshold; calibrated, so slower)."""
     out = {}
     for held in held_out_names(tables):
         train, test = _split(tables, held)
         det = fit_syncheck(train, recipe, model_id=model_id, seed=seed, calibrate=framing)
         z = raw_scores(det, test)
-        p = floor_table(det.probability(z), test, det.threshold) if framing else z
+        p = monitor_scores(det, det.probability(z), test) if framing else z
         out[held] = _auc(test.label.to_numpy(), p)
     return out
 
@@ -122,7 +122,7 @@ def leave_one_out_fold(tables: Mapping[str, pd.DataFrame], held: str, recipe: Re
     train, test = _split(tables, held)
     det = fit_syncheck(train, recipe, model_id=model_id, seed=seed)
     z = raw_scores(det, test)  # once: LID and probe inputs are derived on the way
-    p = floor_table(det.probability(z), test, det.threshold)  # as the monitor scores them
+    p = monitor_scores(det, det.probability(z), test)  # as the monitor scores them
     y = test.label.to_numpy()
     unfaithful = y == 1
     lens_auc = None
