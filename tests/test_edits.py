@@ -300,6 +300,18 @@ def test_a_number_swapped_where_it_leads_the_sentence_is_counted(scorer, sentenc
     assert scorer.evidence(sentence, context)["edit_swap_num"] == swapped
 
 
+@pytest.mark.parametrize("sentence, flipped", [
+    ("The clinic opens at 8 p.m. on weekdays.", 1.0),  # v51: "p.m." read as pm
+    ("The clinic opens at 8 P.M. on weekdays.", 1.0),
+    ("The clinic opens at 8 a.m. on weekdays.", 0.0),
+    ("The clinic opens at 8am on weekdays.", 0.0),
+    ("It closes at 6 a.m.", 1.0),
+])
+def test_a_m_and_p_m_are_a_contrast(scorer, sentence, flipped):
+    context = "The clinic opens at 8 a.m. on weekdays. It closes at 6 p.m."
+    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
+
+
 @pytest.mark.parametrize("sentence", ["Step 6: Serve with rice.", "6. Serve with rice.", "6 Serve with rice."])
 def test_a_list_number_leading_either_sentence_is_no_swap(scorer, sentence):
     context = "3 Let it cook for three more minutes. 4 Serve with rice."

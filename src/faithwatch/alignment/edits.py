@@ -42,7 +42,7 @@ context writes with a space after the point ("31. 8") is found as the number joi
 correct unit conversion in parentheses ("165°F (74°C)") is left out of what is compared (v49). A number swapped in
 a change leading the sentence ("24 people were injured" for "25 people …") counts as ``edit_swap_num``, unless
 either number reads as a list number, followed by ".", ")", ":" or a capitalised word ("Step 6: Serve" for "4
-Serve": v50).
+Serve": v50). "a.m." and "p.m." are read as "am" and "pm", as "9am" is (v51).
 """
 
 from __future__ import annotations
@@ -98,14 +98,16 @@ MIN_ANCHOR = 3
 #: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-#: not kept: 7, 8, 13, 14 B, 15 A, 16, 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47 (docs/transfer.md, "A
-#: word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its demonym", "Numbers written
-#: in words")
-EDITS_VERSION = "50"
+#: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47
+#: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
+#: demonym", "Numbers written in words")
+EDITS_VERSION = "51"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
 _TOKEN_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|(?<![\w-])[Nn][Oo]-[^\W\d_]+|\w+(?:['’]\w+)?")
+#: "a.m." and "p.m.", read as "am" and "pm" (v51)
+_AM_PM_RE = re.compile(r"\b([ap])\.m\.", re.I)
 #: what follows a list number ("4 Serve with rice.", "Step 6: Serve …"; v50)
 _LISTED_RE = re.compile(r"[.):]|\s+[A-Z]")
 #: the key of "no" read as "number" (v38)
@@ -136,7 +138,7 @@ class _Token:
 def tokens(text: str) -> list[_Token]:
     """Comparable tokens of ``text``: numbers normalised (spelled-out ones too), words stemmed, n't as not."""
     out: list[_Token] = []
-    text = join_thousands(text)
+    text = _AM_PM_RE.sub(lambda m: m.group(1) + "m", join_thousands(text))  # "p.m.": pm, as "9pm" (v51)
     ends = [m.start() for m in _CLAUSE_RE.finditer(text)]
     years = year_range_ends(text)  # "2007-08": the "08" is also 2008 (v41)
     spelled = {start: (end, digits) for start, end, digits in spelled_numbers(text)}  # "three hundred": 300 (v46)
