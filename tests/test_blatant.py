@@ -104,19 +104,20 @@ def test_swapped_contrast_words_are_flagged_and_their_controls_pass():
 
     monitor = Monitor("none")  # as `faithwatch check` scores them: no question, no model
     assert monitor.detector.name == "syncheck-lr"
-    # parts 1-3 (edits versions 4-6), 4 and 6 (version 9), 7-9 (versions 10-12), 11's first 8 contexts (14 A), 12's last
-    # 7 (15 B), 13 (51: a.m./p.m., first measured as 16), 15 (18: two sides exchanged), 18 to 20 (21 to 23: more
-    # groups), 22 (25: phrases after one preposition reordered), 23 (26: more groups), 24 (28, first measured as 27: a
-    # swap in a paraphrased copy), 25's last 6 (30 B: acronyms), 26 (31: more groups), 27 (32: modal verbs, bounds), 29
-    # (34: a negated word restated by its prefix), 30 (35: doubled consonants), 31 (36: verbs that negate), 32 (37: a
-    # negated word restated by its contradictory), 33 (38: words that only look like negations), 34 (41 and lexical 8:
-    # year ranges), 35 (42 and lexical 9: months), 36 (50 and the swapped-number ceiling; 43 was its first rule, not
-    # kept), 37 (44 and lexical 11: magnitudes), 41 (46 and lexical 14: numbers in words, spelled-number rule 2; 40 was
-    # rule 1's, not kept); parts 38, 39 (lexical 12, 45: not kept) and parts 5, 10, 14, 16, 17, 21 and 28, 11's last 4,
-    # 12's first 5, 25's first 6 (8, 13, 17, 19, 20, 24, 14 B, 15 A, 29, 30 A and 33: not kept)
+    # parts 1-3 (edits versions 4-6), 4 and 6 (version 9), 7-9 (versions 10-12), 11's first 8 contexts (14 A), 12 (its
+    # last 7: 15 B; its first 5: 51 and 52), 13 (51: a.m./p.m., first measured as 16), 15 (18: two sides exchanged), 18
+    # to 20 (21 to 23: more groups), 22 (25: phrases after one preposition reordered), 23 (26: more groups), 24 (28,
+    # first measured as 27: a swap in a paraphrased copy), 25's last 6 (30 B: acronyms), 26 (31: more groups), 27 (32:
+    # modal verbs, bounds), 29 (34: a negated word restated by its prefix), 30 (35: doubled consonants), 31 (36: verbs
+    # that negate), 32 (37: a negated word restated by its contradictory), 33 (38: words that only look like negations),
+    # 34 (41 and lexical 8: year ranges), 35 (42 and lexical 9: months), 36 (50 and the swapped-number ceiling; 43 was
+    # its first rule, not kept), 37 (44 and lexical 11: magnitudes), 41 (46 and lexical 14: numbers in words,
+    # spelled-number rule 2; 40 was rule 1's, not kept), 43 (52: currency symbols); parts 38, 39, 42 (lexical 12, 45,
+    # 47: not kept) and parts 5, 10, 14, 16, 17, 21 and 28, 11's last 4, 25's first 6 (8, 13, 17, 19, 20, 24, 14 B, 29,
+    # 30 A and 33: not kept)
     items = [json.loads(line) for line in CONTRASTS.read_text(encoding="utf-8").splitlines()]
-    items = (items[:144] + items[180:324] + items[360:384] + items[411:468] + items[504:540] + items[612:720]
-             + items[756:864] + items[882:972] + items[1008:1332] + items[1440:1476])
+    items = (items[:144] + items[180:324] + items[360:384] + items[396:468] + items[504:540] + items[612:720]
+             + items[756:864] + items[882:972] + items[1008:1332] + items[1440:1476] + items[1512:1548])
     flagged: dict[str, list[bool]] = {"s": [], "f": [], "c": []}
     for item in items:
         result = monitor.score(None, item["context"], item["response"])

@@ -312,6 +312,22 @@ def test_a_m_and_p_m_are_a_contrast(scorer, sentence, flipped):
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
 
 
+@pytest.mark.parametrize("sentence, flipped", [
+    ("A ticket to the museum costs $15.", 1.0),  # v52: a currency symbol is its currency's word
+    ("A ticket to the museum costs ¥15.", 1.0),
+    ("A ticket to the museum costs €15.", 0.0),
+    ("Students pay £10.", 1.0),
+])
+def test_a_currency_symbol_swapped_is_a_contrast(scorer, sentence, flipped):
+    context = "A ticket to the museum costs €15. Students pay €10. The museum is closed on Tuesdays."
+    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
+
+
+def test_a_currency_symbol_is_no_content_token():
+    keys = [(t.key, t.content) for t in tokens("It cost £3m.")]
+    assert keys[2] == (stem("pound"), False) and keys[3][0] == "3" and keys[4][0] == "1000000"
+
+
 @pytest.mark.parametrize("sentence", ["Step 6: Serve with rice.", "6. Serve with rice.", "6 Serve with rice."])
 def test_a_list_number_leading_either_sentence_is_no_swap(scorer, sentence):
     context = "3 Let it cook for three more minutes. 4 Serve with rice."
@@ -370,7 +386,7 @@ def test_a_word_of_stance_swapped_is_a_flip(scorer, sentence, flipped):
     ("The crossing takes 2 mins.", 1.0),
     ("The dam is 185 metres tall.", 0.0),  # the same unit spelled out
     ("The crossing takes 2 hours.", 0.0),
-    ("Tickets cost $15.", 0.0),  # currency symbols are no tokens (v15 A was not kept)
+    ("Tickets cost $15.", 1.0),  # a currency symbol is its currency's word (v52; v15 A was not kept)
 ])
 def test_a_swapped_unit_abbreviation_is_a_flip(scorer, sentence, flipped):
     context = "The dam is 185 m tall. Bake it at 220°C. The crossing takes 2 hrs. Tickets cost €15."

@@ -42,7 +42,8 @@ context writes with a space after the point ("31. 8") is found as the number joi
 correct unit conversion in parentheses ("165°F (74°C)") is left out of what is compared (v49). A number swapped in
 a change leading the sentence ("24 people were injured" for "25 people …") counts as ``edit_swap_num``, unless
 either number reads as a list number, followed by ".", ")", ":" or a capitalised word ("Step 6: Serve" for "4
-Serve": v50). "a.m." and "p.m." are read as "am" and "pm", as "9am" is (v51).
+Serve": v50). "a.m." and "p.m." are read as "am" and "pm", as "9am" is (v51). A currency symbol
+(€, $, £, ¥) is read as its currency's word, not a content token ("$15" for "€15" swaps dollars for euros: v52).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from dataclasses import dataclass
 from faithwatch.alignment.base import validate_inputs
 from faithwatch.alignment.edit_words import (
     CONTRADICTORIES,
+    CURRENCY_SYMBOLS,
     NEGATED_AUXILIARIES,
     NEGATING_PREFIXES,
     NEGATING_VERBS,
@@ -101,11 +103,11 @@ MIN_PREFIXED = 3
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words")
-EDITS_VERSION = "51"
+EDITS_VERSION = "52"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
-_TOKEN_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|(?<![\w-])[Nn][Oo]-[^\W\d_]+|\w+(?:['’]\w+)?")
+_TOKEN_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|(?<![\w-])[Nn][Oo]-[^\W\d_]+|\w+(?:['’]\w+)?|[€$£¥]")
 #: "a.m." and "p.m.", read as "am" and "pm" (v51)
 _AM_PM_RE = re.compile(r"\b([ap])\.m\.", re.I)
 #: what follows a list number ("4 Serve with rice.", "Step 6: Serve …"; v50)
@@ -148,6 +150,9 @@ def tokens(text: str) -> list[_Token]:
         if m.start() < skip:
             continue
         word, clause = m.group(0), bisect.bisect_right(ends, m.start())
+        if word in CURRENCY_SYMBOLS:  # its currency's word, not a content token (v52)
+            out.append(_Token(False, stem(CURRENCY_SYMBOLS[word]), False, clause=clause, text=word))
+            continue
         if m.start() in spelled:
             skip, digits = spelled[m.start()]
             out.append(_Token(True, normalise_number(digits), True, clause=clause, text=text[m.start():skip]))
