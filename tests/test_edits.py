@@ -306,20 +306,14 @@ def test_a_number_swapped_where_it_leads_the_sentence_is_counted(scorer, sentenc
     ("The clinic opens at 8 a.m. on weekdays.", 0.0),
     ("The clinic opens at 8am on weekdays.", 0.0),
     ("It closes at 6 a.m.", 1.0),
-])
-def test_a_m_and_p_m_are_a_contrast(scorer, sentence, flipped):
-    context = "The clinic opens at 8 a.m. on weekdays. It closes at 6 p.m."
-    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
-
-
-@pytest.mark.parametrize("sentence, flipped", [
     ("A ticket to the museum costs $15.", 1.0),  # v52: a currency symbol is its currency's word
     ("A ticket to the museum costs ¥15.", 1.0),
     ("A ticket to the museum costs €15.", 0.0),
     ("Students pay £10.", 1.0),
 ])
-def test_a_currency_symbol_swapped_is_a_contrast(scorer, sentence, flipped):
-    context = "A ticket to the museum costs €15. Students pay €10. The museum is closed on Tuesdays."
+def test_a_swapped_time_of_day_or_currency_symbol_is_a_flip(scorer, sentence, flipped):
+    context = ("The clinic opens at 8 a.m. on weekdays. It closes at 6 p.m. A ticket to the museum costs €15. "
+               "Students pay €10.")
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
 
 
