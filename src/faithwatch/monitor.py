@@ -591,6 +591,7 @@ class Monitor:
 
     def _build_reports(self, sentences: list[Sentence], values: list[dict], context: str) -> list[SentenceReport]:
         reports = []
+        capped = caps(self.detector_features)  # detectors.ceiling
         for sentence, feats in zip(sentences, values, strict=True):
             scalars: dict[str, float | None] = {}
             vectors: dict[str, list] = {}
@@ -603,7 +604,7 @@ class Monitor:
                     scalars[name] = None if value is None else check_finite(name, float(value))
             arrays = {k: np.asarray(v) for k, v in feats.items() if isinstance(v, np.ndarray)}
             score = check_finite("score", self.detector.score({**scalars, **arrays}))
-            if caps(self.detector_features) and swapped(scalars.get(CAPPED_BY)):  # detectors.ceiling
+            if capped and swapped(scalars.get(CAPPED_BY)):
                 score = float(cap_marked([score], [True], self.threshold)[0])
             framing, absence = aside_kinds(sentence.text, context)
             if framing or absence:  # never flagged by itself (detectors.framing)

@@ -210,7 +210,8 @@ _QUANTITY_RE = re.compile("(" + NUMBER_RE.pattern + r")(?:\s?(" + "|".join(sorte
 # words that only say how the number before them is written: a spelled magnitude or a percent word
 _NUMBER_UNIT_RE = re.compile(r"(?<=\d)\s?(?:" + "|".join(w for w in MAGNITUDES if len(w) > 1)
                              + r"|per\s?cent|percent|pct)\b", re.IGNORECASE)
-#: currency symbols and the word a text may use instead ("£45m" = "45 million pounds")
+#: currency symbols and the word a text may use instead ("£45m" = "45 million pounds"); the edits tokens read a
+#: symbol as its word (edits version 52)
 CURRENCY_WORDS = {"£": "pounds", "$": "dollars", "€": "euros", "¥": "yen"}
 #: magnitude abbreviations that scale any number before them ("3bn"), and the letters that do only after a currency
 #: symbol and a number ("£3m", "$40k"; elsewhere "m" is more often metres): edits version 44

@@ -137,8 +137,6 @@ def opposites(pairs: tuple[str, ...], groups: tuple[tuple[frozenset[str], ...], 
         for a in one for b in other if a != b)
 
 
-#: currency symbols, read by the edits tokens as their currency's word (v52): "$15" for "€15" swaps dollars for euros
-CURRENCY_SYMBOLS = {"€": "euro", "$": "dollar", "£": "pound", "¥": "yen"}
 #: contradictories: pairs of words where one says what the other's negation says ("is closed": "is not open"), so
 #: a changed negation and a swap of one for the other restate (v37); other opposites are often contraries ("did not
 #: increase" is not "cut")

@@ -57,7 +57,6 @@ from dataclasses import dataclass
 from faithwatch.alignment.base import validate_inputs
 from faithwatch.alignment.edit_words import (
     CONTRADICTORIES,
-    CURRENCY_SYMBOLS,
     NEGATED_AUXILIARIES,
     NEGATING_PREFIXES,
     NEGATING_VERBS,
@@ -71,6 +70,7 @@ from faithwatch.alignment.edit_words import (
     UNIVERSALS,
 )
 from faithwatch.text import (
+    CURRENCY_WORDS,
     NUMBER_AFTER,
     NUMBER_WORDS,
     drop_conversions,
@@ -107,7 +107,8 @@ EDITS_VERSION = "52"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
-_TOKEN_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|(?<![\w-])[Nn][Oo]-[^\W\d_]+|\w+(?:['’]\w+)?|[€$£¥]")
+_TOKEN_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|(?<![\w-])[Nn][Oo]-[^\W\d_]+|\w+(?:['’]\w+)?"
+                       + "|[" + "".join(map(re.escape, CURRENCY_WORDS)) + "]")  # a currency symbol (v52)
 #: "a.m." and "p.m.", read as "am" and "pm" (v51)
 _AM_PM_RE = re.compile(r"\b([ap])\.m\.", re.I)
 #: what follows a list number ("4 Serve with rice.", "Step 6: Serve …"; v50)
@@ -150,8 +151,8 @@ def tokens(text: str) -> list[_Token]:
         if m.start() < skip:
             continue
         word, clause = m.group(0), bisect.bisect_right(ends, m.start())
-        if word in CURRENCY_SYMBOLS:  # its currency's word, not a content token (v52)
-            out.append(_Token(False, stem(CURRENCY_SYMBOLS[word]), False, clause=clause, text=word))
+        if word in CURRENCY_WORDS:  # its currency's word, not a content token (v52)
+            out.append(_Token(False, stem(CURRENCY_WORDS[word]), False, clause=clause, text=word))
             continue
         if m.start() in spelled:
             skip, digits = spelled[m.start()]

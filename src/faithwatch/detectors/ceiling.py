@@ -54,4 +54,4 @@ def cap_table(scores: np.ndarray | Sequence[float], table: pd.DataFrame, thresho
         return np.asarray(scores, dtype=np.float64)
     if CAPPED_BY not in table.columns:
         raise ValueError(f"the table has no {CAPPED_BY} column, which the detector reads")
-    return cap_marked(scores, [swapped(v) for v in table[CAPPED_BY].to_numpy(dtype=np.float64)], threshold)
+    return cap_marked(scores, table[CAPPED_BY].to_numpy(dtype=np.float64) >= 1, threshold)  # NaN: no cap
