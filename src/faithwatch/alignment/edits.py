@@ -44,6 +44,8 @@ a change leading the sentence ("24 people were injured" for "25 people …") cou
 either number reads as a list number, followed by ".", ")", ":" or a capitalised word ("Step 6: Serve" for "4
 Serve": v50). "a.m." and "p.m." are read as "am" and "pm", as "9am" is (v51). A currency symbol
 (€, $, £, ¥) is read as its currency's word, not a content token ("$15" for "€15" swaps dollars for euros: v52).
+A short replacement ending the sentence for a longer end of its source is read as a swap of as many source tokens,
+the rest being cut ("Doors open at 7 a.m." for "… at 7 p.m. and the concert starts at 8 p.m.": v53).
 """
 
 from __future__ import annotations
@@ -103,7 +105,7 @@ MIN_PREFIXED = 3
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words")
-EDITS_VERSION = "52"
+EDITS_VERSION = "53"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -297,7 +299,8 @@ class EditScorer:
         none when the sentence has no source, only "anchored" ones (one word swapped in place: :func:`_anchored`)
         when it paraphrases it (see the module doc). ``op`` is difflib's name
         ("replace"; "delete": words the sentence adds; "insert": words it leaves out), "widen" for a change
-        that widens the source to all, "lead" for a short replacement leading the sentence (only an opposite or a
+        that widens the source to all, "lead" for a short replacement leading the sentence, "end" for one ending it
+        in place of a longer end of the source, paired with as many of its first tokens (for both, only an opposite or a
         swapped number counts there: a list number or "However," leads a restated sentence too), or "reverse" for
         two sides of a relation exchanged (:func:`_exchanged`; looked for in every sentence with a source, however
         many changes)."""
@@ -367,7 +370,7 @@ class EditScorer:
         for op, mine, theirs in edits:
             novel = [t for t in mine if t.content and not self.in_context(t)]  # found nowhere in the context
             feature = None
-            if op == "lead":  # an opposite, or a number swapped for one the context lacks (v50)
+            if op in ("lead", "end"):  # an opposite, or a number swapped for one the context lacks (v50, v53)
                 if _opposed(mine, theirs, source_keys) and _flips(mine, theirs, source_keys):
                     feature = "edit_neg_flip"
                 elif _number_swap(novel, theirs) and not any(t.listed for t in mine + theirs):
@@ -575,7 +578,8 @@ def _restriction_left_out(source: list[_Token], opcodes: list[_Op]) -> bool:
 
 def _inner(opcodes: list[_Op]) -> tuple[list[_Op], list[_Op]]:
     """The changes that edit the source rather than cut it: every change between the first and the last aligned
-    run, and a short replacement at the end ("designed by <another name>."); and, apart, the other short changes
+    run, and a short replacement at the end ("designed by <another name>."; for a longer end of the source, of as
+    many of its first tokens: v53); and, apart, the other short changes
     outside the aligned part, which count only if they widen the source to all (a long end replacement, a change
     leading the sentence, an added end) or, leading it, swap a word for its opposite. A clause dropped or added at
     either end is not an edit of the source, and neither is another change leading the sentence (a list number)."""
@@ -585,4 +589,8 @@ def _inner(opcodes: list[_Op]) -> tuple[list[_Op], list[_Op]]:
     inside = [op for op in opcodes[equal[0] + 1 : equal[-1]] if op[0] != "equal"]
     outside = [op for op in (*opcodes[: equal[0]], *opcodes[equal[-1] + 1 :]) if 0 < op[2] - op[1] <= MAX_SWAP_TOKENS]
     short = [op for op in outside if op[0] == "replace" and op[1] > 0 and op[4] - op[3] <= MAX_SWAP_TOKENS + 1]
-    return inside + short, [op for op in outside if op not in short]
+    # a longer end of the source: the sentence's end is read against as many of its tokens, the rest cut ("7 am" for
+    # "7 pm and the concert starts at 8 pm"), as "end" (judged as "lead" is: v53); still read whole for a widening
+    trimmed = [("end", a1, a2, b1, b1 + a2 - a1) for kind, a1, a2, b1, b2 in outside
+               if kind == "replace" and a1 > 0 and b2 - b1 > MAX_SWAP_TOKENS + 1]
+    return inside + short + trimmed, [op for op in outside if op not in short]
