@@ -317,6 +317,20 @@ def test_a_swapped_time_of_day_or_currency_symbol_is_a_flip(scorer, sentence, fl
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
 
 
+@pytest.mark.parametrize("sentence, flip", [
+    ("Doors open at 7 a.m.", 1.0),  # v53: the end read against as many source tokens, the rest cut
+    ("Doors open at 7 p.m.", 0.0),
+    ("Sales of electric bikes decreased.", 1.0),
+    ("Sales of electric bikes increased.", 0.0),
+    ("Doors open at 7 in Leeds.", 0.0),  # an added name there is no swap (judged as a leading change)
+])
+def test_a_word_changed_where_a_cut_copy_ends_is_judged_as_a_leading_change(scorer, sentence, flip):
+    context = ("Doors open at 7 p.m. and the concert starts at 8 p.m. Sales of electric bikes increased by 12 percent "
+               "in the first quarter, according to the trade body.")
+    evidence = scorer.evidence(sentence, context)
+    assert evidence["edit_neg_flip"] == flip and evidence["edit_swap_word"] == 0.0
+
+
 def test_a_currency_symbol_is_no_content_token():
     keys = [(t.key, t.content) for t in tokens("It cost £3m.")]
     assert keys[2] == (stem("pound"), False) and keys[3][0] == "3" and keys[4][0] == "1000000"

@@ -321,10 +321,6 @@ class EditScorer:
         reversal = _exchanged(sent, source, opcodes, match)  # two sides of a relation exchanged (v18)
         if match < MIN_MATCH:
             return match, reversal, frozenset()
-        changes, extras = _inner(opcodes)
-        if len(changes) > MAX_EDITS:  # a paraphrase of its source: only its anchored one-word swaps count (v27)
-            return match, reversal + [("anchored", sent[op[1]:op[2]], source[op[3]:op[4]])
-                                      for op in _anchored(opcodes)], best.keys
         scoped = _universal(sent) and _restriction_left_out(source, opcodes)
 
         def widens(op: _Op) -> bool:  # a restriction put as "everyone", or cut with "always" inserted
@@ -334,6 +330,13 @@ class EditScorer:
             if kind == "delete":  # difflib's name: words of the sentence that the source lacks (inserted)
                 return scoped
             return kind == "replace" and not _universal(source[b1:b2]) and any(t.content for t in source[b1:b2])
+
+        changes, extras = _inner(opcodes)
+        # an end that widens the source is a widening, read whole, and no change towards MAX_EDITS (v53)
+        changes = [op for op in changes if op[0] != "end" or not any(widens(x) for x in extras if x[1] == op[1])]
+        if len(changes) > MAX_EDITS:  # a paraphrase of its source: only its anchored one-word swaps count (v27)
+            return match, reversal + [("anchored", sent[op[1]:op[2]], source[op[3]:op[4]])
+                                      for op in _anchored(opcodes)], best.keys
 
         # a longer change is a rewritten or cut clause, not a local edit (a negation inside it is not flipped),
         # unless it widens the source to all; a widening outside the aligned part does not count towards MAX_EDITS;
