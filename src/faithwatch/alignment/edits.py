@@ -45,7 +45,8 @@ either number reads as a list number, followed by ".", ")", ":" or a capitalised
 Serve": v50). "a.m." and "p.m." are read as "am" and "pm", as "9am" is (v51). A currency symbol
 (€, $, £, ¥) is read as its currency's word, not a content token ("$15" for "€15" swaps dollars for euros: v52).
 A short replacement ending the sentence for a longer end of its source is read as a swap of as many source tokens,
-the rest being cut ("Doors open at 7 a.m." for "… at 7 p.m. and the concert starts at 8 p.m.": v53).
+the rest being cut ("Doors open at 7 a.m." for "… at 7 p.m. and the concert starts at 8 p.m.": v53); a number
+ending it is no list number ("… used by 1,430." for "… used by 1,340 patients in …": v54).
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ MIN_PREFIXED = 3
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words")
-EDITS_VERSION = "53"
+EDITS_VERSION = "54"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -373,10 +374,10 @@ class EditScorer:
         for op, mine, theirs in edits:
             novel = [t for t in mine if t.content and not self.in_context(t)]  # found nowhere in the context
             feature = None
-            if op in ("lead", "end"):  # an opposite, or a number swapped for one the context lacks (v50, v53)
+            if op in ("lead", "end"):  # an opposite, or a new number (v50, v53; no list number ends one: v54)
                 if _opposed(mine, theirs, source_keys) and _flips(mine, theirs, source_keys):
                     feature = "edit_neg_flip"
-                elif _number_swap(novel, theirs) and not any(t.listed for t in mine + theirs):
+                elif _number_swap(novel, theirs) and (op == "end" or not any(t.listed for t in mine + theirs)):
                     feature = "edit_swap_num"
             elif op == "reverse":
                 feature = "edit_neg_flip"
