@@ -331,6 +331,16 @@ def test_a_word_changed_where_a_cut_copy_ends_is_judged_as_a_leading_change(scor
     assert evidence["edit_neg_flip"] == flip and evidence["edit_swap_word"] == 0.0
 
 
+@pytest.mark.parametrize("sentence, swapped", [
+    ("Its evening appointments were used by 1,430.", 1.0),  # v54: the full stop ending it makes no list number
+    ("Its evening appointments were used by 1,340.", 0.0),
+    ("Its evening appointments were used by 1,340 patients.", 0.0),
+])
+def test_a_number_changed_where_a_cut_copy_ends_is_counted(scorer, sentence, swapped):
+    context = "Its evening appointments were used by 1,340 patients in the first three months of the trial."
+    assert scorer.evidence(sentence, context)["edit_swap_num"] == swapped
+
+
 def test_a_currency_symbol_is_no_content_token():
     keys = [(t.key, t.content) for t in tokens("It cost £3m.")]
     assert keys[2] == (stem("pound"), False) and keys[3][0] == "3" and keys[4][0] == "1000000"
