@@ -291,6 +291,53 @@ def quantities(text: str) -> list[tuple[frozenset[str], str | None]]:
     return out
 
 
+#: words that bound the number right after them (a currency symbol between), by what a number of the source must
+#: be to satisfy them: from the bound to :data:`BOUND_RATIO` times it ("above"), from the bound over that ratio to
+#: the bound ("below"), within :data:`NEAR_SHARE` of it ("near"): "more than 300" restates "340" (lexical scorer
+#: version 18, edits version 55)
+BOUND_WORDS = {"more than": "above", "over": "above", "above": "above", "at least": "above",
+               "almost": "below", "nearly": "below", "under": "below", "below": "below", "less than": "below",
+               "fewer than": "below", "up to": "below",
+               "about": "near", "around": "near", "roughly": "near", "approximately": "near", "some": "near",
+               "close to": "near"}
+BOUND_RATIO = Decimal("1.5")
+NEAR_SHARE = Decimal("0.15")
+_BOUND_RE = re.compile(r"(?:^|\s)(" + "|".join(sorted(map(re.escape, BOUND_WORDS), key=len, reverse=True))
+                       + r")\s*[" + "".join(map(re.escape, CURRENCY_WORDS)) + r"]?$", re.IGNORECASE)
+
+
+def bound_before(text: str, start: int) -> str | None:
+    """The kind of bound (a value of :data:`BOUND_WORDS`) that the words right before ``start`` put on the number
+    there, or None."""
+    m = _BOUND_RE.search(" ".join(text[max(0, start - 24):start].split()[-3:]) if start else "")
+    return BOUND_WORDS[m.group(1).lower()] if m else None
+
+
+def satisfies(kind: str, bound: Decimal, value: Decimal) -> bool:
+    """Whether a source's ``value`` satisfies a sentence's ``bound`` of ``kind`` (see :data:`BOUND_WORDS`)."""
+    if bound <= 0:
+        return False
+    if kind == "above":
+        return bound <= value <= bound * BOUND_RATIO
+    if kind == "below":
+        return bound / BOUND_RATIO <= value <= bound
+    return abs(value - bound) <= NEAR_SHARE * bound
+
+
+def quantity_bounds(text: str) -> list[tuple[str, Decimal] | None]:
+    """For each number of :func:`quantities` (the same order), its bound: the kind of :func:`bound_before` and its
+    value (with its magnitude: "almost £5m" is below 5000000), or None."""
+    text = join_thousands(text)
+    out: list[tuple[str, Decimal] | None] = []
+    for m in _QUANTITY_RE.finditer(text):
+        kind = bound_before(text, m.start(1))
+        value = Decimal(normalise_number(m.group(1)))
+        if m.group(2) is not None:
+            value = value.scaleb(MAGNITUDES[m.group(2).lower()])
+        out.append((kind, value) if kind else None)
+    return out
+
+
 def number_forms(text: str) -> list[frozenset[str]]:
     """Each number of ``text`` (tokenised thousands joined) as the normalised forms it may be compared in: as
     written and, when a magnitude follows it, its value (``"$5.7bn"`` -> ``{"5.7", "5700000000"}``, the same

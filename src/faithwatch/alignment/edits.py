@@ -46,7 +46,8 @@ Serve": v50). "a.m." and "p.m." are read as "am" and "pm", as "9am" is (v51). A 
 (€, $, £, ¥) is read as its currency's word, not a content token ("$15" for "€15" swaps dollars for euros: v52).
 A short replacement ending the sentence for a longer end of its source is read as a swap of as many source tokens,
 the rest being cut ("Doors open at 7 a.m." for "… at 7 p.m. and the concert starts at 8 p.m.": v53); a number
-ending it is no list number ("… used by 1,430." for "… used by 1,340 patients in …": v54).
+ending it is no list number ("… used by 1,430." for "… used by 1,340 patients in …": v54). A number after a bound
+word that its source's number satisfies is no swapped number ("more than 300" for "340": v55).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ import difflib
 import re
 import threading
 from dataclasses import dataclass
+from decimal import Decimal
 
 from faithwatch.alignment.base import validate_inputs
 from faithwatch.alignment.edit_words import (
@@ -76,11 +78,13 @@ from faithwatch.text import (
     CURRENCY_WORDS,
     NUMBER_AFTER,
     NUMBER_WORDS,
+    bound_before,
     drop_conversions,
     is_stop,
     join_thousands,
     month_name,
     normalise_number,
+    satisfies,
     scale_after,
     spaced_decimals,
     spelled_numbers,
@@ -106,9 +110,10 @@ MIN_PREFIXED = 3
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words")
-EDITS_VERSION = "54"
+EDITS_VERSION = "55"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
+_DECIMAL_RE = re.compile(r"\d+(?:\.\d+)?")  # a number key that reads as a value
 
 _TOKEN_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|(?<![\w-])[Nn][Oo]-[^\W\d_]+|\w+(?:['’]\w+)?"
                        + "|[" + "".join(map(re.escape, CURRENCY_WORDS)) + "]")  # a currency symbol (v52)
@@ -138,6 +143,7 @@ class _Token:
     year: str = ""  # the short end of a year range ("08" of "2007-08"): its full year, read by "found" only (v41)
     caps: bool = False  # written in capitals, two or more ("EPA"): maybe an acronym (v30)
     listed: bool = False  # digits followed by ".", ")", ":" or a capitalised word: maybe a list number (v50)
+    bound: str = ""  # a number's bound ("more than 300": "above"; `text.bound_before`; v55)
     text: str = ""  # as written (what a change shows; never compared)
 
 
@@ -159,13 +165,14 @@ def tokens(text: str) -> list[_Token]:
             continue
         if m.start() in spelled:
             skip, digits = spelled[m.start()]
-            out.append(_Token(True, normalise_number(digits), True, clause=clause, text=text[m.start():skip]))
+            out.append(_Token(True, normalise_number(digits), True, clause=clause, text=text[m.start():skip],
+                              bound=bound_before(text, m.start()) or ""))
             number = None
             continue
         if word[0].isdigit():
             year = years.get(m.start(), "")
             out.append(_Token(True, normalise_number(word), True, clause=clause, text=word, year=year,
-                              listed=bool(_LISTED_RE.match(text, m.end()))))
+                              listed=bool(_LISTED_RE.match(text, m.end())), bound=bound_before(text, m.start()) or ""))
             number = m.span()
             continue
         scale = scale_after(text, *number, m.start(), word) if number else None
@@ -377,7 +384,8 @@ class EditScorer:
             if op in ("lead", "end"):  # an opposite, or a new number (v50, v53; no list number ends one: v54)
                 if _opposed(mine, theirs, source_keys) and _flips(mine, theirs, source_keys):
                     feature = "edit_neg_flip"
-                elif _number_swap(novel, theirs) and (op == "end" or not any(t.listed for t in mine + theirs)):
+                elif (_number_swap(novel, theirs) and (op == "end" or not any(t.listed for t in mine + theirs))
+                      and not _bound_met(mine, theirs)):
                     feature = "edit_swap_num"
             elif op == "reverse":
                 feature = "edit_neg_flip"
@@ -395,7 +403,7 @@ class EditScorer:
                 feature = "edit_neg_flip"
             elif op != "replace" or not novel:
                 feature = None
-            elif _number_swap(novel, theirs):
+            elif _number_swap(novel, theirs) and not _bound_met(mine, theirs):
                 feature = "edit_swap_num"
             elif any(t.entity for t in novel):
                 feature = "edit_swap_word"
@@ -407,6 +415,14 @@ class EditScorer:
 def _number_swap(novel: list[_Token], theirs: list[_Token]) -> bool:
     """Whether a change puts a number the context lacks (among ``novel``) where its source had a number."""
     return any(t.number for t in novel) and any(t.number for t in theirs)
+
+
+def _bound_met(mine: list[_Token], theirs: list[_Token]) -> bool:
+    """Whether a number of ``mine`` after a bound word is satisfied by a number of ``theirs`` ("more than 300" for
+    "340"; magnitudes compared as their own tokens: v55)."""
+    values = [Decimal(t.key) for t in theirs if t.number and not t.scale and _DECIMAL_RE.fullmatch(t.key)]
+    return any(satisfies(t.bound, Decimal(t.key), v) for t in mine if t.bound and _DECIMAL_RE.fullmatch(t.key)
+               for v in values)
 
 
 def counts(changes: list[EditChange]) -> dict[str, float]:

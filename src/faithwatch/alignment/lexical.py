@@ -47,6 +47,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 from faithwatch.alignment.base import AlignmentScorer, clamp01, validate_inputs
 from faithwatch.text import (
@@ -60,7 +61,9 @@ from faithwatch.text import (
     number_unit_spans,
     preamble_end,
     quantities,
+    quantity_bounds,
     question_support,
+    satisfies,
     stem,
 )
 
@@ -85,12 +88,15 @@ FEATURE_WEIGHTS: dict[str, float] = {"content": 0.5, "entities": 0.25, "bigrams"
 _TOKEN_RE = re.compile(r"\w(?:[\w'’-]*\w)?")
 # the text before a word that makes it sentence-initial: nothing, or end punctuation, then non-words
 _SENT_START_RE = re.compile(r"(?:^|[.!?:;])\W*$")
+# a normalised number form that reads as a value
+_DECIMAL_RE = re.compile(r"\d+(?:\.\d+)?")
 
 
 @dataclass(frozen=True)
 class _Features:
-    #: each number's forms and its value when written with a magnitude, with repeats (each unsupported one counts)
-    numbers: tuple[tuple[frozenset[str], str | None], ...]
+    #: each number's forms, its value when written with a magnitude and its bound ("more than 300": version 18),
+    #: with repeats (each unsupported one counts)
+    numbers: tuple[tuple[frozenset[str], str | None, tuple[str, Decimal] | None], ...]
     content: frozenset[str]  # stems of non-stop words
     entities: frozenset[str]  # lowercased stems of entity-like tokens
     bigrams: frozenset[tuple[str, str]]
@@ -126,7 +132,9 @@ def _wordlike(word: str) -> bool:
 def _sentence_features(sentence: str, claim_start: int = 0) -> _Features:
     """The features of ``sentence[claim_start:]``, read in place (a capitalised word right after a cut preamble, as
     in "The answer is China.", is not sentence-initial)."""
-    numbers = tuple(quantities(sentence[claim_start:]))
+    claim = sentence[claim_start:]
+    numbers = tuple((forms, value, bound) for (forms, value), bound
+                    in zip(quantities(claim), quantity_bounds(claim), strict=True))
     words = [(w, i) for w, i in _words(sentence) if i >= claim_start]
     content: set[str] = set()
     entities: set[str] = set()
@@ -156,6 +164,7 @@ def _claim_features(sentence: str) -> _Features:
 class _ContextIndex:
     numbers: frozenset[str]
     bare: frozenset[str]  # the numbers written with no magnitude of their own ("3", "three"; version 11)
+    values: tuple[Decimal, ...]  # every form of its numbers as a value, for a bound to read (version 18)
     stems: frozenset[str]
     bigrams: frozenset[tuple[str, str]]
 
@@ -220,16 +229,21 @@ def _context_index(context: str) -> _ContextIndex:
     if joined != context:  # "31. 8" also holds 31.8 (version 16)
         more, more_bare = _numbers_of(joined, words)
         numbers, bare = numbers | more, bare | more_bare
-    return _ContextIndex(numbers, bare, frozenset(stems) | currencies, frozenset(zip(stems, stems[1:], strict=False)))
+    values = tuple(Decimal(n) for n in numbers if _DECIMAL_RE.fullmatch(n))
+    return _ContextIndex(numbers, bare, values, frozenset(stems) | currencies,
+                         frozenset(zip(stems, stems[1:], strict=False)))
 
 
-def _supported(number: tuple[frozenset[str], str | None], ctx: _ContextIndex) -> bool:
+def _supported(number: tuple[frozenset[str], str | None, tuple[str, Decimal] | None], ctx: _ContextIndex) -> bool:
     """Whether the context holds a sentence number: any of its forms; one written with a magnitude ("£3bn") by its
-    value, or by its digits standing in the context with no magnitude of their own (version 11)."""
-    forms, value = number
+    value, or by its digits standing in the context with no magnitude of their own (version 11); one after a bound
+    word by a number that satisfies the bound ("more than 300" by "340": version 18)."""
+    forms, value, bound = number
     if value is None:
-        return not forms.isdisjoint(ctx.numbers)
-    return value in ctx.numbers or not (forms - {value}).isdisjoint(ctx.bare)
+        found = not forms.isdisjoint(ctx.numbers)
+    else:
+        found = value in ctx.numbers or not (forms - {value}).isdisjoint(ctx.bare)
+    return found or (bound is not None and any(satisfies(*bound, v) for v in ctx.values))
 
 
 def _fraction(items: frozenset | tuple, pool: frozenset) -> float:
@@ -247,9 +261,10 @@ class LexicalScorer(AlignmentScorer):
     #: of what the question asks support the answer (`text.question_support`); 8: year ranges (`text.year_range_ends`);
     #: 9: months abbreviated (`text.month_name`); 11: a number with a magnitude found by its value; 14: numbers
     #: written in words read in digits (`text.digits_for_words`); 16: a context's "31. 8" holds 31.8
-    #: (`text.join_decimals`); 17: a correct unit conversion in parentheses is not read (`text.drop_conversions`)
+    #: (`text.join_decimals`); 17: a correct unit conversion in parentheses is not read (`text.drop_conversions`);
+    #: 18: a number after a bound word found by one that satisfies it (`text.quantity_bounds`)
     #: (7, 10, 12, 13, 15: not kept)
-    version = "17"
+    version = "18"
     #: reads the question with the context (:func:`~faithwatch.alignment.base.score_pairs_asked`)
     reads_question = True
 
