@@ -29,18 +29,20 @@ from faithwatch.alignment.lexical import LexicalScorer
 from faithwatch.data.loaders import load_dataset
 from faithwatch.eval.features import read_shards, text_cache_key, write_shard
 from faithwatch.models.loading import cache_dir
-from faithwatch.text import strip_markup
+from faithwatch.text import quantities, strip_markup
 
 #: 5 -> 6: the question's words; 6 -> 8: year ranges ("2007-08" holds 2008); 8 -> 9: months abbreviated ("Feb. 14");
 #: 9 -> 11: a number with a magnitude found by its value ("£3bn" is not "£3m");
-#: 14 -> 16: a context's "31. 8" holds 31.8; 16 -> 17: a correct unit conversion in parentheses is not read
-OLD, NEW = "16", "17"
+#: 14 -> 16: a context's "31. 8" holds 31.8; 16 -> 17: a correct unit conversion in parentheses is not read;
+#: 17 -> 18: a number after a bound word is found by one that satisfies it ("more than 300" by "340")
+OLD, NEW = "17", "18"
 #: what the new version adds, switched off to read the old version's scores (5 -> 6: the question is not passed)
 WITHOUT = {"6": ("faithwatch.text.year_range_ends", lambda text: {}),
            "8": ("faithwatch.alignment.lexical.month_name", lambda text, start, end: None),
            "9": ("faithwatch.alignment.lexical._supported", lambda number, ctx: not number[0].isdisjoint(ctx.numbers)),
            "14": ("faithwatch.alignment.lexical.join_decimals", lambda text: text),
-           "16": ("faithwatch.alignment.lexical.drop_conversions", lambda text: text)}
+           "16": ("faithwatch.alignment.lexical.drop_conversions", lambda text: text),
+           "17": ("faithwatch.alignment.lexical.quantity_bounds", lambda text: [None] * len(quantities(text)))}
 
 
 def lexical_before(texts: list[str], context: str, question: str) -> np.ndarray:
