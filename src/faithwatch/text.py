@@ -293,8 +293,8 @@ def quantities(text: str) -> list[tuple[frozenset[str], str | None]]:
 
 #: words that bound the number right after them (a currency symbol between), by what a number of the source must
 #: be to satisfy them: from the bound to :data:`BOUND_RATIO` times it ("above"), from the bound over that ratio to
-#: the bound ("below"), within :data:`NEAR_SHARE` of it ("near"): "more than 300" restates "340" (lexical scorer
-#: version 18, edits version 55)
+#: the bound ("below"), within :data:`NEAR_SHARE` of it ("near"): "more than 300" restates "340", not "about 340"
+#: (lexical scorer version 19, edits version 56)
 BOUND_WORDS = {"more than": "above", "over": "above", "above": "above", "at least": "above",
                "almost": "below", "nearly": "below", "under": "below", "below": "below", "less than": "below",
                "fewer than": "below", "up to": "below",

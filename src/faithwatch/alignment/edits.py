@@ -47,7 +47,7 @@ Serve": v50). "a.m." and "p.m." are read as "am" and "pm", as "9am" is (v51). A 
 A short replacement ending the sentence for a longer end of its source is read as a swap of as many source tokens,
 the rest being cut ("Doors open at 7 a.m." for "… at 7 p.m. and the concert starts at 8 p.m.": v53); a number
 ending it is no list number ("… used by 1,430." for "… used by 1,340 patients in …": v54). A number after a bound
-word that its source's number satisfies is no swapped number ("more than 300" for "340": v55).
+word that its source's exact number satisfies is no swapped number ("more than 300" for "340": v56).
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ MIN_PREFIXED = 3
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words")
-EDITS_VERSION = "55"
+EDITS_VERSION = "56"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 _DECIMAL_RE = re.compile(r"\d+(?:\.\d+)?")  # a number key that reads as a value
@@ -143,7 +143,7 @@ class _Token:
     year: str = ""  # the short end of a year range ("08" of "2007-08"): its full year, read by "found" only (v41)
     caps: bool = False  # written in capitals, two or more ("EPA"): maybe an acronym (v30)
     listed: bool = False  # digits followed by ".", ")", ":" or a capitalised word: maybe a list number (v50)
-    bound: str = ""  # a number's bound ("more than 300": "above"; `text.bound_before`; v55)
+    bound: str = ""  # a number's bound ("more than 300": "above"; `text.bound_before`; v56)
     text: str = ""  # as written (what a change shows; never compared)
 
 
@@ -418,9 +418,10 @@ def _number_swap(novel: list[_Token], theirs: list[_Token]) -> bool:
 
 
 def _bound_met(mine: list[_Token], theirs: list[_Token]) -> bool:
-    """Whether a number of ``mine`` after a bound word is satisfied by a number of ``theirs`` ("more than 300" for
-    "340"; magnitudes compared as their own tokens: v55)."""
-    values = [Decimal(t.key) for t in theirs if t.number and not t.scale and _DECIMAL_RE.fullmatch(t.key)]
+    """Whether a number of ``mine`` after a bound word is satisfied by an exact number of ``theirs`` ("more than 300"
+    for "340", not for "about 340"; magnitudes compared as their own tokens: v56)."""
+    values = [Decimal(t.key) for t in theirs
+              if t.number and not t.scale and not t.bound and _DECIMAL_RE.fullmatch(t.key)]
     return any(satisfies(t.bound, Decimal(t.key), v) for t in mine if t.bound and _DECIMAL_RE.fullmatch(t.key)
                for v in values)
 

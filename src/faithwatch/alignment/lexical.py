@@ -164,7 +164,7 @@ def _claim_features(sentence: str) -> _Features:
 class _ContextIndex:
     numbers: frozenset[str]
     bare: frozenset[str]  # the numbers written with no magnitude of their own ("3", "three"; version 11)
-    values: tuple[Decimal, ...]  # every form of its numbers as a value, for a bound to read (version 18)
+    values: tuple[Decimal, ...]  # its numbers written after no bound word, as values, for a bound to read (v19)
     stems: frozenset[str]
     bigrams: frozenset[tuple[str, str]]
 
@@ -229,15 +229,22 @@ def _context_index(context: str) -> _ContextIndex:
     if joined != context:  # "31. 8" also holds 31.8 (version 16)
         more, more_bare = _numbers_of(joined, words)
         numbers, bare = numbers | more, bare | more_bare
-    values = tuple(Decimal(n) for n in numbers if _DECIMAL_RE.fullmatch(n))
+    values = _exact_values(context) + (_exact_values(joined) if joined != context else ())
     return _ContextIndex(numbers, bare, values, frozenset(stems) | currencies,
                          frozenset(zip(stems, stems[1:], strict=False)))
+
+
+def _exact_values(text: str) -> tuple[Decimal, ...]:
+    """The values of ``text``'s numbers that follow no bound word ("about 93" is none): what satisfies a bound."""
+    return tuple(Decimal(v or max(forms, key=len)) for (forms, v), bound in zip(quantities(text), quantity_bounds(text),
+                                                                                 strict=True)
+                 if bound is None and _DECIMAL_RE.fullmatch(v or max(forms, key=len)))
 
 
 def _supported(number: tuple[frozenset[str], str | None, tuple[str, Decimal] | None], ctx: _ContextIndex) -> bool:
     """Whether the context holds a sentence number: any of its forms; one written with a magnitude ("£3bn") by its
     value, or by its digits standing in the context with no magnitude of their own (version 11); one after a bound
-    word by a number that satisfies the bound ("more than 300" by "340": version 18)."""
+    word by an exact number that satisfies the bound ("more than 300" by "340", not by "about 340": version 19)."""
     forms, value, bound = number
     if value is None:
         found = not forms.isdisjoint(ctx.numbers)
@@ -262,9 +269,9 @@ class LexicalScorer(AlignmentScorer):
     #: 9: months abbreviated (`text.month_name`); 11: a number with a magnitude found by its value; 14: numbers
     #: written in words read in digits (`text.digits_for_words`); 16: a context's "31. 8" holds 31.8
     #: (`text.join_decimals`); 17: a correct unit conversion in parentheses is not read (`text.drop_conversions`);
-    #: 18: a number after a bound word found by one that satisfies it (`text.quantity_bounds`)
-    #: (7, 10, 12, 13, 15: not kept)
-    version = "18"
+    #: 19: a number after a bound word found by an exact one that satisfies it (`text.quantity_bounds`)
+    #: (7, 10, 12, 13, 15, 18: not kept)
+    version = "19"
     #: reads the question with the context (:func:`~faithwatch.alignment.base.score_pairs_asked`)
     reads_question = True
 
