@@ -565,3 +565,31 @@ def test_a_month_abbreviated_next_to_a_number_is_the_month():
 ])
 def test_a_number_with_a_magnitude_is_found_by_its_value(sentence, context, novel):
     assert LexicalScorer().evidence(sentence, context)["novel_numbers"] == novel
+
+
+@pytest.mark.parametrize("sentence, novel", [
+    ("The food bank handed out more than 2,000 parcels.", 0.0),  # lexical v19: a bound the context's 2,460 meets
+    ("The food bank handed out nearly 2,500 parcels.", 0.0),
+    ("The food bank handed out about 2,500 parcels.", 0.0),
+    ("The food bank raised almost £5 million.", 0.0),  # magnitudes read as values: £4.8 million
+    ("The food bank handed out more than 3,000 parcels.", 1.0),  # a bound the context does not meet
+    ("The food bank handed out nearly 2,000 parcels.", 1.0),
+    ("The food bank handed out 2,500 parcels.", 1.0),  # no bound word: a number the context lacks
+    ("Volunteers worked about 40 hours a week.", 1.0),  # "about 45" satisfies no bound: it is a bound itself
+])
+def test_a_number_after_a_bound_word_is_found_by_an_exact_number_that_satisfies_it(sentence, novel):
+    ctx = ("The food bank handed out 2,460 parcels in December and raised £4.8 million. Volunteers worked about 45 "
+           "hours a week.")
+    assert LexicalScorer().evidence(sentence, ctx)["novel_numbers"] == novel
+
+
+def test_bound_words_and_what_satisfies_them():
+    from decimal import Decimal
+
+    from faithwatch.text import quantity_bounds, satisfies
+
+    assert quantity_bounds("more than 300, some £4m, 12 and cover 7") == [
+        ("above", Decimal(300)), ("near", Decimal(4000000)), None, None]
+    assert satisfies("above", Decimal(300), Decimal(340)) and not satisfies("above", Decimal(300), Decimal(460))
+    assert satisfies("below", Decimal(2500), Decimal(2460)) and not satisfies("below", Decimal(2000), Decimal(2460))
+    assert satisfies("near", Decimal(30), Decimal(31)) and not satisfies("near", Decimal(50), Decimal(31))

@@ -341,6 +341,18 @@ def test_a_number_changed_where_a_cut_copy_ends_is_counted(scorer, sentence, swa
     assert scorer.evidence(sentence, context)["edit_swap_num"] == swapped
 
 
+@pytest.mark.parametrize("sentence, swapped", [
+    ("Researchers tested more than 300 soil samples from farms.", 0.0),  # v56: "340" meets the bound
+    ("Researchers tested about 350 soil samples from farms.", 0.0),
+    ("Researchers tested more than 400 soil samples from farms.", 1.0),
+    ("Researchers tested 300 soil samples from farms.", 1.0),
+    ("Landlords must give at least 60 days' notice.", 1.0),  # the source's "at least 90" is a bound, not a value
+])
+def test_a_number_restated_with_a_bound_its_source_meets_is_no_swap(scorer, sentence, swapped):
+    context = "Researchers tested 340 soil samples from farms. Landlords must give at least 90 days' notice."
+    assert scorer.evidence(sentence, context)["edit_swap_num"] == swapped
+
+
 def test_a_currency_symbol_is_no_content_token():
     keys = [(t.key, t.content) for t in tokens("It cost £3m.")]
     assert keys[2] == (stem("pound"), False) and keys[3][0] == "3" and keys[4][0] == "1000000"
