@@ -324,6 +324,14 @@ def satisfies(kind: str, bound: Decimal, value: Decimal) -> bool:
     return abs(value - bound) <= NEAR_SHARE * bound
 
 
+_VALUE_RE = re.compile(r"\d+(?:\.\d+)?")
+
+
+def number_value(form: str) -> Decimal | None:
+    """A normalised number form (:func:`normalise_number`) as a value, or None when it reads as none."""
+    return Decimal(form) if _VALUE_RE.fullmatch(form) else None
+
+
 def quantity_bounds(text: str) -> list[tuple[str, Decimal] | None]:
     """For each number of :func:`quantities` (the same order), its bound: the kind of :func:`bound_before` and its
     value (with its magnitude: "almost £5m" is below 5000000), or None."""

@@ -57,7 +57,6 @@ import difflib
 import re
 import threading
 from dataclasses import dataclass
-from decimal import Decimal
 
 from faithwatch.alignment.base import validate_inputs
 from faithwatch.alignment.edit_words import (
@@ -84,6 +83,7 @@ from faithwatch.text import (
     join_thousands,
     month_name,
     normalise_number,
+    number_value,
     satisfies,
     scale_after,
     spaced_decimals,
@@ -107,13 +107,12 @@ MIN_ANCHOR = 3
 #: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-#: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47
+#: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47, 55
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words")
 EDITS_VERSION = "56"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
-_DECIMAL_RE = re.compile(r"\d+(?:\.\d+)?")  # a number key that reads as a value
 
 _TOKEN_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|(?<![\w-])[Nn][Oo]-[^\W\d_]+|\w+(?:['’]\w+)?"
                        + "|[" + "".join(map(re.escape, CURRENCY_WORDS)) + "]")  # a currency symbol (v52)
@@ -420,10 +419,9 @@ def _number_swap(novel: list[_Token], theirs: list[_Token]) -> bool:
 def _bound_met(mine: list[_Token], theirs: list[_Token]) -> bool:
     """Whether a number of ``mine`` after a bound word is satisfied by an exact number of ``theirs`` ("more than 300"
     for "340", not for "about 340"; magnitudes compared as their own tokens: v56)."""
-    values = [Decimal(t.key) for t in theirs
-              if t.number and not t.scale and not t.bound and _DECIMAL_RE.fullmatch(t.key)]
-    return any(satisfies(t.bound, Decimal(t.key), v) for t in mine if t.bound and _DECIMAL_RE.fullmatch(t.key)
-               for v in values)
+    values = [number_value(t.key) for t in theirs if t.number and not t.scale and not t.bound]
+    return any(satisfies(t.bound, bound, v) for t in mine if t.bound and (bound := number_value(t.key)) is not None
+               for v in values if v is not None)
 
 
 def counts(changes: list[EditChange]) -> dict[str, float]:
@@ -434,7 +432,7 @@ def counts(changes: list[EditChange]) -> dict[str, float]:
     return out
 
 
-#: how a change reads, by the op of :meth:`EditScorer.local_edits` (the others, "widen", "lead" and "anchored"
+#: how a change reads, by the op of :meth:`EditScorer.local_edits` (the others, "widen", "lead", "end", "anchored"
 #: among them, replace words): difflib's "delete" is words the sentence adds
 _HOW = {"delete": "add", "insert": "leave out", "reverse": "reverse"}
 

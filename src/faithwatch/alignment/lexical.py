@@ -59,6 +59,7 @@ from faithwatch.text import (
     join_decimals,
     month_name,
     number_unit_spans,
+    number_value,
     preamble_end,
     quantities,
     quantity_bounds,
@@ -88,13 +89,11 @@ FEATURE_WEIGHTS: dict[str, float] = {"content": 0.5, "entities": 0.25, "bigrams"
 _TOKEN_RE = re.compile(r"\w(?:[\w'’-]*\w)?")
 # the text before a word that makes it sentence-initial: nothing, or end punctuation, then non-words
 _SENT_START_RE = re.compile(r"(?:^|[.!?:;])\W*$")
-# a normalised number form that reads as a value
-_DECIMAL_RE = re.compile(r"\d+(?:\.\d+)?")
 
 
 @dataclass(frozen=True)
 class _Features:
-    #: each number's forms, its value when written with a magnitude and its bound ("more than 300": version 18),
+    #: each number's forms, its value when written with a magnitude and its bound ("more than 300": version 19),
     #: with repeats (each unsupported one counts)
     numbers: tuple[tuple[frozenset[str], str | None, tuple[str, Decimal] | None], ...]
     content: frozenset[str]  # stems of non-stop words
@@ -235,10 +234,11 @@ def _context_index(context: str) -> _ContextIndex:
 
 
 def _exact_values(text: str) -> tuple[Decimal, ...]:
-    """The values of ``text``'s numbers that follow no bound word ("about 93" is none): what satisfies a bound."""
-    return tuple(Decimal(v or max(forms, key=len)) for (forms, v), bound in zip(quantities(text), quantity_bounds(text),
-                                                                                 strict=True)
-                 if bound is None and _DECIMAL_RE.fullmatch(v or max(forms, key=len)))
+    """The values of ``text``'s numbers that follow no bound word ("about 93" is none): what satisfies a bound. A
+    number is read by its value with its magnitude, else by its longest form (a year range's end: its full year)."""
+    values = (number_value(value or max(forms, key=len))
+              for (forms, value), bound in zip(quantities(text), quantity_bounds(text), strict=True) if bound is None)
+    return tuple(v for v in values if v is not None)
 
 
 def _supported(number: tuple[frozenset[str], str | None, tuple[str, Decimal] | None], ctx: _ContextIndex) -> bool:
