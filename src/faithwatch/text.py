@@ -302,14 +302,16 @@ BOUND_WORDS = {"more than": "above", "over": "above", "above": "above", "at leas
                "close to": "near"}
 BOUND_RATIO = Decimal("1.5")
 NEAR_SHARE = Decimal("0.15")
-_BOUND_RE = re.compile(r"(?:^|\s)(" + "|".join(sorted(map(re.escape, BOUND_WORDS), key=len, reverse=True))
+# a bound word right before the end (a currency symbol between), not negated ("no more than" is no "more than")
+_BOUND_RE = re.compile(r"(?:^|(?<!\bno)(?<!\bnot)\s)(" + "|".join(sorted(map(re.escape, BOUND_WORDS), key=len,
+                                                                        reverse=True))
                        + r")\s*[" + "".join(map(re.escape, CURRENCY_WORDS)) + r"]?$", re.IGNORECASE)
 
 
 def bound_before(text: str, start: int) -> str | None:
     """The kind of bound (a value of :data:`BOUND_WORDS`) that the words right before ``start`` put on the number
-    there, or None."""
-    m = _BOUND_RE.search(" ".join(text[max(0, start - 24):start].split()[-3:]) if start else "")
+    there, or None; a negated one ("no more than", "not less than") is none."""
+    m = _BOUND_RE.search(" ".join(text[max(0, start - 32):start].split()[-4:]) if start else "")
     return BOUND_WORDS[m.group(1).lower()] if m else None
 
 
