@@ -294,10 +294,13 @@ def quantities(text: str) -> list[tuple[frozenset[str], str | None]]:
 #: words that bound the number right after them (a currency symbol between), by what a number of the source must
 #: be to satisfy them: from the bound to :data:`BOUND_RATIO` times it ("above"), from the bound over that ratio to
 #: the bound ("below"), within :data:`NEAR_SHARE` of it ("near"): "more than 300" restates "340", not "about 340"
-#: (lexical scorer version 19, edits version 56)
+#: (lexical scorer version 19, edits version 56; "no more than", "upwards of" and the like: 20, 57)
 BOUND_WORDS = {"more than": "above", "over": "above", "above": "above", "at least": "above",
+               "no fewer than": "above", "no less than": "above", "not less than": "above", "upwards of": "above",
+               "in excess of": "above",
                "almost": "below", "nearly": "below", "under": "below", "below": "below", "less than": "below",
-               "fewer than": "below", "up to": "below",
+               "fewer than": "below", "up to": "below", "no more than": "below", "not more than": "below",
+               "at most": "below",
                "about": "near", "around": "near", "roughly": "near", "approximately": "near", "some": "near",
                "close to": "near"}
 BOUND_RATIO = Decimal("1.5")

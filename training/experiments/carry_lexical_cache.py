@@ -35,8 +35,8 @@ from faithwatch.text import quantities, strip_markup
 #: 9 -> 11: a number with a magnitude found by its value ("£3bn" is not "£3m");
 #: 14 -> 16: a context's "31. 8" holds 31.8; 16 -> 17: a correct unit conversion in parentheses is not read;
 #: 17 -> 18 (not kept), 19: a number after a bound word is found by an exact one that satisfies it ("more than
-#: 300" by "340", not by "about 340")
-OLD, NEW = "17", "19"
+#: 300" by "340", not by "about 340"); 20: "no more than", "upwards of" and the like too (carried from 17)
+OLD, NEW = "17", "20"
 #: what the new version adds, switched off to read the old version's scores (5 -> 6: the question is not passed)
 WITHOUT = {"6": ("faithwatch.text.year_range_ends", lambda text: {}),
            "8": ("faithwatch.alignment.lexical.month_name", lambda text, start, end: None),

@@ -269,9 +269,9 @@ class LexicalScorer(AlignmentScorer):
     #: 9: months abbreviated (`text.month_name`); 11: a number with a magnitude found by its value; 14: numbers
     #: written in words read in digits (`text.digits_for_words`); 16: a context's "31. 8" holds 31.8
     #: (`text.join_decimals`); 17: a correct unit conversion in parentheses is not read (`text.drop_conversions`);
-    #: 19: a number after a bound word found by an exact one that satisfies it (`text.quantity_bounds`)
-    #: (7, 10, 12, 13, 15, 18: not kept)
-    version = "19"
+    #: 19: a number after a bound word found by an exact one that satisfies it (`text.quantity_bounds`); 20: "no
+    #: more than", "upwards of" and the like are bound words (7, 10, 12, 13, 15, 18: not kept)
+    version = "20"
     #: reads the question with the context (:func:`~faithwatch.alignment.base.score_pairs_asked`)
     reads_question = True
 
