@@ -576,7 +576,9 @@ def test_a_number_with_a_magnitude_is_found_by_its_value(sentence, context, nove
     ("The food bank handed out nearly 2,000 parcels.", 1.0),
     ("The food bank handed out 2,500 parcels.", 1.0),  # no bound word: a number the context lacks
     ("Volunteers worked about 40 hours a week.", 1.0),  # "about 45" satisfies no bound: it is a bound itself
-    ("The food bank handed out no more than 2,000 parcels.", 1.0),  # a negated bound is none
+    ("The food bank handed out no more than 2,000 parcels.", 1.0),  # 2,460 is more than 2,000
+    ("The food bank handed out no more than 2,500 parcels.", 0.0),  # lexical v20: "no more than" bounds from below
+    ("The food bank handed out upwards of 2,400 parcels.", 0.0),
 ])
 def test_a_number_after_a_bound_word_is_found_by_an_exact_number_that_satisfies_it(sentence, novel):
     ctx = ("The food bank handed out 2,460 parcels in December and raised £4.8 million. Volunteers worked about 45 "
@@ -591,8 +593,9 @@ def test_bound_words_and_what_satisfies_them():
 
     assert quantity_bounds("more than 300, some £4m, 12 and cover 7") == [
         ("above", Decimal(300)), ("near", Decimal(4000000)), None, None]
-    # a negated bound is none: "no more than 300" is no "more than 300"
-    assert quantity_bounds("no more than 300, not less than £4m, no fewer than 12") == [None, None, None]
+    # a negated bound is its own phrase (lexical v20): "no more than 300" is below 300, not above it
+    assert quantity_bounds("no more than 300, not less than £4m, upwards of 12, at most 7") == [
+        ("below", Decimal(300)), ("above", Decimal(4000000)), ("above", Decimal(12)), ("below", Decimal(7))]
     assert satisfies("above", Decimal(300), Decimal(340)) and not satisfies("above", Decimal(300), Decimal(460))
     assert satisfies("below", Decimal(2500), Decimal(2460)) and not satisfies("below", Decimal(2000), Decimal(2460))
     assert satisfies("near", Decimal(30), Decimal(31)) and not satisfies("near", Decimal(50), Decimal(31))
