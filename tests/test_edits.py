@@ -294,9 +294,20 @@ def test_a_leading_opposite_and_an_ordinal_swap_are_flips(scorer, sentence, flip
     ("1. 25 people were injured in the crash.", 0.0),  # a list number is no swap
     ("125 people were injured in the crash.", 1.0),
     ("Some 25 people were injured in the crash.", 0.0),
+    ("Its evening appointments were used by 1,430.", 1.0),  # v54: a number ending a cut copy is no list number
+    ("Its evening appointments were used by 1,340.", 0.0),
+    ("Its evening appointments were used by 1,340 patients.", 0.0),
+    ("Researchers tested more than 300 soil samples from farms.", 0.0),  # v56: "340" meets the bound
+    ("Researchers tested about 350 soil samples from farms.", 0.0),
+    ("Researchers tested more than 400 soil samples from farms.", 1.0),
+    ("Researchers tested 300 soil samples from farms.", 1.0),
+    ("Landlords must give at least 60 days' notice.", 1.0),  # the source's "at least 90" is a bound, not a value
 ])
-def test_a_number_swapped_where_it_leads_the_sentence_is_counted(scorer, sentence, swapped):
-    context = "25 people were injured in the crash. The road reopened at 12."
+def test_a_number_swapped_is_counted_where_it_leads_or_ends_the_copy_and_not_behind_a_bound_met(
+        scorer, sentence, swapped):
+    context = ("25 people were injured in the crash. The road reopened at 12. Its evening appointments were used by "
+               "1,340 patients in the first three months of the trial. Researchers tested 340 soil samples from "
+               "farms. Landlords must give at least 90 days' notice.")
     assert scorer.evidence(sentence, context)["edit_swap_num"] == swapped
 
 
@@ -329,28 +340,6 @@ def test_a_word_changed_where_a_cut_copy_ends_is_judged_as_a_leading_change(scor
                "in the first quarter, according to the trade body.")
     evidence = scorer.evidence(sentence, context)
     assert evidence["edit_neg_flip"] == flip and evidence["edit_swap_word"] == 0.0
-
-
-@pytest.mark.parametrize("sentence, swapped", [
-    ("Its evening appointments were used by 1,430.", 1.0),  # v54: the full stop ending it makes no list number
-    ("Its evening appointments were used by 1,340.", 0.0),
-    ("Its evening appointments were used by 1,340 patients.", 0.0),
-])
-def test_a_number_changed_where_a_cut_copy_ends_is_counted(scorer, sentence, swapped):
-    context = "Its evening appointments were used by 1,340 patients in the first three months of the trial."
-    assert scorer.evidence(sentence, context)["edit_swap_num"] == swapped
-
-
-@pytest.mark.parametrize("sentence, swapped", [
-    ("Researchers tested more than 300 soil samples from farms.", 0.0),  # v56: "340" meets the bound
-    ("Researchers tested about 350 soil samples from farms.", 0.0),
-    ("Researchers tested more than 400 soil samples from farms.", 1.0),
-    ("Researchers tested 300 soil samples from farms.", 1.0),
-    ("Landlords must give at least 60 days' notice.", 1.0),  # the source's "at least 90" is a bound, not a value
-])
-def test_a_number_restated_with_a_bound_its_source_meets_is_no_swap(scorer, sentence, swapped):
-    context = "Researchers tested 340 soil samples from farms. Landlords must give at least 90 days' notice."
-    assert scorer.evidence(sentence, context)["edit_swap_num"] == swapped
 
 
 def test_a_currency_symbol_is_no_content_token():
