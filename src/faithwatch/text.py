@@ -273,10 +273,9 @@ def year_range_ends(text: str) -> dict[int, str]:
     return out
 
 
-def quantities(text: str) -> list[tuple[frozenset[str], str | None]]:
-    """Each number of ``text`` as :func:`number_forms` gives its forms, with its value when a magnitude follows it
-    (``"$5.7bn"``: ``({"5.7", "5700000000"}, "5700000000")``; ``"5.7"``: ``({"5.7"}, None)``)."""
-    out = []
+def _quantity_matches(text: str) -> Iterable[tuple[str, int, str, frozenset[str], str | None]]:
+    """Each number of ``text`` (thousands joined): the joined text, where the number starts, its form as written
+    and the forms and value of :func:`quantities`."""
     text = join_thousands(text)
     ends = year_range_ends(text)
     for m in _QUANTITY_RE.finditer(text):
@@ -287,8 +286,13 @@ def quantities(text: str) -> list[tuple[frozenset[str], str | None]]:
         if m.group(2) is not None:
             value = normalise_number(format(Decimal(written).scaleb(MAGNITUDES[m.group(2).lower()]), "f"))
             forms.add(value)
-        out.append((frozenset(forms), value))
-    return out
+        yield text, m.start(1), written, frozenset(forms), value
+
+
+def quantities(text: str) -> list[tuple[frozenset[str], str | None]]:
+    """Each number of ``text`` as :func:`number_forms` gives its forms, with its value when a magnitude follows it
+    (``"$5.7bn"``: ``({"5.7", "5700000000"}, "5700000000")``; ``"5.7"``: ``({"5.7"}, None)``)."""
+    return [(forms, value) for _, _, _, forms, value in _quantity_matches(text)]
 
 
 #: words that bound the number right after them (a currency symbol between), by what a number of the source must
@@ -337,17 +341,13 @@ def number_value(form: str) -> Decimal | None:
     return Decimal(form) if _VALUE_RE.fullmatch(form) else None
 
 
-def quantity_bounds(text: str) -> list[tuple[str, Decimal] | None]:
-    """For each number of :func:`quantities` (the same order), its bound: the kind of :func:`bound_before` and its
-    value (with its magnitude: "almost £5m" is below 5000000), or None."""
-    text = join_thousands(text)
-    out: list[tuple[str, Decimal] | None] = []
-    for m in _QUANTITY_RE.finditer(text):
-        kind = bound_before(text, m.start(1))
-        value = Decimal(normalise_number(m.group(1)))
-        if m.group(2) is not None:
-            value = value.scaleb(MAGNITUDES[m.group(2).lower()])
-        out.append((kind, value) if kind else None)
+def bounded_quantities(text: str) -> list[tuple[frozenset[str], str | None, tuple[str, Decimal] | None]]:
+    """Each number of :func:`quantities` with its bound: the kind of :func:`bound_before` and the number's value
+    (with its magnitude: "almost £5m" is below 5000000), or None."""
+    out = []
+    for joined, start, written, forms, value in _quantity_matches(text):
+        kind = bound_before(joined, start)
+        out.append((forms, value, (kind, Decimal(value or written)) if kind else None))
     return out
 
 

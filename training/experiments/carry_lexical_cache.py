@@ -43,7 +43,8 @@ WITHOUT = {"6": ("faithwatch.text.year_range_ends", lambda text: {}),
            "9": ("faithwatch.alignment.lexical._supported", lambda number, ctx: not number[0].isdisjoint(ctx.numbers)),
            "14": ("faithwatch.alignment.lexical.join_decimals", lambda text: text),
            "16": ("faithwatch.alignment.lexical.drop_conversions", lambda text: text),
-           "17": ("faithwatch.alignment.lexical.quantity_bounds", lambda text: [None] * len(quantities(text)))}
+           "17": ("faithwatch.alignment.lexical.bounded_quantities",
+                  lambda text: [(forms, value, None) for forms, value in quantities(text)])}
 
 
 def lexical_before(texts: list[str], context: str, question: str) -> np.ndarray:

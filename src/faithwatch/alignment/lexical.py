@@ -53,6 +53,7 @@ from faithwatch.alignment.base import AlignmentScorer, clamp01, validate_inputs
 from faithwatch.text import (
     CURRENCY_WORDS,
     NUMBER_WORDS,
+    bounded_quantities,
     digits_for_words,
     drop_conversions,
     is_stop,
@@ -62,7 +63,6 @@ from faithwatch.text import (
     number_value,
     preamble_end,
     quantities,
-    quantity_bounds,
     question_support,
     satisfies,
     stem,
@@ -131,9 +131,7 @@ def _wordlike(word: str) -> bool:
 def _sentence_features(sentence: str, claim_start: int = 0) -> _Features:
     """The features of ``sentence[claim_start:]``, read in place (a capitalised word right after a cut preamble, as
     in "The answer is China.", is not sentence-initial)."""
-    claim = sentence[claim_start:]
-    numbers = tuple((forms, value, bound) for (forms, value), bound
-                    in zip(quantities(claim), quantity_bounds(claim), strict=True))
+    numbers = tuple(bounded_quantities(sentence[claim_start:]))
     words = [(w, i) for w, i in _words(sentence) if i >= claim_start]
     content: set[str] = set()
     entities: set[str] = set()
@@ -236,8 +234,8 @@ def _context_index(context: str) -> _ContextIndex:
 def _exact_values(text: str) -> tuple[Decimal, ...]:
     """The values of ``text``'s numbers that follow no bound word ("about 93" is none): what satisfies a bound. A
     number is read by its value with its magnitude, else by its longest form (a year range's end: its full year)."""
-    values = (number_value(value or max(forms, key=len))
-              for (forms, value), bound in zip(quantities(text), quantity_bounds(text), strict=True) if bound is None)
+    values = (number_value(value or max(forms, key=len)) for forms, value, bound in bounded_quantities(text)
+              if bound is None)
     return tuple(v for v in values if v is not None)
 
 
@@ -269,7 +267,7 @@ class LexicalScorer(AlignmentScorer):
     #: 9: months abbreviated (`text.month_name`); 11: a number with a magnitude found by its value; 14: numbers
     #: written in words read in digits (`text.digits_for_words`); 16: a context's "31. 8" holds 31.8
     #: (`text.join_decimals`); 17: a correct unit conversion in parentheses is not read (`text.drop_conversions`);
-    #: 19: a number after a bound word found by an exact one that satisfies it (`text.quantity_bounds`); 20: "no
+    #: 19: a number after a bound word found by an exact one that satisfies it (`text.bounded_quantities`); 20: "no
     #: more than", "upwards of" and the like are bound words (7, 10, 12, 13, 15, 18: not kept)
     version = "20"
     #: reads the question with the context (:func:`~faithwatch.alignment.base.score_pairs_asked`)
