@@ -277,7 +277,9 @@ def test_numbers_in_words_read_in_digits_by_every_part() -> None:
     assert seen == [("It has 25 pupils.", "25 pupils came."), ["Did 42 come?"]]
     comb.score_pairs([("It has twenty-five pupils.", "Twenty-five pupils came.")], [None])  # no question: none
     assert seen[-1] == [None]
-    assert comb.version.endswith("+spelled1")
+    comb.score_pairs([("It was the twenty-first attempt.", "It was the 21st attempt.")])  # rule 4: ordinals too
+    assert seen[-2] == ("It was the 21st attempt.", "It was the 21st attempt.")
+    assert comb.version.endswith("+spelled4")
 
 
 def test_lexical_outputs_finite_in_unit_interval() -> None:

@@ -787,8 +787,37 @@ def test_spelled_numbers_and_digits_for_words():
         "Twenty-five, forty two, four hundred and fifty, twelve hundred, twenty-five thousand, two thousand five "
         "hundred, ninety-nine thousand nine hundred and ninety-nine")] == [
         "25", "42", "450", "1200", "25,000", "2500", "99,999"]
-    # a single number word, two numbers side by side, a plural, an ordinal, a word holding a number word: as written
-    for text in ("two million", "nineteen ninety", "one or two", "thousands of", "the twenty-first century",
-                 "someone often", "five ten-minute breaks", "No one came."):
+    # a single number word, two numbers side by side, a plural, an ordinal to tenth, a word holding a number word,
+    # a length of time: as written
+    for text in ("two million", "nineteen ninety", "one or two", "thousands of", "the first and the tenth",
+                 "someone often", "five ten-minute breaks", "No one came.", "a thirty-second advert"):
         assert digits_for_words(text) == text, text
     assert digits_for_words("a twenty-five-year-old man") == "a 25-year-old man"
+
+
+@pytest.mark.parametrize(("text", "digits"), [
+    ("the twenty-first century", "the 21st century"),  # spelled-number rule 4: ordinals 11th to 99th
+    ("She finished forty second.", "She finished 42nd."),
+    ("the Thirteenth Amendment", "the 13th Amendment"),
+    ("his eleventh, twelfth and ninety-third goals", "his 11th, 12th and 93rd goals"),
+    ("the sixtieth and seventy-fourth sessions", "the 60th and 74th sessions"),
+    ("the thirty-second president", "the 32nd president"),
+    ("forty-two thousand and twenty-second", "42,000 and 22nd"),  # an ordinal is read before the cardinals
+])
+def test_ordinals_in_words_read_in_digits(text, digits):
+    from faithwatch.text import digits_for_words
+
+    assert digits_for_words(text) == digits
+
+
+ORDINAL = "The observation tower was finished in the twenty-first century. Its walls are made of grey granite."
+
+
+@pytest.mark.parametrize(("sentence", "swapped"), [
+    ("The observation tower was finished in the 21st century.", False),  # the same ordinal, in digits
+    ("The observation tower was finished in the twenty-first century.", False),
+    ("The observation tower was finished in the 20th century.", True),
+    ("The observation tower was finished in the twenty-second century.", True),
+])
+def test_an_ordinal_in_words_is_its_number(scorer, sentence, swapped):
+    assert (scorer.evidence(sentence, ORDINAL)["edit_swap_num"] > 0) == swapped

@@ -125,10 +125,10 @@ NUMBER_WORDS.update(
     }
 )
 
-#: how the text signals read a number written in words of two or more ("three hundred" as "300"): part of their
-#: versions (:func:`digits_for_words`; spelled-number rule 2, the code of rule 1: docs/transfer.md, "Numbers written
-#: in words")
-SPELLED_RULE = "spelled1"
+#: how the text signals read a number written in words of two or more ("three hundred" as "300") and an ordinal
+#: from 11th to 99th in words ("twenty-first" as "21st"): part of their versions (:func:`digits_for_words`;
+#: spelled-number rules 2 and 4: docs/transfer.md, "Numbers written in words")
+SPELLED_RULE = "spelled4"
 
 
 def _alternatives(words: Sequence[str]) -> str:
@@ -142,6 +142,53 @@ _BELOW_1000 = rf"(?:{_BELOW_100}\s+hundred(?:\s+(?:and\s+)?{_BELOW_100})?|{_BELO
 _SPELLED_RE = re.compile(rf"\b{_BELOW_1000}(?:\s+thousand(?:\s+(?:and\s+)?{_BELOW_1000})?)?\b", re.IGNORECASE)
 #: the value of each number word below a hundred ("zero" … "twenty", the tens)
 WORD_VALUES = {**{w: i for i, w in enumerate(SMALL_NUMBER_WORDS)}, **TENS}
+
+
+#: ordinals in words, by value: "first" … "ninth" (read only after a tens word), "eleventh" … "nineteenth" and the
+#: tens' ("twentieth" … "ninetieth"); "tenth" and "first" … "ninth" alone stay words (rule 4)
+_UNIT_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+                  "eighth": 8, "ninth": 9}
+_OWN_ORDINALS = {"eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14, "fifteenth": 15,
+                 "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19, "twentieth": 20,
+                 "thirtieth": 30, "fortieth": 40, "fiftieth": 50, "sixtieth": 60, "seventieth": 70, "eightieth": 80,
+                 "ninetieth": 90}
+_ARTICLE_BEFORE = re.compile(r"\b[Aa]n?\s+$")
+_ORDINAL_RE = re.compile(rf"\b(?:({_TENS_WORDS})[\s-]({_alternatives(_UNIT_ORDINALS)})|"
+                         rf"({_alternatives(_OWN_ORDINALS)}))\b", re.IGNORECASE)
+
+
+def ordinal_suffix(value: int) -> str:
+    """The suffix of ``value`` as an ordinal in digits: "st" (21), "nd" (42), "rd" (63), "th" (11, 12, 13, 30)."""
+    if value % 100 in (11, 12, 13):
+        return "th"
+    return {1: "st", 2: "nd", 3: "rd"}.get(value % 10, "th")
+
+
+def spelled_ordinals(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, digits)`` of each ordinal from 11th to 99th written in words: "twenty-first" ("21st"),
+    "forty second" ("42nd"), "fifteenth" ("15th"), "sixtieth" ("60th"); not "first" … "tenth" alone."""
+    out = []
+    for m in _ORDINAL_RE.finditer(text):
+        tens, unit, own = m.groups()
+        if tens and unit.lower() == "second" and _ARTICLE_BEFORE.search(text, 0, m.start()):
+            continue  # "a thirty-second advert": a length of time
+        value = TENS[tens.lower()] + _UNIT_ORDINALS[unit.lower()] if tens else _OWN_ORDINALS[own.lower()]
+        out.append((m.start(), m.end(), f"{value}{ordinal_suffix(value)}"))
+    return out
+
+
+def _replaced(text: str, spans: list[tuple[int, int, str]]) -> str:
+    parts, last = [], 0
+    for start, end, digits in spans:
+        parts += [text[last:start], digits]
+        last = end
+    return "".join(parts) + text[last:] if parts else text
+
+
+def ordinals_in_digits(text: str) -> str:
+    """``text`` with each ordinal of :func:`spelled_ordinals` in digits ("the twenty-first century": "the 21st
+    century")."""
+    return _replaced(text, spelled_ordinals(text))
 
 
 def spelled_numbers(text: str) -> list[tuple[int, int, str]]:
@@ -169,14 +216,12 @@ def spelled_numbers(text: str) -> list[tuple[int, int, str]]:
 
 @lru_cache(maxsize=4096)
 def digits_for_words(text: str) -> str:
-    """``text`` with each number of :func:`spelled_numbers` written in digits ("The school has three hundred pupils."
-    -> "The school has 300 pupils."): how every text signal reads a sentence and its context (memoised: every
-    sentence of a response brings the same context)."""
-    parts, last = [], 0
-    for start, end, digits in spelled_numbers(text):
-        parts += [text[last:start], digits]
-        last = end
-    return "".join(parts) + text[last:] if parts else text
+    """``text`` with each number of :func:`spelled_numbers` and each ordinal of :func:`spelled_ordinals` written in
+    digits ("The school has three hundred pupils." -> "The school has 300 pupils."; "the twenty-first century" -> "the
+    21st century"): how every text signal reads a sentence and its context (memoised: every sentence of a response
+    brings the same context)."""
+    text = ordinals_in_digits(text)
+    return _replaced(text, spelled_numbers(text))
 
 
 # a number: digits with optional thousands separators and decimals; signs are ignored because a

@@ -1,10 +1,12 @@
-"""Carry the text-only feature caches over spelled-number rule 1 without re-running the models on every example.
+"""Carry the text-only feature caches over a spelled-number rule without re-running the models on every example.
 
 Spelled-number rule 1 (lexical scorer 11 -> 14, edits 44 -> 46, `align_score` and the LSS tagger keyed by
 ``text.SPELLED_RULE``) changes a score only where ``text.digits_for_words`` changes a text: a context, a question or
-a sentence holding a number written in two or more words. So the new caches are the old ones without the examples
-where it does (``align_score``'s text cache and the tagger's rows); the next ``faithwatch eval`` or ``train``
-computes those few again, as for any example missing from a cache. Existing new folders are left alone.
+a sentence holding a number written in two or more words; rule 4 (lexical 20 -> 21, edits 57 -> 58, "spelled1" ->
+"spelled4") only where it holds an ordinal from 11th to 99th in words (``text.ordinals_in_digits``). So the new
+caches are the old ones without the examples where the rule changes a text (``align_score``'s text cache and the
+tagger's rows); the next ``faithwatch eval`` or ``train`` computes those few again, as for any example missing from
+a cache. Existing new folders are left alone.
 
     python training/experiments/carry_spelled_cache.py [--also DATA ...]
 
@@ -29,10 +31,14 @@ from faithwatch.models.loading import cache_dir
 from faithwatch.sentences import SentenceTracker
 from faithwatch.signals.tagger import TaggerSignal
 from faithwatch.store import write_atomic
-from faithwatch.text import SPELLED_RULE, digits_for_words, strip_markup
+from faithwatch.text import SPELLED_RULE, ordinals_in_digits, strip_markup
 
-#: the lexical scorer's version before the rule, and with it
-OLD_LEXICAL, NEW_LEXICAL = "11", "14"
+#: the lexical scorer's version before the rule, and with it (rule 1: "11", "14")
+OLD_LEXICAL, NEW_LEXICAL = "20", "21"
+#: the spelled-number rule in the old versions (rule 1: none, the suffix absent)
+OLD_RULE = "spelled1"
+#: what the rule changes in a text (rule 1: ``digits_for_words``)
+RULE = ordinals_in_digits
 
 
 def changed_examples(name: str) -> set[str]:
@@ -41,7 +47,7 @@ def changed_examples(name: str) -> set[str]:
     for ex in load_dataset(name):
         sentences = SentenceTracker.split_text(ex.response)
         texts = [ex.context, ex.question or "", *(strip_markup(s.text) for s in sentences)]
-        if any(digits_for_words(t) != t for t in texts):
+        if any(RULE(t) != t for t in texts):
             out.add(ex.id)
     return out
 
@@ -67,7 +73,7 @@ def main(also: list[str]) -> None:
     scorer = get_scorer("nli-minilm+lexical+embedding")
     new_version = scorer.version
     assert new_version.endswith(f"+{SPELLED_RULE}") and f"+{NEW_LEXICAL}+" in new_version, new_version
-    old_version = new_version.removesuffix(f"+{SPELLED_RULE}").replace(f"+{NEW_LEXICAL}+", f"+{OLD_LEXICAL}+")
+    old_version = new_version.removesuffix(SPELLED_RULE).replace(f"+{NEW_LEXICAL}+", f"+{OLD_LEXICAL}+") + OLD_RULE
     tagger = TaggerSignal()
     root = cache_dir() / "features"
     for name in (*SETS, *AUGMENT, *also):
@@ -77,7 +83,7 @@ def main(also: list[str]) -> None:
         scorer.version = new_version
         new = root / text_cache_key(scorer, name)
         new_tags = text_cache_folder(tagger, name, root)
-        before = SimpleNamespace(name=tagger.name, version=tagger.version.removesuffix(f"+{SPELLED_RULE}"),
+        before = SimpleNamespace(name=tagger.name, version=tagger.version.removesuffix(SPELLED_RULE) + OLD_RULE,
                                  feature_names=tagger.feature_names, precision=tagger.precision)
         old_tags = text_cache_folder(before, name, root)
         carries = (("align_score", old, new, _drop_examples), ("tagger", old_tags, new_tags, _drop_rows))

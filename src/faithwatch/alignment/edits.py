@@ -48,7 +48,8 @@ A short replacement ending the sentence for a longer end of its source is read a
 the rest being cut ("Doors open at 7 a.m." for "… at 7 p.m. and the concert starts at 8 p.m.": v53); a number
 ending it is no list number ("… used by 1,430." for "… used by 1,340 patients in …": v54). A number after a bound
 word that its source's exact number satisfies is no swapped number ("more than 300" for "340": v56; "no more than
-450" for "438": v57).
+450" for "438": v57). An ordinal from 11th to 99th written in words is the number and suffix it is in digits
+("twenty-first" restates "21st"; "20th" swaps it: v58).
 """
 
 from __future__ import annotations
@@ -85,6 +86,7 @@ from faithwatch.text import (
     month_name,
     normalise_number,
     number_value,
+    ordinals_in_digits,
     satisfies,
     scale_after,
     spaced_decimals,
@@ -111,7 +113,7 @@ MIN_PREFIXED = 3
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47, 55
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words")
-EDITS_VERSION = "57"
+EDITS_VERSION = "58"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -151,6 +153,7 @@ def tokens(text: str) -> list[_Token]:
     """Comparable tokens of ``text``: numbers normalised (spelled-out ones too), words stemmed, n't as not."""
     out: list[_Token] = []
     text = _AM_PM_RE.sub(lambda m: m.group(1) + "m", join_thousands(text))  # "p.m.": pm, as "9pm" (v51)
+    text = ordinals_in_digits(text)  # "twenty-first": 21 and "st", as "21st" (v58)
     ends = [m.start() for m in _CLAUSE_RE.finditer(text)]
     years = year_range_ends(text)  # "2007-08": the "08" is also 2008 (v41)
     spelled = {start: (end, digits) for start, end, digits in spelled_numbers(text)}  # "three hundred": 300 (v46)

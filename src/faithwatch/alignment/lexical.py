@@ -268,8 +268,9 @@ class LexicalScorer(AlignmentScorer):
     #: written in words read in digits (`text.digits_for_words`); 16: a context's "31. 8" holds 31.8
     #: (`text.join_decimals`); 17: a correct unit conversion in parentheses is not read (`text.drop_conversions`);
     #: 19: a number after a bound word found by an exact one that satisfies it (`text.bounded_quantities`); 20: "no
-    #: more than", "upwards of" and the like are bound words (7, 10, 12, 13, 15, 18: not kept)
-    version = "20"
+    #: more than", "upwards of" and the like are bound words; 21: ordinals from 11th to 99th in words read in digits
+    #: (`text.ordinals_in_digits`) (7, 10, 12, 13, 15, 18: not kept)
+    version = "21"
     #: reads the question with the context (:func:`~faithwatch.alignment.base.score_pairs_asked`)
     reads_question = True
 
