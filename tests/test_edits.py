@@ -821,3 +821,16 @@ ORDINAL = "The observation tower was finished in the twenty-first century. Its w
 ])
 def test_an_ordinal_in_words_is_its_number(scorer, sentence, swapped):
     assert (scorer.evidence(sentence, ORDINAL)["edit_swap_num"] > 0) == swapped
+
+
+@pytest.mark.parametrize(("context", "sentence", "swapped"), [
+    ("The city has 1,500,000 residents and two airports.", "The city has 1.5 million residents and two airports.",
+     False),  # v59: the same value, with a magnitude
+    ("The museum received 1.2 million visitors in 2022.", "The museum received 1,200,000 visitors in 2022.", False),
+    ("The firm was fined £4.5m by the regulator.", "The firm was fined £4,500,000 by the regulator.", False),
+    ("12,000 fans watched the final in the rain.", "12 thousand fans watched the final in the rain.", False),
+    ("The museum received 1.2 million visitors in 2022.", "The museum received 1,300,000 visitors in 2022.", True),
+    ("The firm was fined £4,500,000 by the regulator.", "The firm was fined £45m by the regulator.", True),
+])
+def test_a_value_with_a_magnitude_restates_it_in_full(scorer, context, sentence, swapped):
+    assert (scorer.evidence(sentence, context)["edit_swap_num"] > 0) == swapped

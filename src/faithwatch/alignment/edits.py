@@ -49,7 +49,8 @@ the rest being cut ("Doors open at 7 a.m." for "… at 7 p.m. and the concert st
 ending it is no list number ("… used by 1,430." for "… used by 1,340 patients in …": v54). A number after a bound
 word that its source's exact number satisfies is no swapped number ("more than 300" for "340": v56; "no more than
 450" for "438": v57). An ordinal from 11th to 99th written in words is the number and suffix it is in digits
-("twenty-first" restates "21st"; "20th" swaps it: v58).
+("twenty-first" restates "21st"; "20th" swaps it: v58). A number written with a magnitude and the same value in
+full digits are no swap ("1.5 million" for "1,500,000": v59).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ import difflib
 import re
 import threading
 from dataclasses import dataclass
+from decimal import Decimal
 
 from faithwatch.alignment.base import validate_inputs
 from faithwatch.alignment.edit_words import (
@@ -113,7 +115,7 @@ MIN_PREFIXED = 3
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47, 55
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words")
-EDITS_VERSION = "58"
+EDITS_VERSION = "59"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -387,7 +389,7 @@ class EditScorer:
             if op in ("lead", "end"):  # an opposite, or a new number (v50, v53; no list number ends one: v54)
                 if _opposed(mine, theirs, source_keys) and _flips(mine, theirs, source_keys):
                     feature = "edit_neg_flip"
-                elif (_number_swap(novel, theirs) and (op == "end" or not any(t.listed for t in mine + theirs))
+                elif (_number_swap(novel, theirs, mine) and (op == "end" or not any(t.listed for t in mine + theirs))
                       and not _bound_met(mine, theirs)):
                     feature = "edit_swap_num"
             elif op == "reverse":
@@ -406,7 +408,7 @@ class EditScorer:
                 feature = "edit_neg_flip"
             elif op != "replace" or not novel:
                 feature = None
-            elif _number_swap(novel, theirs) and not _bound_met(mine, theirs):
+            elif _number_swap(novel, theirs, mine) and not _bound_met(mine, theirs):
                 feature = "edit_swap_num"
             elif any(t.entity for t in novel):
                 feature = "edit_swap_word"
@@ -415,9 +417,24 @@ class EditScorer:
         return match, out
 
 
-def _number_swap(novel: list[_Token], theirs: list[_Token]) -> bool:
-    """Whether a change puts a number the context lacks (among ``novel``) where its source had a number."""
-    return any(t.number for t in novel) and any(t.number for t in theirs)
+def _number_swap(novel: list[_Token], theirs: list[_Token], mine: list[_Token]) -> bool:
+    """Whether a change puts a number the context lacks (among ``novel``) where its source had a number, and no value
+    of the sentence's side is one of the source's ("1.5 million" restates "1,500,000": v59)."""
+    return (any(t.number for t in novel) and any(t.number for t in theirs)
+            and not _scaled_values(mine) & _scaled_values(theirs))
+
+
+def _scaled_values(tokens: list[_Token]) -> set[Decimal]:
+    """The values of the numbers of ``tokens``, each times the scale word right after it ("1.5" "million":
+    1,500,000; v59)."""
+    out = set()
+    for i, t in enumerate(tokens):
+        if not t.number or t.scale or (value := number_value(t.key)) is None:
+            continue
+        after = tokens[i + 1] if i + 1 < len(tokens) else None
+        scale = number_value(after.key) if after is not None and after.scale else None
+        out.add(value * scale if scale is not None else value)
+    return out
 
 
 def _bound_met(mine: list[_Token], theirs: list[_Token]) -> bool:
