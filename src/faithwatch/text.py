@@ -157,7 +157,7 @@ _ORDINAL_RE = re.compile(rf"\b(?:({_TENS_WORDS})[\s-]({_alternatives(_UNIT_ORDIN
                          rf"({_alternatives(_OWN_ORDINALS)}))\b", re.IGNORECASE)
 
 
-def ordinal_suffix(value: int) -> str:
+def _ordinal_suffix(value: int) -> str:
     """The suffix of ``value`` as an ordinal in digits: "st" (21), "nd" (42), "rd" (63), "th" (11, 12, 13, 30)."""
     if value % 100 in (11, 12, 13):
         return "th"
@@ -173,7 +173,7 @@ def spelled_ordinals(text: str) -> list[tuple[int, int, str]]:
         if tens and unit.lower() == "second" and _ARTICLE_BEFORE.search(text, 0, m.start()):
             continue  # "a thirty-second advert": a length of time
         value = TENS[tens.lower()] + _UNIT_ORDINALS[unit.lower()] if tens else _OWN_ORDINALS[own.lower()]
-        out.append((m.start(), m.end(), f"{value}{ordinal_suffix(value)}"))
+        out.append((m.start(), m.end(), f"{value}{_ordinal_suffix(value)}"))
     return out
 
 
