@@ -389,8 +389,7 @@ class EditScorer:
             if op in ("lead", "end"):  # an opposite, or a new number (v50, v53; no list number ends one: v54)
                 if _opposed(mine, theirs, source_keys) and _flips(mine, theirs, source_keys):
                     feature = "edit_neg_flip"
-                elif (_number_swap(novel, mine, theirs) and (op == "end" or not any(t.listed for t in mine + theirs))
-                      and not _bound_met(mine, theirs)):
+                elif _number_swap(novel, mine, theirs) and (op == "end" or not any(t.listed for t in mine + theirs)):
                     feature = "edit_swap_num"
             elif op == "reverse":
                 feature = "edit_neg_flip"
@@ -408,7 +407,7 @@ class EditScorer:
                 feature = "edit_neg_flip"
             elif op != "replace" or not novel:
                 feature = None
-            elif _number_swap(novel, mine, theirs) and not _bound_met(mine, theirs):
+            elif _number_swap(novel, mine, theirs):
                 feature = "edit_swap_num"
             elif any(t.entity for t in novel):
                 feature = "edit_swap_word"
@@ -418,10 +417,11 @@ class EditScorer:
 
 
 def _number_swap(novel: list[_Token], mine: list[_Token], theirs: list[_Token]) -> bool:
-    """Whether a change puts a number the context lacks (among ``novel``) where its source had a number, and no value
-    of the sentence's side is one of the source's ("1.5 million" restates "1,500,000": v59)."""
+    """Whether a change puts a number the context lacks (among ``novel``) where its source had a number, with no value
+    of the sentence's side one of the source's ("1.5 million" restates "1,500,000": v59) and no bound of it met by
+    the source (:func:`_bound_met`; v56)."""
     return (any(t.number for t in novel) and any(t.number for t in theirs)
-            and not _scaled_values(mine) & _scaled_values(theirs))
+            and not _scaled_values(mine) & _scaled_values(theirs) and not _bound_met(mine, theirs))
 
 
 def _scaled_values(tokens: list[_Token]) -> set[Decimal]:
