@@ -60,6 +60,17 @@ def test_lexical_number_normalisation_and_spelled_out_numbers() -> None:
     assert lex.score("The team won 2 titles.", ctx) > lex.score("The team won 5 titles.", ctx)
 
 
+def test_lexical_finds_a_percentage_in_a_share_of_the_context() -> None:
+    lex = LexicalScorer()  # version 22 (spelled-number rule 5 B)
+    ctx = "About half of the town's residents voted. One in four adults smokes."
+    for sentence in ("50% of the town's residents voted.", "25% of adults smoke.", "About 50 per cent voted."):
+        assert lex.evidence(sentence, ctx)["novel_numbers"] == 0.0, sentence
+    assert lex.evidence("30% of the town's residents voted.", ctx)["novel_numbers"] == 1.0
+    # a share of the sentence is no number the context must hold: "more than half" for "a majority"
+    assert lex.evidence("The Greens won more than half of the seats.", "The Greens won a majority of the seats. "
+                        "Turnout was 48 percent.")["novel_numbers"] == 0.0
+
+
 def test_lexical_neutral_for_sentence_without_content() -> None:
     lex = LexicalScorer()
     assert lex.score("Yes, it is.", CONTEXT) == NEUTRAL_SCORE

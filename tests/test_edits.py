@@ -834,3 +834,50 @@ def test_an_ordinal_in_words_is_its_number(scorer, sentence, swapped):
 ])
 def test_a_value_with_a_magnitude_restates_it_in_full(scorer, context, sentence, swapped):
     assert (scorer.evidence(sentence, context)["edit_swap_num"] > 0) == swapped
+
+
+@pytest.mark.parametrize(("text", "read"), [
+    ("Half of the shoppers bring bags.", "50% of the shoppers bring bags."),  # spelled-number rule 5 B
+    ("Half the staff work from home.", "50% of the staff work from home."),
+    ("Almost two-thirds of the members voted.", "Almost 67% of the members voted."),
+    ("a third of the pupils, three quarters of households, a fifth of the land", "33% of the pupils, 75% of "
+     "households, 20% of the land"),
+    ("One in four adults smokes; nine out of ten dentists agree; 1 in 8 cases", "25% of adults smokes; 90% of "
+     "dentists agree; 12.5% of cases"),
+    ("one in ten of its volunteers", "10% of its volunteers"),
+    ("The risk is one in six.", "The risk is 17%."),
+])
+def test_a_share_in_words_reads_as_its_percentage(text, read):
+    from faithwatch.text import shares_as_percents
+
+    assert shares_as_percents(text) == read
+
+
+def test_what_is_no_share_stays_words():
+    from faithwatch.text import share_values, shares_as_percents
+
+    for text in ("in the first half of the season", "the other half of the pair", "half a million", "half-time",
+                 "the third of May", "the third quarter", "He scored two in five minutes.", "1 in 10,000 births",
+                 "2.5 in 10 people", "one and a half of them", "four in three", "one in 12"):
+        assert shares_as_percents(text) == text, text
+    assert share_values("About half of the town and one in three voters") == [(6, "50", "near"), (27, "33", None)]
+
+
+SHARE = "Two-thirds of the members backed the proposal. The vote was held in the village hall."
+
+
+@pytest.mark.parametrize(("sentence", "swapped"), [
+    ("67% of the members backed the proposal.", False),  # the same share as a percentage
+    ("Two-thirds of the members backed the proposal.", False),
+    ("40% of the members backed the proposal.", True),
+    ("A third of the members backed the proposal.", True),
+])
+def test_a_share_is_its_percentage_to_the_edits(scorer, sentence, swapped):
+    assert (scorer.evidence(sentence, SHARE)["edit_swap_num"] > 0) == swapped
+
+
+def test_a_share_change_shows_the_share_as_written(scorer):
+    (change,) = scorer.changes("Almost a third of the staff work.", "Almost 50% of the staff work.")[1]
+    assert change.describe() == "'a third' for '50' (number)"
+    (change,) = scorer.changes("Half the staff left.", "40% of the staff left.")[1]
+    assert change.describe() == "'Half' for '40' (number)"

@@ -50,7 +50,8 @@ ending it is no list number ("… used by 1,430." for "… used by 1,340 patient
 word that its source's exact number satisfies is no swapped number ("more than 300" for "340": v56; "no more than
 450" for "438": v57). An ordinal from 11th to 99th written in words is the number and suffix it is in digits
 ("twenty-first" restates "21st"; "20th" swaps it: v58). A number written with a magnitude and the same value in
-full digits are no swap ("1.5 million" for "1,500,000": v59).
+full digits are no swap ("1.5 million" for "1,500,000": v59). A share written as a fraction in words is its
+percentage ("two-thirds of" restates "67% of"; "a third of" swaps "50% of": v60).
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ from faithwatch.text import (
     scale_after,
     spaced_decimals,
     spelled_numbers,
+    spelled_shares,
     split_sentences,
     stem,
     strip_preamble,
@@ -115,7 +117,7 @@ MIN_PREFIXED = 3
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47, 55
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words")
-EDITS_VERSION = "59"
+EDITS_VERSION = "60"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -159,6 +161,7 @@ def tokens(text: str) -> list[_Token]:
     ends = [m.start() for m in _CLAUSE_RE.finditer(text)]
     years = year_range_ends(text)  # "2007-08": the "08" is also 2008 (v41)
     spelled = {start: (end, digits) for start, end, digits in spelled_numbers(text)}  # "three hundred": 300 (v46)
+    shares = {start: (end, read) for start, end, read in spelled_shares(text)}  # "two-thirds of": "67% of" (v60)
     number: tuple[int, int] | None = None  # the span of the number token just before, if any
     skip = 0  # the end of the number in words just read
     for m in _TOKEN_RE.finditer(text):
@@ -167,6 +170,11 @@ def tokens(text: str) -> list[_Token]:
         word, clause = m.group(0), bisect.bisect_right(ends, m.start())
         if word in CURRENCY_WORDS:  # its currency's word, not a content token (v52)
             out.append(_Token(False, stem(CURRENCY_WORDS[word]), False, clause=clause, text=word))
+            continue
+        if m.start() in shares:
+            skip, read = shares[m.start()]
+            out += _share_tokens(text[m.start():skip], read, clause, bound_before(text, m.start()) or "")
+            number = None
             continue
         if m.start() in spelled:
             skip, digits = spelled[m.start()]
@@ -198,6 +206,19 @@ def tokens(text: str) -> list[_Token]:
             entity = (word[0].isupper() and bool(out)) or caps
             out.append(_Token(False, _key(low), not is_stop(low), entity, clause, caps=caps, text=word))
     return out
+
+
+def _share_tokens(written: str, read: str, clause: int, bound: str) -> list[_Token]:
+    """The tokens of a share written in words (``written``: "two-thirds of", "one in four", "half") read as its
+    percentage (``read``: "67% of", "25% of", "50% of "): its number and "of", as "67% of" gives them, each showing
+    what it stands for ("of" shows nothing where it is not written: "half the")."""
+    value, of = read.split("%")
+    written_of = re.search(r"\s+of$", written, re.IGNORECASE)
+    number = _Token(True, normalise_number(value), True, clause=clause, bound=bound,
+                    text=(written[:written_of.start()] if written_of else written).rstrip())
+    if not of.strip():
+        return [number]
+    return [number, _Token(False, _key("of"), False, clause=clause, text="of" if written_of else "")]
 
 
 def _key(low: str) -> str:
@@ -460,7 +481,7 @@ _HOW = {"delete": "add", "insert": "leave out", "reverse": "reverse"}
 
 def _words(toks: list[_Token]) -> str:
     """Tokens as written, joined by spaces ("n't" joined to its verb)."""
-    return " ".join(t.text for t in toks).replace(" n't", "n't").replace(" n’t", "n’t")
+    return " ".join(t.text for t in toks if t.text).replace(" n't", "n't").replace(" n’t", "n’t")
 
 
 @dataclass(frozen=True)

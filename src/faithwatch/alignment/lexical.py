@@ -65,6 +65,7 @@ from faithwatch.text import (
     quantities,
     question_support,
     satisfies,
+    share_values,
     stem,
 )
 
@@ -227,6 +228,9 @@ def _context_index(context: str) -> _ContextIndex:
         more, more_bare = _numbers_of(joined, words)
         numbers, bare = numbers | more, bare | more_bare
     values = _exact_values(context) + (_exact_values(joined) if joined != context else ())
+    shares = share_values(context)  # "half of" holds 50 ("50%"), an exact value unless bounded (version 22)
+    numbers, bare = numbers | {p for _, p, _ in shares}, bare | {p for _, p, _ in shares}
+    values += tuple(Decimal(p) for _, p, bound in shares if bound is None)
     return _ContextIndex(numbers, bare, values, frozenset(stems) | currencies,
                          frozenset(zip(stems, stems[1:], strict=False)))
 
@@ -269,8 +273,9 @@ class LexicalScorer(AlignmentScorer):
     #: (`text.join_decimals`); 17: a correct unit conversion in parentheses is not read (`text.drop_conversions`);
     #: 19: a number after a bound word found by an exact one that satisfies it (`text.bounded_quantities`); 20: "no
     #: more than", "upwards of" and the like are bound words; 21: ordinals from 11th to 99th in words read in digits
-    #: (`text.ordinals_in_digits`) (7, 10, 12, 13, 15, 18: not kept)
-    version = "21"
+    #: (`text.ordinals_in_digits`); 22: a context's share written as a fraction in words holds its percentage
+    #: (`text.share_values`; rule 5 B) (7, 10, 12, 13, 15, 18: not kept)
+    version = "22"
     #: reads the question with the context (:func:`~faithwatch.alignment.base.score_pairs_asked`)
     reads_question = True
 
