@@ -245,8 +245,8 @@ def spelled_shares(text: str) -> list[tuple[int, int, str]]:
     """``(start, end, percentage)`` of each share of ``text`` written as a fraction in words, the percentage followed
     by "of" (spelled-number rule 5 B): "half of" / "half the" ("50% of"), "two-thirds of" ("67% of"), "a quarter of"
     ("25% of"), "one in four" / "one out of four" ("25% of"); not "the first half of", "a third quarter", "two in
-    five minutes". In order, none overlapping. The edits rules read a text with these in digits
-    (:func:`shares_as_percents`) and the lexical scorer finds a number by a context's share (rule 5 B)."""
+    five minutes". In order, none overlapping. The edits rules read each as its number and "of"; the lexical scorer
+    finds a number by a context's share (:func:`share_values`); the other signals read the words."""
     spans = []
     for m in _HALF_RE.finditer(text):
         if not _NOT_A_SHARE_BEFORE.search(text, 0, m.start()):

@@ -3,9 +3,9 @@
 Spelled-number rule 1 (lexical scorer 11 -> 14, edits 44 -> 46, `align_score` and the LSS tagger keyed by
 ``text.SPELLED_RULE``) changes a score only where ``text.digits_for_words`` changes a text: a context, a question or
 a sentence holding a number written in two or more words; rule 4 (lexical 20 -> 21, edits 57 -> 58, "spelled1" ->
-"spelled4") only where it holds an ordinal from 11th to 99th in words (``text.ordinals_in_digits``); rule 5 (lexical
-21 -> 22, edits 59 -> 60, "spelled5") only where it holds a share written as a fraction in words
-(``text.shares_as_percents``). So the new
+"spelled4") only where it holds an ordinal from 11th to 99th in words (``text.ordinals_in_digits``); rule 5 B
+(lexical 21 -> 22, edits 59 -> 60, ``SPELLED_RULE`` unchanged, so the tagger's caches carry whole) only where it
+holds a share written as a fraction in words (``text.shares_as_percents``). So the new
 caches are the old ones without the examples where the rule changes a text (``align_score``'s text cache and the
 tagger's rows); the next ``faithwatch eval`` or ``train`` computes those few again, as for any example missing from
 a cache. Existing new folders are left alone.
@@ -35,11 +35,11 @@ from faithwatch.signals.tagger import TaggerSignal
 from faithwatch.store import write_atomic
 from faithwatch.text import SPELLED_RULE, shares_as_percents, strip_markup
 
-#: the lexical scorer's version before the rule, and with it (rule 1: "11", "14"; rule 5 here)
+#: the lexical scorer's version before the rule, and with it (rule 1: "11", "14"; rule 5 B here)
 OLD_LEXICAL, NEW_LEXICAL = "21", "22"
-#: the spelled-number rule in the old versions (rule 1: none, the suffix absent; rule 5: "spelled4")
+#: the spelled-number rule in the old versions (rule 1: none, the suffix absent; rule 5 B: "spelled4", unchanged)
 OLD_RULE = "spelled4"
-#: what the rule changes in a text (rule 1: ``digits_for_words``; rule 5: the shares)
+#: what the rule changes in a text (rule 1: ``digits_for_words``; rule 5 B: the shares)
 RULE = shares_as_percents
 
 
