@@ -39,7 +39,9 @@ A number written in two or more words is read in digits, in sentence and context
 context writes with a space after the point ("31. 8", a tokeniser's) also holds the number joined ("31.8";
 :func:`~faithwatch.text.join_decimals`; version 16; versions 7 and 15 were rules not kept). A sentence's unit
 conversion in parentheses that is correct ("165°F (74°C)") is not read: the number before it is
-(:func:`~faithwatch.text.drop_conversions`; version 17).
+(:func:`~faithwatch.text.drop_conversions`; version 17). A share the context writes as a fraction in words holds its
+percentage ("half of" holds 50, "two-thirds of" 67; :func:`~faithwatch.text.share_values`; version 22); a share in
+the sentence is no number the context must hold ("more than half" for "a majority").
 """
 
 from __future__ import annotations
