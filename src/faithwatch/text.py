@@ -218,10 +218,13 @@ _SHARE_DENOMINATORS = {"third": 3, "quarter": 4, "fifth": 5, "tenth": 10}
 _NUMERATORS = {"a": 1, **{w: i for i, w in enumerate(SMALL_NUMBER_WORDS[1:10], start=1)}}
 _FRACTION_RE = re.compile(rf"\b({_alternatives(_NUMERATORS)})[\s-]({_alternatives(_SHARE_DENOMINATORS)})s?\s+of\b",
                           re.IGNORECASE)
-_HALF_RE = re.compile(r"\b(?:one[\s-])?half\s+(?:(of)|(?=(?:the|its|their|his|her|our|your|all|these|those)\b))",
+_HALF_RE = re.compile(r"\b(?:one[\s-])?half(?:(\s+of)|(?=\s+(?:the|its|their|his|her|our|your|all|these|those)\b))",
                       re.IGNORECASE)
-_NOT_A_SHARE_BEFORE = re.compile(r"\b(?:the|a|first|second|other|latter|former|final|last|next|each|every)\s+$",
-                                 re.IGNORECASE)
+#: the words after which a fraction is no share ("the first half of the season", "the third of May")
+_NO_SHARE_AFTER = frozenset(("the", "a", "first", "second", "other", "latter", "former", "final", "last", "next",
+                             "each", "every"))
+_WORD_BEFORE = re.compile(r"(\w+)\s+$")
+_WORD_AFTER = re.compile(r"\s+[^\W\d_]")
 _WHOLE = rf"\d+|{_alternatives(SMALL_NUMBER_WORDS[1:11])}|hundred"
 _TIME_UNITS = r"seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?|centuries|century|games?|matches?"
 _IN_RE = re.compile(rf"(?<![\d.,])\b({_WHOLE})\s+(?:in|out\s+of)\s+({_WHOLE})\b(?![.,]\d)(?!\s+(?:{_TIME_UNITS})\b)"
@@ -234,33 +237,42 @@ def _whole(word: str) -> int:
 
 
 def _percent(numerator: int, denominator: int) -> str:
-    """``numerator / denominator`` as a percentage: exact with at most one decimal (12.5%), else a whole percent."""
+    """``numerator / denominator`` in percent, normalised: exact with at most one decimal ("12.5"), else whole
+    ("33")."""
     value = Decimal(100 * numerator) / denominator
     if value == value.quantize(Decimal("0.1")):
-        return f"{normalise_number(format(value.quantize(Decimal('0.1')), 'f'))}%"
-    return f"{value.quantize(Decimal('1'), rounding=ROUND_HALF_UP)}%"
+        return normalise_number(format(value.quantize(Decimal("0.1")), "f"))
+    return str(value.quantize(Decimal("1"), rounding=ROUND_HALF_UP))
 
 
-def spelled_shares(text: str) -> list[tuple[int, int, str]]:
-    """``(start, end, percentage)`` of each share of ``text`` written as a fraction in words, the percentage followed
-    by "of" (spelled-number rule 5 B): "half of" / "half the" ("50% of"), "two-thirds of" ("67% of"), "a quarter of"
-    ("25% of"), "one in four" / "one out of four" ("25% of"); not "the first half of", "a third quarter", "two in
-    five minutes". In order, none overlapping. The edits rules read each as its number and "of"; the lexical scorer
-    finds a number by a context's share (:func:`share_values`); the other signals read the words."""
+def _a_share_here(text: str, start: int) -> bool:
+    """Whether a fraction at ``start`` may be a share: not right after a word of :data:`_NO_SHARE_AFTER` (the word
+    before read from a short window, so a text's shares cost time in its length only)."""
+    m = _WORD_BEFORE.search(text, max(0, start - 24), start)
+    return not (m and m.group(1).lower() in _NO_SHARE_AFTER)
+
+
+def spelled_shares(text: str) -> list[tuple[int, int, str, bool]]:
+    """``(start, end, percent, of)`` of each share of ``text`` written as a fraction in words: its percentage as a
+    normalised number, and whether it reads with "of" after it (spelled-number rule 5 B): "half of" / "half the"
+    ("50", "50% of"), "two-thirds of" ("67"), "a quarter of" ("25"), "one in four" / "one out of four" ("25"); not
+    "the first half of", "a third quarter", "two in five minutes". In order, none overlapping. The edits rules read
+    each as its number and "of"; the lexical scorer finds a number by a context's share (:func:`share_values`); the
+    other signals read the words."""
     spans = []
     for m in _HALF_RE.finditer(text):
-        if not _NOT_A_SHARE_BEFORE.search(text, 0, m.start()):
-            spans.append((m.start(), m.end(), "50% of" if m.group(1) else "50% of "))
+        if _a_share_here(text, m.start()):
+            spans.append((m.start(), m.end(), "50", True))
     for m in _FRACTION_RE.finditer(text):
         numerator, denominator = _NUMERATORS[m.group(1).lower()], _SHARE_DENOMINATORS[m.group(2).lower()]
-        if numerator < denominator and not _NOT_A_SHARE_BEFORE.search(text, 0, m.start()):
-            spans.append((m.start(), m.end(), f"{_percent(numerator, denominator)} of"))
+        if numerator < denominator and _a_share_here(text, m.start()):
+            spans.append((m.start(), m.end(), _percent(numerator, denominator), True))
     for m in _IN_RE.finditer(text):
         numerator, denominator = _whole(m.group(1)), _whole(m.group(2))
         if 1 <= numerator < denominator and (denominator <= 10 or denominator == 100):
-            of = " of" if m.group(3) or re.match(r"\s+[^\W\d_]", text[m.end():]) else ""
-            spans.append((m.start(), m.end(), f"{_percent(numerator, denominator)}{of}"))
-    out: list[tuple[int, int, str]] = []
+            of = bool(m.group(3) or _WORD_AFTER.match(text, m.end()))
+            spans.append((m.start(), m.end(), _percent(numerator, denominator), of))
+    out: list[tuple[int, int, str, bool]] = []
     for span in sorted(spans):
         if not out or span[0] >= out[-1][1]:
             out.append(span)
@@ -268,16 +280,16 @@ def spelled_shares(text: str) -> list[tuple[int, int, str]]:
 
 
 def share_values(text: str) -> list[tuple[int, str, str | None]]:
-    """``(start, percentage, bound)`` of each share of :func:`spelled_shares`: where it starts, its percentage as a
+    """``(start, percent, bound)`` of each share of :func:`spelled_shares`: where it starts, its percentage as a
     normalised number ("two-thirds of": "67") and the kind of bound word before it (:func:`bound_before`), if any."""
-    return [(start, _VALUE_RE.match(percent).group(0), bound_before(text, start))
-            for start, _, percent in spelled_shares(text)]
+    return [(start, percent, bound_before(text, start)) for start, _, percent, _ in spelled_shares(text)]
 
 
 def shares_as_percents(text: str) -> str:
     """``text`` with each share of :func:`spelled_shares` written as its percentage ("One in four adults smokes." ->
     "25% of adults smokes."; "half the staff" -> "50% of the staff")."""
-    return _replaced(text, spelled_shares(text))
+    return _replaced(text, [(start, end, f"{percent}% of" if of else f"{percent}%")
+                            for start, end, percent, of in spelled_shares(text)])
 
 
 @lru_cache(maxsize=4096)

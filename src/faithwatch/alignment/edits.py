@@ -161,7 +161,7 @@ def tokens(text: str) -> list[_Token]:
     ends = [m.start() for m in _CLAUSE_RE.finditer(text)]
     years = year_range_ends(text)  # "2007-08": the "08" is also 2008 (v41)
     spelled = {start: (end, digits) for start, end, digits in spelled_numbers(text)}  # "three hundred": 300 (v46)
-    shares = {start: (end, read) for start, end, read in spelled_shares(text)}  # "two-thirds of": "67% of" (v60)
+    shares = {start: rest for start, *rest in spelled_shares(text)}  # "two-thirds of": 67 and "of" (v60)
     number: tuple[int, int] | None = None  # the span of the number token just before, if any
     skip = 0  # the end of the number in words just read
     for m in _TOKEN_RE.finditer(text):
@@ -172,8 +172,8 @@ def tokens(text: str) -> list[_Token]:
             out.append(_Token(False, stem(CURRENCY_WORDS[word]), False, clause=clause, text=word))
             continue
         if m.start() in shares:
-            skip, read = shares[m.start()]
-            out += _share_tokens(text[m.start():skip], read, clause, bound_before(text, m.start()) or "")
+            skip, percent, of = shares[m.start()]
+            out += _share_tokens(text[m.start():skip], percent, of, clause, bound_before(text, m.start()) or "")
             number = None
             continue
         if m.start() in spelled:
@@ -208,15 +208,14 @@ def tokens(text: str) -> list[_Token]:
     return out
 
 
-def _share_tokens(written: str, read: str, clause: int, bound: str) -> list[_Token]:
+def _share_tokens(written: str, percent: str, of: bool, clause: int, bound: str) -> list[_Token]:
     """The tokens of a share written in words (``written``: "two-thirds of", "one in four", "half") read as its
-    percentage (``read``: "67% of", "25% of", "50% of "): its number and "of", as "67% of" gives them, each showing
-    what it stands for ("of" shows nothing where it is not written: "half the")."""
-    value, of = read.split("%")
+    percentage (``percent``, with "of" after it when ``of``), as "67% of" gives them, each showing what it stands for
+    ("of" shows nothing where it is not written: "half the")."""
     written_of = re.search(r"\s+of$", written, re.IGNORECASE)
-    number = _Token(True, normalise_number(value), True, clause=clause, bound=bound,
-                    text=(written[:written_of.start()] if written_of else written).rstrip())
-    if not of.strip():
+    number = _Token(True, percent, True, clause=clause, bound=bound,
+                    text=written[:written_of.start()] if written_of else written)
+    if not of:
         return [number]
     return [number, _Token(False, _key("of"), False, clause=clause, text="of" if written_of else "")]
 

@@ -231,7 +231,8 @@ def _context_index(context: str) -> _ContextIndex:
         numbers, bare = numbers | more, bare | more_bare
     values = _exact_values(context) + (_exact_values(joined) if joined != context else ())
     shares = share_values(context)  # "half of" holds 50 ("50%"), an exact value unless bounded (version 22)
-    numbers, bare = numbers | {p for _, p, _ in shares}, bare | {p for _, p, _ in shares}
+    percents = {p for _, p, _ in shares}
+    numbers, bare = numbers | percents, bare | percents
     values += tuple(Decimal(p) for _, p, bound in shares if bound is None)
     return _ContextIndex(numbers, bare, values, frozenset(stems) | currencies,
                          frozenset(zip(stems, stems[1:], strict=False)))
