@@ -71,6 +71,22 @@ def test_lexical_finds_a_percentage_in_a_share_of_the_context() -> None:
                         "Turnout was 48 percent.")["novel_numbers"] == 0.0
 
 
+def test_lexical_finds_a_quantity_in_another_unit_of_its_kind() -> None:
+    lex = LexicalScorer()  # version 23 (unit rule 1)
+    ctx = "The repairs took two weeks. The path runs for 4.5 km and the dog weighs eighty pounds."
+    for sentence in ("The repairs took 14 days.", "The path runs for 4,500 metres.", "The dog weighs 36 kg.",
+                     "The repairs took 336 hours."):
+        assert lex.evidence(sentence, ctx) | {"lex_bigrams": 1.0} == {
+            "lex_content": 1.0, "lex_bigrams": 1.0, "novel_content": 0.0, "novel_numbers": 0.0,
+            "novel_entities": 0.0}, sentence
+    for sentence in ("The repairs took 10 days.", "The path runs for 9,000 metres.", "The dog weighs 28 kg.",
+                     "The repairs took 14 minutes."):
+        assert lex.evidence(sentence, ctx)["novel_numbers"] == 1.0, sentence
+    # a number that is no quantity is not found by one; a unit word alone is found by no quantity
+    assert lex.evidence("The repairs took 14 people.", ctx)["novel_numbers"] == 1.0
+    assert lex.evidence("The repairs took days.", ctx)["novel_content"] == 1.0
+
+
 def test_lexical_neutral_for_sentence_without_content() -> None:
     lex = LexicalScorer()
     assert lex.score("Yes, it is.", CONTEXT) == NEUTRAL_SCORE
@@ -262,6 +278,8 @@ def test_a_correct_unit_conversion_in_parentheses_is_not_read() -> None:
         assert lex.evidence(sentence, ctx)["novel_numbers"] == 0.0, sentence
     assert lex.evidence("Reheat foods to 165°F (85°C) for 15 seconds.", ctx)["novel_numbers"] == 1.0
     assert drop_conversions("It is 6 ft (183 cm) tall, 10 kg (22 lb).") == "It is 6 ft tall, 10 kg."
+    timed = "It took 2 weeks (14 days), not 3 hours (100 min)."  # units of time too (unit rule 1)
+    assert drop_conversions(timed) == "It took 2 weeks, not 3 hours (100 min)."
     for kept in ["A bad one: 20 °C (4 °F).", "It is 3m (10m) wide.", "Room of 60-75°F (15-24°C).", "In 2010 (5 km)"]:
         assert drop_conversions(kept) == kept
 

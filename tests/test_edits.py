@@ -881,3 +881,39 @@ def test_a_share_change_shows_the_share_as_written(scorer):
     assert change.describe() == "'a third' for '50' (number)"
     (change,) = scorer.changes("Half the staff left.", "40% of the staff left.")[1]
     assert change.describe() == "'Half' for '40' (number)"
+
+
+def test_measures_read_a_number_with_its_unit():
+    from faithwatch.text import Measure, measures, same_quantity
+
+    assert measures("It took two weeks and 4,500 metres; 20 mph.") == [
+        Measure("2", "weeks", "time", 14.0), Measure("4500", "metres", "length", 4500.0),
+        Measure("20", "mph", "speed", 20 * 0.44704)]
+    assert measures("£5m and 5 m, one in four, 1 in 10, half off") == []  # not "m", "in" or a share
+    (hours,), (minutes,), (short,) = measures("3 hours"), measures("180 minutes"), measures("140 minutes")
+    assert same_quantity(minutes, hours) and not same_quantity(short, hours)
+    assert not same_quantity(hours, hours)  # the same unit: compared as numbers, as before
+    (km,), (miles,) = measures("8 km"), measures("five miles")
+    assert same_quantity(km, miles)  # 8.05 km: within 5%
+
+
+UNITS = "The repairs took three hours on Sunday. The path runs for 4.5 km along the canal."
+
+
+@pytest.mark.parametrize(("sentence", "changed"), [
+    ("The repairs took 180 minutes on Sunday.", False),  # unit rule 1 (v61)
+    ("The path runs for 4,500 metres along the canal.", False),
+    ("The repairs took three hours on Sunday.", False),
+    ("The repairs took 140 minutes on Sunday.", True),  # another value
+    ("The path runs for 9,000 metres along the canal.", True),
+    ("The repairs took three days on Sunday.", True),  # another unit at the same number
+])
+def test_a_quantity_in_another_unit_is_no_change(scorer, sentence, changed):
+    assert bool(scorer.changes(sentence, UNITS)[1]) == changed
+
+
+def test_half_off_is_no_share():
+    from faithwatch.text import spelled_shares
+
+    assert spelled_shares("Coats are half off today; half offered to pay.") == []
+    assert spelled_shares("Coats are half of the stock.") == [(10, 17, "50", True)]

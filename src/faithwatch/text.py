@@ -8,7 +8,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import pysbd
 
@@ -218,7 +218,7 @@ _SHARE_DENOMINATORS = {"third": 3, "quarter": 4, "fifth": 5, "tenth": 10}
 _NUMERATORS = {"a": 1, **{w: i for i, w in enumerate(SMALL_NUMBER_WORDS[1:10], start=1)}}
 _FRACTION_RE = re.compile(rf"\b({_alternatives(_NUMERATORS)})[\s-]({_alternatives(_SHARE_DENOMINATORS)})s?\s+of\b",
                           re.IGNORECASE)
-_HALF_RE = re.compile(r"\b(?:one[\s-])?half(?:(\s+of)|(?=\s+(?:the|its|their|his|her|our|your|all|these|those)\b))",
+_HALF_RE = re.compile(r"\b(?:one[\s-])?half(?:(\s+of\b)|(?=\s+(?:the|its|their|his|her|our|your|all|these|those)\b))",
                       re.IGNORECASE)
 #: the words after which a fraction is no share ("the first half of the season", "the third of May")
 _NO_SHARE_AFTER = frozenset(("the", "a", "first", "second", "other", "latter", "former", "final", "last", "next",
@@ -518,6 +518,17 @@ _UNIT_FACTORS = {
     **dict.fromkeys(("hectare", "hectares", "ha"), ("area", 10000.0)),
     **dict.fromkeys(("f", "fahrenheit"), ("temperature", 0.0)),
     **dict.fromkeys(("c", "celsius", "centigrade"), ("temperature", 0.0)),
+    # units of time, in days (unit rule 1)
+    **dict.fromkeys(("second", "seconds", "sec", "secs"), ("time", 1 / 86400)),
+    **dict.fromkeys(("minute", "minutes", "min", "mins"), ("time", 1 / 1440)),
+    **dict.fromkeys(("hour", "hours", "hr", "hrs"), ("time", 1 / 24)),
+    **dict.fromkeys(("day", "days"), ("time", 1.0)),
+    **dict.fromkeys(("week", "weeks"), ("time", 7.0)),
+    **dict.fromkeys(("fortnight", "fortnights"), ("time", 14.0)),
+    **dict.fromkeys(("month", "months"), ("time", 365.2425 / 12)),
+    **dict.fromkeys(("year", "years"), ("time", 365.2425)),
+    **dict.fromkeys(("decade", "decades"), ("time", 3652.425)),
+    **dict.fromkeys(("century", "centuries"), ("time", 36524.25)),
 }
 _UNIT = (r"(?:°\s?|degrees?\s+)?(?:" + "|".join(re.escape(u) for u in sorted(_UNIT_FACTORS, key=len, reverse=True))
          + r")(?![\w/])\.?")
@@ -559,6 +570,48 @@ def drop_conversions(text: str) -> str:
         return m.group(0)[: m.start("paren") - m.start()].rstrip()
 
     return _CONVERSION.sub(keep_or_drop, text) if "(" in text else text
+
+
+#: the units a quantity of :func:`measures` is read in: the table's but temperatures and the bare "m", "in", "st"
+#: and "l" (as often "million", a preposition or a letter)
+_MEASURE_UNITS = {u: v for u, v in _UNIT_FACTORS.items() if v[0] != "temperature" and u not in ("m", "in", "st", "l")}
+_MEASURE_RE = re.compile(
+    rf"(?<![\w.,])(?P<n>{_AMOUNT}|{_alternatives([w for w in WORD_VALUES if w != 'zero'])})[\s-]?"
+    rf"(?P<u>{'|'.join(re.escape(u) for u in sorted(_MEASURE_UNITS, key=len, reverse=True))})(?![\w/])",
+    re.IGNORECASE)
+#: how far apart two quantities in different units may be and be one: this share of the sentence's (unit rule 1)
+SAME_QUANTITY_SHARE = 0.05
+
+
+class Measure(NamedTuple):
+    """A number with a unit (:func:`measures`): the number normalised, the unit as written (lower case), its kind
+    and the quantity in the kind's base unit."""
+
+    number: str
+    unit: str
+    kind: str
+    base: float
+
+
+def measures(text: str) -> list[Measure]:
+    """Each quantity of ``text``: a number (digits, or words as :func:`digits_for_words` reads them, a single number
+    word too) right before a unit of length, mass, volume, speed, area or time ("two weeks", "4.5 km", "20 mph";
+    unit rule 1)."""
+    out = []
+    for m in _MEASURE_RE.finditer(join_thousands(digits_for_words(text))):
+        low = m.group("n").lower()
+        number = str(WORD_VALUES[low]) if low in WORD_VALUES else normalise_number(low)
+        unit = m.group("u").lower()
+        kind, factor = _MEASURE_UNITS[unit]
+        out.append(Measure(number, unit, kind, float(number) * factor))
+    return out
+
+
+def same_quantity(mine: Measure, theirs: Measure) -> bool:
+    """Whether ``theirs`` is the quantity ``mine`` in another unit of its kind: equal within
+    :data:`SAME_QUANTITY_SHARE` once converted ("14 days" and "two weeks"; "10 km" and "6 miles" too)."""
+    return (mine.kind == theirs.kind and _MEASURE_UNITS[mine.unit][1] != _MEASURE_UNITS[theirs.unit][1]
+            and abs(mine.base - theirs.base) <= SAME_QUANTITY_SHARE * abs(mine.base))
 
 
 _SPACED_DECIMAL = re.compile(r"(?<![\w.,])(\d+)\. (\d+)\b")

@@ -51,7 +51,9 @@ word that its source's exact number satisfies is no swapped number ("more than 3
 450" for "438": v57). An ordinal from 11th to 99th written in words is the number and suffix it is in digits
 ("twenty-first" restates "21st"; "20th" swaps it: v58). A number written with a magnitude and the same value in
 full digits are no swap ("1.5 million" for "1,500,000": v59). A share written as a fraction in words is its
-percentage ("two-thirds of" restates "67% of"; "a third of" swaps "50% of": v60).
+percentage ("two-thirds of" restates "67% of"; "a third of" swaps "50% of": v60). A quantity restated in another
+unit of its kind is no change ("180 minutes" for "three hours", "8 km" for "five miles"; within 5%: unit rule 1,
+v61).
 """
 
 from __future__ import annotations
@@ -82,14 +84,17 @@ from faithwatch.text import (
     CURRENCY_WORDS,
     NUMBER_AFTER,
     NUMBER_WORDS,
+    Measure,
     bound_before,
     drop_conversions,
     is_stop,
     join_thousands,
+    measures,
     month_name,
     normalise_number,
     number_value,
     ordinals_in_digits,
+    same_quantity,
     satisfies,
     scale_after,
     spaced_decimals,
@@ -117,7 +122,7 @@ MIN_PREFIXED = 3
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47, 55
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words")
-EDITS_VERSION = "60"
+EDITS_VERSION = "61"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -287,6 +292,7 @@ class _Context:
     sources: list[_Source]
     keys: frozenset[str]  # every token key of the context
     acronyms: frozenset[str]  # the keys of the acronyms its names spell (v30)
+    measures: tuple[Measure, ...] = ()  # its quantities with a unit ("two weeks": 14 days; v61)
 
 
 class EditScorer:
@@ -303,7 +309,7 @@ class EditScorer:
             years = frozenset(t.year for source in sources for t in source.tokens if t.year)
             decimals = spaced_decimals(context)  # "31. 8" also holds 31.8 (v48)
             cached = _Context(context, sources, frozenset().union(*(source.keys for source in sources)) | years
-                              | decimals, _acronyms(context))
+                              | decimals, _acronyms(context), tuple(measures(context)))
             self._local.context = cached
         return cached
 
@@ -403,7 +409,10 @@ class EditScorer:
         match, edits, source_keys = self._edits(sentence, context)
         out: list[EditChange] = []
         widened = False
+        quantities = measures(strip_preamble(drop_conversions(sentence))) if edits else []
         for op, mine, theirs in edits:
+            if _converted(mine, theirs, quantities, self._local.context.measures):  # "14 days" for "2 weeks" (v61)
+                continue
             novel = [t for t in mine if t.content and not self.in_context(t)]  # found nowhere in the context
             feature = None
             if op in ("lead", "end"):  # an opposite, or a new number (v50, v53; no list number ends one: v54)
@@ -434,6 +443,18 @@ class EditScorer:
             if feature:
                 out.append(EditChange(feature, _HOW.get(op, "replace"), _words(mine), _words(theirs)))
         return match, out
+
+
+def _converted(mine: list[_Token], theirs: list[_Token], quantities: list[Measure],
+               context_quantities: tuple[Measure, ...]) -> bool:
+    """Whether a change restates a quantity in another unit of its kind (unit rule 1, v61): every number of
+    ``mine`` is a quantity of the sentence (``quantities``) that a quantity of the context with a number of
+    ``theirs`` equals once converted ("180 minutes" for "three hours"; :func:`~faithwatch.text.same_quantity`)."""
+    numbers = [t.key for t in mine if t.number and not t.scale]
+    source = {t.key for t in theirs if t.number and not t.scale}
+    return bool(numbers) and bool(source) and all(
+        any(q.number == key and any(c.number in source and same_quantity(q, c) for c in context_quantities)
+            for q in quantities) for key in numbers)
 
 
 def _number_swap(novel: list[_Token], mine: list[_Token], theirs: list[_Token]) -> bool:

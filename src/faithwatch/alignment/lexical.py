@@ -41,7 +41,9 @@ context writes with a space after the point ("31. 8", a tokeniser's) also holds 
 conversion in parentheses that is correct ("165°F (74°C)") is not read: the number before it is
 (:func:`~faithwatch.text.drop_conversions`; version 17). A share the context writes as a fraction in words holds its
 percentage ("half of" holds 50, "two-thirds of" 67; :func:`~faithwatch.text.share_values`; version 22); a share in
-the sentence is no number the context must hold ("more than half" for "a majority").
+the sentence is no number the context must hold ("more than half" for "a majority"). A number with a unit is found
+by a quantity of the context in another unit of its kind, and its unit word with it ("14 days" by "two weeks", within
+5%: :func:`~faithwatch.text.same_quantity`; unit rule 1, version 23).
 """
 
 from __future__ import annotations
@@ -55,17 +57,20 @@ from faithwatch.alignment.base import AlignmentScorer, clamp01, validate_inputs
 from faithwatch.text import (
     CURRENCY_WORDS,
     NUMBER_WORDS,
+    Measure,
     bounded_quantities,
     digits_for_words,
     drop_conversions,
     is_stop,
     join_decimals,
+    measures,
     month_name,
     number_unit_spans,
     number_value,
     preamble_end,
     quantities,
     question_support,
+    same_quantity,
     satisfies,
     share_values,
     stem,
@@ -102,6 +107,7 @@ class _Features:
     content: frozenset[str]  # stems of non-stop words
     entities: frozenset[str]  # lowercased stems of entity-like tokens
     bigrams: frozenset[tuple[str, str]]
+    measures: tuple[Measure, ...] = ()  # its quantities with a unit ("14 days"; version 23)
 
 
 def _words(text: str) -> list[tuple[str, int]]:
@@ -150,7 +156,7 @@ def _sentence_features(sentence: str, claim_start: int = 0) -> _Features:
             content.add(stem(word))
     stems = [stem(w) for w, _ in words]
     bigrams = frozenset(zip(stems, stems[1:], strict=False))
-    return _Features(numbers, frozenset(content), frozenset(entities), bigrams)
+    return _Features(numbers, frozenset(content), frozenset(entities), bigrams, tuple(measures(sentence[claim_start:])))
 
 
 def _claim_features(sentence: str) -> _Features:
@@ -167,6 +173,7 @@ class _ContextIndex:
     values: tuple[Decimal, ...]  # its numbers written after no bound word, as values, for a bound to read (v19)
     stems: frozenset[str]
     bigrams: frozenset[tuple[str, str]]
+    measures: tuple[Measure, ...] = ()  # its quantities with a unit, for one in another unit to read (version 23)
 
 
 def content_stems(text: str) -> frozenset[str]:
@@ -235,7 +242,15 @@ def _context_index(context: str) -> _ContextIndex:
     numbers, bare = numbers | percents, bare | percents
     values += tuple(Decimal(p) for _, p, bound in shares if bound is None)
     return _ContextIndex(numbers, bare, values, frozenset(stems) | currencies,
-                         frozenset(zip(stems, stems[1:], strict=False)))
+                         frozenset(zip(stems, stems[1:], strict=False)), tuple(measures(context)))
+
+
+def _converted(f: _Features, ctx: _ContextIndex) -> tuple[frozenset[str], frozenset[str]]:
+    """The numbers of the sentence's quantities that the context holds in another unit of their kind, and the stems
+    of their unit words ("14 days" against "two weeks": ``{"14"}``, ``{"day"}``; version 23)."""
+    found = [q for q in f.measures if any(same_quantity(q, c) for c in ctx.measures)]
+    return (frozenset(q.number for q in found),
+            frozenset(stem(w) for q in found for w in re.findall(r"[^\W\d_]+", q.unit)))
 
 
 def _exact_values(text: str) -> tuple[Decimal, ...]:
@@ -246,11 +261,14 @@ def _exact_values(text: str) -> tuple[Decimal, ...]:
     return tuple(v for v in values if v is not None)
 
 
-def _supported(number: tuple[frozenset[str], str | None, tuple[str, Decimal] | None], ctx: _ContextIndex) -> bool:
+def _supported(number: tuple[frozenset[str], str | None, tuple[str, Decimal] | None], ctx: _ContextIndex,
+               converted: frozenset[str] = frozenset()) -> bool:
     """Whether the context holds a sentence number: any of its forms; one written with a magnitude ("£3bn") by its
     value, or by its digits standing in the context with no magnitude of their own (version 11); one after a bound
     word by an exact number that satisfies the bound ("more than 300" by "340", not by "about 340": version 19)."""
     forms, value, bound = number
+    if not forms.isdisjoint(converted):  # in another unit of its kind (version 23)
+        return True
     if value is None:
         found = not forms.isdisjoint(ctx.numbers)
     else:
@@ -277,8 +295,9 @@ class LexicalScorer(AlignmentScorer):
     #: 19: a number after a bound word found by an exact one that satisfies it (`text.bounded_quantities`); 20: "no
     #: more than", "upwards of" and the like are bound words; 21: ordinals from 11th to 99th in words read in digits
     #: (`text.ordinals_in_digits`); 22: a context's share written as a fraction in words holds its percentage
-    #: (`text.share_values`; rule 5 B) (7, 10, 12, 13, 15, 18: not kept)
-    version = "22"
+    #: (`text.share_values`; rule 5 B); 23: a quantity found in another unit of its kind (`text.same_quantity`;
+    #: unit rule 1) (7, 10, 12, 13, 15, 18: not kept)
+    version = "23"
     #: reads the question with the context (:func:`~faithwatch.alignment.base.score_pairs_asked`)
     reads_question = True
 
@@ -303,13 +322,14 @@ class LexicalScorer(AlignmentScorer):
 
     def _features(self, f: _Features, ctx: _ContextIndex) -> dict[str, float]:
         out: dict[str, float] = {}
+        converted, units = _converted(f, ctx)
         if f.content:
-            out["content"] = _fraction(f.content, ctx.stems)
+            out["content"] = _fraction(f.content, ctx.stems | units)
         if f.entities:
             out["entities"] = _fraction(f.entities, ctx.stems)
         if f.bigrams and f.content:  # bigrams of pure stop words say nothing
             out["bigrams"] = _fraction(f.bigrams, ctx.bigrams)
-        n_unsupported = sum(1 for n in f.numbers if not _supported(n, ctx))
+        n_unsupported = sum(1 for n in f.numbers if not _supported(n, ctx, converted))
         if f.numbers:
             out["numbers"] = 1.0 - n_unsupported / len(f.numbers)
 
@@ -333,11 +353,12 @@ class LexicalScorer(AlignmentScorer):
         ctx = self._index(context, question)
         f = _claim_features(sentence)
         feats = self._features(f, ctx)
+        converted, units = _converted(f, ctx)
         return {
             "lex_content": feats.get("content", 1.0),
             "lex_bigrams": feats.get("bigrams", 1.0),
-            "novel_content": float(sum(1 for x in f.content if x not in ctx.stems)),
-            "novel_numbers": float(len({x for x in f.numbers if not _supported(x, ctx)})),
+            "novel_content": float(sum(1 for x in f.content if x not in ctx.stems and x not in units)),
+            "novel_numbers": float(len({x for x in f.numbers if not _supported(x, ctx, converted)})),
             "novel_entities": float(sum(1 for x in f.entities if x not in ctx.stems)),
         }
 
@@ -349,8 +370,10 @@ class LexicalScorer(AlignmentScorer):
         ctx = self._index(context, question)
         novel: set[str] = set()
         found: set[str] = set()
-        for number in _claim_features(sentence).numbers:
-            (found if _supported(number, ctx) else novel).update(number[0])
+        f = _claim_features(sentence)
+        converted, _ = _converted(f, ctx)
+        for number in f.numbers:
+            (found if _supported(number, ctx, converted) else novel).update(number[0])
         return frozenset(novel - found)
 
     def score_many(self, sentences: Sequence[str], context: str, question: str = "") -> list[float]:
