@@ -21,13 +21,14 @@ import sys
 from unittest import mock
 
 import numpy as np
-from aggregator_variants import AUGMENT, SETS  # sibling script, on sys.path when this one runs
+from aggregator_variants import AUGMENT, SETS  # sibling scripts, on sys.path when this one runs
+from carry_spelled_cache import also_sets, pending, text_caches
 
 from faithwatch.alignment import get_scorer
 from faithwatch.alignment.base import score_pairs_asked
 from faithwatch.alignment.lexical import LexicalScorer
 from faithwatch.data.loaders import load_dataset
-from faithwatch.eval.features import read_shards, text_cache_key, write_shard
+from faithwatch.eval.features import read_shards, write_shard
 from faithwatch.models.loading import cache_dir
 from faithwatch.text import quantities, strip_markup
 
@@ -62,12 +63,8 @@ def main(check: int, also: list[str]) -> None:
     assert f"+{NEW}+" in new_version, new_version
     root = cache_dir() / "features"
     for name in (*SETS, *AUGMENT, *also):
-        scorer.version = new_version.replace(f"+{NEW}+", f"+{OLD}+")
-        old = root / text_cache_key(scorer, name)
-        scorer.version = new_version
-        new = root / text_cache_key(scorer, name)
-        if new.exists() or not old.exists():
-            print(f"{name}: {'already carried' if new.exists() else 'no old cache'} ({new.name})")
+        old, new = text_caches(scorer, name, new_version.replace(f"+{NEW}+", f"+{OLD}+"), root)
+        if not pending(name, old, new):
             continue
         by_id = {e.id: e for e in load_dataset(name)}
         sentences = read_shards(old, "sentences", ["example_id", "sentence_index"])
@@ -106,5 +103,4 @@ def main(check: int, also: list[str]) -> None:
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    also = args[args.index("--also") + 1:] if "--also" in args else []
-    main(int(args[args.index("--check") + 1]) if "--check" in args else 0, [a for a in also if not a.startswith("--")])
+    main(int(args[args.index("--check") + 1]) if "--check" in args else 0, also_sets())

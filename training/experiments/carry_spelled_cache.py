@@ -62,6 +62,31 @@ def _copy_without(old, new, ids: set[str], drop) -> None:
     tmp.rename(new)
 
 
+def text_caches(scorer, name: str, old_version: str, root) -> tuple:
+    """``name``'s ``align_score`` text cache folders under ``old_version`` and under the scorer's own version."""
+    new_version = scorer.version
+    scorer.version = old_version
+    try:
+        old = root / text_cache_key(scorer, name)
+    finally:
+        scorer.version = new_version
+    return old, root / text_cache_key(scorer, name)
+
+
+def pending(label: str, old, new) -> bool:
+    """Whether ``old`` is to be carried to ``new``; says why not when it is not (already carried, no old cache)."""
+    if new.exists() or not old.exists():
+        print(f"{label}: {'already carried' if new.exists() else 'no old cache'} ({new.name})")
+        return False
+    return True
+
+
+def also_sets() -> list[str]:
+    """The data sets named after ``--also`` on the command line (options after them left out)."""
+    args = sys.argv[1:]
+    return [a for a in args[args.index("--also") + 1:] if not a.startswith("--")] if "--also" in args else []
+
+
 def _drop_rows(folder, ids: set[str]) -> None:
     for f in sorted(folder.glob("rows-*.parquet")):
         table = pq.read_table(f)
@@ -80,23 +105,18 @@ def main(also: list[str]) -> None:
     root = cache_dir() / "features"
     for name in (*SETS, *AUGMENT, *also):
         ids = changed_examples(name)
-        scorer.version = old_version
-        old = root / text_cache_key(scorer, name)
-        scorer.version = new_version
-        new = root / text_cache_key(scorer, name)
+        old, new = text_caches(scorer, name, old_version, root)
         new_tags = text_cache_folder(tagger, name, root)
         before = SimpleNamespace(name=tagger.name, version=tagger.version.removesuffix(SPELLED_RULE) + OLD_RULE,
                                  feature_names=tagger.feature_names, precision=tagger.precision)
         old_tags = text_cache_folder(before, name, root)
         carries = (("align_score", old, new, _drop_examples), ("tagger", old_tags, new_tags, _drop_rows))
         for kind, src, dst, drop in carries:
-            if dst.exists() or not src.exists():
-                print(f"{name} {kind}: {'already carried' if dst.exists() else 'no old cache'} ({dst.name})")
+            if not pending(f"{name} {kind}", src, dst):
                 continue
             _copy_without(src, dst, ids, drop)
             print(f"{name} {kind}: {len(ids)} examples left to recompute -> {dst.name}")
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    main(args[args.index("--also") + 1:] if "--also" in args else [])
+    main(also_sets())

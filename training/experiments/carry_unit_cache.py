@@ -15,15 +15,14 @@ The tagger's caches carry whole (``text.SPELLED_RULE`` is unchanged). An existin
 from __future__ import annotations
 
 import re
-import sys
 
 from aggregator_variants import AUGMENT, SETS  # sibling scripts, on sys.path when this one runs
-from carry_spelled_cache import _copy_without
+from carry_spelled_cache import _copy_without, also_sets, pending, text_caches
 
 from faithwatch.alignment import get_scorer
 from faithwatch.alignment.lexical import LexicalScorer, _claim_features, _converted
 from faithwatch.data.loaders import load_dataset
-from faithwatch.eval.features import _drop_examples, text_cache_key
+from faithwatch.eval.features import _drop_examples
 from faithwatch.models.loading import cache_dir
 from faithwatch.sentences import SentenceTracker
 from faithwatch.text import measures, strip_markup
@@ -57,17 +56,12 @@ def main(also: list[str]) -> None:
     root = cache_dir() / "features"
     for name in (*SETS, *AUGMENT, *also):
         ids = changed_examples(name)
-        scorer.version = old_version
-        old = root / text_cache_key(scorer, name)
-        scorer.version = new_version
-        new = root / text_cache_key(scorer, name)
-        if new.exists() or not old.exists():
-            print(f"{name}: {'already carried' if new.exists() else 'no old cache'} ({new.name})")
+        old, new = text_caches(scorer, name, old_version, root)
+        if not pending(name, old, new):
             continue
         _copy_without(old, new, ids, _drop_examples)
         print(f"{name}: {len(ids)} examples left to recompute -> {new.name}")
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    main(args[args.index("--also") + 1:] if "--also" in args else [])
+    main(also_sets())

@@ -343,23 +343,25 @@ class EditScorer:
         swapped number counts there: a list number or "However," leads a restated sentence too), or "reverse" for
         two sides of a relation exchanged (:func:`_exchanged`; looked for in every sentence with a source, however
         many changes)."""
-        match, edits, _ = self._edits(sentence, context)
+        match, edits, _, _ = self._edits(sentence, context)
         return match, edits
 
     def _edits(self, sentence: str, context: str) -> tuple[float, list[tuple[str, list[_Token], list[_Token]]],
-                                                              frozenset[str]]:
-        """:meth:`local_edits`, and the keys of the source sentence (empty without one)."""
+                                                              frozenset[str], str]:
+        """:meth:`local_edits`, the keys of the source sentence (empty without one) and the sentence as read
+        (preamble and conversions dropped)."""
         validate_inputs([sentence], context)
         # "The answer is Japan." restates no sentence, "Japan." may; "165°F (74°C)" restates "165°F" (v49)
-        sent = tokens(strip_preamble(drop_conversions(sentence)))
+        text = strip_preamble(drop_conversions(sentence))
+        sent = tokens(text)
         match, best = self._best_source(sent, context)
         if best is None:
-            return match, [], frozenset()
+            return match, [], frozenset(), text
         source, matcher = best.tokens, best.matcher  # its first sequence is this sentence already (_best_source)
         opcodes = matcher.get_opcodes()
         reversal = _exchanged(sent, source, opcodes, match)  # two sides of a relation exchanged (v18)
         if match < MIN_MATCH:
-            return match, reversal, frozenset()
+            return match, reversal, frozenset(), text
         scoped = _universal(sent) and _restriction_left_out(source, opcodes)
 
         def widens(op: _Op) -> bool:  # a restriction put as "everyone", or cut with "always" inserted
@@ -375,7 +377,7 @@ class EditScorer:
         changes = [op for op in changes if op[0] != "end" or not any(widens(x) for x in extras if x[1] == op[1])]
         if len(changes) > MAX_EDITS:  # a paraphrase of its source: only its anchored one-word swaps count (v27)
             return match, reversal + [("anchored", sent[op[1]:op[2]], source[op[3]:op[4]])
-                                      for op in _anchored(opcodes)], best.keys
+                                      for op in _anchored(opcodes)], best.keys, text
 
         # a longer change is a rewritten or cut clause, not a local edit (a negation inside it is not flipped),
         # unless it widens the source to all; a widening outside the aligned part does not count towards MAX_EDITS;
@@ -388,7 +390,8 @@ class EditScorer:
                 labelled.append(("widen", op))
             elif op[0] == "replace" and op[1] == 0 and op[4] - op[3] <= MAX_SWAP_TOKENS + 1:
                 labelled.append(("lead", op))
-        return match, reversal + [(kind, sent[op[1]:op[2]], source[op[3]:op[4]]) for kind, op in labelled], best.keys
+        return (match, reversal + [(kind, sent[op[1]:op[2]], source[op[3]:op[4]]) for kind, op in labelled],
+                best.keys, text)
 
     def in_context(self, token: _Token) -> bool:
         """Whether ``token`` occurs anywhere in the context of the last call, or is the acronym of one of its names;
@@ -406,12 +409,13 @@ class EditScorer:
     def changes(self, sentence: str, context: str) -> tuple[float, list[EditChange]]:
         """``edit_match`` and the changes of ``sentence`` to its source sentence that the features count, each
         with the words it changed (what `faithwatch check` shows for a Contradiction)."""
-        match, edits, source_keys = self._edits(sentence, context)
+        match, edits, source_keys, text = self._edits(sentence, context)
         out: list[EditChange] = []
         widened = False
-        quantities = measures(strip_preamble(drop_conversions(sentence))) if edits else []
+        quantities = measures(text) if edits else []
+        found = self._context(context).measures  # cached by _edits
         for op, mine, theirs in edits:
-            if _converted(mine, theirs, quantities, self._local.context.measures):  # "14 days" for "2 weeks" (v61)
+            if _converted(mine, theirs, quantities, found):  # "14 days" for "2 weeks" (v61)
                 continue
             novel = [t for t in mine if t.content and not self.in_context(t)]  # found nowhere in the context
             feature = None

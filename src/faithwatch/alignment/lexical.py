@@ -320,9 +320,12 @@ class LexicalScorer(AlignmentScorer):
         validate_inputs([sentence], context)
         return self._features(_claim_features(sentence), self._index(context, question))
 
-    def _features(self, f: _Features, ctx: _ContextIndex) -> dict[str, float]:
+    def _features(self, f: _Features, ctx: _ContextIndex,
+                  conv: tuple[frozenset[str], frozenset[str]] | None = None) -> dict[str, float]:
+        """The support fractions and score of ``f`` against ``ctx``; ``conv`` is ``_converted(f, ctx)`` when the
+        caller has it."""
         out: dict[str, float] = {}
-        converted, units = _converted(f, ctx)
+        converted, units = conv if conv is not None else _converted(f, ctx)
         if f.content:
             out["content"] = _fraction(f.content, ctx.stems | units)
         if f.entities:
@@ -352,8 +355,8 @@ class LexicalScorer(AlignmentScorer):
         validate_inputs([sentence], context)
         ctx = self._index(context, question)
         f = _claim_features(sentence)
-        feats = self._features(f, ctx)
-        converted, units = _converted(f, ctx)
+        converted, units = conv = _converted(f, ctx)
+        feats = self._features(f, ctx, conv)
         return {
             "lex_content": feats.get("content", 1.0),
             "lex_bigrams": feats.get("bigrams", 1.0),
