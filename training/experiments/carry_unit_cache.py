@@ -55,10 +55,10 @@ def main(also: list[str]) -> None:
     old_version = new_version.replace(f"+{NEW_LEXICAL}+", f"+{OLD_LEXICAL}+")
     root = cache_dir() / "features"
     for name in (*SETS, *AUGMENT, *also):
-        ids = changed_examples(name)
         old, new = text_caches(scorer, name, old_version, root)
         if not pending(name, old, new):
             continue
+        ids = changed_examples(name)  # only for a cache still to carry: it reads the whole data set
         _copy_without(old, new, ids, _drop_examples)
         print(f"{name}: {len(ids)} examples left to recompute -> {new.name}")
 
