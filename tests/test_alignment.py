@@ -87,6 +87,37 @@ def test_lexical_finds_a_quantity_in_another_unit_of_its_kind() -> None:
     assert lex.evidence("The repairs took days.", ctx)["novel_content"] == 1.0
 
 
+def test_lexical_finds_a_quantity_written_with_an_article() -> None:
+    lex = LexicalScorer()  # version 24 (unit rule 2)
+    ctx = "The fair ran for a week. The bake needs 30 minutes."
+    for sentence in ("The fair ran for 7 days.", "The bake needs half an hour."):
+        assert lex.evidence(sentence, ctx) | {"lex_bigrams": 1.0} == {
+            "lex_content": 1.0, "lex_bigrams": 1.0, "novel_content": 0.0, "novel_numbers": 0.0,
+            "novel_entities": 0.0}, sentence
+    assert lex.evidence("The fair ran for 9 days.", ctx)["novel_numbers"] == 1.0
+    assert lex.evidence("The bake needs an hour.", ctx)["novel_content"] == 1.0
+    # an article quantity finds no number of its own: "1 cake" is not found by "a week" = 7 days
+    assert lex.evidence("The fair ran for 7 days and sold 1 cake.", ctx)["novel_numbers"] == 1.0
+
+
+def test_lexical_reads_an_amount_as_its_value() -> None:
+    lex = LexicalScorer()  # version 24 (unit rule 2 C)
+    ctx = "The chess clock gives each player 80 minutes. The jam simmers for 45 minutes."
+    clean = {"lex_content": 1.0, "novel_content": 0.0, "novel_numbers": 0.0, "novel_entities": 0.0}
+    for sentence in ("The chess clock gives each player an hour and 20 minutes.",
+                     "The jam simmers for three-quarters of an hour."):
+        evidence = lex.evidence(sentence, ctx)
+        assert {k: evidence[k] for k in clean} == clean, sentence
+    # at another value: one novel number, the number inside it not counted again
+    wrong = lex.evidence("The chess clock gives each player an hour and 45 minutes.", ctx)
+    assert wrong["novel_numbers"] == 1.0
+    assert lex.evidence("The jam simmers for a quarter of an hour.", ctx)["novel_numbers"] == 1.0
+    assert lex.score("The jam simmers for a quarter of an hour.", ctx) < lex.score(
+        "The jam simmers for three-quarters of an hour.", ctx)
+    # no quantity of its kind in the context: read as before
+    assert lex.evidence("The jam simmers for a mile and a half.", ctx)["novel_numbers"] == 0.0
+
+
 def test_lexical_neutral_for_sentence_without_content() -> None:
     lex = LexicalScorer()
     assert lex.score("Yes, it is.", CONTEXT) == NEUTRAL_SCORE

@@ -912,6 +912,100 @@ def test_a_quantity_in_another_unit_is_no_change(scorer, sentence, changed):
     assert bool(scorer.changes(sentence, UNITS)[1]) == changed
 
 
+ARTICLES = "The fair ran for a week in June. The bake needs half an hour. The trail runs for 16 km."
+
+
+@pytest.mark.parametrize(("sentence", "changed"), [
+    ("The fair ran for 7 days in June.", False),  # unit rule 2 (v62)
+    ("The bake needs 30 minutes.", False),
+    ("The trail runs for ten miles.", False),  # unit rule 1 (v61)
+    ("The fair ran for 9 days in June.", True),  # another value
+    ("The bake needs 45 minutes.", True),
+    ("The fair ran for a month in June.", True),
+])
+def test_a_quantity_with_an_article_in_another_unit_is_no_change(scorer, sentence, changed):
+    assert bool(scorer.changes(sentence, ARTICLES)[1]) == changed
+    # the reverse: the sentence writes the article
+    assert bool(scorer.changes("The fair ran for a week in June.", "The fair ran for 7 days in June.")[1]) is False
+    assert bool(scorer.changes("The fair ran for a week in June.", "The fair ran for 10 days in June.")[1]) is True
+
+
+def test_measures_read_an_article_as_one_without_a_number():
+    from faithwatch.text import Measure, measures
+
+    assert measures("a week, an hour, a mile") == [
+        Measure("", "week", "time", 7.0, "a"), Measure("", "hour", "time", 1 / 24, "an"),
+        Measure("", "mile", "length", 1609.344, "a")]
+    assert measures("a few days, a hundred miles, data day, aha") == []
+    # part of a larger amount that is none of rule 2 C's (rule 2 B)
+    assert measures("a period of a week, a day and a half of rain") == []
+    assert measures("It took a week and cost little.") == [Measure("", "week", "time", 7.0, "a")]
+
+
+@pytest.mark.parametrize(("text", "number", "unit", "base"), [  # unit rule 2 C: an amount read as its value
+    ("three-quarters of an hour", "0.75", "hour", 0.75 / 24),
+    ("half an hour", "0.5", "hour", 0.5 / 24),
+    ("half of a week", "0.5", "week", 3.5),
+    ("a third of a mile", "0.333333", "mile", 1609.344 / 3),
+    ("a day and a half", "1.5", "day", 1.5),
+    ("three days and a half", "3.5", "days", 3.5),
+    ("a pound and a quarter", "1.25", "pound", 1.25 * 0.45359237),
+    ("an hour and 20 minutes", "80", "minutes", 80 / 1440),
+    ("a week and three days", "10", "days", 10.0),
+    ("2 hours and 15 minutes", "135", "minutes", 135 / 1440),
+    ("two and a half kilometres", "2.5", "kilometres", 2500.0),
+    ("25 and a half miles", "25.5", "miles", 25.5 * 1609.344),
+])
+def test_measures_read_an_amount_as_its_value(text, number, unit, base):
+    from faithwatch.text import measures
+
+    (q,) = measures(f"It took {text} in all.")
+    assert (q.number, q.unit, q.written, q.amount) == (number, unit, " ".join(text.lower().split()), True)
+    assert q.base == pytest.approx(base)
+
+
+@pytest.mark.parametrize("text", [
+    "between 5 km and 10 km",  # a second unit not smaller: two quantities
+    "3 days and 2 weeks",
+    "2 km and a third of the route",  # a share of something else
+    "four-thirds of an hour",  # a share of a whole or more
+])
+def test_measures_read_no_amount_where_there_is_none(text):
+    from faithwatch.text import measures
+
+    assert not any(q.amount for q in measures(text))
+
+
+def test_the_tokens_of_an_amount_are_marked_with_it_and_keep_their_keys():
+    from faithwatch.alignment.edits import tokens
+
+    toks = tokens("The jam simmers for three-quarters of an hour today.")
+    assert [t.key for t in toks] == [t.key for t in tokens("The jam simmers for 75% of an hour today.")][:4] + [
+        "75", "of", "an", "hour", "today"]
+    assert [(t.amount.number if t.amount else None) for t in toks] == [None] * 4 + ["0.75"] * 4 + [None]
+
+
+AMOUNTS = ("The ferry takes 90 minutes to cross. The jam simmers for 45 minutes. The crew rested for a day and a "
+           "half. The trail runs for 2,500 metres through the old beech woods.")
+
+
+@pytest.mark.parametrize(("sentence", "feature"), [
+    ("The ferry takes one and a half hours to cross.", None),  # unit rule 2 C (v62)
+    ("The jam simmers for three-quarters of an hour.", None),
+    ("The crew rested for 36 hours.", None),  # the context's amount (unit rule 1)
+    ("The crew rested for 40 hours.", "edit_neg_flip"),
+    ("The crew rested for a day and a half.", None),  # a copy
+    ("The trail runs for two and a half kilometres through the old beech woods.", None),
+    ("The jam simmers for an hour and 20 minutes.", "edit_swap_num"),
+    ("The crew rested for two days and a half.", "edit_swap_num"),
+    ("The trail runs for seven and a half kilometres through the old beech woods.", "edit_swap_num"),
+    ("The ferry takes four and a half hours to cross.", "edit_swap_num"),
+])
+def test_an_amount_is_no_change_at_its_value_and_a_change_at_another(scorer, sentence, feature):
+    changes = scorer.changes(sentence, AMOUNTS)[1]
+    assert [c.feature for c in changes] == ([feature] if feature else [])
+
+
 def test_half_off_is_no_share():
     from faithwatch.text import spelled_shares
 

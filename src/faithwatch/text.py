@@ -575,43 +575,141 @@ def drop_conversions(text: str) -> str:
 #: the units a quantity of :func:`measures` is read in: the table's but temperatures and the bare "m", "in", "st"
 #: and "l" (as often "million", a preposition or a letter)
 _MEASURE_UNITS = {u: v for u, v in _UNIT_FACTORS.items() if v[0] != "temperature" and u not in ("m", "in", "st", "l")}
+_MEASURE_UNIT = "|".join(re.escape(u) for u in sorted(_MEASURE_UNITS, key=len, reverse=True))
 _MEASURE_RE = re.compile(
-    rf"(?<![\w.,])(?P<n>{_AMOUNT}|{_alternatives([w for w in WORD_VALUES if w != 'zero'])})[\s-]?"
-    rf"(?P<u>{'|'.join(re.escape(u) for u in sorted(_MEASURE_UNITS, key=len, reverse=True))})(?![\w/])",
+    rf"(?<![\w.,])(?:(?P<n>{_AMOUNT}|{_alternatives([w for w in WORD_VALUES if w != 'zero'])})[\s-]?"
+    rf"|(?P<a>(?:half\s+)?an?)\s+)"  # "a week", "half an hour": no number (unit rule 2)
+    rf"(?P<u>{_MEASURE_UNIT})(?![\w/])",
+    re.IGNORECASE)
+#: an article quantity after "of", or before "and" and a number, "a", "an" or "half", is part of a larger amount
+#: (rule 2 B: "a period of a week", "a week and a day"; the amounts of unit rule 2 C are read before it)
+_PART_BEFORE = re.compile(r"\bof\s+$", re.IGNORECASE)
+_PART_AFTER = re.compile(rf"\s+and\s+(?:an?|half|{_AMOUNT}|{_alternatives(list(WORD_VALUES))})\b", re.IGNORECASE)
+#: a share of a unit in words ("half", "a half", "a quarter", "three-quarters", "two-thirds"; unit rule 2 C)
+_PART = (rf"(?:(?:{_alternatives(_NUMERATORS)})[\s-])?(?:half|(?:{_alternatives(_SHARE_DENOMINATORS)})s?)")
+_WHOLE_AMOUNT = rf"{_AMOUNT}|{_BELOW_100}"
+#: the amounts of unit rule 2 C: a share of an article quantity ("three-quarters of an hour", "half a mile"); an
+#: article or number quantity and a share ("a day and a half") or a number quantity of a smaller unit ("an hour and
+#: 20 minutes"); a number and a share before the unit ("two and a half kilometres")
+_AMOUNT_RE = re.compile(
+    rf"(?<![\w.,])(?:(?:(?P<fp>{_PART})\s+of|(?P<fh>half))\s+an?\s+(?P<fu>{_MEASURE_UNIT})"
+    rf"|(?P<cw>an?\s+|(?:{_WHOLE_AMOUNT})[\s-]?)(?P<cu>{_MEASURE_UNIT})\s+and\s+"
+    rf"(?:(?P<cp>{_PART})(?!\s+(?:of|an?)\b)|(?P<cn>{_WHOLE_AMOUNT})[\s-]?(?P<cs>{_MEASURE_UNIT}))"
+    rf"|(?P<nw>{_WHOLE_AMOUNT})\s+and\s+(?P<np>{_PART})[\s-](?P<nu>{_MEASURE_UNIT}))(?![\w/-])",
     re.IGNORECASE)
 #: how far apart two quantities in different units may be and be one: this share of the sentence's (unit rule 1)
 SAME_QUANTITY_SHARE = 0.05
 
 
 class Measure(NamedTuple):
-    """A number with a unit (:func:`measures`): the number normalised, the unit as written (lower case), its kind
-    and the quantity in the kind's base unit."""
+    """A quantity with a unit (:func:`measures`): the number normalised ("" for "a week": unit rule 2), the unit as
+    written (lower case), its kind, the quantity in the kind's base unit, and the words written for it when it is
+    not a number and its unit (lower case): the article of "a week", an amount whole ("three-quarters
+    of an hour", "an hour and 20 minutes": unit rule 2 C; its number is then its value in ``unit``)."""
 
     number: str
     unit: str
     kind: str
     base: float
+    written: str = ""
+
+    @property
+    def amount(self) -> bool:
+        """Whether it is an amount of unit rule 2 C (a share of a unit, or a compound of two)."""
+        return bool(self.number and self.written)
+
+
+def _whole_value(written: str) -> float:
+    """A whole of an amount: digits, "a" / "an" (one), or a number below a hundred in words ("twenty-five")."""
+    words = re.findall(r"[^\W\d_]+", written.lower())
+    if not words:
+        return float(written.replace(",", ""))
+    return 1.0 if words[0] in ("a", "an") else float(sum(WORD_VALUES[w] for w in words))
+
+
+def _part_value(written: str) -> float | None:
+    """The value of a share of :data:`_PART` ("three-quarters": 0.75, "a half": 0.5); ``None`` for one of a
+    whole or more ("four-thirds")."""
+    *numerator, denominator = re.split(r"[\s-]+", written.lower())
+    top = _NUMERATORS[numerator[0]] if numerator else 1
+    bottom = 2 if denominator == "half" else _SHARE_DENOMINATORS[denominator.rstrip("s")]
+    return top / bottom if top < bottom else None
+
+
+def _amount(m: re.Match[str]) -> tuple[float, str] | None:
+    """The value of an amount of :data:`_AMOUNT_RE` in the unit it ends with, and that unit; ``None`` if it is none
+    (a share of a whole or more, a second unit of another kind or not smaller)."""
+    if m.group("fp") or m.group("fh"):
+        return _part_value(m.group("fp") or "half"), m.group("fu")
+    if m.group("nw"):
+        part = _part_value(m.group("np"))
+        return (None if part is None else _whole_value(m.group("nw")) + part), m.group("nu")
+    whole, unit = _whole_value(m.group("cw")), m.group("cu")
+    if m.group("cp"):
+        part = _part_value(m.group("cp"))
+        return (None if part is None else whole + part), unit
+    (kind, big), (small_kind, small) = _MEASURE_UNITS[unit.lower()], _MEASURE_UNITS[m.group("cs").lower()]
+    if small_kind != kind or small >= big:
+        return None
+    return whole * big / small + _whole_value(m.group("cn")), m.group("cs")
+
+
+def amounts(text: str) -> list[tuple[int, int, Measure]]:
+    """``(start, end, quantity)`` of each amount of ``text`` written as a share or compound of a unit (unit rule
+    2 C): "three-quarters of an hour" (0.75 hour), "half a mile", "a day and a half" (1.5 day), "an hour and 20
+    minutes" (80 minutes), "two and a half kilometres" (2.5 kilometres); in order, none overlapping."""
+    out = []
+    for m in _AMOUNT_RE.finditer(text):
+        value, unit = _amount(m) or (None, "")
+        if value is None:
+            continue
+        unit = unit.lower()
+        kind, factor = _MEASURE_UNITS[unit]
+        number = normalise_number(f"{value:.6f}")
+        written = " ".join(m.group(0).lower().split())
+        out.append((m.start(), m.end(), Measure(number, unit, kind, value * factor, written)))
+    return out
 
 
 def measures(text: str) -> list[Measure]:
     """Each quantity of ``text``: a number (digits, or words as :func:`digits_for_words` reads them, a single number
     word too) right before a unit of length, mass, volume, speed, area or time ("two weeks", "4.5 km", "20 mph";
-    unit rule 1)."""
-    out = []
-    for m in _MEASURE_RE.finditer(join_thousands(digits_for_words(text))):
-        low = m.group("n").lower()
-        number = str(WORD_VALUES[low]) if low in WORD_VALUES else normalise_number(low)
+    unit rule 1); "a" or "an" before one ("a week"; no number: unit rule 2), unless after "of" or before "and a
+    …" (rule 2 B); an amount of :func:`amounts` ("three-quarters of an hour"; unit rule 2 C). In order."""
+    read = join_thousands(digits_for_words(text))
+    found = amounts(read)
+    out = [(start, q) for start, _, q in found]
+    for m in _MEASURE_RE.finditer(read):
+        if any(start < m.end() and m.start() < end for start, end, _ in found):
+            continue  # inside an amount
         unit = m.group("u").lower()
         kind, factor = _MEASURE_UNITS[unit]
-        out.append(Measure(number, unit, kind, float(number) * factor))
-    return out
+        if m.group("a"):
+            if _PART_BEFORE.search(read, 0, m.start()) or _PART_AFTER.match(read, m.end()):
+                continue  # "a period of a week", "a week and a day": part of a larger amount (rule 2 B)
+            out.append((m.start(), Measure("", unit, kind, factor, " ".join(m.group("a").lower().split()))))
+            continue
+        low = m.group("n").lower()
+        number = str(WORD_VALUES[low]) if low in WORD_VALUES else normalise_number(low)
+        out.append((m.start(), Measure(number, unit, kind, float(number) * factor)))
+    return [q for _, q in sorted(out, key=lambda x: x[0])]
 
 
 def same_quantity(mine: Measure, theirs: Measure) -> bool:
     """Whether ``theirs`` is the quantity ``mine`` in another unit of its kind: equal within
-    :data:`SAME_QUANTITY_SHARE` once converted ("14 days" and "two weeks"; "10 km" and "6 miles" too)."""
-    return (mine.kind == theirs.kind and _MEASURE_UNITS[mine.unit][1] != _MEASURE_UNITS[theirs.unit][1]
-            and abs(mine.base - theirs.base) <= SAME_QUANTITY_SHARE * abs(mine.base))
+    :data:`SAME_QUANTITY_SHARE` once converted ("14 days" and "two weeks"; "10 km" and "6 miles" too); or, one of
+    them an amount (unit rule 2 C), in the same unit at the same value ("a day and a half" and "1.5 days")."""
+    if mine.kind != theirs.kind:
+        return False
+    if _MEASURE_UNITS[mine.unit][1] == _MEASURE_UNITS[theirs.unit][1]:
+        return (mine.amount or theirs.amount) and abs(mine.base - theirs.base) <= 1e-9 * abs(mine.base)
+    return abs(mine.base - theirs.base) <= SAME_QUANTITY_SHARE * abs(mine.base)
+
+
+def amount_numbers(quantity: Measure) -> frozenset[str]:
+    """The numbers written inside an amount ("an hour and 20 minutes": ``{"20"}``), normalised."""
+    return frozenset(normalise_number(n) for n in re.findall(_AMOUNT, quantity.written)) if quantity.amount \
+        else frozenset()
 
 
 _SPACED_DECIMAL = re.compile(r"(?<![\w.,])(\d+)\. (\d+)\b")

@@ -1,11 +1,12 @@
-"""Carry ``align_score``'s text-only caches over unit rule 1 without re-running the NLI model on every example.
+"""Carry ``align_score``'s text-only caches over a unit rule without re-running the NLI model on every example.
 
-Unit rule 1 (lexical scorer 22 -> 23; docs/transfer.md, "Unit rule 1") changes a lexical score only where a
-sentence holds a quantity that the context (with what the question asks) holds in another unit of its kind, where a
-sentence's unit conversion in parentheses is in units of time (``text.drop_conversions`` reads them now), or where
-a text holds "half of" run into a word ("half off", no share now). So the new cache is the old one without those
-examples; the next ``faithwatch eval`` or ``train`` computes them again, as for any example missing from a cache.
-The tagger's caches carry whole (``text.SPELLED_RULE`` is unchanged). An existing new folder is left alone.
+Unit rule 1 (lexical scorer 22 -> 23; docs/transfer.md, "Unit rule 1") read a number quantity in another unit of
+its kind. Unit rules 2 and 2 C (23 -> 24, "Unit rule 2 C") read "a week" as a quantity, and an amount written as a
+share or compound of a unit ("three-quarters of an hour", "an hour and 20 minutes") as its value. An example changes
+only where a sentence's lexical score differs with and without those: this script scores every sentence both ways,
+the old way by reading only number quantities, as version 23 did. So the new cache is the old one without the
+changed examples; the next ``faithwatch eval`` or ``train`` computes them again, as for any example missing from a
+cache. The tagger's caches carry whole (``text.SPELLED_RULE`` is unchanged). An existing new folder is left alone.
 
     python training/experiments/carry_unit_cache.py [--also DATA ...]
 
@@ -14,36 +15,55 @@ The tagger's caches carry whole (``text.SPELLED_RULE`` is unchanged). An existin
 
 from __future__ import annotations
 
-import re
+from unittest import mock
 
 from aggregator_variants import AUGMENT, SETS  # sibling scripts, on sys.path when this one runs
 from carry_spelled_cache import _copy_without, also_sets, pending, text_caches
 
 from faithwatch.alignment import get_scorer
-from faithwatch.alignment.lexical import LexicalScorer, _claim_features, _converted
+from faithwatch.alignment.lexical import LexicalScorer
 from faithwatch.data.loaders import load_dataset
 from faithwatch.eval.features import _drop_examples
 from faithwatch.models.loading import cache_dir
 from faithwatch.sentences import SentenceTracker
-from faithwatch.text import measures, strip_markup
+from faithwatch.text import (
+    _MEASURE_RE,
+    _MEASURE_UNITS,
+    WORD_VALUES,
+    Measure,
+    digits_for_words,
+    join_thousands,
+    normalise_number,
+    strip_markup,
+)
 
-#: the lexical scorer's version before the rule, and with it
-OLD_LEXICAL, NEW_LEXICAL = "22", "23"
-_HALF_RUN_ON = re.compile(r"\bhalf\s+of\w", re.IGNORECASE)
+#: the lexical scorer's version before the rule, and with it (unit rule 1: "22", "23")
+OLD_LEXICAL, NEW_LEXICAL = "23", "24"
+
+
+def _numbered(text: str) -> list[Measure]:
+    """The quantities of ``text`` as version 23 read them: a number right before a unit, no amount."""
+    out = []
+    for m in _MEASURE_RE.finditer(join_thousands(digits_for_words(text))):
+        if m.group("n"):
+            low, unit = m.group("n").lower(), m.group("u").lower()
+            number = str(WORD_VALUES[low]) if low in WORD_VALUES else normalise_number(low)
+            kind, factor = _MEASURE_UNITS[unit]
+            out.append(Measure(number, unit, kind, float(number) * factor))
+    return out
 
 
 def changed_examples(name: str) -> set[str]:
-    """The ids of ``name``'s examples that the rule may score differently."""
-    lexical, out = LexicalScorer(), set()
+    """The ids of ``name``'s examples with a sentence whose lexical score the rule changes."""
+    out = set()
     for ex in load_dataset(name):
-        ctx = lexical._index(ex.context, ex.question or "")
-        sentences = [strip_markup(s.text) for s in SentenceTracker.split_text(ex.response)]
-        for text in sentences:
-            converted, units = _converted(_claim_features(text), ctx)
-            timed = "(" in text and any(q.kind == "time" for q in measures(text))
-            if converted or units or timed:
-                out.add(ex.id)
-        if any(_HALF_RUN_ON.search(t) for t in (ex.context, ex.question or "", *sentences)):
+        texts = [strip_markup(s.text) for s in SentenceTracker.split_text(ex.response)]
+        if not texts:
+            continue
+        new = LexicalScorer().score_many(texts, ex.context, ex.question or "")
+        with mock.patch("faithwatch.alignment.lexical.measures", _numbered):
+            old = LexicalScorer().score_many(texts, ex.context, ex.question or "")
+        if new != old:
             out.add(ex.id)
     return out
 

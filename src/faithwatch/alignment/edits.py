@@ -53,7 +53,10 @@ word that its source's exact number satisfies is no swapped number ("more than 3
 full digits are no swap ("1.5 million" for "1,500,000": v59). A share written as a fraction in words is its
 percentage ("two-thirds of" restates "67% of"; "a third of" swaps "50% of": v60). A quantity restated in another
 unit of its kind is no change ("180 minutes" for "three hours", "8 km" for "five miles"; within 5%: unit rule 1,
-v61).
+v61), one written with an article too ("a week" for "7 days": unit rule 2). A change whose sentence side is an
+amount written as a share or compound of a unit, and whose source side a quantity of its kind, is no change at its
+value and a swapped number at another ("three-quarters of an hour" restates "45 minutes", "a day and a half" swaps
+"24 hours"; unit rule 2 C, v62).
 """
 
 from __future__ import annotations
@@ -62,7 +65,8 @@ import bisect
 import difflib
 import re
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from faithwatch.alignment.base import validate_inputs
@@ -85,6 +89,7 @@ from faithwatch.text import (
     NUMBER_AFTER,
     NUMBER_WORDS,
     Measure,
+    amounts,
     bound_before,
     drop_conversions,
     is_stop,
@@ -122,7 +127,7 @@ MIN_PREFIXED = 3
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47, 55
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words")
-EDITS_VERSION = "61"
+EDITS_VERSION = "62"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -156,6 +161,7 @@ class _Token:
     listed: bool = False  # digits followed by ".", ")", ":" or a capitalised word: maybe a list number (v50)
     bound: str = ""  # a number's bound ("more than 300": "above"; `text.bound_before`; v56)
     text: str = ""  # as written (what a change shows; never compared)
+    amount: Measure | None = None  # the amount of unit rule 2 C it is part of ("a day and a half"; v62)
 
 
 def tokens(text: str) -> list[_Token]:
@@ -169,7 +175,11 @@ def tokens(text: str) -> list[_Token]:
     shares = {start: rest for start, *rest in spelled_shares(text)}  # "two-thirds of": 67 and "of" (v60)
     number: tuple[int, int] | None = None  # the span of the number token just before, if any
     skip = 0  # the end of the number in words just read
+    starts: list[int] = []  # where the match that gave each token starts (for amounts: v62)
+    start = 0
     for m in _TOKEN_RE.finditer(text):
+        starts += [start] * (len(out) - len(starts))  # the tokens of the last match
+        start = m.start()
         if m.start() < skip:
             continue
         word, clause = m.group(0), bisect.bisect_right(ends, m.start())
@@ -210,6 +220,19 @@ def tokens(text: str) -> list[_Token]:
             caps = len(word) > 1 and word.isupper()
             entity = (word[0].isupper() and bool(out)) or caps
             out.append(_Token(False, _key(low), not is_stop(low), entity, clause, caps=caps, text=word))
+    starts += [start] * (len(out) - len(starts))
+    return _in_amounts(out, starts, amounts(text))
+
+
+def _in_amounts(toks: list[_Token], starts: list[int], spans: list[tuple[int, int, Measure]]) -> list[_Token]:
+    """``toks`` with each token of an amount of unit rule 2 C (by where it starts, ``starts``) marked with it; their
+    keys stay as written, so a copy of an amount aligns as before (v62)."""
+    if not spans:
+        return toks
+    out = []
+    for token, at in zip(toks, starts, strict=True):
+        inside = [q for begin, end, q in spans if begin <= at < end]
+        out.append(replace(token, amount=inside[0]) if inside else token)
     return out
 
 
@@ -372,7 +395,7 @@ class EditScorer:
                 return scoped
             return kind == "replace" and not _universal(source[b1:b2]) and any(t.content for t in source[b1:b2])
 
-        changes, extras = _inner(opcodes)
+        changes, extras = _inner(opcodes, lambda a1, a2: _width(sent[a1:a2]))
         # an end that widens the source is a widening, read whole, and no change towards MAX_EDITS (v53)
         changes = [op for op in changes if op[0] != "end" or not any(widens(x) for x in extras if x[1] == op[1])]
         if len(changes) > MAX_EDITS:  # a paraphrase of its source: only its anchored one-word swaps count (v27)
@@ -383,7 +406,8 @@ class EditScorer:
         # unless it widens the source to all; a widening outside the aligned part does not count towards MAX_EDITS;
         # another short replacement leading the sentence is kept as "lead" (an opposite or a swapped number counts)
         labelled = [("widen" if widens(op) else op[0], op) for op in changes]
-        labelled = [(kind, op) for kind, op in labelled if op[2] - op[1] <= MAX_SWAP_TOKENS
+        labelled = [(kind, op) for kind, op in labelled
+                    if _width(sent[op[1]:op[2]]) <= MAX_SWAP_TOKENS
                     and (op[4] - op[3] <= MAX_SWAP_TOKENS + 1 or kind == "widen")]
         for op in extras:
             if widens(op):
@@ -415,11 +439,14 @@ class EditScorer:
         quantities = measures(text) if edits else []
         found = self._context(context).measures  # cached by _edits
         for op, mine, theirs in edits:
-            if _converted(mine, theirs, quantities, found):  # "14 days" for "2 weeks" (v61)
+            restated = _amount_restated(mine, theirs, found)  # "three-quarters of an hour" for "45 minutes" (v62)
+            if restated or (restated is None and _converted(mine, theirs, quantities, found)):  # "14 days" (v61)
                 continue
             novel = [t for t in mine if t.content and not self.in_context(t)]  # found nowhere in the context
             feature = None
-            if op in ("lead", "end"):  # an opposite, or a new number (v50, v53; no list number ends one: v54)
+            if restated is False and op not in ("reverse", "widen"):  # an amount at another value (v62)
+                feature = "edit_swap_num"
+            elif op in ("lead", "end"):  # an opposite, or a new number (v50, v53; no list number ends one: v54)
                 if _opposed(mine, theirs, source_keys) and _flips(mine, theirs, source_keys):
                     feature = "edit_neg_flip"
                 elif _number_swap(novel, mine, theirs) and (op == "end" or not any(t.listed for t in mine + theirs)):
@@ -453,12 +480,56 @@ def _converted(mine: list[_Token], theirs: list[_Token], quantities: list[Measur
                context_quantities: tuple[Measure, ...]) -> bool:
     """Whether a change restates a quantity in another unit of its kind (unit rule 1, v61): every number of
     ``mine`` is a quantity of the sentence (``quantities``) that a quantity of the context with a number of
-    ``theirs`` equals once converted ("180 minutes" for "three hours"; :func:`~faithwatch.text.same_quantity`)."""
+    ``theirs`` equals once converted ("180 minutes" for "three hours"; :func:`~faithwatch.text.same_quantity`);
+    or an amount of unit rule 2 C of ``theirs`` ("36 hours" for "a day and a half"); with no number on a side,
+    :func:`_article_converted` ("a week" for "7 days"; v62)."""
     numbers = [t.key for t in mine if t.number and not t.scale]
     source = {t.key for t in theirs if t.number and not t.scale}
-    return bool(numbers) and bool(source) and all(
-        any(q.number == key and any(c.number in source and same_quantity(q, c) for c in context_quantities)
-            for q in quantities) for key in numbers)
+    amounts = [t.amount for t in theirs if t.amount]  # the source's side holds an amount of unit rule 2 C (v62)
+    return (bool(numbers) and bool(source or amounts) and all(
+        any(q.number == key and (any(c.number in source and same_quantity(q, c) for c in context_quantities)
+                                 or any(same_quantity(q, a) for a in amounts)) for q in quantities)
+        for key in numbers)) or _article_converted(mine, theirs, numbers)
+
+
+def _article_converted(mine: list[_Token], theirs: list[_Token], numbers: list[str]) -> bool:
+    """Whether the two sides of a change are one quantity each, one at least with no number ("a week"), the same
+    once converted, with no other number on the sentence side (unit rule 2, v62)."""
+    ours, source = measures(" ".join(t.text for t in mine)), measures(" ".join(t.text for t in theirs))
+    if len(ours) != 1 or len(source) != 1 or (ours[0].number and source[0].number):
+        return False
+    (q,) = ours
+    return numbers == ([q.number] if q.number else []) and same_quantity(q, source[0])
+
+
+def _width(toks: list[_Token]) -> int:
+    """How many tokens a side of a change counts as: the tokens of one amount of unit rule 2 C as at most two, its
+    value and unit ("an hour and 20 minutes" as "80 minutes"; v62), the others one each."""
+    amount = _amount_of(toks)
+    inside = sum(t.amount is not None for t in toks) if amount else 0
+    return len(toks) - inside + min(inside, 2)
+
+
+def _amount_of(toks: list[_Token]) -> Measure | None:
+    """The amount of unit rule 2 C that ``toks`` are part of: one amount, with at most one token outside it."""
+    inside = {t.amount for t in toks if t.amount}
+    return inside.pop() if len(inside) == 1 and sum(t.amount is None for t in toks) <= 1 else None
+
+
+def _amount_restated(mine: list[_Token], theirs: list[_Token], context_quantities: tuple[Measure, ...]) -> bool | None:
+    """For a change whose sentence side is an amount of unit rule 2 C (:func:`_amount_of`) and whose source side has
+    the number of a quantity of its kind in the context (or, with no number, its unit word): whether that quantity
+    is the amount's
+    (:func:`~faithwatch.text.same_quantity`); ``None`` for any other change (v62)."""
+    amount = _amount_of(mine)
+    if amount is None:
+        return None
+    numbers = {t.key for t in theirs if t.number and not t.scale}
+    keys = {t.key for t in theirs}  # without a number, a unit word ("years": a number aligned already)
+    candidates = [c for c in context_quantities if c.kind == amount.kind and c.number
+                  and (c.number in numbers if numbers else _key(c.unit) in keys)]
+    candidates += [t.amount for t in theirs if t.amount and t.amount.kind == amount.kind]  # one of the source's
+    return any(same_quantity(amount, c) for c in candidates) if candidates else None
 
 
 def _number_swap(novel: list[_Token], mine: list[_Token], theirs: list[_Token]) -> bool:
@@ -661,18 +732,20 @@ def _restriction_left_out(source: list[_Token], opcodes: list[_Op]) -> bool:
     return any(t.content and j not in aligned for j, t in clauses) and not any(t.key in SCOPED for _, t in clauses)
 
 
-def _inner(opcodes: list[_Op]) -> tuple[list[_Op], list[_Op]]:
+def _inner(opcodes: list[_Op], width: Callable[[int, int], int]) -> tuple[list[_Op], list[_Op]]:
     """The changes that edit the source rather than cut it: every change between the first and the last aligned
     run, and a short replacement at the end ("designed by <another name>."; for a longer end of the source, of as
     many of its first tokens: v53); and, apart, the other short changes
     outside the aligned part, which count only if they widen the source to all (a long end replacement, a change
     leading the sentence, an added end) or, leading it, swap a word for its opposite. A clause dropped or added at
-    either end is not an edit of the source, and neither is another change leading the sentence (a list number)."""
+    either end is not an edit of the source, and neither is another change leading the sentence (a list number).
+    ``width(a1, a2)`` is how many tokens the sentence's tokens ``a1:a2`` count as (:func:`_width`)."""
     equal = [i for i, op in enumerate(opcodes) if op[0] == "equal"]
     if not equal:
         return [], []
     inside = [op for op in opcodes[equal[0] + 1 : equal[-1]] if op[0] != "equal"]
-    outside = [op for op in (*opcodes[: equal[0]], *opcodes[equal[-1] + 1 :]) if 0 < op[2] - op[1] <= MAX_SWAP_TOKENS]
+    outside = [op for op in (*opcodes[: equal[0]], *opcodes[equal[-1] + 1 :])
+               if 0 < width(op[1], op[2]) <= MAX_SWAP_TOKENS]
     short = [op for op in outside if op[0] == "replace" and op[1] > 0 and op[4] - op[3] <= MAX_SWAP_TOKENS + 1]
     # a longer end of the source: the sentence's end is read against as many of its tokens, the rest cut ("7 am" for
     # "7 pm and the concert starts at 8 pm"), as "end" (judged as "lead" is: v53); still read whole for a widening

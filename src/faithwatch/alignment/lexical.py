@@ -43,7 +43,10 @@ conversion in parentheses that is correct ("165°F (74°C)") is not read: the nu
 percentage ("half of" holds 50, "two-thirds of" 67; :func:`~faithwatch.text.share_values`; version 22); a share in
 the sentence is no number the context must hold ("more than half" for "a majority"). A number with a unit is found
 by a quantity of the context in another unit of its kind, and its unit word with it ("14 days" by "two weeks", within
-5%: :func:`~faithwatch.text.same_quantity`; unit rule 1, version 23).
+5%: :func:`~faithwatch.text.same_quantity`; unit rule 1, version 23); "a week" is a quantity too, and an amount
+written as a share or compound of a unit is its value: found at it, one novel number at another value of a quantity
+of its kind the context holds ("three-quarters of an hour" for "45 minutes" or "60 minutes"; unit rules 2 and 2 C,
+version 24).
 """
 
 from __future__ import annotations
@@ -52,12 +55,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import NamedTuple
 
 from faithwatch.alignment.base import AlignmentScorer, clamp01, validate_inputs
 from faithwatch.text import (
     CURRENCY_WORDS,
     NUMBER_WORDS,
     Measure,
+    amount_numbers,
     bounded_quantities,
     digits_for_words,
     drop_conversions,
@@ -245,12 +250,25 @@ def _context_index(context: str) -> _ContextIndex:
                          frozenset(zip(stems, stems[1:], strict=False)), tuple(measures(context)))
 
 
-def _converted(f: _Features, ctx: _ContextIndex) -> tuple[frozenset[str], frozenset[str]]:
-    """The numbers of the sentence's quantities that the context holds in another unit of their kind, and the stems
-    of their unit words ("14 days" against "two weeks": ``{"14"}``, ``{"day"}``; version 23)."""
+class _Conversion(NamedTuple):
+    """What the context holds of the sentence's quantities in another unit (:func:`_converted`)."""
+
+    numbers: frozenset[str]  # the sentence's numbers found so, or written inside an amount (unit rule 2 C)
+    stems: frozenset[str]  # the stems of the found quantities' words but their numbers
+    wrong: int  # the amounts of the sentence the context holds at other values only: each one novel number
+
+
+def _converted(f: _Features, ctx: _ContextIndex) -> _Conversion:
+    """What the context holds of the sentence's quantities in another unit of their kind ("14 days" against "two
+    weeks": ``{"14"}``, the stem of "days"; version 23; "a week" against "7 days": no number, the stems of "a week";
+    version 24; "an hour and 20 minutes" against "80 minutes": ``{"20"}`` and the stems of its words; against "90
+    minutes": ``{"20"}`` (no number of its own), no words, one wrong amount; unit rule 2 C, version 24)."""
     found = [q for q in f.measures if any(same_quantity(q, c) for c in ctx.measures)]
-    return (frozenset(q.number for q in found),
-            frozenset(stem(w) for q in found for w in re.findall(r"[^\W\d_]+", q.unit)))
+    wrong = [q for q in f.measures if q.amount and q not in found and any(c.kind == q.kind for c in ctx.measures)]
+    inner = frozenset().union(*(amount_numbers(q) for q in found + wrong))
+    return _Conversion(frozenset(q.number for q in found if q.number and not q.amount) | inner,
+                       frozenset(stem(w) for q in found for w in word_tokens(f"{q.written} {q.unit}")),
+                       len(wrong))
 
 
 def _exact_values(text: str) -> tuple[Decimal, ...]:
@@ -296,8 +314,9 @@ class LexicalScorer(AlignmentScorer):
     #: more than", "upwards of" and the like are bound words; 21: ordinals from 11th to 99th in words read in digits
     #: (`text.ordinals_in_digits`); 22: a context's share written as a fraction in words holds its percentage
     #: (`text.share_values`; rule 5 B); 23: a quantity found in another unit of its kind (`text.same_quantity`;
-    #: unit rule 1) (7, 10, 12, 13, 15, 18: not kept)
-    version = "23"
+    #: unit rule 1); 24: "a week" is a quantity too, and an amount as a share or compound of a unit is its value,
+    #: one novel number at another value (unit rules 2 and 2 C) (7, 10, 12, 13, 15, 18: not kept)
+    version = "24"
     #: reads the question with the context (:func:`~faithwatch.alignment.base.score_pairs_asked`)
     reads_question = True
 
@@ -321,20 +340,20 @@ class LexicalScorer(AlignmentScorer):
         return self._features(_claim_features(sentence), self._index(context, question))
 
     def _features(self, f: _Features, ctx: _ContextIndex,
-                  conv: tuple[frozenset[str], frozenset[str]] | None = None) -> dict[str, float]:
+                  conv: _Conversion | None = None) -> dict[str, float]:
         """The support fractions and score of ``f`` against ``ctx``; ``conv`` is ``_converted(f, ctx)`` when the
         caller has it."""
         out: dict[str, float] = {}
-        converted, units = conv if conv is not None else _converted(f, ctx)
+        converted, units, wrong = conv if conv is not None else _converted(f, ctx)
         if f.content:
             out["content"] = _fraction(f.content, ctx.stems | units)
         if f.entities:
             out["entities"] = _fraction(f.entities, ctx.stems)
         if f.bigrams and f.content:  # bigrams of pure stop words say nothing
             out["bigrams"] = _fraction(f.bigrams, ctx.bigrams)
-        n_unsupported = sum(1 for n in f.numbers if not _supported(n, ctx, converted))
-        if f.numbers:
-            out["numbers"] = 1.0 - n_unsupported / len(f.numbers)
+        n_unsupported = sum(1 for n in f.numbers if not _supported(n, ctx, converted)) + wrong
+        if f.numbers or wrong:  # a wrong amount is one more number of the sentence (unit rule 2 C)
+            out["numbers"] = 1.0 - n_unsupported / (len(f.numbers) + wrong)
 
         weighted = [(FEATURE_WEIGHTS[k], v) for k, v in out.items() if k in FEATURE_WEIGHTS]
         if weighted:
@@ -355,13 +374,13 @@ class LexicalScorer(AlignmentScorer):
         validate_inputs([sentence], context)
         ctx = self._index(context, question)
         f = _claim_features(sentence)
-        converted, units = conv = _converted(f, ctx)
+        converted, units, wrong = conv = _converted(f, ctx)
         feats = self._features(f, ctx, conv)
         return {
             "lex_content": feats.get("content", 1.0),
             "lex_bigrams": feats.get("bigrams", 1.0),
             "novel_content": float(sum(1 for x in f.content if x not in ctx.stems and x not in units)),
-            "novel_numbers": float(len({x for x in f.numbers if not _supported(x, ctx, converted)})),
+            "novel_numbers": float(len({x for x in f.numbers if not _supported(x, ctx, converted)}) + wrong),
             "novel_entities": float(sum(1 for x in f.entities if x not in ctx.stems)),
         }
 
@@ -374,7 +393,7 @@ class LexicalScorer(AlignmentScorer):
         novel: set[str] = set()
         found: set[str] = set()
         f = _claim_features(sentence)
-        converted, _ = _converted(f, ctx)
+        converted = _converted(f, ctx).numbers
         for number in f.numbers:
             (found if _supported(number, ctx, converted) else novel).update(number[0])
         return frozenset(novel - found)
