@@ -544,7 +544,7 @@ def _unit_key(written: str) -> str:
     return re.sub(r"^(?:°\s?|degrees?\s+)", "", written.lower()).rstrip(".")
 
 
-def _converted(value: float, source: str, target: str) -> float | None:
+def _in_unit(value: float, source: str, target: str) -> float | None:
     """``value`` in unit ``source`` written in unit ``target``; ``None`` for units of two kinds, or the same unit."""
     a, b = _unit_key(source), _unit_key(target)
     kind_a, factor_a = _UNIT_FACTORS.get(a, ("", 0.0))
@@ -562,7 +562,7 @@ def drop_conversions(text: str) -> str:
     """``text`` without each parenthesis that only converts the number with a unit right before it into another unit
     of the same kind ("165°F (74°C)" -> "165°F"; within :data:`CONVERSION_TOLERANCE`); a wrong conversion stays."""
     def keep_or_drop(m: re.Match[str]) -> str:
-        exact = _converted(float(m.group("a").replace(",", "")), m.group("ua"), m.group("ub"))
+        exact = _in_unit(float(m.group("a").replace(",", "")), m.group("ua"), m.group("ub"))
         written = float(m.group("b").replace(",", ""))
         share, absolute = CONVERSION_TOLERANCE
         if exact is None or abs(written - exact) > max(share * abs(exact), absolute):

@@ -440,7 +440,7 @@ class EditScorer:
         found = self._context(context).measures  # cached by _edits
         for op, mine, theirs in edits:
             restated = _amount_restated(mine, theirs, found)  # "three-quarters of an hour" for "45 minutes" (v62)
-            if restated or (restated is None and _converted(mine, theirs, quantities, found)):  # "14 days" (v61)
+            if restated or (restated is None and _restated_in_unit(mine, theirs, quantities, found)):  # "14 days" (v61)
                 continue
             novel = [t for t in mine if t.content and not self.in_context(t)]  # found nowhere in the context
             feature = None
@@ -476,23 +476,23 @@ class EditScorer:
         return match, out
 
 
-def _converted(mine: list[_Token], theirs: list[_Token], quantities: list[Measure],
+def _restated_in_unit(mine: list[_Token], theirs: list[_Token], quantities: list[Measure],
                context_quantities: tuple[Measure, ...]) -> bool:
     """Whether a change restates a quantity in another unit of its kind (unit rule 1, v61): every number of
     ``mine`` is a quantity of the sentence (``quantities``) that a quantity of the context with a number of
     ``theirs`` equals once converted ("180 minutes" for "three hours"; :func:`~faithwatch.text.same_quantity`);
     or an amount of unit rule 2 C of ``theirs`` ("36 hours" for "a day and a half"); with no number on a side,
-    :func:`_article_converted` ("a week" for "7 days"; v62)."""
+    :func:`_article_restated` ("a week" for "7 days"; v62)."""
     numbers = [t.key for t in mine if t.number and not t.scale]
     source = {t.key for t in theirs if t.number and not t.scale}
     amounts = [t.amount for t in theirs if t.amount]  # the source's side holds an amount of unit rule 2 C (v62)
     return (bool(numbers) and bool(source or amounts) and all(
         any(q.number == key and (any(c.number in source and same_quantity(q, c) for c in context_quantities)
                                  or any(same_quantity(q, a) for a in amounts)) for q in quantities)
-        for key in numbers)) or _article_converted(mine, theirs, numbers)
+        for key in numbers)) or _article_restated(mine, theirs, numbers)
 
 
-def _article_converted(mine: list[_Token], theirs: list[_Token], numbers: list[str]) -> bool:
+def _article_restated(mine: list[_Token], theirs: list[_Token], numbers: list[str]) -> bool:
     """Whether the two sides of a change are one quantity each, one at least with no number ("a week"), the same
     once converted, with no other number on the sentence side (unit rule 2, v62)."""
     ours, source = measures(" ".join(t.text for t in mine)), measures(" ".join(t.text for t in theirs))

@@ -251,14 +251,14 @@ def _context_index(context: str) -> _ContextIndex:
 
 
 class _Conversion(NamedTuple):
-    """What the context holds of the sentence's quantities in another unit (:func:`_converted`)."""
+    """What the context holds of the sentence's quantities in another unit (:func:`_conversion`)."""
 
     numbers: frozenset[str]  # the sentence's numbers found so, or written inside an amount (unit rule 2 C)
     stems: frozenset[str]  # the stems of the found quantities' words but their numbers
     wrong: int  # the amounts of the sentence the context holds at other values only: each one novel number
 
 
-def _converted(f: _Features, ctx: _ContextIndex) -> _Conversion:
+def _conversion(f: _Features, ctx: _ContextIndex) -> _Conversion:
     """What the context holds of the sentence's quantities in another unit of their kind ("14 days" against "two
     weeks": ``{"14"}``, the stem of "days"; version 23; "a week" against "7 days": no number, the stems of "a week";
     version 24; "an hour and 20 minutes" against "80 minutes": ``{"20"}`` and the stems of its words; against "90
@@ -341,10 +341,10 @@ class LexicalScorer(AlignmentScorer):
 
     def _features(self, f: _Features, ctx: _ContextIndex,
                   conv: _Conversion | None = None) -> dict[str, float]:
-        """The support fractions and score of ``f`` against ``ctx``; ``conv`` is ``_converted(f, ctx)`` when the
+        """The support fractions and score of ``f`` against ``ctx``; ``conv`` is ``_conversion(f, ctx)`` when the
         caller has it."""
         out: dict[str, float] = {}
-        converted, units, wrong = conv if conv is not None else _converted(f, ctx)
+        converted, units, wrong = conv if conv is not None else _conversion(f, ctx)
         if f.content:
             out["content"] = _fraction(f.content, ctx.stems | units)
         if f.entities:
@@ -374,7 +374,7 @@ class LexicalScorer(AlignmentScorer):
         validate_inputs([sentence], context)
         ctx = self._index(context, question)
         f = _claim_features(sentence)
-        converted, units, wrong = conv = _converted(f, ctx)
+        converted, units, wrong = conv = _conversion(f, ctx)
         feats = self._features(f, ctx, conv)
         return {
             "lex_content": feats.get("content", 1.0),
@@ -393,7 +393,7 @@ class LexicalScorer(AlignmentScorer):
         novel: set[str] = set()
         found: set[str] = set()
         f = _claim_features(sentence)
-        converted = _converted(f, ctx).numbers
+        converted = _conversion(f, ctx).numbers
         for number in f.numbers:
             (found if _supported(number, ctx, converted) else novel).update(number[0])
         return frozenset(novel - found)
