@@ -938,7 +938,7 @@ def test_measures_read_an_article_as_one_without_a_number():
         Measure("", "mile", "length", 1609.344, "a")]
     assert measures("a few days, a hundred miles, data day, aha") == []
     # part of a larger amount that is none of rule 2 C's (rule 2 B)
-    assert measures("a period of a week, a day and a half of rain") == []
+    assert measures("a period of a week, a week and a day") == [Measure("", "day", "time", 1.0, "a")]
     assert measures("It took a week and cost little.") == [Measure("", "week", "time", 7.0, "a")]
 
 
@@ -955,11 +955,12 @@ def test_measures_read_an_article_as_one_without_a_number():
     ("2 hours and 15 minutes", "135", "minutes", 135 / 1440),
     ("two and a half kilometres", "2.5", "kilometres", 2500.0),
     ("25 and a half miles", "25.5", "miles", 25.5 * 1609.344),
+    ("a litre and a half", "1.5", "litre", 1.5),  # followed by "of milk" below (unit rule 2 E)
 ])
 def test_measures_read_an_amount_as_its_value(text, number, unit, base):
     from faithwatch.text import measures
 
-    (q,) = measures(f"It took {text} in all.")
+    (q,) = measures(f"It took {text} in all.") if "litre" not in text else measures(f"She poured {text} of milk.")
     assert (q.number, q.unit, q.written, q.amount) == (number, unit, " ".join(text.lower().split()), True)
     assert q.base == pytest.approx(base)
 
@@ -1004,6 +1005,18 @@ AMOUNTS = ("The ferry takes 90 minutes to cross. The jam simmers for 45 minutes.
 def test_an_amount_is_no_change_at_its_value_and_a_change_at_another(scorer, sentence, feature):
     changes = scorer.changes(sentence, AMOUNTS)[1]
     assert [c.feature for c in changes] == ([feature] if feature else [])
+
+
+SOURCE_AMOUNTS = "The storm battered the coast at Kelby for a day and a half without any sign of easing."
+
+
+@pytest.mark.parametrize(("sentence", "changed"), [  # unit rule 2 E (v63): the source side is an amount
+    ("The storm battered the coast at Kelby for thirty-six hours without any sign of easing.", False),
+    ("The storm battered the coast at Kelby for twelve hours without any sign of easing.", True),
+    ("The storm battered the coast at Kelby for 60 hours without any sign of easing.", True),
+])
+def test_a_quantity_against_a_source_amount_is_read(scorer, sentence, changed):
+    assert bool(scorer.changes(sentence, SOURCE_AMOUNTS)[1]) == changed
 
 
 def test_half_off_is_no_share():

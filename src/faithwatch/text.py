@@ -588,13 +588,16 @@ _PART_AFTER = re.compile(rf"\s+and\s+(?:an?|half|{_AMOUNT}|{_alternatives(list(W
 #: a share of a unit in words ("half", "a half", "a quarter", "three-quarters", "two-thirds"; unit rule 2 C)
 _PART = (rf"(?:(?:{_alternatives(_NUMERATORS)})[\s-])?(?:half|(?:{_alternatives(_SHARE_DENOMINATORS)})s?)")
 _WHOLE_AMOUNT = rf"{_AMOUNT}|{_BELOW_100}"
+#: a determiner after "of": a share followed by it is a share of something else ("2 km and a third of the route";
+#: unit rule 2 E reads "a kilogram and a quarter of minced beef")
+_DETERMINER = r"(?:the|an?|this|that|these|those|its|their|his|her|our|your|my)\b"
 #: the amounts of unit rule 2 C: a share of an article quantity ("three-quarters of an hour", "half a mile"); an
 #: article or number quantity and a share ("a day and a half") or a number quantity of a smaller unit ("an hour and
 #: 20 minutes"); a number and a share before the unit ("two and a half kilometres")
 _AMOUNT_RE = re.compile(
     rf"(?<![\w.,])(?:(?:(?P<fp>{_PART})\s+of|(?P<fh>half))\s+an?\s+(?P<fu>{_MEASURE_UNIT})"
     rf"|(?P<cw>an?\s+|(?:{_WHOLE_AMOUNT})[\s-]?)(?P<cu>{_MEASURE_UNIT})\s+and\s+"
-    rf"(?:(?P<cp>{_PART})(?!\s+(?:of|an?)\b)|(?P<cn>{_WHOLE_AMOUNT})[\s-]?(?P<cs>{_MEASURE_UNIT}))"
+    rf"(?:(?P<cp>{_PART})(?!\s+an?\b)(?!\s+of\s+{_DETERMINER})|(?P<cn>{_WHOLE_AMOUNT})[\s-]?(?P<cs>{_MEASURE_UNIT}))"
     rf"|(?P<nw>{_WHOLE_AMOUNT})\s+and\s+(?P<np>{_PART})[\s-](?P<nu>{_MEASURE_UNIT}))(?![\w/-])",
     re.IGNORECASE)
 #: how far apart two quantities in different units may be and be one: this share of the sentence's (unit rule 1)
@@ -657,7 +660,8 @@ def _amount(m: re.Match[str]) -> tuple[float, str] | None:
 def amounts(text: str) -> list[tuple[int, int, Measure]]:
     """``(start, end, quantity)`` of each amount of ``text`` written as a share or compound of a unit (unit rule
     2 C): "three-quarters of an hour" (0.75 hour), "half a mile", "a day and a half" (1.5 day), "an hour and 20
-    minutes" (80 minutes), "two and a half kilometres" (2.5 kilometres); in order, none overlapping."""
+    minutes" (80 minutes), "two and a half kilometres" (2.5 kilometres); "a litre and a half of milk" too, not "2 km
+    and a third of the route" (unit rule 2 E); in order, none overlapping."""
     out = []
     for m in _AMOUNT_RE.finditer(text):
         value, unit = _amount(m) or (None, "")

@@ -1,12 +1,13 @@
 """Carry ``align_score``'s text-only caches over a unit rule without re-running the NLI model on every example.
 
 Unit rule 1 (lexical scorer 22 -> 23; docs/transfer.md, "Unit rule 1") read a number quantity in another unit of
-its kind. Unit rules 2 and 2 C (23 -> 24, "Unit rule 2 C") read "a week" as a quantity, and an amount written as a
-share or compound of a unit ("three-quarters of an hour", "an hour and 20 minutes") as its value. An example changes
-only where a sentence's lexical score differs with and without those: this script scores every sentence both ways,
-the old way by reading only number quantities, as version 23 did. So the new cache is the old one without the
-changed examples; the next ``faithwatch eval`` or ``train`` computes them again, as for any example missing from a
-cache. The tagger's caches carry whole (``text.SPELLED_RULE`` is unchanged). An existing new folder is left alone.
+its kind; unit rule 2 D (23 -> 24) read "a week" and amounts written as a share or compound of a unit ("an hour and
+20 minutes"). Unit rule 2 E (24 -> 25, "Unit rule 2 E") reads an amount followed by "of" and what it measures ("a
+litre and a half of milk"): an example changes only where a sentence's lexical score differs with and without that,
+so this script scores every sentence both ways, the old way with version 24's pattern of amounts. The new cache is
+the old one without the changed examples; the next ``faithwatch eval`` or ``train`` computes them again, as for any
+example missing from a cache. The tagger's caches carry whole (``text.SPELLED_RULE`` is unchanged). An existing new
+folder is left alone.
 
     python training/experiments/carry_unit_cache.py [--also DATA ...]
 
@@ -15,6 +16,7 @@ cache. The tagger's caches carry whole (``text.SPELLED_RULE`` is unchanged). An 
 
 from __future__ import annotations
 
+import re
 from unittest import mock
 
 from aggregator_variants import AUGMENT, SETS  # sibling scripts, on sys.path when this one runs
@@ -26,31 +28,14 @@ from faithwatch.data.loaders import load_dataset
 from faithwatch.eval.features import _drop_examples
 from faithwatch.models.loading import cache_dir
 from faithwatch.sentences import SentenceTracker
-from faithwatch.text import (
-    _MEASURE_RE,
-    _MEASURE_UNITS,
-    WORD_VALUES,
-    Measure,
-    digits_for_words,
-    join_thousands,
-    normalise_number,
-    strip_markup,
-)
+from faithwatch.text import _AMOUNT_RE, _DETERMINER, strip_markup
 
-#: the lexical scorer's version before the rule, and with it (unit rule 1: "22", "23")
-OLD_LEXICAL, NEW_LEXICAL = "23", "24"
-
-
-def _numbered(text: str) -> list[Measure]:
-    """The quantities of ``text`` as version 23 read them: a number right before a unit, no amount."""
-    out = []
-    for m in _MEASURE_RE.finditer(join_thousands(digits_for_words(text))):
-        if m.group("n"):
-            low, unit = m.group("n").lower(), m.group("u").lower()
-            number = str(WORD_VALUES[low]) if low in WORD_VALUES else normalise_number(low)
-            kind, factor = _MEASURE_UNITS[unit]
-            out.append(Measure(number, unit, kind, float(number) * factor))
-    return out
+#: the lexical scorer's version before the rule, and with it (unit rule 1: "22", "23"; rule 2 D: "23", "24")
+OLD_LEXICAL, NEW_LEXICAL = "24", "25"
+#: version 24's amounts: no share followed by "of"
+_OLD_AMOUNT_RE = re.compile(_AMOUNT_RE.pattern.replace(rf"(?!\s+an?\b)(?!\s+of\s+{_DETERMINER})",
+                                                       r"(?!\s+(?:of|an?)\b)"), re.IGNORECASE)
+assert _OLD_AMOUNT_RE.pattern != _AMOUNT_RE.pattern
 
 
 def changed_examples(name: str) -> set[str]:
@@ -61,7 +46,7 @@ def changed_examples(name: str) -> set[str]:
         if not texts:
             continue
         new = LexicalScorer().score_many(texts, ex.context, ex.question or "")
-        with mock.patch("faithwatch.alignment.lexical.measures", _numbered):
+        with mock.patch("faithwatch.text._AMOUNT_RE", _OLD_AMOUNT_RE):
             old = LexicalScorer().score_many(texts, ex.context, ex.question or "")
         if new != old:
             out.add(ex.id)

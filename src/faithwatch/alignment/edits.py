@@ -56,7 +56,8 @@ unit of its kind is no change ("180 minutes" for "three hours", "8 km" for "five
 v61), one written with an article too ("a week" for "7 days": unit rule 2). A change whose sentence side is an
 amount written as a share or compound of a unit, and whose source side a quantity of its kind, is no change at its
 value and a swapped number at another ("three-quarters of an hour" restates "45 minutes", "a day and a half" swaps
-"24 hours"; unit rule 2 C, v62).
+"24 hours"; unit rule 2 C, v62); so is a source side that is an amount ("twelve hours" for "a day and a half"
+swaps it; unit rule 2 E, v63).
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ MIN_PREFIXED = 3
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47, 55
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words")
-EDITS_VERSION = "62"
+EDITS_VERSION = "63"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -395,7 +396,7 @@ class EditScorer:
                 return scoped
             return kind == "replace" and not _universal(source[b1:b2]) and any(t.content for t in source[b1:b2])
 
-        changes, extras = _inner(opcodes, lambda a1, a2: _width(sent[a1:a2]))
+        changes, extras = _inner(opcodes, lambda a1, a2: _width(sent[a1:a2]), lambda b1, b2: _width(source[b1:b2]))
         # an end that widens the source is a widening, read whole, and no change towards MAX_EDITS (v53)
         changes = [op for op in changes if op[0] != "end" or not any(widens(x) for x in extras if x[1] == op[1])]
         if len(changes) > MAX_EDITS:  # a paraphrase of its source: only its anchored one-word swaps count (v27)
@@ -408,11 +409,11 @@ class EditScorer:
         labelled = [("widen" if widens(op) else op[0], op) for op in changes]
         labelled = [(kind, op) for kind, op in labelled
                     if _width(sent[op[1]:op[2]]) <= MAX_SWAP_TOKENS
-                    and (op[4] - op[3] <= MAX_SWAP_TOKENS + 1 or kind == "widen")]
+                    and (_width(source[op[3]:op[4]]) <= MAX_SWAP_TOKENS + 1 or kind == "widen")]
         for op in extras:
             if widens(op):
                 labelled.append(("widen", op))
-            elif op[0] == "replace" and op[1] == 0 and op[4] - op[3] <= MAX_SWAP_TOKENS + 1:
+            elif op[0] == "replace" and op[1] == 0 and _width(source[op[3]:op[4]]) <= MAX_SWAP_TOKENS + 1:
                 labelled.append(("lead", op))
         return (match, reversal + [(kind, sent[op[1]:op[2]], source[op[3]:op[4]]) for kind, op in labelled],
                 best.keys, text)
@@ -732,23 +733,26 @@ def _restriction_left_out(source: list[_Token], opcodes: list[_Op]) -> bool:
     return any(t.content and j not in aligned for j, t in clauses) and not any(t.key in SCOPED for _, t in clauses)
 
 
-def _inner(opcodes: list[_Op], width: Callable[[int, int], int]) -> tuple[list[_Op], list[_Op]]:
+def _inner(opcodes: list[_Op], width: Callable[[int, int], int],
+           source_width: Callable[[int, int], int]) -> tuple[list[_Op], list[_Op]]:
     """The changes that edit the source rather than cut it: every change between the first and the last aligned
     run, and a short replacement at the end ("designed by <another name>."; for a longer end of the source, of as
     many of its first tokens: v53); and, apart, the other short changes
     outside the aligned part, which count only if they widen the source to all (a long end replacement, a change
     leading the sentence, an added end) or, leading it, swap a word for its opposite. A clause dropped or added at
     either end is not an edit of the source, and neither is another change leading the sentence (a list number).
-    ``width(a1, a2)`` is how many tokens the sentence's tokens ``a1:a2`` count as (:func:`_width`)."""
+    ``width(a1, a2)`` is how many tokens the sentence's tokens ``a1:a2`` count as (:func:`_width`; v62),
+    ``source_width(b1, b2)`` the source's (v63)."""
     equal = [i for i, op in enumerate(opcodes) if op[0] == "equal"]
     if not equal:
         return [], []
     inside = [op for op in opcodes[equal[0] + 1 : equal[-1]] if op[0] != "equal"]
     outside = [op for op in (*opcodes[: equal[0]], *opcodes[equal[-1] + 1 :])
                if 0 < width(op[1], op[2]) <= MAX_SWAP_TOKENS]
-    short = [op for op in outside if op[0] == "replace" and op[1] > 0 and op[4] - op[3] <= MAX_SWAP_TOKENS + 1]
+    short = [op for op in outside
+             if op[0] == "replace" and op[1] > 0 and source_width(op[3], op[4]) <= MAX_SWAP_TOKENS + 1]
     # a longer end of the source: the sentence's end is read against as many of its tokens, the rest cut ("7 am" for
     # "7 pm and the concert starts at 8 pm"), as "end" (judged as "lead" is: v53); still read whole for a widening
     trimmed = [("end", a1, a2, b1, b1 + a2 - a1) for kind, a1, a2, b1, b2 in outside
-               if kind == "replace" and a1 > 0 and b2 - b1 > MAX_SWAP_TOKENS + 1]
+               if kind == "replace" and a1 > 0 and source_width(b1, b2) > MAX_SWAP_TOKENS + 1]
     return inside + short + trimmed, [op for op in outside if op not in short]
