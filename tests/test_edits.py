@@ -940,6 +940,9 @@ def test_measures_read_an_article_as_one_without_a_number():
     # part of a larger amount that is none of rule 2 C's (rule 2 B)
     assert measures("a period of a week, a week and a day") == [Measure("", "day", "time", 1.0, "a")]
     assert measures("It took a week and cost little.") == [Measure("", "week", "time", 7.0, "a")]
+    # before a hyphen: "an hour-long talk" is an hour, "half an hour-long talk" half an hour (v64)
+    assert measures("an hour-long talk") == [Measure("", "hour", "time", 1 / 24, "an")]
+    assert [(q.number, q.base) for q in measures("a half an hour-long talk")] == [("0.5", 1 / 48)]
 
 
 @pytest.mark.parametrize(("text", "number", "unit", "base"), [  # unit rule 2 C: an amount read as its value

@@ -578,7 +578,7 @@ _MEASURE_UNITS = {u: v for u, v in _UNIT_FACTORS.items() if v[0] != "temperature
 _MEASURE_UNIT = "|".join(re.escape(u) for u in sorted(_MEASURE_UNITS, key=len, reverse=True))
 _MEASURE_RE = re.compile(
     rf"(?<![\w.,])(?:(?P<n>{_AMOUNT}|{_alternatives([w for w in WORD_VALUES if w != 'zero'])})[\s-]?"
-    rf"|(?P<a>(?:half\s+)?an?)\s+)"  # "a week", "half an hour": no number (unit rule 2)
+    rf"|(?P<a>an?)\s+)"  # "a week": no number (unit rule 2; "half an hour" is an amount, read first)
     rf"(?P<u>{_MEASURE_UNIT})(?![\w/])",
     re.IGNORECASE)
 #: an article quantity after "of", or before "and" and a number, "a", "an" or "half", is part of a larger amount
@@ -598,7 +598,7 @@ _AMOUNT_RE = re.compile(
     rf"(?<![\w.,])(?:(?:(?P<fp>{_PART})\s+of|(?P<fh>half))\s+an?\s+(?P<fu>{_MEASURE_UNIT})"
     rf"|(?P<cw>an?\s+|(?:{_WHOLE_AMOUNT})[\s-]?)(?P<cu>{_MEASURE_UNIT})\s+and\s+"
     rf"(?:(?P<cp>{_PART})(?!\s+an?\b)(?!\s+of\s+{_DETERMINER})|(?P<cn>{_WHOLE_AMOUNT})[\s-]?(?P<cs>{_MEASURE_UNIT}))"
-    rf"|(?P<nw>{_WHOLE_AMOUNT})\s+and\s+(?P<np>{_PART})[\s-](?P<nu>{_MEASURE_UNIT}))(?![\w/-])",
+    rf"|(?P<nw>{_WHOLE_AMOUNT})\s+and\s+(?P<np>{_PART})[\s-](?P<nu>{_MEASURE_UNIT}))(?![\w/])",
     re.IGNORECASE)
 #: how far apart two quantities in different units may be and be one: this share of the sentence's (unit rule 1)
 SAME_QUANTITY_SHARE = 0.05

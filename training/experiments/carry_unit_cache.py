@@ -2,12 +2,12 @@
 
 Unit rule 1 (lexical scorer 22 -> 23; docs/transfer.md, "Unit rule 1") read a number quantity in another unit of
 its kind; unit rule 2 D (23 -> 24) read "a week" and amounts written as a share or compound of a unit ("an hour and
-20 minutes"). Unit rule 2 E (24 -> 25, "Unit rule 2 E") reads an amount followed by "of" and what it measures ("a
-litre and a half of milk"): an example changes only where a sentence's lexical score differs with and without that,
-so this script scores every sentence both ways, the old way with version 24's pattern of amounts. The new cache is
-the old one without the changed examples; the next ``faithwatch eval`` or ``train`` computes them again, as for any
-example missing from a cache. The tagger's caches carry whole (``text.SPELLED_RULE`` is unchanged). An existing new
-folder is left alone.
+20 minutes"); unit rule 2 E (24 -> 25) an amount followed by "of" ("a litre and a half of milk"). Version 26 reads
+"half an hour-long" as half an hour (version 25 read it as an hour). An example changes only where a sentence's
+lexical score differs between the two readings, so this script scores every sentence both ways, the old way with
+version 25's patterns. The new cache is the old one without the changed examples; the next ``faithwatch eval`` or
+``train`` computes them again, as for any example missing from a cache. The tagger's caches carry whole
+(``text.SPELLED_RULE`` is unchanged). An existing new folder is left alone.
 
     python training/experiments/carry_unit_cache.py [--also DATA ...]
 
@@ -28,14 +28,15 @@ from faithwatch.data.loaders import load_dataset
 from faithwatch.eval.features import _drop_examples
 from faithwatch.models.loading import cache_dir
 from faithwatch.sentences import SentenceTracker
-from faithwatch.text import _AMOUNT_RE, _DETERMINER, strip_markup
+from faithwatch.text import _AMOUNT_RE, _MEASURE_RE, strip_markup
 
-#: the lexical scorer's version before the rule, and with it (unit rule 1: "22", "23"; rule 2 D: "23", "24")
-OLD_LEXICAL, NEW_LEXICAL = "24", "25"
-#: version 24's amounts: no share followed by "of"
-_OLD_AMOUNT_RE = re.compile(_AMOUNT_RE.pattern.replace(rf"(?!\s+an?\b)(?!\s+of\s+{_DETERMINER})",
-                                                       r"(?!\s+(?:of|an?)\b)"), re.IGNORECASE)
-assert _OLD_AMOUNT_RE.pattern != _AMOUNT_RE.pattern
+#: the lexical scorer's version before the change, and with it (unit rule 1: "22", "23"; 2 D: "23", "24"; 2 E: "24",
+#: "25")
+OLD_LEXICAL, NEW_LEXICAL = "25", "26"
+#: version 25's patterns: no amount before a hyphen; "half a" / "half an" an article
+_OLD_AMOUNT_RE = re.compile(_AMOUNT_RE.pattern.removesuffix(r"(?![\w/])") + r"(?![\w/-])", re.IGNORECASE)
+_OLD_MEASURE_RE = re.compile(_MEASURE_RE.pattern.replace("(?P<a>an?)", r"(?P<a>(?:half\s+)?an?)"), re.IGNORECASE)
+assert _OLD_AMOUNT_RE.pattern != _AMOUNT_RE.pattern and _OLD_MEASURE_RE.pattern != _MEASURE_RE.pattern
 
 
 def changed_examples(name: str) -> set[str]:
@@ -46,7 +47,8 @@ def changed_examples(name: str) -> set[str]:
         if not texts:
             continue
         new = LexicalScorer().score_many(texts, ex.context, ex.question or "")
-        with mock.patch("faithwatch.text._AMOUNT_RE", _OLD_AMOUNT_RE):
+        with (mock.patch("faithwatch.text._AMOUNT_RE", _OLD_AMOUNT_RE),
+              mock.patch("faithwatch.text._MEASURE_RE", _OLD_MEASURE_RE)):
             old = LexicalScorer().score_many(texts, ex.context, ex.question or "")
         if new != old:
             out.add(ex.id)

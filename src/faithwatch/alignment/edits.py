@@ -57,7 +57,7 @@ v61), one written with an article too ("a week" for "7 days": unit rule 2). A ch
 amount written as a share or compound of a unit, and whose source side a quantity of its kind, is no change at its
 value and a swapped number at another ("three-quarters of an hour" restates "45 minutes", "a day and a half" swaps
 "24 hours"; unit rule 2 C, v62); so is a source side that is an amount ("twelve hours" for "a day and a half"
-swaps it; unit rule 2 E, v63).
+swaps it; unit rule 2 E, v63; "half an hour-long" is half an hour: v64).
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ MIN_PREFIXED = 3
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47, 55
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words")
-EDITS_VERSION = "63"
+EDITS_VERSION = "64"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -166,7 +166,8 @@ class _Token:
 
 
 def tokens(text: str) -> list[_Token]:
-    """Comparable tokens of ``text``: numbers normalised (spelled-out ones too), words stemmed, n't as not."""
+    """Comparable tokens of ``text``: numbers normalised (spelled-out ones too), words stemmed, n't as not; the tokens
+    of an amount of unit rule 2 C marked with it (v62)."""
     out: list[_Token] = []
     text = _AM_PM_RE.sub(lambda m: m.group(1) + "m", join_thousands(text))  # "p.m.": pm, as "9pm" (v51)
     text = ordinals_in_digits(text)  # "twenty-first": 21 and "st", as "21st" (v58)
@@ -520,8 +521,7 @@ def _amount_of(toks: list[_Token]) -> Measure | None:
 def _amount_restated(mine: list[_Token], theirs: list[_Token], context_quantities: tuple[Measure, ...]) -> bool | None:
     """For a change whose sentence side is an amount of unit rule 2 C (:func:`_amount_of`) and whose source side has
     the number of a quantity of its kind in the context (or, with no number, its unit word): whether that quantity
-    is the amount's
-    (:func:`~faithwatch.text.same_quantity`); ``None`` for any other change (v62)."""
+    is the amount's (:func:`~faithwatch.text.same_quantity`); ``None`` for any other change (v62)."""
     amount = _amount_of(mine)
     if amount is None:
         return None
