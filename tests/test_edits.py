@@ -342,6 +342,25 @@ def test_a_word_changed_where_a_cut_copy_ends_is_judged_as_a_leading_change(scor
     assert evidence["edit_neg_flip"] == flip and evidence["edit_swap_word"] == 0.0
 
 
+@pytest.mark.parametrize("sentence, swapped, flip", [
+    ("33% of voters backed the plan.", 1.0, 0.0),  # v65: the lead read against as many source tokens, the rest cut
+    ("67% of voters backed the plan.", 0.0, 0.0),
+    ("Some 33% of voters backed the plan.", 1.0, 0.0),
+    ("A third of voters backed the plan.", 1.0, 0.0),  # a share in words is its percentage (v60)
+    ("Two-thirds of voters backed the plan.", 0.0, 0.0),
+    ("29% of voters backed the plan.", 0.0, 0.0),  # a number the context holds is no swap
+    ("Fewer homes drew power from the scheme this winter.", 0.0, 1.0),
+    ("More homes drew power from the scheme this winter.", 0.0, 0.0),
+    ("Step 6: Homes drew power from the scheme this winter.", 0.0, 0.0),  # a list number, as in version 50
+])
+def test_a_change_where_a_cut_copy_begins_is_judged_as_a_leading_change(scorer, sentence, swapped, flip):
+    context = ("The poll published by the council found that 67% of voters backed the plan, while 29% opposed it. "
+               "A study by the cooperative's own engineers found that more homes drew power from the scheme this "
+               "winter than last winter.")
+    evidence = scorer.evidence(sentence, context)
+    assert (evidence["edit_swap_num"], evidence["edit_neg_flip"], evidence["edit_swap_word"]) == (swapped, flip, 0.0)
+
+
 def test_a_currency_symbol_is_no_content_token():
     keys = [(t.key, t.content) for t in tokens("It cost £3m.")]
     assert keys[2] == (stem("pound"), False) and keys[3][0] == "3" and keys[4][0] == "1000000"

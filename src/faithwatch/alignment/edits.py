@@ -57,7 +57,9 @@ v61), one written with an article too ("a week" for "7 days": unit rule 2). A ch
 amount written as a share or compound of a unit, and whose source side a quantity of its kind, is no change at its
 value and a swapped number at another ("three-quarters of an hour" restates "45 minutes", "a day and a half" swaps
 "24 hours"; unit rule 2 C, v62); so is a source side that is an amount ("twelve hours" for "a day and a half"
-swaps it; unit rule 2 E, v63; "half an hour-long" is half an hour: v64).
+swaps it; unit rule 2 E, v63; "half an hour-long" is half an hour: v64). A short replacement starting the sentence
+for a longer lead-in of its source is read against as many of the lead-in's last tokens, the rest being cut, and
+judged as a change leading the sentence ("33% of voters …" for "The poll found that 67% of voters …": v65).
 """
 
 from __future__ import annotations
@@ -128,7 +130,7 @@ MIN_PREFIXED = 3
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47, 55
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words")
-EDITS_VERSION = "64"
+EDITS_VERSION = "65"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -414,8 +416,10 @@ class EditScorer:
         for op in extras:
             if widens(op):
                 labelled.append(("widen", op))
-            elif op[0] == "replace" and op[1] == 0 and _width(source[op[3]:op[4]]) <= MAX_SWAP_TOKENS + 1:
-                labelled.append(("lead", op))
+            elif op[0] == "replace" and op[1] == 0:  # a longer lead-in: as many of its last tokens, the rest cut (v65)
+                kind, a1, a2, b1, b2 = op
+                cut = _width(source[b1:b2]) > MAX_SWAP_TOKENS + 1
+                labelled.append(("lead", (kind, a1, a2, max(b1, b2 - (a2 - a1)), b2) if cut else op))
         return (match, reversal + [(kind, sent[op[1]:op[2]], source[op[3]:op[4]]) for kind, op in labelled],
                 best.keys, text)
 
