@@ -361,6 +361,22 @@ def test_a_change_where_a_cut_copy_begins_is_judged_as_a_leading_change(scorer, 
     assert (evidence["edit_swap_num"], evidence["edit_neg_flip"], evidence["edit_swap_word"]) == (swapped, flip, 0.0)
 
 
+@pytest.mark.parametrize("sentence, swapped, flip", [
+    ("Norvel Foods plans to open two of its five factories in the north.", 0.0, 1.0),  # v66: a reworded lead-in
+    ("Norvel Foods plans to close two of its five factories in the north.", 0.0, 0.0),
+    ("Norvel Foods plans to shut two of its five factories in the north.", 0.0, 0.0),
+    ("Norvel Foods plans to close three of its five factories in the north.", 1.0, 0.0),
+    ("Norvel Foods plans to close 12 of its 40 shops in the south.", 0.0, 0.0),  # "12" is in the context
+    ("After a few weeks, you can increase the hive entrance to 2 inches.", 0.0, 0.0),  # "increase": in the context
+])
+def test_the_last_word_of_a_reworded_lead_in_is_judged_as_a_leading_change(scorer, sentence, swapped, flip):
+    context = ("The firm blamed rising costs, and said it would close two of its five factories in the north. "
+               "The company said it would close 12 of its 40 shops in the south. Add the hive top and reduce the hive "
+               "entrance to 2 inches. You can increase it in a few weeks.")
+    evidence = scorer.evidence(sentence, context)
+    assert (evidence["edit_swap_num"], evidence["edit_neg_flip"], evidence["edit_swap_word"]) == (swapped, flip, 0.0)
+
+
 def test_a_currency_symbol_is_no_content_token():
     keys = [(t.key, t.content) for t in tokens("It cost £3m.")]
     assert keys[2] == (stem("pound"), False) and keys[3][0] == "3" and keys[4][0] == "1000000"

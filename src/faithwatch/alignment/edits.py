@@ -59,7 +59,9 @@ value and a swapped number at another ("three-quarters of an hour" restates "45 
 "24 hours"; unit rule 2 C, v62); so is a source side that is an amount ("twelve hours" for "a day and a half"
 swaps it; unit rule 2 E, v63; "half an hour-long" is half an hour: v64). A short replacement starting the sentence
 for a longer lead-in of its source is read against as many of the lead-in's last tokens, the rest being cut, and
-judged as a change leading the sentence ("33% of voters …" for "The poll found that 67% of voters …": v65).
+judged as a change leading the sentence ("33% of voters …" for "The poll found that 67% of voters …": v65); so is
+the last token of a longer reworded lead-in before an aligned run, against the source's, if the context lacks it
+("plans to open two of its factories" for "said it would close two of its factories": v66).
 """
 
 from __future__ import annotations
@@ -130,7 +132,7 @@ MIN_PREFIXED = 3
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47, 55
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words")
-EDITS_VERSION = "65"
+EDITS_VERSION = "66"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -367,7 +369,9 @@ class EditScorer:
         ("replace"; "delete": words the sentence adds; "insert": words it leaves out), "widen" for a change
         that widens the source to all, "lead" for a short replacement leading the sentence, "end" for one ending it
         in place of a longer end of the source, paired with as many of its first tokens (for both, only an opposite or a
-        swapped number counts there: a list number or "However," leads a restated sentence too), or "reverse" for
+        swapped number counts there: a list number or "However," leads a restated sentence too), "reworded" for the
+        last word of a longer reworded lead-in against the source's (judged as "lead", if the context lacks it;
+        :func:`_reworded_lead`), or "reverse" for
         two sides of a relation exchanged (:func:`_exchanged`; looked for in every sentence with a source, however
         many changes)."""
         match, edits, _, _ = self._edits(sentence, context)
@@ -420,6 +424,9 @@ class EditScorer:
                 kind, a1, a2, b1, b2 = op
                 cut = _width(source[b1:b2]) > MAX_SWAP_TOKENS + 1
                 labelled.append(("lead", (kind, a1, a2, max(b1, b2 - (a2 - a1)), b2) if cut else op))
+        reworded = _reworded_lead(opcodes, sent, source)  # "plans to open …" for "said it would close …" (v66)
+        if reworded:
+            labelled.append(("reworded", reworded))
         return (match, reversal + [(kind, sent[op[1]:op[2]], source[op[3]:op[4]]) for kind, op in labelled],
                 best.keys, text)
 
@@ -452,7 +459,9 @@ class EditScorer:
             feature = None
             if restated is False and op not in ("reverse", "widen"):  # an amount at another value (v62)
                 feature = "edit_swap_num"
-            elif op in ("lead", "end"):  # an opposite, or a new number (v50, v53; no list number ends one: v54)
+            elif op == "reworded" and any(self.in_context(t) for t in mine):
+                feature = None  # the last word of a reworded lead-in: only one the context lacks is a swap (v66)
+            elif op in ("lead", "end", "reworded"):  # an opposite, or a new number (v50, v53, v66; v54)
                 if _opposed(mine, theirs, source_keys) and _flips(mine, theirs, source_keys):
                     feature = "edit_neg_flip"
                 elif _number_swap(novel, mine, theirs) and (op == "end" or not any(t.listed for t in mine + theirs)):
@@ -506,6 +515,20 @@ def _article_restated(mine: list[_Token], theirs: list[_Token], numbers: list[st
         return False
     (q,) = ours
     return numbers == ([q.number] if q.number else []) and same_quantity(q, source[0])
+
+
+def _reworded_lead(opcodes: list[_Op], sent: list[_Token], source: list[_Token]) -> _Op | None:
+    """The last token of a reworded lead-in on each side, as a one-token replacement: of a replacement that starts
+    the sentence with more than :data:`MAX_SWAP_TOKENS` tokens and is followed by an aligned run of at least
+    :data:`MIN_ANCHOR` tokens, unless either token is part of an amount of unit rule 2 C (v66)."""
+    if len(opcodes) < 2:
+        return None
+    (kind, a1, a2, _, b2), after = opcodes[0], opcodes[1]
+    if kind != "replace" or a1 != 0 or _width(sent[a1:a2]) <= MAX_SWAP_TOKENS:
+        return None
+    if after[0] != "equal" or after[2] - after[1] < MIN_ANCHOR or sent[a2 - 1].amount or source[b2 - 1].amount:
+        return None
+    return "replace", a2 - 1, a2, b2 - 1, b2
 
 
 def _width(toks: list[_Token]) -> int:
@@ -574,8 +597,8 @@ def counts(changes: list[EditChange]) -> dict[str, float]:
     return out
 
 
-#: how a change reads, by the op of :meth:`EditScorer.local_edits` (the others, "widen", "lead", "end", "anchored"
-#: among them, replace words): difflib's "delete" is words the sentence adds
+#: how a change reads, by the op of :meth:`EditScorer.local_edits` (the others, "widen", "lead", "end", "reworded",
+#: "anchored" among them, replace words): difflib's "delete" is words the sentence adds
 _HOW = {"delete": "add", "insert": "leave out", "reverse": "reverse"}
 
 
