@@ -342,6 +342,13 @@ def test_a_word_changed_where_a_cut_copy_ends_is_judged_as_a_leading_change(scor
     assert evidence["edit_neg_flip"] == flip and evidence["edit_swap_word"] == 0.0
 
 
+_LEAD_IN_CONTEXT = ("The poll published by the council found that 67% of voters backed the plan, while 29% opposed it. "
+                    "A study by the cooperative's own engineers found that more homes drew power from the scheme this "
+                    "winter than last winter. The firm blamed rising costs, and said it would close two of its five "
+                    "factories in the north. The company said it would close 12 of its 40 shops in the south. Add the "
+                    "hive top and reduce the hive entrance to 2 inches. You can increase it in a few weeks.")
+
+
 @pytest.mark.parametrize("sentence, swapped, flip", [
     ("33% of voters backed the plan.", 1.0, 0.0),  # v65: the lead read against as many source tokens, the rest cut
     ("67% of voters backed the plan.", 0.0, 0.0),
@@ -352,16 +359,6 @@ def test_a_word_changed_where_a_cut_copy_ends_is_judged_as_a_leading_change(scor
     ("Fewer homes drew power from the scheme this winter.", 0.0, 1.0),
     ("More homes drew power from the scheme this winter.", 0.0, 0.0),
     ("Step 6: Homes drew power from the scheme this winter.", 0.0, 0.0),  # a list number, as in version 50
-])
-def test_a_change_where_a_cut_copy_begins_is_judged_as_a_leading_change(scorer, sentence, swapped, flip):
-    context = ("The poll published by the council found that 67% of voters backed the plan, while 29% opposed it. "
-               "A study by the cooperative's own engineers found that more homes drew power from the scheme this "
-               "winter than last winter.")
-    evidence = scorer.evidence(sentence, context)
-    assert (evidence["edit_swap_num"], evidence["edit_neg_flip"], evidence["edit_swap_word"]) == (swapped, flip, 0.0)
-
-
-@pytest.mark.parametrize("sentence, swapped, flip", [
     ("Norvel Foods plans to open two of its five factories in the north.", 0.0, 1.0),  # v66: a reworded lead-in
     ("Norvel Foods plans to close two of its five factories in the north.", 0.0, 0.0),
     ("Norvel Foods plans to shut two of its five factories in the north.", 0.0, 0.0),
@@ -369,11 +366,9 @@ def test_a_change_where_a_cut_copy_begins_is_judged_as_a_leading_change(scorer, 
     ("Norvel Foods plans to close 12 of its 40 shops in the south.", 0.0, 0.0),  # "12" is in the context
     ("After a few weeks, you can increase the hive entrance to 2 inches.", 0.0, 0.0),  # "increase": in the context
 ])
-def test_the_last_word_of_a_reworded_lead_in_is_judged_as_a_leading_change(scorer, sentence, swapped, flip):
-    context = ("The firm blamed rising costs, and said it would close two of its five factories in the north. "
-               "The company said it would close 12 of its 40 shops in the south. Add the hive top and reduce the hive "
-               "entrance to 2 inches. You can increase it in a few weeks.")
-    evidence = scorer.evidence(sentence, context)
+def test_a_change_in_a_lead_in_is_judged_as_a_leading_change(scorer, sentence, swapped, flip):
+    """A short lead for a longer lead-in of the source (v65), and the last word of a reworded lead-in (v66)."""
+    evidence = scorer.evidence(sentence, _LEAD_IN_CONTEXT)
     assert (evidence["edit_swap_num"], evidence["edit_neg_flip"], evidence["edit_swap_word"]) == (swapped, flip, 0.0)
 
 
