@@ -371,7 +371,7 @@ class EditScorer:
         in place of a longer end of the source, paired with as many of its first tokens (for both, only an opposite or a
         swapped number counts there: a list number or "However," leads a restated sentence too), "reworded" for the
         last word of a longer reworded lead-in against the source's (judged as "lead", if the context lacks it;
-        :func:`_reworded_lead`), or "reverse" for
+        :func:`_lead_in`), or "reverse" for
         two sides of a relation exchanged (:func:`_exchanged`; looked for in every sentence with a source, however
         many changes)."""
         match, edits, _, _ = self._edits(sentence, context)
@@ -412,21 +412,16 @@ class EditScorer:
 
         # a longer change is a rewritten or cut clause, not a local edit (a negation inside it is not flipped),
         # unless it widens the source to all; a widening outside the aligned part does not count towards MAX_EDITS;
-        # another short replacement leading the sentence is kept as "lead" (an opposite or a swapped number counts)
+        # a replacement leading the sentence is read where it ends (:func:`_lead_in`; a short one that widens the
+        # source is a widening)
         labelled = [("widen" if widens(op) else op[0], op) for op in changes]
         labelled = [(kind, op) for kind, op in labelled
                     if _width(sent[op[1]:op[2]]) <= MAX_SWAP_TOKENS
                     and (_width(source[op[3]:op[4]]) <= MAX_SWAP_TOKENS + 1 or kind == "widen")]
-        for op in extras:
-            if widens(op):
-                labelled.append(("widen", op))
-            elif op[0] == "replace" and op[1] == 0:  # a longer lead-in: as many of its last tokens, the rest cut (v65)
-                kind, a1, a2, b1, b2 = op
-                cut = _width(source[b1:b2]) > MAX_SWAP_TOKENS + 1
-                labelled.append(("lead", (kind, a1, a2, max(b1, b2 - (a2 - a1)), b2) if cut else op))
-        reworded = _reworded_lead(opcodes, sent, source)  # "plans to open …" for "said it would close …" (v66)
-        if reworded:
-            labelled.append(("reworded", reworded))
+        lead = _lead_in(opcodes, sent, source)
+        if lead and not (lead[0] == "lead" and widens(opcodes[0])):
+            labelled.append(lead)
+        labelled += [("widen", op) for op in extras if widens(op)]
         return (match, reversal + [(kind, sent[op[1]:op[2]], source[op[3]:op[4]]) for kind, op in labelled],
                 best.keys, text)
 
@@ -517,18 +512,22 @@ def _article_restated(mine: list[_Token], theirs: list[_Token], numbers: list[st
     return numbers == ([q.number] if q.number else []) and same_quantity(q, source[0])
 
 
-def _reworded_lead(opcodes: list[_Op], sent: list[_Token], source: list[_Token]) -> _Op | None:
-    """The last token of a reworded lead-in on each side, as a one-token replacement: of a replacement that starts
-    the sentence with more than :data:`MAX_SWAP_TOKENS` tokens and is followed by an aligned run of at least
-    :data:`MIN_ANCHOR` tokens, unless either token is part of an amount of unit rule 2 C (v66)."""
-    if len(opcodes) < 2:
+def _lead_in(opcodes: list[_Op], sent: list[_Token], source: list[_Token]) -> tuple[str, _Op] | None:
+    """How a replacement that starts the sentence, before its first aligned run, is read, as ``(op, change)``: one
+    of at most :data:`MAX_SWAP_TOKENS` tokens as "lead", against as many of the source's last tokens when the
+    source's side is longer than a change may be, the rest cut ("33%" for "The poll found that 67%"; v50, v65); a
+    longer one followed by an aligned run of at least :data:`MIN_ANCHOR` tokens as "reworded", its last token
+    against the source's ("open" for "close" of "plans to open" for "said it would close"), unless either token is
+    part of an amount of unit rule 2 C (v66). ``None`` for none."""
+    if len(opcodes) < 2 or opcodes[0][0] != "replace":  # difflib's first opcode starts both sequences
         return None
-    (kind, a1, a2, _, b2), after = opcodes[0], opcodes[1]
-    if kind != "replace" or a1 != 0 or _width(sent[a1:a2]) <= MAX_SWAP_TOKENS:
+    (kind, a1, a2, b1, b2), after = opcodes[0], opcodes[1]
+    if _width(sent[a1:a2]) <= MAX_SWAP_TOKENS:
+        cut = _width(source[b1:b2]) > MAX_SWAP_TOKENS + 1
+        return "lead", ((kind, a1, a2, max(b1, b2 - (a2 - a1)), b2) if cut else opcodes[0])
+    if after[2] - after[1] < MIN_ANCHOR or sent[a2 - 1].amount or source[b2 - 1].amount:
         return None
-    if after[0] != "equal" or after[2] - after[1] < MIN_ANCHOR or sent[a2 - 1].amount or source[b2 - 1].amount:
-        return None
-    return "replace", a2 - 1, a2, b2 - 1, b2
+    return "reworded", (kind, a2 - 1, a2, b2 - 1, b2)
 
 
 def _width(toks: list[_Token]) -> int:
