@@ -178,6 +178,26 @@ def test_a_restriction_widened_to_all_counts_as_a_flip(scorer, sentence, widened
     assert f["edit_neg_flip"] == widened and f["edit_swap_num"] == f["edit_swap_word"] == 0.0
 
 
+QUANTIFIED = ("Some residents recycle their glass bottles every week. Most of the shops close early on Sundays. "
+              "The bus is usually late in the morning. Only paid members can use the pool. All 40 staff got a bonus.")
+
+
+@pytest.mark.parametrize(("sentence", "widened"), [
+    ("All residents recycle their glass bottles every week.", 1.0),  # a partial quantifier put as "all" (v68)
+    ("All of the shops close early on Sundays.", 1.0),
+    ("Each of the shops closes early on Sundays.", 1.0),
+    ("The bus is always late in the morning.", 1.0),  # a frequency word put as "always"
+    ("All members can use the pool.", 1.0),  # "Only paid" put as "All"
+    ("Some residents recycle their glass bottles every week.", 0.0),  # restated
+    ("Most of the shops close early on Sundays.", 0.0),
+    ("Many of the shops close early on Sundays.", 0.0),  # one partial word for another: not a widening
+    ("Some of the 40 staff got a bonus.", 0.0),  # the other way round: not read (narrower)
+    ("Only paid members can use the pool every day.", 0.0),  # "every" added, nothing replaced
+])
+def test_a_partial_quantifier_put_as_all_is_a_widening(scorer, sentence, widened):
+    assert scorer.evidence(sentence, QUANTIFIED)["edit_neg_flip"] == widened
+
+
 def test_always_inserted_into_a_statement_about_every_case_restates_it(scorer):
     context = "The shop opens at 8 am every day except on public holidays, but the café closes on Mondays."
     assert scorer.evidence("The shop always opens at 8 am.", context)["edit_neg_flip"] == 0.0  # "every day"

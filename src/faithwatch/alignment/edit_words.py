@@ -157,6 +157,10 @@ UNIVERSALS = frozenset(stem(w) for w in ("everyone", "everybody", "everything", 
                                          "anybody", "anything"))
 #: a source clause holding one of these already speaks of all, so a universal word inserted into its copy restates it
 SCOPED = UNIVERSALS | {stem(w) for w in ("all", "every", "each")}
+#: partial quantifiers and frequency words (by stem): one of :data:`SCOPED` in their place widens the source (v68)
+PARTIAL = frozenset(stem(w) for w in ("some", "most", "many", "several", "few", "certain", "only", "majority",
+                                      "usually", "often", "sometimes", "occasionally", "mostly", "generally",
+                                      "typically", "frequently"))
 #: scale words of a number: one swapped for another ("6.3 million" -> "6.3 billion") is a flip (v12)
 SCALE_WORDS = frozenset({"hundred", "thousand", "million", "billion"})
 #: words that join the two sides of a relation both ways round: an exchange of the sides across one of these, or

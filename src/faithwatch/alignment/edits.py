@@ -20,8 +20,9 @@ its *source*. Features (see :data:`EDIT_FEATURES`):
   ("Brazil beat Germany" for "Germany beat Brazil": :func:`_exchanged`), or widen the source to all with a universal
   word (:data:`UNIVERSALS`): in place of content words of the source ("free for Plus members" -> "free for
   everyone"; "Plus members get" -> "Everyone gets"), or inserted where the copy leaves a restriction out ("is always
-  free", when the source speaks of no "all", "every" or "each"). A widening counts at either end of the sentence,
-  however long the source's end is.
+  free", when the source speaks of no "all", "every" or "each"); or "all", "every" or "each" in place of a partial
+  quantifier or frequency word ("All residents" for "Some residents", "always" for "usually": :data:`PARTIAL`,
+  v68). A widening counts at either end of the sentence, however long the source's end is.
 
 Only local changes of a near copy count (:func:`_inner`): changes between the first and last aligned run, or a
 short replacement at the end, or a widening; at most :data:`MAX_EDITS` of them (a widening outside the aligned
@@ -82,6 +83,7 @@ from faithwatch.alignment.edit_words import (
     NEGATING_VERBS,
     NEGATIONS,
     OPPOSITES,
+    PARTIAL,
     PREPOSITIONS,
     SCALE_WORDS,
     SCOPED,
@@ -129,10 +131,10 @@ MIN_ANCHOR = 3
 #: the shortest stem that a negating prefix is looked for on ("unabl": "abl")
 MIN_PREFIXED = 3
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
-#: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47, 55
+#: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47, 55, 67
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
-#: demonym", "Numbers written in words")
-EDITS_VERSION = "66"
+#: demonym", "Numbers written in words", "Unit rule 3")
+EDITS_VERSION = "68"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -397,6 +399,8 @@ class EditScorer:
 
         def widens(op: _Op) -> bool:  # a restriction put as "everyone", or cut with "always" inserted
             kind, a1, a2, b1, b2 = op
+            if kind == "replace" and _quantifier_widened(sent[a1:a2], source[b1:b2]):  # "All" for "Some" (v68)
+                return True
             if not _universal(sent[a1:a2]):
                 return False
             if kind == "delete":  # difflib's name: words of the sentence that the source lacks (inserted)
@@ -748,6 +752,14 @@ def _rescaled(mine: list[_Token], theirs: list[_Token]) -> bool:
 def _universal(toks: list[_Token]) -> bool:
     """Whether ``toks`` hold a universal word (a capitalised one is a name: "Erase Everything")."""
     return any(not t.number and not t.entity and t.key in UNIVERSALS for t in toks)
+
+
+def _quantifier_widened(mine: list[_Token], theirs: list[_Token]) -> bool:
+    """Whether a change puts "all", "every", "each" or a universal word where its source has a partial quantifier
+    or frequency word (:data:`PARTIAL`) and none of those ("All residents" for "Some residents", "always" for
+    "usually"; v68)."""
+    return (any(not t.number and not t.entity and t.key in SCOPED for t in mine)
+            and any(t.key in PARTIAL for t in theirs) and not any(t.key in SCOPED for t in theirs))
 
 
 def _restriction_left_out(source: list[_Token], opcodes: list[_Op]) -> bool:

@@ -317,7 +317,7 @@ class LexicalScorer(AlignmentScorer):
     #: unit rule 1); 24: "a week" is a quantity too, and an amount as a share or compound of a unit is its value,
     #: one novel number at another value (unit rules 2 and 2 C); 25: "a litre and a half of milk" is an amount too
     #: (`text.amounts`; unit rule 2 E); 26: "half an hour-long" is half an hour, as "an hour-long" is an hour (7, 10,
-    #: 12, 13, 15, 18: not kept)
+    #: 12, 13, 15, 18, 27: not kept)
     version = "26"
     #: reads the question with the context (:func:`~faithwatch.alignment.base.score_pairs_asked`)
     reads_question = True
