@@ -198,6 +198,23 @@ def test_a_partial_quantifier_put_as_all_is_a_widening(scorer, sentence, widened
     assert scorer.evidence(sentence, QUANTIFIED)["edit_neg_flip"] == widened
 
 
+SEVERAL = ("Harwell Bank is one of the largest lenders in the region. Marta Silva was among the first women to join "
+           "the force. Ana Ruiz is one of the founders of the club.")
+
+
+@pytest.mark.parametrize(("sentence", "flipped"), [
+    ("Harwell Bank is the largest lender in the region.", 1.0),  # one of several made the only one (v69)
+    ("Marta Silva was the first woman to join the force.", 1.0),
+    ("Ana Ruiz is the founder of the club.", 1.0),
+    ("Harwell Bank is one of the largest lenders in the region.", 0.0),  # restated
+    ("Marta Silva was one of the first women to join the force.", 0.0),  # "among" for "one of": a replacement
+    ("Ana Ruiz is a founder of the club.", 0.0),  # "a" for "one of the": a replacement, not read
+    ("Harwell Bank is the largest lender.", 1.0),  # "in the region" cut too: still the only one
+])
+def test_one_of_left_out_before_the_is_a_flip(scorer, sentence, flipped):
+    assert scorer.evidence(sentence, SEVERAL)["edit_neg_flip"] == flipped
+
+
 def test_always_inserted_into_a_statement_about_every_case_restates_it(scorer):
     context = "The shop opens at 8 am every day except on public holidays, but the café closes on Mondays."
     assert scorer.evidence("The shop always opens at 8 am.", context)["edit_neg_flip"] == 0.0  # "every day"

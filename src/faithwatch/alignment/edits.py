@@ -22,7 +22,9 @@ its *source*. Features (see :data:`EDIT_FEATURES`):
   everyone"; "Plus members get" -> "Everyone gets"), or inserted where the copy leaves a restriction out ("is always
   free", when the source speaks of no "all", "every" or "each"); or "all", "every" or "each" in place of a partial
   quantifier or frequency word ("All residents" for "Some residents", "always" for "usually": :data:`PARTIAL`,
-  v68). A widening counts at either end of the sentence, however long the source's end is.
+  v68). A widening counts at either end of the sentence, however long the source's end is. So does a copy that
+  makes one of several the only one, leaving out "one of" or "among" before "the" ("the largest lender" for "one
+  of the largest lenders": v69).
 
 Only local changes of a near copy count (:func:`_inner`): changes between the first and last aligned run, or a
 short replacement at the end, or a widening; at most :data:`MAX_EDITS` of them (a widening outside the aligned
@@ -134,7 +136,7 @@ MIN_PREFIXED = 3
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47, 55, 67
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words", "Unit rule 3")
-EDITS_VERSION = "68"
+EDITS_VERSION = "69"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -373,7 +375,8 @@ class EditScorer:
         in place of a longer end of the source, paired with as many of its first tokens (for both, only an opposite or a
         swapped number counts there: a list number or "However," leads a restated sentence too), "reworded" for the
         last word of a longer reworded lead-in against the source's (judged as "lead", if the context lacks it;
-        :func:`_lead_in`), or "reverse" for
+        :func:`_lead_in`), "singled" for "one of" or "among" left out before "the" (:func:`_one_of_left_out`), or
+        "reverse" for
         two sides of a relation exchanged (:func:`_exchanged`; looked for in every sentence with a source, however
         many changes)."""
         match, edits, _, _ = self._edits(sentence, context)
@@ -418,7 +421,8 @@ class EditScorer:
         # unless it widens the source to all; a widening outside the aligned part does not count towards MAX_EDITS;
         # a replacement leading the sentence is read where it ends (:func:`_lead_in`; a short one that widens the
         # source is a widening)
-        labelled = [("widen" if widens(op) else op[0], op) for op in changes]
+        labelled = [("widen" if widens(op) else "singled" if _one_of_left_out(op, source) else op[0], op)
+                    for op in changes]
         labelled = [(kind, op) for kind, op in labelled
                     if _width(sent[op[1]:op[2]]) <= MAX_SWAP_TOKENS
                     and (_width(source[op[3]:op[4]]) <= MAX_SWAP_TOKENS + 1 or kind == "widen")]
@@ -477,7 +481,7 @@ class EditScorer:
             elif op == "widen":  # the widenings of one sentence are one flip ("always free for everyone")
                 feature = None if widened else "edit_neg_flip"
                 widened = True
-            elif _flips(mine, theirs, source_keys):
+            elif op == "singled" or _flips(mine, theirs, source_keys):  # "the largest" for "one of the …" (v69)
                 feature = "edit_neg_flip"
             elif op != "replace" or not novel:
                 feature = None
@@ -602,7 +606,7 @@ def counts(changes: list[EditChange]) -> dict[str, float]:
 
 #: how a change reads, by the op of :meth:`EditScorer.local_edits` (the others, "widen", "lead", "end", "reworded",
 #: "anchored" among them, replace words): difflib's "delete" is words the sentence adds
-_HOW = {"delete": "add", "insert": "leave out", "reverse": "reverse"}
+_HOW = {"delete": "add", "insert": "leave out", "singled": "leave out", "reverse": "reverse"}
 
 
 def _words(toks: list[_Token]) -> str:
@@ -752,6 +756,14 @@ def _rescaled(mine: list[_Token], theirs: list[_Token]) -> bool:
 def _universal(toks: list[_Token]) -> bool:
     """Whether ``toks`` hold a universal word (a capitalised one is a name: "Erase Everything")."""
     return any(not t.number and not t.entity and t.key in UNIVERSALS for t in toks)
+
+
+def _one_of_left_out(op: _Op, source: list[_Token]) -> bool:
+    """Whether a change leaves out exactly "one of" or "among" of the source right before a "the" that the sentence
+    keeps ("the largest lender" for "one of the largest lenders": one of several made the only one; v69)."""
+    kind, a1, a2, b1, b2 = op
+    return (kind == "insert" and [t.key for t in source[b1:b2]] in (["1", "of"], ["among"])
+            and b2 < len(source) and source[b2].key == "the")
 
 
 def _quantifier_widened(mine: list[_Token], theirs: list[_Token]) -> bool:
