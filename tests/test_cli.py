@@ -106,6 +106,21 @@ def test_monitor_text_output(tiny_model_dir, tmp_path, one_thread):
     assert "response score" in result.stdout and "heuristic" in result.stdout
 
 
+def test_a_pipe_is_read_as_a_file(tmp_path):
+    """bash's ``-c <(…)`` gives a /dev/fd path: a pipe, not a regular file; it is read, not reported missing."""
+    import os
+    import threading
+
+    from faithwatch.cli._common import read_text
+
+    fifo = tmp_path / "context.pipe"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=fifo.write_text, args=("The tower is in Paris.\n",))
+    writer.start()
+    assert read_text(fifo, "context") == "The tower is in Paris.\n"
+    writer.join()
+
+
 def test_exit_codes(tiny_model_dir, tmp_path, one_thread):
     model = ["--model", str(tiny_model_dir), "--alignment", "lexical"]
     missing = runner.invoke(app, ["monitor", "-c", str(tmp_path / "nope.txt"), "-q", "q?", *model])

@@ -213,14 +213,14 @@ def check_generation(model: str | None, question: str) -> None:
 
 
 def read_text(path: Path, what: str) -> str:
-    """Read a UTF-8 file ('-': stdin), with a clear error when it is missing."""
+    """Read a UTF-8 file ('-': stdin; a pipe such as bash's ``<(…)`` too), with a clear error when it is missing."""
     if str(path) == "-":
         return sys.stdin.read()
     if str(path) == ".":  # also what an empty argument ("") becomes
         raise InputError(f"{what}: give a file's path ('-' reads standard input), not an empty string or a folder")
     if path.is_dir():
         raise InputError(f"{what} {path} is a folder: give a file")
-    if not path.is_file():
+    if not path.exists():  # not is_file(): a named pipe or /dev/fd/N is read as a file
         given = str(path)
         if len(given.split()) >= 3:  # words, not a path: the text itself was given
             shown = given if len(given) <= 60 else given[:59] + "…"
