@@ -753,9 +753,10 @@ def _rescaled(mine: list[_Token], theirs: list[_Token]) -> bool:
             and mine[0].key != theirs[0].key)
 
 
-def _universal(toks: list[_Token]) -> bool:
-    """Whether ``toks`` hold a universal word (a capitalised one is a name: "Erase Everything")."""
-    return any(not t.number and not t.entity and t.key in UNIVERSALS for t in toks)
+def _universal(toks: list[_Token], words: frozenset[str] = UNIVERSALS) -> bool:
+    """Whether ``toks`` hold a universal word, or another of ``words`` (a capitalised one is a name: "Erase
+    Everything")."""
+    return any(not t.number and not t.entity and t.key in words for t in toks)
 
 
 def _one_of_left_out(op: _Op, source: list[_Token]) -> bool:
@@ -770,8 +771,8 @@ def _quantifier_widened(mine: list[_Token], theirs: list[_Token]) -> bool:
     """Whether a change puts "all", "every", "each" or a universal word where its source has a partial quantifier
     or frequency word (:data:`PARTIAL`) and none of those ("All residents" for "Some residents", "always" for
     "usually"; v68)."""
-    return (any(not t.number and not t.entity and t.key in SCOPED for t in mine)
-            and any(t.key in PARTIAL for t in theirs) and not any(t.key in SCOPED for t in theirs))
+    return (_universal(mine, SCOPED) and any(t.key in PARTIAL for t in theirs)
+            and not any(t.key in SCOPED for t in theirs))
 
 
 def _restriction_left_out(source: list[_Token], opcodes: list[_Op]) -> bool:
