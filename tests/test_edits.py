@@ -215,6 +215,33 @@ def test_one_of_left_out_before_the_is_a_flip(scorer, sentence, flipped):
     assert scorer.evidence(sentence, SEVERAL)["edit_neg_flip"] == flipped
 
 
+NEGATION_LED = ("No passengers were hurt when the ferry struck the pier. None of the 180 guests was injured in the "
+                "fire. Not all of the money has been spent, the report found. Not many voters came to the polls in "
+                "the town.")
+
+
+@pytest.mark.parametrize(("sentence", "flipped"), [
+    ("Passengers were hurt when the ferry struck the pier.", 1.0),  # the leading "No" left out (v70)
+    ("All of the money has been spent, the report found.", 1.0),  # "Not" left out
+    ("Some of the 180 guests were injured in the fire.", 1.0),  # "Some" for "None"
+    ("Two people were hurt when the ferry struck the pier.", 1.0),  # "Two people were" for "No passengers were"
+    ("No travellers were hurt when the ferry struck the pier.", 0.0),  # restated
+    ("None of the 180 guests were hurt in the fire.", 0.0),
+    ("Few voters came to the polls in the town.", 0.0),  # a contradictory restates "Not many" (v37)
+])
+def test_a_negation_leading_the_source_changed_is_a_flip(scorer, sentence, flipped):
+    assert scorer.evidence(sentence, NEGATION_LED)["edit_neg_flip"] == flipped
+
+
+@pytest.mark.parametrize(("sentence", "context"), [
+    ("The museum is not open on Mondays.", "No, the museum is not open on Mondays."),  # an answer's "No," (v70)
+    ("No, the museum is not open on Mondays.", "The museum is not open on Mondays."),
+    ("Not really, the museum is not open on Mondays.", "The museum is not open on Mondays."),
+])
+def test_an_answers_no_is_no_leading_negation(scorer, sentence, context):
+    assert scorer.evidence(sentence, context)["edit_neg_flip"] == 0.0
+
+
 def test_always_inserted_into_a_statement_about_every_case_restates_it(scorer):
     context = "The shop opens at 8 am every day except on public holidays, but the café closes on Mondays."
     assert scorer.evidence("The shop always opens at 8 am.", context)["edit_neg_flip"] == 0.0  # "every day"

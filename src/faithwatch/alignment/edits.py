@@ -64,7 +64,10 @@ swaps it; unit rule 2 E, v63; "half an hour-long" is half an hour: v64). A short
 for a longer lead-in of its source is read against as many of the lead-in's last tokens, the rest being cut, and
 judged as a change leading the sentence ("33% of voters …" for "The poll found that 67% of voters …": v65); so is
 the last token of a longer reworded lead-in before an aligned run, against the source's, if the context lacks it
-("plans to open two of its factories" for "said it would close two of its factories": v66).
+("plans to open two of its factories" for "said it would close two of its factories": v66). A negation leading the
+source or the sentence, before an aligned run of at least :data:`MIN_ANCHOR` tokens, counts when it is left out or
+added alone ("Passengers were hurt" for "No passengers were hurt") or replaced by words with no negation ("Some of
+the" for "None of the"), but not as an answer ("No, the museum …": v70).
 """
 
 from __future__ import annotations
@@ -136,7 +139,7 @@ MIN_PREFIXED = 3
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47, 55, 67
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words", "Unit rule 3")
-EDITS_VERSION = "69"
+EDITS_VERSION = "70"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -312,11 +315,12 @@ class _Source:
     tokens: list[_Token]
     keys: frozenset[str]
     matcher: difflib.SequenceMatcher
+    text: str = ""  # as written (an answer's "No," is read there: v70)
 
 
-def _source(toks: list[_Token]) -> _Source:
+def _source(toks: list[_Token], text: str = "") -> _Source:
     keys = [t.key for t in toks]
-    return _Source(toks, frozenset(keys), difflib.SequenceMatcher(None, (), keys, autojunk=False))
+    return _Source(toks, frozenset(keys), difflib.SequenceMatcher(None, (), keys, autojunk=False), text)
 
 
 @dataclass(frozen=True)
@@ -338,7 +342,7 @@ class EditScorer:
     def _context(self, context: str) -> _Context:
         cached: _Context | None = getattr(self._local, "context", None)
         if cached is None or cached.text != context:
-            sources = [_source(tokens(s)) for s in split_sentences(context)]
+            sources = [_source(tokens(s), s) for s in split_sentences(context)]
             years = frozenset(t.year for source in sources for t in source.tokens if t.year)
             decimals = spaced_decimals(context)  # "31. 8" also holds 31.8 (v48)
             cached = _Context(context, sources, frozenset().union(*(source.keys for source in sources)) | years
@@ -427,7 +431,10 @@ class EditScorer:
                     if _width(sent[op[1]:op[2]]) <= MAX_SWAP_TOKENS
                     and (_width(source[op[3]:op[4]]) <= MAX_SWAP_TOKENS + 1 or kind == "widen")]
         lead = _lead_in(opcodes, sent, source)
-        if lead and not (lead[0] == "lead" and widens(opcodes[0])):
+        negated = _negation_led(opcodes, sent, source, lead, best.keys)
+        if negated and not (_ANSWER_RE.match(text) or _ANSWER_RE.match(best.text)):  # "No, the museum …" (v70)
+            labelled.append(negated)
+        elif lead and not (lead[0] == "lead" and widens(opcodes[0])):
             labelled.append(lead)
         labelled += [("widen", op) for op in extras if widens(op)]
         return (match, reversal + [(kind, sent[op[1]:op[2]], source[op[3]:op[4]]) for kind, op in labelled],
@@ -481,7 +488,8 @@ class EditScorer:
             elif op == "widen":  # the widenings of one sentence are one flip ("always free for everyone")
                 feature = None if widened else "edit_neg_flip"
                 widened = True
-            elif op == "singled" or _flips(mine, theirs, source_keys):  # "the largest" for "one of the …" (v69)
+            elif op in ("singled", "negated", "unnegated", "negation added") or _flips(mine, theirs, source_keys):
+                # "the largest" for "one of the …" (v69); a negation leading the source changed (v70)
                 feature = "edit_neg_flip"
             elif op != "replace" or not novel:
                 feature = None
@@ -536,6 +544,37 @@ def _lead_in(opcodes: list[_Op], sent: list[_Token], source: list[_Token]) -> tu
     if after[2] - after[1] < MIN_ANCHOR or sent[a2 - 1].amount or source[b2 - 1].amount:
         return None
     return "reworded", (kind, a2 - 1, a2, b2 - 1, b2)
+
+
+#: an answer's "no" or "not really" before punctuation ("No, the museum …"): no negation of what follows (v70)
+_ANSWER_RE = re.compile(r"^\W*(?:no|not(?: really)?|nope)\s*[,.!;:\u2013\u2014-]", re.I)
+#: negation words that lead a sentence as its determiner or subject ("None of the", "Nobody was": v70)
+_LEADING_NEGATIONS = frozenset({"no", "none", "nobody", "nothing", "neither", "never"})
+
+
+def _negation_led(opcodes: list[_Op], sent: list[_Token], source: list[_Token], lead: tuple[str, _Op] | None,
+                  source_keys: frozenset[str]) -> tuple[str, _Op] | None:
+    """A change before the first aligned run (at least :data:`MIN_ANCHOR` tokens long) that changes a negation
+    leading the sentence or its source, as ``(op, change)``: "unnegated" for negation words alone left out
+    ("Passengers were hurt" for "No passengers were hurt"), "negation added" for such words alone added, "negated"
+    for the short replacement leading the sentence (``lead``, :func:`_lead_in`) whose one side holds one of
+    :data:`_LEADING_NEGATIONS` and whose other side no negation, if it flips (:func:`_flips`: "Few" restates "Not
+    many"); "Some of the" for "None of the" (v70). ``None`` for none."""
+    if len(opcodes) < 2 or opcodes[1][0] != "equal" or opcodes[1][2] - opcodes[1][1] < MIN_ANCHOR:
+        return None
+    kind, a1, a2, b1, b2 = first = opcodes[0]
+    if kind in ("insert", "delete"):
+        words = source[b1:b2] if kind == "insert" else sent[a1:a2]
+        if all(not t.number and t.key in NEGATIONS for t in words):
+            return ("unnegated" if kind == "insert" else "negation added"), first
+        return None
+    if lead is None or lead[0] != "lead":
+        return None
+    _, (_, a1, a2, b1, b2) = lead
+    mine, theirs = sent[a1:a2], source[b1:b2]
+    led = any(not t.number and t.key in _LEADING_NEGATIONS for t in mine + theirs)
+    one_sided = not _negations(mine) or not _negations(theirs)
+    return ("negated", lead[1]) if led and one_sided and _flips(mine, theirs, source_keys) else None
 
 
 def _width(toks: list[_Token]) -> int:
@@ -606,7 +645,8 @@ def counts(changes: list[EditChange]) -> dict[str, float]:
 
 #: how a change reads, by the op of :meth:`EditScorer.local_edits` (the others, "widen", "lead", "end", "reworded",
 #: "anchored" among them, replace words): difflib's "delete" is words the sentence adds
-_HOW = {"delete": "add", "insert": "leave out", "singled": "leave out", "reverse": "reverse"}
+_HOW = {"delete": "add", "insert": "leave out", "singled": "leave out", "reverse": "reverse", "unnegated": "leave out",
+        "negation added": "add"}
 
 
 def _words(toks: list[_Token]) -> str:
