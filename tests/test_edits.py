@@ -340,6 +340,16 @@ def test_antonyms_of_one_main_sense_are_flips_unless_the_source_holds_both(score
 
 
 @pytest.mark.parametrize("sentence, flipped", [
+    ("The company's profits fell by 12% last year.", 1.0),  # "fell" from the other clause, "rose" lost (v71)
+    ("The company's profits rose by 12% last year.", 0.0),  # the first clause copied
+    ("Its revenue fell slightly, while the company's profits rose by 12% last year.", 0.0),  # reordered
+])
+def test_an_opposite_the_source_holds_elsewhere_counts_once_the_replaced_word_is_lost(scorer, sentence, flipped):
+    context = "The company's profits rose by 12% last year, while its revenue fell slightly."
+    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
+
+
+@pytest.mark.parametrize("sentence, flipped", [
     ("International flights leave from Terminal 2.", 1.0),  # a leading swap of opposites
     ("Domestic flights leave from Terminal 2.", 0.0),
     ("3. Domestic flights leave from Terminal 2.", 0.0),  # a leading list number is no edit

@@ -67,7 +67,9 @@ the last token of a longer reworded lead-in before an aligned run, against the s
 ("plans to open two of its factories" for "said it would close two of its factories": v66). A negation leading the
 source or the sentence, before an aligned run of at least :data:`MIN_ANCHOR` tokens, counts when it is left out or
 added alone ("Passengers were hurt" for "No passengers were hurt") or replaced by words with no negation ("Some of
-the" for "None of the"), but not as an answer ("No, the museum …": v70).
+the" for "None of the"), but not as an answer ("No, the museum …": v70). An opposite the source sentence holds elsewhere
+counts as swapped in once the sentence no longer holds the word it replaces ("Profits fell by 12%." for "Profits
+rose by 12%, while revenue fell."; a reorder keeps both: v71).
 """
 
 from __future__ import annotations
@@ -139,7 +141,7 @@ MIN_PREFIXED = 3
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47, 55, 67
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words", "Unit rule 3")
-EDITS_VERSION = "70"
+EDITS_VERSION = "71"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -387,22 +389,23 @@ class EditScorer:
         return match, edits
 
     def _edits(self, sentence: str, context: str) -> tuple[float, list[tuple[str, list[_Token], list[_Token]]],
-                                                              frozenset[str], str]:
-        """:meth:`local_edits`, the keys of the source sentence (empty without one) and the sentence as read
-        (preamble and conversions dropped)."""
+                                                              _Held, str]:
+        """:meth:`local_edits`, the keys of the source sentence and of the sentence (:class:`_Held`; empty without a
+        source) and the sentence as read (preamble and conversions dropped)."""
         validate_inputs([sentence], context)
         # "The answer is Japan." restates no sentence, "Japan." may; "165°F (74°C)" restates "165°F" (v49)
         text = strip_preamble(drop_conversions(sentence))
         sent = tokens(text)
         match, best = self._best_source(sent, context)
         if best is None:
-            return match, [], frozenset(), text
+            return match, [], _NOTHING_HELD, text
         source, matcher = best.tokens, best.matcher  # its first sequence is this sentence already (_best_source)
         opcodes = matcher.get_opcodes()
         reversal = _exchanged(sent, source, opcodes, match)  # two sides of a relation exchanged (v18)
         if match < MIN_MATCH:
-            return match, reversal, frozenset(), text
+            return match, reversal, _NOTHING_HELD, text
         scoped = _universal(sent) and _restriction_left_out(source, opcodes)
+        held = _Held(best.keys, frozenset(t.key for t in sent))
 
         def widens(op: _Op) -> bool:  # a restriction put as "everyone", or cut with "always" inserted
             kind, a1, a2, b1, b2 = op
@@ -419,7 +422,7 @@ class EditScorer:
         changes = [op for op in changes if op[0] != "end" or not any(widens(x) for x in extras if x[1] == op[1])]
         if len(changes) > MAX_EDITS:  # a paraphrase of its source: only its anchored one-word swaps count (v27)
             return match, reversal + [("anchored", sent[op[1]:op[2]], source[op[3]:op[4]])
-                                      for op in _anchored(opcodes)], best.keys, text
+                                      for op in _anchored(opcodes)], held, text
 
         # a longer change is a rewritten or cut clause, not a local edit (a negation inside it is not flipped),
         # unless it widens the source to all; a widening outside the aligned part does not count towards MAX_EDITS;
@@ -431,14 +434,14 @@ class EditScorer:
                     if _width(sent[op[1]:op[2]]) <= MAX_SWAP_TOKENS
                     and (_width(source[op[3]:op[4]]) <= MAX_SWAP_TOKENS + 1 or kind == "widen")]
         lead = _lead_in(opcodes, sent, source)
-        negated = _negation_led(opcodes, sent, source, lead, best.keys)
+        negated = _negation_led(opcodes, sent, source, lead, held)
         if negated and not (_ANSWER_RE.match(text) or _ANSWER_RE.match(best.text)):  # "No, the museum …" (v70)
             labelled.append(negated)
         elif lead and not (lead[0] == "lead" and widens(opcodes[0])):
             labelled.append(lead)
         labelled += [("widen", op) for op in extras if widens(op)]
         return (match, reversal + [(kind, sent[op[1]:op[2]], source[op[3]:op[4]]) for kind, op in labelled],
-                best.keys, text)
+                held, text)
 
     def in_context(self, token: _Token) -> bool:
         """Whether ``token`` occurs anywhere in the context of the last call, or is the acronym of one of its names;
@@ -456,7 +459,7 @@ class EditScorer:
     def changes(self, sentence: str, context: str) -> tuple[float, list[EditChange]]:
         """``edit_match`` and the changes of ``sentence`` to its source sentence that the features count, each
         with the words it changed (what `faithwatch check` shows for a Contradiction)."""
-        match, edits, source_keys, text = self._edits(sentence, context)
+        match, edits, held, text = self._edits(sentence, context)
         out: list[EditChange] = []
         widened = False
         quantities = measures(text) if edits else []
@@ -472,7 +475,7 @@ class EditScorer:
             elif op == "reworded" and any(self.in_context(t) for t in mine):
                 feature = None  # the last word of a reworded lead-in: only one the context lacks is a swap (v66)
             elif op in ("lead", "end", "reworded"):  # an opposite, or a new number (v50, v53, v66; v54)
-                if _opposed(mine, theirs, source_keys) and _flips(mine, theirs, source_keys):
+                if _opposed(mine, theirs, held) and _flips(mine, theirs, held):
                     feature = "edit_neg_flip"
                 elif _number_swap(novel, mine, theirs) and (op == "end" or not any(t.listed for t in mine + theirs)):
                     feature = "edit_swap_num"
@@ -481,14 +484,14 @@ class EditScorer:
             elif op == "anchored":  # in a paraphrase: a typed swap only, no negation, name or unit (v27, v28)
                 if _same_unit(mine[0], theirs[0]):
                     feature = None
-                elif _inverts(mine, theirs, source_keys):
+                elif _inverts(mine, theirs, held):
                     feature = "edit_neg_flip"
                 elif novel and novel[0].number and theirs[0].number:
                     feature = "edit_swap_num"
             elif op == "widen":  # the widenings of one sentence are one flip ("always free for everyone")
                 feature = None if widened else "edit_neg_flip"
                 widened = True
-            elif op in ("singled", "negated", "unnegated", "negation added") or _flips(mine, theirs, source_keys):
+            elif op in ("singled", "negated", "unnegated", "negation added") or _flips(mine, theirs, held):
                 # "the largest" for "one of the …" (v69); a negation leading the source changed (v70)
                 feature = "edit_neg_flip"
             elif op != "replace" or not novel:
@@ -553,7 +556,7 @@ _LEADING_NEGATIONS = frozenset({"no", "none", "nobody", "nothing", "neither", "n
 
 
 def _negation_led(opcodes: list[_Op], sent: list[_Token], source: list[_Token], lead: tuple[str, _Op] | None,
-                  source_keys: frozenset[str]) -> tuple[str, _Op] | None:
+                  held: _Held) -> tuple[str, _Op] | None:
     """A change before the first aligned run (at least :data:`MIN_ANCHOR` tokens long) that changes a negation
     leading the sentence or its source, as ``(op, change)``: "unnegated" for negation words alone left out
     ("Passengers were hurt" for "No passengers were hurt"), "negation added" for such words alone added, "negated"
@@ -574,7 +577,7 @@ def _negation_led(opcodes: list[_Op], sent: list[_Token], source: list[_Token], 
     mine, theirs = sent[a1:a2], source[b1:b2]
     led = any(not t.number and t.key in _LEADING_NEGATIONS for t in mine + theirs)
     one_sided = not _negations(mine) or not _negations(theirs)
-    return ("negated", lead[1]) if led and one_sided and _flips(mine, theirs, source_keys) else None
+    return ("negated", lead[1]) if led and one_sided and _flips(mine, theirs, held) else None
 
 
 def _width(toks: list[_Token]) -> int:
@@ -741,13 +744,30 @@ def _found(keys: list[str], haystack: str) -> bool:
     return "\x1f" + "\x1f".join(keys) + "\x1f" in haystack
 
 
-def _opposed(mine: list[_Token], theirs: list[_Token], source_keys: frozenset[str],
+@dataclass(frozen=True)
+class _Held:
+    """The token keys of the source sentence and of the sentence: an opposite swapped in may come from elsewhere in
+    the source only while the sentence keeps the word it replaces (v71)."""
+
+    source: frozenset[str]
+    sentence: frozenset[str]
+
+    def reordered(self, mine: str, theirs: str) -> bool:
+        """Whether the sentence may hold ``mine`` for ``theirs`` by reordering its source: the source holds ``mine``
+        too and the sentence ``theirs`` ("wet summers, and chilly winters" for "the summers are wet; the winters
+        are chilly"); "Profits fell" for "Profits rose …, while revenue fell" swaps one (v71)."""
+        return mine in self.source and theirs in self.sentence
+
+
+_NOTHING_HELD = _Held(frozenset(), frozenset())
+
+
+def _opposed(mine: list[_Token], theirs: list[_Token], held: _Held,
              pairs: frozenset[frozenset[str]] | None = None) -> bool:
     """Whether a word of ``mine`` is the opposite (a pair of ``pairs``; :data:`OPPOSITES` by default) of one of
-    ``theirs`` that it replaces, and the source sentence does not hold it too ("the summers are wet; the winters are
-    chilly" -> "wet summers, and chilly winters" reorders the source, it swaps nothing)."""
+    ``theirs`` that it replaces, not by reordering the source (:meth:`_Held.reordered`)."""
     pairs = OPPOSITES if pairs is None else pairs
-    return any(frozenset((a, b)) in pairs and a not in source_keys for a in _bound_keys(mine)
+    return any(frozenset((a, b)) in pairs and not held.reordered(a, b) for a in _bound_keys(mine)
                for b in _bound_keys(theirs))
 
 
@@ -759,19 +779,19 @@ def _bound_keys(toks: list[_Token]) -> list[str]:
             if not (k == "to" and keys[i - 1:i] == ["up"])]
 
 
-def _flips(mine: list[_Token], theirs: list[_Token], source_keys: frozenset[str]) -> bool:
+def _flips(mine: list[_Token], theirs: list[_Token], held: _Held) -> bool:
     """Whether a changed span inverts the statement: a negation added or dropped (unless a negating prefix of the
     word it negates takes its place, "dislikes" for "does not like", v34, or its contradictory, "is closed" for "is
     not open", v37), or, with the negations unchanged, :func:`_inverts`."""
     if _negations(mine) != _negations(theirs):  # cancelled by a prefix (v34) or a contradictory (v37)
         bare_mine, bare_theirs = _bare(mine), _bare(theirs)
-        return not (_prefixed(bare_mine, bare_theirs) or _opposed(bare_mine, bare_theirs, source_keys, CONTRADICTORIES))
-    return _inverts(mine, theirs, source_keys)
+        return not (_prefixed(bare_mine, bare_theirs) or _opposed(bare_mine, bare_theirs, held, CONTRADICTORIES))
+    return _inverts(mine, theirs, held)
 
 
-def _inverts(mine: list[_Token], theirs: list[_Token], source_keys: frozenset[str]) -> bool:
+def _inverts(mine: list[_Token], theirs: list[_Token], held: _Held) -> bool:
     """Whether a word is swapped for its opposite, a negating prefix added or dropped, or a scale word changed."""
-    return _opposed(mine, theirs, source_keys) or _prefixed(mine, theirs) or _rescaled(mine, theirs)
+    return _opposed(mine, theirs, held) or _prefixed(mine, theirs) or _rescaled(mine, theirs)
 
 
 def _bare(toks: list[_Token]) -> list[_Token]:
