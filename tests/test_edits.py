@@ -350,6 +350,19 @@ def test_an_opposite_the_source_holds_elsewhere_counts_once_the_replaced_word_is
 
 
 @pytest.mark.parametrize("sentence, flipped", [
+    ("A large colony of seals has settled on the sandbanks.", 1.0),  # size (v72)
+    ("The bakery halved its output over the past year.", 1.0),  # doubling
+    ("The council will close the pool next spring.", 1.0),  # a possibility made certain
+    ("A small colony of seals has settled on the sandbanks.", 0.0),
+    ("The council might close the pool next spring.", 0.0),  # "might" for "may": one class
+])
+def test_size_doubling_and_certainty_swaps_are_flips(scorer, sentence, flipped):
+    context = ("A small colony of seals has settled on the sandbanks. The bakery doubled its output over the past "
+               "year. The council may close the pool next spring.")
+    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
+
+
+@pytest.mark.parametrize("sentence, flipped", [
     ("International flights leave from Terminal 2.", 1.0),  # a leading swap of opposites
     ("Domestic flights leave from Terminal 2.", 0.0),
     ("3. Domestic flights leave from Terminal 2.", 0.0),  # a leading list number is no edit

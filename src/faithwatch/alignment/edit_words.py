@@ -25,7 +25,9 @@ OPPOSITE_PAIRS = ("rise fall", "rose fell", "risen fallen", "increase decrease",
                   "higher lower", "highest lowest", "larger smaller", "largest smallest", "before after", "above below",
                   "gain loss", "win lose", "won lost", "open close", "first last", "accept reject", "allow forbid",
                   "include exclude", "success failure", "north south", "east west", "earlier later", "maximum minimum",
-                  "strong weak", "young old", "major minor", "up down", "grew shrank", "support oppose")
+                  "strong weak", "young old", "major minor", "up down", "grew shrank", "support oppose",
+                  # v72: size, doubling, certainty
+                  "large small", "big small", "huge tiny", "double halve", "may will", "might will", "could will")
 
 
 _VOWELS = frozenset("aeiou")

@@ -69,7 +69,8 @@ source or the sentence, before an aligned run of at least :data:`MIN_ANCHOR` tok
 added alone ("Passengers were hurt" for "No passengers were hurt") or replaced by words with no negation ("Some of
 the" for "None of the"), but not as an answer ("No, the museum …": v70). An opposite the source sentence holds elsewhere
 counts as swapped in once the sentence no longer holds the word it replaces ("Profits fell by 12%." for "Profits
-rose by 12%, while revenue fell."; a reorder keeps both: v71).
+rose by 12%, while revenue fell."; a reorder keeps both: v71). "large" and "small", "halved" and "doubled", "will"
+and "may" are opposites (v72).
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ MIN_PREFIXED = 3
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47, 55, 67
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words", "Unit rule 3")
-EDITS_VERSION = "71"
+EDITS_VERSION = "72"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
