@@ -9,6 +9,9 @@ from faithwatch.text import stem
 
 #: negation words (compared unstemmed: tokens keep them as written)
 NEGATIONS = frozenset({"not", "no", "never", "without", "none", "nor", "neither", "nobody", "nothing", "cannot"})
+#: negation words that lead a sentence as its determiner or subject ("None of the", "Nobody was"): one of them
+#: replaced by words with no negation flips the statement where it leads it (v70)
+LEADING_NEGATIONS = frozenset({"no", "none", "nobody", "nothing", "neither", "never"})
 #: verbs that negate what follows, as written (lower-cased): they count as negations (v36), so "failed to score"
 #: restates "did not score" and "reached" for "failed to reach" is a flip; not "lack" or "stops" (mostly nouns)
 NEGATING_VERBS = frozenset({"fail", "fails", "failed", "failing", "lacks", "lacked", "lacking", "refuse", "refuses",

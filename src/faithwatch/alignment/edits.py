@@ -86,6 +86,7 @@ from decimal import Decimal
 from faithwatch.alignment.base import validate_inputs
 from faithwatch.alignment.edit_words import (
     CONTRADICTORIES,
+    LEADING_NEGATIONS,
     NEGATED_AUXILIARIES,
     NEGATING_PREFIXES,
     NEGATING_VERBS,
@@ -552,8 +553,6 @@ def _lead_in(opcodes: list[_Op], sent: list[_Token], source: list[_Token]) -> tu
 
 #: an answer's "no" or "not really" before punctuation ("No, the museum …"): no negation of what follows (v70)
 _ANSWER_RE = re.compile(r"^\W*(?:no|not(?: really)?|nope)\s*[,.!;:\u2013\u2014-]", re.I)
-#: negation words that lead a sentence as its determiner or subject ("None of the", "Nobody was": v70)
-_LEADING_NEGATIONS = frozenset({"no", "none", "nobody", "nothing", "neither", "never"})
 
 
 def _negation_led(opcodes: list[_Op], sent: list[_Token], source: list[_Token], lead: tuple[str, _Op] | None,
@@ -562,7 +561,7 @@ def _negation_led(opcodes: list[_Op], sent: list[_Token], source: list[_Token], 
     leading the sentence or its source, as ``(op, change)``: "unnegated" for negation words alone left out
     ("Passengers were hurt" for "No passengers were hurt"), "negation added" for such words alone added, "negated"
     for the short replacement leading the sentence (``lead``, :func:`_lead_in`) whose one side holds one of
-    :data:`_LEADING_NEGATIONS` and whose other side no negation, if it flips (:func:`_flips`: "Few" restates "Not
+    :data:`LEADING_NEGATIONS` and whose other side no negation, if it flips (:func:`_flips`: "Few" restates "Not
     many"); "Some of the" for "None of the" (v70). ``None`` for none."""
     if len(opcodes) < 2 or opcodes[1][0] != "equal" or opcodes[1][2] - opcodes[1][1] < MIN_ANCHOR:
         return None
@@ -576,7 +575,7 @@ def _negation_led(opcodes: list[_Op], sent: list[_Token], source: list[_Token], 
         return None
     _, (_, a1, a2, b1, b2) = lead
     mine, theirs = sent[a1:a2], source[b1:b2]
-    led = any(not t.number and t.key in _LEADING_NEGATIONS for t in mine + theirs)
+    led = any(not t.number and t.key in LEADING_NEGATIONS for t in mine + theirs)
     one_sided = not _negations(mine) or not _negations(theirs)
     return ("negated", lead[1]) if led and one_sided and _flips(mine, theirs, held) else None
 
