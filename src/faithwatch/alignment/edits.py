@@ -319,10 +319,10 @@ class _Source:
     tokens: list[_Token]
     keys: frozenset[str]
     matcher: difflib.SequenceMatcher
-    text: str = ""  # as written (an answer's "No," is read there: v70)
+    text: str  # as written (an answer's "No," is read there: v70)
 
 
-def _source(toks: list[_Token], text: str = "") -> _Source:
+def _source(toks: list[_Token], text: str) -> _Source:
     keys = [t.key for t in toks]
     return _Source(toks, frozenset(keys), difflib.SequenceMatcher(None, (), keys, autojunk=False), text)
 
