@@ -121,6 +121,30 @@ def test_a_pipe_is_read_as_a_file(tmp_path):
     writer.join()
 
 
+def test_unreadable_paths_get_a_clear_error(tmp_path):
+    """A socket, or a file the user may not read, is an input error naming the path, not an OS traceback."""
+    import os
+    import socket
+
+    from faithwatch.cli._common import read_text
+    from faithwatch.errors import InputError
+
+    sock_path = tmp_path / "s.sock"
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(sock_path))
+        with pytest.raises(InputError, match="is a socket"):
+            read_text(sock_path, "context")
+    locked = tmp_path / "locked.txt"
+    locked.write_text("The tower is in Paris.")
+    locked.chmod(0)
+    try:
+        if not os.access(locked, os.R_OK):  # root reads anything
+            with pytest.raises(InputError, match="cannot be read"):
+                read_text(locked, "context")
+    finally:
+        locked.chmod(0o600)
+
+
 def test_exit_codes(tiny_model_dir, tmp_path, one_thread):
     model = ["--model", str(tiny_model_dir), "--alignment", "lexical"]
     missing = runner.invoke(app, ["monitor", "-c", str(tmp_path / "nope.txt"), "-q", "q?", *model])

@@ -227,10 +227,14 @@ def read_text(path: Path, what: str) -> str:
             raise InputError(f"{what} file not found: {shown!r} reads as text, not a path. Give a file, or the text "
                              f"on standard input with '-' (echo '…' | faithwatch … --{what} -).")
         raise InputError(f"{what} file not found: {path}")
+    if path.is_socket():
+        raise InputError(f"{what} {path} is a socket: give a file")
     try:
         return path.read_text(encoding="utf-8-sig")  # a byte-order mark is no text
     except UnicodeDecodeError as exc:
         raise InputError(f"{what} file {path} is not UTF-8 text (byte {exc.start + 1})") from None
+    except OSError as exc:  # no permission, a device that cannot be read, ...
+        raise InputError(f"{what} file {path} cannot be read: {exc.strerror or exc}") from None
 
 
 ModelOpt = typer.Option(None, "--model", "-m", help="HF causal LM dir or hub id (default: embedded SmolLM2-135M).")
