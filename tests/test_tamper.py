@@ -169,3 +169,22 @@ def test_saved_weights_are_as_readable_as_the_manifest(tmp_path) -> None:
     save_arrays(path, {"a": np.ones(3)})
     (tmp_path / "m.json").write_text("{}")
     assert os.stat(path).st_mode & 0o777 == os.stat(tmp_path / "m.json").st_mode & 0o777
+
+
+def test_equal_weights_and_metadata_save_to_equal_bytes(tmp_path) -> None:
+    """safetensors writes metadata in hash order; a retrain that gives equal tensors must give an equal file (and
+    so an equal checksum in the manifest), and the file must still load with its metadata."""
+    from safetensors import safe_open
+
+    from faithwatch.detectors.artifact import save_arrays
+
+    meta = {f"key_{i}": f"value {i}" for i in range(8)}
+    digests = {save_arrays(tmp_path / f"w{i}.safetensors", {"b": np.arange(4.0), "a": np.ones(3)}, meta)
+               for i in range(12)}
+    assert len(digests) == 1
+    with safe_open(str(tmp_path / "w0.safetensors"), framework="numpy") as f:
+        assert {k: v for k, v in (f.metadata() or {}).items() if k in meta} == meta
+    assert np.array_equal(load_file(str(tmp_path / "w0.safetensors"))["b"], np.arange(4.0))
+    raw = (tmp_path / "w0.safetensors").read_bytes()
+    header = json.loads(raw[8:8 + int.from_bytes(raw[:8], "little")])
+    assert list(header["__metadata__"]) == sorted(header["__metadata__"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -18,6 +19,22 @@ def shareable(path: str | Path) -> None:
     mask = os.umask(0)
     os.umask(mask)
     os.chmod(path, 0o666 & ~mask)
+
+
+def sort_safetensors_metadata(path: str | Path) -> None:
+    """Rewrite a safetensors file's header with its metadata keys sorted, in place: safetensors writes them in hash
+    order, so equal tensors and metadata gave different bytes (and checksums) from one save to the next. The header
+    keeps its length; one that would not (never seen) is left as written."""
+    with open(path, "r+b") as fh:
+        size = int.from_bytes(fh.read(8), "little")
+        header = json.loads(fh.read(size))
+        if "__metadata__" not in header:
+            return
+        header["__metadata__"] = dict(sorted(header["__metadata__"].items()))
+        text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
+        if len(text) <= size:
+            fh.seek(8)
+            fh.write(text.ljust(size))
 
 
 def file_sha256(path: str | Path) -> str:

@@ -33,7 +33,7 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from faithwatch._version import __version__
-from faithwatch.checksums import file_sha256, shareable
+from faithwatch.checksums import file_sha256, shareable, sort_safetensors_metadata
 from faithwatch.errors import InputError
 
 #: tag written into every detector.json
@@ -268,6 +268,7 @@ def avoid_pickle_magic(path: str | Path) -> None:
     for width in range(1, 64):
         metadata["_pad"] = " " * width
         save_file(arrays, str(path), metadata=metadata)
+        sort_safetensors_metadata(path)
         with open(path, "rb") as f:
             if f.read(1) != b"\x80":
                 return
@@ -278,6 +279,7 @@ def save_arrays(path: str | Path, arrays: Mapping[str, np.ndarray], metadata: Ma
     tensors = {name: np.ascontiguousarray(value, dtype=np.float64) for name, value in arrays.items()}
     meta = {"format": ARTIFACT_FORMAT, "faithwatch_version": __version__, **(metadata or {})}
     save_file(tensors, str(path), metadata=meta)
+    sort_safetensors_metadata(path)
     avoid_pickle_magic(path)
     shareable(path)
     return file_sha256(path)

@@ -16,7 +16,7 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from faithwatch._version import __version__
-from faithwatch.checksums import shareable
+from faithwatch.checksums import shareable, sort_safetensors_metadata
 from faithwatch.errors import InputError, NonFiniteError
 from faithwatch.models.engine import Needs
 from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
@@ -60,6 +60,7 @@ class LIDBank:
                 "layers": json.dumps(sorted(self.layers))}
         save_file({f"layer_{layer}": np.ascontiguousarray(v, dtype=np.float32) for layer, v in self.layers.items()},
                   str(path), metadata=meta)
+        sort_safetensors_metadata(path)
         shareable(path)
 
     @classmethod

@@ -18,7 +18,7 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from faithwatch._version import __version__
-from faithwatch.checksums import shareable
+from faithwatch.checksums import shareable, sort_safetensors_metadata
 from faithwatch.errors import InputError
 from faithwatch.models.engine import Needs
 from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
@@ -87,6 +87,7 @@ class HiddenProbe:
                 "faithwatch_version": __version__}
         arrays = {"mean": self.mean, "scale": self.scale, "coef": self.coef}
         save_file({k: np.ascontiguousarray(v, dtype=np.float64) for k, v in arrays.items()}, str(path), metadata=meta)
+        sort_safetensors_metadata(path)
         shareable(path)
 
     @classmethod
