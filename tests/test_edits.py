@@ -363,6 +363,23 @@ def test_size_doubling_and_certainty_swaps_are_flips(scorer, sentence, flipped):
 
 
 @pytest.mark.parametrize("sentence, flipped", [
+    ("Chief executive Anna Berg said the results were disappointing.", 1.0),  # stance (v73)
+    ("Union leaders condemned the decision to raise the minimum wage.", 1.0),
+    ("The new bridge is pricier to maintain than the old one.", 1.0),  # price
+    ("The coach resigned after a run of six defeats.", 1.0),  # departure
+    ("The outbreak was caused by bacteria found in the water supply.", 1.0),  # germs
+    ("Chief executive Anna Berg said the results were promising.", 0.0),  # one class
+    ("The coach was fired after a run of six defeats.", 0.0),
+    ("Union leaders criticised the decision to raise the minimum wage.", 1.0),  # "criticised": the other class
+])
+def test_stance_price_departure_and_germ_swaps_are_flips(scorer, sentence, flipped):
+    context = ("Chief executive Anna Berg said the results were encouraging. Union leaders welcomed the decision to "
+               "raise the minimum wage. The new bridge is cheaper to maintain than the old one. The coach was sacked "
+               "after a run of six defeats. The outbreak was caused by a virus found in the water supply.")
+    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
+
+
+@pytest.mark.parametrize("sentence, flipped", [
     ("International flights leave from Terminal 2.", 1.0),  # a leading swap of opposites
     ("Domestic flights leave from Terminal 2.", 0.0),
     ("3. Domestic flights leave from Terminal 2.", 0.0),  # a leading list number is no edit
@@ -656,7 +673,9 @@ BOUNDED = ("Grants may cover up to 80 percent of project costs. The records are 
 def test_a_modal_or_a_bound_swapped_is_a_flip(scorer, monkeypatch, sentence, described):
     assert [c.describe() for c in scorer.changes(sentence, BOUNDED)[1]] == described
     # version 31: no modal or bound group, "up to" two words
-    monkeypatch.setattr(edits_module, "OPPOSITES", opposites(OPPOSITE_PAIRS, CONTRASTS[:-2]))
+    no_modals = tuple(g for g in CONTRASTS if not {stem("must"), stem("minimum")} & frozenset().union(*g))
+    assert len(no_modals) == len(CONTRASTS) - 2
+    monkeypatch.setattr(edits_module, "OPPOSITES", opposites(OPPOSITE_PAIRS, no_modals))
     monkeypatch.setattr(edits_module, "_bound_keys", lambda toks: [t.key for t in toks])
     assert EditScorer().changes(sentence, BOUNDED)[1] == []
 

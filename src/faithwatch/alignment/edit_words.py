@@ -62,7 +62,7 @@ def classes(group: str, doubled: bool = True) -> tuple[frozenset[str], ...]:
 #: launch/cancel; v23: beat/lost, beat/missed; v26 (first measured as v24): effects, creation, stance, life
 #: events, prices, titles; v31: severity, completeness, age, the parties of a case, stance, accounts, diagnoses,
 #: doctor/patient, offensive/defensive; v32: permission/duty, bounds; v35: doubled consonants, forbidden; v42:
-#: months, weekdays)
+#: months, weekdays; v73: stance, price, departure, germs)
 CONTRAST_GROUPS = (
     "am pm", "weekday weekend", "morning afternoon evening night", "day night",
     "daily / weekly / monthly / annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
@@ -128,7 +128,13 @@ CONTRAST_GROUPS = (
     "prosecution prosecutor prosecutors / defence defense", "supporter supporters / critic critics opponent opponents",
     "credit / debit", "asset assets / liability liabilities", "benign / malignant", "acute / chronic",
     "doctor doctors physician physicians / patient patients", "offensive / defensive",
-    "may might can could / must shall", "most maximum / least minimum")
+    "may might can could / must shall", "most maximum / least minimum",
+    # v73
+    "encouraging promising / disappointing", "optimistic / pessimistic",
+    "welcome welcomed welcomes / condemn condemned condemns criticise criticised criticize criticized",
+    "cheaper / dearer pricier", "cheapest / dearest priciest",
+    "sack sacked fire fired dismiss dismissed / resign resigned resigns quit quits",
+    "virus viruses viral / bacteria bacterium bacterial / fungus fungi fungal")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
