@@ -380,6 +380,20 @@ def test_stance_price_departure_and_germ_swaps_are_flips(scorer, sentence, flipp
 
 
 @pytest.mark.parametrize("sentence, flipped", [
+    ("Shares in Coltrane Foods plunged 8% on Tuesday.", 1.0),  # market verbs of change (v74)
+    ("Oil prices soared to a three-year low.", 1.0),
+    ("The striker scored once in the second half.", 1.0),  # once/twice
+    ("Shares in Coltrane Foods rose 8% on Tuesday.", 0.0),  # one direction
+    ("Oil prices fell to a three-year low.", 0.0),
+    ("The striker scored twice in the second half.", 0.0),
+])
+def test_market_verbs_and_once_twice_swaps_are_flips(scorer, sentence, flipped):
+    context = ("Shares in Coltrane Foods jumped 8% on Tuesday. Oil prices slumped to a three-year low. The striker "
+               "scored twice in the second half.")
+    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
+
+
+@pytest.mark.parametrize("sentence, flipped", [
     ("International flights leave from Terminal 2.", 1.0),  # a leading swap of opposites
     ("Domestic flights leave from Terminal 2.", 0.0),
     ("3. Domestic flights leave from Terminal 2.", 0.0),  # a leading list number is no edit

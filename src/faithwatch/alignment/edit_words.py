@@ -62,7 +62,7 @@ def classes(group: str, doubled: bool = True) -> tuple[frozenset[str], ...]:
 #: launch/cancel; v23: beat/lost, beat/missed; v26 (first measured as v24): effects, creation, stance, life
 #: events, prices, titles; v31: severity, completeness, age, the parties of a case, stance, accounts, diagnoses,
 #: doctor/patient, offensive/defensive; v32: permission/duty, bounds; v35: doubled consonants, forbidden; v42:
-#: months, weekdays; v73: stance, price, departure, germs)
+#: months, weekdays; v73: stance, price, departure, germs; v74: market verbs of change, once/twice)
 CONTRAST_GROUPS = (
     "am pm", "weekday weekend", "morning afternoon evening night", "day night",
     "daily / weekly / monthly / annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
@@ -97,8 +97,10 @@ CONTRAST_GROUPS = (
     "inner outer", "early late", "frequent rare", "common rare", "asleep awake", "friend ally / enemy",
     "peace war", "love hate", "allow permit / forbid forbidden forbade prohibit ban",
     "first second third fourth fifth sixth seventh eighth ninth tenth",
-    "increase rise rose risen raise grow grew grown climb boost gain / decrease reduce cut cutting fall fell fallen "
-    "drop dropped dropping decline shrink shrank shrunk lower",
+    "increase rise rose risen raise grow grew grown climb boost gain surge surged soar soared jump jumped leap leapt "
+    "leaped rebound rebounded rally rallied / decrease reduce cut cutting fall fell fallen drop dropped dropping "
+    "decline shrink shrank shrunk lower plunge plunged plummet plummeted slump slumped tumble tumbled slide slid sink "
+    "sank sunk dip dipped",  # market verbs since v74
     "for / against", "confirm confirmed / deny denied", "admit admitted / deny denied", "believe believed / doubt "
     "doubted", "praise praised / criticise criticised criticize criticized", "acquit acquitted / convict convicted",
     "mainly mostly largely primarily chiefly / partly partially",
@@ -134,7 +136,8 @@ CONTRAST_GROUPS = (
     "welcome welcomed welcomes / condemn condemned condemns criticise criticised criticize criticized",
     "cheaper / dearer pricier", "cheapest / dearest priciest",
     "sack sacked fire fired dismiss dismissed / resign resigned resigns quit quits",
-    "virus viruses viral / bacteria bacterium bacterial / fungus fungi fungal")
+    "virus viruses viral / bacteria bacterium bacterial / fungus fungi fungal",
+    "once / twice / thrice")  # v74
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
