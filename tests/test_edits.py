@@ -394,6 +394,20 @@ def test_market_verbs_and_once_twice_swaps_are_flips(scorer, sentence, flipped):
 
 
 @pytest.mark.parametrize("sentence, flipped", [
+    ("The appeals court overturned the ban on Tuesday.", 1.0),  # rulings (v75)
+    ("The judge denied the request for bail.", 1.0),
+    ("Analysts downgraded the stock to buy.", 1.0),  # ratings
+    ("The central bank announced a rate cut of 0.25 points.", 1.0),  # rates
+    ("The ban was upheld by the appeals court on Tuesday.", 0.0),
+    ("The central bank announced a rate hike of a quarter point.", 0.0),
+])
+def test_ruling_rating_and_rate_swaps_are_flips(scorer, sentence, flipped):
+    context = ("The appeals court upheld the ban on Tuesday. The judge granted the request for bail. Analysts upgraded "
+               "the stock to buy. The central bank announced a rate hike of 0.25 points.")
+    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
+
+
+@pytest.mark.parametrize("sentence, flipped", [
     ("International flights leave from Terminal 2.", 1.0),  # a leading swap of opposites
     ("Domestic flights leave from Terminal 2.", 0.0),
     ("3. Domestic flights leave from Terminal 2.", 0.0),  # a leading list number is no edit

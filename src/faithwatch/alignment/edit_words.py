@@ -62,7 +62,8 @@ def classes(group: str, doubled: bool = True) -> tuple[frozenset[str], ...]:
 #: launch/cancel; v23: beat/lost, beat/missed; v26 (first measured as v24): effects, creation, stance, life
 #: events, prices, titles; v31: severity, completeness, age, the parties of a case, stance, accounts, diagnoses,
 #: doctor/patient, offensive/defensive; v32: permission/duty, bounds; v35: doubled consonants, forbidden; v42:
-#: months, weekdays; v73: stance, price, departure, germs; v74: market verbs of change, once/twice)
+#: months, weekdays; v73: stance, price, departure, germs; v74: market verbs of change, once/twice; v75:
+#: rulings, ratings and rates)
 CONTRAST_GROUPS = (
     "am pm", "weekday weekend", "morning afternoon evening night", "day night",
     "daily / weekly / monthly / annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
@@ -137,7 +138,13 @@ CONTRAST_GROUPS = (
     "cheaper / dearer pricier", "cheapest / dearest priciest",
     "sack sacked fire fired dismiss dismissed / resign resigned resigns quit quits",
     "virus viruses viral / bacteria bacterium bacterial / fungus fungi fungal",
-    "once / twice / thrice")  # v74
+    "once / twice / thrice",  # v74
+    # v75: rulings, ratings and rates
+    "uphold upheld upholds / overturn overturned overturns quash quashed",
+    "grant granted grants / deny denied denies refuse refused", "enact enacted / repeal repealed",
+    "upgrade upgraded upgrades / downgrade downgraded downgrades", "bullish / bearish",
+    "outperform outperformed outperforms / underperform underperformed underperforms", "superior / inferior",
+    "overestimate overestimated / underestimate underestimated", "hike hikes hiked / cut cuts")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
