@@ -408,6 +408,19 @@ def test_ruling_rating_and_rate_swaps_are_flips(scorer, sentence, flipped):
 
 
 @pytest.mark.parametrize("sentence, flipped", [
+    ("Three miners were injured in the collapse on Friday.", 1.0),  # casualties (v76)
+    ("Police said the victim was taken to hospital.", 1.0),  # roles in a crime
+    ("The drug reduced tumour growth in humans by 40%.", 1.0),  # the subjects of a study
+    ("Three miners died in the collapse on Friday.", 0.0),  # "survive / die" is another group
+    ("The drug reduced tumour growth in mice by 40%.", 0.0),
+])
+def test_casualty_crime_role_and_study_subject_swaps_are_flips(scorer, sentence, flipped):
+    context = ("Three miners were killed in the collapse on Friday. Police said the suspect was taken to hospital. The "
+               "drug reduced tumour growth in mice by 40%.")
+    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
+
+
+@pytest.mark.parametrize("sentence, flipped", [
     ("International flights leave from Terminal 2.", 1.0),  # a leading swap of opposites
     ("Domestic flights leave from Terminal 2.", 0.0),
     ("3. Domestic flights leave from Terminal 2.", 0.0),  # a leading list number is no edit

@@ -63,7 +63,7 @@ def classes(group: str, doubled: bool = True) -> tuple[frozenset[str], ...]:
 #: events, prices, titles; v31: severity, completeness, age, the parties of a case, stance, accounts, diagnoses,
 #: doctor/patient, offensive/defensive; v32: permission/duty, bounds; v35: doubled consonants, forbidden; v42:
 #: months, weekdays; v73: stance, price, departure, germs; v74: market verbs of change, once/twice; v75:
-#: rulings, ratings and rates)
+#: rulings, ratings and rates; v76: casualties, roles in a crime, the subjects of a study)
 CONTRAST_GROUPS = (
     "am pm", "weekday weekend", "morning afternoon evening night", "day night",
     "daily / weekly / monthly / annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
@@ -144,7 +144,11 @@ CONTRAST_GROUPS = (
     "grant granted grants / deny denied denies refuse refused", "enact enacted / repeal repealed",
     "upgrade upgraded upgrades / downgrade downgraded downgrades", "bullish / bearish",
     "outperform outperformed outperforms / underperform underperformed underperforms", "superior / inferior",
-    "overestimate overestimated / underestimate underestimated", "hike hikes hiked / cut cuts")
+    "overestimate overestimated / underestimate underestimated", "hike hikes hiked / cut cuts",
+    # v76: casualties, roles in a crime, the subjects of a study
+    "kill killed kills / injure injured injures wound wounded hurt",
+    "suspect suspects attacker attackers gunman / victim victims / witness witnesses",
+    "human humans / mouse mice / rat rats")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
