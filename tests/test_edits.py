@@ -363,64 +363,6 @@ def test_size_doubling_and_certainty_swaps_are_flips(scorer, sentence, flipped):
 
 
 @pytest.mark.parametrize("sentence, flipped", [
-    ("Chief executive Anna Berg said the results were disappointing.", 1.0),  # stance (v73)
-    ("Union leaders condemned the decision to raise the minimum wage.", 1.0),
-    ("The new bridge is pricier to maintain than the old one.", 1.0),  # price
-    ("The coach resigned after a run of six defeats.", 1.0),  # departure
-    ("The outbreak was caused by bacteria found in the water supply.", 1.0),  # germs
-    ("Chief executive Anna Berg said the results were promising.", 0.0),  # one class
-    ("The coach was fired after a run of six defeats.", 0.0),
-    ("Union leaders criticised the decision to raise the minimum wage.", 1.0),  # "criticised": the other class
-])
-def test_stance_price_departure_and_germ_swaps_are_flips(scorer, sentence, flipped):
-    context = ("Chief executive Anna Berg said the results were encouraging. Union leaders welcomed the decision to "
-               "raise the minimum wage. The new bridge is cheaper to maintain than the old one. The coach was sacked "
-               "after a run of six defeats. The outbreak was caused by a virus found in the water supply.")
-    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
-
-
-@pytest.mark.parametrize("sentence, flipped", [
-    ("Shares in Coltrane Foods plunged 8% on Tuesday.", 1.0),  # market verbs of change (v74)
-    ("Oil prices soared to a three-year low.", 1.0),
-    ("The striker scored once in the second half.", 1.0),  # once/twice
-    ("Shares in Coltrane Foods rose 8% on Tuesday.", 0.0),  # one direction
-    ("Oil prices fell to a three-year low.", 0.0),
-    ("The striker scored twice in the second half.", 0.0),
-])
-def test_market_verbs_and_once_twice_swaps_are_flips(scorer, sentence, flipped):
-    context = ("Shares in Coltrane Foods jumped 8% on Tuesday. Oil prices slumped to a three-year low. The striker "
-               "scored twice in the second half.")
-    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
-
-
-@pytest.mark.parametrize("sentence, flipped", [
-    ("The appeals court overturned the ban on Tuesday.", 1.0),  # rulings (v75)
-    ("The judge denied the request for bail.", 1.0),
-    ("Analysts downgraded the stock to buy.", 1.0),  # ratings
-    ("The central bank announced a rate cut of 0.25 points.", 1.0),  # rates
-    ("The ban was upheld by the appeals court on Tuesday.", 0.0),
-    ("The central bank announced a rate hike of a quarter point.", 0.0),
-])
-def test_ruling_rating_and_rate_swaps_are_flips(scorer, sentence, flipped):
-    context = ("The appeals court upheld the ban on Tuesday. The judge granted the request for bail. Analysts upgraded "
-               "the stock to buy. The central bank announced a rate hike of 0.25 points.")
-    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
-
-
-@pytest.mark.parametrize("sentence, flipped", [
-    ("Three miners were injured in the collapse on Friday.", 1.0),  # casualties (v76)
-    ("Police said the victim was taken to hospital.", 1.0),  # roles in a crime
-    ("The drug reduced tumour growth in humans by 40%.", 1.0),  # the subjects of a study
-    ("Three miners died in the collapse on Friday.", 0.0),  # "survive / die" is another group
-    ("The drug reduced tumour growth in mice by 40%.", 0.0),
-])
-def test_casualty_crime_role_and_study_subject_swaps_are_flips(scorer, sentence, flipped):
-    context = ("Three miners were killed in the collapse on Friday. Police said the suspect was taken to hospital. The "
-               "drug reduced tumour growth in mice by 40%.")
-    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
-
-
-@pytest.mark.parametrize("sentence, flipped", [
     ("International flights leave from Terminal 2.", 1.0),  # a leading swap of opposites
     ("Domestic flights leave from Terminal 2.", 0.0),
     ("3. Domestic flights leave from Terminal 2.", 0.0),  # a leading list number is no edit
@@ -618,8 +560,8 @@ def test_beat_swapped_for_lost_or_missed_is_a_flip(scorer, sentence, flipped):
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
 
 
-#: a context per set of later contrast groups (v21, v22, v26, v31), and sentences against it: a swap flips; the copy, a
-#: word of the same class and a word of no group do not
+#: a context per set of later contrast groups (v21, v22, v26, v31, v73-v76), and sentences against it: a swap flips;
+#: the copy, a word of the same class and a word of no group do not
 LATER_GROUPS = {
     ("The delays were caused mainly by the snow. The club fired its coach after the defeat. The bank borrowed 5 "
      "billion euros from the state. The team lost its away match in Porto. The employee pays for the insurance."): [
@@ -645,6 +587,36 @@ LATER_GROUPS = {
         ("The bank will issue a new debit card.", 1.0), ("The clinic treated 64 doctors with mild symptoms.", 1.0),
         ("The clinic treated 64 patients with moderate symptoms.", 1.0),
         ("The tumour was benign.", 0.0), ("The bank will issue a new credit card.", 0.0)],
+    ("Chief executive Anna Berg said the results were encouraging. Union leaders welcomed the decision to raise the "
+     "minimum wage. The new bridge is cheaper to maintain than the old one. The coach was sacked after a run of six "
+     "defeats. The outbreak was caused by a virus found in the water supply."): [  # v73
+        ("Chief executive Anna Berg said the results were disappointing.", 1.0),
+        ("Union leaders condemned the decision to raise the minimum wage.", 1.0),
+        ("Union leaders criticised the decision to raise the minimum wage.", 1.0),
+        ("The new bridge is pricier to maintain than the old one.", 1.0),
+        ("The coach resigned after a run of six defeats.", 1.0),
+        ("The outbreak was caused by bacteria found in the water supply.", 1.0),
+        ("Chief executive Anna Berg said the results were promising.", 0.0),
+        ("The coach was fired after a run of six defeats.", 0.0)],
+    ("Shares in Coltrane Foods jumped 8% on Tuesday. Oil prices slumped to a three-year low. The striker scored twice "
+     "in the second half."): [  # v74
+        ("Shares in Coltrane Foods plunged 8% on Tuesday.", 1.0), ("Oil prices soared to a three-year low.", 1.0),
+        ("The striker scored once in the second half.", 1.0), ("Shares in Coltrane Foods rose 8% on Tuesday.", 0.0),
+        ("Oil prices fell to a three-year low.", 0.0), ("The striker scored twice in the second half.", 0.0)],
+    ("The appeals court upheld the ban on Tuesday. The judge granted the request for bail. Analysts upgraded the stock "
+     "to buy. The central bank announced a rate hike of 0.25 points."): [  # v75
+        ("The appeals court overturned the ban on Tuesday.", 1.0), ("The judge denied the request for bail.", 1.0),
+        ("Analysts downgraded the stock to buy.", 1.0),
+        ("The central bank announced a rate cut of 0.25 points.", 1.0),
+        ("The ban was upheld by the appeals court on Tuesday.", 0.0),
+        ("The central bank announced a rate hike of a quarter point.", 0.0)],
+    ("Three miners were killed in the collapse on Friday. Police said the suspect was taken to hospital. The drug "
+     "reduced tumour growth in mice by 40%."): [  # v76
+        ("Three miners were injured in the collapse on Friday.", 1.0),
+        ("Police said the victim was taken to hospital.", 1.0),
+        ("The drug reduced tumour growth in humans by 40%.", 1.0),
+        ("Three miners died in the collapse on Friday.", 0.0),  # "survive / die" is another group
+        ("The drug reduced tumour growth in mice by 40%.", 0.0)],
 }
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from faith_tune_loo import tables_and_data
@@ -74,8 +75,10 @@ def context_name(scorer: EditScorer, text: str, context: str) -> str | None:
     return None
 
 
-def main(kind: str, never_seen: list[str]) -> None:
-    test = {"--added": added, "--names": context_name}[kind]
+def count_by_set(never_seen: list[str], test: Callable[[EditScorer, str, str], str | None],
+                 shown: int = SHOWN) -> None:
+    """Print, per labelled set and per set of ``never_seen``, how many sentences ``test`` (scorer, sentence, context)
+    describes, by label, and the first ``shown`` descriptions of each set."""
     tables, data, _ = tables_and_data(never_seen)
     scorer = EditScorer()
     for name, table in tables.items():
@@ -85,11 +88,11 @@ def main(kind: str, never_seen: list[str]) -> None:
             found = test(scorer, text, contexts[example_id])
             if found:
                 counts[int(label)] += 1
-                if sum(counts.values()) <= SHOWN:
+                if sum(counts.values()) <= shown:
                     print(f"   [{label}] {found}: {text[:110]!r}")
         print(f"{Path(name).stem:<20} fires on {sum(counts.values()):>4} of {len(table):>5}: faithful {counts[0]}, "
               f"unfaithful {counts[1]} (unfaithful in the set: {table.label.mean():.3f})", flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2:])
+    count_by_set(sys.argv[2:], {"--added": added, "--names": context_name}[sys.argv[1]])

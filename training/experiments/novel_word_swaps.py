@@ -11,35 +11,24 @@ word swapped for a new one").
 from __future__ import annotations
 
 import sys
-from collections import Counter
-from pathlib import Path
 
-from faith_tune_loo import tables_and_data
+from near_copy_additions import count_by_set
 
 from faithwatch.alignment.edits import EditScorer
 
 SHOWN = 15
 
 
-def main(never_seen: list[str]) -> None:
-    tables, data, _ = tables_and_data(never_seen)
-    scorer = EditScorer()
-    for name, table in tables.items():
-        contexts = {e.id: e.context for e in data[name].examples}
-        counts: Counter = Counter()
-        for text, example_id, label in zip(table.text, table.example_id, table.label, strict=True):
-            _, edits = scorer.local_edits(text, contexts[example_id])
-            swaps = [(mine[0], theirs[0]) for op, mine, theirs in edits
-                     if op in ("replace", "anchored") and len(mine) == len(theirs) == 1
-                     and mine[0].content and theirs[0].content and not mine[0].number and not theirs[0].number
-                     and not mine[0].entity and not scorer.in_context(mine[0])]
-            if swaps:
-                counts[int(label)] += 1
-                if sum(counts.values()) <= SHOWN:
-                    print(f"   [{label}] {swaps[0][1].text!r} -> {swaps[0][0].text!r}: {text[:110]!r}")
-        print(f"{Path(name).stem:<20} fires on {sum(counts.values()):>4} of {len(table):>5}: faithful {counts[0]}, "
-              f"unfaithful {counts[1]} (unfaithful in the set: {table.label.mean():.3f})", flush=True)
+def novel_swap(scorer: EditScorer, text: str, context: str) -> str | None:
+    """The first lower-case content word of a near copy replaced by one found nowhere in the context, as "'old' ->
+    'new'"; ``None`` for none."""
+    _, edits = scorer.local_edits(text, context)
+    swaps = [(mine[0], theirs[0]) for op, mine, theirs in edits
+             if op in ("replace", "anchored") and len(mine) == len(theirs) == 1
+             and mine[0].content and theirs[0].content and not mine[0].number and not theirs[0].number
+             and not mine[0].entity and not scorer.in_context(mine[0])]
+    return f"{swaps[0][1].text!r} -> {swaps[0][0].text!r}" if swaps else None
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    count_by_set(sys.argv[1:], novel_swap, SHOWN)
