@@ -7,7 +7,12 @@ import ast
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -21,10 +26,13 @@ def shareable(path: str | Path) -> None:
     os.chmod(path, 0o666 & ~mask)
 
 
-def sort_safetensors_metadata(path: str | Path) -> None:
-    """Rewrite a safetensors file's header with its metadata keys sorted, in place: safetensors writes them in hash
+def save_safetensors(tensors: Mapping[str, np.ndarray], path: str | Path, metadata: Mapping[str, str]) -> None:
+    """``safetensors.numpy.save_file``, with the metadata keys of the header sorted: safetensors writes them in hash
     order, so equal tensors and metadata gave different bytes (and checksums) from one save to the next. The header
     keeps its length; one that would not (never seen) is left as written."""
+    from safetensors.numpy import save_file
+
+    save_file(dict(tensors), str(path), metadata=dict(metadata))
     with open(path, "r+b") as fh:
         size = int.from_bytes(fh.read(8), "little")
         header = json.loads(fh.read(size))

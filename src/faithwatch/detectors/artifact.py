@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from safetensors.numpy import load_file, save_file
+from safetensors.numpy import load_file
 
 from faithwatch._version import __version__
-from faithwatch.checksums import file_sha256, shareable, sort_safetensors_metadata
+from faithwatch.checksums import file_sha256, save_safetensors, shareable
 from faithwatch.errors import InputError
 
 #: tag written into every detector.json
@@ -267,8 +267,7 @@ def avoid_pickle_magic(path: str | Path) -> None:
     arrays = load_file(str(path))
     for width in range(1, 64):
         metadata["_pad"] = " " * width
-        save_file(arrays, str(path), metadata=metadata)
-        sort_safetensors_metadata(path)
+        save_safetensors(arrays, path, metadata)
         with open(path, "rb") as f:
             if f.read(1) != b"\x80":
                 return
@@ -278,8 +277,7 @@ def save_arrays(path: str | Path, arrays: Mapping[str, np.ndarray], metadata: Ma
     """Save float64 arrays with safetensors; returns the file's sha256."""
     tensors = {name: np.ascontiguousarray(value, dtype=np.float64) for name, value in arrays.items()}
     meta = {"format": ARTIFACT_FORMAT, "faithwatch_version": __version__, **(metadata or {})}
-    save_file(tensors, str(path), metadata=meta)
-    sort_safetensors_metadata(path)
+    save_safetensors(tensors, path, meta)
     avoid_pickle_magic(path)
     shareable(path)
     return file_sha256(path)

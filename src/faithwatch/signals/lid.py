@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from safetensors.numpy import load_file, save_file
+from safetensors.numpy import load_file
 
 from faithwatch._version import __version__
-from faithwatch.checksums import shareable, sort_safetensors_metadata
+from faithwatch.checksums import save_safetensors, shareable
 from faithwatch.errors import InputError, NonFiniteError
 from faithwatch.models.engine import Needs
 from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
@@ -58,9 +58,8 @@ class LIDBank:
     def save(self, path: str | Path) -> None:
         meta = {"model_id": self.model_id, "k": str(self.k), "faithwatch_version": __version__,
                 "layers": json.dumps(sorted(self.layers))}
-        save_file({f"layer_{layer}": np.ascontiguousarray(v, dtype=np.float32) for layer, v in self.layers.items()},
-                  str(path), metadata=meta)
-        sort_safetensors_metadata(path)
+        save_safetensors({f"layer_{layer}": np.ascontiguousarray(v, dtype=np.float32)
+                          for layer, v in self.layers.items()}, path, meta)
         shareable(path)
 
     @classmethod

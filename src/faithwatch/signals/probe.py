@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from safetensors.numpy import load_file, save_file
+from safetensors.numpy import load_file
 
 from faithwatch._version import __version__
-from faithwatch.checksums import shareable, sort_safetensors_metadata
+from faithwatch.checksums import save_safetensors, shareable
 from faithwatch.errors import InputError
 from faithwatch.models.engine import Needs
 from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
@@ -86,8 +86,7 @@ class HiddenProbe:
                 "pooling": "mean", "C": repr(self.C), "intercept": repr(self.intercept),
                 "faithwatch_version": __version__}
         arrays = {"mean": self.mean, "scale": self.scale, "coef": self.coef}
-        save_file({k: np.ascontiguousarray(v, dtype=np.float64) for k, v in arrays.items()}, str(path), metadata=meta)
-        sort_safetensors_metadata(path)
+        save_safetensors({k: np.ascontiguousarray(v, dtype=np.float64) for k, v in arrays.items()}, path, meta)
         shareable(path)
 
     @classmethod
