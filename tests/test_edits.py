@@ -560,7 +560,7 @@ def test_beat_swapped_for_lost_or_missed_is_a_flip(scorer, sentence, flipped):
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
 
 
-#: a context per set of later contrast groups (v21, v22, v26, v31, v73-v76), and sentences against it: a swap flips;
+#: a context per set of later contrast groups (v21, v22, v26, v31, v73-v77), and sentences against it: a swap flips;
 #: the copy, a word of the same class and a word of no group do not
 LATER_GROUPS = {
     ("The delays were caused mainly by the snow. The club fired its coach after the defeat. The bank borrowed 5 "
@@ -617,6 +617,16 @@ LATER_GROUPS = {
         ("The drug reduced tumour growth in humans by 40%.", 1.0),
         ("Three miners died in the collapse on Friday.", 0.0),  # "survive / die" is another group
         ("The drug reduced tumour growth in mice by 40%.", 0.0)],
+    ("The senator, a Democrat, voted against the bill. The bridge is made of steel. The fire started in the kitchen. "
+     "The factory makes electric buses. The tournament is played on grass. The goalkeeper was injured. The study "
+     "looked at the risk of dementia. All 40 passengers were rescued by fishing boats."): [  # v77
+        ("The senator, a Republican, voted against the bill.", 1.0), ("The bridge is made of concrete.", 1.0),
+        ("The fire started in the bedroom.", 1.0), ("The factory makes diesel buses.", 1.0),
+        ("The factory makes electric trams.", 1.0), ("The tournament is played on clay.", 1.0),
+        ("The striker was injured.", 1.0), ("The study looked at the risk of diabetes.", 1.0),
+        ("All 40 passengers were rescued by helicopters.", 1.0),
+        ("All 40 passengers were rescued by fishing vessels.", 0.0),  # one class
+        ("The factory makes electric coaches.", 0.0), ("The bridge is made of steel.", 0.0)],
 }
 
 

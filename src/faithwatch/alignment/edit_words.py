@@ -148,7 +148,18 @@ CONTRAST_GROUPS = (
     # v76: casualties, roles in a crime, the subjects of a study
     "kill killed kills / injure injured injures wound wounded hurt",
     "suspect suspects attacker attackers gunman / victim victims / witness witnesses",
-    "human humans / mouse mice / rat rats")
+    "human humans / mouse mice / rat rats",
+    # v77: parties, materials, rooms, fuels, vehicles, court surfaces, football positions, diseases
+    "democrat democrats democratic / republican republicans", "labour / conservative conservatives tory tories",
+    "steel / concrete / wood wooden timber / brick bricks / stone / glass / plastic",
+    "kitchen kitchens / bedroom bedrooms / bathroom bathrooms / garage garages / basement basements cellar cellars"
+    " / attic attics",
+    "electric / diesel / petrol gasoline / hydrogen",
+    "bus buses / tram trams / train trains / lorry lorries truck trucks / van vans / car cars / bicycle bicycles"
+    " / motorcycle motorcycles motorbike motorbikes / boat boats ship ships ferry ferries vessel vessels"
+    " / helicopter helicopters / plane planes aircraft jet jets airliner",
+    "grass / clay", "striker strikers / goalkeeper goalkeepers / defender defenders / midfielder midfielders",
+    "cancer cancers / diabetes / dementia / asthma / malaria / measles / tuberculosis")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
