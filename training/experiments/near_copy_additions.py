@@ -1,5 +1,6 @@
-"""Issue 12, two diagnostics counted before any rule (2026-12-02, sixty-fifth session), neither built
-(docs/transfer.md, "Words added to a near copy, and a name of the context swapped in"):
+"""Issue 12, diagnostics counted before any rule (2026-12-02, sixty-fifth and sixty-sixth sessions), none built
+(docs/transfer.md, "Words added to a near copy, and a name of the context swapped in" and "A word of the question
+put in"):
 
 * ``--added``: near copies whose local edits add (difflib "delete") a content word found nowhere in the context,
   with nothing replaced ("Former", "Swedish-born", "controversial" put into a copied sentence);
@@ -7,6 +8,8 @@
   contrast group) where the source sentence has another name, the source lacking the new one and the sentence the
   old one, the two not parts of one run of capitalised words of the context nor sharing their first four letters
   ("Mark Hill told reporters …" for "Dr. Lisa Chen … told reporters …").
+* ``--asked`` (2026-12-02, sixty-sixth session): sentences whose flip or swap puts in only content words of the
+  question ("… how to make styrofoam look like stone", asked about stone, where the passage says concrete).
 
 Each prints, per set, how many sentences it fires on and their labels.
 
@@ -29,6 +32,7 @@ from faithwatch.alignment.edits import EditScorer, tokens
 from faithwatch.text import split_sentences
 
 SHOWN = 10
+SWAPS = ("edit_neg_flip", "edit_swap_word", "edit_swap_num")
 GROUPED = frozenset().union(*(frozenset().union(*group) for group in CONTRASTS))
 
 
@@ -75,17 +79,18 @@ def context_name(scorer: EditScorer, text: str, context: str) -> str | None:
     return None
 
 
-def count_by_set(never_seen: list[str], test: Callable[[EditScorer, str, str], str | None],
-                 shown: int = SHOWN) -> None:
-    """Print, per labelled set and per set of ``never_seen``, how many sentences ``test`` (scorer, sentence, context)
-    describes, by label, and the first ``shown`` descriptions of each set."""
+def count_by_set(never_seen: list[str], test: Callable[..., str | None], shown: int = SHOWN,
+                 asked: bool = False) -> None:
+    """Print, per labelled set and per set of ``never_seen``, how many sentences ``test`` (scorer, sentence, context,
+    and with ``asked`` the question) describes, by label, and the first ``shown`` descriptions of each set."""
     tables, data, _ = tables_and_data(never_seen)
     scorer = EditScorer()
     for name, table in tables.items():
-        contexts = {e.id: e.context for e in data[name].examples}
+        examples = {e.id: e for e in data[name].examples}
         counts: Counter = Counter()
         for text, example_id, label in zip(table.text, table.example_id, table.label, strict=True):
-            found = test(scorer, text, contexts[example_id])
+            example = examples[example_id]
+            found = test(scorer, text, example.context, *((example.question or "",) if asked else ()))
             if found:
                 counts[int(label)] += 1
                 if sum(counts.values()) <= shown:
@@ -94,5 +99,16 @@ def count_by_set(never_seen: list[str], test: Callable[[EditScorer, str, str], s
               f"unfaithful {counts[1]} (unfaithful in the set: {table.label.mean():.3f})", flush=True)
 
 
+def asked_word(scorer: EditScorer, text: str, context: str, question: str) -> str | None:
+    asked = {t.key for t in tokens(question)}
+    for change in scorer.changes(text, context)[1]:
+        new = [t for t in tokens(change.sentence) if t.content]
+        if change.feature in SWAPS and new and all(t.key in asked for t in new):
+            return f"{change.source!r} -> {change.sentence!r}"
+    return None
+
+
 if __name__ == "__main__":
-    count_by_set(sys.argv[2:], {"--added": added, "--names": context_name}[sys.argv[1]])
+    mode = sys.argv[1]
+    count_by_set(sys.argv[2:], {"--added": added, "--names": context_name, "--asked": asked_word}[mode],
+                 asked=mode == "--asked")
