@@ -100,6 +100,7 @@ def count_by_set(never_seen: list[str], test: Callable[..., str | None], shown: 
 
 
 def asked_word(scorer: EditScorer, text: str, context: str, question: str) -> str | None:
+    """The first flip or swap of ``text`` whose new content words are all words of ``question``."""
     asked = {t.key for t in tokens(question)}
     for change in scorer.changes(text, context)[1]:
         new = [t for t in tokens(change.sentence) if t.content]
@@ -108,7 +109,9 @@ def asked_word(scorer: EditScorer, text: str, context: str, question: str) -> st
     return None
 
 
+MODES = {"--added": added, "--names": context_name, "--asked": asked_word}
+
 if __name__ == "__main__":
-    mode = sys.argv[1]
-    count_by_set(sys.argv[2:], {"--added": added, "--names": context_name, "--asked": asked_word}[mode],
-                 asked=mode == "--asked")
+    if len(sys.argv) < 2 or sys.argv[1] not in MODES:
+        sys.exit(f"usage: near_copy_additions.py {'|'.join(MODES)} [NEVER-SEEN SET ...]")
+    count_by_set(sys.argv[2:], MODES[sys.argv[1]], asked=sys.argv[1] == "--asked")
