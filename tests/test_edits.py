@@ -560,7 +560,7 @@ def test_beat_swapped_for_lost_or_missed_is_a_flip(scorer, sentence, flipped):
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
 
 
-#: a context per set of later contrast groups (v21, v22, v26, v31, v73-v77), and sentences against it: a swap flips;
+#: a context per set of later contrast groups (v21, v22, v26, v31, v73-v78), and sentences against it: a swap flips;
 #: the copy, a word of the same class and a word of no group do not
 LATER_GROUPS = {
     ("The delays were caused mainly by the snow. The club fired its coach after the defeat. The bank borrowed 5 "
@@ -627,6 +627,17 @@ LATER_GROUPS = {
         ("All 40 passengers were rescued by helicopters.", 1.0),
         ("All 40 passengers were rescued by fishing vessels.", 0.0),  # one class
         ("The factory makes electric coaches.", 0.0), ("The bridge is made of steel.", 0.0)],
+    ("The river burst its banks upstream of the town. The cafe is open for dinner on weekdays. The menu is vegetarian. "
+     "The film was shot in the Arctic. The hospital hired 40 nurses. The market does not accept cheques. Owners will "
+     "be contacted by letter. She wrote the song about her grandmother. The film is narrated by a retired "
+     "fisherman."): [  # v78
+        ("The river burst its banks downstream of the town.", 1.0), ("The cafe is open for lunch on weekdays.", 1.0),
+        ("The menu is vegan.", 1.0), ("The film was shot in the Antarctic.", 1.0),
+        ("The hospital hired 40 surgeons.", 1.0), ("The market does not accept coins.", 1.0),
+        ("Owners will be contacted by phone.", 1.0), ("She wrote the poem about her grandmother.", 1.0),
+        ("The film is narrated by a retired farmer.", 1.0),
+        ("The cafe is open for supper on weekdays.", 0.0),  # one class
+        ("Owners will be contacted by post.", 0.0), ("The river burst its banks upstream of the town.", 0.0)],
 }
 
 

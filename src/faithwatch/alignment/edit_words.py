@@ -159,7 +159,14 @@ CONTRAST_GROUPS = (
     " / motorcycle motorcycles motorbike motorbikes / boat boats ship ships ferry ferries vessel vessels"
     " / helicopter helicopters / plane planes aircraft jet jets airliner",
     "grass / clay", "striker strikers / goalkeeper goalkeepers / defender defenders / midfielder midfielders",
-    "cancer cancers / diabetes / dementia / asthma / malaria / measles / tuberculosis")
+    "cancer cancers / diabetes / dementia / asthma / malaria / measles / tuberculosis",
+    # v78: upstream/downstream, meals, diets, the poles, health workers, payment, contact, written works, trades
+    "upstream / downstream", "breakfast breakfasts / lunch lunches / dinner dinners supper suppers",
+    "vegan vegans / vegetarian vegetarians", "arctic / antarctic",
+    "nurse nurses / surgeon surgeons / paramedic paramedics / dentist dentists",
+    "cash / card cards / cheque cheques / coin coins", "letter letters / phone phones telephone / email emails",
+    "song songs / poem poems / novel novels / memoir memoirs / essay essays",
+    "farmer farmers / fisherman fishermen / miner miners")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
