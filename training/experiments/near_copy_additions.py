@@ -29,7 +29,7 @@ from faith_tune_loo import tables_and_data
 
 from faithwatch.alignment.edit_words import CONTRASTS
 from faithwatch.alignment.edits import EditScorer, tokens
-from faithwatch.text import split_sentences
+from faithwatch.text import question_support, split_sentences
 
 SHOWN = 10
 SWAPS = ("edit_neg_flip", "edit_swap_word", "edit_swap_num")
@@ -100,8 +100,9 @@ def count_by_set(never_seen: list[str], test: Callable[..., str | None], shown: 
 
 
 def asked_word(scorer: EditScorer, text: str, context: str, question: str) -> str | None:
-    """The first flip or swap of ``text`` whose new content words are all words of ``question``."""
-    asked = {t.key for t in tokens(question)}
+    """The first flip or swap of ``text`` whose new content words are all words the question asks with
+    (:func:`~faithwatch.text.question_support`, as the lexical scorer reads them)."""
+    asked = {t.key for t in tokens(question_support(question))}
     for change in scorer.changes(text, context)[1]:
         new = [t for t in tokens(change.sentence) if t.content]
         if change.feature in SWAPS and new and all(t.key in asked for t in new):
