@@ -560,7 +560,7 @@ def test_beat_swapped_for_lost_or_missed_is_a_flip(scorer, sentence, flipped):
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
 
 
-#: a context per set of later contrast groups (v21, v22, v26, v31, v73-v78), and sentences against it: a swap flips;
+#: a context per set of later contrast groups (v21, v22, v26, v31, v73-v79), and sentences against it: a swap flips;
 #: the copy, a word of the same class and a word of no group do not
 LATER_GROUPS = {
     ("The delays were caused mainly by the snow. The club fired its coach after the defeat. The bank borrowed 5 "
@@ -638,6 +638,22 @@ LATER_GROUPS = {
         ("The film is narrated by a retired farmer.", 1.0),
         ("The cafe is open for supper on weekdays.", 0.0),  # one class
         ("Owners will be contacted by post.", 0.0), ("The river burst its banks upstream of the town.", 0.0)],
+    ("The gate was painted red. She won the silver medal. He plays the violin. The farm keeps 400 sheep. The valley "
+     "grows wheat. Heavy snow closed the pass. He needs a new kidney. The tank leaked nitrogen. The town runs on wind "
+     "power. The school is Catholic. The body was found in the lake. The roof of the mosque fell in. She broke her "
+     "left leg. He spoke on the radio. The drug is taken as a tablet. The fish live in freshwater pools. The study "
+     "tracked wild apes. Two civilians were hurt. The fund holds mainly bonds. He served in the navy. The tunnel "
+     "was closed."): [  # v79
+        ("The gate was painted blue.", 1.0), ("She won the gold medal.", 1.0), ("He plays the piano.", 1.0),
+        ("The farm keeps 400 pigs.", 1.0), ("The valley grows rice.", 1.0), ("Heavy rain closed the pass.", 1.0),
+        ("He needs a new liver.", 1.0), ("The tank leaked oxygen.", 1.0), ("The town runs on solar power.", 1.0),
+        ("The school is Protestant.", 1.0), ("The body was found in the river.", 1.0),
+        ("The roof of the church fell in.", 1.0), ("She broke her left arm.", 1.0), ("He spoke on television.", 1.0),
+        ("The drug is taken as an injection.", 1.0), ("The fish live in saltwater pools.", 1.0),
+        ("The study tracked captive apes.", 1.0), ("Two soldiers were hurt.", 1.0),
+        ("The fund holds mainly shares.", 1.0), ("He served in the army.", 1.0), ("The bridge was closed.", 1.0),
+        ("The body was found in the sea.", 1.0), ("The drug is taken as a pill.", 0.0),  # one class
+        ("The fund holds mainly bonds.", 0.0), ("She broke her left leg.", 0.0)],
 }
 
 

@@ -166,7 +166,29 @@ CONTRAST_GROUPS = (
     "nurse nurses / surgeon surgeons / paramedic paramedics / dentist dentists",
     "cash / card cards / cheque cheques / coin coins", "letter letters / phone phones telephone / email emails",
     "song songs / poem poems / novel novels / memoir memoirs / essay essays",
-    "farmer farmers / fisherman fishermen / miner miners")
+    "farmer farmers / fisherman fishermen / miner miners",
+    # v79: colours, metals, instruments, sports, livestock, crops, weather, organs, gases, power sources, faiths,
+    # waters, places of worship, limbs, media, doses, and eight pairs
+    "red / blue / green / yellow / black / white / orange / purple / pink / brown / grey gray",
+    "gold / silver / bronze / copper / iron / zinc / tin / aluminium aluminum / platinum / nickel",
+    "piano pianos / violin violins / guitar guitars / cello cellos / drum drums / flute flutes / trumpet trumpets"
+    " / saxophone saxophones / harp harps / clarinet clarinets",
+    "football soccer / rugby / cricket / tennis / golf / basketball / baseball / hockey / boxing",
+    "sheep / pig pigs / cow cows cattle / goat goats / horse horses / chicken chickens hen hens",
+    "wheat / rice / maize / barley / oats / soya soy soybeans", "rain rainfall / snow snowfall / fog / hail / sleet",
+    "kidney kidneys / liver livers / lung lungs / heart hearts / pancreas",
+    "oxygen / nitrogen / methane / helium / carbon / chlorine",
+    "solar / wind / nuclear / coal / hydroelectric hydropower / geothermal",
+    "catholic catholics / protestant protestants / muslim muslims islamic / jewish jew jews / hindu hindus / sikh"
+    " sikhs / buddhist buddhists", "sunni sunnis / shia shiite shiites",
+    "lake lakes / river rivers / canal canals / sea seas ocean oceans",
+    "church churches / mosque mosques / temple temples / synagogue synagogues",
+    "arm arms / leg legs / knee knees / ankle ankles / wrist wrists / shoulder shoulders / elbow elbows / hip hips",
+    "radio / television tv / newspaper newspapers / podcast podcasts",
+    "tablet tablets pill pills capsule capsules / injection injections jab jabs / cream creams ointment / inhaler"
+    " inhalers", "freshwater / saltwater seawater", "wild / captive captivity", "retail / wholesale",
+    "civilian civilians / soldier soldiers troops", "shares stocks equities / bonds", "army armies / navy navies naval",
+    "bridge bridges / tunnel tunnels")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
