@@ -560,7 +560,7 @@ def test_beat_swapped_for_lost_or_missed_is_a_flip(scorer, sentence, flipped):
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
 
 
-#: a context per set of later contrast groups (v21, v22, v26, v31, v73-v79), and sentences against it: a swap flips;
+#: a context per set of later contrast groups (v21, v22, v26, v31, v73-v80), and sentences against it: a swap flips;
 #: the copy, a word of the same class and a word of no group do not
 LATER_GROUPS = {
     ("The delays were caused mainly by the snow. The club fired its coach after the defeat. The bank borrowed 5 "
@@ -654,6 +654,23 @@ LATER_GROUPS = {
         ("The fund holds mainly shares.", 1.0), ("He served in the army.", 1.0), ("The bridge was closed.", 1.0),
         ("The body was found in the sea.", 1.0), ("The drug is taken as a pill.", 0.0),  # one class
         ("The fund holds mainly bonds.", 0.0), ("She broke her left leg.", 0.0)],
+    ("The region had its worst drought in years. She needs chemotherapy. The raid began at dawn. The bells ring at "
+     "noon. The family upstairs complained. The last climb is uphill. Most homes are in coastal towns. The ferry "
+     "serves the island. The fault was in the software. The car has a manual gearbox. The cracks are vertical. "
+     "Runners go clockwise. The water was acidic. She won the singles title. The book came out in hardback. He "
+     "fights at heavyweight. She won the freestyle race. The vaccine is free. The metal is a liquid. Most players "
+     "are freelance."): [  # v80
+        ("The region had its worst flood in years.", 1.0), ("She needs radiotherapy.", 1.0),
+        ("The raid began at dusk.", 1.0), ("The bells ring at midnight.", 1.0),
+        ("The family downstairs complained.", 1.0), ("The last climb is downhill.", 1.0),
+        ("Most homes are in inland towns.", 1.0), ("The ferry serves the mainland.", 1.0),
+        ("The fault was in the hardware.", 1.0), ("The car has an automatic gearbox.", 1.0),
+        ("The cracks are horizontal.", 1.0), ("Runners go anticlockwise.", 1.0), ("The water was alkaline.", 1.0),
+        ("She won the doubles title.", 1.0), ("The book came out in paperback.", 1.0),
+        ("He fights at middleweight.", 1.0), ("She won the backstroke race.", 1.0),
+        ("The antibiotic is free.", 1.0), ("The metal is a solid.", 1.0), ("Most players are salaried.", 1.0),
+        ("The raid began at sunrise.", 0.0), ("The bells ring at midday.", 0.0),  # one class
+        ("The book came out in hardcover.", 0.0), ("The region had its worst drought in years.", 0.0)],
 }
 
 

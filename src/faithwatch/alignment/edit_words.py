@@ -188,7 +188,20 @@ CONTRAST_GROUPS = (
     "tablet tablets pill pills capsule capsules / injection injections jab jabs / cream creams ointment / inhaler"
     " inhalers", "freshwater / saltwater seawater", "wild / captive captivity", "retail / wholesale",
     "civilian civilians / soldier soldiers troops", "shares stocks equities / bonds", "army armies / navy navies naval",
-    "bridge bridges / tunnel tunnels")
+    "bridge bridges / tunnel tunnels",
+    # v80: disasters, cancer treatments, times of day, directions, kinds of matter and of work, formats, weights,
+    # strokes, medicines
+    "earthquake earthquakes quake quakes / hurricane hurricanes cyclone cyclones typhoon typhoons / tornado tornadoes"
+    " / flood floods flooding / drought droughts / wildfire wildfires bushfire bushfires / tsunami tsunamis"
+    " / avalanche avalanches / landslide landslides", "chemotherapy chemo / radiotherapy / surgery / immunotherapy",
+    "dawn sunrise daybreak / dusk sunset nightfall", "noon midday / midnight", "upstairs / downstairs",
+    "uphill / downhill", "coastal / inland", "island islands / mainland", "software / hardware", "manual / automatic",
+    "vertical vertically / horizontal horizontally", "clockwise / anticlockwise counterclockwise",
+    "acidic / alkaline", "singles / doubles", "hardback hardbacks hardcover / paperback paperbacks",
+    "heavyweight / cruiserweight / middleweight / welterweight / lightweight / featherweight / bantamweight"
+    " / flyweight", "freestyle / backstroke / breaststroke / butterfly",
+    "vaccine vaccines / antibiotic antibiotics / antiviral antivirals / painkiller painkillers",
+    "solid solids / liquid liquids", "salaried / freelance")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
