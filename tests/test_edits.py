@@ -652,7 +652,8 @@ LATER_GROUPS = {
         ("The drug is taken as an injection.", 1.0), ("The fish live in saltwater pools.", 1.0),
         ("The study tracked captive apes.", 1.0), ("Two soldiers were hurt.", 1.0),
         ("The fund holds mainly shares.", 1.0), ("He served in the army.", 1.0), ("The bridge was closed.", 1.0),
-        ("The body was found in the sea.", 1.0), ("The drug is taken as a pill.", 0.0),  # one class
+        ("The body was found in the sea.", 1.0),
+        ("The drug is taken as a pill.", 0.0),  # one class
         ("The fund holds mainly bonds.", 0.0), ("She broke her left leg.", 0.0)],
     ("The region had its worst drought in years. She needs chemotherapy. The raid began at dawn. The bells ring at "
      "noon. The family upstairs complained. The last climb is uphill. Most homes are in coastal towns. The ferry "
