@@ -560,8 +560,8 @@ def test_beat_swapped_for_lost_or_missed_is_a_flip(scorer, sentence, flipped):
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
 
 
-#: a context per set of later contrast groups (v21, v22, v26, v31, v73-v80), and sentences against it: a swap flips;
-#: the copy, a word of the same class and a word of no group do not
+#: a context per set of later contrast groups (v21, v22, v26, v31, v73-v80, v82), and sentences against it: a swap
+#: flips; the copy, a word of the same class and a word of no group do not
 LATER_GROUPS = {
     ("The delays were caused mainly by the snow. The club fired its coach after the defeat. The bank borrowed 5 "
      "billion euros from the state. The team lost its away match in Porto. The employee pays for the insurance."): [
@@ -672,6 +672,29 @@ LATER_GROUPS = {
         ("The antibiotic is free.", 1.0), ("The metal is a solid.", 1.0), ("Most players are salaried.", 1.0),
         ("The raid began at sunrise.", 0.0), ("The bells ring at midday.", 0.0),  # one class
         ("The book came out in hardcover.", 0.0), ("The region had its worst drought in years.", 0.0)],
+    ("The film is a comedy. The novel is a sequel. The shop sells tea. He drank beer. The stew is made with beef. "
+     "The office has a wireless network. The judges are elected. Mr Hale was a sergeant. She was charged with a "
+     "misdemeanor. It was a civil case. He was convicted of manslaughter. The burglary was reported on Monday. Her "
+     "eldest son lives abroad. He met his paternal grandfather. Staff get paternity leave. The noun is masculine. "
+     "The axolotl is an amphibian. The dinosaur was a herbivore. The owl is a predator. Most bats are nocturnal. "
+     "The shirts are made of cotton. The radio is analogue. The wind farm is offshore. She runs an outpatient "
+     "clinic. The northbound lanes were closed. They watched a lunar eclipse. The day was sunny. The paper is "
+     "conservative. He is a veteran player. The country became a republic. The state is a democracy. Gross profit "
+     "rose."): [  # v82
+        ("The film is a drama.", 1.0), ("The novel is a prequel.", 1.0), ("The shop sells coffee.", 1.0),
+        ("He drank wine.", 1.0), ("The stew is made with pork.", 1.0), ("The office has a wired network.", 1.0),
+        ("The judges are appointed.", 1.0), ("Mr Hale was a lieutenant.", 1.0),
+        ("She was charged with a felony.", 1.0), ("It was a criminal case.", 1.0),
+        ("He was convicted of murder.", 1.0), ("The robbery was reported on Monday.", 1.0),
+        ("Her youngest son lives abroad.", 1.0), ("He met his maternal grandfather.", 1.0),
+        ("Staff get maternity leave.", 1.0), ("The noun is feminine.", 1.0), ("The axolotl is a reptile.", 1.0),
+        ("The dinosaur was a carnivore.", 1.0), ("The owl is a prey.", 1.0), ("Most bats are diurnal.", 1.0),
+        ("The shirts are made of silk.", 1.0), ("The radio is digital.", 1.0), ("The wind farm is onshore.", 1.0),
+        ("She runs an inpatient clinic.", 1.0), ("The southbound lanes were closed.", 1.0),
+        ("They watched a solar eclipse.", 1.0), ("The day was cloudy.", 1.0), ("The paper is liberal.", 1.0),
+        ("He is a rookie player.", 1.0), ("The country became a monarchy.", 1.0), ("The state is a dictatorship.", 1.0),
+        ("Net profit rose.", 1.0),
+        ("The radio is analog.", 0.0), ("The office has a wireless network.", 0.0)],  # one class; a copy
 }
 
 

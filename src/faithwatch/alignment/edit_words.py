@@ -63,7 +63,7 @@ def classes(group: str, doubled: bool = True) -> tuple[frozenset[str], ...]:
 #: events, prices, titles; v31: severity, completeness, age, the parties of a case, stance, accounts, diagnoses,
 #: doctor/patient, offensive/defensive; v32: permission/duty, bounds; v35: doubled consonants, forbidden; v42:
 #: months, weekdays; v73: stance, price, departure, germs; v74: market verbs of change, once/twice; v75:
-#: rulings, ratings and rates; v76: casualties, roles in a crime, the subjects of a study)
+#: rulings, ratings and rates; v76: casualties, roles in a crime, the subjects of a study; later ones: below)
 CONTRAST_GROUPS = (
     "am pm", "weekday weekend", "morning afternoon evening night", "day night",
     "daily / weekly / monthly / annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
@@ -201,7 +201,26 @@ CONTRAST_GROUPS = (
     "heavyweight / cruiserweight / middleweight / welterweight / lightweight / featherweight / bantamweight"
     " / flyweight", "freestyle / backstroke / breaststroke / butterfly",
     "vaccine vaccines / antibiotic antibiotics / antiviral antivirals / painkiller painkillers",
-    "solid solids / liquid liquids", "salaried / freelance")
+    "solid solids / liquid liquids", "salaried / freelance",
+    # v82 (registered as v81): genres, drinks, meats, ranks, crimes, family lines, animal classes and diets,
+    # fabrics, directions of travel, kinds of state, and pairs
+    "comedy comedies / drama dramas / thriller thrillers / documentary documentaries / horror",
+    "sequel sequels / prequel prequels", "tea teas / coffee coffees / beer beers / wine wines / whisky whiskey"
+    " / vodka / gin / rum", "beef / pork / lamb / mutton / veal / venison", "wired / wireless",
+    "elect elected elects / appoint appointed appoints",
+    "corporal corporals / sergeant sergeants / lieutenant lieutenants / colonel colonels",
+    "felony felonies / misdemeanour misdemeanours misdemeanor misdemeanors", "civil / criminal",
+    "murder murders murdered / manslaughter", "robbery robberies / burglary burglaries / theft thefts",
+    "eldest / youngest", "paternal / maternal", "paternity / maternity", "masculine / feminine",
+    "mammal mammals / reptile reptiles / bird birds / fish fishes / insect insects / amphibian amphibians",
+    "herbivore herbivores herbivorous / carnivore carnivores carnivorous / omnivore omnivores omnivorous",
+    "predator predators / prey", "nocturnal / diurnal",
+    "cotton / wool woollen / silk / leather / linen / polyester / nylon", "analogue analog / digital",
+    "offshore / onshore", "inpatient inpatients / outpatient outpatients",
+    "northbound / southbound / eastbound / westbound", "lunar / solar",
+    "sunny / cloudy / rainy / snowy / windy / foggy", "liberal liberals / conservative conservatives",
+    "veteran veterans / rookie rookies", "monarchy monarchies / republic republics",
+    "democracy democracies / dictatorship dictatorships", "gross / net")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
