@@ -130,7 +130,8 @@ def test_swapped_contrast_words_are_flagged_and_their_controls_pass():
     # meals, diets, the poles, health workers, payment, contact, written works, trades), 74 and 75 (79: colours,
     # metals, instruments, sports, livestock, crops, weather, organs, gases, power, faiths, waters, ...), 76 and 77
     # (80: disasters, treatments, times of day, directions, matter, formats, weights, strokes, medicines), 81 to 83
-    # (82: genres, drinks, meats, ranks, crimes, family lines, animals, fabrics, kinds of state ...); parts 38,
+    # (82: genres, drinks, meats, ranks, crimes, family lines, animals, fabrics, kinds of state ...), 84 (83:
+    # grandchildren, acoustic/electric, organic/synthetic, renewable/fossil); parts 38,
     # 39 (lexical 12, 45: not kept), 79 (81: not kept; its rule kept as 82, the part left out: its helper's
     # restatements paraphrase more freely, 9 of 12 pass before the rule as after)
     # and parts 5, 10, 14, 16, 17, 21 and 28, 11's last 4, 25's first 6, 62 (8, 13, 17, 19, 20, 24, 14 B, 29, 30 A, 33
@@ -138,7 +139,7 @@ def test_swapped_contrast_words_are_flagged_and_their_controls_pass():
     items = [json.loads(line) for line in CONTRASTS.read_text(encoding="utf-8").splitlines()]
     items = (items[:144] + items[180:324] + items[360:384] + items[396:468] + items[504:540] + items[612:720]
              + items[756:864] + items[882:972] + items[1008:1332] + items[1440:2196] + items[2232:2772]
-             + items[2808:2916])
+             + items[2808:2952])
     flagged: dict[str, list[bool]] = {"s": [], "f": [], "c": []}
     for item in items:
         result = monitor.score(None, item["context"], item["response"])

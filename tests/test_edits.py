@@ -560,7 +560,7 @@ def test_beat_swapped_for_lost_or_missed_is_a_flip(scorer, sentence, flipped):
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
 
 
-#: a context per set of later contrast groups (v21, v22, v26, v31, v73-v80, v82), and sentences against it: a swap
+#: a context per set of later contrast groups (v21, v22, v26, v31, v73-v80, v82, v83), and sentences against it: a swap
 #: flips; the copy, a word of the same class and a word of no group do not
 LATER_GROUPS = {
     ("The delays were caused mainly by the snow. The club fired its coach after the defeat. The bank borrowed 5 "
@@ -695,6 +695,11 @@ LATER_GROUPS = {
         ("He is a rookie player.", 1.0), ("The country became a monarchy.", 1.0), ("The state is a dictatorship.", 1.0),
         ("Net profit rose.", 1.0),
         ("The radio is analog.", 0.0), ("The office has a wireless network.", 0.0)],  # one class; a copy
+    ("Her grandson runs the farm. He plays an acoustic guitar. The farm uses organic fertiliser. The town runs on "
+     "renewable fuels."): [  # v83
+        ("Her granddaughter runs the farm.", 1.0), ("He plays an electric guitar.", 1.0),
+        ("The farm uses synthetic fertiliser.", 1.0), ("The town runs on fossil fuels.", 1.0),
+        ("Her grandsons run the farm.", 0.0), ("He plays an acoustic guitar.", 0.0)],  # one class; a copy
 }
 
 

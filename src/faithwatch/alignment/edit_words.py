@@ -220,7 +220,10 @@ CONTRAST_GROUPS = (
     "northbound / southbound / eastbound / westbound", "lunar / solar",
     "sunny / cloudy / rainy / snowy / windy / foggy", "liberal liberals / conservative conservatives",
     "veteran veterans / rookie rookies", "monarchy monarchies / republic republics",
-    "democracy democracies / dictatorship dictatorships", "gross / net")
+    "democracy democracies / dictatorship dictatorships", "gross / net",
+    # v83: grandchildren, acoustic/electric, organic/synthetic, renewable/fossil
+    "grandson grandsons / granddaughter granddaughters", "acoustic / electric", "organic / synthetic",
+    "renewable renewables / fossil")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 

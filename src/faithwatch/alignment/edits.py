@@ -144,7 +144,7 @@ MIN_PREFIXED = 3
 #: 81 (kept as 82)
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words", "Unit rule 3")
-EDITS_VERSION = "82"
+EDITS_VERSION = "83"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
