@@ -1259,3 +1259,41 @@ def test_half_off_is_no_share():
 
     assert spelled_shares("Coats are half off today; half offered to pay.") == []
     assert spelled_shares("Coats are half of the stock.") == [(10, 17, "50", True)]
+
+
+REPORT = ("Halvard Mills reported revenue of $4.2 billion for 2023, up 8% from the previous year. Net income fell to "
+          "$310 million because of restructuring charges. Its share price rose 12 per cent in March and fell 12 per "
+          "cent in May. The firm employs about 12,000 people.")
+
+
+@pytest.mark.parametrize(("sentence", "flipped"), [  # v84: a change's direction at a number the context holds
+    ("Halvard's revenue fell 8% last year.", "'fell 8' for 'up 8'"),  # a paraphrase: no near copy
+    ("Revenue saw an 8% drop in 2023.", "'8 drop' for 'up 8'"),  # the word after the number
+    ("Last year the company's revenue was down 8%.", "'down 8' for 'up 8'"),
+    ("After the restructuring, its profit climbed to $310 million.", "'climbed 310' for 'fell 310'"),
+    ("Net income rose to $310 million.", "'rose' for 'fell'"),  # a near copy's own flip, counted once
+    ("Halvard's revenue grew 8% last year.", None),  # the same direction
+    ("Revenue was 8 per cent higher than a year before.", None),
+    ("Profit declined to $310 million.", None),
+    ("Halvard stock lost 12 per cent during May.", None),  # the context has 12 both ways
+    ("Up to 8% of the staff may leave.", None),  # a bound, no direction
+    ("About 8 people fell ill at the plant.", None),  # a word after the number's noun is not its direction
+    ("Sales fell in 2023.", None),  # a year takes no direction
+    ("The firm cut 12,000 jobs.", None),  # the context gives 12,000 no direction
+])
+def test_a_change_reversed_at_a_number_the_context_holds_flips(scorer, sentence, flipped):
+    changes = [c for c in scorer.changes(sentence, REPORT)[1] if c.feature == "edit_neg_flip"]
+    assert [c.describe() for c in changes] == ([f"{flipped} (flip)"] if flipped else [])
+
+
+def test_directions_read_the_nearer_word_and_skip_fillers():
+    from faithwatch.alignment.edits import directions, tokens
+
+    def read(text):
+        return [(d.words(), d.way) for d in directions(tokens(text))]
+
+    assert read("Exports fell by 4.5 per cent.") == [("fell 4.5", 1)]
+    assert read("It posted a $1.8 million loss.") == [("1.8 loss", 1)]
+    assert read("Sales rose 3% while costs dropped 5%.") == [("rose 3", 0), ("dropped 5", 1)]
+    assert read("Prices rose sharply over many months to 40.") == []  # more than 3 tokens before
+    assert read("Rents rose, and 40 families left.") == []  # another clause

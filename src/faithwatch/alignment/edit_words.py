@@ -237,6 +237,16 @@ def opposites(pairs: tuple[str, ...], groups: tuple[tuple[frozenset[str], ...], 
         for a in one for b in other if a != b)
 
 
+#: the two directions of a change (up, down), by stem: the classes of the contrast group of verbs of change and a
+#: few more words ("up 8%", "an 8% loss"); a number restated with the other direction flips its source (v84)
+_CHANGE = next(group for group in CONTRASTS if stem("increase") in frozenset().union(*group))
+DIRECTIONS = (_CHANGE[0] | frozenset().union(*(forms(w) for w in ("up", "higher", "growth", "expand", "expanded"))),
+              _CHANGE[1] | frozenset().union(*(forms(w) for w in ("down", "loss", "losses", "lose", "lost",
+                                                                   "reduction", "lower"))))
+#: words between a number and the direction of its change that neither count nor block ("12 per cent higher")
+DIRECTION_FILLERS = frozenset(stem(w) for w in ("per", "cent", "percent", "percentage", "point", "points"))
+
+
 #: contradictories: pairs of words where one says what the other's negation says ("is closed": "is not open"), so
 #: a changed negation and a swap of one for the other restate (v37); other opposites are often contraries ("did not
 #: increase" is not "cut")

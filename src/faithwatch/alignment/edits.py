@@ -70,7 +70,10 @@ added alone ("Passengers were hurt" for "No passengers were hurt") or replaced b
 the" for "None of the"), but not as an answer ("No, the museum …": v70). An opposite the source sentence holds elsewhere
 counts as swapped in once the sentence no longer holds the word it replaces ("Profits fell by 12%." for "Profits
 rose by 12%, while revenue fell."; a reorder keeps both: v71). "large" and "small", "halved" and "doubled", "will"
-and "may" are opposites (v72).
+and "may" are opposites (v72). Apart from any near copy, a number of the sentence that takes the direction of a
+change (:func:`directions`: "fell 8%", "a 22% drop") where the context gives the same number only the other
+direction ("up 8%") counts one ``edit_neg_flip``, however the sentence is worded, unless the near copy already
+counted a flip (v84).
 """
 
 from __future__ import annotations
@@ -86,6 +89,8 @@ from decimal import Decimal
 from faithwatch.alignment.base import validate_inputs
 from faithwatch.alignment.edit_words import (
     CONTRADICTORIES,
+    DIRECTION_FILLERS,
+    DIRECTIONS,
     LEADING_NEGATIONS,
     NEGATED_AUXILIARIES,
     NEGATING_PREFIXES,
@@ -144,7 +149,7 @@ MIN_PREFIXED = 3
 #: 81 (kept as 82)
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words", "Unit rule 3")
-EDITS_VERSION = "83"
+EDITS_VERSION = "84"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -335,6 +340,7 @@ class _Context:
     keys: frozenset[str]  # every token key of the context
     acronyms: frozenset[str]  # the keys of the acronyms its names spell (v30)
     measures: tuple[Measure, ...] = ()  # its quantities with a unit ("two weeks": 14 days; v61)
+    directions: tuple[_Moved, ...] = ()  # its numbers with the direction of a change (v84)
 
 
 class EditScorer:
@@ -351,7 +357,8 @@ class EditScorer:
             years = frozenset(t.year for source in sources for t in source.tokens if t.year)
             decimals = spaced_decimals(context)  # "31. 8" also holds 31.8 (v48)
             cached = _Context(context, sources, frozenset().union(*(source.keys for source in sources)) | years
-                              | decimals, _acronyms(context), tuple(measures(context)))
+                              | decimals, _acronyms(context), tuple(measures(context)),
+                              tuple(d for source in sources for d in directions(source.tokens)))
             self._local.context = cached
         return cached
 
@@ -505,6 +512,8 @@ class EditScorer:
                 feature = "edit_swap_word"
             if feature:
                 out.append(EditChange(feature, _HOW.get(op, "replace"), _words(mine), _words(theirs)))
+        if not any(change.feature == "edit_neg_flip" for change in out):  # a near copy's flip is counted once
+            out += _reversed_changes(tokens(text), self._context(context).directions)
         return match, out
 
 
@@ -637,6 +646,96 @@ def _bound_met(mine: list[_Token], theirs: list[_Token]) -> bool:
     values = [number_value(t.key) for t in theirs if t.number and not t.scale and not t.bound]
     return any(satisfies(t.bound, bound, v) for t in mine if t.bound and (bound := number_value(t.key)) is not None
                for v in values if v is not None)
+
+
+#: most tokens between a direction word and the number after it ("fell by 4.5"; :func:`directions`)
+MAX_DIRECTION_GAP = 3
+_CURRENCY_KEYS = frozenset(stem(word) for word in CURRENCY_WORDS.values())
+
+
+@dataclass(frozen=True)
+class _Moved:
+    """A number with the direction of the change it measures (v84): ``way`` 0 up, 1 down; ``word`` says so."""
+
+    number: _Token
+    way: int
+    word: _Token
+    leads: bool  # the word stands before the number ("fell 8"), not after it ("8 drop")
+
+    def words(self) -> str:
+        """The word and the number in their order, as written."""
+        return " ".join((self.word.text, self.number.text) if self.leads else (self.number.text, self.word.text))
+
+
+def _direction(tok: _Token, after: _Token | None) -> int | None:
+    """0 (up) or 1 (down) for a word of a change's direction (:data:`DIRECTIONS`), else None; "up to" and "down to"
+    are none (a bound)."""
+    if tok.number or (tok.key in ("up", "down") and after is not None and after.key == "to"):
+        return None
+    return next((i for i, words in enumerate(DIRECTIONS) if tok.key in words), None)
+
+
+def _filler(tok: _Token) -> bool:
+    """A word between a number and its direction that neither counts nor blocks ("per cent", a currency word)."""
+    return not tok.number and (tok.key in DIRECTION_FILLERS or (not tok.content and tok.key in _CURRENCY_KEYS))
+
+
+def _year(toks: list[_Token], i: int) -> bool:
+    """Whether the number ``toks[i]`` reads as a year: a whole number 1800-2100 with no scale word, or a range's end."""
+    after = toks[i + 1] if i + 1 < len(toks) else None
+    return bool(toks[i].year) or (toks[i].key.isdigit() and 1800 <= int(toks[i].key) <= 2100
+                                  and not (after is not None and after.scale))
+
+
+def _word_before(toks: list[_Token], i: int) -> _Moved | None:
+    """The direction word at most :data:`MAX_DIRECTION_GAP` tokens before the number ``toks[i]``, in its clause, with
+    no other number between (fillers not counted)."""
+    gap, j = 0, i - 1
+    while j >= 0 and gap < MAX_DIRECTION_GAP and toks[j].clause == toks[i].clause and not toks[j].number:
+        if not _filler(toks[j]):
+            gap += 1
+            way = _direction(toks[j], toks[j + 1])
+            if way is not None:
+                return _Moved(toks[i], way, toks[j], leads=gap == 1)  # leads: right before it, so it wins a tie
+        j -= 1
+    return None
+
+
+def _word_after(toks: list[_Token], i: int) -> _Moved | None:
+    """The direction word right after the number ``toks[i]`` and its scale word or fillers, in its clause."""
+    k = i + 1
+    while k < len(toks) and (toks[k].scale or _filler(toks[k])):
+        k += 1
+    if k == len(toks) or toks[k].clause != toks[i].clause:
+        return None
+    way = _direction(toks[k], toks[k + 1] if k + 1 < len(toks) else None)
+    return None if way is None else _Moved(toks[i], way, toks[k], leads=False)
+
+
+def directions(toks: list[_Token]) -> list[_Moved]:
+    """The numbers of ``toks`` that take the direction of a change (v84): a direction word (:data:`DIRECTIONS`)
+    before the number ("fell by 4.5": :func:`_word_before`) or right after it ("a 22% drop", "12 per cent higher":
+    :func:`_word_after`); the nearer wins, the one before a tie. Years and list numbers take none."""
+    out = []
+    for i, tok in enumerate(toks):
+        if not tok.number or tok.scale or tok.listed or _year(toks, i):
+            continue
+        before, after = _word_before(toks, i), _word_after(toks, i)
+        found = before if before and (before.leads or after is None) else after
+        if found:
+            out.append(replace(found, leads=found is before))
+    return out
+
+
+def _reversed_changes(sent: list[_Token], held: tuple[_Moved, ...]) -> list[EditChange]:
+    """One flip per number of the sentence whose change goes the other way than wherever the context gives the same
+    number a direction ("fell 8" for "up 8"; never the same direction there: v84)."""
+    out = []
+    for mine in directions(sent):
+        theirs = [moved for moved in held if moved.number.key == mine.number.key]
+        if theirs and all(moved.way != mine.way for moved in theirs):
+            out.append(EditChange("edit_neg_flip", "replace", mine.words(), theirs[0].words()))
+    return out
 
 
 def counts(changes: list[EditChange]) -> dict[str, float]:
