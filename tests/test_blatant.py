@@ -131,7 +131,8 @@ def test_swapped_contrast_words_are_flagged_and_their_controls_pass():
     # metals, instruments, sports, livestock, crops, weather, organs, gases, power, faiths, waters, ...), 76 and 77
     # (80: disasters, treatments, times of day, directions, matter, formats, weights, strokes, medicines), 81 to 83
     # (82: genres, drinks, meats, ranks, crimes, family lines, animals, fabrics, kinds of state ...), 84 (83:
-    # grandchildren, acoustic/electric, organic/synthetic, renewable/fossil); parts 38,
+    # grandchildren, acoustic/electric, organic/synthetic, renewable/fossil); parts 85 and 86 (84 and 85: a change's
+    # direction reversed in a restatement; their restatements paraphrase, so they have their own test below); parts 38,
     # 39 (lexical 12, 45: not kept), 79 (81: not kept; its rule kept as 82, the part left out: its helper's
     # restatements paraphrase more freely, 9 of 12 pass before the rule as after)
     # and parts 5, 10, 14, 16, 17, 21 and 28, 11's last 4, 25's first 6, 62 (8, 13, 17, 19, 20, 24, 14 B, 29, 30 A, 33
@@ -147,3 +148,23 @@ def test_swapped_contrast_words_are_flagged_and_their_controls_pass():
     assert len(flagged["s"]) == len(flagged["f"]) == len(flagged["c"]) >= 60
     assert sum(flagged["s"]) >= 0.9 * len(flagged["s"]), flagged["s"]
     assert sum(flagged["f"]) <= 0.1 * len(flagged["f"]) and sum(flagged["c"]) <= 0.1 * len(flagged["c"]), flagged
+
+
+@pytest.mark.slow
+def test_reversed_changes_in_restatements_are_flagged_and_their_controls_pass():
+    """Parts 85 and 86 of training/data/contrast-check.jsonl (edits versions 84 and 85): a key sentence reporting a
+    change by or to a number, restated in other words with the opposite direction (``-s``), and another context
+    sentence copied (``-c``). The restatements with the same direction (``-f``) are not asserted: they paraphrase,
+    and 6 of 24 are flagged before these rules as after (the NLI model's paraphrase misses, docs/transfer.md)."""
+    import json
+
+    from faithwatch.monitor import Monitor
+
+    monitor = Monitor("none")  # as `faithwatch check` scores them
+    items = [json.loads(line) for line in CONTRASTS.read_text(encoding="utf-8").splitlines()][2952:3024]
+    assert {item["id"][:2] for item in items} == {"bz", "ca"}
+    flagged = {kind: [any(s.flagged for s in monitor.score(None, i["context"], i["response"]).sentences)
+                      for i in items if i["id"].endswith(f"-{kind}")] for kind in "sc"}
+    assert len(flagged["s"]) == len(flagged["c"]) == 24
+    assert sum(flagged["s"]) >= 22, flagged["s"]
+    assert not any(flagged["c"]), flagged["c"]

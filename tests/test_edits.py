@@ -1297,3 +1297,19 @@ def test_directions_read_the_nearer_word_and_skip_fillers():
     assert read("Sales rose 3% while costs dropped 5%.") == [("rose 3", 0), ("dropped 5", 1)]
     assert read("Prices rose sharply over many months to 40.") == []  # more than 3 tokens before
     assert read("Rents rose, and 40 families left.") == []  # another clause
+
+
+TOWN = ("Attendance at the Brackley Show dropped to 41,000 this year. Pass rates at the town's schools slipped 0.4 per "
+        "cent. Bus fares eased 2% in June.")
+
+
+@pytest.mark.parametrize(("sentence", "flipped"), [  # v85: a number ending the sentence; "slipped", "eased"
+    ("This year the show's visitor numbers climbed to 41,000.", "'climbed 41,000' for 'dropped 41,000'"),
+    ("The schools' pass rates rose 0.4 per cent.", "'rose 0.4' for 'slipped 0.4'"),
+    ("In June, fares for buses went up 2%.", "'up 2' for 'eased 2'"),
+    ("This year the show's visitor numbers fell to 41,000.", None),
+    ("The schools' pass rates declined 0.4 per cent.", None),
+])
+def test_a_number_ending_the_sentence_and_slipped_take_a_direction(scorer, sentence, flipped):
+    changes = [c for c in scorer.changes(sentence, TOWN)[1] if c.feature == "edit_neg_flip"]
+    assert [c.describe() for c in changes] == ([f"{flipped} (flip)"] if flipped else [])

@@ -238,11 +238,13 @@ def opposites(pairs: tuple[str, ...], groups: tuple[tuple[frozenset[str], ...], 
 
 
 #: the two directions of a change (up, down), by stem: the classes of the contrast group of verbs of change and a
-#: few more words ("up 8%", "an 8% loss"); a number restated with the other direction flips its source (v84)
+#: few more words ("up 8%", "an 8% loss"; "slipped", "eased": v85); a number restated with the other direction flips
+#: its source (v84)
 _CHANGE = next(group for group in CONTRASTS if stem("increase") in frozenset().union(*group))
 DIRECTIONS = (_CHANGE[0] | frozenset().union(*(forms(w) for w in ("up", "higher", "growth", "expand", "expanded"))),
               _CHANGE[1] | frozenset().union(*(forms(w) for w in ("down", "loss", "losses", "lose", "lost",
-                                                                   "reduction", "lower"))))
+                                                                   "reduction", "lower", "slip", "slipped", "slipping",
+                                                                   "ease", "eased", "easing"))))
 #: words between a number and the direction of its change that neither count nor block ("12 per cent higher")
 DIRECTION_FILLERS = frozenset(stem(w) for w in ("per", "cent", "percent", "percentage", "point", "points"))
 

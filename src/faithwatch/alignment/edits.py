@@ -73,7 +73,7 @@ rose by 12%, while revenue fell."; a reorder keeps both: v71). "large" and "smal
 and "may" are opposites (v72). Apart from any near copy, a number of the sentence that takes the direction of a
 change (:func:`directions`: "fell 8%", "a 22% drop") where the context gives the same number only the other
 direction ("up 8%") counts one ``edit_neg_flip``, however the sentence is worded, unless the near copy already
-counted a flip (v84).
+counted a flip (v84); a number that ends its sentence takes one too (v85).
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ MIN_PREFIXED = 3
 #: 81 (kept as 82)
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words", "Unit rule 3")
-EDITS_VERSION = "84"
+EDITS_VERSION = "85"
 #: a difflib opcode: (op, sentence start, sentence end, source start, source end)
 _Op = tuple[str, int, int, int, int]
 
@@ -715,10 +715,11 @@ def _word_after(toks: list[_Token], i: int) -> _Moved | None:
 def directions(toks: list[_Token]) -> list[_Moved]:
     """The numbers of ``toks`` that take the direction of a change (v84): a direction word (:data:`DIRECTIONS`)
     before the number ("fell by 4.5": :func:`_word_before`) or right after it ("a 22% drop", "12 per cent higher":
-    :func:`_word_after`); the nearer wins, the one before a tie. Years and list numbers take none."""
+    :func:`_word_after`); the nearer wins, the one before a tie. Years and list numbers take none; a number that
+    ends its sentence ("… fell to 41,000.") is no list number (v85)."""
     out = []
     for i, tok in enumerate(toks):
-        if not tok.number or tok.scale or tok.listed or _year(toks, i):
+        if not tok.number or tok.scale or (tok.listed and i < len(toks) - 1) or _year(toks, i):
             continue
         before, after = _word_before(toks, i), _word_after(toks, i)
         found = before if before and (before.leads or after is None) else after
