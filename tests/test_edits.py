@@ -1313,3 +1313,10 @@ TOWN = ("Attendance at the Brackley Show dropped to 41,000 this year. Pass rates
 def test_a_number_ending_the_sentence_and_slipped_take_a_direction(scorer, sentence, flipped):
     changes = [c for c in scorer.changes(sentence, TOWN)[1] if c.feature == "edit_neg_flip"]
     assert [c.describe() for c in changes] == ([f"{flipped} (flip)"] if flipped else [])
+
+
+def test_a_footnote_mark_is_no_year_and_no_error(scorer):
+    # "¹" is a digit to str.isdigit but not to int(): the direction rule must read it without raising (v85)
+    changes = scorer.changes("Revenue rose 8%¹ last year.", REPORT)[1]
+    assert [c.describe() for c in changes] == []
+    assert scorer.changes("Revenue fell 8%¹ last year.", REPORT)[1][0].describe() == "'fell 8' for 'up 8' (flip)"

@@ -683,7 +683,8 @@ def _filler(tok: _Token) -> bool:
 def _year(toks: list[_Token], i: int) -> bool:
     """Whether the number ``toks[i]`` reads as a year: a whole number 1800-2100 with no scale word, or a range's end."""
     after = toks[i + 1] if i + 1 < len(toks) else None
-    return bool(toks[i].year) or (toks[i].key.isdigit() and 1800 <= int(toks[i].key) <= 2100
+    key = toks[i].key  # ASCII digits only: "¹" (a footnote mark) is a digit to str.isdigit, not to int()
+    return bool(toks[i].year) or (key.isascii() and key.isdigit() and 1800 <= int(key) <= 2100
                                   and not (after is not None and after.scale))
 
 
