@@ -554,6 +554,28 @@ def test_detector_checker_labels_as_the_monitor_flags():
         DetectorChecker(mon, "conflict")
 
 
+def test_detector_checker_scores_what_no_passage_decides_against_the_passages_joined():
+    """A claim Neutral under every passage is scored against the passages joined (as `monitor` reads them):
+    Entailment there, with each passage's sentence as evidence; a decided claim is not scored again."""
+    from faithwatch.claims.detector_check import DetectorChecker
+
+    a, b = "Acme was founded in 1990.", "Acme employs 12,000 people."
+    both = claim("Acme was founded in 1990 and employs 12,000 people.")
+    mon = _FakeTextMonitor({a: (0.3, {}), b: (0.35, {}), f"{a}\n\n{b}": (0.7, {}), f"{b}\n\n{a}": (0.4, {})})
+    (joined,) = DetectorChecker(mon, "conflict").check([both], [a, b])
+    assert joined.label == "Entailment" and joined.confidence == pytest.approx(0.7)
+    assert joined.scores["detector_score"] == pytest.approx(0.7)
+    assert [(e.passage_index, e.text, e.label) for e in joined.evidence] == [(0, a, "Entailment"), (1, b, "Entailment")]
+    (below,) = DetectorChecker(mon, "conflict").check([both], [b, a])  # the joined score under the threshold
+    assert below.label == "Neutral" and below.scores["detector_score"] == pytest.approx(0.4)
+    mon.by_passage[b] = (0.2, {"edit_swap_num": 1.0})  # decided by a passage: never scored joined (no key needed)
+    del mon.by_passage[f"{a}\n\n{b}"]
+    (con,) = DetectorChecker(mon, "conflict").check([both], [a, b])
+    assert con.label == "Contradiction"
+    (one,) = DetectorChecker(_FakeTextMonitor({a: (0.3, {})}), "conflict").check([both], [a])
+    assert one.label == "Neutral"  # one passage: nothing to join
+
+
 def test_the_claims_report_says_what_a_contradiction_changed(tmp_path):
     from faithwatch.claims.detector_check import DetectorChecker
     from faithwatch.report import write_claims_html

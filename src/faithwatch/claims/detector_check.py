@@ -10,6 +10,11 @@ label (``score`` for Entailment, ``1 - score`` otherwise), and so is the evidenc
 ``scores["detector_score"]`` holds the detector score (the best over the passages). Evidence: the passage
 sentence holding most of the claim's words; for a Contradiction, also what the claim changed in the passage
 sentence it copies (``Evidence.changes``: "'400' for '300'", "'not' added").
+
+A claim that no passage decides alone (Neutral under every passage) is scored once more against the passages
+joined, as `monitor` reads them: a sentence that takes one fact from each of two passages ("Acme, founded in 1990,
+has 12,000 staff") is Entailment when the joined passages support it, with the sentence of each passage that holds
+its words as evidence. ``scores["detector_score"]`` is then the joined score when it is higher.
 """
 
 from __future__ import annotations
@@ -66,10 +71,28 @@ class DetectorChecker:
                       else None)
                 per_claim[i].append(PassageVerdict(label, conf, ev, relevance=weakest.score))
                 scores[i].append(weakest.score)
+        merged = [merge_verdicts(passages, self.combine) for passages in per_claim]
+        if len(refs) > 1:  # what no passage decides alone, the passages together may support
+            undecided = [i for i, (label, _, _) in enumerate(merged) if label == NEUTRAL]
+            for i, score in zip(undecided, self._joined(claims, undecided, refs, question), strict=True):
+                scores[i].append(score)
+                if score >= self.monitor.threshold:
+                    merged[i] = (ENTAILMENT, score, _spans(claims[i].text, refs, score))
+        return [ClaimVerdict(claim, label, conf, evidence, {"detector_score": max(s)})
+                for claim, (label, conf, evidence), s in zip(claims, merged, scores, strict=True)]
+
+    def _joined(self, claims: Sequence[Claim], which: list[int], refs: Sequence[str],
+                question: str | None) -> list[float]:
+        """The weakest sentence score of each claim ``which`` names against the passages joined, as `monitor` reads
+        them."""
+        context = "\n\n".join(refs)
+        results = self.monitor.score_many([(question, context, claims[i].text) for i in which]) if which else []
         out = []
-        for claim, passages, s in zip(claims, per_claim, scores, strict=True):
-            label, conf, evidence = merge_verdicts(passages, self.combine)
-            out.append(ClaimVerdict(claim, label, conf, evidence, {"detector_score": max(s)}))
+        for i, result in zip(which, results, strict=True):
+            if isinstance(result, FaithwatchError) or not result.sentences:
+                raise InputError(f"the detector cannot score the claim {claims[i].text!r} against the passages "
+                                 f"together: {result if isinstance(result, FaithwatchError) else 'no sentence'}")
+            out.append(min(s.score for s in result.sentences))
         return out
 
     def _label(self, score: float, features: dict[str, float | None]) -> tuple[str, float]:
@@ -77,6 +100,18 @@ class DetectorChecker:
             return ENTAILMENT, float(score)
         edited = any((features.get(k) or 0.0) > 0 for k in EDIT_FLAGS)
         return (CONTRADICTION if edited else NEUTRAL), float(1.0 - score)
+
+
+def _spans(claim: str, refs: Sequence[str], score: float) -> tuple[Evidence, ...]:
+    """The evidence of a claim the joined passages support: the sentence of each passage that holds its words."""
+    from faithwatch.claims.checking import sentence_around
+
+    out = []
+    for p, passage in enumerate(refs):
+        span = sentence_around(locate(claim, passage)[0], passage)
+        if span:
+            out.append(Evidence(p, span[0], span[1], passage[span[0]:span[1]], ENTAILMENT, float(score)))
+    return tuple(out)
 
 
 def build(spec: Any, backend: object) -> DetectorChecker:
