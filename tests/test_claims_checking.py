@@ -566,6 +566,11 @@ def test_detector_checker_scores_what_no_passage_decides_against_the_passages_jo
     assert joined.label == "Entailment" and joined.confidence == pytest.approx(0.7)
     assert joined.scores["detector_score"] == pytest.approx(0.7)
     assert [(e.passage_index, e.text, e.label) for e in joined.evidence] == [(0, a, "Entailment"), (1, b, "Entailment")]
+    # each passage's evidence is found by the words it alone holds: "12,000", not "Acme was founded" (in both)
+    b2 = "Acme was founded as a workshop. Its staff numbers 12,000."
+    mon.by_passage |= {b2: (0.35, {}), f"{a}\n\n{b2}": (0.7, {})}
+    (found,) = DetectorChecker(mon, "conflict").check([both], [a, b2])
+    assert [e.text for e in found.evidence] == [a, "Its staff numbers 12,000."]
     (below,) = DetectorChecker(mon, "conflict").check([both], [b, a])  # the joined score under the threshold
     assert below.label == "Neutral" and below.scores["detector_score"] == pytest.approx(0.4)
     mon.by_passage[b] = (0.2, {"edit_swap_num": 1.0})  # decided by a passage: never scored joined (no key needed)

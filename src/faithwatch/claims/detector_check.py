@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from faithwatch.alignment.edits import EditScorer
-from faithwatch.claims.spans import locate
+from faithwatch.claims.spans import locate, tokens
 from faithwatch.claims.types import CONTRADICTION, ENTAILMENT, NEUTRAL, Claim, ClaimVerdict, Evidence
 from faithwatch.errors import FaithwatchError, InputError
 
@@ -103,12 +103,17 @@ class DetectorChecker:
 
 
 def _spans(claim: str, refs: Sequence[str], score: float) -> tuple[Evidence, ...]:
-    """The evidence of a claim the joined passages support: the sentence of each passage that holds its words."""
+    """The evidence of a claim the joined passages support: the sentence of each passage that holds its words,
+    found first by the words that passage alone holds ("12,000" rather than "Acme", which both hold)."""
     from faithwatch.claims.checking import sentence_around
 
+    words = [(t.key, claim[t.start:t.end]) for t in tokens(claim) if not t.stop]
+    held = [{t.key for t in tokens(passage)} for passage in refs]
     out = []
     for p, passage in enumerate(refs):
-        span = sentence_around(locate(claim, passage)[0], passage)
+        others = set().union(*(h for q, h in enumerate(held) if q != p))
+        focus = " ".join(text for key, text in words if key in held[p] and key not in others) or None
+        span = sentence_around(locate(claim, passage, focus=focus)[0], passage)
         if span:
             out.append(Evidence(p, span[0], span[1], passage[span[0]:span[1]], ENTAILMENT, float(score)))
     return tuple(out)
