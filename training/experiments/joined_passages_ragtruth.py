@@ -15,10 +15,10 @@ import sys
 from sklearn.metrics import balanced_accuracy_score
 
 from faithwatch.claims.checking import CheckerSpec, get_checker
-from faithwatch.claims.types import ENTAILMENT, Claim
+from faithwatch.claims.extraction import SegmentExtractor
+from faithwatch.claims.types import ENTAILMENT
 from faithwatch.data.loaders import load_dataset
 from faithwatch.data.schema import sentence_label
-from faithwatch.sentences import SentenceTracker
 
 
 def main(n: int = 150) -> None:
@@ -27,31 +27,29 @@ def main(n: int = 150) -> None:
                 if len(re.findall(r"passage \d+:", e.context)) > 1]
     examples = random.Random(0).sample(examples, min(n, len(examples)))
     checker = get_checker(CheckerSpec(kind="detector"))
-    joined_entailed: set[tuple[str, int]] = set()
-    current = [""]
+    extractor = SegmentExtractor("sentence")
+    joined_entailed: set[int] = set()  # the claims of the current response the joined rule made Entailment
     original = checker._joined
 
     def recording(claims, which, refs, question):
         scores = original(claims, which, refs, question)
-        joined_entailed.update((current[0], i) for i, s in zip(which, scores, strict=True)
-                               if s >= checker.monitor.threshold)
+        joined_entailed.update(i for i, s in zip(which, scores, strict=True) if s >= checker.monitor.threshold)
         return scores
 
     checker._joined = recording
     labels, before, after = [], [], []
     for k, e in enumerate(examples):
-        current[0] = e.id
+        joined_entailed.clear()
         passages = [p.strip() for p in re.split(r"(?=passage \d+:)", e.context) if p.strip()]
-        spans = SentenceTracker.split_text(e.response)
-        claims = [Claim(s.text, "sentence", (s.start, s.end)) for s in spans]
+        claims = extractor.extract(e.response)
         verdicts = checker.check(claims, passages, e.question)
-        for i, (s, v) in enumerate(zip(spans, verdicts, strict=True)):
-            label = sentence_label(e, s.start, s.end, 1)
+        for i, (c, v) in enumerate(zip(claims, verdicts, strict=True)):
+            label = sentence_label(e, *c.response_span, 1)
             if label is None:
                 continue
             labels.append(int(label))
             after.append(int(v.label != ENTAILMENT))
-            before.append(1 if (e.id, i) in joined_entailed else after[-1])
+            before.append(1 if i in joined_entailed else after[-1])
         print(f"\r{k + 1}/{len(examples)} responses", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     changed = sum(b != a for b, a in zip(before, after, strict=True))
@@ -61,6 +59,7 @@ def main(n: int = 150) -> None:
           f"with the joined rule {balanced_accuracy_score(labels, after):.3f} (in-sample)")
     print(f"flagged: {sum(before)} -> {sum(after)}; of the changed, unfaithful: "
           f"{sum(lab for lab, b, a in zip(labels, before, after, strict=True) if b != a)}")
+
 
 if __name__ == "__main__":
     main(int(sys.argv[1]) if len(sys.argv) > 1 else 150)
