@@ -581,6 +581,26 @@ def test_detector_checker_scores_what_no_passage_decides_against_the_passages_jo
     assert one.label == "Neutral"  # one passage: nothing to join
 
 
+def test_joined_evidence_comes_only_from_passages_that_add_a_word_of_the_claim():
+    """A claim the joined passages support takes evidence from the passages that together hold its words: one
+    that holds only words another chosen passage already gives ("Acme"), or none of its words, gives none."""
+    from faithwatch.claims.detector_check import DetectorChecker
+
+    a, b = "Acme was founded in 1990.", "Acme employs 12,000 people."
+    shared, unrelated = "Acme opened a shop.", "Tolls ended in 1958."
+    both = claim("Acme was founded in 1990 and employs 12,000 people.")
+    refs = [shared, a, unrelated, b]
+    mon = _FakeTextMonitor({r: (0.3, {}) for r in refs} | {"\n\n".join(refs): (0.7, {})})
+    (joined,) = DetectorChecker(mon, "conflict").check([both], refs)
+    assert joined.label == "Entailment"
+    assert [(e.passage_index, e.text) for e in joined.evidence] == [(1, a), (3, b)]
+    # a passage holding all the words is the only evidence, however many others hold some of them
+    whole = "Acme, founded in 1990, employs 12,000 people."
+    mon.by_passage |= {whole: (0.3, {}), f"{a}\n\n{whole}\n\n{b}": (0.7, {})}
+    (one,) = DetectorChecker(mon, "conflict").check([both], [a, whole, b])
+    assert [e.passage_index for e in one.evidence] == [1]
+
+
 def test_the_claims_report_says_what_a_contradiction_changed(tmp_path):
     from faithwatch.claims.detector_check import DetectorChecker
     from faithwatch.report import write_claims_html

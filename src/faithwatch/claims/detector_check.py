@@ -13,8 +13,9 @@ sentence it copies (``Evidence.changes``: "'400' for '300'", "'not' added").
 
 A claim that no passage decides alone (Neutral under every passage) is scored once more against the passages
 joined, as `monitor` reads them: a sentence that takes one fact from each of two passages ("Acme, founded in 1990,
-has 12,000 staff") is Entailment when the joined passages support it, with the sentence of each passage that holds
-its words as evidence. ``scores["detector_score"]`` is then the joined score when it is higher.
+has 12,000 staff") is Entailment when the joined passages support it. Its evidence is a sentence of each passage
+that adds a word of the claim (a passage holding only words the others give, such as the company's name, gives
+none). ``scores["detector_score"]`` is then the joined score when it is higher.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from faithwatch.alignment.edits import EditScorer
-from faithwatch.claims.spans import locate, tokens
+from faithwatch.claims.spans import content_keys, locate, tokens
 from faithwatch.claims.types import CONTRADICTION, ENTAILMENT, NEUTRAL, Claim, ClaimVerdict, Evidence
 from faithwatch.errors import FaithwatchError, InputError
 
@@ -103,19 +104,31 @@ class DetectorChecker:
 
 
 def _spans(claim: str, refs: Sequence[str], score: float) -> tuple[Evidence, ...]:
-    """The evidence of a claim the joined passages support: the sentence of each passage that holds its words,
-    found first by the words that passage alone holds ("12,000" rather than "Acme", which both hold)."""
+    """The evidence of a claim the joined passages support: the passages that together hold its words (the one
+    holding most first, then each that adds a word the chosen ones lack), each by the sentence holding its words,
+    found first by the words no other chosen passage holds ("12,000" rather than "Acme", which both hold). A
+    passage that adds no word of the claim gives no evidence."""
     from faithwatch.claims.checking import sentence_around
 
-    words = [(t.key, claim[t.start:t.end]) for t in tokens(claim) if not t.stop]
-    held = [{t.key for t in tokens(passage)} for passage in refs]
+    wanted = content_keys(claim)
+    held = [{t.key for t in tokens(passage)} & wanted for passage in refs]
+    chosen: list[int] = []
+    covered: set[str] = set()
+    while True:
+        gains = [(len(h - covered), -p) for p, h in enumerate(held) if p not in chosen]
+        gain, neg_p = max(gains, default=(0, 0))
+        if gain == 0:
+            break
+        chosen.append(-neg_p)
+        covered |= held[-neg_p]
+    words = [(t.key, claim[t.start:t.end]) for t in tokens(claim) if t.key in wanted]
     out = []
-    for p, passage in enumerate(refs):
-        others = set().union(*(h for q, h in enumerate(held) if q != p))
+    for p in sorted(chosen):
+        others = set().union(*(held[q] for q in chosen if q != p))
         focus = " ".join(text for key, text in words if key in held[p] and key not in others) or None
-        span = sentence_around(locate(claim, passage, focus=focus)[0], passage)
+        span = sentence_around(locate(claim, refs[p], focus=focus)[0], refs[p])
         if span:
-            out.append(Evidence(p, span[0], span[1], passage[span[0]:span[1]], ENTAILMENT, float(score)))
+            out.append(Evidence(p, span[0], span[1], refs[p][span[0]:span[1]], ENTAILMENT, float(score)))
     return tuple(out)
 
 
