@@ -112,15 +112,7 @@ def _spans(claim: str, refs: Sequence[str], score: float) -> tuple[Evidence, ...
 
     wanted = content_keys(claim)
     held = [{t.key for t in tokens(passage)} & wanted for passage in refs]
-    chosen: list[int] = []
-    covered: set[str] = set()
-    while True:
-        gains = [(len(h - covered), -p) for p, h in enumerate(held) if p not in chosen]
-        gain, neg_p = max(gains, default=(0, 0))
-        if gain == 0:
-            break
-        chosen.append(-neg_p)
-        covered |= held[-neg_p]
+    chosen = _cover(held)
     words = [(t.key, claim[t.start:t.end]) for t in tokens(claim) if t.key in wanted]
     out = []
     for p in sorted(chosen):
@@ -130,6 +122,22 @@ def _spans(claim: str, refs: Sequence[str], score: float) -> tuple[Evidence, ...
         if span:
             out.append(Evidence(p, span[0], span[1], refs[p][span[0]:span[1]], ENTAILMENT, float(score)))
     return tuple(out)
+
+
+def _cover(held: Sequence[set[str]]) -> list[int]:
+    """The indices of the sets that together hold their union (a greedy cover): the largest first, then each that
+    adds most of what the chosen ones lack (ties: the earlier); a set adding nothing is left out."""
+    chosen: list[int] = []
+    covered: set[str] = set()
+    rest = list(range(len(held)))
+    while rest:
+        best = max(rest, key=lambda p: (len(held[p] - covered), -p))
+        if not held[best] - covered:
+            break
+        chosen.append(best)
+        covered |= held[best]
+        rest.remove(best)
+    return chosen
 
 
 def build(spec: Any, backend: object) -> DetectorChecker:
