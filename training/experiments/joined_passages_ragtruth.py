@@ -54,7 +54,8 @@ def main(n: int = 150) -> None:
             after.append(int(v.label != ENTAILMENT))
             before.append(1 if i in joined_entailed else after[-1])
             if before[-1] != after[-1]:
-                holding = sum(bool({t.key for t in tokens(p)} & content_keys(c.text)) for p in passages)
+                wanted = content_keys(c.text)
+                holding = sum(bool({t.key for t in tokens(p)} & wanted) for p in passages)
                 left_out += len(v.evidence) < holding
         print(f"\r{k + 1}/{len(examples)} responses", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
