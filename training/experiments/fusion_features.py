@@ -1,0 +1,98 @@
+"""Issue 12: does the number of context sentences a sentence draws from (sentence fusion) transfer? (scratch)
+
+Abstractive summarizers make most of their errors where they fuse two or more source sentences into one (Lebanoff
+et al., 2019, "Analyzing Sentence Fusion in Abstractive Summarization"; "Understanding Points of Correspondence
+between Sentences for Abstractive Summarization", 2020): the pieces are each supported, the relation between them
+often is not. No feature of the shipped recipe counts the sources. Two counts, both model-free, fixed before any
+run (direction: more sources, less faithful):
+
+* ``fuse_words``: context sentences in a greedy cover of the sentence's content words (``claims.spans.content_keys``)
+  found in the context, the sentence holding most first; each further one must add at least 2 words the chosen ones
+  lack (a sentence that adds one word is not a source);
+* ``fuse_bigrams``: the same over the sentence's word pairs (two adjacent words, not both stop words); each further
+  sentence must add at least 1 pair.
+
+Both are 0 for a sentence with no word in the context. LOO AUROC of the shipped recipe with each added as its own
+family (sign-constrained), next to the shipped recipe, on the text-only cache that ``faithwatch eval --text-only``
+builds.
+
+**The rule, written before the first run.** A count is worth building as a signal only if, against the shipped
+recipe in the same run: (1) the worst gain over ``align_score`` rises by at least 0.003; (2) the mean LOO AUROC does
+not fall by more than 0.0005; (3) no set falls by more than 0.002. Building it would then need the usual further
+checks (the blatant suite, the never-seen sets, the calibration folds).
+
+    python training/experiments/fusion_features.py     # a few minutes once the text and tagger caches exist
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+import pandas as pd
+from aggregator_variants import AUGMENT, SETS, print_loo, shipped_recipe, with_extra_family
+
+from faithwatch.claims.spans import content_keys, sentence_spans, tokens
+from faithwatch.eval.pipeline import extraction_monitor, load_labelled
+
+#: the least a further source must add: content words, word pairs
+MIN_ADD = {"words": 2, "bigrams": 1}
+
+
+def bigrams(text: str) -> set[tuple[str, str]]:
+    """Adjacent word pairs of ``text`` by match key, leaving out pairs of two stop words."""
+    toks = tokens(text)
+    return {(a.key, b.key) for a, b in zip(toks, toks[1:], strict=False) if not (a.stop and b.stop)}
+
+
+def n_sources(held: list[set], least: int) -> int:
+    """Greedy cover of the union of ``held``: the largest first, then each adding at least ``least`` new items."""
+    covered: set = set()
+    count = 0
+    while True:
+        gain = max((len(h - covered) for h in held), default=0)
+        if gain == 0 or (count and gain < least):
+            return count
+        best = max(held, key=lambda h: len(h - covered))
+        covered |= best
+        count += 1
+
+
+@cache
+def context_units(context: str) -> tuple[tuple[frozenset, frozenset], ...]:
+    """Each context sentence's content words and word pairs."""
+    return tuple((frozenset(content_keys(context[a:b])), frozenset(bigrams(context[a:b])))
+                 for a, b in sentence_spans(context))
+
+
+def fusion(sentence: str, context: str) -> tuple[int, int]:
+    """(``fuse_words``, ``fuse_bigrams``) of ``sentence`` against ``context`` (see the module doc)."""
+    units = context_units(context)
+    words, pairs = content_keys(sentence), bigrams(sentence)
+    return (n_sources([w & words for w, _ in units], MIN_ADD["words"]),
+            n_sources([p & pairs for _, p in units], MIN_ADD["bigrams"]))
+
+
+def with_fusion(t: pd.DataFrame, contexts: dict[str, str]) -> pd.DataFrame:
+    """The table with the two counts."""
+    t = t.reset_index(drop=True)
+    counts = np.array([fusion(s, contexts[e]) for s, e in zip(t["text"], t["example_id"], strict=True)])
+    return t.assign(fuse_words=counts[:, 0].astype(float), fuse_bigrams=counts[:, 1].astype(float))
+
+
+def main() -> None:
+    monitor = extraction_monitor(None, "nli-minilm+lexical+embedding")
+    data = load_labelled(list(SETS), monitor, text_only=True, augment=list(AUGMENT))
+    tables = {n: with_fusion(d.sentences, {e.id: e.context for e in d.examples}) for n, d in data.items()}
+    for n, t in tables.items():
+        shares = t.groupby("fuse_words")["label"].agg(["size", "mean"]).head(5)
+        print(n, "fuse_words: sentences and unfaithful share by count",
+              ", ".join(f"{int(k)}: {int(r['size'])} / {r['mean']:.2f}" for k, r in shares.iterrows()))
+    base = shipped_recipe()
+    print_loo(tables, {"shipped": base,
+                       "+fuse_words": with_extra_family(base, "fusew", "fuse_words", -1),
+                       "+fuse_bigrams": with_extra_family(base, "fuseb", "fuse_bigrams", -1)})
+
+
+if __name__ == "__main__":
+    main()
