@@ -10,7 +10,11 @@ run (direction: more sources, less faithful):
   found in the context, the sentence holding most first; each further one must add at least 2 words the chosen ones
   lack (a sentence that adds one word is not a source);
 * ``fuse_bigrams``: the same over the sentence's word pairs (two adjacent words, not both stop words); each further
-  sentence must add at least 1 pair.
+  sentence must add at least 1 pair;
+* ``fuse_anchors`` (added before any output of the first run was read): the same over the sentence's names and
+  numbers (the lexical scorer's entity-like words, and the number keys of its content words); each further sentence
+  must add at least 1. Names from two sentences put into one relation is the "right entities, wrong relation" error
+  no feature reads.
 
 Both are 0 for a sentence with no word in the context. LOO AUROC of the shipped recipe with each added as its own
 family (sign-constrained), next to the shipped recipe, on the text-only cache that ``faithwatch eval --text-only``
@@ -42,10 +46,11 @@ from aggregator_variants import AUGMENT, SETS, print_loo, shipped_recipe, with_e
 from tagger_feature import sha1_first
 
 import faithwatch.eval.pipeline as pipeline
+from faithwatch.alignment.lexical import _sentence_features
 from faithwatch.claims.spans import content_keys, sentence_spans, tokens
 
-#: the least a further source must add: content words, word pairs
-MIN_ADD = {"words": 2, "bigrams": 1}
+#: the least a further source must add: content words, word pairs, names and numbers
+MIN_ADD = {"words": 2, "bigrams": 1, "anchors": 1}
 
 
 def bigrams(text: str) -> set[tuple[str, str]]:
@@ -74,19 +79,27 @@ def context_units(context: str) -> tuple[tuple[frozenset, frozenset], ...]:
                  for a, b in sentence_spans(context))
 
 
-def fusion(sentence: str, context: str) -> tuple[int, int]:
-    """(``fuse_words``, ``fuse_bigrams``) of ``sentence`` against ``context`` (see the module doc)."""
+def anchors(sentence: str) -> set[str]:
+    """The sentence's names (the lexical scorer's entity-like words, stemmed) and numbers (as match keys)."""
+    return set(_sentence_features(sentence).entities) | {k for k in content_keys(sentence) if k[:1].isdigit()}
+
+
+def fusion(sentence: str, context: str) -> tuple[int, int, int]:
+    """(``fuse_words``, ``fuse_bigrams``, ``fuse_anchors``) of ``sentence`` against ``context`` (see the module
+    doc)."""
     units = context_units(context)
-    words, pairs = content_keys(sentence), bigrams(sentence)
+    words, pairs, names = content_keys(sentence), bigrams(sentence), anchors(sentence)
     return (n_sources([w & words for w, _ in units], MIN_ADD["words"]),
-            n_sources([p & pairs for _, p in units], MIN_ADD["bigrams"]))
+            n_sources([p & pairs for _, p in units], MIN_ADD["bigrams"]),
+            n_sources([w & names for w, _ in units], MIN_ADD["anchors"]))
 
 
 def with_fusion(t: pd.DataFrame, contexts: dict[str, str]) -> pd.DataFrame:
     """The table with the two counts."""
     t = t.reset_index(drop=True)
     counts = np.array([fusion(s, contexts[e]) for s, e in zip(t["text"], t["example_id"], strict=True)])
-    return t.assign(fuse_words=counts[:, 0].astype(float), fuse_bigrams=counts[:, 1].astype(float))
+    return t.assign(fuse_words=counts[:, 0].astype(float), fuse_bigrams=counts[:, 1].astype(float),
+                    fuse_anchors=counts[:, 2].astype(float))
 
 
 def sampled(load, per_set: int):
@@ -114,7 +127,8 @@ def main() -> None:
     base = shipped_recipe()
     print_loo(tables, {"shipped": base,
                        "+fuse_words": with_extra_family(base, "fusew", "fuse_words", -1),
-                       "+fuse_bigrams": with_extra_family(base, "fuseb", "fuse_bigrams", -1)})
+                       "+fuse_bigrams": with_extra_family(base, "fuseb", "fuse_bigrams", -1),
+                       "+fuse_anchors": with_extra_family(base, "fusea", "fuse_anchors", -1)})
 
 
 if __name__ == "__main__":
