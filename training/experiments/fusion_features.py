@@ -43,11 +43,14 @@ from functools import cache
 import numpy as np
 import pandas as pd
 from aggregator_variants import AUGMENT, SETS, print_loo, shipped_recipe, with_extra_family
+from sklearn.metrics import roc_auc_score
 from tagger_feature import sha1_first
 
 import faithwatch.eval.pipeline as pipeline
 from faithwatch.alignment.lexical import _sentence_features
 from faithwatch.claims.spans import content_keys, sentence_spans, tokens
+from faithwatch.eval.training import Recipe
+from faithwatch.eval.transfer import held_out_aurocs, held_out_names
 
 #: the least a further source must add: content words, word pairs, names and numbers
 MIN_ADD = {"words": 2, "bigrams": 1, "anchors": 1}
@@ -125,10 +128,25 @@ def main() -> None:
         print(n, "fuse_words: sentences and unfaithful share by count",
               ", ".join(f"{int(k)}: {int(r['size'])} / {r['mean']:.2f}" for k, r in shares.iterrows()))
     base = shipped_recipe()
-    print_loo(tables, {"shipped": base,
-                       "+fuse_words": with_extra_family(base, "fusew", "fuse_words", -1),
-                       "+fuse_bigrams": with_extra_family(base, "fuseb", "fuse_bigrams", -1),
-                       "+fuse_anchors": with_extra_family(base, "fusea", "fuse_anchors", -1)})
+    recipes = {"shipped": base, "+fuse_words": with_extra_family(base, "fusew", "fuse_words", -1),
+               "+fuse_bigrams": with_extra_family(base, "fuseb", "fuse_bigrams", -1),
+               "+fuse_anchors": with_extra_family(base, "fusea", "fuse_anchors", -1)}
+    print_loo(tables, recipes)
+    print_rule(tables, recipes)
+
+
+def print_rule(tables: dict[str, pd.DataFrame], recipes: dict[str, Recipe]) -> None:
+    """The rule's three figures, unrounded, for each recipe against the first (the shipped one)."""
+    held = held_out_names(tables)
+    ref = {n: roc_auc_score(tables[n].label, -tables[n].align_score) for n in held}
+    auroc = {k: held_out_aurocs(tables, r, "text-only") for k, r in recipes.items()}
+    base = auroc.pop(next(iter(recipes)))
+    worst = min(base[n] - ref[n] for n in held)
+    for k, a in auroc.items():
+        drops = {n.split("/")[-1]: a[n] - base[n] for n in held}
+        print(f"{k}: worst gain {min(a[n] - ref[n] for n in held) - worst:+.4f} (>= +0.003), mean "
+              f"{np.mean(list(a.values())) - np.mean(list(base.values())):+.4f} (>= -0.0005), lowest set "
+              f"{min(drops.values()):+.4f} (>= -0.002):", " ".join(f"{n} {d:+.4f}" for n, d in drops.items()))
 
 
 if __name__ == "__main__":
