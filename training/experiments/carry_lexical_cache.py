@@ -39,7 +39,7 @@ from faithwatch.text import quantities, strip_markup
 #: 300" by "340", not by "about 340"); 20: "no more than", "upwards of" and the like too (carried from 17)
 OLD, NEW = "17", "20"
 #: what the new version adds, switched off to read the old version's scores (5 -> 6: the question is not passed)
-WITHOUT = {"6": ("faithwatch.text.year_range_ends", lambda text: {}),
+WITHOUT = {"6": ("faithwatch.text.numbers.year_range_ends", lambda text: {}),
            "8": ("faithwatch.alignment.lexical.month_name", lambda text, start, end: None),
            "9": ("faithwatch.alignment.lexical._supported", lambda number, ctx: not number[0].isdisjoint(ctx.numbers)),
            "14": ("faithwatch.alignment.lexical.join_decimals", lambda text: text),

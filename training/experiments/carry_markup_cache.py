@@ -30,7 +30,8 @@ from faithwatch.data.loaders import load_dataset
 from faithwatch.eval.features import _align_example, read_shards, safe_name, spec_digest, write_shard
 from faithwatch.models.loading import cache_dir
 from faithwatch.signals.tagger import TaggerSignal
-from faithwatch.text import _PRESENTED, MARKUP_RULE, strip_marks, strip_markup
+from faithwatch.text import MARKUP_RULE, strip_marks, strip_markup
+from faithwatch.text.markup import _PRESENTED
 
 
 def old_text_key(scorer, dataset: str, old: str | None) -> str:

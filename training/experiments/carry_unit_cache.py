@@ -28,7 +28,8 @@ from faithwatch.data.loaders import load_dataset
 from faithwatch.eval.features import _drop_examples
 from faithwatch.models.loading import cache_dir
 from faithwatch.sentences import SentenceTracker
-from faithwatch.text import _AMOUNT_RE, _MEASURE_RE, strip_markup
+from faithwatch.text import strip_markup
+from faithwatch.text.units import _AMOUNT_RE, _MEASURE_RE
 
 #: the lexical scorer's version before the change, and with it (unit rule 1: "22", "23"; 2 D: "23", "24"; 2 E: "24",
 #: "25")
@@ -47,8 +48,8 @@ def changed_examples(name: str) -> set[str]:
         if not texts:
             continue
         new = LexicalScorer().score_many(texts, ex.context, ex.question or "")
-        with (mock.patch("faithwatch.text._AMOUNT_RE", _OLD_AMOUNT_RE),
-              mock.patch("faithwatch.text._MEASURE_RE", _OLD_MEASURE_RE)):
+        with (mock.patch("faithwatch.text.units._AMOUNT_RE", _OLD_AMOUNT_RE),
+              mock.patch("faithwatch.text.units._MEASURE_RE", _OLD_MEASURE_RE)):
             old = LexicalScorer().score_many(texts, ex.context, ex.question or "")
         if new != old:
             out.add(ex.id)
