@@ -3,7 +3,7 @@
 Abstractive summarizers make most of their errors where they fuse two or more source sentences into one (Lebanoff
 et al., 2019, "Analyzing Sentence Fusion in Abstractive Summarization"; "Understanding Points of Correspondence
 between Sentences for Abstractive Summarization", 2020): the pieces are each supported, the relation between them
-often is not. No feature of the shipped recipe counts the sources. Two counts, both model-free, fixed before any
+often is not. No feature of the shipped recipe counts the sources. Model-free counts, fixed before any
 run (direction: more sources, less faithful):
 
 * ``fuse_words``: context sentences in a greedy cover of the sentence's content words (``claims.spans.content_keys``)
@@ -16,7 +16,7 @@ run (direction: more sources, less faithful):
   must add at least 1. Names from two sentences put into one relation is the "right entities, wrong relation" error
   no feature reads.
 
-Both are 0 for a sentence with no word in the context. LOO AUROC of the shipped recipe with each added as its own
+Each is 0 for a sentence with no such word in the context. LOO AUROC of the shipped recipe with each added as its own
 family (sign-constrained), next to the shipped recipe, on the text-only cache that ``faithwatch eval --text-only``
 builds.
 
@@ -98,7 +98,7 @@ def fusion(sentence: str, context: str) -> tuple[int, int, int]:
 
 
 def with_fusion(t: pd.DataFrame, contexts: dict[str, str]) -> pd.DataFrame:
-    """The table with the two counts."""
+    """The table with the three counts."""
     t = t.reset_index(drop=True)
     counts = np.array([fusion(s, contexts[e]) for s, e in zip(t["text"], t["example_id"], strict=True)])
     return t.assign(fuse_words=counts[:, 0].astype(float), fuse_bigrams=counts[:, 1].astype(float),
