@@ -124,15 +124,17 @@ def _spans(claim: str, refs: Sequence[str], score: float) -> tuple[Evidence, ...
     return tuple(out)
 
 
-def _cover(held: Sequence[set[str]]) -> list[int]:
+def _cover(held: Sequence[set], least: int = 1) -> list[int]:
     """The indices of the sets that together hold their union (a greedy cover): the largest first, then each that
-    adds most of what the chosen ones lack (ties: the earlier); a set adding nothing is left out."""
+    adds most of what the chosen ones lack (ties: the earlier); the cover stops at a set adding nothing, or, after the
+    first, fewer than ``least`` items."""
     chosen: list[int] = []
-    covered: set[str] = set()
+    covered: set = set()
     rest = list(range(len(held)))
     while rest:
         best = max(rest, key=lambda p: (len(held[p] - covered), -p))
-        if not held[best] - covered:
+        gain = len(held[best] - covered)
+        if not gain or (chosen and gain < least):
             break
         chosen.append(best)
         covered |= held[best]
