@@ -62,6 +62,8 @@ def main() -> None:
     tables = {n: t.assign(nli_prior=t["text"].map(prior).astype(float)) for n, t in tables.items()}
     for n, t in tables.items():
         ok = t[~t.train_only] if "train_only" in t else t
+        if ok.label.nunique() < 2:  # the augmentation set is training only
+            continue
         print(f"{n}: nli_prior alone AUROC {roc_auc_score(ok.label, ok.nli_prior):.3f}, "
               f"corr with align_score {np.corrcoef(ok.nli_prior, ok.align_score)[0, 1]:+.2f}")
     base = shipped_recipe()
