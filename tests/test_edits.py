@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import faithwatch.alignment.edit_rules as rules_module
 import faithwatch.alignment.edits as edits_module
 from faithwatch.alignment.edit_words import (
     CONTRADICTORIES,
@@ -320,11 +321,9 @@ def test_a_negating_prefix_added_or_dropped_is_a_flip(scorer, sentence, flipped)
 
 
 def test_a_prefix_is_looked_for_on_stems_of_three_letters_or_more():
-    from faithwatch.alignment.edits import _prefixed
-
-    assert _prefixed(tokens("unable"), tokens("able"))
-    assert not _prefixed(tokens("unit"), tokens("it"))  # "it" is too short to be negated
-    assert not _prefixed(tokens("unlikely to"), tokens("likely"))  # one word for one word only
+    assert rules_module._prefixed(tokens("unable"), tokens("able"))
+    assert not rules_module._prefixed(tokens("unit"), tokens("it"))  # "it" is too short to be negated
+    assert not rules_module._prefixed(tokens("unlikely to"), tokens("likely"))  # one word for one word only
 
 
 @pytest.mark.parametrize("sentence, flipped", [
@@ -739,7 +738,7 @@ def test_a_typed_swap_in_place_counts_in_a_paraphrased_copy(scorer, monkeypatch,
 def test_a_unit_swapped_in_a_paraphrased_copy_counted_only_before_v28(scorer, monkeypatch):
     sentence = "Skiing was practised more than 100 years ago in China, according to paintings."
     assert scorer.evidence(sentence, PARAPHRASED)["edit_neg_flip"] == 0.0
-    monkeypatch.setattr(edits_module, "UNIT_GROUPS", ())  # version 27, not kept
+    monkeypatch.setattr(rules_module, "UNIT_GROUPS", ())  # version 27, not kept
     assert EditScorer().evidence(sentence, PARAPHRASED)["edit_neg_flip"] == 1.0
 
 
@@ -771,8 +770,8 @@ def test_a_modal_or_a_bound_swapped_is_a_flip(scorer, monkeypatch, sentence, des
     # version 31: no modal or bound group, "up to" two words
     no_modals = tuple(g for g in CONTRASTS if not {stem("must"), stem("minimum")} & frozenset().union(*g))
     assert len(no_modals) == len(CONTRASTS) - 2
-    monkeypatch.setattr(edits_module, "OPPOSITES", opposites(OPPOSITE_PAIRS, no_modals))
-    monkeypatch.setattr(edits_module, "_bound_keys", lambda toks: [t.key for t in toks])
+    monkeypatch.setattr(rules_module, "OPPOSITES", opposites(OPPOSITE_PAIRS, no_modals))
+    monkeypatch.setattr(rules_module, "_bound_keys", lambda toks: [t.key for t in toks])
     assert EditScorer().changes(sentence, BOUNDED)[1] == []
 
 
@@ -789,7 +788,7 @@ NEGATED = "A deal is not likely before Friday. She does not like horror films. T
 ])
 def test_a_negated_word_restated_by_its_prefix_is_no_flip(scorer, monkeypatch, sentence, described):
     assert [c.describe() for c in scorer.changes(sentence, NEGATED)[1]] == described
-    monkeypatch.setattr(edits_module, "_bare", lambda toks: toks)  # version 32: the negation words stay
+    monkeypatch.setattr(rules_module, "_bare", lambda toks: toks)  # version 32: the negation words stay
     changes = EditScorer().changes(sentence, NEGATED)[1]
     assert [c.feature for c in changes] == ["edit_neg_flip"]
 
@@ -807,7 +806,7 @@ DOUBLED = ("Dogs are allowed on the north beach. The winning team gets 5,000 pou
 def test_a_swap_through_a_doubled_consonant_is_a_flip(scorer, monkeypatch, sentence, described):
     assert [c.describe() for c in scorer.changes(sentence, DOUBLED)[1]] == described
     groups = tuple(classes(g.replace(" forbidden forbade", ""), doubled=False) for g in CONTRAST_GROUPS)
-    monkeypatch.setattr(edits_module, "OPPOSITES", opposites(OPPOSITE_PAIRS, groups, doubled=False))  # version 34
+    monkeypatch.setattr(rules_module, "OPPOSITES", opposites(OPPOSITE_PAIRS, groups, doubled=False))  # version 34
     assert EditScorer().changes(sentence, DOUBLED)[1] == []
 
 
@@ -831,8 +830,8 @@ VERBS = ("The team did not score in the second half. The rocket failed to reach 
 ])
 def test_a_verb_that_negates_counts_as_a_negation(scorer, monkeypatch, sentence, described, before):
     assert [c.describe() for c in scorer.changes(sentence, VERBS)[1]] == described
-    monkeypatch.setattr(edits_module, "_negations", lambda toks: sum(  # version 35: negation words only
-        1 for t in toks if not t.number and t.key in edits_module.NEGATIONS))
+    monkeypatch.setattr(rules_module, "_negations", lambda toks: sum(  # version 35: negation words only
+        1 for t in toks if not t.number and t.key in rules_module.NEGATIONS))
     assert bool(EditScorer().changes(sentence, VERBS)[1]) == before
 
 
@@ -856,7 +855,7 @@ CONTRADICTED = ("The museum does not open on Mondays. Not many voters came to th
 ])
 def test_a_negated_word_restated_by_its_contradictory_is_no_flip(scorer, monkeypatch, sentence, described):
     assert [c.describe() for c in scorer.changes(sentence, CONTRADICTED)[1]] == described
-    monkeypatch.setattr(edits_module, "CONTRADICTORIES", frozenset())  # version 36
+    monkeypatch.setattr(rules_module, "CONTRADICTORIES", frozenset())  # version 36
     assert EditScorer().changes(sentence, CONTRADICTED)[1]
 
 
@@ -881,8 +880,8 @@ def test_no_one_stays_a_negation():
     # "one" is a number word, not digits: "No one came." negates (v38 reads only "no" before digits as "number")
     keys = [t.key for t in tokens("No one came. No. 7 won. The no-go zone.")]
     assert keys[0] == "no" and "number" in keys and "no-go" in keys
-    assert edits_module._negations(tokens("The researchers noted it.")) == 0
-    assert edits_module._negations(tokens("No one came.")) == 1
+    assert rules_module._negations(tokens("The researchers noted it.")) == 0
+    assert rules_module._negations(tokens("No one came.")) == 1
 
 
 def test_the_contradictories_are_pairs_of_the_contrast_groups():

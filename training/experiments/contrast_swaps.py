@@ -32,8 +32,8 @@ from aggregator_variants import print_loo, shipped_recipe
 from faith_tune_loo import tables_and_data
 from sklearn.metrics import roc_auc_score
 
-import faithwatch.alignment.edits as edits
-from faithwatch.alignment import edit_words
+from faithwatch.alignment import edit_directions, edit_rules, edit_tokens, edit_words
+from faithwatch.alignment import edits as edits_module
 from faithwatch.detectors.shipped import default_detector
 from faithwatch.eval.training import syncheck_scores
 from faithwatch.eval.transfer import held_out_aurocs
@@ -49,6 +49,28 @@ V10_PAIRS = frozenset(frozenset(pair.split()) for pair in (
     "north south", "east west", "earlier later", "maximum minimum", "strong weak", "young old", "major minor",
     "up down", "grew shrank", "support oppos"))
 V3_OPPOSITES = V10_PAIRS
+
+
+class _EditRules:
+    """The modules of the edits rules as one (``edits.py`` was split in four in the seventy-fifth session): a name is
+    read from the first module that holds it and set in every module that holds it, so a patched rule is the one
+    the code reads."""
+
+    MODULES = (edits_module, edit_rules, edit_tokens, edit_directions)
+
+    def __getattr__(self, name: str):
+        for module in self.MODULES:
+            if hasattr(module, name):
+                return getattr(module, name)
+        raise AttributeError(name)
+
+    def __setattr__(self, name: str, value) -> None:
+        for module in self.MODULES:
+            if hasattr(module, name):
+                setattr(module, name, value)
+
+
+edits = _EditRules()
 
 
 @contextmanager

@@ -35,8 +35,9 @@ from recipe_targets import SUITE, suite_table
 from sklearn.metrics import roc_auc_score
 
 import faithwatch.eval.training as training
+from faithwatch.alignment.edit_rules import MIN_PREFIXED
+from faithwatch.alignment.edit_tokens import tokens
 from faithwatch.alignment.edit_words import CONTRASTS, NEGATING_PREFIXES
-from faithwatch.alignment.edits import MIN_PREFIXED, tokens
 from faithwatch.eval.pairs import load_pairs
 from faithwatch.eval.pipeline import extraction_monitor
 from faithwatch.eval.transfer import held_out_aurocs

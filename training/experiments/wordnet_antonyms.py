@@ -70,7 +70,7 @@ def antonyms(folder: Path) -> set[tuple[str, str]]:
 
 def wordnet_pairs(path: Path) -> frozenset[frozenset[str]]:
     """The pairs of a file this script wrote, by stem (as ``edits.OPPOSITES`` holds them)."""
-    from faithwatch.alignment.edits import stem
+    from faithwatch.text import stem
 
     lines = (line.split("\t") for line in path.read_text(encoding="utf-8").splitlines() if not line.startswith("#"))
     return frozenset(frozenset((stem(a), stem(b))) for a, b in lines if stem(a) != stem(b))
