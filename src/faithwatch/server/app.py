@@ -33,8 +33,6 @@ import asyncio
 import contextlib
 import hmac
 import json
-import logging
-import math
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -53,26 +51,22 @@ from fastapi.security import HTTPBearer
 
 from faithwatch._version import __version__
 from faithwatch.alignment import CHECK_SCORER, plain_specs
-from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError, ModelNotAvailableError
+from faithwatch.errors import InputError
 from faithwatch.results import context_notes
 from faithwatch.server.apidocs import api_app
 from faithwatch.server.chat import ChatRequest, completion, generate_choices, sampler
+from faithwatch.server.context_limits import ContextLimits
 from faithwatch.server.domain import RecentScores
+from faithwatch.server.jobs import JobRunner
 from faithwatch.server.limits import KEY_COOKIE, AccessMiddleware, BodyLimitMiddleware
 from faithwatch.server.pool import Cancelled, CancelToken, QueueFullError, WorkPool
+from faithwatch.server.problems import HTTPProblem, event_of, finite, problem_of, queue_full
 from faithwatch.server.schemas import CheckRequest, GenerateRequest, MonitorRequest, ScoreRequest
-from faithwatch.text import cut_passages
-
-log = logging.getLogger(__name__)
 
 _KEEPALIVE_S = 10.0
 #: a stream whose job has sent no ``summary`` / ``error`` this long after the request timeout is ended by the
 #: server with a ``timeout`` error event (the job itself stops at the timeout, before its next token)
 _STREAM_GRACE_S = 1.0
-#: a context longer than this many characters per allowed token is refused (or cut) without tokenising it; no
-#: ordinary text comes near it (English runs at about 4 characters per token)
-_CHARS_PER_TOKEN = 16
-
 _LOGIN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>faithwatch: API key</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
 <body style="font: 15px system-ui, sans-serif; margin: 40px">
@@ -81,58 +75,6 @@ _LOGIN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><tit
 <form method="post" action="login"><input name="key" type="password" autocomplete="current-password" required
  autofocus size="40" aria-label="API key"> <button type="submit">Continue</button></form></body></html>
 """
-
-
-class HTTPProblem(Exception):
-    """An error answer: status, machine-readable ``error`` and a human message (plus extra fields)."""
-
-    def __init__(self, status: int, error: str, message: str, headers: dict[str, str] | None = None,
-                 **extra: Any) -> None:
-        super().__init__(message)
-        self.status, self.error, self.message, self.headers, self.extra = status, error, message, headers, extra
-
-    def response(self) -> JSONResponse:
-        return JSONResponse({"error": self.error, "message": self.message, **self.extra}, status_code=self.status,
-                            headers=self.headers)
-
-
-def _problem_of(exc: BaseException) -> HTTPProblem:
-    """Map library errors to HTTP answers."""
-    if isinstance(exc, HTTPProblem):
-        return exc
-    if isinstance(exc, Cancelled):
-        return HTTPProblem(504, exc.reason, f"the request was stopped: {exc.reason}")
-    if isinstance(exc, ContextTooLongError):
-        return HTTPProblem(413, "context_too_long", str(exc))
-    if isinstance(exc, InputError):
-        return HTTPProblem(422, "invalid_input", str(exc))
-    if isinstance(exc, ModelNotAvailableError):
-        return HTTPProblem(503, "model_not_available", str(exc))
-    if isinstance(exc, FaithwatchError):
-        return HTTPProblem(500, type(exc).__name__, str(exc))
-    log.exception("internal error", exc_info=exc)
-    return HTTPProblem(500, "internal_error", f"{type(exc).__name__}: {exc}")
-
-
-def _queue_full(exc: QueueFullError) -> HTTPProblem:
-    return HTTPProblem(503, "queue_full", str(exc), headers={"Retry-After": str(exc.retry_after)},
-                       queue=exc.stats, retry_after_s=exc.retry_after)
-
-
-def _event(problem: HTTPProblem) -> dict[str, Any]:
-    """The data of an SSE ``error`` event."""
-    return {"error": problem.error, "message": problem.message, "status": problem.status}
-
-
-def _finite(value: Any) -> Any:
-    """``value`` with non-finite floats written as strings (JSON has no NaN): for echoes of rejected input."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
 
 
 def _live_batch(monitor: Any, rows: int, lock: threading.Lock) -> Any:
@@ -231,8 +173,8 @@ def create_app(
     check_lock = threading.Lock()
     scorers: dict[str, Any] = {}  # one alignment scorer (and model) per spec name; thresholds are per call
     text_checker: list[Any] = []  # the detector checker, built on first use
-    window = getattr(monitor.lm, "max_length", None)  # the model window, in tokens
-    truncate_context = bool(getattr(monitor, "truncate_context", False))
+    guard = ContextLimits(monitor, recent, max_context_tokens, max_new_tokens)
+    jobs = JobRunner(pool, request_timeout_s)
     limits = {"max_body_bytes": max_body_bytes, "max_context_tokens": max_context_tokens,
               "max_new_tokens": max_new_tokens, "max_records": max_records, "request_timeout_s": request_timeout_s}
 
@@ -264,129 +206,7 @@ def create_app(
     @app.exception_handler(RequestValidationError)
     async def _on_invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
         # FastAPI's own answer, except that a rejected NaN / infinity is echoed as a string (else: 500)
-        return JSONResponse({"detail": _finite(jsonable_encoder(exc.errors()))}, status_code=422)
-
-    # --- helpers ---------------------------------------------------------------------------------------------
-    def too_many_chars(n: int, limit: int, what: str = "the context") -> HTTPProblem:
-        return HTTPProblem(413, "context_too_long", f"{what} has {n} characters, more than {_CHARS_PER_TOKEN} per "
-                           f"token of the limit of {limit} tokens", context_chars=n,
-                           max_context_chars=limit * _CHARS_PER_TOKEN, max_context_tokens=limit)
-
-    def too_many_tokens(n: int, limit: int, what: str = "the context", why: str = "this server accepts") -> HTTPProblem:
-        return HTTPProblem(413, "context_too_long", f"{what} has {n} tokens; {why} at most {limit}",
-                           context_tokens=n, max_context_tokens=limit)
-
-    def n_tokens(text: str) -> int:
-        return len(monitor.lm.tokenizer(text, add_special_tokens=False)["input_ids"])
-
-    def check_context(context: str) -> None:
-        """Refuse a context above ``max_context_tokens``; keep whether an accepted one reads as a transcript
-        (``/healthz``'s ``domain``)."""
-        if max_context_tokens is not None:
-            if len(context) > max_context_tokens * _CHARS_PER_TOKEN:  # too long to be worth tokenising
-                raise too_many_chars(len(context), max_context_tokens)
-            n = n_tokens(context)
-            if n > max_context_tokens:
-                raise too_many_tokens(n, max_context_tokens)
-        recent.add_context(context)
-
-    def fit_passages(passages: list[str]) -> tuple[list[str], int]:
-        """The passages of /v1/check under the monitor's context limits, and the characters cut from them.
-
-        The passages together count as one context (the monitor's context holds them all): above
-        ``max_context_tokens`` they get 413; above the model window they get 413 too, unless the monitor
-        truncates contexts, in which case the tail is cut (later passages dropped, the crossing one shortened).
-        """
-        what = "the context" if len(passages) == 1 else f"the {len(passages)} passages together"
-        chars = sum(len(p) for p in passages)
-
-        def tokenise(texts: list[str]) -> list[list[int]]:
-            return [monitor.lm.tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]
-
-        ids: list[list[int]] | None = None
-        if max_context_tokens is not None:  # the server's limit: 413, never cut (as for /v1/monitor)
-            if chars > max_context_tokens * _CHARS_PER_TOKEN:
-                raise too_many_chars(chars, max_context_tokens, what)
-            ids = tokenise(passages)
-            total = sum(len(i) for i in ids)
-            if total > max_context_tokens:
-                raise too_many_tokens(total, max_context_tokens, what)
-        if not window:
-            return passages, 0
-        truncated = False
-        if ids is None:
-            if chars > window * _CHARS_PER_TOKEN:  # cut by characters first, so that no huge text gets tokenised
-                if not truncate_context:
-                    raise too_many_chars(chars, window, what)
-                passages, truncated = cut_passages(passages, window * _CHARS_PER_TOKEN)[0], True
-            ids = tokenise(passages)
-        total = sum(len(i) for i in ids)
-        if total > window:  # the model window: 413, or the tail is cut with truncate_context
-            if not truncate_context:
-                raise too_many_tokens(total, window, what, "the model window holds")
-            kept, left = [], window
-            for passage, pids in zip(passages, ids, strict=True):
-                if left <= 0:
-                    break
-                if len(pids) <= left:
-                    kept.append(passage)
-                else:
-                    cut = monitor.lm.tokenizer.decode(pids[:left], skip_special_tokens=True)
-                    if cut.strip():
-                        kept.append(cut)
-                left -= len(pids)
-            passages, truncated = kept, True
-        if not truncated:
-            return passages, 0
-        cut_chars = max(1, chars - sum(len(p) for p in passages))
-        log.warning("check: about %d context characters cut to fit the model window of %d tokens.", cut_chars,
-                    window)
-        return passages, cut_chars
-
-    def check_new_tokens(n: int | None) -> None:
-        if n is not None and n > max_new_tokens:
-            raise HTTPProblem(422, "invalid_input", f"max_new_tokens={n} is above this server's limit "
-                              f"{max_new_tokens}")
-
-    def timeout_problem() -> HTTPProblem:
-        return HTTPProblem(504, "timeout", f"the request took longer than {request_timeout_s} s")
-
-    async def run_job(fn: Callable[[CancelToken], Any], request: Request | None = None) -> Any:
-        """Admit ``fn`` to the pool and await it under the request timeout (503 / 504 / mapped errors).
-
-        With ``request`` the connection is polled while the job runs: a client that goes away cancels the token.
-        """
-        token = CancelToken(request_timeout_s)
-        try:
-            future = pool.submit(fn, token)
-        except QueueFullError as exc:
-            raise _queue_full(exc) from None
-        return await await_job(future, token, request)
-
-    async def await_job(future: Future, token: CancelToken, request: Request | None) -> Any:
-        """Await a job's future under the request timeout (504), polling ``request`` for a disconnect (499)."""
-        waiter = asyncio.wrap_future(future)
-        deadline = time.monotonic() + request_timeout_s
-        try:
-            while True:
-                if request is None:
-                    return await asyncio.wait_for(asyncio.shield(waiter), request_timeout_s)
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise asyncio.TimeoutError
-                with contextlib.suppress(asyncio.TimeoutError):
-                    return await asyncio.wait_for(asyncio.shield(waiter), min(0.25, remaining))
-                if await request.is_disconnected():
-                    token.cancel("client disconnected")
-                    raise HTTPProblem(499, "client_closed", "the client disconnected")
-        except asyncio.TimeoutError:  # not the builtin before Python 3.11
-            token.cancel("timeout")
-            raise timeout_problem() from None
-        except asyncio.CancelledError:
-            token.cancel("client disconnected")
-            raise
-        except Exception as exc:  # noqa: BLE001 - mapped to an HTTP answer
-            raise _problem_of(exc) from None
+        return JSONResponse({"detail": finite(jsonable_encoder(exc.errors()))}, status_code=422)
 
     # --- pages and health -------------------------------------------------------------------------------------
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
@@ -439,8 +259,8 @@ def create_app(
               responses={200: {"content": {"text/event-stream": {}},
                                "description": "events: start, sentence, summary, error"}})
     async def monitor_stream(body: MonitorRequest, request: Request) -> StreamingResponse:
-        check_context(body.context)
-        check_new_tokens(body.max_new_tokens)
+        guard.check_context(body.context)
+        guard.check_new_tokens(body.max_new_tokens)
         loop = asyncio.get_running_loop()
         events: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         token = CancelToken(request_timeout_s)
@@ -469,7 +289,7 @@ def create_app(
                     )
                 push("summary", _stream_summary(result, admitted))
             except Exception as exc:  # noqa: BLE001 - reported on the stream
-                push("error", _event(_problem_of(exc)))
+                push("error", event_of(problem_of(exc)))
 
         def on_done(future: Future) -> None:
             """The failures that ``job`` cannot report: dropped by a shutdown, or stopped before it ran (the
@@ -477,13 +297,13 @@ def create_app(
             if future.cancelled():
                 push("error", {"error": "cancelled", "status": 503, "message": "the server is stopping"})
             elif future.exception() is not None:
-                push("error", _event(_problem_of(future.exception())))
+                push("error", event_of(problem_of(future.exception())))
 
         if live is None:
             try:
                 future = pool.submit(job, token)
             except QueueFullError as exc:
-                raise _queue_full(exc) from None
+                raise queue_full(exc) from None
             future.add_done_callback(on_done)
         else:
             submit_live(body, token, push, admitted)
@@ -497,7 +317,7 @@ def create_app(
                     left = admitted + request_timeout_s + _STREAM_GRACE_S - time.monotonic()
                     if left <= 0:
                         token.cancel("timeout")
-                        yield _sse("error", _event(timeout_problem()))
+                        yield _sse("error", event_of(jobs.timeout_problem()))
                         return
                     try:
                         kind, data = await asyncio.wait_for(events.get(), timeout=min(0.25, left))
@@ -536,7 +356,7 @@ def create_app(
         def done(future: Future) -> None:
             exc = future.exception()
             if exc is not None:
-                push("error", _event(_problem_of(exc)))
+                push("error", event_of(problem_of(exc)))
                 return
             push("summary", _stream_summary(future.result(), admitted))
 
@@ -549,7 +369,7 @@ def create_app(
         if live.rows + live.waiting >= live.max_rows + queue_size:
             stats = {"waiting": live.waiting, "running": live.rows, "queue_size": queue_size,
                      "workers": live.max_rows, "rows_in_flight": live.rows}
-            raise _queue_full(QueueFullError(stats, retry_after=1))
+            raise queue_full(QueueFullError(stats, retry_after=1))
         return submit()
 
     # --- teacher forcing ----------------------------------------------------------------------------------------
@@ -563,7 +383,7 @@ def create_app(
             problems = record.problems()
             if problems:
                 raise InputError("; ".join(problems))
-            check_context(record.context)
+            guard.check_context(record.context)
             with model_lock:
                 extra = {} if record.instruction is None else {"instruction": record.instruction}
                 result = monitor.score(record.question, record.context, record.response, **extra).to_dict(vectors=False)
@@ -579,13 +399,13 @@ def create_app(
                 except Cancelled:
                     raise
                 except Exception as exc:  # noqa: BLE001 - per-record error
-                    problem = _problem_of(exc)
+                    problem = problem_of(exc)
                     out.append({"id": record.id, "ok": False,
                                 "error": {"error": problem.error, "message": problem.message,
                                           "status": problem.status}})
             return out
 
-        results = await run_job(job)
+        results = await jobs.run(job)
         ok = sum(r["ok"] for r in results)
         return {"results": results, "ok": ok, "failed": len(results) - ok}
 
@@ -593,8 +413,8 @@ def create_app(
     @app.post("/v1/generate", summary="Answer with a decoding strategy; returns the answer and its trace",
               **v1)
     async def generate(body: GenerateRequest, request: Request) -> dict[str, Any]:
-        check_context(body.context)
-        check_new_tokens(body.max_new_tokens)
+        guard.check_context(body.context)
+        guard.check_new_tokens(body.max_new_tokens)
         from faithwatch.decoding.strategies import generate as run_strategy
 
         params = body.model_dump(exclude={"question", "context", "strategy"}, exclude_unset=True)  # strategy defaults
@@ -604,12 +424,12 @@ def create_app(
             try:
                 plan = one_beam_plan(body.strategy, **params)
             except Exception as exc:  # noqa: BLE001 - bad parameters: the same answer as a pool job's
-                raise _problem_of(exc) from None
+                raise problem_of(exc) from None
             if plan is not None:  # greedy, abstain, cad, adacad: a row of the live batch
                 token = CancelToken(request_timeout_s)
                 future = admit_live(lambda: live.submit_strategy(body.question, body.context, plan, check=token.check,
                                                                  on_start=token.check))
-                result = (await await_job(future, token, request)).to_dict(vectors=False)
+                result = (await jobs.wait(future, token, request)).to_dict(vectors=False)
                 recent.add_sentences(result)
                 return {**result, "notes": context_notes(body.context)}
 
@@ -628,7 +448,7 @@ def create_app(
             recent.add_sentences(out)
             return {**out, "notes": context_notes(body.context)}
 
-        return await run_job(job, request)
+        return await jobs.run(job, request)
 
     # --- claims --------------------------------------------------------------------------------------------------
     def scorer_for(alignment: str) -> Any:
@@ -656,7 +476,7 @@ def create_app(
               "(unmonitored; the upstream of `faithwatch proxy`, docs/proxy.md)", **v1)
     async def chat_completions(body: ChatRequest, request: Request) -> Response:
         budget = body.budget or max_new_tokens
-        check_new_tokens(budget)
+        guard.check_new_tokens(budget)
         model_id = monitor.lm.model_id
 
         def run(tok: CancelToken, on_delta: Any = None) -> list[dict[str, Any]]:
@@ -664,7 +484,7 @@ def create_app(
                 return generate_choices(monitor.lm, body, budget, tok.check, on_delta)
 
         if not body.stream:
-            return JSONResponse(completion(model_id, await run_job(run, request)))
+            return JSONResponse(completion(model_id, await jobs.run(run, request)))
         loop = asyncio.get_running_loop()
         events: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         token = CancelToken(request_timeout_s)
@@ -687,14 +507,14 @@ def create_app(
                                            "finish_reason": None} for i in range(body.n)]})
                 run(tok, on_delta)
             except Exception as exc:  # noqa: BLE001 - reported on the stream, as OpenAI does
-                problem = _problem_of(exc)
+                problem = problem_of(exc)
                 push({"error": {"message": problem.message, "type": problem.error, "code": problem.status}})
             push(None)
 
         try:
             future = pool.submit(job, token)
         except QueueFullError as exc:
-            raise _queue_full(exc) from None
+            raise queue_full(exc) from None
         future.add_done_callback(lambda f: push(None) if f.cancelled() or f.exception() else None)
 
         async def stream() -> AsyncIterator[bytes]:
@@ -751,7 +571,7 @@ def create_app(
             raise HTTPProblem(422, "invalid_input", "thresholds must satisfy contradict_threshold < "
                               f"entail_threshold, got {body.contradict_threshold} and {body.entail_threshold}")
         single = isinstance(body.contexts, str)
-        passages, chars_cut = fit_passages([body.contexts] if single else list(body.contexts))
+        passages, chars_cut = guard.fit_passages([body.contexts] if single else list(body.contexts))
         contexts: str | list[str] = passages[0] if single and passages else passages
 
         def job(tok: CancelToken) -> dict[str, Any]:
@@ -768,7 +588,7 @@ def create_app(
                 recent.add_context(passages)
             return out
 
-        return await run_job(job)
+        return await jobs.run(job)
 
     return app
 
