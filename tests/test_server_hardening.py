@@ -16,7 +16,7 @@ pytest.importorskip("uvicorn")
 
 from fastapi.testclient import TestClient  # noqa: E402
 
-import faithwatch.server.app as app_module  # noqa: E402
+import faithwatch.server.routes_live as live_routes  # noqa: E402
 from faithwatch.server import create_app  # noqa: E402
 from faithwatch.server.limits import default_allowed_hosts, parse_allowed_hosts  # noqa: E402
 from test_server import CONTEXT, QUESTION, FakeMonitor, parse_sse, serve  # noqa: E402
@@ -138,7 +138,7 @@ def test_job_failing_before_generation_ends_the_stream_with_an_error(lm, monkeyp
     def broken_sampler(temperature, seed):
         raise RuntimeError("Overflow when unpacking long")
 
-    monkeypatch.setattr(app_module, "sampler", broken_sampler)
+    monkeypatch.setattr(live_routes, "sampler", broken_sampler)
     fake = FakeMonitor(lm, delay=0.0)
     with serve(create_app(fake, request_timeout_s=30)) as url, httpx.Client(base_url=url, timeout=5) as http:
         events, _ = _stream(http, {"question": "q", "context": "c", "temperature": 0.7, "max_new_tokens": 5})
@@ -176,14 +176,14 @@ def test_stream_waiting_in_the_queue_times_out(lm):
             holder.join(10)
         assert [k for k, _ in events] == ["error"]
         assert events[0][1]["error"] == "timeout" and events[0][1]["status"] == 504
-        assert took < 0.5 + app_module._STREAM_GRACE_S + 2.0
+        assert took < 0.5 + live_routes._STREAM_GRACE_S + 2.0
         assert fake.tokens == 0  # the timed-out job never ran
 
 
 def test_job_timed_out_in_the_queue_sends_an_error_event(lm, monkeypatch):
     """The done-callback: a job that the pool stops with ``Cancelled`` before it runs is reported on its stream."""
     # the stream's own deadline stays out of the way
-    monkeypatch.setattr(app_module, "_STREAM_GRACE_S", 60.0, raising=False)
+    monkeypatch.setattr(live_routes, "_STREAM_GRACE_S", 60.0)
     fake = FakeMonitor(lm, delay=0.0)
     with serve(create_app(fake, workers=1, request_timeout_s=0.5)) as url, \
             httpx.Client(base_url=url, timeout=8) as http:

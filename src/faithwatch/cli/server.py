@@ -84,7 +84,7 @@ def serve(
     import torch
 
     from faithwatch.monitor import Monitor
-    from faithwatch.server.app import CHECKERS
+    from faithwatch.server.routes_claims import CHECKERS
 
     if check_checker is not None and check_checker not in CHECKERS:  # before the model loads
         raise fail(InputError(f"--check-checker must be one of {', '.join(CHECKERS)}, got {check_checker!r}"))
