@@ -108,14 +108,20 @@ def sampled(load, per_set: int):
     return load_sample
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def load_screen(description: str) -> dict:
+    """The text-only features of the six labelled sets and the augmentation set, as ``faithwatch eval
+    --text-only`` caches them; with ``--per-set N`` on the command line only the sample (see the module doc)."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--per-set", type=int, default=None, help="responses per set (default: all)")
     per_set = parser.parse_args().per_set
     if per_set is not None:  # only the sample is scored (and cached)
         pipeline.load_dataset = sampled(pipeline.load_dataset, per_set)
     monitor = pipeline.extraction_monitor(None, "nli-minilm+lexical+embedding")
-    data = pipeline.load_labelled(list(SETS), monitor, text_only=True, augment=list(AUGMENT))
+    return pipeline.load_labelled(list(SETS), monitor, text_only=True, augment=list(AUGMENT))
+
+
+def main() -> None:
+    data = load_screen(__doc__)
     tables = {n: with_fusion(d.sentences, {e.id: e.context for e in d.examples}) for n, d in data.items()}
     for n, t in tables.items():
         shares = t.groupby("fuse_words")["label"].agg(["size", "mean"]).head(5)

@@ -25,15 +25,12 @@ id); one that passes there is measured on every sentence before anything is buil
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 import pandas as pd
-from aggregator_variants import AUGMENT, SETS, shipped_recipe, with_extra_family
-from fusion_features import print_rule, sampled
+from aggregator_variants import shipped_recipe, with_extra_family
+from fusion_features import load_screen, print_rule
 from sklearn.metrics import roc_auc_score
 
-import faithwatch.eval.pipeline as pipeline
 from faithwatch.nli.artifact import load_cross_encoder
 
 CLIP = 10.0
@@ -49,13 +46,7 @@ def prior_logodds(sentences: list[str]) -> np.ndarray:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--per-set", type=int, default=None, help="responses per set (default: all)")
-    per_set = parser.parse_args().per_set
-    if per_set is not None:  # only the sample is scored (and cached)
-        pipeline.load_dataset = sampled(pipeline.load_dataset, per_set)
-    monitor = pipeline.extraction_monitor(None, "nli-minilm+lexical+embedding")
-    data = pipeline.load_labelled(list(SETS), monitor, text_only=True, augment=list(AUGMENT))
+    data = load_screen(__doc__)
     tables = {n: d.sentences.reset_index(drop=True) for n, d in data.items()}
     texts = pd.concat([t["text"] for t in tables.values()]).unique().tolist()
     prior = dict(zip(texts, prior_logodds(texts), strict=True))
