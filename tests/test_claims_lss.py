@@ -22,20 +22,14 @@ from faithwatch.alignment import LexicalScorer
 from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.claims.lss import (
     ABSENT_NUMBER_CAP,
-    RougeScore,
     absent_words,
-    align_to_claim,
     cap_absent_numbers,
     content_words,
     lss,
-    lss_rouge_l,
     number_absent_words,
-    rouge_l,
-    rouge_n,
-    rouge_tokens,
     split_words,
-    word_prf,
 )
+from faithwatch.claims.rouge import RougeScore, align_to_claim, lss_rouge_l, rouge_l, rouge_n, rouge_tokens, word_prf
 from faithwatch.errors import FaithwatchError, InputError, NonFiniteError
 from faithwatch.eval.lss import (
     REFCHECKER_NOT_EVALUABLE,

@@ -40,17 +40,8 @@ import pandas as pd
 from scipy import stats
 
 from faithwatch.alignment.base import AlignmentScorer
-from faithwatch.claims.lss import (
-    ALGORITHM,
-    absent_words,
-    align_to_claim,
-    lss,
-    lss_rouge_l,
-    lss_tagged,
-    rouge_l,
-    split_words,
-    word_prf,
-)
+from faithwatch.claims.lss import ALGORITHM, absent_words, lss, lss_tagged, split_words
+from faithwatch.claims.rouge import align_to_claim, lss_rouge_l, rouge_l, word_prf
 from faithwatch.errors import InputError
 from faithwatch.eval.refchecker import (
     REFCHECKER_DIR,

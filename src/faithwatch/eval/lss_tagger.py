@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from faithwatch.claims.lss import TAGGER_ALGORITHM, align_to_claim, lss_rouge_l, split_words
+from faithwatch.claims.lss import TAGGER_ALGORITHM, split_words
+from faithwatch.claims.rouge import align_to_claim, lss_rouge_l
 from faithwatch.nli.tagger import word_probabilities
 from faithwatch.nli.tagger_train import TaggerConfig, TaggerExample, fit, folds_of, soft_labels
 
