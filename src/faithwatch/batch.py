@@ -58,6 +58,8 @@ class BatchSummary:
 
 @dataclass
 class Record:
+    """One input record of a batch job: its line in the file (None for an input without line numbers), id and fields."""
+
     line: int | None
     id: str
     data: dict[str, Any]

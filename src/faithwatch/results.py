@@ -118,6 +118,7 @@ class MonitorResult:
         return context_notes(self.context, self.context_tokens_cut)
 
     def to_dict(self, vectors: bool = True) -> dict[str, Any]:
+        """JSON form: the fields, the response score, the notes and the sentences (with vectors if ``vectors``)."""
         skip = ("sentences", "records", "token_ends")
         out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in skip}
         out["score"] = self.score

@@ -190,12 +190,14 @@ class GenerationRule:
         return bool(self.stop)
 
     def take(self, token: int) -> tuple[list[Sentence], bool]:
+        """Take a chosen token: the sentences it closes (all at EOS) and whether to feed it."""
         if token in self.eos:
             self.stop = "eos"
             return self.tracker.finish(), False
         return [], True
 
     def fed(self, token: int) -> list[Sentence]:
+        """After a token is fed: the sentences it closes (the rest at the token budget)."""
         sentences = self.tracker.add([token])
         if len(self.tracker.ids) >= self.budget:
             self.stop = "max_new_tokens"

@@ -118,6 +118,7 @@ class GroupSummary:
     strict_labels: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON form: every field."""
         return asdict(self)
 
 

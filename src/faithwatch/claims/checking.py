@@ -158,11 +158,14 @@ class NLIModel(Protocol):
     name: str
     labels: list[str]
 
-    def n_tokens(self, text: str) -> int: ...
+    def n_tokens(self, text: str) -> int:
+        """Tokens of ``text`` under the model's tokenizer."""
 
-    def budget_for(self, sentence: str) -> int: ...
+    def budget_for(self, sentence: str) -> int:
+        """Premise tokens left next to ``sentence`` in the model window."""
 
-    def probabilities_many(self, sentences: Sequence[str], context: str) -> list[dict[str, float]]: ...
+    def probabilities_many(self, sentences: Sequence[str], context: str) -> list[dict[str, float]]:
+        """Label probabilities of each sentence against the best chunk of ``context``."""
 
 
 def _label_names(labels: Sequence[str], name: str) -> dict[str, str]:

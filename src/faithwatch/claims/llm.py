@@ -218,6 +218,7 @@ class OpenAICompatibleBackend:
 
     @property
     def url(self) -> str:
+        """The chat completions endpoint of ``base_url``."""
         return f"{self.base_url}/chat/completions"
 
     # -- the client's lifetime

@@ -110,6 +110,7 @@ class ClaimsBatchSummary:
     summaries: dict[str, dict[str, GroupSummary]] = field(default_factory=dict)
 
     def summaries_dict(self) -> dict[str, Any]:
+        """JSON form of the summaries: grouping key -> group -> summary."""
         return {by: {g: s.to_dict() for g, s in groups.items()} for by, groups in self.summaries.items()}
 
 

@@ -60,6 +60,7 @@ class Claim:
     span_score: float = 1.0
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON form: text, granularity, triplet and where the claim sits in the response."""
         return {
             "text": self.text,
             "granularity": self.granularity,
@@ -88,6 +89,7 @@ class Evidence:
     changes: tuple[EditChange, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON form: passage, span, text, label and score (a non-finite score is an error)."""
         score = finite(self.score, "evidence score")
         out: dict[str, Any] = {
             "passage": self.passage_index,
@@ -127,6 +129,7 @@ class ClaimVerdict:
             finite(value, f"score {name!r}")
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON form: the claim's fields, its label and confidence, its evidence and scores."""
         return {
             **self.claim.to_dict(),
             "label": self.label,
@@ -173,6 +176,7 @@ class ResponseCheck:
         return self.ok and not self.claims
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON form of the checked response (a non-finite rate is an error)."""
         rate = finite(self.hallucination_rate, "hallucination rate")
         return {
             "extractor": self.extractor,

@@ -66,6 +66,7 @@ class LineProgress:
                 self._line(task_id)
 
     def add_task(self, description: str, total: float | None = None, **fields: Any) -> int:
+        """Start a task (as ``rich.progress.Progress.add_task``); returns its id."""
         task_id = len(self.tasks)
         self.tasks[task_id] = {"description": description, "total": total, "completed": 0.0, "fields": fields,
                                "start": time.monotonic(), "printed": time.monotonic(), "done": False}
@@ -73,6 +74,7 @@ class LineProgress:
 
     def update(self, task_id: int, *, completed: float | None = None, total: float | None = None,
                description: str | None = None, advance: float | None = None, **fields: Any) -> None:
+        """Update a task (as ``rich.progress.Progress.update``), printing a line now and then."""
         task = self.tasks[task_id]
         if total is not None:
             task["total"] = total
@@ -89,6 +91,7 @@ class LineProgress:
             task["done"] = finished
 
     def advance(self, task_id: int, advance: float = 1) -> None:
+        """Advance a task by ``advance`` steps."""
         self.update(task_id, advance=advance)
 
     def _line(self, task_id: int) -> None:

@@ -133,6 +133,7 @@ class Beam:
 
     @property
     def mean_score(self) -> float:
+        """Mean score of the beam's sentences (0 without any)."""
         return sum(s.score for s in self.sentences) / len(self.sentences) if self.sentences else 0.0
 
 
@@ -166,6 +167,7 @@ class DecodingLoop:
         self._rule = SentenceRule(self.tokenizer, self.eos)
 
     def text(self, ids: Sequence[int]) -> str:
+        """Token ids decoded to text, special tokens left out."""
         return self.tokenizer.decode(list(ids), skip_special_tokens=True)
 
     def sample(

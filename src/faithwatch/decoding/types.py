@@ -28,6 +28,7 @@ class TraceEvent:
     reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON form: every field."""
         return asdict(self)
 
 
@@ -58,6 +59,7 @@ class DecodingResult:
         return max(scored, key=lambda e: e.score, default=None)
 
     def to_dict(self, vectors: bool = False) -> dict[str, Any]:
+        """JSON form: the fields, the mean score, the sentences (with their vectors if ``vectors``) and the trace."""
         out = {k: v for k, v in asdict(self).items() if k not in ("sentences", "trace")}
         out["mean_score"] = self.mean_score
         out["sentences"] = [s.to_dict(vectors) for s in self.sentences]

@@ -23,10 +23,13 @@ WEIGHTS: dict[str, tuple[float, bool]] = {  # feature -> (weight, higher means m
 
 
 class HeuristicDetector(Detector):
+    """The untrained weighted mean of the module doc (``heuristic-v1``)."""
+
     name = "heuristic-v1"
     threshold = 0.5
 
     def score(self, features: Mapping[str, FeatureValue]) -> float:
+        """Weighted mean of the available features, in [0, 1] (an error when none is available)."""
         total = weight_sum = 0.0
         for feature, (weight, higher_is_better) in WEIGHTS.items():
             value = features.get(feature)

@@ -133,10 +133,12 @@ class HeadMapping:
 
     @property
     def source_size(self) -> int:
+        """Attention heads of the source model (layers x heads)."""
         return self.source_shape[0] * self.source_shape[1]
 
     @property
     def target_size(self) -> int:
+        """Attention heads of the target model (layers x heads)."""
         return self.target_shape[0] * self.target_shape[1]
 
     @classmethod
@@ -198,6 +200,7 @@ class HeadMapping:
         return T @ self.weight + self.bias
 
     def arrays(self) -> dict[str, np.ndarray]:
+        """The mapping's weight and bias, by their names in the artifact."""
         return {"mapping.weight": self.weight, "mapping.bias": self.bias}
 
     def describe(self) -> dict[str, Any]:

@@ -74,6 +74,7 @@ class FeatureScaler:
 
     @property
     def width(self) -> int:
+        """Number of features the scaler was fitted on."""
         ref = self.quantiles[0] if self.kind == "quantile" else self.center
         return int(ref.shape[0])
 

@@ -38,6 +38,7 @@ class CVResult:
     chosen: dict[int, dict[str, float]] = field(default_factory=dict)  # fold -> the τ the strategy reads
 
     def summary(self) -> dict[str, Any]:
+        """One row of the strategy table: success, common-answer and abstention rates with the cross-validated tau."""
         cf = self.rows[~self.rows.agrees]
         ag = self.rows[self.rows.agrees]
         return {"strategy": f"{self.strategy} (τ cross-validated)", "n": len(cf),

@@ -33,6 +33,7 @@ class DatasetEval:
     logits: np.ndarray | None = None  # the detector's raw log-odds per row (its ``scores`` are their probabilities)
 
     def metrics(self, n_boot: int, seed: int) -> dict[str, DetectionMetrics]:
+        """Detection metrics of every method on this data set (bootstrap over examples)."""
         labels = self.table.label.to_numpy()
         groups = self.table.example_id.to_numpy()
         return {

@@ -49,6 +49,7 @@ class NLIEvalReport:
     pairs_per_second: float | None = None
 
     def to_json(self) -> dict:
+        """JSON form: every field."""
         return asdict(self)
 
 

@@ -264,6 +264,7 @@ class SampleCheck:
 
     @property
     def in_sample(self) -> bool:
+        """Whether any of the data set was seen in training (by name or by example)."""
         return self.by_name or bool(self.seen)
 
     def why(self, n_examples: int) -> str:

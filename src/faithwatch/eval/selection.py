@@ -67,6 +67,7 @@ class Candidate:
     auroc: dict[str, float]
 
     def gains(self, reference: Mapping[str, float]) -> dict[str, float]:
+        """AUROC gain over ``reference`` on each held-out set."""
         return {held: self.auroc[held] - reference[held] for held in self.auroc}
 
 

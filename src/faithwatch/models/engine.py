@@ -104,6 +104,7 @@ class Checkpoint:
 
     @property
     def main_len(self) -> int:
+        """Length of the first row's main (with-context) sequence at the checkpoint."""
         return self.main_lens[0]
 
 

@@ -39,18 +39,22 @@ class LoadedModel:
 
     @property
     def device(self) -> torch.device:
+        """Device of the model's parameters."""
         return next(self.model.parameters()).device
 
     @property
     def num_layers(self) -> int:
+        """Number of transformer layers."""
         return int(self.model.config.num_hidden_layers)
 
     @property
     def num_heads(self) -> int:
+        """Attention heads per layer."""
         return int(self.model.config.num_attention_heads)
 
     @property
     def vocab_size(self) -> int:
+        """Size of the output vocabulary (rows of the output embedding)."""
         return int(self.model.get_output_embeddings().weight.shape[0])
 
     @property
@@ -61,6 +65,7 @@ class LoadedModel:
 
     @property
     def eos_token_ids(self) -> set[int]:
+        """Every end-of-sequence token id the generation config, model config or tokenizer names."""
         ids: set[int] = set()
         for source in (self.model.generation_config, self.model.config, self.tokenizer):
             value = getattr(source, "eos_token_id", None)

@@ -44,10 +44,12 @@ class NLIPair:
 
     @property
     def label_name(self) -> str:
+        """The label's name (``not_entailment`` for a binary-only pair)."""
         return "not_entailment" if self.label == NOT_ENTAILMENT else LABELS[self.label]
 
     @property
     def entailed(self) -> bool:
+        """Whether the pair is labelled entailment."""
         return self.label == 0
 
 

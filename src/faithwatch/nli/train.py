@@ -60,6 +60,7 @@ class TrainConfig:
     device: str = "cpu"
 
     def fingerprint(self) -> str:
+        """Hash of the settings that shape the model (not where it is written or run), to resume only the same run."""
         keep = {k: v for k, v in asdict(self).items() if k not in ("out_dir", "checkpoint_every", "device")}
         if not self.doc_synthetic:
             keep.pop("doc_synthetic")  # fingerprints of runs made before the setting existed stay valid

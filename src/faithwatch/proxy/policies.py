@@ -114,9 +114,11 @@ class Scoring:
         self.recent = RecentScores()
 
     async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run ``fn(*args)`` on the scoring thread, awaited."""
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
 
     def shutdown(self) -> None:
+        """Stop the scoring thread, dropping queued calls."""
         self.executor.shutdown(wait=False, cancel_futures=True)
 
 
@@ -135,16 +137,20 @@ class Run:
     calls: int = 0  # requests this answer sent upstream (retries included)
 
     def count_call(self) -> None:
+        """Count one request sent upstream."""
         self.calls += 1
 
     @property
     def monitor(self) -> Monitor:
+        """The monitor that scores this answer."""
         return self.scoring.monitor
 
     def threshold(self, which: str) -> float:
+        """The flag threshold ``which`` names, the monitor's by default."""
         return self.settings.resolve(which, self.monitor.threshold)
 
     def note(self, report: SentenceReport, latency: float, flag_below: float, candidate: bool = False) -> Note:
+        """Record a scored sentence (flagged below ``flag_below``) and its scoring latency."""
         report.flagged = report.below(flag_below)
         note = Note(report, latency, candidate=candidate)
         self.notes.append(note)
@@ -175,6 +181,7 @@ class Run:
         }
 
     def stream_body(self) -> dict[str, Any]:
+        """The upstream request body for a streamed answer: one choice, with log-probabilities if the settings ask."""
         body = {**self.rag.body, "n": 1}
         if self.settings.logprobs and not body.get("logprobs"):
             body.update(logprobs=True, top_logprobs=5)

@@ -51,6 +51,7 @@ class Upstream:
 
     @property
     def url(self) -> str:
+        """The chat completions endpoint of ``base_url``."""
         return f"{self.base_url}/chat/completions"
 
     def prepare(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -86,6 +87,7 @@ class Upstream:
             yield self._chunks(response)
 
     async def aclose(self) -> None:
+        """Close the HTTP client."""
         await self.client.aclose()
 
     async def _chunks(self, response: httpx.Response) -> AsyncIterator[dict[str, Any]]:

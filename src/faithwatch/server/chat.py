@@ -40,6 +40,7 @@ class ChatMessage(BaseModel):
     content: str | list[dict[str, Any]] | None = None
 
     def text(self) -> str:
+        """The message's text (the text parts of a list content, joined)."""
         if isinstance(self.content, list):
             return "".join(p.get("text", "") for p in self.content if p.get("type") == "text")
         return self.content or ""
@@ -73,11 +74,13 @@ class ChatRequest(BaseModel):
         return None
 
     def model_post_init(self, _context: Any) -> None:
+        """Draw a seed when the request gives none (the answer then says which)."""
         if self.seed is None:
             self.seed = secrets.randbelow(2**62)
 
     @property
     def budget(self) -> int | None:
+        """The token budget asked for: ``max_completion_tokens``, else ``max_tokens``."""
         return self.max_completion_tokens or self.max_tokens
 
 

@@ -161,6 +161,7 @@ class AccessMiddleware:
         self.prefix = protected_prefix.rstrip("/")
 
     def host_allowed(self, header: bytes | None) -> bool:
+        """Whether a Host header names an allowed host."""
         if self.any_host:
             return True
         if not header:
@@ -169,6 +170,7 @@ class AccessMiddleware:
         return name in self.exact or any(name.endswith(s) and len(name) > len(s) for s in self.suffixes)
 
     def key_given(self, authorization: bytes | None, cookie: bytes | None) -> bool:
+        """Whether the request gives the API key, as a Bearer token or in the key cookie."""
         assert self.key is not None
         ok = False
         if authorization:
@@ -183,6 +185,7 @@ class AccessMiddleware:
         return ok
 
     def protected(self, scope: Scope) -> bool:
+        """Whether the path needs the API key (the protected prefix and below)."""
         path = scope.get("path", "")
         root = scope.get("root_path", "")
         if root and path.startswith(root):

@@ -41,6 +41,7 @@ class CancelToken:
 
     @property
     def cancelled(self) -> bool:
+        """Whether the job was cancelled."""
         return self._event.is_set()
 
     def check(self) -> None:

@@ -23,6 +23,7 @@ class HTTPProblem(Exception):
         self.status, self.error, self.message, self.headers, self.extra = status, error, message, headers, extra
 
     def response(self) -> JSONResponse:
+        """The JSON answer: error, message and the extra fields, with the status and headers."""
         return JSONResponse({"error": self.error, "message": self.message, **self.extra}, status_code=self.status,
                             headers=self.headers)
 

@@ -50,22 +50,27 @@ class SentenceTrace:
 
     @property
     def logprob(self) -> np.ndarray:
+        """Log-probabilities of the sentence's tokens."""
         return self._pick(self.records.logprob)
 
     @property
     def entropy(self) -> np.ndarray:
+        """Entropies of the next-token distribution at the sentence's tokens."""
         return self._pick(self.records.entropy)
 
     @property
     def kl(self) -> np.ndarray:
+        """KL divergences between the with- and without-context distributions at the sentence's tokens."""
         return self._pick(self.records.kl)
 
     @property
     def twin_logprob(self) -> np.ndarray:
+        """Log-probabilities of the sentence's tokens without the context."""
         return self._pick(self.records.twin_logprob)
 
     @property
     def lookback(self) -> np.ndarray:
+        """Lookback ratios at the sentence's tokens."""
         return self._pick(self.records.lookback)
 
     @property

@@ -11,6 +11,8 @@ from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
 
 
 class ContrastiveSignal(Signal):
+    """Context-vs-no-context KL of the sentence's tokens (needs the twin pass)."""
+
     name = "contrastive"
 
     def __init__(self, large_kl_threshold: float = 3.0) -> None:

@@ -6,6 +6,8 @@ from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
 
 
 class EntropySignal(Signal):
+    """Entropy of the next-token distributions over the sentence."""
+
     name = "entropy"
 
     @property

@@ -18,6 +18,8 @@ NEG_PCI_THRESHOLD = 1.0
 
 
 class InfluenceSignal(Signal):
+    """Signed pointwise context influence of the sentence's tokens (needs the twin pass)."""
+
     name = "influence"
 
     def __init__(self, threshold: float = NEG_PCI_THRESHOLD) -> None:

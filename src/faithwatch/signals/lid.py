@@ -56,6 +56,7 @@ class LIDBank:
     k: int = 20
 
     def save(self, path: str | Path) -> None:
+        """Write the bank as safetensors with its model id, k and layers."""
         meta = {"model_id": self.model_id, "k": str(self.k), "faithwatch_version": __version__,
                 "layers": json.dumps(sorted(self.layers))}
         save_safetensors({f"layer_{layer}": np.ascontiguousarray(v, dtype=np.float32)
@@ -64,6 +65,7 @@ class LIDBank:
 
     @classmethod
     def load(cls, path: str | Path, expect_model_id: str | None = None) -> LIDBank:
+        """Read a bank written by :meth:`save`, refusing one built for another model."""
         from safetensors import safe_open
 
         with safe_open(str(path), framework="numpy") as f:

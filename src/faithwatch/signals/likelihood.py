@@ -12,6 +12,8 @@ from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
 
 
 class LikelihoodSignal(Signal):
+    """Token probabilities of the sentence (min and mean, as probabilities and log-probabilities)."""
+
     name = "likelihood"
 
     @property

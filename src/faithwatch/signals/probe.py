@@ -52,6 +52,7 @@ class HiddenProbe:
 
     @property
     def dim(self) -> int:
+        """Width of the hidden-state vector the probe reads."""
         return int(self.coef.shape[0])
 
     @classmethod
@@ -82,6 +83,7 @@ class HiddenProbe:
         return ((X - self.mean) / self.scale) @ self.coef + self.intercept
 
     def save(self, path: str | Path) -> None:
+        """Write the probe as safetensors with its format, model id, layers and settings."""
         meta = {"format": PROBE_FORMAT, "model_id": self.model_id, "layers": json.dumps(list(self.layers)),
                 "pooling": "mean", "C": repr(self.C), "intercept": repr(self.intercept),
                 "faithwatch_version": __version__}
@@ -91,6 +93,7 @@ class HiddenProbe:
 
     @classmethod
     def load(cls, path: str | Path, expect_model_id: str | None = None) -> HiddenProbe:
+        """Read a probe written by :meth:`save`, refusing another format or model."""
         from safetensors import safe_open
 
         with safe_open(str(path), framework="numpy") as f:
