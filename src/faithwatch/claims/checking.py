@@ -212,6 +212,7 @@ class NLIChecker:
     def check(
         self, claims: Sequence[Claim], references: str | Sequence[str], question: str | None = None
     ) -> list[ClaimVerdict]:
+        """A 3-way verdict per claim: each passage's NLI labels of the claim, merged across passages."""
         refs = validate_references(references)
         claims = list(claims)
         if not claims:
@@ -318,6 +319,8 @@ class AlignmentChecker:
     def check(
         self, claims: Sequence[Claim], references: str | Sequence[str], question: str | None = None
     ) -> list[ClaimVerdict]:
+        """A verdict per claim from the alignment score against each passage and the two thresholds, merged across
+        passages."""
         refs = validate_references(references)
         claims = list(claims)
         if not claims:
@@ -506,6 +509,7 @@ class LLMJudgeChecker:
     def check(
         self, claims: Sequence[Claim], references: str | Sequence[str], question: str | None = None
     ) -> list[ClaimVerdict]:
+        """A verdict per claim from the LLM judge's answer for each passage, merged across passages."""
         refs = validate_references(references)
         out: list[ClaimVerdict] = []
         for claim in claims:

@@ -51,6 +51,8 @@ class DetectorChecker:
     def check(
         self, claims: Sequence[Claim], references: str | Sequence[str], question: str | None = None
     ) -> list[ClaimVerdict]:
+        """A verdict per claim from the served detector's score of the claim against each passage, merged across
+        passages."""
         from faithwatch.claims.checking import PassageVerdict, merge_verdicts, sentence_around, validate_references
 
         refs = validate_references(references)

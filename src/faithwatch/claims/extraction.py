@@ -250,6 +250,8 @@ class SegmentExtractor:
         self.name = granularity
 
     def extract(self, response: str, question: str | None = None) -> list[Claim]:
+        """The response cut into claims at this extractor's granularity (whole, sentences or sub-sentences), with their
+        spans."""
         _check_response(response)
         if self.granularity == "response":
             lead = len(response) - len(response.lstrip())
@@ -326,6 +328,7 @@ class TripletExtractor:
         )
 
     def extract(self, response: str, question: str | None = None) -> list[Claim]:
+        """One claim per triplet the LLM extracts, located in the response."""
         claims: list[Claim] = []
         units = sentence_spans(response)
         for triplet in self.extract_triplets(response, question):

@@ -101,6 +101,7 @@ class HFChatBackend:
         return "\n\n".join(turns) + "\n\nAssistant:"
 
     def complete(self, messages: Sequence[Message], *, max_tokens: int = 512, temperature: float = 0.0) -> str:
+        """The local chat model's reply to ``messages`` (greedy at temperature 0)."""
         import torch
         from transformers import GenerationConfig
 
@@ -252,6 +253,7 @@ class OpenAICompatibleBackend:
         return headers
 
     def complete(self, messages: Sequence[Message], *, max_tokens: int = 512, temperature: float = 0.0) -> str:
+        """The server's reply to ``messages`` (retried on transient errors)."""
         _check_generation(max_tokens, temperature)
         body = {
             **self.extra_body,

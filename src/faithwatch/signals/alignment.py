@@ -19,12 +19,16 @@ class AlignmentSignal(Signal):
 
     @property
     def feature_names(self) -> list[str]:
+        """``align_score``."""
         return ["align_score"]
 
     def compute(self, trace: SentenceTrace) -> dict[str, FeatureValue]:
+        """``align_score`` of one sentence (:meth:`compute_many`)."""
         return self.compute_many([trace])[0]
 
     def compute_many(self, traces: Sequence[SentenceTrace]) -> list[dict[str, FeatureValue]]:
+        """``align_score`` of each sentence (markup stripped) against its context, all in one run of the scorer; None
+        without a scorer."""
         if self.scorer is None or not traces:
             return [{"align_score": None} for _ in traces]
         # sentences of different records (contexts) together: a scorer with a model batches them in one run

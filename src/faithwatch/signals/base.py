@@ -147,9 +147,11 @@ class TextEvidenceSignal(Signal):
 
     @property
     def feature_names(self) -> list[str]:
+        """The scorer's evidence features (:attr:`features`)."""
         return list(self.features)
 
     def compute(self, trace: SentenceTrace) -> dict[str, FeatureValue]:
+        """The scorer's evidence of the sentence (markup stripped) against its context and question."""
         return dict(self._evidence(trace.sentence.text, trace.context, trace.question))
 
     def from_text(self, texts: list[str], context: str, question: str = "") -> list[dict[str, float]]:

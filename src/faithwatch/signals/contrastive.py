@@ -20,13 +20,16 @@ class ContrastiveSignal(Signal):
 
     @property
     def needs(self) -> Needs:
+        """The context-free twin pass."""
         return Needs(twin=True)
 
     @property
     def feature_names(self) -> list[str]:
+        """``mean_contrastive_kl`` and ``large_kl_pos``."""
         return ["mean_contrastive_kl", "large_kl_pos"]
 
     def compute(self, trace: SentenceTrace) -> dict[str, FeatureValue]:
+        """Mean KL (nats) over the sentence's tokens and the number of tokens above the large-KL threshold."""
         kl = trace.kl
         return {
             "mean_contrastive_kl": float(kl.mean()),

@@ -17,6 +17,7 @@ class EditSignal(TextEvidenceSignal):
     features = EDIT_FEATURES
 
     def make_scorer(self) -> EditScorer:
+        """The near-copy edit scorer."""
         return EditScorer()
 
     @property

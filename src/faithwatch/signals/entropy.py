@@ -12,8 +12,10 @@ class EntropySignal(Signal):
 
     @property
     def feature_names(self) -> list[str]:
+        """``max_entropy`` and ``mean_entropy``."""
         return ["max_entropy", "mean_entropy"]
 
     def compute(self, trace: SentenceTrace) -> dict[str, FeatureValue]:
+        """Largest and mean entropy (nats) over the sentence's tokens."""
         h = trace.entropy
         return {"max_entropy": float(h.max()), "mean_entropy": float(h.mean())}

@@ -25,14 +25,17 @@ class HiddenStateSignal(Signal):
 
     @property
     def needs(self) -> Needs:
+        """The hidden states of the layers it reads."""
         return Needs(hidden_layers=tuple(sorted(set(self.layers) | set(self.mean_layers))))
 
     @property
     def feature_names(self) -> list[str]:
+        """One vector per layer of ``layers`` (last token) and of ``mean_layers`` (sentence mean)."""
         return [f"hidden_layer_{layer}" for layer in self.layers] + [
             f"hidden_mean_layer_{layer}" for layer in self.mean_layers]
 
     def compute(self, trace: SentenceTrace) -> dict[str, FeatureValue]:
+        """The last token's hidden state at each of ``layers`` and the sentence's mean at each of ``mean_layers``."""
         recorded = trace.records.hidden_layers
         out: dict[str, FeatureValue] = {}
         last = trace.last_hidden

@@ -27,13 +27,16 @@ class InfluenceSignal(Signal):
 
     @property
     def needs(self) -> Needs:
+        """The context-free twin pass."""
         return Needs(twin=True)
 
     @property
     def feature_names(self) -> list[str]:
+        """``min_pci``, ``mean_pci`` and ``neg_pci_pos``."""
         return ["min_pci", "mean_pci", "neg_pci_pos"]
 
     def compute(self, trace: SentenceTrace) -> dict[str, FeatureValue]:
+        """Smallest and mean context influence (nats) over the sentence's tokens, and the number below -threshold."""
         pci = trace.logprob - trace.twin_logprob
         return {
             "min_pci": float(pci.min()),

@@ -19,4 +19,5 @@ class LexicalSignal(TextEvidenceSignal):
     features = EVIDENCE_FEATURES
 
     def make_scorer(self) -> LexicalScorer:
+        """The lexical support scorer."""
         return LexicalScorer()

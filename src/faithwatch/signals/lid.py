@@ -97,13 +97,16 @@ class LIDSignal(Signal):
 
     @property
     def needs(self) -> Needs:
+        """The hidden states of the bank's layers."""
         return Needs(hidden_layers=self.layers)
 
     @property
     def feature_names(self) -> list[str]:
+        """One LID per layer."""
         return [f"lid_layer_{layer}" for layer in self.layers]
 
     def compute(self, trace: SentenceTrace) -> dict[str, FeatureValue]:
+        """The LID of the sentence's last hidden state against the bank, per layer (None without a bank)."""
         out: dict[str, FeatureValue] = {name: None for name in self.feature_names}
         if self.bank is None:
             return out

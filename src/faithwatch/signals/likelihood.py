@@ -18,9 +18,11 @@ class LikelihoodSignal(Signal):
 
     @property
     def feature_names(self) -> list[str]:
+        """``min_prob``, ``mean_prob``, ``min_logprob`` and ``mean_logprob``."""
         return ["min_prob", "mean_prob", "min_logprob", "mean_logprob"]
 
     def compute(self, trace: SentenceTrace) -> dict[str, FeatureValue]:
+        """Smallest and mean token probability of the sentence, and the same for log-probabilities."""
         logp = trace.logprob
         probs = np.exp(logp)
         return {"min_prob": float(probs.min()), "mean_prob": float(probs.mean()),

@@ -127,13 +127,16 @@ class ProbeSignal(Signal):
 
     @property
     def needs(self) -> Needs:
+        """The hidden states of the probe's layers."""
         return Needs(hidden_layers=self.probe.layers if self.probe is not None else ())
 
     @property
     def feature_names(self) -> list[str]:
+        """``probe_logit``."""
         return ["probe_logit"]
 
     def compute(self, trace: SentenceTrace) -> dict[str, FeatureValue]:
+        """The probe's logit of the sentence's mean hidden states (None without a probe)."""
         if self.probe is None:
             return {"probe_logit": None}
         mean, recorded = trace.mean_hidden, trace.records.hidden_layers

@@ -74,12 +74,15 @@ class TaggerSignal(Signal):
 
     @property
     def feature_names(self) -> list[str]:
+        """The tagger's features (:data:`TAGGER_FEATURES`)."""
         return list(TAGGER_FEATURES)
 
     def compute(self, trace: SentenceTrace) -> dict[str, FeatureValue]:
+        """The tagger's features of one sentence (:meth:`compute_many`)."""
         return self.compute_many([trace])[0]
 
     def compute_many(self, traces: Sequence[SentenceTrace]) -> list[dict[str, FeatureValue]]:
+        """The tagger's features of each sentence against its context, all in one run of the tagger."""
         return self._features([t.sentence.text for t in traces], [t.context for t in traces])
 
     def from_text(self, texts: list[str], context: str, question: str = "") -> list[dict[str, float]]:

@@ -34,9 +34,11 @@ class UpstreamSignal(Signal):
 
     @property
     def feature_names(self) -> list[str]:
+        """The upstream log-probability features (:data:`API_FEATURES`)."""
         return list(API_FEATURES)
 
     def compute(self, trace: SentenceTrace) -> dict[str, FeatureValue]:
+        """Likelihood and top-k entropy of the sentence's tokens as the upstream reported them (None without any)."""
         tokens = trace.upstream_tokens
         if not tokens:
             return dict.fromkeys(API_FEATURES)
