@@ -138,6 +138,7 @@ class RayScorer:
         self.batch_size, self.vectors = batch_size, vectors
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
+        """The batch's keys, each scored record's result as JSON (empty for the others) and its error."""
         n = len(batch["key"])
         status = batch.get("status")
         todo = [i for i in range(n) if status is None or status[i] == "todo"]

@@ -63,6 +63,7 @@ class PlattCalibration:
         return cls(a=float(res.x[0]), b=float(res.x[1]))
 
     def __call__(self, z: np.ndarray) -> np.ndarray:
+        """P(faithful) of raw log-odds ``z``."""
         return expit(self.a * np.asarray(z, dtype=np.float64) + self.b)
 
     def logit(self, p: float) -> float:

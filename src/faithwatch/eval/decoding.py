@@ -92,7 +92,8 @@ class GenerateFn(Protocol):
     """Runs one strategy: ``generate_fn(monitor, question, context, strategy=..., **params)``."""
 
     def __call__(self, monitor: Any, question: str, context: str, strategy: str = ..., **params: Any
-                 ) -> DecodingResult: ...
+                 ) -> DecodingResult:
+        """Answer ``question`` from ``context`` with ``strategy``."""
 
 
 #: ``on_progress(done, total, strategy, item_id)`` after each (strategy, item), cached or not

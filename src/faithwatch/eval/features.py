@@ -215,6 +215,7 @@ class RowsActor:
         self.monitor = Monitor(**monitor_kwargs)
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
+        """The batch's keys, each example's rows pickled (empty where it failed) and its error (empty where not)."""
         rows, errors = [], []
         for blob in batch["example"]:
             outcome = _attempt(lambda e: _rows(e, self.monitor), pickle.loads(blob))

@@ -28,6 +28,7 @@ class BodyLimitMiddleware:
         await send({"type": "http.response.body", "body": body})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on, or answer 413 once its declared or streamed body is over the limit."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -193,6 +194,7 @@ class AccessMiddleware:
         return path == self.prefix or path.startswith(self.prefix + "/")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on, or answer 403 for another host and 401 without the key on a protected path."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
