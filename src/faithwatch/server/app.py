@@ -136,8 +136,7 @@ def create_app(
     state = ServerState(
         monitor=monitor, pool=pool, live=live, model_lock=model_lock, recent=recent,
         guard=ContextLimits(monitor, recent, max_context_tokens, max_new_tokens),
-        jobs=JobRunner(pool, request_timeout_s), limits=limits, queue_size=queue_size,
-        request_timeout_s=request_timeout_s, max_records=max_records, max_new_tokens=max_new_tokens,
+        jobs=JobRunner(pool, request_timeout_s), queue_size=queue_size, max_records=max_records,
         check_default=default_checker(monitor, check_checker), check_alignment=check_alignment)
 
     @asynccontextmanager

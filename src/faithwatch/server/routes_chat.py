@@ -22,7 +22,7 @@ from faithwatch.server.state import ServerState
 def add_chat_routes(app: FastAPI, state: ServerState, v1: dict[str, Any]) -> None:
     """Add ``/v1/models`` and ``/v1/chat/completions`` to ``app`` (``v1``: the routes' common options)."""
     monitor, pool, model_lock, guard, jobs = state.monitor, state.pool, state.model_lock, state.guard, state.jobs
-    max_new_tokens, request_timeout_s = state.max_new_tokens, state.request_timeout_s
+    max_new_tokens, request_timeout_s = guard.max_new_tokens, jobs.request_timeout_s
 
     @app.get("/v1/models", summary="The served model, as OpenAI's model list (for clients that list models "
              "first)", **v1)

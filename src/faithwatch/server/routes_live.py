@@ -47,8 +47,8 @@ def _sse(event: str, data: Any) -> bytes:
 def add_live_routes(app: FastAPI, state: ServerState, v1: dict[str, Any]) -> None:
     """Add ``/v1/monitor``, ``/v1/score`` and ``/v1/generate`` to ``app`` (``v1``: the routes' common options)."""
     monitor, pool, live, model_lock, recent = state.monitor, state.pool, state.live, state.model_lock, state.recent
-    guard, jobs, queue_size, request_timeout_s = state.guard, state.jobs, state.queue_size, state.request_timeout_s
-    max_records = state.max_records
+    guard, jobs, queue_size, max_records = state.guard, state.jobs, state.queue_size, state.max_records
+    request_timeout_s = jobs.request_timeout_s
 
     # --- live monitoring (SSE) ---------------------------------------------------------------------------------
     @app.post("/v1/monitor", summary="Generate and stream scored sentences (text/event-stream)",

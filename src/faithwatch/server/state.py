@@ -24,14 +24,12 @@ class ServerState:
     model_lock: threading.Lock
     #: the latest sentences answered and contexts accepted: ``/healthz``'s domain
     recent: RecentScores
+    #: the context and new-token limits
     guard: ContextLimits
+    #: runs jobs on ``pool`` under the request timeout
     jobs: JobRunner
-    #: the limits ``/healthz`` reports
-    limits: dict[str, Any]
     queue_size: int
-    request_timeout_s: float
     max_records: int
-    max_new_tokens: int
     #: the default checker of ``/v1/check`` and the alignment scorer of its alignment checker
     check_default: str
     check_alignment: str
