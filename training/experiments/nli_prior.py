@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from aggregator_variants import shipped_recipe, with_extra_family
 from fusion_features import load_screen, print_rule
+from scipy.special import logit
 from sklearn.metrics import roc_auc_score
 
 from faithwatch.nli.artifact import load_cross_encoder
@@ -41,8 +42,7 @@ def prior_logodds(sentences: list[str]) -> np.ndarray:
     model = load_cross_encoder()
     probs = model.predict_proba([""] * len(sentences), sentences, batch_size=64)
     entail = model.labels.index("entailment")
-    p = np.clip(probs[:, entail], 1e-12, 1 - 1e-12)
-    return np.clip(np.log(p) - np.log1p(-p), -CLIP, CLIP)
+    return np.clip(logit(np.clip(probs[:, entail], 1e-12, 1 - 1e-12)), -CLIP, CLIP)
 
 
 def main() -> None:
