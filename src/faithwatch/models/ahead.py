@@ -20,9 +20,10 @@ import numpy as np
 import torch
 
 from faithwatch.errors import ContextTooLongError
+from faithwatch.models.records import Step, gather_chosen, unflatten
 
 if TYPE_CHECKING:
-    from faithwatch.models.engine import EngineSession, _Step
+    from faithwatch.models.engine import EngineSession
 
 #: a float32 copy holds token ids exactly below this
 _EXACT_IDS = 2**24
@@ -49,14 +50,14 @@ class Ahead:
     """Steps launched on the device whose tokens and statistics are not yet on the host."""
 
     n: int
-    given: _Step  # the pending step before the first token
-    last: _Step  # the pending step after the last token (statistics still on the device)
+    given: Step  # the pending step before the first token
+    last: Step  # the pending step after the last token (statistics still on the device)
     flat: torch.Tensor  # every token id and statistic, flattened (on the host once ``ready`` is done)
     shapes: list[tuple[int, ...] | None]  # the pieces of ``flat``, in order
     ready: torch.cuda.Event | None  # recorded after the copy to the host (None: the copy was synchronous)
 
 
-def _stats(step: _Step) -> list:
+def _stats(step: Step) -> list:
     return [step.entropy, step.kl, step.hidden, step.lookback]
 
 
@@ -64,24 +65,9 @@ def _stats(step: _Step) -> list:
 _PER_STEP = 2 + 4
 
 
-def unflatten(flat: np.ndarray, shapes: list[tuple[int, ...] | None]) -> list[np.ndarray | None]:
-    """Cut one flat host array into pieces of these shapes (``None``: an absent piece)."""
-    out, at = [], 0
-    for shape in shapes:
-        if shape is None:
-            out.append(None)
-            continue
-        size = int(np.prod(shape))
-        out.append(flat[at : at + size].reshape(shape))
-        at += size
-    return out
-
-
 @torch.inference_mode()
 def launch(session: EngineSession, n: int, choose: OnDevice = GREEDY) -> Ahead:
     """Choose (on the device) and feed ``n`` tokens (see the module); :func:`collect` records them."""
-    from faithwatch.models.engine import _gather, _Step
-
     session._single("launch")
     if n < 1:
         raise ValueError(f"launch needs n >= 1, got {n}")
@@ -103,11 +89,11 @@ def launch(session: EngineSession, n: int, choose: OnDevice = GREEDY) -> Ahead:
         token = choose.pick(cur.logp[:, 0], start + i)  # [1, 1]
         ids = torch.cat([token, token]) if twin else token
         session._mask = torch.cat([session._mask, keep], 1)
-        chosen = _gather(cur.logp, cur.twin_logp, token)  # before the step: a graph reuses its buffers
+        chosen = gather_chosen(cur.logp, cur.twin_logp, token)  # before the step: a graph reuses its buffers
         logp, twin_logp, *stats = session._forward(ids, pos[:, i : i + 1], rows=1)
         if session.engine.graphs is not None:  # a graph's outputs are overwritten at its next replay
             stats = [None if x is None else x.clone() for x in stats]
-        cur = _Step(logp, twin_logp, *stats)
+        cur = Step(logp, twin_logp, *stats)
         session._cache_len += 1
         session._main_lens[0] += 1
         session._twin_lens[0] += 1
@@ -125,8 +111,6 @@ def launch(session: EngineSession, n: int, choose: OnDevice = GREEDY) -> Ahead:
 
 def collect(session: EngineSession, ahead: Ahead) -> list[int]:
     """Wait for ``ahead``'s copy, record its tokens as ``feed`` would, and return them (launch order)."""
-    from faithwatch.models.engine import _Step
-
     if ahead.ready is not None:
         ahead.ready.synchronize()
     parts = unflatten(ahead.flat.numpy(), ahead.shapes)
@@ -137,8 +121,8 @@ def collect(session: EngineSession, ahead: Ahead) -> list[int]:
         at = len(given) + _PER_STEP * i
         token, chosen, *after = parts[at : at + _PER_STEP]
         tokens.append(int(token[0, 0]))
-        session._record(_Step(None, None, *stats), [[tokens[-1]]], [True], chosen)
+        session._record(Step(None, None, *stats), [[tokens[-1]]], [True], chosen)
         stats = after
     if session._pending is ahead.last:  # no launch since: the pending step's statistics are now on the host
-        session._pending = _Step(ahead.last.logp, ahead.last.twin_logp, *stats)
+        session._pending = Step(ahead.last.logp, ahead.last.twin_logp, *stats)
     return tokens

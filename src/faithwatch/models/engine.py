@@ -4,7 +4,7 @@ A session holds the KV cache of the RAG prompt and, when a signal needs it, of t
 batched as row 1 of the same forward pass (left-padded), so the twin costs no extra model call.
 ``feed(tokens)`` runs the model on tokens that were chosen live (one at a time) or given (a chunk):
 for each fed token it records what the active signals declared they need, from the distribution that
-predicted it. Everything downstream is a pure function of these records.
+predicted it. Everything downstream is a pure function of these records (:mod:`faithwatch.models.records`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -20,93 +19,23 @@ from transformers import DynamicCache, StaticCache
 from transformers.cache_utils import StaticLayer
 
 from faithwatch.errors import ContextTooLongError, InputError
-from faithwatch.models.ahead import GREEDY, Ahead, OnDevice, collect, launch, unflatten
+from faithwatch.models.ahead import GREEDY, Ahead, OnDevice, collect, launch
 from faithwatch.models.attention import LookbackRecorder, recording
 from faithwatch.models.graphstep import StepGraphs
 from faithwatch.models.loading import LoadedModel
 from faithwatch.models.prompts import PromptPair, groups_in_order
-
-
-@dataclass(frozen=True)
-class Needs:
-    """What the active signals need the engine to record per token."""
-
-    twin: bool = False
-    hidden_layers: tuple[int, ...] = ()  # 1-based decoder layer indices (output of layer l)
-    lookback: bool = False
-
-    def __or__(self, other: Needs) -> Needs:
-        return Needs(
-            twin=self.twin or other.twin,
-            hidden_layers=tuple(sorted(set(self.hidden_layers) | set(other.hidden_layers))),
-            lookback=self.lookback or other.lookback,
-        )
-
-
-@dataclass
-class TokenRecords:
-    """Per generated token: what the signals consume. Arrays grow as tokens are fed."""
-
-    token_ids: list[int] = field(default_factory=list)
-    logprob: list[float] = field(default_factory=list)  # log p(chosen token | RAG prompt, prefix)
-    entropy: list[float] = field(default_factory=list)  # entropy of the full distribution / log |V|
-    kl: list[float] = field(default_factory=list)  # KL(with context || without context), nats
-    twin_logprob: list[float] = field(default_factory=list)  # log p(chosen token | no-context twin, prefix)
-    hidden: list[np.ndarray] = field(default_factory=list)  # [n_layers_recorded, d]
-    lookback: list[np.ndarray] = field(default_factory=list)  # [layers, heads]
-    hidden_layers: tuple[int, ...] = ()  # the layers stored in ``hidden``, in order
-
-    def __len__(self) -> int:
-        return len(self.token_ids)
-
-
-@dataclass
-class _Step:
-    """Statistics of the newest positions of one forward pass, per branch (position i predicts the next token)."""
-
-    logp: torch.Tensor  # [B, rows, V] main log-probabilities
-    twin_logp: torch.Tensor | None  # [B, rows, V]
-    entropy: np.ndarray  # [B, rows]
-    kl: np.ndarray | None  # [B, rows]
-    hidden: np.ndarray | None  # [B, rows, n_layers, d]
-    lookback: np.ndarray | None  # [B, rows, L, H]
-
-    def take(self, branches: Sequence[int] | slice = slice(None), rows: slice = slice(None)) -> _Step:
-        b = list(branches) if not isinstance(branches, slice) else branches
-
-        def pick(x):
-            return None if x is None else x[b][:, rows]
-
-        return _Step(pick(self.logp), pick(self.twin_logp), pick(self.entropy), pick(self.kl), pick(self.hidden),
-                     pick(self.lookback))
-
-    def take_each(self, rows: Sequence[int]) -> _Step:
-        """Row ``rows[b]`` of every branch b (one position each)."""
-        idx = list(rows)
-        b = list(range(len(idx)))
-
-        def pick(x):
-            return None if x is None else x[b, idx][:, None]
-
-        return _Step(pick(self.logp), pick(self.twin_logp), pick(self.entropy), pick(self.kl), pick(self.hidden),
-                     pick(self.lookback))
-
-
-@dataclass(frozen=True)
-class Checkpoint:
-    """A session state to return to (same branches): lengths, records and the pending distribution."""
-
-    cache_len: int
-    main_lens: tuple[int, ...]
-    twin_lens: tuple[int, ...]
-    n_records: tuple[int, ...]
-    pending: _Step
-
-    @property
-    def main_len(self) -> int:
-        """Length of the first row's main (with-context) sequence at the checkpoint."""
-        return self.main_lens[0]
-
+from faithwatch.models.records import (
+    Checkpoint,
+    Needs,
+    Step,
+    TokenRecords,
+    concat_steps,
+    copy_records,
+    gather_chosen,
+    merge_steps,
+    to_host,
+    truncate_records,
+)
 
 #: columns a static KV cache grows by when it is full (shapes change once per block, not once per token)
 STATIC_BLOCK = 256
@@ -346,7 +275,7 @@ class EngineSession:
         self._main_lens = [self._main_lens[b] for b in idx]
         self._twin_lens = [self._twin_lens[b] for b in idx]
         self._prompt_ends = [self._prompt_ends[b] for b in idx]
-        self.branch_records = [_copy_records(self.branch_records[b]) for b in idx]
+        self.branch_records = [copy_records(self.branch_records[b]) for b in idx]
 
     def join(self, other: EngineSession) -> None:
         """Append the branches of ``other`` (a session of the same engine, e.g. a request that arrived while these
@@ -369,7 +298,7 @@ class EngineSession:
         self._set_kv([(merge(k, k2, 2), merge(v, v2, 2))
                       for (k, v), (k2, v2) in zip(self._kv(), other._kv(), strict=True)])
         self._mask = merge(self._mask, other._mask, 1)
-        self._pending = _concat(self._pending, other._pending)
+        self._pending = concat_steps(self._pending, other._pending)
         self._main_lens += other._main_lens
         self._twin_lens += other._twin_lens
         self._prompt_ends = [e + pad_a for e in self._prompt_ends] + [e + pad_b for e in other._prompt_ends]
@@ -410,10 +339,10 @@ class EngineSession:
         self._cache_len, self._pending = cp.cache_len, cp.pending
         self._main_lens, self._twin_lens = list(cp.main_lens), list(cp.twin_lens)
         if detach:  # new lists of the records the checkpoint keeps
-            self.branch_records = [_copy_records(r, n) for r, n in zip(self.branch_records, cp.n_records, strict=True)]
+            self.branch_records = [copy_records(r, n) for r, n in zip(self.branch_records, cp.n_records, strict=True)]
         else:
             for rec, n in zip(self.branch_records, cp.n_records, strict=True):
-                _truncate(rec, n)
+                truncate_records(rec, n)
 
     # --- internals --------------------------------------------------------------------------------------
     def _kv(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -464,7 +393,7 @@ class EngineSession:
         """Keep the records of the first ``n`` tokens and close the session: its cache still holds the tokens after
         them (e.g. those decoded ahead past an end of sequence), so feeding it again is an error."""
         self._single("cut")
-        _truncate(self.branch_records[0], n)
+        truncate_records(self.branch_records[0], n)
         self._closed = True
 
     def _check_open(self, launched: bool = False) -> None:
@@ -516,13 +445,14 @@ class EngineSession:
         dev_ids, dev_pos, dev_keep = torch.from_numpy(np.stack([rows, pos, keep])).to(self.lm.device)
         self._mask = torch.cat([self._mask, dev_keep], 1)
         given = self._pending
-        first = _gather(given.logp, given.twin_logp, dev_ids[:b, :1])  # before the step: the graph reuses buffers
+        first = gather_chosen(given.logp, given.twin_logp, dev_ids[:b, :1])  # before the step: the graph reuses buffers
         logp, twin_logp, entropy, kl, hidden, lookback = self._forward(dev_ids, dev_pos, rows=k)
         later = None
         if k > 1:
-            later = _gather(logp[:, : k - 1], None if twin_logp is None else twin_logp[:, : k - 1], dev_ids[:b, 1:])
-        host = _to_host([entropy, kl, hidden, lookback, first, later])
-        step = _Step(logp, twin_logp, *host[:4])
+            twin_first = None if twin_logp is None else twin_logp[:, : k - 1]
+            later = gather_chosen(logp[:, : k - 1], twin_first, dev_ids[:b, 1:])
+        host = to_host([entropy, kl, hidden, lookback, first, later])
+        step = Step(logp, twin_logp, *host[:4])
         self._cache_len += k
         self._main_lens = [n + c for n, c in zip(self._main_lens, counts, strict=True)]
         self._twin_lens = [n + c for n, c in zip(self._twin_lens, counts, strict=True)]
@@ -534,7 +464,7 @@ class EngineSession:
             self._pending = step.take(rows=slice(k - 1, k))
         else:  # each branch's next distribution follows its own last token
             last = step.take_each([max(c - 1, 0) for c in counts])
-            self._pending = _merge(given, last, flags)
+            self._pending = merge_steps(given, last, flags)
 
     def _forward(self, ids: torch.Tensor, pos: torch.Tensor, rows: int) -> tuple:
         """The step on the device: (logp, twin_logp, entropy, kl, hidden, lookback) of the newest ``rows``."""
@@ -592,13 +522,13 @@ class EngineSession:
         return logp, twin_logp, entropy, kl
 
     @staticmethod
-    def _host_step(logp, twin_logp, entropy, kl, hidden, lookback) -> _Step:
+    def _host_step(logp, twin_logp, entropy, kl, hidden, lookback) -> Step:
         """The step with its small per-position statistics copied to the host (one transfer)."""
-        return _Step(logp, twin_logp, *_to_host([entropy, kl, hidden, lookback]))
+        return Step(logp, twin_logp, *to_host([entropy, kl, hidden, lookback]))
 
-    def _record(self, step: _Step, tokens: list[list[int]], active: list[bool], chosen: np.ndarray | None) -> None:
+    def _record(self, step: Step, tokens: list[list[int]], active: list[bool], chosen: np.ndarray | None) -> None:
         """Record branch b's ``tokens[b]`` from the first ``len(tokens[b])`` positions of ``step``; ``chosen``: the
-        tokens' log-probabilities gathered by :func:`_gather` (main, and twin when present), on the host."""
+        tokens' log-probabilities gathered by :func:`gather_chosen` (main, and twin when present), on the host."""
         if chosen is None or not any(active):
             return
         chosen, twin = chosen[0], (chosen[1] if len(chosen) > 1 else None)
@@ -619,39 +549,6 @@ class EngineSession:
                 rec.lookback.extend(step.lookback[b, :n])
 
 
-def _gather(logp: torch.Tensor, twin_logp: torch.Tensor | None, idx: torch.Tensor) -> torch.Tensor:
-    """Log-probabilities of the tokens ``idx`` [B, w] at the first w positions, [1 or 2 (with the twin), B, w]."""
-    picked = [logp[:, : idx.shape[1]].gather(2, idx[..., None])[..., 0]]
-    if twin_logp is not None:
-        picked.append(twin_logp[:, : idx.shape[1]].gather(2, idx[..., None])[..., 0])
-    return torch.stack(picked)
-
-
-def _to_host(tensors: list[torch.Tensor | None]) -> list[np.ndarray | None]:
-    """The tensors as float32 host arrays, copied in one transfer (one device sync)."""
-    present = [t for t in tensors if t is not None]
-    if not present:
-        return [None] * len(tensors)
-    flat = torch.cat([t.float().flatten() for t in present]).cpu().numpy()
-    return unflatten(flat, [None if t is None else tuple(t.shape) for t in tensors])
-
-
-def _merge(old: _Step, new: _Step, active: list[bool]) -> _Step:
-    """Per branch: ``new`` where active, ``old`` elsewhere."""
-
-    def pick(a, b):
-        if a is None:
-            return None
-        if isinstance(a, torch.Tensor):
-            m = torch.tensor(active, device=a.device).view(-1, *([1] * (a.dim() - 1)))
-            return torch.where(m, b, a)
-        m = np.asarray(active).reshape(-1, *([1] * (a.ndim - 1)))
-        return np.where(m, b, a)
-
-    return _Step(*(pick(getattr(old, f), getattr(new, f)) for f in
-                   ("logp", "twin_logp", "entropy", "kl", "hidden", "lookback")))
-
-
 def _left_padded(seqs: list[list[int]], width: int, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Token ids, attention mask and positions of ``seqs`` left-padded to ``width`` (positions start at 0)."""
     ids = torch.zeros(len(seqs), width, dtype=torch.long, device=device)
@@ -663,32 +560,6 @@ def _left_padded(seqs: list[list[int]], width: int, device) -> tuple[torch.Tenso
         mask[row, pad:] = 1
         pos[row, pad:] = torch.arange(len(seq), device=device)
     return ids, mask, pos
-
-
-def _concat(first: _Step, second: _Step) -> _Step:
-    """The branches of ``first`` then those of ``second``."""
-
-    def cat(a, b):
-        if a is None:
-            return None
-        return torch.cat([a, b]) if isinstance(a, torch.Tensor) else np.concatenate([a, b])
-
-    return _Step(*(cat(getattr(first, f), getattr(second, f)) for f in
-                   ("logp", "twin_logp", "entropy", "kl", "hidden", "lookback")))
-
-
-_RECORD_LISTS = ("token_ids", "logprob", "entropy", "kl", "twin_logprob", "hidden", "lookback")
-
-
-def _copy_records(rec: TokenRecords, n: int | None = None) -> TokenRecords:
-    """New lists of ``rec``'s first ``n`` records (all of them for None)."""
-    return TokenRecords(**{f: getattr(rec, f)[:n] for f in _RECORD_LISTS}, hidden_layers=rec.hidden_layers)
-
-
-def _truncate(rec: TokenRecords, n: int) -> None:
-    for f in _RECORD_LISTS:
-        values = getattr(rec, f)
-        del values[n:]
 
 
 def _capture(store: dict[int, torch.Tensor], layer: int, rows: int, branches: int):
