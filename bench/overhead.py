@@ -7,6 +7,12 @@ with next to no sentence ends to score and a sentence splitter re-run on one eve
 the same whatever the token. Each mode runs in its own subprocess so peak memory is its own; the printed ratio is
 monitor / plain, measured in this run.
 
+Against the hardware's limit, in the same run: decoding one token at a time reads every weight once per token, so
+no implementation passes (read bandwidth) / (weight bytes) tokens/s. The plain run measures the device's read rate
+(``torch.sum`` over 512 MiB on the device, :func:`read_rate`) and the model's unique parameter bytes
+(:func:`weight_bytes`), and the print shows each mode's share of that limit (the KV cache and activations, also
+read per token, are left out, so the limit is generous).
+
     python bench/overhead.py                               # CPU, embedded SmolLM2-135M-Instruct
     python bench/overhead.py --device cuda --random-model llama-1b --tokens 256   # GPU, random ~1B Llama
 """
@@ -87,6 +93,28 @@ def _load(args):
     return LoadedModel(model=model, tokenizer=tokenizer, model_id=f"random:{args.random_model}")
 
 
+def weight_bytes(model) -> int:
+    """Bytes of the model's parameters, each tied (shared) tensor counted once."""
+    return sum(p.numel() * p.element_size() for p in model.parameters())
+
+
+def read_rate(device: str, nbytes: int = 2**29, repeats: int = 5) -> float:
+    """Bytes per second that ``torch.sum`` reads from a ``nbytes`` fp32 tensor on ``device`` (median)."""
+    import torch
+
+    x = torch.ones(nbytes // 4, dtype=torch.float32, device=device)
+    cuda = device.startswith("cuda")
+    float(x.sum())  # warm-up
+    times = []
+    for _ in range(repeats):
+        if cuda:
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        float(x.sum())  # the float() waits for the result
+        times.append(time.perf_counter() - t0)
+    return nbytes / sorted(times)[len(times) // 2]
+
+
 def child(args) -> dict:
     import torch
 
@@ -158,8 +186,11 @@ def child(args) -> dict:
         peak = torch.cuda.max_memory_allocated() / 2**20
     else:
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"mode": args.mode, "tokens": n, "sentences": sentences, "seconds": statistics.median(times), "all": times,
-            "peak_mib": peak}
+    out = {"mode": args.mode, "tokens": n, "sentences": sentences, "seconds": statistics.median(times), "all": times,
+           "peak_mib": peak}
+    if args.mode == "plain":
+        out.update(weight_bytes=weight_bytes(lm.model), read_rate=read_rate(args.device))
+    return out
 
 
 def main() -> None:
@@ -221,6 +252,10 @@ def main() -> None:
           f"{unit} {mon['peak_mib']:.0f}")
     print(f"ratio monitor/plain: time {mon['seconds'] / plain['seconds']:.2f}x · memory "
           f"{mon['peak_mib'] / plain['peak_mib']:.2f}x")
+    limit = plain["read_rate"] / plain["weight_bytes"]
+    shares = " · ".join(f"{k} {r['tokens'] / r['seconds'] / limit:.0%}" for k, r in results.items())
+    print(f"limit: {plain['weight_bytes'] / 2**20:.0f} MiB of weights read per token at {plain['read_rate'] / 1e9:.1f} "
+          f"GB/s (torch.sum here) -> at most {limit:.1f} tok/s; share of it: {shares}")
     if "plain-static" in results:
         fast = results["plain-static"]
         print(f"plain generate, static cache: {fast['seconds']:.3f} s  ({fast['tokens'] / fast['seconds']:.1f} tok/s)  "
