@@ -181,7 +181,7 @@ def test_greedy_chooser_unchanged_without_a_ban(monitor, one_thread):
 
 
 def test_fod_refuses_an_answer_that_fills_no_part_of_the_question(monitor, one_thread, monkeypatch):
-    from faithwatch.decoding import strategies
+    from faithwatch.decoding import fod
     from faithwatch.decoding.loop import Beam
     from faithwatch.results import SentenceReport
 
@@ -193,11 +193,11 @@ def test_fod_refuses_an_answer_that_fills_no_part_of_the_question(monitor, one_t
             return Beam([1], [report], True, "eos")
         return fake_fod
 
-    monkeypatch.setattr(strategies, "_fod", finds("Who built the bridge in Lyon?"))  # an echo: faithful, no answer
+    monkeypatch.setattr(fod, "_fod", finds("Who built the bridge in Lyon?"))  # an echo: faithful, no answer
     echo = generate(monitor, question, C, strategy="fod", max_new_tokens=8)
     assert echo.refused and echo.trace[-1].kind == "refuse" and "no part" in echo.trace[-1].reason
     assert not generate(monitor, question, C, strategy="fod", coverage=False, max_new_tokens=8).refused
-    monkeypatch.setattr(strategies, "_fod", finds("Local masons built it."))
+    monkeypatch.setattr(fod, "_fod", finds("Local masons built it."))
     assert not generate(monitor, question, C, strategy="fod", max_new_tokens=8).refused
 
 

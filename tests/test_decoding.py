@@ -328,7 +328,7 @@ def test_rerank_answers_end_before_a_repeated_sentence(monitor, scored, one_thre
     first sentence that says an earlier one again; off, the repeat stays."""
     import torch
 
-    from faithwatch.decoding import strategies
+    from faithwatch.decoding import rerank, strategies
     from faithwatch.decoding.loop import DecodingLoop
     from faithwatch.decoding.types import REPEATED
     from faithwatch.params import DecodingParams
@@ -345,11 +345,11 @@ def test_rerank_answers_end_before_a_repeated_sentence(monitor, scored, one_thre
         def script(*_args):  # every branch says the script, from where it stands
             return lambda logp, _twin: [ids[min(p - prompt, len(ids) - 1)] for p in loop.session.positions]
 
-        monkeypatch.setattr(strategies, "sampling_chooser", script)
-        monkeypatch.setattr(strategies, "greedy_chooser", script)
+        monkeypatch.setattr(rerank, "sampling_chooser", script)
+        monkeypatch.setattr(rerank, "greedy_chooser", script)
         params = DecodingParams(samples=2, tau1=1.0, coverage=False, no_repeat=no_repeat, max_new_tokens=40)
         job = strategies.StrategyRun(loop, monitor, params, [], torch.Generator().manual_seed(0))
-        beam, refused = getattr(strategies, name)(job)
+        beam, refused = getattr(rerank, name)(job)
         return beam, job.trace, refused
 
     for name, pool in (("rerank", 2), ("rerank_coverage", 3)):
@@ -412,8 +412,8 @@ def test_fod_trim_cuts_a_low_greedy_sentence_at_a_comma(monitor, scored, one_thr
     """FOD's trim (``trim=True``): the low sentence cut at a comma goes through the engine like any sentence (the
     same tokens, text and score as a scripted sentence), and the longest cut that passes stage 1 is kept."""
     from faithwatch.decoding.coverage import Coverage
+    from faithwatch.decoding.fod import _trimmed
     from faithwatch.decoding.loop import DecodingLoop
-    from faithwatch.decoding.strategies import _trimmed
 
     scores = scored["by_text"]
     scores.update({"The bridge opened in 1820, said the old masons.": 0.2, "The bridge opened in 1820.": 0.9,
@@ -465,8 +465,8 @@ def test_fod_treats_a_repeated_sentence_as_a_low_one(monitor, scored, one_thread
     punctuation aside) is refused by stage 1 as a low one is, and the search prunes candidates that do; off, it
     passes."""
     from faithwatch.decoding.coverage import Coverage
+    from faithwatch.decoding.fod import _fod
     from faithwatch.decoding.loop import DecodingLoop
-    from faithwatch.decoding.strategies import _fod
     from faithwatch.decoding.types import REPEATED
 
     first, again = "The bridge opened in 1820.", "The Bridge opened in 1820!"
