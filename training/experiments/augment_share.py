@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import fusion_features
 import numpy as np
 from aggregator_variants import shipped_recipe
 from fusion_features import load_screen, print_rule
@@ -64,14 +63,7 @@ def main() -> None:
     data = load_screen(__doc__)
     tables = {n: d.sentences for n, d in data.items()}
     training.members_of = members_with_share
-    plain_aurocs = fusion_features.held_out_aurocs
     share_of: dict[int, float] = {}  # id of a recipe copy -> its share
-
-    def aurocs(tables, recipe, model_id):
-        SHARE["share"] = share_of.get(id(recipe))
-        return plain_aurocs(tables, recipe, model_id)
-
-    fusion_features.held_out_aurocs = aurocs
     base = shipped_recipe()
     rounds = (("candidates", (0.25, 0.125)), ("description", (0.0,)), ("second round", (0.75,)))
     for label, shares in rounds:
@@ -80,7 +72,7 @@ def main() -> None:
         for s in shares:
             runs[f"share {s:g}"] = replace(base)
             share_of[id(runs[f"share {s:g}"])] = s
-        print_rule(tables, runs)
+        print_rule(tables, runs, before=lambda r: SHARE.update(share=share_of.get(id(r))))
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ is measured on every sentence before anything is built, and one that fails is no
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from functools import cache
 
 import numpy as np
@@ -134,23 +135,38 @@ def main() -> None:
     print_rule(tables, recipes)
 
 
-def print_rule(tables: dict[str, pd.DataFrame], recipes: dict[str, Recipe]) -> None:
-    """LOO AUROC of ``align_score`` and of each recipe (one LOO run per recipe), then the rule's three figures for
-    each recipe against the first (the shipped one)."""
+def print_rule(tables: dict[str, pd.DataFrame], recipes: dict[str, Recipe],
+               before: Callable[[Recipe], None] | None = None) -> None:
+    """LOO AUROC of ``align_score`` and of each recipe (one LOO run per recipe; ``before(recipe)`` runs first, for a
+    screen that switches something on for some recipes), then the rule's three figures for each recipe against the
+    first (the shipped one)."""
+    auroc = {}
+    for k, r in recipes.items():
+        if before is not None:
+            before(r)
+        auroc[k] = held_out_aurocs(tables, r, "text-only")
+    print_aurocs(tables, auroc)
+
+
+def print_aurocs(tables: dict[str, pd.DataFrame], auroc: dict[str, dict[str, float]]) -> None:
+    """The table and the rule's figures of :func:`print_rule` for LOO AUROCs measured elsewhere (``auroc``: per
+    recipe, per held-out set; the first is the reference recipe); ``align_score``'s from ``tables``."""
     held = held_out_names(tables)
     ref = {n: roc_auc_score(tables[n].label, -tables[n].align_score) for n in held}
-    auroc = {k: held_out_aurocs(tables, r, "text-only") for k, r in recipes.items()}
-    print(f"{'LOO AUROC':<16}", " ".join(f"{n.split('/')[-1][:10]:>10}" for n in held), "      mean  worst gain")
+    auroc = dict(auroc)
+    width = max(16, *(len(k) + 1 for k in auroc))
+    print(f"{'LOO AUROC':<{width}}", " ".join(f"{n.split('/')[-1][:10]:>10}" for n in held), "      mean  worst gain")
     for k, a in {"align_score": ref, **auroc}.items():
         gain = "" if a is ref else f"{min(a[n] - ref[n] for n in held):+10.4f}"
-        print(f"{k:<16}", " ".join(f"{a[n]:10.4f}" for n in held), f"{np.mean(list(a.values())):10.4f}", gain)
-    base = auroc.pop(next(iter(recipes)))
+        print(f"{k:<{width}}", " ".join(f"{a[n]:10.4f}" for n in held), f"{np.mean(list(a.values())):10.4f}", gain)
+    base = auroc.pop(next(iter(auroc)))
     worst = min(base[n] - ref[n] for n in held)
     for k, a in auroc.items():
         drops = {n.split("/")[-1]: a[n] - base[n] for n in held}
         print(f"{k}: worst gain {min(a[n] - ref[n] for n in held) - worst:+.4f} (>= +0.003), mean "
               f"{np.mean(list(a.values())) - np.mean(list(base.values())):+.4f} (>= -0.0005), lowest set "
               f"{min(drops.values()):+.4f} (>= -0.002):", " ".join(f"{n} {d:+.4f}" for n, d in drops.items()))
+
 
 if __name__ == "__main__":
     main()

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import fusion_features
 import numpy as np
 from aggregator_variants import shipped_recipe, with_extra_family
 from fragment_features import with_fragments
@@ -95,14 +94,7 @@ def main() -> None:
     data = load_screen(__doc__)
     tables = {n: with_fragments(d.sentences, {e.id: e.context for e in d.examples}) for n, d in data.items()}
     aggregator.SynCheckDetector.fit = classmethod(dro_fit)
-    plain_aurocs = fusion_features.held_out_aurocs
     eta_of: dict[int, float] = {}  # id of a recipe copy -> its eta
-
-    def aurocs(tables, recipe, model_id):
-        ETA["eta"] = eta_of.get(id(recipe))
-        return plain_aurocs(tables, recipe, model_id)
-
-    fusion_features.held_out_aurocs = aurocs
     base = shipped_recipe()
     frag = with_extra_family(base, "fragd", "frag_density", 1)
     for label, eta in (("candidates", 20.0), ("description: eta 0", 0.0), ("description: eta 100", 100.0)):
@@ -111,7 +103,7 @@ def main() -> None:
         for name, recipe in ((f"dro{eta:g}", base), (f"dro{eta:g}+frag", frag)):
             runs[name] = replace(recipe)
             eta_of[id(runs[name])] = eta
-        print_rule(tables, runs)
+        print_rule(tables, runs, before=lambda r: ETA.update(eta=eta_of.get(id(r))))
 
 
 if __name__ == "__main__":

@@ -23,11 +23,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from aggregator_variants import shipped_recipe
-from fusion_features import load_screen
+from fusion_features import load_screen, print_aurocs
 from scipy.special import logit
-from sklearn.metrics import roc_auc_score
 
-from faithwatch.eval.transfer import held_out_aurocs, held_out_names
+from faithwatch.eval.transfer import held_out_aurocs
 
 EPS = 1e-4
 
@@ -41,24 +40,10 @@ def main() -> None:
     data = load_screen(__doc__)
     tables = {n: d.sentences.reset_index(drop=True) for n, d in data.items()}
     recipe = shipped_recipe()
-    held = held_out_names(tables)
-    ref = {n: roc_auc_score(tables[n].label, -tables[n].align_score) for n in held}
     runs = {"shipped": tables,
             "both log-odds": {n: in_log_odds(t, ("align_score", "tag_min_content")) for n, t in tables.items()},
             "align_score log-odds": {n: in_log_odds(t, ("align_score",)) for n, t in tables.items()}}
-    auroc = {k: held_out_aurocs(t, recipe, "text-only") for k, t in runs.items()}
-    print(f"{'LOO AUROC':<22}", " ".join(f"{n.split('/')[-1][:10]:>10}" for n in held), "      mean  worst gain")
-    for k, a in {"align_score": ref, **auroc}.items():
-        gain = "" if a is ref else f"{min(a[n] - ref[n] for n in held):+10.4f}"
-        print(f"{k:<22}", " ".join(f"{a[n]:10.4f}" for n in held), f"{np.mean(list(a.values())):10.4f}", gain)
-    base = auroc.pop("shipped")
-    worst = min(base[n] - ref[n] for n in held)
-    for k, a in auroc.items():
-        drops = {n.split("/")[-1]: a[n] - base[n] for n in held}
-        print(f"{k}: worst gain {min(a[n] - ref[n] for n in held) - worst:+.4f} (>= +0.003), mean "
-              f"{np.mean(list(a.values())) - np.mean(list(base.values())):+.4f} (>= -0.0005), lowest set "
-              f"{min(drops.values()):+.4f} (>= -0.002):", " ".join(f"{n} {d:+.4f}" for n, d in drops.items()))
-
+    print_aurocs(tables, {k: held_out_aurocs(t, recipe, "text-only") for k, t in runs.items()})
 
 if __name__ == "__main__":
     main()
