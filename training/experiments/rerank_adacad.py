@@ -25,7 +25,7 @@ before).
 
     for n in 25 26 27 28 33 34 35 36; do faithwatch eval-decoding --strategies adacad --max-new-tokens 64 \\
         --data training/data/counterfactual-qa-fresh$n.jsonl --report /tmp/adacad-fresh$n; done   # 2 min a set
-    python training/experiments/rerank_adacad.py /tmp/adacad-fresh                     # seconds
+    PYTHONPATH=training/experiments python training/experiments/rerank_adacad.py /tmp/adacad-fresh   # seconds
 """
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+from rerank_choosers import pools
 
-from faithwatch.decoding.counterfactual import load_items, success
+from faithwatch.decoding.counterfactual import success
 from faithwatch.decoding.coverage import Coverage
 from faithwatch.eval.decoding import read_answers
 from faithwatch.params import DecodingParams
@@ -45,7 +46,8 @@ SETS = {**{n: f"docs/results/decoding-fresh{n}-rerank-coverage-traces" for n in 
 
 
 def choose(pool: list[tuple[str, float]], coverage: Coverage) -> str:
-    """rerank-coverage's choice: the fewest open slots, then the best mean sentence score (the first of equals)."""
+    """rerank-coverage's choice (``decoding.strategies.most_complete``, on stored texts and scores rather than
+    beams): the fewest open slots, then the best mean sentence score (the first of equals)."""
     return min(pool, key=lambda a: (coverage.open(split_sentences(a[0])), -a[1]))[0]
 
 
@@ -55,29 +57,25 @@ def main(prefix: str) -> None:
     ceiling = {k: {True: 0, False: 0} for k in ("run", "A")}
     totals = {True: 0, False: 0}
     for n, report in SETS.items():
-        items = {i.id: i for i in load_items(f"training/data/counterfactual-qa-fresh{n}.jsonl")}
-        runs = {(r["strategy"], r["id"]): r for r in read_answers(report)}
-        runs.update({(r["strategy"], r["id"]): r for r in read_answers(f"docs/results/decoding-fresh{n}")
-                     if r["strategy"] == "greedy"})
+        data = f"training/data/counterfactual-qa-fresh{n}.jsonl"
+        greedy = {r["id"]: r for r in read_answers(f"docs/results/decoding-fresh{n}") if r["strategy"] == "greedy"}
         ada = {r["id"]: r for r in read_answers(f"{prefix}{n}") if r["strategy"] == "adacad"}
-        for iid, item in items.items():
-            rc, g, a = runs[("rerank-coverage", iid)], runs[("greedy", iid)], ada[iid]
+        for item, rc, cands in pools([(data, report)]):
+            g, a = greedy[item.id], ada[item.id]
             cf = not item.agrees
             totals[cf] += 1
             coverage = Coverage(item.question, item.context)
-            cands = [(e["text"], e["score"]) for e in rc["trace"] if e["kind"] == "candidate"]
-            drew = len(cands) > 1
+            drew = len(cands) > 1  # only the greedy answer: it passed the gate
             ada_pair = (a["answer"], float(np.mean([s["score"] for s in a["sentences"]])) if a["sentences"] else 0.0)
-            a_choice = choose([*cands, ada_pair], coverage) if drew else rc["answer"]
+            a_pool = [*cands, ada_pair] if drew else [(rc["answer"], 0.0)]
             gate_b = (a["sentences"] and all(s["score"] >= tau1 for s in a["sentences"])
                       and not coverage.open([s["text"] for s in a["sentences"]]))
             b_choice = a["answer"] if gate_b else choose([cands[0], ada_pair, *cands[1:]], coverage)
             for key, text in (("greedy", g["answer"]), ("run", rc["answer"]), ("adacad", a["answer"]),
-                              ("A", a_choice), ("B", b_choice)):
+                              ("A", choose(a_pool, coverage)), ("B", b_choice)):
                 tally[key][cf] += success(text, item)
-            ceiling["run"][cf] += any(success(t, item) for t, _ in cands) if drew else success(rc["answer"], item)
-            ceiling["A"][cf] += (any(success(t, item) for t, _ in [*cands, ada_pair]) if drew
-                                 else success(rc["answer"], item))
+            for key, pool in (("run", cands if drew else [(rc["answer"], 0.0)]), ("A", a_pool)):
+                ceiling[key][cf] += any(success(t, item) for t, _ in pool)
     print(f"items: {totals[True]} counterfactual / {totals[False]} agreeing")
     for key, t in tally.items():
         print(f"{key:<8} {t[True]:4d} ({t[True] / totals[True]:.3f})  {t[False]:4d} ({t[False] / totals[False]:.3f})")
