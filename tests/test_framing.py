@@ -53,6 +53,10 @@ FRAMING = "Here is a summary of the article in 78 words:"
     "**Great question!**",
     "Sure, of course!",
     "Thank you so much.",
+    "...",  # a line without a word (rule 9)
+    "\u2014",
+    "! ! !",
+    "\U0001f44d",
 ])
 def test_framing_lines(sentence: str) -> None:
     assert is_framing(sentence)
@@ -84,6 +88,7 @@ def test_framing_lines(sentence: str) -> None:
     "Sure, it is 330 metres tall.",
     "Certainly! The tower is 330 metres tall.",
     "   ",
+    "...1887",  # a number is a word
 ])
 def test_not_framing_lines(sentence: str) -> None:
     assert not is_framing(sentence)
@@ -114,6 +119,21 @@ def test_monitor_never_flags_a_framing_line_by_itself() -> None:
     assert first.framing and not first.flagged and first.score == monitor.threshold
     assert not second.framing and second.flagged  # the wrong height is still flagged
     assert third.framing and not third.flagged
+
+
+def test_a_response_without_a_word_is_set_aside_not_scored_as_a_claim() -> None:
+    from faithwatch.claims.extraction import SegmentExtractor
+    from faithwatch.claims.pipeline import check_response
+
+    monitor = Monitor("none", alignment="lexical", detector="heuristic")
+    (dots,) = monitor.score("How tall is it?", CONTEXT, "...").sentences
+    assert dots.framing and dots.set_aside and not dots.flagged and dots.score >= monitor.threshold
+    dots, wrong = monitor.score("How tall is it?", CONTEXT, "... The Eiffel Tower is 500 metres tall.").sentences
+    assert dots.set_aside and not wrong.set_aside and wrong.flagged
+    later = monitor.score("How tall is it?", CONTEXT, "The Eiffel Tower is 500 metres tall. ...").sentences
+    assert len(later) == 1 and later[0].text.endswith("...") and later[0].flagged  # joins the sentence before
+    checked = check_response("...", [CONTEXT], SegmentExtractor("sentence"), _Recording())
+    assert checked.abstained and [c.text for c in checked.framing] == ["..."]
 
 
 def test_a_table_header_is_not_flagged_and_a_wrong_row_still_is() -> None:

@@ -95,7 +95,7 @@ def strip_marks(sentence: str) -> str:
 
 
 #: the rule of :func:`is_framing`: part of the monitor's scoring config (detectors.framing)
-FRAMING_RULE = "framing8"
+FRAMING_RULE = "framing9"
 #: how a framing line presents what follows ("Here is a summary of the article:"), after at most one introductory
 #: phrase and its comma ("Based on the provided structured data, here is ..."; rule 4)
 _PRESENTATION = re.compile(r"(?:[^,;:.!?]{1,80},\s+)?(?:(?:so|therefore|in\s+summary)\s*,?\s+)?"
@@ -159,8 +159,10 @@ def is_framing(sentence: str) -> bool:
     if you have any other questions."; rule 2), a Markdown heading ("## Key facts"; rule 3), a table's header row
     over its separator row ("|---|---|"; rule 5), footnote digits alone ("¹"; rule 6), or part of a list of sources
     ("Sources:", "Source: Passage 1", "[1] Eiffel Tower - Wikipedia"; rule 7), or a pleasantry alone ("Sure!",
-    "Great question!"; rule 8). Other headings
+    "Great question!"; rule 8), or a line without a word ("...", "—", "!!!"; rule 9). Other headings
     ("Ingredients:") and lines about a passage ("The passage describes three groups:") are none."""
+    if sentence.strip() and not WORDISH.search(sentence):  # a leading "..." (later ones join the sentence before)
+        return True
     if _HEADING.match(sentence) or _table_header(sentence) or _FOOTNOTE.fullmatch(sentence) or _sources(sentence):
         return True
     text = strip_markup(sentence).strip()
