@@ -21,7 +21,7 @@ def response_score(scores: Sequence[float], framing: Sequence[bool]) -> float | 
 
 
 #: what a set-aside line is, as the CLI, the HTML report and `check` name it: a framing line, an absence note
-ASIDE_FRAMING = "a line about the answer itself"
+ASIDE_FRAMING = "a line about the answer itself, or without a word"
 ASIDE_ABSENCE = "says what the context lacks, or declines to answer"
 
 
