@@ -401,6 +401,16 @@ def test_params_hash_depends_on_params_and_monitor():
     assert base == ev.params_hash(dict(ev.DEFAULT_PARAMS), Mon())
     assert base != ev.params_hash({**ev.DEFAULT_PARAMS, "tau1": 0.6}, Mon())
     assert base != ev.params_hash(ev.DEFAULT_PARAMS, None)
+    from faithwatch.models.prompts import DEFAULT_INSTRUCTION
+
+    class Told(Mon):
+        instruction = DEFAULT_INSTRUCTION
+
+    class Other(Mon):
+        instruction = "Answer as the context says."
+
+    assert ev.params_hash(ev.DEFAULT_PARAMS, Told()) == base  # the default prompt keeps earlier caches
+    assert ev.params_hash(ev.DEFAULT_PARAMS, Other()) != base  # another prompt gives other answers
 
 
 def test_params_hash_depends_on_the_decoding_code(tmp_path, monkeypatch):

@@ -78,6 +78,7 @@ from faithwatch.claims.types import ENTAILMENT, finite
 from faithwatch.decoding.counterfactual import QAItem, is_packaged, is_refusal, judge
 from faithwatch.decoding.types import DecodingResult
 from faithwatch.errors import FaithwatchError, InputError
+from faithwatch.models.prompts import DEFAULT_INSTRUCTION
 from faithwatch.params import DecodingParams
 from faithwatch.stats import mean_ci
 from faithwatch.store import JsonlStore
@@ -192,11 +193,16 @@ def _identity(obj: Any) -> Any:
 
 
 def monitor_identity(monitor: Any) -> dict[str, Any]:
-    """Model, detector and alignment scorer (and its version) of a monitor (what the cache key depends on)."""
+    """Model, detector and alignment scorer (and its version) of a monitor, and its instruction when it is not the
+    default (what the cache key depends on; the default adds no key, so earlier caches stay valid)."""
     lm = getattr(monitor, "lm", None)
     alignment = getattr(monitor, "alignment", None)
-    return {"model_id": getattr(lm, "model_id", None), "detector": _identity(getattr(monitor, "detector", None)),
-            "alignment": getattr(alignment, "name", None), "alignment_version": getattr(alignment, "version", None)}
+    out = {"model_id": getattr(lm, "model_id", None), "detector": _identity(getattr(monitor, "detector", None)),
+           "alignment": getattr(alignment, "name", None), "alignment_version": getattr(alignment, "version", None)}
+    instruction = getattr(monitor, "instruction", DEFAULT_INSTRUCTION)
+    if instruction != DEFAULT_INSTRUCTION:  # another prompt: other answers
+        out["instruction"] = instruction
+    return out
 
 
 @functools.cache
