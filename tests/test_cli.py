@@ -83,6 +83,31 @@ def test_monitor_and_generate_refuse_what_cannot_write_an_answer(tmp_path):
         out_of_range = runner.invoke(app, ["generate", "-c", ctx, "-q", "When?", flag, "1.5"])
         assert out_of_range.exit_code == 2 and flag in out_of_range.output
 
+def test_instruction_reaches_the_monitor_and_an_empty_one_is_refused(tmp_path, monkeypatch):
+    """--instruction (monitor, generate, eval-decoding) is the Monitor's prompt instruction; a blank one is a usage
+    error before any model loads."""
+    import faithwatch.monitor
+    from faithwatch.errors import InputError
+
+    seen = []
+
+    def recording(*args, **kwargs):
+        seen.append(kwargs.get("instruction"))
+        raise InputError("stopped after the Monitor's arguments")
+
+    monkeypatch.setattr(faithwatch.monitor, "Monitor", recording)
+    ctx = _ctx(tmp_path)
+    for command in (["monitor", "-c", ctx, "-q", "When?"], ["generate", "-c", ctx, "-q", "When?"],
+                    ["eval-decoding", "--limit", "1", "--report", str(tmp_path / "r")]):
+        told = runner.invoke(app, [*command, "--instruction", "Answer as the context says."])
+        assert told.exit_code == 2 and "stopped after" in told.output, told.output
+        assert seen.pop() == "Answer as the context says."
+        plain = runner.invoke(app, command)
+        assert plain.exit_code == 2 and seen.pop() is None  # the Monitor's default
+        blank = runner.invoke(app, [*command, "--instruction", "  "])
+        assert blank.exit_code == 2 and "--instruction is empty" in blank.output and not seen
+
+
 def test_output_folders_and_files_are_checked_before_any_work(tmp_path):
     """A report folder that is a file (or an output file that is a folder) is a usage error at once, not an
     internal error after the work."""

@@ -240,9 +240,20 @@ def read_text(path: Path, what: str) -> str:
         raise InputError(f"{what} file {path} cannot be read: {exc.strerror or exc}") from None
 
 
+def check_instruction(instruction: str) -> str:
+    """``--instruction`` when it holds text, else an :class:`InputError` (an empty instruction is no prompt)."""
+    if not instruction.strip():
+        raise InputError("--instruction is empty: give the instruction's text, or leave the option out for the "
+                         "default")
+    return instruction
+
+
 ModelOpt = typer.Option(None, "--model", "-m", help="HF causal LM dir or hub id (default: embedded SmolLM2-135M).")
 DeviceOpt = typer.Option(None, "--device", help="cpu, cuda, ... (default: cuda if available).")
 TruncOpt = typer.Option(False, "--truncate-context", help="Cut the context's tail to fit the model (with a warning).")
+InstructionOpt = typer.Option(None, "--instruction", help="The task instruction before the context and question "
+                              "(default: 'Answer the question using only the information in the context.'); set it "
+                              "to the system prompt your served model answers with.")
 DetectorOpt = typer.Option(None, "--detector", help="heuristic, default (the shipped detector), or a detector "
                            "folder (if left out: the shipped detector with the embedded model or --model none, the "
                            "heuristic with another model).")

@@ -14,9 +14,11 @@ from faithwatch.cli._common import (
     DeviceMapOpt,
     DeviceOpt,
     DtypeOpt,
+    InstructionOpt,
     ThreadsOpt,
     TruncOpt,
     check_generation,
+    check_instruction,
     check_names,
     err,
     fail,
@@ -73,6 +75,7 @@ def generate(
     html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report (answer, "
                                      "sentence scores, evidence, trace)."),
     threads: int | None = ThreadsOpt,
+    instruction: str | None = InstructionOpt,
 ) -> None:
     """Generate an answer with a faithfulness-oriented strategy; every candidate and decision is traced."""
     from faithwatch.errors import InputError
@@ -88,7 +91,8 @@ def generate(
         check_names(detector=detector, strategy=strategy)
         with err.status("Loading model…"):
             monitor = Monitor(model, detector=detector, device=device, dtype=dtype, device_map=device_map,
-                              truncate_context=truncate_context)
+                              truncate_context=truncate_context,
+                              **({} if instruction is None else {"instruction": check_instruction(instruction)}))
         with err.status(f"Decoding with {strategy}…"):
             given = {"tau1": tau1, "tau2": tau2, "beams": beams, "samples": samples, "temperature": temperature,
                      "alpha": alpha, "abstain_threshold": abstain_threshold, "max_new_tokens": max_new_tokens,

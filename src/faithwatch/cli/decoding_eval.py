@@ -24,7 +24,9 @@ from faithwatch.cli._common import (
     DeviceMapOpt,
     DeviceOpt,
     DtypeOpt,
+    InstructionOpt,
     ThreadsOpt,
+    check_instruction,
     err,
     fail,
     group,
@@ -213,6 +215,7 @@ def eval_decoding(
     tau_grid: str | None = typer.Option(None, "--tau-grid", help="With --cv-tau: 'τ1:τ2,…' (default: "
                                         "0.5:0.5,0.5:0.6,0.6:0.6,0.6:0.7,0.7:0.7,0.7:0.85)."),
     threads: int | None = ThreadsOpt,
+    instruction: str | None = InstructionOpt,
 ) -> None:
     """Compare decoding strategies: success on counterfactual contexts, faithfulness, informativeness, cost."""
     from faithwatch.decoding.counterfactual import load_items
@@ -231,7 +234,8 @@ def eval_decoding(
                                   "no_repeat": no_repeat}
         with err.status("Loading model…"):
             monitor = Monitor(model, detector=detector, alignment=alignment or "auto", device=device, dtype=dtype,
-                              device_map=device_map)
+                              device_map=device_map,
+                              **({} if instruction is None else {"instruction": check_instruction(instruction)}))
         if lens is not None:
             from faithwatch.detectors import load_detector
 

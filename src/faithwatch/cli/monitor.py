@@ -20,6 +20,7 @@ from faithwatch.cli._common import (
     DeviceOpt,
     DtypeOpt,
     GpusPerWorkerOpt,
+    InstructionOpt,
     ModelOpt,
     RayOpt,
     SignalsOpt,
@@ -29,6 +30,7 @@ from faithwatch.cli._common import (
     WorkersOpt,
     bad_record_printer,
     check_generation,
+    check_instruction,
     check_names,
     domain_hint,
     err,
@@ -61,7 +63,7 @@ MaxFalseAcceptOpt = typer.Option(None, "--max-false-accept", help="Flag at the t
 
 def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, device, max_new_tokens=256,
                    max_false_accept=None, dtype=None, device_map=None, static_cache=False, cuda_graph=False,
-                   run_ahead=None):
+                   run_ahead=None, instruction=None):
     from faithwatch.monitor import Monitor
 
     if max_false_accept is not None and not 0.0 < max_false_accept < 1.0:
@@ -73,6 +75,7 @@ def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, devi
             lid_bank=lid_bank, detector=detector, truncate_context=truncate, device=device, dtype=dtype,
             device_map=device_map, static_cache=static_cache, cuda_graph=cuda_graph, run_ahead=run_ahead,
             max_new_tokens=max_new_tokens, max_false_accept=max_false_accept,
+            **({} if instruction is None else {"instruction": check_instruction(instruction)}),
         )
 
 
@@ -158,6 +161,7 @@ def monitor(
     run_ahead: int | None = typer.Option(None, "--run-ahead", min=1, help="Greedy tokens decoded on the device per "
                                          "copy to the host (default: 8 on a GPU, 1 on a CPU); a sentence is shown "
                                          "up to that many tokens late, with the same score."),
+    instruction: str | None = InstructionOpt,
 ) -> None:
     """Generate an answer and print each sentence the moment it is complete, with its score and signals."""
     try:
@@ -166,7 +170,7 @@ def monitor(
             raise InputError("The context is empty: faithwatch needs a non-empty context.")
         check_generation(model, question)
         mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device, max_new_tokens,
-                             max_false_accept, dtype, device_map, static_cache, cuda_graph, run_ahead)
+                             max_false_accept, dtype, device_map, static_cache, cuda_graph, run_ahead, instruction)
         threshold = mon.threshold
 
         def emit(report: SentenceReport) -> None:
