@@ -240,12 +240,15 @@ def read_text(path: Path, what: str) -> str:
         raise InputError(f"{what} file {path} cannot be read: {exc.strerror or exc}") from None
 
 
-def check_instruction(instruction: str) -> str:
-    """``--instruction`` when it holds text, else an :class:`InputError` (an empty instruction is no prompt)."""
+def instruction_kwargs(instruction: str | None) -> dict[str, str]:
+    """The Monitor's keyword for ``--instruction``: none when it is not given (the Monitor's default), an
+    :class:`InputError` when it is blank (an empty instruction is no prompt)."""
+    if instruction is None:
+        return {}
     if not instruction.strip():
         raise InputError("--instruction is empty: give the instruction's text, or leave the option out for the "
                          "default")
-    return instruction
+    return {"instruction": instruction}
 
 
 ModelOpt = typer.Option(None, "--model", "-m", help="HF causal LM dir or hub id (default: embedded SmolLM2-135M).")

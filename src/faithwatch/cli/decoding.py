@@ -18,11 +18,11 @@ from faithwatch.cli._common import (
     ThreadsOpt,
     TruncOpt,
     check_generation,
-    check_instruction,
     check_names,
     err,
     fail,
     group,
+    instruction_kwargs,
     out,
     read_text,
     transcript_note,
@@ -92,7 +92,7 @@ def generate(
         with err.status("Loading model…"):
             monitor = Monitor(model, detector=detector, device=device, dtype=dtype, device_map=device_map,
                               truncate_context=truncate_context,
-                              **({} if instruction is None else {"instruction": check_instruction(instruction)}))
+                              **instruction_kwargs(instruction))
         with err.status(f"Decoding with {strategy}…"):
             given = {"tau1": tau1, "tau2": tau2, "beams": beams, "samples": samples, "temperature": temperature,
                      "alpha": alpha, "abstain_threshold": abstain_threshold, "max_new_tokens": max_new_tokens,

@@ -26,10 +26,10 @@ from faithwatch.cli._common import (
     DtypeOpt,
     InstructionOpt,
     ThreadsOpt,
-    check_instruction,
     err,
     fail,
     group,
+    instruction_kwargs,
     out,
     progress,
 )
@@ -235,7 +235,7 @@ def eval_decoding(
         with err.status("Loading model…"):
             monitor = Monitor(model, detector=detector, alignment=alignment or "auto", device=device, dtype=dtype,
                               device_map=device_map,
-                              **({} if instruction is None else {"instruction": check_instruction(instruction)}))
+                              **instruction_kwargs(instruction))
         if lens is not None:
             from faithwatch.detectors import load_detector
 

@@ -30,13 +30,13 @@ from faithwatch.cli._common import (
     WorkersOpt,
     bad_record_printer,
     check_generation,
-    check_instruction,
     check_names,
     domain_hint,
     err,
     fail,
     group,
     input_contexts,
+    instruction_kwargs,
     out,
     progress,
     read_text,
@@ -75,7 +75,7 @@ def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, devi
             lid_bank=lid_bank, detector=detector, truncate_context=truncate, device=device, dtype=dtype,
             device_map=device_map, static_cache=static_cache, cuda_graph=cuda_graph, run_ahead=run_ahead,
             max_new_tokens=max_new_tokens, max_false_accept=max_false_accept,
-            **({} if instruction is None else {"instruction": check_instruction(instruction)}),
+            **instruction_kwargs(instruction),
         )
 
 
