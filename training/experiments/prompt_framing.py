@@ -19,6 +19,18 @@ greedy with the shipped prompt) only if, on fresh25–28 and fresh33–36 (192 c
 before: in-sample), its greedy answers win at least 10 more counterfactual items than the shipped prompt's greedy
 answers in the same run, and lose at most 2 agreeing items. Otherwise nothing is built and the reserve stays unread.
 
+**Step 2, written while the screen ran and before any of its results were read** (this later commit): for the
+passing prompt (if both pass, the one with the larger counterfactual gain; on a tie, ``trust``, which leaves the
+question as it is), the reserved fresh37–40 (96 counterfactual / 64 agreeing items, read by no model) are run once:
+``faithwatch eval-decoding --strategies greedy,rerank-coverage --max-new-tokens 64`` with the shipped instruction
+and again with ``--instruction`` set to the prompt's (``opinion`` cannot be told by ``--instruction`` alone, since
+it rewrites the question; it would be run by this script on the same items). The out-of-sample figure is each
+strategy's counterfactual success with the prompt minus greedy's with the shipped prompt, on the same items. The
+decoding target is met out of sample if one of them is at least +15 points with at most 2 points lost on the
+agreeing items. The default instruction does not change this session whatever the figure (a change of every
+strategy's prompt, the demo's included, wants its own rule); the prompt is offered through ``--instruction`` and
+documented.
+
     PYTHONPATH=src python training/experiments/prompt_framing.py   # 3 prompts x 320 items
 """
 
