@@ -83,6 +83,7 @@ def test_monitor_and_generate_refuse_what_cannot_write_an_answer(tmp_path):
         out_of_range = runner.invoke(app, ["generate", "-c", ctx, "-q", "When?", flag, "1.5"])
         assert out_of_range.exit_code == 2 and flag in out_of_range.output
 
+
 def test_instruction_reaches_the_monitor_and_an_empty_one_is_refused(tmp_path, monkeypatch):
     """--instruction (monitor, generate, eval-decoding) is the Monitor's prompt instruction; a blank one is a usage
     error before any model loads."""

@@ -45,5 +45,6 @@ def main() -> None:
             "align_score log-odds": {n: in_log_odds(t, ("align_score",)) for n, t in tables.items()}}
     print_aurocs(tables, {k: held_out_aurocs(t, recipe, "text-only") for k, t in runs.items()})
 
+
 if __name__ == "__main__":
     main()

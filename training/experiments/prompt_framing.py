@@ -65,20 +65,22 @@ def main(out: str = "/tmp/prompt_framing.jsonl") -> None:
     if Path(out).exists():
         done = {(r["prompt"], r["id"]) for r in map(json.loads, Path(out).read_text().splitlines())}
     params = {**DEFAULT_PARAMS, "max_new_tokens": 64}
+    items = [(n, item) for n in SETS for item in load_items(f"training/data/counterfactual-qa-fresh{n}.jsonl")]
+    monitor = None  # one model for every prompt (each prompt is read when a run starts), none when all is done
     with open(out, "a") as sink:
         for name, (instruction, ask) in PROMPTS.items():
-            monitor = Monitor(instruction=instruction)
             start = time.perf_counter()
-            for n in SETS:
-                for item in load_items(f"training/data/counterfactual-qa-fresh{n}.jsonl"):
-                    if (name, item.id) in done:
-                        continue
-                    res = generate(monitor, ask(item.question), item.context, strategy="greedy", **params)
-                    outcome = judge(res.answer, item, refused=res.refused)
-                    sink.write(json.dumps({"prompt": name, "set": n, "id": item.id, "agrees": item.agrees,
-                                           "success": outcome.success, "common": outcome.common_hit,
-                                           "answer": res.answer}) + "\n")
-                    sink.flush()
+            for n, item in items:
+                if (name, item.id) in done:
+                    continue
+                monitor = monitor or Monitor()
+                monitor.instruction = instruction
+                res = generate(monitor, ask(item.question), item.context, strategy="greedy", **params)
+                outcome = judge(res.answer, item, refused=res.refused)
+                sink.write(json.dumps({"prompt": name, "set": n, "id": item.id, "agrees": item.agrees,
+                                       "success": outcome.success, "common": outcome.common_hit,
+                                       "answer": res.answer}) + "\n")
+                sink.flush()
             print(f"{name}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
     tally(out)
 
