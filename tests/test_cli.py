@@ -85,8 +85,8 @@ def test_monitor_and_generate_refuse_what_cannot_write_an_answer(tmp_path):
 
 
 def test_instruction_reaches_the_monitor_and_an_empty_one_is_refused(tmp_path, monkeypatch):
-    """--instruction (monitor, generate, eval-decoding) is the Monitor's prompt instruction; a blank one is a usage
-    error before any model loads."""
+    """--instruction (monitor, generate, eval-decoding, serve) is the Monitor's prompt instruction; a blank one is
+    a usage error before any model loads."""
     import faithwatch.monitor
     from faithwatch.errors import InputError
 
@@ -99,7 +99,7 @@ def test_instruction_reaches_the_monitor_and_an_empty_one_is_refused(tmp_path, m
     monkeypatch.setattr(faithwatch.monitor, "Monitor", recording)
     ctx = _ctx(tmp_path)
     for command in (["monitor", "-c", ctx, "-q", "When?"], ["generate", "-c", ctx, "-q", "When?"],
-                    ["eval-decoding", "--limit", "1", "--report", str(tmp_path / "r")]):
+                    ["eval-decoding", "--limit", "1", "--report", str(tmp_path / "r")], ["serve"]):
         told = runner.invoke(app, [*command, "--instruction", "Answer as the context says."])
         assert told.exit_code == 2 and "stopped after" in told.output, told.output
         assert seen.pop() == "Answer as the context says."

@@ -150,3 +150,35 @@ def test_a_strategy_row_that_is_cancelled_leaves(full_monitor, one_thread):
         bad.result(timeout=60)
     assert good.result(timeout=60).num_tokens == 8
     batch.close()
+
+
+def test_a_row_with_its_own_instruction_equals_generate_alone(full_monitor, one_thread, monkeypatch):
+    """A request's instruction is its prompt's (rows beside it keep the monitor's), and the row computes what
+    Monitor.generate and decoding.generate compute with that instruction alone."""
+    from faithwatch.decoding.strategies import generate, one_beam_plan
+
+    told = "Reply with one short sentence."
+    built = full_monitor._prompts
+    seen: list[str | None] = []
+
+    def spy(question, context, reserve, instruction=None, **kw):
+        seen.append(instruction)
+        return built(question, context, reserve, instruction, **kw)
+
+    monkeypatch.setattr(full_monitor, "_prompts", spy)
+    batch = LiveBatch(full_monitor, max_rows=3)
+    own = batch.submit("Who built it?", CONTEXT, max_new_tokens=12, instruction=told)
+    plain = batch.submit("Who built it?", CONTEXT, max_new_tokens=12)
+    cad = batch.submit_strategy("Where?", "Paris is in France.", one_beam_plan("cad", max_new_tokens=9),
+                                instruction=told)
+    got = [f.result(timeout=120) for f in (own, plain, cad)]
+    batch.close()
+    assert sorted(seen, key=str) == [None, told, told]
+    assert_same(got[0], full_monitor.generate("Who built it?", CONTEXT, max_new_tokens=12, instruction=told))
+    assert seen[-1] == told  # Monitor.generate's own prompt took it too
+    assert_same(got[1], full_monitor.generate("Who built it?", CONTEXT, max_new_tokens=12))
+    want = generate(full_monitor, "Where?", "Paris is in France.", "cad", instruction=told, max_new_tokens=9)
+    assert (got[2].answer, got[2].num_tokens) == (want.answer, want.num_tokens)
+    assert [s.score for s in got[2].sentences] == pytest.approx([s.score for s in want.sentences], abs=TOL)
+    with pytest.raises(Exception, match="instruction is empty"):
+        full_monitor.generate("Who built it?", CONTEXT, max_new_tokens=4, instruction=" ")

@@ -89,6 +89,15 @@ def test_empty_inputs_raise(tokenizer, question, context):
         build_prompts(tokenizer, question, context)
 
 
+@pytest.mark.parametrize("instruction", ["", "  \n"])
+def test_a_blank_instruction_is_refused(tokenizer, instruction):
+    """A blank instruction is no prompt: refused where prompts are built, so every caller gets the same error."""
+    with pytest.raises(InputError, match="instruction is empty"):
+        build_prompts(tokenizer, QUESTION, CONTEXT, instruction=instruction)
+    told = build_prompts(tokenizer, QUESTION, CONTEXT, instruction="Answer in one word.")
+    assert "Answer in one word." in told.rag_text and "Answer in one word." in told.twin_text
+
+
 @pytest.mark.parametrize("context, said", [
     (["Eiffel designed it.", "It was finished in 1889."], r"a list of 2 strings.*'\\n\\n'\.join\(passages\)"),
     (1889, "must be a string, got int"), (None, "must be a string, got NoneType"),

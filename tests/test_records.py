@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from faithwatch.batch import BadRecord, Record, read_records
+from faithwatch.errors import InputError
 from faithwatch.records import CheckRecord, ScoreRecord, parse
 from faithwatch.server.schemas import ScoreRecord as ServerScoreRecord
 
@@ -58,6 +61,9 @@ def test_a_record_without_a_question_is_a_summary(tmp_path) -> None:
     assert record.instruction == "Be brief."
     assert parse(ScoreRecord, {**doc, "question": " "})[1] == [
         "'question' must be a non-empty string (leave it out to score a summary of the context)"]
+    for data in ({**doc, "instruction": " "}, {**GOOD, "instruction": ""}):  # never the default in its place
+        assert parse(ScoreRecord, data)[1] == ["'instruction' must be a non-empty string (leave it out for the "
+                                               "default)"]
     assert parse(ScoreRecord, GOOD)[0].instruction is None  # a question given: the default QA instruction
     path = tmp_path / "in.jsonl"
     path.write_text(json.dumps({**doc, "id": "s"}) + "\n" + json.dumps({**GOOD, "id": "q"}) + "\n")
@@ -67,3 +73,6 @@ def test_a_record_without_a_question_is_a_summary(tmp_path) -> None:
     examples = load_jsonl(path)
     assert [(e.question, e.instruction) for e in examples][0] == (SUMMARY_QUESTION, SUMMARY_INSTRUCTION)
     assert examples[1].question == "Where?"
+    path.write_text(json.dumps({**GOOD, "id": "q"}) + "\n" + json.dumps({**doc, "instruction": " "}) + "\n")
+    with pytest.raises(InputError, match=r"in.jsonl:2: missing or empty \['instruction'\]"):
+        load_jsonl(path)

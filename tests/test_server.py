@@ -158,6 +158,34 @@ def test_generate_greedy(client):
     assert client.post("/v1/generate", json={"question": "q", "context": "c", "strategy": "nope"}).status_code == 422
 
 
+def test_generate_and_monitor_take_an_instruction_and_refuse_a_blank_one(client, monitor):
+    """A request's ``instruction`` replaces the server's in its prompt (the answer is decoding.generate's with it);
+    a blank one is a 422 that says so, before any model work."""
+    from faithwatch.decoding import generate
+
+    told = "Reply with one short sentence."
+    body = {"question": QUESTION, "context": CONTEXT, "strategy": "fod", "max_new_tokens": 10, "samples": 2,
+            "instruction": told}
+    got = client.post("/v1/generate", json=body).json()
+    want = generate(monitor, QUESTION, CONTEXT, "fod", max_new_tokens=10, samples=2, instruction=told).to_dict()
+    assert (got["answer"], got["num_tokens"]) == (want["answer"], want["num_tokens"])
+    assert [s["score"] for s in got["sentences"]] == pytest.approx([s["score"] for s in want["sentences"]], abs=1e-4)
+    want = monitor.generate(QUESTION, CONTEXT, max_new_tokens=10, instruction=told)
+    plain = monitor.generate(QUESTION, CONTEXT, max_new_tokens=10)
+    assert [s.score for s in want.sentences] != pytest.approx([s.score for s in plain.sentences], abs=1e-4)
+    with TestClient(create_app(monitor, batch_rows=1, max_new_tokens=64)) as pooled:  # a pool job, not a batch row
+        for c in (client, pooled):
+            with c.stream("POST", "/v1/monitor", json={"question": QUESTION, "context": CONTEXT,
+                                                       "max_new_tokens": 10, "instruction": told}) as response:
+                events = parse_sse(response.read().decode())
+            assert events[-1][1]["response"] == want.response
+            assert [d["score"] for k, d in events if k == "sentence"] == pytest.approx(
+                [s.score for s in want.sentences], abs=1e-4)
+    for route in ("/v1/generate", "/v1/monitor"):
+        blank = client.post(route, json={"question": QUESTION, "context": CONTEXT, "instruction": " "})
+        assert blank.status_code == 422 and "instruction is blank" in blank.text
+
+
 def test_generate_and_score_answer_with_the_notes_of_a_chat_context(client):
     """A chat transcript as the context: /v1/generate and /v1/score say so in ``notes`` (the same text as the CLI's,
     ``faithwatch.results.context_notes``); a prose context gets none."""

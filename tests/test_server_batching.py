@@ -15,10 +15,13 @@ from servers import serve  # noqa: E402
 from test_server import parse_sse  # noqa: E402
 
 CONTEXT = "The Eiffel Tower is in Paris, France. It was built from 1887 to 1889 by the company of Gustave Eiffel."
+#: a request's own instruction (some requests below; the others keep the server's)
+TOLD = "Reply with one short sentence."
 BODIES = [{"question": q, "context": c, "max_new_tokens": n} for q, c, n in [
     ("Who built the tower?", CONTEXT, 24), ("Where is it?", "Paris is in France.", 9),
     ("When?", CONTEXT + " " + CONTEXT, 31), ("Why?", "Because it was a world fair.", 16),
     ("Who?", "Gustave Eiffel was an engineer.", 20), ("What?", CONTEXT, 12)]]
+BODIES[3]["instruction"] = TOLD
 
 
 def read(http, body: dict) -> list[tuple[str, dict]]:
@@ -58,7 +61,8 @@ def test_concurrent_streams_share_forward_passes_and_equal_generate(monitor, one
     for i, body in enumerate(BODIES):
         kinds = [k for k, _ in out[i]]
         assert kinds[0] == "start" and kinds[-1] == "summary", kinds
-        want = monitor.generate(body["question"], body["context"], max_new_tokens=body["max_new_tokens"])
+        want = monitor.generate(body["question"], body["context"], max_new_tokens=body["max_new_tokens"],
+                                instruction=body.get("instruction"))
         summary = out[i][-1][1]
         assert summary["response"] == want.response and summary["num_tokens"] == want.num_tokens
         got = [d for k, d in out[i] if k == "sentence"]
@@ -104,10 +108,11 @@ def test_a_client_leaving_frees_its_row_and_the_others_finish(monitor, one_threa
 
 GENERATE = [{"question": q, "context": c, "strategy": s, "max_new_tokens": n, **extra} for q, c, s, n, extra in [
     ("Who built the tower?", CONTEXT, "greedy", 22, {}), ("Where is it?", "Paris is in France.", "cad", 9,
-                                                          {"alpha": 0.8}),
+                                                          {"alpha": 0.8, "instruction": TOLD}),
     ("When?", CONTEXT + " " + CONTEXT, "adacad", 27, {"max_sentence_tokens": 7}),
     ("Why?", "Because it was a world fair.", "abstain", 14, {"abstain_threshold": 0.9}),
-    ("Who?", "Gustave Eiffel was an engineer.", "fod", 12, {"max_sentence_tokens": 4, "samples": 2})]]
+    ("Who?", "Gustave Eiffel was an engineer.", "fod", 12, {"max_sentence_tokens": 4, "samples": 2,
+                                                             "instruction": TOLD})]]
 
 
 def test_concurrent_generate_requests_join_the_batch_and_equal_generate(monitor, one_thread):

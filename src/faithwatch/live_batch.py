@@ -48,6 +48,7 @@ class _Row:
     future: Future[Any]
     on_start: Callable[[], None] | None = None
     plan: OneBeamPlan | None = None  # a one-beam strategy; None: Monitor.generate
+    instruction: str | None = None  # None: the monitor's
     prompts: PromptPair | None = None
     rule: Any = None  # GenerationRule or BeamStepper, made when the row starts
     reports: list[SentenceReport] = field(default_factory=list)
@@ -82,10 +83,11 @@ class LiveBatch:
     # --- public -------------------------------------------------------------------------------------------
     def submit(self, question: str, context: str, *, max_new_tokens: int | None = None, choose: TokenChooser | None
                = None, on_sentence: Callable[[SentenceReport], None] | None = None,
-               on_start: Callable[[], None] | None = None) -> Future:
+               on_start: Callable[[], None] | None = None, instruction: str | None = None) -> Future:
         """Queue a generation; the future holds its :class:`MonitorResult` (or the error that stopped it).
         From the batch thread: ``on_start`` when it gets a row (it may raise to drop the request, e.g. one
-        cancelled while waiting), ``on_sentence`` with each sentence the moment it is final."""
+        cancelled while waiting), ``on_sentence`` with each sentence the moment it is final. ``instruction``
+        as in :meth:`Monitor.generate`."""
         from faithwatch.monitor import greedy
 
         budget = self.monitor.max_new_tokens if max_new_tokens is None else max_new_tokens
@@ -93,21 +95,23 @@ class LiveBatch:
             raise InputError(f"max_new_tokens must be at least 1, got {budget}")
         pick = choose or greedy
         return self._queue(_Row(question, context, budget, lambda logp, _twin: pick(logp), on_sentence, Future(),
-                                on_start))
+                                on_start, instruction=instruction))
 
     def submit_strategy(self, question: str, context: str, plan: OneBeamPlan, *,
-                        check: Callable[[], None] | None = None, on_start: Callable[[], None] | None = None) -> Future:
+                        check: Callable[[], None] | None = None, on_start: Callable[[], None] | None = None,
+                        instruction: str | None = None) -> Future:
         """Queue a one-beam decoding strategy (:func:`~faithwatch.decoding.strategies.one_beam_plan`); the future
         holds its :class:`~faithwatch.decoding.types.DecodingResult`, equal to what
         :func:`~faithwatch.decoding.strategies.generate` returns. ``check`` runs before each of its tokens and may
-        raise to drop it (e.g. its client went away); ``on_start`` as in :meth:`submit`."""
+        raise to drop it (e.g. its client went away); ``on_start`` and ``instruction`` as in :meth:`submit`."""
 
         def choose(logp: torch.Tensor, twin: torch.Tensor | None) -> int:
             if check is not None:
                 check()
             return int(plan.chooser(logp[None], None if twin is None else twin[None])[0])
 
-        return self._queue(_Row(question, context, plan.params.max_new_tokens, choose, None, Future(), on_start, plan))
+        return self._queue(_Row(question, context, plan.params.max_new_tokens, choose, None, Future(), on_start, plan,
+                                instruction))
 
     def _queue(self, row: _Row) -> Future:
         with self._wake:
@@ -168,7 +172,7 @@ class LiveBatch:
             try:
                 if row.on_start is not None:
                     row.on_start()
-                row.prompts = self.monitor._prompts(row.question, row.context, row.budget)
+                row.prompts = self.monitor._prompts(row.question, row.context, row.budget, row.instruction)
             except BaseException as exc:  # noqa: BLE001 - this request's error
                 _fail(row, exc)
                 continue

@@ -110,7 +110,7 @@ class Monitor:
         else:
             self.lm = model if isinstance(model, LoadedModel) else load_model(model, device=device, dtype=dtype,
                                                                               device_map=device_map)
-        self.instruction = instruction
+        self.instruction = check_text("instruction", instruction)
         self.max_new_tokens = max_new_tokens
         self.truncate_context = truncate_context
         self.detector = self._resolve_detector(detector)
@@ -281,9 +281,11 @@ class Monitor:
         max_new_tokens: int | None = None,
         choose: TokenChooser = greedy,
         on_sentence: Callable[[SentenceReport], None] | None = None,
+        instruction: str | None = None,
     ) -> MonitorResult:
-        """Generate an answer and return it with every sentence scored (``on_sentence`` sees each live)."""
-        for item in self._live(question, context, max_new_tokens, choose):
+        """Generate an answer and return it with every sentence scored (``on_sentence`` sees each live);
+        ``instruction`` replaces the monitor's for this call."""
+        for item in self._live(question, context, max_new_tokens, choose, instruction):
             if isinstance(item, SentenceReport):
                 if on_sentence is not None:
                     on_sentence(item)
@@ -291,12 +293,13 @@ class Monitor:
                 return item
         raise AssertionError("unreachable")
 
-    def _live(self, question: str, context: str, max_new_tokens: int | None, choose: TokenChooser):
+    def _live(self, question: str, context: str, max_new_tokens: int | None, choose: TokenChooser,
+              instruction: str | None = None):
         self._need_model("generate")
         budget = self.max_new_tokens if max_new_tokens is None else max_new_tokens
         if budget < 1:
             raise InputError(f"max_new_tokens must be at least 1, got {budget}")
-        prompts, session = self._start(question, context, reserve=budget)
+        prompts, session = self._start(question, context, reserve=budget, instruction=instruction)
         context = prompts.context  # cut with truncate_context: alignment sees what the model saw
         rule = GenerationRule(self.lm.tokenizer, self.lm.eos_token_ids, budget)
         reports: list[SentenceReport] = []
@@ -532,9 +535,11 @@ class Monitor:
         (and ``truncate_context``) do not apply."""
         if self.lm is None:  # no prompt to build; the inputs are still checked
             check_text("context", context)
+            if instruction is not None:
+                check_text("instruction", instruction)
             return PromptPair([], [], "", "", 0, context)
         return build_prompts(
-            self.lm.tokenizer, question, context, instruction=instruction or self.instruction,
+            self.lm.tokenizer, question, context, instruction=self.instruction if instruction is None else instruction,
             max_length=self.lm.max_length if fit else None, reserve=reserve, truncate_context=self.truncate_context,
         )
 

@@ -41,9 +41,10 @@ class ScoreRecord(BaseModel):
 
     def problems(self) -> list[str]:
         """What makes this record unscorable (blank text), in words."""
-        hint = {"question": " (leave it out to score a summary of the context)"}
-        return [f"'{k}' must be a non-empty string{hint.get(k, '')}" for k in ("context", "question", "response")
-                if _blank(getattr(self, k))]
+        hint = {"question": " (leave it out to score a summary of the context)",
+                "instruction": " (leave it out for the default)"}
+        return [f"'{k}' must be a non-empty string{hint.get(k, '')}"
+                for k in ("context", "question", "response", "instruction") if _blank(getattr(self, k))]
 
     def fields(self) -> dict[str, Any]:
         """The record's question, context, response and instruction, the summary defaults filled in."""

@@ -12,12 +12,14 @@ from faithwatch.cli._common import (
     DeviceMapOpt,
     DeviceOpt,
     DtypeOpt,
+    InstructionOpt,
     SignalsOpt,
     StaticCacheOpt,
     allowed_hosts_for,
     err,
     fail,
     group,
+    instruction_kwargs,
     signal_list,
 )
 from faithwatch.errors import FaithwatchError, InputError
@@ -71,6 +73,7 @@ def serve(
                                        "otherwise); /, /healthz and /docs stay open. Prefer the environment "
                                        "variable: a command line is visible to other users."),
     allowed_hosts: str | None = AllowedHostsOpt,
+    instruction: str | None = InstructionOpt,
 ) -> None:
     """Serve the HTTP API (/v1/monitor as Server-Sent Events, /v1/score, /v1/generate, /v1/check, /healthz,
     /docs) and the web page at /."""
@@ -90,6 +93,10 @@ def serve(
         raise fail(InputError(f"--check-checker must be one of {', '.join(CHECKERS)}, got {check_checker!r}"))
     if api_key is not None and not api_key.strip():
         raise fail(InputError("the API key is empty (--api-key or FAITHWATCH_API_KEY); give a key or none"))
+    try:
+        told = instruction_kwargs(instruction)  # a request's own "instruction" replaces it
+    except InputError as exc:
+        raise fail(exc) from None
     hosts = allowed_hosts_for(allowed_hosts, host)
     if threads:
         torch.set_num_threads(threads)
@@ -98,7 +105,7 @@ def serve(
             monitor = Monitor(model, detector=detector, alignment=alignment, truncate_context=truncate_context,
                               device=device, dtype=dtype, device_map=device_map, static_cache=static_cache,
                               cuda_graph=cuda_graph, signals=signal_list(signals),
-                              max_new_tokens=min(256, max_new_tokens))
+                              max_new_tokens=min(256, max_new_tokens), **told)
         application = create_app(
             monitor, max_body_bytes=max_body_bytes, max_context_tokens=max_context_tokens,
             max_new_tokens=max_new_tokens, queue_size=queue_size, workers=workers, batch_rows=batch_rows,

@@ -282,6 +282,8 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
             if row.get("question") is None:
                 row["question"], row["instruction"] = summary_defaults(None, row.get("instruction"))
             missing = [k for k in ("context", "question", "response") if not str(row.get(k) or "").strip()]
+            if isinstance(row.get("instruction"), str) and not row["instruction"].strip():
+                missing.append("instruction")
             if missing:
                 raise InputError(f"missing or empty {missing}" + (" (leave the question out for a summary of the "
                                                                    "context)" if "question" in missing else ""))

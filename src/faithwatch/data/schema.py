@@ -16,10 +16,10 @@ DIALOGUE_INSTRUCTION = "Reply to the message using only the knowledge in the con
 
 def summary_defaults(question: str | None, instruction: str | None) -> tuple[str | None, str | None]:
     """A record without a question (``None``) is a summary of its context: the summarization sets' question, and
-    their instruction unless it has its own. Any other question is kept as it is (a blank one is the caller's
-    error to report)."""
+    their instruction unless it has its own. Any other question is kept as it is (a blank question or instruction
+    is the caller's error to report)."""
     if question is None:
-        return SUMMARY_QUESTION, instruction or SUMMARY_INSTRUCTION
+        return SUMMARY_QUESTION, SUMMARY_INSTRUCTION if instruction is None else instruction
     return question, instruction
 
 

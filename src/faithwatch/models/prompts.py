@@ -101,10 +101,12 @@ def build_prompts(
 
     ``max_length`` is the model window and ``reserve`` the tokens kept free for the response. When the
     RAG prompt does not fit, a :class:`ContextTooLongError` is raised, unless ``truncate_context`` is
-    set: then the context's tail is cut and a warning states how many tokens were cut.
+    set: then the context's tail is cut and a warning states how many tokens were cut. A blank question, context
+    or instruction is an :class:`InputError`.
     """
     check_text("question", question)
     check_text("context", context)
+    check_text("instruction", instruction)
     cut = 0
     rag_text = render(tokenizer, user_message(question, context, instruction))
     rag_ids = _encode(tokenizer, rag_text)

@@ -83,6 +83,7 @@ def add_live_routes(app: FastAPI, state: ServerState, v1: dict[str, Any]) -> Non
                     result = monitor.generate(
                         body.question, body.context, max_new_tokens=body.max_new_tokens, choose=choose,
                         on_sentence=lambda report: push("sentence", report.to_dict(vectors=False)),
+                        **({} if body.instruction is None else {"instruction": body.instruction}),
                     )
                 push("summary", _stream_summary(result, admitted))
             except Exception as exc:  # noqa: BLE001 - reported on the stream
@@ -159,7 +160,8 @@ def add_live_routes(app: FastAPI, state: ServerState, v1: dict[str, Any]) -> Non
 
         admit_live(lambda: live.submit(
             body.question, body.context, max_new_tokens=body.max_new_tokens, choose=choose, on_start=started,
-            on_sentence=lambda report: push("sentence", report.to_dict(vectors=False)))).add_done_callback(done)
+            on_sentence=lambda report: push("sentence", report.to_dict(vectors=False)),
+            instruction=body.instruction)).add_done_callback(done)
 
     def admit_live(submit: Callable[[], Future]) -> Future:
         """Submit a row to the live batch, or answer 503 when its rows and ``queue_size`` waiting places are taken."""
@@ -214,7 +216,8 @@ def add_live_routes(app: FastAPI, state: ServerState, v1: dict[str, Any]) -> Non
         guard.check_new_tokens(body.max_new_tokens)
         from faithwatch.decoding.strategies import generate as run_strategy
 
-        params = body.model_dump(exclude={"question", "context", "strategy"}, exclude_unset=True)  # strategy defaults
+        # unset parameters: the strategy's defaults
+        params = body.model_dump(exclude={"question", "context", "strategy", "instruction"}, exclude_unset=True)
         if live is not None:
             from faithwatch.decoding.strategies import one_beam_plan
 
@@ -225,7 +228,7 @@ def add_live_routes(app: FastAPI, state: ServerState, v1: dict[str, Any]) -> Non
             if plan is not None:  # greedy, abstain, cad, adacad: a row of the live batch
                 token = CancelToken(request_timeout_s)
                 future = admit_live(lambda: live.submit_strategy(body.question, body.context, plan, check=token.check,
-                                                                 on_start=token.check))
+                                                                 on_start=token.check, instruction=body.instruction))
                 result = (await jobs.wait(future, token, request)).to_dict(vectors=False)
                 recent.add_sentences(result)
                 return {**result, "notes": context_notes(body.context)}
@@ -237,7 +240,8 @@ def add_live_routes(app: FastAPI, state: ServerState, v1: dict[str, Any]) -> Non
                 if engine is not None:
                     engine.before_step = tok.check  # disconnect / timeout: stop before the next forward step
                 try:
-                    result = run_strategy(monitor, body.question, body.context, body.strategy, **params)
+                    result = run_strategy(monitor, body.question, body.context, body.strategy,
+                                          instruction=body.instruction, **params)
                 finally:
                     if engine is not None:
                         engine.before_step = None

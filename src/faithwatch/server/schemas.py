@@ -28,6 +28,17 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
+_INSTRUCTION = Field(None, description="The task instruction before the context and question (default: the "
+                     "server's, as in faithwatch.models.prompts.DEFAULT_INSTRUCTION).")
+
+
+def _instruction(value: str | None) -> str | None:
+    """A given instruction must say something (leave it out for the default)."""
+    if value is not None and not value.strip():
+        raise ValueError("the instruction is blank: give its text, or leave it out for the default")
+    return value
+
+
 class MonitorRequest(_Body):
     """Generate an answer and stream each sentence, scored, as it completes."""
 
@@ -37,6 +48,9 @@ class MonitorRequest(_Body):
     temperature: float = Field(0.0, ge=0.0, le=5.0, description="0 = greedy; above 0 = sampling.")
     seed: int = Field(default("seed"), ge=SEED_MIN, le=SEED_MAX,
                       description=f"Seed of the sampler (temperature > 0), {SEED_MIN} to {SEED_MAX}.")
+    instruction: str | None = _INSTRUCTION
+
+    _check_instruction = field_validator("instruction")(_instruction)
 
 
 class ScoreRecord(records.ScoreRecord):
@@ -70,6 +84,9 @@ class GenerateRequest(DecodingParams):
     chunk_tokens: int = Field(default("chunk_tokens"), ge=1, le=64)
     strategy: str = Field(DEFAULT_STRATEGY, description=" | ".join(registry.strategies.names()),
                           json_schema_extra={"enum": list(registry.strategies.names())})
+    instruction: str | None = _INSTRUCTION
+
+    _check_instruction = field_validator("instruction")(_instruction)
 
     @field_validator("strategy")
     @classmethod
