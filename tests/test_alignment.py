@@ -664,3 +664,24 @@ def test_bound_words_and_what_satisfies_them():
     assert satisfies("above", Decimal(300), Decimal(340)) and not satisfies("above", Decimal(300), Decimal(460))
     assert satisfies("below", Decimal(2500), Decimal(2460)) and not satisfies("below", Decimal(2000), Decimal(2460))
     assert satisfies("near", Decimal(30), Decimal(31)) and not satisfies("near", Decimal(50), Decimal(31))
+
+
+def test_a_sentence_longer_than_the_nli_input_is_noted_not_silently_cut(nli3: NLIScorer, lm) -> None:
+    """The NLI model reads half its input of a sentence; a longer one is judged by its start only. The scorer says
+    how much it leaves unread, and the monitor's result carries a note on that sentence (no other)."""
+    from faithwatch.monitor import Monitor
+
+    limit = (nli3.max_length - 3) // 2
+    long = "The revenue of Acme Corporation grew in Berlin and " * 8 + "it fell in Paris."
+    n = nli3.n_tokens(long)
+    assert n > limit and nli3.unread_tokens(long) == (n - limit, n)
+    assert nli3.unread_tokens("Acme revenue grew.")[0] == 0
+    both = CombinedScorer([nli3, get_scorer("lexical")])
+    assert both.unread_tokens(long) == nli3.unread_tokens(long) and get_scorer("lexical").unread_tokens(long) == (0, 0)
+    monitor = Monitor(lm, alignment=nli3, signals=["alignment"], detector="heuristic")
+    result = monitor.score("Where did revenue grow?", LONG_CONTEXT, f"Revenue grew in Berlin. {long}")
+    assert [s.unread_tokens for s in result.sentences] == [0, n - limit]
+    assert len(result.notes) == 1 and f"its last {n - limit} tokens were not judged" in result.notes[0]
+    assert result.to_dict(vectors=False)["notes"] == result.notes
+    plain = Monitor(lm, alignment="lexical", signals=["alignment"], detector="heuristic")
+    assert plain.score("Where?", LONG_CONTEXT, long).notes == []  # word overlap reads every word

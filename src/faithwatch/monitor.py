@@ -37,7 +37,7 @@ from faithwatch.signals import (
     is_model_free,
     model_free_signals,
 )
-from faithwatch.text import FRAMING_RULE
+from faithwatch.text import FRAMING_RULE, strip_markup
 
 if TYPE_CHECKING:
     from faithwatch.hostpool import TrackingPool
@@ -619,8 +619,15 @@ class Monitor:
                 token_start=sentence.token_start, token_end=sentence.token_end, features=scalars,
                 score=score, flagged=score < self.threshold and not (framing or absence),
                 detector=self.detector.name, vectors=vectors, framing=framing, absence=absence,
+                unread_tokens=self._unread(sentence.text) if scalars.get("align_score") is not None else 0,
             ))
         return reports
+
+    def _unread(self, text: str) -> int:
+        """Tokens at the end of a sentence that the alignment scorer does not read (as the alignment signal gives it
+        the sentence: markup stripped)."""
+        unread = getattr(self.alignment, "unread_tokens", None)
+        return 0 if unread is None else unread(strip_markup(text))[0]
 
     def _result(self, question, context, tracker, reports, prompts, mode, stop, records) -> MonitorResult:
         return MonitorResult(

@@ -49,6 +49,9 @@ class SentenceReport:
     #: says the context lacks a thing no context sentence holds ("The passages do not give its cost."), or declines
     #: to answer ("I cannot answer this from the passages."): set aside as a framing line is (detectors.absence)
     absence: bool = False
+    #: tokens at the sentence's end that the alignment model did not read (cut to fit its input): ``align_score``
+    #: judged the rest only (:func:`unread_notes`)
+    unread_tokens: int = 0
 
     @property
     def set_aside(self) -> bool:
@@ -114,8 +117,8 @@ class MonitorResult:
 
     @property
     def notes(self) -> list[str]:
-        """Cautions about these verdicts (:func:`context_notes`), empty when there is none."""
-        return context_notes(self.context, self.context_tokens_cut)
+        """Cautions about these verdicts (:func:`context_notes`, :func:`unread_notes`), empty when there is none."""
+        return context_notes(self.context, self.context_tokens_cut) + unread_notes(self.sentences)
 
     def to_dict(self, vectors: bool = True) -> dict[str, Any]:
         """JSON form: the fields, the response score, the notes and the sentences (with vectors if ``vectors``)."""
@@ -139,6 +142,20 @@ def context_notes(context: str, tokens_cut: int = 0) -> list[str]:
                    "judged against the rest only.")
     if is_transcript(context):
         out.append(f"the context reads {TRANSCRIPT_NOTE}")
+    return out
+
+
+def unread_notes(sentences: Sequence[SentenceReport]) -> list[str]:
+    """A caution for each sentence whose end the alignment model did not read (longer than its input holds), empty
+    when there is none."""
+    out = []
+    for s in sentences:
+        if s.unread_tokens:
+            words = s.text.split()
+            start = " ".join(words[:6]) + (" …" if len(words) > 6 else "")
+            out.append(f"the sentence \"{start}\" is longer than the alignment model reads: its last "
+                       f"{s.unread_tokens} tokens were not judged by it (align_score is the rest's); split it into "
+                       "shorter sentences to have every part judged.")
     return out
 
 

@@ -33,6 +33,11 @@ class AlignmentScorer(ABC):
         """Score one sentence against a context."""
         return self.score_many([sentence], context)[0]
 
+    def unread_tokens(self, sentence: str) -> tuple[int, int]:
+        """(tokens at the end of ``sentence`` that the scorer does not read, the sentence's tokens): a model with a
+        bounded input cuts an over-long sentence and judges the rest; (0, 0) for a scorer that reads it all."""
+        return 0, 0
+
     def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """Score (sentence, context) pairs with different contexts (e.g. the sentences of a batch of records), one
         value per pair in order. Scorers with a model override this to run all pairs in one batched call."""

@@ -43,6 +43,11 @@ class CombinedScorer(AlignmentScorer):
         sents = validate_inputs(sentences, context)
         return self.score_pairs([(s, context) for s in sents]) if sents else []
 
+    def unread_tokens(self, sentence: str) -> tuple[int, int]:
+        """The part that leaves most of the sentence unread (as the parts read it: numbers in words as digits)."""
+        parts = [getattr(s, "unread_tokens", None) for s in self.scorers]
+        return max((f(digits_for_words(sentence)) for f in parts if f is not None), default=(0, 0))
+
     def score_pairs(self, pairs: Sequence[tuple[str, str]], questions: Sequence[str] | None = None) -> list[float]:
         """Weighted mean of the component scores of each (sentence, context) pair; each part batches all pairs.
         With ``questions`` (one per pair), the parts that read questions get them."""

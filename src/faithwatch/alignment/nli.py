@@ -157,9 +157,19 @@ class NLIScorer(AlignmentScorer):
             start = end
         return pieces
 
-    def _hypothesis(self, sentence: str) -> str:
+    @property
+    def _hypothesis_limit(self) -> int:
         # keep at least half of the input for the premise: an over-long sentence is truncated
-        limit = (self.max_length - self._n_special) // 2
+        return (self.max_length - self._n_special) // 2
+
+    def unread_tokens(self, sentence: str) -> tuple[int, int]:
+        """(tokens past the hypothesis limit, half the model's input, that the model never reads, the sentence's
+        tokens)."""
+        n = self.n_tokens(sentence)
+        return max(0, n - self._hypothesis_limit), n
+
+    def _hypothesis(self, sentence: str) -> str:
+        limit = self._hypothesis_limit
         n = self.n_tokens(sentence)
         if n > limit:
             log.warning("NLI hypothesis truncated: %d of %d tokens kept (half the window of %s is reserved for "

@@ -7,7 +7,7 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +157,15 @@ def domain_hint(detector: Any, threshold: float, output: Path, scores_of: Callab
         command = ["faithwatch", "calibrate", "--detector", detector_spec or "default", "--data", str(source),
                    "--unlabelled", "--out", "calibrated-detector/"]
         err.print(f"  {escape(shlex.join(command))}", soft_wrap=True)
+
+
+def unread_note(sentences: Sequence[Any]) -> None:
+    """Print a note for each sentence whose end the alignment model did not read
+    (:func:`faithwatch.results.unread_notes`)."""
+    from faithwatch.results import unread_notes
+
+    for note in unread_notes(sentences):
+        err.print(f"[yellow]note:[/] {escape(note)}")
 
 
 def transcript_note(contexts: Iterable[Any]) -> None:

@@ -26,6 +26,7 @@ from faithwatch.cli._common import (
     out,
     read_text,
     transcript_note,
+    unread_note,
 )
 from faithwatch.errors import FaithwatchError
 from faithwatch.params import DEFAULT_STRATEGY, bounds, default, help_of
@@ -127,6 +128,7 @@ def generate(
     mean = "n/a" if result.mean_score is None else f"{result.mean_score:.2f}"
     out.print(f"[dim]{strategy} · {result.num_tokens} tokens in the answer, {result.generated_tokens} generated · "
               f"mean sentence score {mean} ({result.detector}) · stop: {result.stop_reason}[/]")
+    unread_note(result.sentences)
     transcript_note([ctx])
 
 
