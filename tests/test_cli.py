@@ -49,6 +49,11 @@ def test_monitor_notes_a_chat_context_after_the_answer(tiny_model_dir, tmp_path,
                               terminal_width=300)
     assert generated.exit_code == 0, generated.output
     assert generated.output.index("mean sentence score") < generated.output.index("reads as a chat or meeting")
+    as_json = runner.invoke(app, ["generate", "-c", _ctx(tmp_path, chat), "-q", "Who brings the cake?", "--model",
+                                  str(tiny_model_dir), "-s", "greedy", "--max-new-tokens", "8", "--json"])
+    assert as_json.exit_code == 0, as_json.output
+    notes = json.loads(as_json.stdout.strip().splitlines()[-1])["notes"]  # as /v1/generate's
+    assert len(notes) == 1 and "chat or meeting transcript" in notes[0]
 
 
 def test_monitor_static_cache_and_run_ahead_print_the_same_scores(tiny_model_dir, tmp_path, one_thread):

@@ -111,7 +111,10 @@ def generate(
                             meta={"model": monitor.lm.model_id})
         err.print(f"HTML report → {html}")
     if json_out:
-        print(json.dumps(result.to_dict(), allow_nan=False))
+        from faithwatch.results import context_notes, unread_notes
+
+        notes = context_notes(ctx) + unread_notes(result.sentences)  # as /v1/generate's
+        print(json.dumps({**result.to_dict(), "notes": notes}, allow_nan=False))
         transcript_note([ctx])
         return
     for e in result.trace:
