@@ -117,8 +117,8 @@ class MonitorResult:
 
     @property
     def notes(self) -> list[str]:
-        """Cautions about these verdicts (:func:`context_notes`, :func:`unread_notes`), empty when there is none."""
-        return context_notes(self.context, self.context_tokens_cut) + unread_notes(self.sentences)
+        """Cautions about these verdicts (:func:`verdict_notes`), empty when there is none."""
+        return verdict_notes(self.context, self.sentences, self.context_tokens_cut)
 
     def to_dict(self, vectors: bool = True) -> dict[str, Any]:
         """JSON form: the fields, the response score, the notes and the sentences (with vectors if ``vectors``)."""
@@ -157,6 +157,12 @@ def unread_notes(sentences: Sequence[SentenceReport]) -> list[str]:
                        f"{s.unread_tokens} tokens were not judged by it (align_score is the rest's); split it into "
                        "shorter sentences to have every part judged.")
     return out
+
+
+def verdict_notes(context: str | None, sentences: Sequence[SentenceReport], tokens_cut: int = 0) -> list[str]:
+    """Every caution about an answer's verdicts: its context's (:func:`context_notes`; none without a context) and
+    its sentences' (:func:`unread_notes`)."""
+    return (context_notes(context, tokens_cut) if context else []) + unread_notes(sentences)
 
 
 def check_finite(name: str, value: float) -> float:

@@ -111,9 +111,9 @@ def generate(
                             meta={"model": monitor.lm.model_id})
         err.print(f"HTML report → {html}")
     if json_out:
-        from faithwatch.results import context_notes, unread_notes
+        from faithwatch.results import verdict_notes
 
-        notes = context_notes(ctx) + unread_notes(result.sentences)  # as /v1/generate's
+        notes = verdict_notes(ctx, result.sentences)  # as /v1/generate's
         print(json.dumps({**result.to_dict(), "notes": notes}, allow_nan=False))
         transcript_note([ctx])
         return

@@ -31,7 +31,7 @@ from faithwatch.monitor import Monitor
 from faithwatch.params import DecodingParams
 from faithwatch.proxy.request import RagRequest
 from faithwatch.proxy.upstream import Upstream, UpstreamError
-from faithwatch.results import SentenceReport, context_notes, response_score, unread_notes
+from faithwatch.results import SentenceReport, response_score, verdict_notes
 from faithwatch.server.domain import RecentScores
 from faithwatch.text import repeats, split_sentences
 from faithwatch.watch import StreamWatch
@@ -177,8 +177,7 @@ class Run:
             "latency_ms": {"mean": round(1000 * sum(latencies) / len(latencies), 2) if latencies else None,
                            "max": round(1000 * max(latencies), 2) if latencies else None},
             "upstream_calls": self.calls, "trace": [e.to_dict() for e in self.trace],
-            "notes": ((context_notes(self.rag.context) if self.rag.context else [])
-                      + unread_notes([n.report for n in sent])),
+            "notes": verdict_notes(self.rag.context, [n.report for n in sent]),
         }
 
     def stream_body(self) -> dict[str, Any]:
