@@ -497,3 +497,18 @@ def test_fod_treats_a_repeated_sentence_as_a_low_one(monitor, scored, one_thread
     short = {k: v for k, v in SHORT.items() if k != "no_repeat"}
     assert generate(monitor, Q, C, strategy="fod", **short).params["no_repeat"] is True  # the default
     assert generate(monitor, Q, C, strategy="fod", no_repeat=False, **short).params["no_repeat"] is False
+
+
+def test_a_cut_context_is_counted_and_noted_in_the_result(lm, one_thread):
+    """A context cut to fit the window (``truncate_context``) is never silent: the result counts the cut tokens and
+    its notes say so, as a MonitorResult's do; a transcript context is noted too, a plain one not."""
+    cutting = Monitor(lm, alignment="lexical", truncate_context=True)
+    long_context = " ".join([C] * 60)
+    result = generate(cutting, Q, long_context, strategy="greedy", max_new_tokens=8)
+    assert result.context_tokens_cut > 0
+    assert [n for n in result.notes if f"last {result.context_tokens_cut} tokens were cut" in n]
+    assert result.to_dict()["notes"] == result.notes and result.to_dict()["context_tokens_cut"] > 0
+    plain = generate(cutting, Q, C, strategy="greedy", max_new_tokens=8)
+    assert plain.context_tokens_cut == 0 and plain.notes == []
+    chat = "Ann: the bridge opened in 1820.\nBob: masons built it.\nAnn: yes, in Lyon."
+    assert [n for n in generate(cutting, Q, chat, strategy="cad", max_new_tokens=8).notes if "transcript" in n]

@@ -102,6 +102,8 @@ STRATEGY_REQUESTS = [  # strategy, overrides: budgets and sentence limits that e
     ("adacad", "How tall is it?", CONTEXT + " " + CONTEXT, {"max_new_tokens": 31, "max_sentence_tokens": 6}),
     ("abstain", "When?", "It opened in 1889.", {"max_new_tokens": 14, "abstain_threshold": 0.99}),
     ("greedy", "Who?", "Gustave Eiffel was an engineer.", {"max_new_tokens": 21, "max_sentence_tokens": 4}),
+    ("greedy", "Who spoke?", "Ann: the tower opened in 1889.\nBob: it is in Paris.\nAnn: yes, on the Champ de Mars.",
+     {"max_new_tokens": 10}),  # a chat transcript: a note
 ]
 
 
@@ -121,7 +123,8 @@ def test_one_beam_strategies_as_rows_equal_generate_alone(full_monitor, one_thre
     for (name, q, c, kw), got in zip(STRATEGY_REQUESTS, results, strict=True):
         want = generate(full_monitor, q, c, name, **kw)
         assert got.to_dict().keys() == want.to_dict().keys()
-        for key in ("strategy", "answer", "refused", "num_tokens", "generated_tokens", "stop_reason", "params"):
+        for key in ("strategy", "answer", "refused", "num_tokens", "generated_tokens", "stop_reason", "params",
+                    "context_tokens_cut", "notes"):
             assert getattr(got, key) == getattr(want, key), (name, key)
         assert [(s.text, s.start, s.end, s.token_start, s.token_end) for s in got.sentences] == [
             (s.text, s.start, s.end, s.token_start, s.token_end) for s in want.sentences]
@@ -129,6 +132,7 @@ def test_one_beam_strategies_as_rows_equal_generate_alone(full_monitor, one_thre
         assert [(e.kind, e.step, e.text) for e in got.trace] == [(e.kind, e.step, e.text) for e in want.trace]
         cut_sentences += kw.get("max_sentence_tokens", 96) < 10 and len(want.sentences) > 1
     assert results[3].refused  # abstain refused, as alone
+    assert any("transcript" in n for n in results[-1].notes) and not results[0].notes
     assert cut_sentences  # the sentence-length limit was exercised (sentence ends: test_decoding)
 
 

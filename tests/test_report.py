@@ -122,6 +122,18 @@ def test_response_html_decoding_trace_and_refusal():
     assert 'id="refusal"' in page and "REFUSED" in page
     assert "It was &lt;em&gt;old&lt;/em&gt;." in page and "below tau2" in page
     assert "fod" in page and "tiny" in page and "0.123" in page and "0.123456" not in page
+    assert 'id="notes"' not in page  # no cautions: no notes box
+
+
+def test_response_html_shows_the_results_notes():
+    """The notes of a result (a cut context, a transcript, an over-long sentence) are on the page, escaped."""
+    notes = ["the context's last 7 tokens were cut to fit the model's window: <judged> against the rest only."]
+    result = DecodingResult("greedy", "The bridge opened in 1820.", False, [_sentence("The bridge opened in 1820.", 0,
+                            0.9, False)], [], 6, 6, "eos", {}, "fake-detector", context_tokens_cut=7, notes=notes)
+    page = response_html(result, question="q?", context=CONTEXT)
+    _check(page)
+    assert 'id="notes"' in page and "last 7 tokens were cut" in page and "&lt;judged&gt;" in page
+    assert re.search(r"context tokens cut</td><td>7<", page)
 
 
 @pytest.fixture

@@ -266,7 +266,7 @@ class LiveBatch:
                 result = self.monitor._result(row.question, row.context, row.rule.tracker, row.reports, row.prompts,
                                               "live", row.rule.stop, records)
             else:
-                result = row.plan.result(self.monitor, list(row.rule.ids), row.reports, row.rule.stop)
+                result = row.plan.result(self.monitor, row.prompts, list(row.rule.ids), row.reports, row.rule.stop)
         except BaseException as exc:  # noqa: BLE001
             _fail(row, exc)
             return

@@ -159,12 +159,9 @@ def domain_hint(detector: Any, threshold: float, output: Path, scores_of: Callab
         err.print(f"  {escape(shlex.join(command))}", soft_wrap=True)
 
 
-def unread_note(sentences: Sequence[Any]) -> None:
-    """Print a note for each sentence whose end the alignment model did not read
-    (:func:`faithwatch.results.unread_notes`)."""
-    from faithwatch.results import unread_notes
-
-    for note in unread_notes(sentences):
+def print_notes(notes: Sequence[str]) -> None:
+    """Print an answer's cautions (``MonitorResult.notes``, ``DecodingResult.notes``) to stderr, one per line."""
+    for note in notes:
         err.print(f"[yellow]note:[/] {escape(note)}")
 
 

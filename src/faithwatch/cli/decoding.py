@@ -24,9 +24,8 @@ from faithwatch.cli._common import (
     group,
     instruction_kwargs,
     out,
+    print_notes,
     read_text,
-    transcript_note,
-    unread_note,
 )
 from faithwatch.errors import FaithwatchError
 from faithwatch.params import DEFAULT_STRATEGY, bounds, default, help_of
@@ -111,11 +110,8 @@ def generate(
                             meta={"model": monitor.lm.model_id})
         err.print(f"HTML report → {html}")
     if json_out:
-        from faithwatch.results import verdict_notes
-
-        notes = verdict_notes(ctx, result.sentences)  # as /v1/generate's
-        print(json.dumps({**result.to_dict(), "notes": notes}, allow_nan=False))
-        transcript_note([ctx])
+        print(json.dumps(result.to_dict(), allow_nan=False))
+        print_notes(result.notes)
         return
     for e in result.trace:
         style = _KIND_STYLE.get(e.kind, "")
@@ -131,8 +127,7 @@ def generate(
     mean = "n/a" if result.mean_score is None else f"{result.mean_score:.2f}"
     out.print(f"[dim]{strategy} · {result.num_tokens} tokens in the answer, {result.generated_tokens} generated · "
               f"mean sentence score {mean} ({result.detector}) · stop: {result.stop_reason}[/]")
-    unread_note(result.sentences)
-    transcript_note([ctx])
+    print_notes(result.notes)
 
 
 def refusal_hint(result: DecodingResult, threshold: float) -> str | None:

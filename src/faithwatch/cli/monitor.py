@@ -38,13 +38,13 @@ from faithwatch.cli._common import (
     input_contexts,
     instruction_kwargs,
     out,
+    print_notes,
     progress,
     read_text,
     report_empty,
     resumable,
     signal_list,
     transcript_note,
-    unread_note,
 )
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.results import SentenceReport
@@ -203,8 +203,7 @@ def monitor(
                   + (f" · context cut by {result.context_tokens_cut} tokens" if result.context_tokens_cut else ""))
         if mon.detector.name.startswith("heuristic"):
             out.print("[dim]score: an untrained heuristic of the signals (see README), not a trained detector.[/]")
-    unread_note(result.sentences)
-    transcript_note([ctx])
+    print_notes(result.notes)
 
 
 @app.command()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from pydantic import ValidationError
@@ -29,7 +29,11 @@ from faithwatch.decoding.loop import (
 from faithwatch.decoding.types import REFUSAL, DecodingResult, TraceEvent
 from faithwatch.errors import InputError
 from faithwatch.params import DEFAULT_STRATEGY, DecodingParams
+from faithwatch.results import verdict_notes
 from faithwatch.text import repeats
+
+if TYPE_CHECKING:
+    from faithwatch.models.prompts import PromptPair
 
 
 @dataclass
@@ -103,13 +107,14 @@ class OneBeamPlan:
     params: DecodingParams
     chooser: Chooser
 
-    def result(self, monitor: Any, ids: list[int], sentences: list, stop: str) -> DecodingResult:
-        """The :class:`DecodingResult` of the finished beam (as :func:`generate` returns it)."""
+    def result(self, monitor: Any, prompts: PromptPair, ids: list[int], sentences: list, stop: str) -> DecodingResult:
+        """The :class:`DecodingResult` of the finished beam decoded from ``prompts`` (as :func:`generate` returns
+        it)."""
         trace = [TraceEvent("accept", r.index, r.text, r.score, 0) for r in sentences]
         refused = _refusal(self.strategy, sentences, self.params, trace)
         text = monitor.lm.tokenizer.decode(ids, skip_special_tokens=True)
-        return _decoding_result(monitor, self.strategy, self.params, trace, Beam(ids, sentences, True, stop), refused,
-                                text, sentences, len(ids))
+        return _decoding_result(monitor, prompts, self.strategy, self.params, trace, Beam(ids, sentences, True, stop),
+                                refused, text, sentences, len(ids))
 
 
 def one_beam_plan(strategy: str, params: DecodingParams | None = None, **overrides: Any) -> OneBeamPlan | None:
@@ -189,18 +194,22 @@ def _result(run: StrategyRun, strategy: str, beam: Beam, refused: bool) -> Decod
     sentences = beam.sentences
     if strategy == "lookback" and beam.ids and not refused:  # chunks are not sentences: score them afterwards
         sentences = monitor.score(loop.question, loop.context, beam.ids).sentences
-    return _decoding_result(monitor, strategy, run.params, run.trace, beam, refused, loop.text(beam.ids), sentences,
-                            loop.generated)
+    return _decoding_result(monitor, loop.prompts, strategy, run.params, run.trace, beam, refused,
+                            loop.text(beam.ids), sentences, loop.generated)
 
 
-def _decoding_result(monitor: Any, strategy: str, params: DecodingParams, trace: list[TraceEvent], beam: Beam,
-                     refused: bool, text: str, sentences: list, generated: int) -> DecodingResult:
-    """A refusal has no answer sentences (the trace keeps them)."""
+def _decoding_result(monitor: Any, prompts: PromptPair, strategy: str, params: DecodingParams,
+                     trace: list[TraceEvent], beam: Beam, refused: bool, text: str, sentences: list,
+                     generated: int) -> DecodingResult:
+    """A refusal has no answer sentences (the trace keeps them). The notes read the context the model saw."""
+    sentences = [] if refused else sentences
     return DecodingResult(
         strategy=strategy, answer=REFUSAL if refused else text.strip(), refused=refused,
-        sentences=[] if refused else sentences, trace=trace, num_tokens=0 if refused else len(beam.ids),
+        sentences=sentences, trace=trace, num_tokens=0 if refused else len(beam.ids),
         generated_tokens=generated, stop_reason="refused" if refused else (beam.stop_reason or "eos"),
         params={"strategy": strategy, **_read_params(strategy, params)}, detector=monitor.detector.name,
+        context_tokens_cut=prompts.context_tokens_cut,
+        notes=verdict_notes(prompts.context, sentences, prompts.context_tokens_cut),
     )
 
 

@@ -46,6 +46,9 @@ class DecodingResult:
     stop_reason: str = ""
     params: dict[str, Any] = field(default_factory=dict)
     detector: str = ""
+    context_tokens_cut: int = 0  # the context's last tokens, cut to fit the model's window (``truncate_context``)
+    #: cautions about the verdicts (:func:`faithwatch.results.verdict_notes`), empty when there is none
+    notes: list[str] = field(default_factory=list)
 
     @property
     def mean_score(self) -> float | None:

@@ -206,6 +206,8 @@ def response_html(
             "mean sentence score": result.mean_score, "answer tokens": result.num_tokens,
             "generated tokens": result.generated_tokens, "stop": result.stop_reason,
         }
+        if result.context_tokens_cut:
+            info["context tokens cut"] = result.context_tokens_cut
         info.update({f"param {k}": v for k, v in sorted(result.params.items())})
         trace = [
             {"kind": e.kind, "step": e.step, "beam": "" if e.beam is None else e.beam,
@@ -244,6 +246,7 @@ def response_html(
         overall_label=overall_label,
         overall_colour=score_colour(overall),
         refused=refused,
+        notes=result.notes,
         trace=trace,
         evidence_doc=(f"content-word Jaccard overlap with the context sentences (pysbd split), top "
                       f"{EVIDENCE_TOP_K}, at least {EVIDENCE_MIN_JACCARD} and half of the best"),

@@ -17,7 +17,6 @@ from fastapi import FastAPI, Request
 from fastapi.responses import StreamingResponse
 
 from faithwatch.errors import InputError
-from faithwatch.results import verdict_notes
 from faithwatch.server.chat import sampler
 from faithwatch.server.pool import Cancelled, CancelToken, QueueFullError
 from faithwatch.server.problems import HTTPProblem, event_of, problem_of, queue_full
@@ -232,7 +231,7 @@ def add_live_routes(app: FastAPI, state: ServerState, v1: dict[str, Any]) -> Non
                 done = await jobs.wait(future, token, request)
                 result = done.to_dict(vectors=False)
                 recent.add_sentences(result)
-                return {**result, "notes": verdict_notes(body.context, done.sentences)}
+                return result
 
         def job(tok: CancelToken) -> dict[str, Any]:
             with model_lock:
@@ -248,6 +247,6 @@ def add_live_routes(app: FastAPI, state: ServerState, v1: dict[str, Any]) -> Non
                         engine.before_step = None
             out = result.to_dict(vectors=False)
             recent.add_sentences(out)
-            return {**out, "notes": verdict_notes(body.context, result.sentences)}
+            return out
 
         return await jobs.run(job, request)
