@@ -68,10 +68,12 @@ def server():
 # clone of the response (the page reads the original), so the test compares the page with the exact stream.
 TAP_STREAM = """
 window.__streamed = null;
+window.__sent = null;
 const pageFetch = window.fetch.bind(window);
 window.fetch = async (resource, init) => {
   const response = await pageFetch(resource, init);
   if (String(resource).includes("/v1/monitor")) {
+    window.__sent = init && init.body ? JSON.parse(init.body) : null;
     response.clone().text().then((text) => { window.__streamed = text; }, (e) => { window.__streamed = "!" + e; });
   }
   return response;
@@ -236,6 +238,17 @@ def test_page_streams_coloured_sentences(server, tmp_path):
             assert page.locator("#answer span.s").count() == sum(kind == "sentence" for kind, _ in events)
             assert page.locator("#answer span.s.cut").count() == 0
             assert not page.locator("#cutnote").is_visible()
+            assert "instruction" not in page.evaluate("window.__sent")  # blank: the server's default applies
+
+            # an instruction typed in the optional field goes with the request, and into the downloaded report
+            told = "Answer in one short sentence, with the height in metres."
+            page.fill("#instruction", told)
+            _ask(page, "How tall is the Eiffel Tower?", 12)
+            assert page.evaluate("window.__sent")["instruction"] == told
+            with page.expect_download(timeout=10_000) as download:
+                page.click("#download")
+            assert told in html.unescape(Path(download.value.path()).read_text(encoding="utf-8"))
+            page.fill("#instruction", "")
 
             # the characters between sentences are the generated ones (a blank line stays one), found by offsets
             # that count code points as Python does (an emoji is two UTF-16 units in JavaScript)
