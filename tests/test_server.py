@@ -199,6 +199,20 @@ def test_generate_and_score_answer_with_the_notes_of_a_chat_context(client):
     assert scored[0]["result"]["notes"] == generated["notes"] and scored[1]["result"]["notes"] == []
 
 
+def test_generate_says_when_the_context_was_cut(lm):
+    """With ``--truncate-context``, /v1/generate counts the cut tokens and notes them, as a live batch row (greedy)
+    and as a pool job (fod) alike; before, the cut was silent there."""
+    from faithwatch.monitor import Monitor
+
+    cutting = Monitor(lm, alignment="lexical", truncate_context=True)
+    body = {"question": QUESTION, "context": " ".join([CONTEXT] * 60), "max_new_tokens": 8}
+    with TestClient(create_app(cutting, max_new_tokens=16)) as c:
+        for strategy in ("greedy", "fod"):
+            out = c.post("/v1/generate", json={**body, "strategy": strategy}).json()
+            assert out["context_tokens_cut"] > 0, (strategy, out)
+            assert [n for n in out["notes"] if f"last {out['context_tokens_cut']} tokens were cut" in n], out["notes"]
+
+
 def test_check_alignment(client):
     r = client.post("/v1/check", json={"response": "The tower is in Paris. It was built by aliens in 1999.",
                                        "contexts": [CONTEXT], "alignment": "lexical"})
