@@ -506,7 +506,7 @@ def test_nli_chunking_fits_budget(nli3: NLIScorer) -> None:
     run_on = "the revenue grew and " * 60
     pieces = nli3.chunks_for(sentence, run_on)
     assert len(pieces) > 1 and all(nli3.n_tokens(c) <= budget for c in pieces)
-    # an over-long hypothesis is truncated so the premise keeps room
+    # an over-long hypothesis is read in windows, so the premise keeps room
     assert nli3.budget_for("word " * 500) >= (nli3.max_length - 3) // 2
     with pytest.raises(ValueError, match="at least one token, got 0"):  # a clear error, not an IndexError
         nli3._token_windows(run_on, 0)
@@ -666,22 +666,47 @@ def test_bound_words_and_what_satisfies_them():
     assert satisfies("near", Decimal(30), Decimal(31)) and not satisfies("near", Decimal(50), Decimal(31))
 
 
-def test_a_sentence_longer_than_the_nli_input_is_noted_not_silently_cut(nli3: NLIScorer, lm) -> None:
-    """The NLI model reads half its input of a sentence; a longer one is judged by its start only. The scorer says
-    how much it leaves unread, and the monitor's result carries a note on that sentence (no other)."""
-    from faithwatch.monitor import Monitor
-
+def test_a_sentence_longer_than_the_nli_input_is_read_in_windows_and_scores_as_its_weakest(
+        nli3: NLIScorer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The NLI model reads half its input of a sentence; a longer one is read in consecutive windows of whole words,
+    every word once, and scores as its weakest window: a wrong fact at its end is judged. Shorter sentences are read
+    whole, as before."""
     limit = (nli3.max_length - 3) // 2
     long = "The revenue of Acme Corporation grew in Berlin and " * 8 + "it fell in Paris."
-    n = nli3.n_tokens(long)
-    assert n > limit and nli3.unread_tokens(long) == (n - limit, n)
-    assert nli3.unread_tokens("Acme revenue grew.")[0] == 0
-    both = CombinedScorer([nli3, get_scorer("lexical")])
-    assert both.unread_tokens(long) == nli3.unread_tokens(long) and get_scorer("lexical").unread_tokens(long) == (0, 0)
-    monitor = Monitor(lm, alignment=nli3, signals=["alignment"], detector="heuristic")
+    windows = nli3.hypotheses(long)
+    assert nli3.n_tokens(long) > limit and len(windows) > 1
+    assert " ".join(windows) == " ".join(long.split()) and all(nli3.n_tokens(w) <= limit for w in windows)
+    assert nli3.hypotheses("Acme revenue grew.") == ["Acme revenue grew."]
+    assert nli3.unread_tokens(long) == (0, 0)  # nothing is left unread
+    url = "see https://example.com/" + "-".join(["revenue"] * 40)  # one "word" over the limit: cut at tokens
+    assert all(nli3.n_tokens(w) <= limit for w in nli3.hypotheses(url)) and len(nli3.hypotheses(url)) > 1
+    assert nli3.budget_for(long) == nli3.max_length - 3 - max(nli3.n_tokens(w) for w in windows)
+
+    def paris_is_unsupported(premises: list[str], hypotheses: list[str]) -> list[list[float]]:
+        # entailment (index 1 of contradiction / ENTAILMENT / neutral) 0.1 for a window naming Paris, else 0.9
+        return [[0.05, 0.1, 0.85] if "Paris" in h else [0.05, 0.9, 0.05] for h in hypotheses]
+
+    monkeypatch.setattr(nli3, "_pair_probabilities", paris_is_unsupported)
+    assert nli3.score_many([long, "Acme revenue grew in Berlin."], LONG_CONTEXT) == pytest.approx([0.1, 0.9])
+    assert nli3.probabilities_many([long], LONG_CONTEXT)[0]["neutral"] == pytest.approx(0.85)
+
+
+def test_a_sentence_longer_than_the_embedding_model_reads_is_noted_not_silently_cut(nli3: NLIScorer, emb, lm) -> None:
+    """The embedding model reads 254 tokens of a sentence; a longer one is judged by its start only. The scorer says
+    how much it leaves unread, a combined scorer passes that on, and the monitor's result notes that sentence (no
+    other)."""
+    from faithwatch.monitor import Monitor
+
+    long = "The revenue of Acme Corporation grew in Berlin and " * 30 + "it fell in Paris."
+    unread, n = emb.unread_tokens(long)
+    assert n > 256 and unread == n - 254
+    assert emb.unread_tokens("Acme revenue grew.")[0] == 0
+    both = CombinedScorer([nli3, emb])
+    assert both.unread_tokens(long) == (unread, n) and get_scorer("lexical").unread_tokens(long) == (0, 0)
+    monitor = Monitor(lm, alignment=both, signals=["alignment"], detector="heuristic")
     result = monitor.score("Where did revenue grow?", LONG_CONTEXT, f"Revenue grew in Berlin. {long}")
-    assert [s.unread_tokens for s in result.sentences] == [0, n - limit]
-    assert len(result.notes) == 1 and f"its last {n - limit} tokens were not judged" in result.notes[0]
+    assert [s.unread_tokens for s in result.sentences] == [0, unread]
+    assert len(result.notes) == 1 and f"its last {unread} tokens were not judged" in result.notes[0]
     assert result.to_dict(vectors=False)["notes"] == result.notes
     plain = Monitor(lm, alignment="lexical", signals=["alignment"], detector="heuristic")
     assert plain.score("Where?", LONG_CONTEXT, long).notes == []  # word overlap reads every word

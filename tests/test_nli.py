@@ -292,8 +292,19 @@ def test_minilm_scorer_on_artifact(tiny_artifact: Path, tiny_base: Path, monkeyp
     # sliding windows: one per starting sentence (minus those inside the previous window), overlapping
     assert chunks[0].startswith("Sentence number 0 ") and chunks[1].startswith("Sentence number 1 ")
     assert all(f"Sentence number {i} " in " ".join(chunks) for i in range(40))
-    # feature caches are keyed by the version: the windowing and the adapter's weights
-    assert scorer.version == f"slide64-{read_meta(tiny_artifact).files['adapter_model.safetensors'][:12]}"
+    # feature caches are keyed by the version: the windowing, the adapter's weights and the long-sentence reading
+    assert scorer.version == f"slide64-{read_meta(tiny_artifact).files['adapter_model.safetensors'][:12]}+long2"
+    # a sentence is read whole while a full context window fits next to it (past half the input, where the plain
+    # NLI scorer cuts), then in windows of at most that
+    narrow = MiniLMNLIScorer(tiny_artifact, chunk_tokens=16)
+    room = narrow.max_length - narrow.tokenizer.num_special_tokens_to_add(pair=True) - 16
+    words = [f"w{i}" for i in range(400)]
+    fits = next(" ".join(words[:k]) for k in range(400, 0, -1) if narrow.n_tokens(" ".join(words[:k])) <= room)
+    assert narrow.n_tokens(fits) > (narrow.max_length - 3) // 2
+    assert narrow.hypotheses(fits) == [fits] and narrow.budget_for(fits) == 16
+    over = f"{fits} and more"
+    assert len(narrow.hypotheses(over)) == 2 and all(narrow.n_tokens(h) <= room for h in narrow.hypotheses(over))
+    assert scorer.hypotheses(fits) != [fits]  # 64-token windows leave less than half: half is read whole
     scores = scorer.score_many(["The tower is 12 metres tall.", "Nothing."], long_context)
     assert all(0.0 <= s <= 1.0 for s in scores)
     probs = scorer.probabilities_many(["The tower is 12 metres tall."], long_context)[0]

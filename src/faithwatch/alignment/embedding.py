@@ -8,7 +8,8 @@ Cosine similarity lives in [-1, 1]; it is mapped to [0, 1] by clipping negatives
 (``score = min(1, max(0, cos))``): a sentence orthogonal or opposite to every context sentence
 is equally unsupported. MiniLM cosines between unrelated English sentences are typically
 0.0-0.3 and between paraphrases 0.7-0.95, so the score is not a calibrated probability.
-Inputs longer than the model's ``max_seq_length`` (256 word pieces) are truncated by the model.
+Inputs longer than the model's ``max_seq_length`` (256 word pieces) are truncated by the model; for a sentence,
+:meth:`EmbeddingScorer.unread_tokens` says by how much (the results' notes name it).
 """
 
 from __future__ import annotations
@@ -93,6 +94,13 @@ class EmbeddingScorer(AlignmentScorer):
             with quiet_loading():
                 self._model = SentenceTransformer(self.model_path, device=self.device, local_files_only=True)
         return self._model
+
+    def unread_tokens(self, sentence: str) -> tuple[int, int]:
+        """(tokens past the model's ``max_seq_length`` that it never reads, the sentence's tokens)."""
+        model = self.model
+        n = len(model.tokenizer(sentence, add_special_tokens=False, verbose=False)["input_ids"])
+        room = int(model.max_seq_length) - model.tokenizer.num_special_tokens_to_add(pair=False)
+        return max(0, n - room), n
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         # unit-normalised float32 embeddings, so a dot product is the cosine

@@ -4,7 +4,8 @@ The shipped MiniLM cross-encoder (:mod:`faithwatch.nli`) scored AlignScore-style
 cut into sliding windows of whole sentences (from every sentence, as many following sentences as fit
 in ``chunk_tokens`` tokens, default 64, and never more than fits next to the sentence in 256), and the
 sentence's score is its highest entailment probability over the windows. Short windows suit this small
-model better than windows filling its whole input (measured on QAGS-CNNDM, see docs/nli.md).
+model better than windows filling its whole input (measured on QAGS-CNNDM, see docs/nli.md). A sentence is read
+whole up to the tokens a window leaves (189 of 256); a longer one in windows of whole words, scoring as its weakest.
 3-class probabilities of the best window are available through :meth:`probabilities_many` (used by the
 claim checkers).
 """
@@ -41,13 +42,19 @@ class MiniLMNLIScorer(NLIScorer):
             raise ValueError(f"chunk_tokens must be >= 8, got {chunk_tokens}")
         self.chunk_tokens = chunk_tokens
         self.encoder = load_cross_encoder(artifact, device=device, precision=precision)
-        #: changes whenever the scores would (feature caches are keyed by it): windowing and adapter weights
-        self.version = f"slide{chunk_tokens}-{str(self.encoder.adapter_sha256)[:12]}"
+        #: changes whenever the scores would (feature caches are keyed by it): windowing, adapter weights, and how an
+        #: over-long sentence is read ("long2": whole up to the room a window leaves, then in windows, the weakest)
+        self.version = f"slide{chunk_tokens}-{str(self.encoder.adapter_sha256)[:12]}+long2"
         self.precision = "bf16" if self.encoder.precision == "bf16" else None
         self._bind(model_id=str(artifact) if artifact is not None else "nli-minilm",
                    name="nli-minilm" if artifact is None else f"nli-minilm:{artifact}", device=device,
                    batch_size=batch_size, tokenizer=self.encoder.tokenizer, model=self.encoder.model,
                    labels=list(LABELS), entailment_index=0, max_length=self.encoder.max_length)
+
+    @property
+    def _hypothesis_limit(self) -> int:
+        # a sentence is read whole as long as one full context window still fits next to it
+        return max(super()._hypothesis_limit, self.max_length - self._n_special - self.chunk_tokens)
 
     def budget_for(self, sentence: str) -> int:
         """Window budget: ``chunk_tokens``, or less when the sentence leaves less room in the input."""

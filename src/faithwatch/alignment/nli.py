@@ -4,7 +4,9 @@ Any Hugging Face ``AutoModelForSequenceClassification`` NLI model works (local d
 id). The context is split into sentences (pysbd) and greedily packed into chunks that fit the
 model together with the sentence; a single context sentence longer than the budget is split by
 tokens. Each (premise=chunk, hypothesis=sentence) pair is scored and the sentence's score is the
-highest entailment probability over the chunks.
+highest entailment probability over the chunks. A sentence longer than half the model's input is read in
+consecutive windows of whole words, each scored so, and the sentence scores as its weakest window: no part of it
+goes unread.
 
 Labels come from ``config.id2label``: the entailment label is the one whose lowercase name starts
 with ``"entail"`` (so 3-class entailment/neutral/contradiction and 2-class
@@ -13,7 +15,6 @@ entailment/not_entailment models both work). Probability dicts use lowercased la
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,8 +25,6 @@ from faithwatch.text import split_sentences
 _SANE_MAX = 100_000
 #: used when neither the tokenizer nor the config gives a usable maximum length
 _FALLBACK_MAX_LENGTH = 512
-
-log = logging.getLogger(__name__)
 
 
 def find_entailment_index(id2label: dict[int, str] | dict[str, str]) -> int:
@@ -159,27 +158,36 @@ class NLIScorer(AlignmentScorer):
 
     @property
     def _hypothesis_limit(self) -> int:
-        # keep at least half of the input for the premise: an over-long sentence is truncated
+        # the longest sentence read whole: at least half of the input stays for the premise
         return (self.max_length - self._n_special) // 2
 
-    def unread_tokens(self, sentence: str) -> tuple[int, int]:
-        """(tokens past the hypothesis limit, half the model's input, that the model never reads, the sentence's
-        tokens)."""
-        n = self.n_tokens(sentence)
-        return max(0, n - self._hypothesis_limit), n
-
-    def _hypothesis(self, sentence: str) -> str:
+    def hypotheses(self, sentence: str) -> list[str]:
+        """What the model reads of ``sentence``: the sentence, or for one longer than the hypothesis limit its
+        consecutive windows of whole words, each judged on its own (the sentence scores as its weakest window)."""
         limit = self._hypothesis_limit
-        n = self.n_tokens(sentence)
-        if n > limit:
-            log.warning("NLI hypothesis truncated: %d of %d tokens kept (half the window of %s is reserved for "
-                        "the context)", limit, n, self.name)
-            return self._token_windows(sentence, limit)[0]
-        return sentence
+        if self.n_tokens(sentence) <= limit:
+            return [sentence]
+        windows: list[str] = []
+        current = ""
+        for word in sentence.split():
+            candidate = f"{current} {word}" if current else word
+            if self.n_tokens(candidate) <= limit:
+                current = candidate
+                continue
+            if current:
+                windows.append(current)
+            # a single word over the limit (a long URL): cut at token boundaries
+            pieces = [word] if self.n_tokens(word) <= limit else self._token_windows(word, limit)
+            windows.extend(pieces[:-1])
+            current = pieces[-1]
+        if current:
+            windows.append(current)
+        return windows
 
     def budget_for(self, sentence: str) -> int:
-        """Premise token budget left next to ``sentence``: max length - sentence tokens - special tokens."""
-        return self.max_length - self._n_special - self.n_tokens(self._hypothesis(sentence))
+        """Premise token budget left next to ``sentence`` (its longest window): max length - its tokens - special
+        tokens."""
+        return self.max_length - self._n_special - max(self.n_tokens(h) for h in self.hypotheses(sentence))
 
     def chunks_for(self, sentence: str, context: str) -> list[str]:
         """The context chunks (whole sentences packed greedily) that each fit next to ``sentence``."""
@@ -246,29 +254,36 @@ class NLIScorer(AlignmentScorer):
         return self._best_probabilities([(sent, context) for sent in sents])
 
     def _best_probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[dict[str, float]]:
-        """The best chunk's probabilities of each (sentence, context) pair: every (chunk, sentence) pair of every
-        context in one run of the model, sorted by length so that batches hold similar lengths."""
+        """The best chunk's probabilities of each (sentence, context) pair (of a sentence read in windows, those of
+        its weakest window): every (chunk, window) pair of every context in one run of the model, sorted by length
+        so that batches hold similar lengths."""
         premises: list[str] = []
         hypotheses: list[str] = []
-        owner: list[int] = []  # pair index of each (chunk, sentence) pair
+        owner: list[tuple[int, int]] = []  # (pair index, window index) of each (chunk, window) pair
         order = sorted(range(len(pairs)), key=lambda i: pairs[i][1])  # one context at a time: its chunks cached
         for j in order:
             sent, context = pairs[j]
-            hyp = self._hypothesis(sent)
-            for chunk in self._chunks(context, self.budget_for(sent)):
-                premises.append(chunk)
-                hypotheses.append(hyp)
-                owner.append(j)
+            budget = self.budget_for(sent)
+            for w, hyp in enumerate(self.hypotheses(sent)):
+                for chunk in self._chunks(context, budget):
+                    premises.append(chunk)
+                    hypotheses.append(hyp)
+                    owner.append((j, w))
         if not premises:
             return []
         by_length = sorted(range(len(premises)), key=lambda k: len(premises[k]) + len(hypotheses[k]))
         probs_sorted = self._pair_probabilities([premises[k] for k in by_length], [hypotheses[k] for k in by_length])
-        best: list[list[float] | None] = [None] * len(pairs)
+        best: dict[tuple[int, int], list[float]] = {}
         for k, probs in zip(by_length, probs_sorted, strict=True):
-            cur = best[owner[k]]
+            cur = best.get(owner[k])
             if cur is None or probs[self.entailment_index] > cur[self.entailment_index]:
                 best[owner[k]] = probs
-        return [{label: clamp01(p) for label, p in zip(self.labels, b or [], strict=True)} for b in best]
+        weakest: list[list[float] | None] = [None] * len(pairs)
+        for (j, _w), probs in best.items():
+            cur = weakest[j]
+            if cur is None or probs[self.entailment_index] < cur[self.entailment_index]:
+                weakest[j] = probs
+        return [{label: clamp01(p) for label, p in zip(self.labels, b or [], strict=True)} for b in weakest]
 
     def score_many(self, sentences: Sequence[str], context: str) -> list[float]:
         """Max entailment probability of each sentence over the context chunks, in [0, 1]."""
