@@ -690,6 +690,13 @@ def test_a_sentence_longer_than_the_nli_input_is_read_in_windows_and_scores_as_i
     assert nli3.score_many([long, "Acme revenue grew in Berlin."], LONG_CONTEXT) == pytest.approx([0.1, 0.9])
     assert nli3.probabilities_many([long], LONG_CONTEXT)[0]["neutral"] == pytest.approx(0.85)
 
+    # scoring counts a sentence's tokens once (the windows and the premise budget come from one reading)
+    counted: list[str] = []
+    count = nli3.n_tokens
+    monkeypatch.setattr(nli3, "n_tokens", lambda text: counted.append(text) or count(text))
+    nli3.score_many(["Acme revenue grew in Berlin."], LONG_CONTEXT)
+    assert counted.count("Acme revenue grew in Berlin.") == 1
+
 
 def test_a_sentence_longer_than_the_embedding_model_reads_is_noted_not_silently_cut(nli3: NLIScorer, emb, lm) -> None:
     """The embedding model reads 254 tokens of a sentence; a longer one is judged by its start only. The scorer says

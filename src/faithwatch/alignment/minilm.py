@@ -56,9 +56,9 @@ class MiniLMNLIScorer(NLIScorer):
         # a sentence is read whole as long as one full context window still fits next to it
         return max(super()._hypothesis_limit, self.max_length - self._n_special - self.chunk_tokens)
 
-    def budget_for(self, sentence: str) -> int:
-        """Window budget: ``chunk_tokens``, or less when the sentence leaves less room in the input."""
-        return min(self.chunk_tokens, super().budget_for(sentence))
+    def _budget(self, longest: int) -> int:
+        # window budget: chunk_tokens, or less when the sentence leaves less room in the input
+        return min(self.chunk_tokens, super()._budget(longest))
 
     def _pack(self, pieces: list[str], budget: int) -> list[str]:
         """Sliding windows: from every piece, as many following pieces as fit in ``budget`` tokens."""

@@ -164,9 +164,14 @@ class NLIScorer(AlignmentScorer):
     def hypotheses(self, sentence: str) -> list[str]:
         """What the model reads of ``sentence``: the sentence, or for one longer than the hypothesis limit its
         consecutive windows of whole words, each judged on its own (the sentence scores as its weakest window)."""
+        return self._read(sentence)[0]
+
+    def _read(self, sentence: str) -> tuple[list[str], int]:
+        """:meth:`hypotheses` of ``sentence`` and the premise budget left beside its longest window."""
         limit = self._hypothesis_limit
-        if self.n_tokens(sentence) <= limit:
-            return [sentence]
+        n = self.n_tokens(sentence)
+        if n <= limit:
+            return [sentence], self._budget(n)
         windows: list[str] = []
         current = ""
         for word in sentence.split():
@@ -182,12 +187,16 @@ class NLIScorer(AlignmentScorer):
             current = pieces[-1]
         if current:
             windows.append(current)
-        return windows
+        return windows, self._budget(max(self.n_tokens(w) for w in windows))
+
+    def _budget(self, longest: int) -> int:
+        # premise tokens left beside a hypothesis of ``longest`` tokens
+        return self.max_length - self._n_special - longest
 
     def budget_for(self, sentence: str) -> int:
         """Premise token budget left next to ``sentence`` (its longest window): max length - its tokens - special
         tokens."""
-        return self.max_length - self._n_special - max(self.n_tokens(h) for h in self.hypotheses(sentence))
+        return self._read(sentence)[1]
 
     def chunks_for(self, sentence: str, context: str) -> list[str]:
         """The context chunks (whole sentences packed greedily) that each fit next to ``sentence``."""
@@ -263,8 +272,8 @@ class NLIScorer(AlignmentScorer):
         order = sorted(range(len(pairs)), key=lambda i: pairs[i][1])  # one context at a time: its chunks cached
         for j in order:
             sent, context = pairs[j]
-            budget = self.budget_for(sent)
-            for w, hyp in enumerate(self.hypotheses(sent)):
+            windows, budget = self._read(sent)  # tokenised once
+            for w, hyp in enumerate(windows):
                 for chunk in self._chunks(context, budget):
                     premises.append(chunk)
                     hypotheses.append(hyp)
