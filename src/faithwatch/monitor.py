@@ -6,7 +6,6 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import torch
 
 from faithwatch import registry
@@ -14,8 +13,6 @@ from faithwatch.alignment import DEFAULT_SCORER, get_scorer, parse_spec
 from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.detectors import Detector, HeuristicDetector
 from faithwatch.detectors.absence import ABSENCE_RULE
-from faithwatch.detectors.ceiling import CAPPED_BY, cap_marked, caps, swapped
-from faithwatch.detectors.framing import aside_kinds, floor_marked
 from faithwatch.detectors.heuristic import WEIGHTS as HEURISTIC_WEIGHTS
 from faithwatch.detectors.shipped import resolve_detector
 from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError
@@ -23,7 +20,8 @@ from faithwatch.models.ahead import GREEDY, OnDevice
 from faithwatch.models.engine import DecodingEngine, EngineSession, Needs, TokenRecords
 from faithwatch.models.loading import LoadedModel, load_model
 from faithwatch.models.prompts import DEFAULT_INSTRUCTION, PromptPair, build_prompts, check_text, groups_in_order
-from faithwatch.results import MonitorResult, SentenceReport, check_finite
+from faithwatch.results import MonitorResult, SentenceReport
+from faithwatch.scoring import sentence_reports, signal_values
 from faithwatch.sentences import GenerationRule, Sentence, SentenceTracker, Tracked, track
 from faithwatch.signals import (
     LIDBank,
@@ -37,7 +35,7 @@ from faithwatch.signals import (
     is_model_free,
     model_free_signals,
 )
-from faithwatch.text import FRAMING_RULE, strip_markup
+from faithwatch.text import FRAMING_RULE
 
 if TYPE_CHECKING:
     from faithwatch.hostpool import TrackingPool
@@ -563,20 +561,12 @@ class Monitor:
                   in groups for s in sentences]
         if not traces:
             return [[] for _ in groups]
-        values: list[dict] = [{} for _ in traces]
-        for signal in self.signals:
-            declared = set(signal.feature_names)
-            rows = list(signal.compute_many(traces))
-            if len(rows) != len(traces):
-                raise FaithwatchError(f"signal {signal.name!r} gave {len(rows)} rows for {len(traces)} sentences")
-            for out, computed in zip(values, rows, strict=True):
-                if not computed.keys() <= declared:
-                    raise FaithwatchError(f"signal {signal.name!r} gave features it does not declare in "
-                                          f"feature_names: {sorted(computed.keys() - declared)}")
-                out.update(computed)
+        values = signal_values(self.signals, traces)
         out, at = [], 0
         for sentences, _records, _question, context, *_ in groups:
-            out.append(self._build_reports(sentences, values[at : at + len(sentences)], context))
+            out.append(sentence_reports(sentences, values[at : at + len(sentences)], context, detector=self.detector,
+                                        threshold=self.threshold, detector_features=self.detector_features,
+                                        alignment=self.alignment))
             at += len(sentences)
         return out
 
@@ -593,41 +583,6 @@ class Monitor:
                 except errors as exc:
                     out.append(exc)
             return out
-
-    def _build_reports(self, sentences: list[Sentence], values: list[dict], context: str) -> list[SentenceReport]:
-        reports = []
-        capped = caps(self.detector_features)  # detectors.ceiling
-        for sentence, feats in zip(sentences, values, strict=True):
-            scalars: dict[str, float | None] = {}
-            vectors: dict[str, list] = {}
-            for name, value in feats.items():
-                if isinstance(value, np.ndarray):
-                    if not np.isfinite(value).all():
-                        check_finite(name, float("nan"))
-                    vectors[name] = value.tolist()
-                else:
-                    scalars[name] = None if value is None else check_finite(name, float(value))
-            arrays = {k: np.asarray(v) for k, v in feats.items() if isinstance(v, np.ndarray)}
-            score = check_finite("score", self.detector.score({**scalars, **arrays}))
-            if capped and swapped(scalars.get(CAPPED_BY)):
-                score = float(cap_marked([score], [True], self.threshold)[0])
-            framing, absence = aside_kinds(sentence.text, context)
-            if framing or absence:  # never flagged by itself (detectors.framing)
-                score = float(floor_marked([score], [True], self.threshold)[0])
-            reports.append(SentenceReport(
-                index=sentence.index, text=sentence.text, start=sentence.start, end=sentence.end,
-                token_start=sentence.token_start, token_end=sentence.token_end, features=scalars,
-                score=score, flagged=score < self.threshold and not (framing or absence),
-                detector=self.detector.name, vectors=vectors, framing=framing, absence=absence,
-                unread_tokens=self._unread(sentence.text) if scalars.get("align_score") is not None else 0,
-            ))
-        return reports
-
-    def _unread(self, text: str) -> int:
-        """Tokens at the end of a sentence that the alignment scorer does not read (as the alignment signal gives it
-        the sentence: markup stripped)."""
-        unread = getattr(self.alignment, "unread_tokens", None)
-        return 0 if unread is None else unread(strip_markup(text))[0]
 
     def _result(self, question, context, tracker, reports, prompts, mode, stop, records) -> MonitorResult:
         return MonitorResult(
