@@ -18,6 +18,7 @@ from faithwatch.decoding import counterfactual as cf
 from faithwatch.decoding.types import REFUSAL, DecodingResult, TraceEvent
 from faithwatch.errors import ContextTooLongError, InputError
 from faithwatch.eval import decoding as ev
+from faithwatch.eval import decoding_summary as es
 from faithwatch.results import SentenceReport
 
 INVENTED = "Purple elephants composed seventeen operas on Neptune. Their conductor was a violet robot named Zork."
@@ -151,7 +152,7 @@ def test_multi_fact_and_agreeing_items(tmp_path):
                                   "n_sentences": 1, "guide_score": 0.9, "sentences": [], "trace_counts": {},
                                   "seconds": 0.1}, None, cached=False)
             for it, ans in ((multi, "Lyon, 1921."), (agree, "Lyon."))]
-    summary = ev.summarize(rows, ["s"], n_boot=50)
+    summary = es.summarize(rows, ["s"], n_boot=50)
     assert _row(summary, "s").success_rate == 1.0 and _row(summary, "s").agree_success_rate == 0.0
 
 
@@ -179,7 +180,7 @@ def test_unanswerable_items_succeed_only_by_declining():
     rows = [ev.item_row(s, it, {**gen, "answer": ans}, None, cached=False)
             for s, it, ans in (("greedy", eiffel, "Paris."), ("greedy", gap, "About 50,000 people."),
                                ("fod", eiffel, "Lyon."), ("fod", gap, "The context does not say."))]
-    summary = ev.summarize(rows, ["greedy", "fod"], n_boot=50)
+    summary = es.summarize(rows, ["greedy", "fod"], n_boot=50)
     fod, greedy = _row(summary, "fod"), _row(summary, "greedy")
     assert fod.success_rate == 1.0 and greedy.success_rate == 0.0 and fod.success_gain == 1.0
     assert fod.unanswerable_decline_rate == 1.0 and greedy.unanswerable_decline_rate == 0.0
@@ -241,11 +242,11 @@ def test_success_gain_is_paired_with_greedy():
                 "generated_tokens": 5, "trace_counts": {}, "seconds": 0.1, "common_hit": not ok}
     rows = [row("fod", i, i < 15) for i in range(20)] + [row("greedy", i, i < 10) for i in range(20)]
     rows += [row(name, 99, name == "greedy", agrees=True) for name in ("fod", "greedy")]
-    s = ev.summarize(rows, ["fod", "greedy"], n_boot=500)
+    s = es.summarize(rows, ["fod", "greedy"], n_boot=500)
     fod, greedy = _row(s, "fod"), _row(s, "greedy")
     assert fod.success_gain == pytest.approx(0.25) and greedy.success_gain == 0.0
     assert 0 < fod.success_gain_low < 0.25 < fod.success_gain_high <= 0.5  # never negative: fod loses no item
-    assert ev.baseline_strategy(["fod", "greedy"]) == "greedy" and ev.baseline_strategy(["cad", "fod"]) == "cad"
+    assert es.baseline_strategy(["fod", "greedy"]) == "greedy" and es.baseline_strategy(["cad", "fod"]) == "cad"
 
 
 def test_rates_and_lengths(items):
@@ -281,9 +282,9 @@ def test_rates_and_lengths(items):
 
 
 def test_bootstrap_interval_brackets_the_rate():
-    low, high = ev.bootstrap_ci([1.0] * 6 + [0.0] * 4, n_boot=500, seed=1)
+    low, high = es.bootstrap_ci([1.0] * 6 + [0.0] * 4, n_boot=500, seed=1)
     assert 0.0 <= low < 0.6 < high <= 1.0
-    assert ev.bootstrap_ci([]) is None
+    assert es.bootstrap_ci([]) is None
 
 
 def test_faithfulness_uses_the_checker(items):

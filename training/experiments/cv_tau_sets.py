@@ -4,7 +4,7 @@ Each argument is ``SET=FOLDER[,FOLDER...]``: the eval-decoding reports of one fr
 first holding greedy too (the baseline). For each held-out set the τ point with the most counterfactual successes
 on the other sets is chosen (``faithwatch.eval.decoding_cv``'s objective; a tie keeps the earlier point, the
 default), and the held-out set is scored with it. Prints the choice per set and the pooled out-of-fold success
-against greedy's, with the paired bootstrap gain (``eval.decoding.summarize``). A second.
+against greedy's, with the paired bootstrap gain (``eval.decoding_summary.summarize``). A second.
 
     python training/experiments/cv_tau_sets.py \
         19=docs/results/decoding-fresh19,docs/results/decoding-fresh19-tau06  20=...
@@ -16,7 +16,8 @@ import json
 import sys
 from pathlib import Path
 
-from faithwatch.eval.decoding import read_answers, summarize
+from faithwatch.eval.decoding import read_answers
+from faithwatch.eval.decoding_summary import summarize
 
 STRATEGY = "fod-fallback"
 

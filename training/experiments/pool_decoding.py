@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import sys
 
-from faithwatch.eval.decoding import read_answers, summarize
+from faithwatch.eval.decoding import read_answers
+from faithwatch.eval.decoding_summary import summarize
 
 
 def as_refusal(row: dict) -> dict:

@@ -90,7 +90,7 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 
 def _print_summary(console: Any, summary: Any, checker: str) -> None:
-    from faithwatch.eval.decoding import baseline_strategy
+    from faithwatch.eval.decoding_summary import baseline_strategy
 
     table = Table(title=f"decoding strategies (faithfulness by {checker})", title_justify="left")
     cols = list(summary.columns)
