@@ -28,8 +28,9 @@ from faithwatch.claims import (
     merge_verdicts,
     summarize,
 )
-from faithwatch.claims.checking import CheckerSpec, PassageVerdict, get_checker, parse_judgement
+from faithwatch.claims.checking import CheckerSpec, PassageVerdict, get_checker
 from faithwatch.claims.extraction import ExtractionError
+from faithwatch.claims.llm_judge import parse_judgement
 from faithwatch.cli import app as cli_app
 from faithwatch.errors import InputError, ModelNotAvailableError, NonFiniteError
 

@@ -20,7 +20,6 @@ from faithwatch.claims.checking import (
     Checker,
     CheckError,
     CheckerSpec,
-    LLMJudgeChecker,
     NLIChecker,
     get_checker,
     merge_verdicts,
@@ -41,6 +40,7 @@ from faithwatch.claims.llm import (
     OpenAICompatibleBackend,
     get_backend,
 )
+from faithwatch.claims.llm_judge import LLMJudgeChecker
 from faithwatch.claims.pipeline import ClaimsBatchSummary, check_file, check_response
 from faithwatch.claims.types import (
     ABSTAIN,

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from faithwatch.alignment.edits import EditScorer
-from faithwatch.claims.spans import content_keys, locate, tokens
+from faithwatch.claims.spans import content_keys, locate, sentence_around, tokens
 from faithwatch.claims.types import CONTRADICTION, ENTAILMENT, NEUTRAL, Claim, ClaimVerdict, Evidence
 from faithwatch.errors import FaithwatchError, InputError
 
@@ -53,7 +53,7 @@ class DetectorChecker:
     ) -> list[ClaimVerdict]:
         """A verdict per claim from the served detector's score of the claim against each passage, merged across
         passages."""
-        from faithwatch.claims.checking import PassageVerdict, merge_verdicts, sentence_around, validate_references
+        from faithwatch.claims.checking import PassageVerdict, merge_verdicts, validate_references
 
         refs = validate_references(references)
         claims = list(claims)
@@ -110,7 +110,6 @@ def _spans(claim: str, refs: Sequence[str], score: float) -> tuple[Evidence, ...
     holding most first, then each that adds a word the chosen ones lack), each by the sentence holding its words,
     found first by the words no other chosen passage holds ("12,000" rather than "Acme", which both hold). A
     passage that adds no word of the claim gives no evidence."""
-    from faithwatch.claims.checking import sentence_around
 
     wanted = content_keys(claim)
     held = [{t.key for t in tokens(passage)} & wanted for passage in refs]

@@ -25,7 +25,7 @@ from typing import Annotated, Any, Protocol, runtime_checkable
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
-from faithwatch.claims.llm import LLMBackend, Message
+from faithwatch.claims.llm import LLMBackend, Message, fenced_body
 from faithwatch.claims.spans import content_keys, locate, sentence_spans, subsentence_spans
 from faithwatch.claims.types import GRANULARITIES, Claim
 from faithwatch.errors import FaithwatchError, InputError
@@ -103,9 +103,6 @@ class ExtractionError(FaithwatchError):
         self.errors = list(errors)
 
 
-_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
-
-
 def _unclosed(text: str, start: int) -> bool:
     """Whether the JSON starting at ``start`` ends inside a string or with brackets left open (cut off)."""
     depth, in_string, escaped = 0, False, False
@@ -173,10 +170,7 @@ def parse_triplets(text: str) -> list[tuple[str, str, str]]:
     """
     if not isinstance(text, str) or not text.strip():
         raise TripletFormatError("the answer is empty")
-    body = text.strip()
-    fence = _FENCE.search(body)
-    if fence and fence.group(1).strip():
-        body = fence.group(1).strip()
+    body = fenced_body(text)
     value = _decode_first(body)
     if isinstance(value, dict):
         inner = next((value[k] for k in ("triplets", "claims", "triples") if k in value), None)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -36,6 +37,15 @@ Message = dict[str, str]
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 _ROLES = ("system", "user", "assistant")
 _BODY_EXCERPT = 300  # characters of an error body quoted in messages
+_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
+
+
+def fenced_body(text: str) -> str:
+    """An LLM answer's body: the inside of its first markdown code fence (plain or ``json``; an unclosed one runs to
+    the end), else the whole answer, stripped."""
+    body = text.strip()
+    fence = _FENCE.search(body)
+    return fence.group(1).strip() if fence and fence.group(1).strip() else body
 
 
 class LLMBackendError(FaithwatchError):

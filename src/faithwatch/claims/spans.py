@@ -260,3 +260,10 @@ def chunk_spans(text: str, budget: int, n_tokens: Callable[[str], int]) -> list[
     if cur is not None:
         chunks.append(cur)
     return chunks
+
+
+def sentence_around(span: tuple[int, int] | None, text: str) -> tuple[int, int] | None:
+    """The sentence of ``text`` that holds ``span`` (``span`` itself if none does; ``None`` for ``None``)."""
+    if span is None:
+        return None
+    return next(((s, e) for s, e in sentence_spans(text) if s <= span[0] and span[1] <= e), span)
