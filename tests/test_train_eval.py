@@ -389,6 +389,8 @@ def test_calibrate_unlabelled_shifts_to_the_domain_median(datasets, tiny_model_d
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["n_responses"] == 28 and summary["n_sentences"] >= 28 and "noisy" in result.output
     assert "labels not read" in result.output and "labelled sentences" not in result.output
+    # mostly flagged before the shift: warned that the shift may hide unfaithful sentences
+    assert ("really are unfaithful" in " ".join(result.output.split())) == (summary["flagged_before"] >= 0.5)
     assert "(the median of the data the threshold was fitted on: out-of-fold predictions)" in " ".join(
         result.output.split())
     old, shifted = SynCheckDetector.load(det), SynCheckDetector.load(new)
@@ -398,6 +400,14 @@ def test_calibrate_unlabelled_shifts_to_the_domain_median(datasets, tiny_model_d
     assert shifted.meta.metrics["domain_shift"]["domain_median_logit"] == pytest.approx(summary["domain_median_logit"])
     z = np.array([summary["domain_median_logit"]])
     assert shifted.probability(z)[0] == pytest.approx(old.probability(np.array([old.reference_logit]))[0])
+
+
+def test_shift_caveat_warns_only_when_most_sentences_were_flagged() -> None:
+    from faithwatch.eval.recalibration import MOSTLY_FLAGGED, shift_caveat
+
+    assert shift_caveat(0.2) is None and shift_caveat(MOSTLY_FLAGGED - 0.01) is None
+    warning = shift_caveat(0.71)
+    assert warning is not None and "71%" in warning and "calibrate with labels" in warning
 
 
 def test_extraction_groups_a_prompts_examples_and_returns_the_examples_order(datasets, tmp_path, one_thread):

@@ -26,7 +26,7 @@ def calibrate(
     unlabelled: bool = typer.Option(False, "--unlabelled", help="Use no labels: move the scores so that the median "
                                     "sentence of your responses lands where the training data's did (needs "
                                     "responses only, e.g. faithwatch score's input; at least 20 sentences, 200+ "
-                                    "advised)."),
+                                    "advised). Assumes a share of unfaithful sentences like the training data's."),
     questionable: str = QUESTIONABLE_OPT,
     data_root: str | None = DATA_ROOT_OPT,
     threads: int | None = ThreadsOpt,
@@ -47,6 +47,7 @@ def calibrate(
         adapt_unlabelled,
         recalibrate,
         reference_origin,
+        shift_caveat,
     )
     from faithwatch.eval.report import check_in_sample
     from faithwatch.eval.training import TEXT_FAMILIES
@@ -92,6 +93,9 @@ def calibrate(
                   f"{result.threshold:.3f} kept; flagged {result.flagged_before:.0%} → {result.flagged_after:.0%} of "
                   f"{result.n_sentences} sentences of {result.n_responses} responses (no labels used); saved to "
                   f"{out_dir}")
+        caveat = shift_caveat(result.flagged_before)
+        if caveat:
+            err.print(f"[yellow]warning:[/] {caveat}")
     else:
         if result.n_responses < FEW_RESPONSES:
             err.print(f"[yellow]warning:[/] only {result.n_responses} labelled responses: a threshold from fewer than "
