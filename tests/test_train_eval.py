@@ -403,7 +403,7 @@ def test_calibrate_unlabelled_shifts_to_the_domain_median(datasets, tiny_model_d
 
 
 def test_shift_caveat_warns_only_when_most_sentences_were_flagged() -> None:
-    from faithwatch.eval.recalibration import MOSTLY_FLAGGED, shift_caveat
+    from faithwatch.detectors.calibration import MOSTLY_FLAGGED, shift_caveat
 
     assert shift_caveat(0.2) is None and shift_caveat(MOSTLY_FLAGGED - 0.01) is None
     warning = shift_caveat(0.71)

@@ -21,7 +21,7 @@ from faithwatch.models.engine import DecodingEngine, EngineSession, Needs, Token
 from faithwatch.models.loading import LoadedModel, load_model
 from faithwatch.models.prompts import DEFAULT_INSTRUCTION, PromptPair, build_prompts, check_text, groups_in_order
 from faithwatch.results import MonitorResult, SentenceReport
-from faithwatch.scoring import sentence_reports, signal_values
+from faithwatch.scoring import detector_features, sentence_reports, signal_values
 from faithwatch.sentences import GenerationRule, Sentence, SentenceTracker, Tracked, track
 from faithwatch.signals import (
     LIDBank,
@@ -220,7 +220,7 @@ class Monitor:
     @property
     def detector_features(self) -> list[str]:
         """The features the detector reads (empty for one that declares none, such as the heuristic)."""
-        return list(getattr(getattr(self.detector, "meta", None), "feature_names", None) or [])
+        return detector_features(self.detector)
 
     def scoring_config(self) -> dict[str, Any]:
         """What a score depends on: the model, the detector (its content hash, for a trained one), its threshold,
@@ -565,8 +565,7 @@ class Monitor:
         out, at = [], 0
         for sentences, _records, _question, context, *_ in groups:
             out.append(sentence_reports(sentences, values[at : at + len(sentences)], context, detector=self.detector,
-                                        threshold=self.threshold, detector_features=self.detector_features,
-                                        alignment=self.alignment))
+                                        threshold=self.threshold, alignment=self.alignment))
             at += len(sentences)
         return out
 

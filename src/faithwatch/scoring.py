@@ -35,6 +35,11 @@ def signal_values(signals: Sequence[Signal], traces: Sequence[SentenceTrace]) ->
     return values
 
 
+def detector_features(detector: Any) -> list[str]:
+    """The features ``detector`` reads (empty for one that declares none, such as the heuristic)."""
+    return list(getattr(getattr(detector, "meta", None), "feature_names", None) or [])
+
+
 def unread_tokens(alignment: Any, text: str) -> int:
     """Tokens at the end of a sentence that ``alignment`` does not read (as the alignment signal gives it the
     sentence: markup stripped); 0 for a scorer that reads every token or says nothing about it."""
@@ -43,12 +48,11 @@ def unread_tokens(alignment: Any, text: str) -> int:
 
 
 def sentence_reports(sentences: Sequence[Sentence], values: Sequence[dict[str, Any]], context: str, *,
-                     detector: Any, threshold: float, detector_features: Sequence[str],
-                     alignment: Any = None) -> list[SentenceReport]:
+                     detector: Any, threshold: float, alignment: Any = None) -> list[SentenceReport]:
     """One report per sentence: its finite features (a NaN is an error), the detector's score with the ceiling
     (``detectors.ceiling``) and framing rules (``detectors.framing``) applied, and the flag below ``threshold``."""
     reports = []
-    capped = caps(list(detector_features))
+    capped = caps(detector_features(detector))
     for sentence, feats in zip(sentences, values, strict=True):
         scalars: dict[str, float | None] = {}
         vectors: dict[str, list] = {}

@@ -39,7 +39,7 @@ def calibrate(
     read). docs/transfer.md measures both. Pass the new folder as --detector to monitor, score, serve or generate.
     """
     from faithwatch.detectors import detector_path
-    from faithwatch.detectors.calibration import FEW_UNLABELLED
+    from faithwatch.detectors.calibration import FEW_UNLABELLED, shift_caveat
     from faithwatch.eval.harness import load_artifacts
     from faithwatch.eval.recalibration import (
         FEW_RESPONSES,
@@ -47,7 +47,6 @@ def calibrate(
         adapt_unlabelled,
         recalibrate,
         reference_origin,
-        shift_caveat,
     )
     from faithwatch.eval.report import check_in_sample
     from faithwatch.eval.training import TEXT_FAMILIES

@@ -33,6 +33,8 @@ MIN_UNLABELLED, FEW_UNLABELLED = 20, 200
 #: a batch whose median raw log-odds lies this far from the detector's reference gets a hint towards
 #: `calibrate --unlabelled` (rule and measurement: training/experiments/shift_hint.py, docs/transfer.md)
 SHIFT_HINT = 1.0
+#: flagged before an unlabelled shift at or above this share: the shift may be wrong (:func:`shift_caveat`)
+MOSTLY_FLAGGED = 0.5
 
 
 @dataclass
@@ -161,6 +163,17 @@ class DomainOffset:
                 f"training sets (median), and {self.flagged:.0%} are flagged. If most of your responses are "
                 "faithful, `faithwatch calibrate --unlabelled` moves the threshold to your domain (docs/transfer.md, "
                 "\"Without labels\"); if many are not, keep it.")
+
+
+def shift_caveat(flagged_before: float) -> str | None:
+    """A warning for an unlabelled shift of sentences that the detector mostly flagged, else ``None``: the shift
+    cannot tell a domain whose scores all run low (mend it) from responses that are mostly unfaithful (hide them)."""
+    if flagged_before < MOSTLY_FLAGGED:
+        return None
+    return (f"the detector flagged {flagged_before:.0%} of these sentences before the shift. If they score low "
+            "because your domain writes differently, the shift mends that; if most of them really are unfaithful, "
+            "it lets them through (measured on a dialogue set with 78% unfaithful: docs/transfer.md). Label a few "
+            "dozen responses and calibrate with labels to tell which")
 
 
 def domain_offset(detector: object, probabilities: np.ndarray, threshold: float | None = None) -> DomainOffset | None:

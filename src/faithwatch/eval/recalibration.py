@@ -13,7 +13,8 @@ lands on the training data's (the detector's reference): the decision rule is ke
 Measured with leave one data set out over seven sets (docs/transfer.md), this takes the calibration cost within
 0.03 on six folds instead of two. It assumes a share of unfaithful sentences like the training data's: where most
 sentences really are unfaithful (BEGIN's CMU-DoG dialogue, 78%) it raises their scores and lets them through, so
-:func:`shift_caveat` warns when the detector flagged most sentences before the shift.
+`calibrate` warns when the detector flagged most sentences before the shift
+(:func:`faithwatch.detectors.calibration.shift_caveat`).
 """
 
 from __future__ import annotations
@@ -35,21 +36,6 @@ MIN_PER_CLASS = 5
 FEW_RESPONSES = 25
 #: fewer unfaithful sentences make noisy false-accept quantiles (calibrate warns)
 FEW_UNFAITHFUL = 20
-
-
-#: flagged before an unlabelled shift at or above this share: the shift may be wrong (:func:`shift_caveat`)
-MOSTLY_FLAGGED = 0.5
-
-
-def shift_caveat(flagged_before: float) -> str | None:
-    """A warning for an unlabelled shift of sentences that the detector mostly flagged, else ``None``: the shift
-    cannot tell a domain whose scores all run low (mend it) from responses that are mostly unfaithful (hide them)."""
-    if flagged_before < MOSTLY_FLAGGED:
-        return None
-    return (f"the detector flagged {flagged_before:.0%} of these sentences before the shift. If they score low "
-            "because your domain writes differently, the shift mends that; if most of them really are unfaithful, "
-            "it lets them through (measured on a dialogue set with 78% unfaithful: docs/transfer.md). Label a few "
-            "dozen responses and calibrate with labels to tell which")
 
 
 def _finite_logits(detector: SynCheckDetector, table: pd.DataFrame, source: str) -> np.ndarray:
