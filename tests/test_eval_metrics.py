@@ -373,7 +373,7 @@ def test_alignment_table_pairs_each_scorer_with_the_first_on_common_sentences():
 
 def test_eval_names_a_threshold_that_costs_more_than_the_target() -> None:
     """`faithwatch eval` points to `calibrate` when its threshold is more than 0.03 below the set's best."""
-    from faithwatch.cli.detectors import _threshold_hint
+    from faithwatch.cli.evaluation import _threshold_hint
 
     y, s = _noisy(800, seed=2)
     good = detection_metrics(y, s, threshold=best_threshold(y, s), n_boot=20)

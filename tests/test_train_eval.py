@@ -309,7 +309,7 @@ def test_train_with_the_tagger_records_its_version(datasets, tiny_model_dir, tmp
 
 
 def test_eval_alignment_is_the_detectors_unless_it_does_not_read_it():
-    from faithwatch.cli.detectors import _eval_alignment
+    from faithwatch.cli.evaluation import _eval_alignment
     from faithwatch.errors import InputError
 
     reads = {"metrics": {"alignment": "lexical"}, "feature_names": ["align_score", "min_prob"]}

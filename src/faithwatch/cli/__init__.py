@@ -30,6 +30,7 @@ from faithwatch.cli import (  # noqa: E402
     decoding,
     decoding_eval,
     detectors,
+    evaluation,
     lss,
     monitor,
     nli,
@@ -41,7 +42,7 @@ from faithwatch.cli._common import EXIT_INPUT, EXIT_INTERNAL, err, missing_extra
 # plain click help: no "<bool>" metavars on flags, and brackets in help texts ("[str]") shown as written
 app = typer.Typer(help="faithwatch: keep RAG answers faithful to their context.", no_args_is_help=True,
                   pretty_exceptions_enable=False, rich_markup_mode=None)
-for _group in (monitor, detectors, calibration, claims, decoding, decoding_eval, lss, nli, server, proxy):
+for _group in (monitor, detectors, evaluation, calibration, claims, decoding, decoding_eval, lss, nli, server, proxy):
     app.add_typer(_group.app)
 
 

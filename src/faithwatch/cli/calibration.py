@@ -10,7 +10,8 @@ from pathlib import Path
 import typer
 
 from faithwatch.cli._common import ThreadsOpt, err, fail, group
-from faithwatch.cli.detectors import DATA_ROOT_OPT, QUESTIONABLE_OPT, _datasets, _eval_alignment, _load
+from faithwatch.cli.detectors import DATA_ROOT_OPT, QUESTIONABLE_OPT, _datasets, _load
+from faithwatch.cli.evaluation import _eval_alignment
 from faithwatch.errors import FaithwatchError, InputError
 
 app = group()

@@ -1,4 +1,5 @@
-"""`faithwatch train`, `select` and `eval`: detectors from labelled data, and their evaluation.
+"""`faithwatch train`, `select`, `synth-edits` and `transfer-lens`: detectors from labelled data (their evaluation,
+`faithwatch eval`, is :mod:`faithwatch.cli.evaluation`).
 
 Their feature caches are extracted on this machine, or with ``--ray`` on Ray actors (docs/scale.md).
 """
@@ -8,10 +9,8 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from faithwatch.cli._common import (
@@ -28,9 +27,6 @@ from faithwatch.cli._common import (
 )
 from faithwatch.data.loaders import DATA_SUFFIXES
 from faithwatch.errors import FaithwatchError, InputError
-
-if TYPE_CHECKING:
-    from faithwatch.eval.metrics import DetectionMetrics
 
 app = group()
 
@@ -321,179 +317,6 @@ def synth_edits(
     err.print(f"{len(examples)} responses ({bad} with a changed sentence) from {len(sources)} source examples "
               f"→ {out_file}")
 
-def _eval_alignment(meta: dict, asked: str | None) -> str | None:
-    """The alignment scorer to evaluate with: the detector's, or the one asked for when the detector does not read
-    ``align_score`` (else a clear refusal)."""
-    trained = meta.get("metrics", {}).get("alignment")
-    if asked is None or asked == trained:
-        return trained
-    if "align_score" in meta.get("feature_names", []):
-        raise InputError(f"the detector reads align_score from {trained!r}; with --alignment {asked} it would get "
-                         f"another feature. Leave --alignment out, or train a detector with --alignment {asked}")
-    return asked
-
-
-@app.command(name="eval")
-def evaluate(
-    detector_name: str = typer.Option("default", "--detector", help="A detector folder made by `faithwatch train`, "
-                                      "or default: the shipped one."),
-    data: str = typer.Option(..., "--data", help="Comma-separated data sets to evaluate on: names, generic "
-                             ".jsonl files, or QAGS (mturk_*.jsonl) / BEGIN (.tsv) / SummEdits (.json) files as "
-                             "released; a folder stands for its .jsonl, .json and .tsv files."),
-    report: Path = typer.Option(Path("results"), "--report", file_okay=False,
-                                help="Folder for results.md/.json and ROC PNGs."),
-    transfer: bool = typer.Option(False, "--transfer", help="Also the transfer matrix, leave-one-out and "
-                                  "ablation tables across the --data sets (trains many detectors)."),
-    n_boot: int = typer.Option(1000, "--n-boot", min=1, help="Bootstrap replicates for the 95% intervals."),
-    seed: int = typer.Option(0, "--seed"),
-    questionable: str = QUESTIONABLE_OPT,
-    data_root: str | None = DATA_ROOT_OPT,
-    text_only: bool = TEXT_ONLY_OPT,
-    augment: str | None = AUGMENT_OPT,
-    alignment: str | None = typer.Option(None, "--alignment", help="Alignment scorer (default: the detector's; "
-                                         "another one only for a detector that does not use align_score)."),
-    ray: bool = RayOpt,
-    address: str | None = AddressOpt,
-    workers: int = WorkersOpt,
-    gpus_per_worker: float = GpusPerWorkerOpt,
-    threads: int | None = ThreadsOpt,
-) -> None:
-    """AUROC / AUPRC / balanced accuracy of a detector and every baseline, side by side, with 95% CIs."""
-    from faithwatch.detectors import detector_path
-    from faithwatch.eval import harness
-    from faithwatch.eval.recalibration import balanced_accuracy_after_shift
-    from faithwatch.eval.report import (
-        check_in_sample,
-        detection_table,
-        format_ci,
-        write_report,
-    )
-    from faithwatch.eval.training import TEXT_FAMILIES, syncheck_scores
-
-    try:
-        detector = detector_path(detector_name)
-        meta = json.loads((detector / "detector.json").read_text())
-        alignment = _eval_alignment(meta, alignment)
-        families = (meta.get("params", {}).get("recipe") or {}).get("families", ["?"])
-        if text_only:
-            from faithwatch.eval.training import check_text_only
-
-            check_text_only(families)
-        elif set(families) <= set(TEXT_FAMILIES):
-            err.print("[dim]This detector reads text signals only: --text-only skips the language model (much "
-                      "faster, and no record is refused for a context over the model window); without it the "
-                      "model's baselines (FLARE, Lookback Lens) are measured too.[/]")
-        monitor, tables = _load(_datasets(data), meta["model_id"], alignment, data_root, err, questionable,
-                                text_only, augment, _ray(ray, address, workers, gpus_per_worker, threads))
-        det, lens = harness.load_artifacts(detector, monitor.lm.model_id)
-    except FaithwatchError as exc:
-        raise fail(exc) from None
-    start = time.perf_counter()
-    out_tables, curves, calibration = {}, {}, []
-    in_sample: set[str] = set()
-    for name, d in tables.items():
-        if d.train_only:
-            continue
-        check = check_in_sample(name, d.examples, det.meta.training_data, det.meta.metrics, data_root)
-        tag = ""
-        if check.by_name:
-            tag = " (IN-SAMPLE: the detector was trained or calibrated on this set)"
-            err.print(f"[yellow]{name}: the detector was trained or calibrated on it; its figures are in-sample[/]")
-        elif check.seen:
-            sets = check.why(len(d.examples))
-            tag = f" (IN-SAMPLE: {sets}, which the detector was trained or calibrated on)"
-            err.print(f"[yellow]{name}: {sets}, a set the detector was trained or calibrated on; its figures are "
-                      "in-sample[/]")
-        elif check.named_like:
-            err.print(f"[dim]{name}: a training set of the detector had this name, but none of these responses: "
-                      "out of sample[/]")
-        if tag:
-            in_sample.add(name)
-        if d.sentences.empty:
-            err.print(f"[yellow]{name}: no sentence has a label (no record has 'label' or 'spans'); sentence-level "
-                      "metrics skipped[/]")
-        elif d.sentences.label.nunique() < 2:
-            err.print(f"[yellow]{name}: sentence labels have one class; sentence-level metrics skipped[/]")
-        else:
-            ev = harness.score_dataset(name, d.sentences, det, lens)
-            metrics = ev.metrics(n_boot, seed)
-            out_tables[f"{name} · sentence level{tag}"] = detection_table(metrics).reset_index()
-            curves[name] = {m: (ev.table.label.to_numpy(), 1 - s) for m, s in ev.scores.items()
-                            if m in (det.name, harness.FLARE, "align_score", "Lookback Lens")}
-            _print_table(out, f"{name} · sentence level (n={len(d.sentences)}){tag}", metrics, format_ci)
-            shifted = balanced_accuracy_after_shift(det, ev.table, name, logits=ev.logits)
-            calibration.append(_calibration_row(name, bool(tag), ev.scores[det.name], det.threshold,
-                                                metrics[det.name], shifted))
-            hint = _threshold_hint(name, metrics[det.name], detector_name, shifted)
-            if hint:
-                err.print(f"[yellow]{hint}[/]")
-            by_source = harness.by_source_model(ev, det.name)
-            if len(by_source) > 1:
-                out_tables[f"{name} · by source model{tag}"] = by_source
-        responses = harness.response_level(d.examples, d.all_sentences,
-                                           syncheck_scores(det, d.all_sentences))
-        if len(responses) and responses.label.nunique() == 2 and (name != "qags-cnndm"):
-            from faithwatch.eval.metrics import detection_metrics
-
-            rm = {det.name + " (min sentence score)": detection_metrics(
-                responses.label, 1 - responses.score, threshold=harness.unfaithful_threshold(det.threshold),
-                n_boot=n_boot, seed=seed)}
-            out_tables[f"{name} · response level{tag}"] = detection_table(rm).reset_index()
-            _print_table(out, f"{name} · response level (n={len(responses)}){tag}", rm, format_ci)
-            if name == "faithbench":
-                comp = harness.faithbench_comparison(responses, det.threshold, det.name)
-                out_tables[f"faithbench · response level vs stored detectors{tag}"] = comp
-                out.print(f"[bold]faithbench · response level vs stored detectors (the responses they all "
-                          f"scored){escape(tag)}[/]")
-                out.print(escape(comp.round(3).to_string(index=False, na_rep="—")))
-    if calibration:
-        import pandas as pd
-
-        title = "the detector's threshold on each set (balanced accuracy; the last column reads labels only to score)"
-        out_tables[title] = pd.DataFrame(calibration)
-        out.print(f"[bold]{title}[/]")
-        out.print(out_tables[title].fillna(float("nan")).to_string(index=False, na_rep="—",
-                                                              float_format=lambda x: f"{x:.3f}"))
-    if transfer and len(tables) < 2:
-        err.print("[yellow]--transfer needs at least two labelled data sets (each is held out in turn): no "
-                  "leave-one-out, matrix or ablation tables[/]")
-    if transfer and len(tables) >= 2:
-        from faithwatch.eval import transfer as tr
-        from faithwatch.eval.training import Recipe
-
-        frames = {n: d.sentences for n, d in tables.items()}
-        stored = det.meta.params.get("recipe")
-        recipe = Recipe.from_dict(stored) if stored else Recipe(kind=det.meta.kind)
-        with progress(err) as bar:
-            task = bar.add_task("leave one data set out", total=len(frames))
-            folds = tr.leave_one_out(frames, recipe, monitor.lm.model_id, seed=seed,
-                                     num_layers=monitor.lm.num_layers, num_heads=monitor.lm.num_heads,
-                                     on_fold=lambda _held: bar.advance(task))
-        with err.status("ablation and transfer matrix…"):
-            out_tables["leave one data set out: AUROC on the held-out set (every model fitted without it)"] = \
-                tr.loo_auroc_table(folds, det.name)
-            gains = tr.loo_gain_table(folds)
-            out_tables["leave one data set out: gains and calibration"] = gains
-            out_tables["transfer targets (worst held-out set; margin < 0: missed by that much)"] = \
-                tr.target_table(gains)
-            out_tables["feature-family ablation (leave-one-out AUROC)"] = tr.ablation(
-                frames, recipe, monitor.lm.model_id, seed)
-            out_tables["transfer matrix (AUROC, train row → test column; diagonal: out of fold by example)"] = \
-                tr.transfer_matrix(frames, recipe, monitor.lm.model_id, seed)
-        for title in list(out_tables)[-5:]:
-            out.print(f"[bold]{title}[/]")
-            out.print(out_tables[title].fillna(float("nan")).round(3).to_string(index=False, na_rep="—"))
-    paths = write_report(report, f"faithwatch eval: {det.name}", out_tables, curves,
-                         {"detector": str(detector), "data": list(tables), "n_boot": n_boot, "seed": seed,
-                          "model_id": monitor.lm.model_id, "alignment": alignment,
-                          "seconds_after_features": round(time.perf_counter() - start, 1)}, in_sample=in_sample)
-    from faithwatch.report import write_dataset_html
-
-    index = write_dataset_html(report)
-    err.print(f"report: {', '.join(str(p) for p in paths[:2])}, {index} and {len(paths) - 2} plots")
-
-
-
 @app.command(name="transfer-lens")
 def transfer_lens_cmd(
     lens_dir: Path = typer.Option(..., "--lens", help="A Lookback Lens folder (e.g. <detector>/lookback-lens)."),
@@ -526,43 +349,3 @@ def transfer_lens_cmd(
     except FaithwatchError as exc:
         raise fail(exc) from None
     err.print(f"head mapping fitted on {mapping.n_train} sentences, R² {mapping.r2:.3f}; mapped lens → {out_dir}")
-
-
-def _calibration_row(name: str, trained_on: bool, scores, threshold: float, m: DetectionMetrics,
-                     shifted: float | None) -> dict:
-    """One set's line of the calibration table: how the detector's threshold does there, and after an unlabelled
-    shift to the set (labels read only to score it); ``trained_on``: the detector was trained on the set."""
-    return {"data set": name, "in-sample": trained_on, "flagged": float((scores < threshold).mean()),
-            "bal. acc. at the threshold": None if m.balanced_accuracy is None else m.balanced_accuracy.value,
-            "at the set's best threshold": m.best_balanced_accuracy,
-            "after calibrate --unlabelled on the set": shifted}
-
-
-def _threshold_hint(name: str, m: DetectionMetrics, detector: str | Path, shifted: float | None) -> str | None:
-    """A note when the detector's threshold costs more than the issue's 0.03 of balanced accuracy on ``name``
-    (``shifted``: the balanced accuracy after ``calibrate --unlabelled`` on the same sentences, if known)."""
-    from faithwatch.eval.transfer import TARGET_CALIBRATION_COST
-
-    if m.balanced_accuracy is None or m.best_balanced_accuracy is None:
-        return None
-    cost = m.best_balanced_accuracy - m.balanced_accuracy.value
-    if cost <= TARGET_CALIBRATION_COST:
-        return None
-    unlabelled = ("without labels, `--unlabelled` moves it (too few sentences here to measure it)"
-                  if shifted is None else
-                  f"without labels, `--unlabelled` moves it (on these sentences it gives {shifted:.3f})")
-    return (f"{name}: the detector's threshold costs {cost:.3f} of sentence balanced accuracy here "
-            f"({m.balanced_accuracy.value:.3f} against {m.best_balanced_accuracy:.3f} at this set's best threshold). "
-            f"`faithwatch calibrate --detector {detector} --data <labelled responses of this domain> --out DIR` "
-            f"re-fits it (evaluate on other responses than you calibrate on); {unlabelled}.")
-
-
-def _print_table(console, title, metrics, format_ci) -> None:
-    table = Table(title=title, title_justify="left")
-    for col in ("method", "AUROC [95% CI]", "AUPRC [95% CI]", "bal. acc. [95% CI]", "at best thr."):
-        table.add_column(col)
-    for method, m in sorted(metrics.items(), key=lambda kv: -kv[1].auroc.value):
-        table.add_row(method, format_ci(m.auroc), format_ci(m.auprc),
-                      format_ci(m.balanced_accuracy) if m.balanced_accuracy else "—",
-                      "—" if m.best_balanced_accuracy is None else f"{m.best_balanced_accuracy:.3f}")
-    console.print(table)
