@@ -159,85 +159,122 @@ def check(
     threads: int | None = ThreadsOpt,
 ) -> None:
     """Extract claims from responses and check each against the references (RefChecker-style)."""
-    from faithwatch.claims.aggregation import AGGREGATIONS
-    from faithwatch.claims.checking import COMBINE_RULES, CheckerSpec, get_checker
-    from faithwatch.claims.extraction import get_extractor
-    from faithwatch.claims.llm import get_backend
-    from faithwatch.claims.types import GRANULARITIES
-
     batch = input is not None
     try:
-        if batch and (context or response):
-            raise InputError("use either --input/--output (a JSONL batch) or --context/--response (one), not both")
-        if batch and html is not None:
-            raise InputError("--html reports one response (--context/--response), not a batch")
-        if batch and output is None:
-            raise InputError("--input needs --output (the JSONL of results)")
-        if not batch and (not context or response is None):
-            raise InputError("give --input/--output for a batch, or --context FILE --response FILE for one")
-        if extractor == "auto":
-            extractor = "triplet" if llm_url or llm_model else "sentence"
-        for value, valid, what in ((extractor, (*GRANULARITIES, "auto"), "--extractor"),
-                                   (checker, registry.checkers.names(), "--checker"),
-                                   (aggregate, AGGREGATIONS, "--aggregate"), (combine, COMBINE_RULES, "--combine")):
-            if value not in valid:
-                raise InputError(f"{what} must be one of {', '.join(valid)}, got {value!r}")
-        if detector is not None and checker != "detector":
-            raise InputError("--detector is for --checker detector")
-        check_names(detector=detector)
-        if batch and not input.is_file():
-            raise InputError(f"input file not found: {input}")
+        extractor = _check_usage(batch, input, output, context, response, html, extractor, checker, aggregate,
+                                 combine, detector, llm_url, llm_model)
         passages = [] if batch else [read_text(p, "context") for p in context]
         answer = None if batch else read_text(response, "response")
-
-        backend = None
-        if extractor == "triplet" or checker == "llm":
-            if llm_url:
-                backend = get_backend(llm_url, llm_model, api_key_env=llm_api_key_env, timeout=llm_timeout)
-            else:
-                with err.status("Loading the LLM…", spinner="dots"):
-                    backend = get_backend(None, llm_model, device=device)
-        needs_device = checker in ("nli", "detector") or (checker == "alignment" and alignment.strip() != "lexical")
-        spec = CheckerSpec(kind=checker, nli_model=nli_model, alignment=alignment, combine=combine,
-                           entail_threshold=entail_threshold, contradict_threshold=contradict_threshold,
-                           max_chunk_tokens=chunk_tokens, max_retries=max_retries, detector=detector,
-                           device=_resolve_device(device) if needs_device else "cpu")
-        with err.status("Loading the checker…", spinner="dots"):
-            the_checker = get_checker(spec, backend)
-        the_extractor = get_extractor(extractor, backend, max_retries=max_retries)
+        the_extractor, the_checker = _extractor_and_checker(
+            extractor, checker, llm_url=llm_url, llm_model=llm_model, llm_api_key_env=llm_api_key_env,
+            llm_timeout=llm_timeout, device=device, nli_model=nli_model, alignment=alignment, combine=combine,
+            entail_threshold=entail_threshold, contradict_threshold=contradict_threshold, chunk_tokens=chunk_tokens,
+            max_retries=max_retries, detector=detector)
     except FaithwatchError as exc:
         raise fail(exc) from None
+    if batch:
+        _check_batch(the_extractor, the_checker, input, output, aggregate=aggregate, overwrite=overwrite,
+                     group_by=group_by, max_context_chars=max_context_chars, truncate_context=truncate_context,
+                     detector=detector)
+    else:
+        _check_one(the_extractor, the_checker, answer, passages, question=question, aggregate=aggregate,
+                   output=output, json_out=json_out, html=html, max_context_chars=max_context_chars,
+                   truncate_context=truncate_context, checker=checker)
 
-    if not batch:
-        from faithwatch.claims.pipeline import check_response, fit_context
 
-        try:
-            passages, cut = fit_context(passages, max_context_chars, truncate_context)
-            if cut:
-                err.print(f"[yellow]warning:[/] {cut} context characters cut (--max-context-chars {max_context_chars})")
-            with err.status("Checking…", spinner="dots"):
-                result = check_response(answer, passages, the_extractor, the_checker, question=question,
-                                        aggregation=aggregate)
-        except FaithwatchError as exc:
-            raise fail(exc) from None
-        payload = json.dumps(result.to_dict(), ensure_ascii=False, allow_nan=False)
-        if output is not None:
-            output.write_text(payload + "\n", encoding="utf-8")
-        if json_out:
-            print(payload, flush=True)
-        if html is not None:
-            from faithwatch.report.claims import write_claims_html
+def _check_usage(batch: bool, input: Path | None, output: Path | None, context: list[Path] | None,
+                 response: Path | None, html: Path | None, extractor: str, checker: str, aggregate: str,
+                 combine: str, detector: str | None, llm_url: str | None, llm_model: str | None) -> str:
+    """Refuse a wrong combination of options (InputError); the extractor ``auto`` resolves to."""
+    from faithwatch.claims.aggregation import AGGREGATIONS
+    from faithwatch.claims.checking import COMBINE_RULES
+    from faithwatch.claims.types import GRANULARITIES
 
-            err.print(f"HTML report: {write_claims_html(html, result, passages, question=question)}")
-        if result.extraction_error is not None:
-            err.print(f"[bold red]extraction failed:[/] {escape(result.extraction_error)}")
-            raise typer.Exit(EXIT_PARTIAL)
-        if not json_out:
-            _print_check(out, result, answer)
-        if checker == "detector":
-            transcript_note([passages])
-        return
+    if batch and (context or response):
+        raise InputError("use either --input/--output (a JSONL batch) or --context/--response (one), not both")
+    if batch and html is not None:
+        raise InputError("--html reports one response (--context/--response), not a batch")
+    if batch and output is None:
+        raise InputError("--input needs --output (the JSONL of results)")
+    if not batch and (not context or response is None):
+        raise InputError("give --input/--output for a batch, or --context FILE --response FILE for one")
+    if extractor == "auto":
+        extractor = "triplet" if llm_url or llm_model else "sentence"
+    for value, valid, what in ((extractor, (*GRANULARITIES, "auto"), "--extractor"),
+                               (checker, registry.checkers.names(), "--checker"),
+                               (aggregate, AGGREGATIONS, "--aggregate"), (combine, COMBINE_RULES, "--combine")):
+        if value not in valid:
+            raise InputError(f"{what} must be one of {', '.join(valid)}, got {value!r}")
+    if detector is not None and checker != "detector":
+        raise InputError("--detector is for --checker detector")
+    check_names(detector=detector)
+    if batch and not input.is_file():
+        raise InputError(f"input file not found: {input}")
+    return extractor
 
+
+def _extractor_and_checker(extractor: str, checker: str, *, llm_url: str | None, llm_model: str | None,
+                           llm_api_key_env: str, llm_timeout: float, device: str | None, nli_model: str | None,
+                           alignment: str, combine: str, entail_threshold: float, contradict_threshold: float,
+                           chunk_tokens: int | None, max_retries: int, detector: str | None):
+    """The claim extractor and the checker (loading the LLM first when either needs one)."""
+    from faithwatch.claims.checking import CheckerSpec, get_checker
+    from faithwatch.claims.extraction import get_extractor
+    from faithwatch.claims.llm import get_backend
+
+    backend = None
+    if extractor == "triplet" or checker == "llm":
+        if llm_url:
+            backend = get_backend(llm_url, llm_model, api_key_env=llm_api_key_env, timeout=llm_timeout)
+        else:
+            with err.status("Loading the LLM…", spinner="dots"):
+                backend = get_backend(None, llm_model, device=device)
+    needs_device = checker in ("nli", "detector") or (checker == "alignment" and alignment.strip() != "lexical")
+    spec = CheckerSpec(kind=checker, nli_model=nli_model, alignment=alignment, combine=combine,
+                       entail_threshold=entail_threshold, contradict_threshold=contradict_threshold,
+                       max_chunk_tokens=chunk_tokens, max_retries=max_retries, detector=detector,
+                       device=_resolve_device(device) if needs_device else "cpu")
+    with err.status("Loading the checker…", spinner="dots"):
+        the_checker = get_checker(spec, backend)
+    return get_extractor(extractor, backend, max_retries=max_retries), the_checker
+
+
+def _check_one(the_extractor, the_checker, answer: str, passages: list[str], *, question: str | None,
+               aggregate: str, output: Path | None, json_out: bool, html: Path | None, max_context_chars: int,
+               truncate_context: bool, checker: str) -> None:
+    """Check one response; print it (text or JSON), write its JSON and HTML report where asked."""
+    from faithwatch.claims.pipeline import check_response, fit_context
+
+    try:
+        passages, cut = fit_context(passages, max_context_chars, truncate_context)
+        if cut:
+            err.print(f"[yellow]warning:[/] {cut} context characters cut (--max-context-chars {max_context_chars})")
+        with err.status("Checking…", spinner="dots"):
+            result = check_response(answer, passages, the_extractor, the_checker, question=question,
+                                    aggregation=aggregate)
+    except FaithwatchError as exc:
+        raise fail(exc) from None
+    payload = json.dumps(result.to_dict(), ensure_ascii=False, allow_nan=False)
+    if output is not None:
+        output.write_text(payload + "\n", encoding="utf-8")
+    if json_out:
+        print(payload, flush=True)
+    if html is not None:
+        from faithwatch.report.claims import write_claims_html
+
+        err.print(f"HTML report: {write_claims_html(html, result, passages, question=question)}")
+    if result.extraction_error is not None:
+        err.print(f"[bold red]extraction failed:[/] {escape(result.extraction_error)}")
+        raise typer.Exit(EXIT_PARTIAL)
+    if not json_out:
+        _print_check(out, result, answer)
+    if checker == "detector":
+        transcript_note([passages])
+
+
+def _check_batch(the_extractor, the_checker, input: Path, output: Path, *, aggregate: str, overwrite: bool,
+                 group_by: str, max_context_chars: int, truncate_context: bool, detector: str | None) -> None:
+    """Check a file of responses into ``output`` (resumable), then print the summaries and any notes."""
     from faithwatch.claims.pipeline import check_file
 
     keys = [k.strip() for k in group_by.split(",") if k.strip()]
