@@ -18,6 +18,7 @@ from fastapi.responses import StreamingResponse
 
 from faithwatch.errors import InputError
 from faithwatch.server.chat import sampler
+from faithwatch.server.jobs import JobRunner
 from faithwatch.server.pool import Cancelled, CancelToken, QueueFullError
 from faithwatch.server.problems import HTTPProblem, event_of, problem_of, queue_full
 from faithwatch.server.schemas import GenerateRequest, MonitorRequest, ScoreRequest
@@ -41,6 +42,39 @@ def _stream_summary(result: Any, admitted: float) -> dict[str, Any]:
 def _sse(event: str, data: Any) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, allow_nan=False)}\n\n".encode()
 
+
+
+async def _event_stream(events: asyncio.Queue, request: Request, token: CancelToken, deadline: float,
+                        jobs: JobRunner) -> AsyncIterator[bytes]:
+    """A /v1/monitor job's events as Server-Sent Events until its ``summary`` or ``error``, with keep-alives; ends
+    with a ``timeout`` error a grace after ``deadline`` (monotonic) and stops the job when the client goes."""
+    idle = 0.0
+    try:
+        while True:
+            # the timeout holds whatever the job does (waiting in the queue, stuck): the job stops itself at the
+            # deadline; a grace later the stream ends on its own
+            left = deadline + _STREAM_GRACE_S - time.monotonic()
+            if left <= 0:
+                token.cancel("timeout")
+                yield _sse("error", event_of(jobs.timeout_problem()))
+                return
+            try:
+                kind, data = await asyncio.wait_for(events.get(), timeout=min(0.25, left))
+            except asyncio.TimeoutError:  # not the builtin before Python 3.11
+                if await request.is_disconnected():
+                    token.cancel("client disconnected")
+                    return
+                idle += min(0.25, left)
+                if idle >= _KEEPALIVE_S:
+                    idle = 0.0
+                    yield b": keepalive\n\n"
+                continue
+            idle = 0.0
+            yield _sse(kind, data)
+            if kind in ("summary", "error"):
+                return
+    finally:  # closed early (disconnect, cancellation): stop the generation
+        token.cancel("client disconnected")
 
 
 def add_live_routes(app: FastAPI, state: ServerState, v1: dict[str, Any]) -> None:
@@ -105,36 +139,8 @@ def add_live_routes(app: FastAPI, state: ServerState, v1: dict[str, Any]) -> Non
         else:
             submit_live(body, token, push, admitted)
 
-        async def stream() -> AsyncIterator[bytes]:
-            idle = 0.0
-            try:
-                while True:
-                    # the timeout holds whatever the job does (waiting in the queue, stuck): the job stops itself
-                    # at the deadline; a grace later the stream ends on its own
-                    left = admitted + request_timeout_s + _STREAM_GRACE_S - time.monotonic()
-                    if left <= 0:
-                        token.cancel("timeout")
-                        yield _sse("error", event_of(jobs.timeout_problem()))
-                        return
-                    try:
-                        kind, data = await asyncio.wait_for(events.get(), timeout=min(0.25, left))
-                    except asyncio.TimeoutError:  # not the builtin before Python 3.11
-                        if await request.is_disconnected():
-                            token.cancel("client disconnected")
-                            return
-                        idle += min(0.25, left)
-                        if idle >= _KEEPALIVE_S:
-                            idle = 0.0
-                            yield b": keepalive\n\n"
-                        continue
-                    idle = 0.0
-                    yield _sse(kind, data)
-                    if kind in ("summary", "error"):
-                        return
-            finally:  # closed early (disconnect, cancellation): stop the generation
-                token.cancel("client disconnected")
-
-        return StreamingResponse(stream(), media_type="text/event-stream",
+        return StreamingResponse(_event_stream(events, request, token, admitted + request_timeout_s, jobs),
+                                 media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     def submit_live(body: MonitorRequest, token: CancelToken, push: Callable[[str, Any], None],
