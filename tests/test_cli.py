@@ -305,17 +305,17 @@ def test_threads_option_is_everywhere_and_sets_torch(tiny_model_dir, tmp_path, m
 
 def test_a_data_folder_stands_for_its_data_files(tmp_path) -> None:
     """--data DIR: its .jsonl/.json/.tsv files, sorted, each once; an empty folder is a clear error."""
-    from faithwatch.cli.detectors import _datasets
+    from faithwatch.cli._labelled import data_sets
     from faithwatch.errors import InputError
 
     for name in ("summedits_news.json", "summedits_podcast.json", "begin_test.tsv", "notes.txt"):
         (tmp_path / name).write_text("[]")
     (tmp_path / "sub").mkdir()
-    got = _datasets(f"faithbench, {tmp_path}, {tmp_path / 'summedits_news.json'}")
+    got = data_sets(f"faithbench, {tmp_path}, {tmp_path / 'summedits_news.json'}")
     assert got == ["faithbench", *(str(tmp_path / n) for n in ("begin_test.tsv", "summedits_news.json",
                                                                   "summedits_podcast.json"))]
     with pytest.raises(InputError, match="holds no .jsonl, .json, .tsv file"):
-        _datasets(str(tmp_path / "sub"))
+        data_sets(str(tmp_path / "sub"))
     result = CliRunner().invoke(app, ["eval", "--data", str(tmp_path / "sub"), "--report", str(tmp_path / "r")])
     assert result.exit_code != 0 and "holds no" in result.output
 

@@ -309,14 +309,14 @@ def test_train_with_the_tagger_records_its_version(datasets, tiny_model_dir, tmp
 
 
 def test_eval_alignment_is_the_detectors_unless_it_does_not_read_it():
-    from faithwatch.cli.evaluation import _eval_alignment
+    from faithwatch.cli._labelled import detector_alignment
     from faithwatch.errors import InputError
 
     reads = {"metrics": {"alignment": "lexical"}, "feature_names": ["align_score", "min_prob"]}
-    assert _eval_alignment(reads, None) == "lexical" and _eval_alignment(reads, "lexical") == "lexical"
+    assert detector_alignment(reads, None) == "lexical" and detector_alignment(reads, "lexical") == "lexical"
     with pytest.raises(InputError, match="reads align_score from 'lexical'"):
-        _eval_alignment(reads, "embedding")
-    assert _eval_alignment({"metrics": {"alignment": "lexical"}, "feature_names": ["min_prob"]}, "embedding") == \
+        detector_alignment(reads, "embedding")
+    assert detector_alignment({"metrics": {"alignment": "lexical"}, "feature_names": ["min_prob"]}, "embedding") == \
         "embedding"
 
 

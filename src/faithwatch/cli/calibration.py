@@ -10,8 +10,7 @@ from pathlib import Path
 import typer
 
 from faithwatch.cli._common import ThreadsOpt, err, fail, group
-from faithwatch.cli.detectors import DATA_ROOT_OPT, QUESTIONABLE_OPT, _datasets, _load
-from faithwatch.cli.evaluation import _eval_alignment
+from faithwatch.cli._labelled import DATA_ROOT_OPT, QUESTIONABLE_OPT, data_sets, detector_alignment, load_tables
 from faithwatch.errors import FaithwatchError, InputError
 
 app = group()
@@ -59,7 +58,7 @@ def calibrate(
         meta = json.loads((detector / "detector.json").read_text())
         families = (meta.get("params", {}).get("recipe") or {}).get("families") or ["?"]
         text_only = set(families) <= set(TEXT_FAMILIES)  # no teacher forcing needed for these features
-        monitor, tables = _load(_datasets(data), meta["model_id"], _eval_alignment(meta, None), data_root, err,
+        monitor, tables = load_tables(data_sets(data), meta["model_id"], detector_alignment(meta, None), data_root, err,
                                 questionable, text_only, labels=not unlabelled)
         for name, d in tables.items():
             check = check_in_sample(name, d.examples, meta.get("training_data") or [], meta.get("metrics"),

@@ -25,84 +25,20 @@ from faithwatch.cli._common import (
     out,
     progress,
 )
-from faithwatch.data.loaders import DATA_SUFFIXES
+from faithwatch.cli._labelled import (
+    ALIGN_OPT,
+    AUGMENT_OPT,
+    DATA_ROOT_OPT,
+    MODEL_OPT,
+    QUESTIONABLE_OPT,
+    TEXT_ONLY_OPT,
+    data_sets,
+    load_tables,
+    ray_settings,
+)
 from faithwatch.errors import FaithwatchError, InputError
 
 app = group()
-
-MODEL_OPT = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2).")
-ALIGN_OPT = typer.Option(None, "--alignment", help="Alignment scorer (default: the default).")
-QUESTIONABLE_OPT = typer.Option("exclude", "--questionable", help="FaithBench Questionable spans: "
-                                "exclude | faithful | unfaithful.")
-DATA_ROOT_OPT = typer.Option(None, "--data-root", help="Folder of the shared data sets.")
-AUGMENT_OPT = typer.Option(None, "--augment", help="Comma-separated training-only data sets (e.g. from "
-                           "`faithwatch synth-edits`): trained on, never held out or used for calibration.")
-TEXT_ONLY_OPT = typer.Option(False, "--text-only", help="Sentence features from the text alone, without teacher "
-                             "forcing (families alignment, lexical, edits, tagger; train without --features or "
-                             "--recipe: those families): minutes instead of hours.")
-
-
-def _datasets(spec: str) -> list[str]:
-    """The data sets of ``--data``: comma-separated names or files; a folder stands for its .jsonl, .json and .tsv
-    files (sorted), each its own data set (e.g. SummEdits' ten domain files)."""
-    names = []
-    for d in (d.strip() for d in spec.split(",")):
-        if d and Path(d).is_dir():
-            files = sorted(str(f) for f in Path(d).iterdir() if f.suffix in DATA_SUFFIXES and f.is_file())
-            if not files:
-                raise InputError(f"--data: folder {d} holds no {', '.join(DATA_SUFFIXES)} file")
-            names += files
-        elif d:
-            names.append(d)
-    if not names:
-        raise InputError("--data names no data set")
-    return list(dict.fromkeys(names))
-
-
-def _ray(ray: bool, address: str | None, workers: int, gpus_per_worker: float, threads: int | None):
-    """The Ray settings of ``--ray`` (one example per actor call), or ``None``."""
-    from faithwatch.scale import RaySettings
-
-    return RaySettings(address=address, workers=workers, gpus_per_worker=gpus_per_worker, batch_size=1,
-                       threads=threads) if ray else None
-
-
-def _load(names, model, alignment, data_root, console, questionable="exclude", text_only=False, augment=None,
-          ray_settings=None, labels=True):
-    """The monitor and the feature tables of ``names``; ``labels=False``: the labels are not read (the summary line
-    counts every sentence)."""
-    from faithwatch.eval.features import RayExtraction
-    from faithwatch.eval.pipeline import TEXT_ONLY_RAY, extraction_kwargs, extraction_monitor, load_labelled
-
-    if ray_settings is not None and text_only:
-        raise InputError(TEXT_ONLY_RAY)  # before loading the model
-    with console.status("Loading model…"):
-        monitor = extraction_monitor(model, alignment)
-    ray = None if ray_settings is None else RayExtraction(
-        extraction_kwargs(model, monitor.lm.num_layers, alignment), ray_settings)
-    with progress(console) as bar:
-        tasks: dict[str, int] = {}
-
-        def on_progress(name: str, n: int, total: int) -> None:
-            if name not in tasks:
-                tasks[name] = bar.add_task(f"features {name}", total=total)
-            bar.update(tasks[name], completed=n)
-
-        data = load_labelled(names, monitor, data_root=data_root, questionable=questionable, on_progress=on_progress,
-                             text_only=text_only, augment=_datasets(augment) if augment else (), ray=ray)
-    for d in data.values():
-        if d.failed:
-            console.print(f"[yellow]{d.name}: {len(d.failed)} examples could not be scored[/] "
-                          f"(first: {next(iter(d.failed.items()))})")
-        role = " (training only)" if d.train_only else ""
-        if not labels:
-            console.print(f"{d.name}: {len(d.all_sentences)} sentences of {d.all_sentences.example_id.nunique()} "
-                          "responses (labels not read)")
-            continue
-        console.print(f"{d.name}{role}: {len(d.sentences)} labelled sentences "
-                      f"({int(d.sentences.label.sum())} unfaithful), {d.unlabelled_sentences} without a label left out")
-    return monitor, data
-
 
 def _recipe(path, kind, features, transform, c_value, monotone, weighting, probe_layers, probe_c, pooling=None,
             centering=None):
@@ -204,8 +140,8 @@ def train(
             if lens != "none":
                 err.print("--text-only: no Lookback Lens (it needs the model's attention)")
                 lens = "none"
-        monitor, tables = _load(_datasets(data), model, alignment, data_root, err, questionable, text_only,
-                                augment, _ray(ray, address, workers, gpus_per_worker, threads))
+        monitor, tables = load_tables(data_sets(data), model, alignment, data_root, err, questionable, text_only,
+                                augment, ray_settings(ray, address, workers, gpus_per_worker, threads))
         import pandas as pd
 
         train_df = pd.concat([t.sentences for t in tables.values()], ignore_index=True)
@@ -264,8 +200,8 @@ def select(
     from faithwatch.eval.selection import select as run_select
 
     try:
-        monitor, tables = _load(_datasets(data), model, alignment, data_root, err, questionable, text_only,
-                                augment, _ray(ray, address, workers, gpus_per_worker, threads))
+        monitor, tables = load_tables(data_sets(data), model, alignment, data_root, err, questionable, text_only,
+                                augment, ray_settings(ray, address, workers, gpus_per_worker, threads))
         grid = candidate_grid(text_only=text_only)
         with progress(err) as bar:
             task = bar.add_task("leave-one-data-set-out", total=len(grid))
@@ -307,7 +243,7 @@ def synth_edits(
     from faithwatch.data.synthetic_edits import edit_examples
 
     try:
-        sources = [e for name in _datasets(data) for e in load_dataset(name, data_root)]
+        sources = [e for name in data_sets(data) for e in load_dataset(name, data_root)]
         examples = edit_examples(sources, n, seed=seed, dataset=out_file.stem)
     except (FaithwatchError, ValueError) as exc:
         raise fail(exc if isinstance(exc, FaithwatchError) else InputError(str(exc))) from None
@@ -340,7 +276,7 @@ def transfer_lens_cmd(
             kw = {"signals": ["likelihood", "entropy", "lookback"], "detector": "heuristic", "alignment": "none"}
             source = Monitor(source_model or lens.model_id, **kw)
             target = Monitor(target_model, **kw)
-        examples = [e for name in _datasets(data) for e in load_dataset(name, data_root)][:max_examples]
+        examples = [e for name in data_sets(data) for e in load_dataset(name, data_root)][:max_examples]
         with progress(err) as bar:
             task = bar.add_task("both models", total=len(examples))
             mapped, mapping = transfer_lens(lens, source, target, examples,

@@ -24,33 +24,22 @@ from faithwatch.cli._common import (
     out,
     progress,
 )
-from faithwatch.cli.detectors import (
+from faithwatch.cli._labelled import (
     AUGMENT_OPT,
     DATA_ROOT_OPT,
     QUESTIONABLE_OPT,
     TEXT_ONLY_OPT,
-    _datasets,
-    _load,
-    _ray,
+    data_sets,
+    detector_alignment,
+    load_tables,
+    ray_settings,
 )
-from faithwatch.errors import FaithwatchError, InputError
+from faithwatch.errors import FaithwatchError
 
 if TYPE_CHECKING:
     from faithwatch.eval.metrics import DetectionMetrics
 
 app = group()
-
-
-def _eval_alignment(meta: dict, asked: str | None) -> str | None:
-    """The alignment scorer to evaluate with: the detector's, or the one asked for when the detector does not read
-    ``align_score`` (else a clear refusal)."""
-    trained = meta.get("metrics", {}).get("alignment")
-    if asked is None or asked == trained:
-        return trained
-    if "align_score" in meta.get("feature_names", []):
-        raise InputError(f"the detector reads align_score from {trained!r}; with --alignment {asked} it would get "
-                         f"another feature. Leave --alignment out, or train a detector with --alignment {asked}")
-    return asked
 
 
 @app.command(name="eval")
@@ -87,7 +76,7 @@ def evaluate(
     try:
         detector = detector_path(detector_name)
         meta = json.loads((detector / "detector.json").read_text())
-        alignment = _eval_alignment(meta, alignment)
+        alignment = detector_alignment(meta, alignment)
         families = (meta.get("params", {}).get("recipe") or {}).get("families", ["?"])
         if text_only:
             from faithwatch.eval.training import check_text_only
@@ -97,8 +86,8 @@ def evaluate(
             err.print("[dim]This detector reads text signals only: --text-only skips the language model (much "
                       "faster, and no record is refused for a context over the model window); without it the "
                       "model's baselines (FLARE, Lookback Lens) are measured too.[/]")
-        monitor, tables = _load(_datasets(data), meta["model_id"], alignment, data_root, err, questionable,
-                                text_only, augment, _ray(ray, address, workers, gpus_per_worker, threads))
+        monitor, tables = load_tables(data_sets(data), meta["model_id"], alignment, data_root, err, questionable,
+                                text_only, augment, ray_settings(ray, address, workers, gpus_per_worker, threads))
         det, lens = harness.load_artifacts(detector, monitor.lm.model_id)
     except FaithwatchError as exc:
         raise fail(exc) from None
