@@ -283,6 +283,17 @@ def test_other_hosts_and_bodies_that_are_not_json_are_refused(text_monitor):
     assert len(script.requests) == 1  # neither refused request reached the upstream
 
 
+@pytest.mark.parametrize(("field", "value"), [("n", "two"), ("n", [1]), ("n", 1.5), ("n", True),
+                                            ("stream", "yes"), ("logprobs", 1)])
+def test_fields_the_proxy_reads_must_have_their_type(text_monitor, field, value):
+    script = Script(pieces=FAITHFUL)
+    with Running(text_monitor, script) as url:
+        answer = httpx.post(url + "/v1/chat/completions", json={**ASK, field: value}, timeout=30)
+    assert answer.status_code == 400  # not a 500, and not read as true
+    assert f"'{field}' must be" in answer.json()["error"]["message"]
+    assert not script.requests
+
+
 def test_client_logprobs_give_the_api_features(text_monitor):
     with Running(text_monitor, Script(pieces=FAITHFUL)) as url:
         answer = httpx.post(url + "/v1/chat/completions", json={**ASK, "logprobs": True}, timeout=30).json()

@@ -23,6 +23,8 @@ from faithwatch.errors import InputError
 
 DEFAULT_MARKERS = ("<context>", "</context>")
 CONTEXT_HEADER = "Context:\n"
+#: the fields of a chat request that the proxy reads itself, and what each must be (as OpenAI's API asks)
+READ_FIELDS = {"n": "an integer", "stream": "true or false", "logprobs": "true or false"}
 
 
 @dataclass
@@ -58,6 +60,7 @@ def _marked(text: str, markers: tuple[str, str]) -> tuple[str | None, str]:
 
 def split_request(body: dict[str, Any], markers: tuple[str, str] = DEFAULT_MARKERS) -> RagRequest:
     """Split ``body`` (an OpenAI chat request) into what to forward, the question and the context."""
+    _check_read_fields(body)
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
         raise InputError("'messages' must be a non-empty list of message objects")
@@ -83,6 +86,20 @@ def split_request(body: dict[str, Any], markers: tuple[str, str] = DEFAULT_MARKE
                     question = rest
                 return RagRequest(body, question, found, role)
     return RagRequest(body, question, None, "none")
+
+
+def _check_read_fields(body: dict[str, Any]) -> None:
+    """Refuse a :data:`READ_FIELDS` field of the wrong type (InputError), before the proxy acts on it."""
+    for name, kind in READ_FIELDS.items():
+        value = body.get(name)
+        if value is None:
+            continue
+        if kind == "an integer":
+            ok = isinstance(value, int | float) and not isinstance(value, bool) and float(value).is_integer()
+        else:
+            ok = isinstance(value, bool)
+        if not ok:
+            raise InputError(f"'{name}' must be {kind}, got {value!r}")
 
 
 def _add_to_system(messages: list[dict[str, Any]], context: str) -> None:
