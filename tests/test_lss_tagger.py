@@ -137,6 +137,23 @@ def test_long_claim_is_read_in_parts_when_asked(tagger_dir: Path, tiny_base: Pat
                        atol=1e-5)
 
 
+def test_a_word_the_tokenizer_reads_as_nothing_is_read_as_a_stop(tagger_dir: Path, tiny_base: Path,  # noqa: F811
+                                                                 tiny_artifact: Path) -> None:  # noqa: F811
+    # a sentence of zero-width or control characters only (a word of no token) used to raise KeyError
+    tagger = load_tagger(tagger_dir, base_dir=tiny_base, nli_dir=tiny_artifact, precision="fp32")
+    reference = "The Eiffel Tower was completed in 1889. It stands in Paris."
+    stop = word_probabilities(tagger.model, tagger.tokenizer, [["."]], [reference], 96)[0]
+    for invisible in ("\u200b", "\x00\x01", "\ufeff"):
+        assert tagger.tokenizer(invisible, add_special_tokens=False)["input_ids"] == []
+        assert split_words(invisible) == [invisible]
+        got = word_probabilities(tagger.model, tagger.tokenizer, [[invisible]], [reference], 96)[0]
+        assert np.allclose(got, stop, atol=1e-6)
+    words = ["The", "tower", "\u200b", "stands."]  # inside a claim too; the other words read as before
+    got = word_probabilities(tagger.model, tagger.tokenizer, [words], [reference], 96)[0]
+    dotted = word_probabilities(tagger.model, tagger.tokenizer, [["The", "tower", ".", "stands."]], [reference], 96)[0]
+    assert len(got) == 4 and np.allclose(got, dotted, atol=1e-6)
+
+
 def test_cross_validation_is_out_of_fold_and_resumable(tmp_path: Path, tiny_base: Path,  # noqa: F811
                                                         tiny_artifact: Path, data) -> None:  # noqa: F811
     cfg = _cfg(tmp_path / "out", tiny_base, tiny_artifact, epochs=1)

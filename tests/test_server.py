@@ -149,6 +149,15 @@ def test_score_batch_with_one_bad_record(client):
     assert client.post("/v1/score", json={"records": []}).status_code == 422
 
 
+def test_score_a_response_of_invisible_characters(client):
+    # zero-width and control characters only: scored as a sentence without words (it was a 500, "KeyError: 0")
+    records = [{"id": i, "question": QUESTION, "context": CONTEXT, "response": text}
+               for i, text in enumerate(["\u200b", "\x00\x01", "Gustave Eiffel built it. \ufeff"])]
+    body = client.post("/v1/score", json={"records": records}).json()
+    assert body["ok"] == 3, body
+    assert all(r["result"]["sentences"] for r in body["results"])
+
+
 def test_generate_greedy(client):
     r = client.post("/v1/generate", json={"question": QUESTION, "context": CONTEXT, "strategy": "greedy",
                                           "max_new_tokens": 12})

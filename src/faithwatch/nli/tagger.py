@@ -116,6 +116,9 @@ def encode(tokenizer: Any, words: Sequence[str], reference: str, max_length: int
         raise InputError("the claim is empty")
     if not ref_words:
         raise InputError("the reference is empty: nothing can support the claim")
+    # a word the tokenizer reads as nothing (control or zero-width characters only) is read as "." in its place
+    words = [w if ids else "." for w, ids in zip(words, tokenizer(list(words), add_special_tokens=False)["input_ids"],
+                                                  strict=True)]
     claim_tokens = len(tokenizer(list(words), is_split_into_words=True, add_special_tokens=False)["input_ids"])
     room = max_length - claim_tokens - 3
     if room < MIN_REFERENCE_TOKENS:
