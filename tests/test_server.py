@@ -167,6 +167,18 @@ def test_generate_greedy(client):
     assert client.post("/v1/generate", json={"question": "q", "context": "c", "strategy": "nope"}).status_code == 422
 
 
+@pytest.mark.parametrize("batch_rows", [1, 8])  # a pool job, and a row of the live batch
+def test_generate_without_a_budget_keeps_within_the_servers_limit(monitor, batch_rows):
+    # the strategies' default budget (128) is above this server's 16: it used to refuse every request that set none
+    with TestClient(create_app(monitor, max_new_tokens=16, batch_rows=batch_rows)) as c:
+        ask = {"question": QUESTION, "context": CONTEXT, "strategy": "greedy"}
+        r = c.post("/v1/generate", json=ask)
+        assert r.status_code == 200, r.text
+        assert r.json()["generated_tokens"] <= 16 and r.json()["params"]["max_new_tokens"] == 16
+        too_many = c.post("/v1/generate", json={**ask, "max_new_tokens": 17})
+        assert too_many.status_code == 422 and "above this server's limit 16" in too_many.text
+
+
 def test_generate_and_monitor_take_an_instruction_and_refuse_a_blank_one(client, monitor):
     """A request's ``instruction`` replaces the server's in its prompt (the answer is decoding.generate's with it);
     a blank one is a 422 that says so, before any model work."""

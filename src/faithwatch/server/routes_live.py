@@ -218,11 +218,12 @@ def add_live_routes(app: FastAPI, state: ServerState, v1: dict[str, Any]) -> Non
               **v1)
     async def generate(body: GenerateRequest, request: Request) -> dict[str, Any]:
         guard.check_context(body.context)
-        guard.check_new_tokens(body.max_new_tokens)
         from faithwatch.decoding.strategies import generate as run_strategy
 
-        # unset parameters: the strategy's defaults
+        # unset parameters: the strategy's defaults, the token budget within the server's limit
         params = body.model_dump(exclude={"question", "context", "strategy", "instruction"}, exclude_unset=True)
+        params.setdefault("max_new_tokens", min(body.max_new_tokens, guard.max_new_tokens))
+        guard.check_new_tokens(params["max_new_tokens"])
         if live is not None:
             from faithwatch.decoding.strategies import one_beam_plan
 
