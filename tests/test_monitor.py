@@ -163,6 +163,24 @@ def test_empty_response_raises(monitor):
             monitor.score(QUESTION, CONTEXT, response)
 
 
+def test_a_response_that_is_neither_text_nor_token_ids_is_refused(monitor, lm):
+    # before: TypeError, ValueError or a torch indexing error from deep inside, and bytes scored as token ids
+    vocab = lm.vocab_size
+    cases = {None: "got NoneType", 5: "got int", b"It is tall.": "got bytes", ("It is tall.",): "got 'It is tall.'",
+             (1, "a"): "got 'a'", (vocab,): f"got {vocab}", (-1,): "got -1", (True,): "got True"}
+    for response, says in cases.items():
+        with pytest.raises(InputError, match=f"The response.*{says}"):
+            monitor.score(QUESTION, CONTEXT, list(response) if isinstance(response, tuple) else response)
+    ids = lm.tokenizer(RESPONSE, add_special_tokens=False)["input_ids"]
+    as_text = monitor.score(QUESTION, CONTEXT, RESPONSE)
+    for given in (ids, tuple(ids), [np.int64(i) for i in ids]):  # any sequence of integers, numpy ones too
+        assert [s.score for s in monitor.score(QUESTION, CONTEXT, given).sentences] == \
+            [s.score for s in as_text.sentences]
+    text_only = Monitor("none", alignment="lexical", detector="heuristic", signals=["alignment", "lexical"])
+    with pytest.raises(InputError, match="must be text, not bytes"):
+        text_only.score(QUESTION, CONTEXT, b"It is tall.")
+
+
 def test_bad_arguments_raise(lm, monitor):
     with pytest.raises(InputError, match="unknown signals"):
         Monitor(lm, signals=["likelihood", "telepathy"], alignment="lexical")
@@ -201,7 +219,8 @@ def test_likelihood_only_runs_no_twin(lm, monkeypatch, make_chooser):
 
 def test_all_signals_run_the_twin(monitor, monkeypatch):
     sessions = capture_sessions(monkeypatch, monitor)
-    result = monitor.score(QUESTION, CONTEXT, RESPONSE)
+    # a prompt no other test scores: the engine reuses the last teacher-forced prompt's session without a start
+    result = monitor.score(QUESTION + " Say it once more.", CONTEXT, RESPONSE)
     assert len(sessions[0].records.kl) == result.num_tokens
     assert any(s.features["mean_contrastive_kl"] > 0 for s in result.sentences)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from numbers import Integral
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -451,7 +452,9 @@ class Monitor:
     def _text_result(self, question: str, context: str, response: str | Sequence[int]) -> MonitorResult:
         """No model: sentences split from the text (characters as tokens), model-free signals only."""
         if not isinstance(response, str):
-            raise InputError("without a model the response must be text, not token ids")
+            what = "token ids" if isinstance(response, Sequence) and not isinstance(response, bytes | bytearray) \
+                else type(response).__name__
+            raise InputError(f"without a model the response must be text, not {what}")
         if not response.strip():
             raise InputError("The response is empty: there is nothing to score.")
         prompts = self._prompts(question, context, 0)
@@ -470,6 +473,13 @@ class Monitor:
             if not response.strip():
                 raise InputError("The response is empty: there is nothing to score.")
             return list(self.lm.tokenizer(response, add_special_tokens=False)["input_ids"])
+        if isinstance(response, bytes | bytearray) or not isinstance(response, Sequence):
+            raise InputError(f"The response must be a string or a list of token ids, got {type(response).__name__}.")
+        vocab = self.lm.vocab_size
+        bad = [t for t in response if isinstance(t, bool) or not isinstance(t, Integral) or not 0 <= t < vocab]
+        if bad:
+            raise InputError(f"The response's token ids must be integers from 0 to {vocab - 1} (this model's "
+                             f"vocabulary), got {bad[0]!r}.")
         ids = [int(t) for t in response]
         if not ids:
             raise InputError("The response has no tokens: there is nothing to score.")
