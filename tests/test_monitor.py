@@ -173,7 +173,9 @@ def test_a_response_that_is_neither_text_nor_token_ids_is_refused(monitor, lm):
             monitor.score(QUESTION, CONTEXT, list(response) if isinstance(response, tuple) else response)
     ids = lm.tokenizer(RESPONSE, add_special_tokens=False)["input_ids"]
     as_text = monitor.score(QUESTION, CONTEXT, RESPONSE)
-    for given in (ids, tuple(ids), [np.int64(i) for i in ids]):  # any sequence of integers, numpy ones too
+    import torch
+
+    for given in (ids, tuple(ids), [np.int64(i) for i in ids], np.array(ids), torch.tensor(ids)):  # numpy, torch too
         assert [s.score for s in monitor.score(QUESTION, CONTEXT, given).sentences] == \
             [s.score for s in as_text.sentences]
     text_only = Monitor("none", alignment="lexical", detector="heuristic", signals=["alignment", "lexical"])

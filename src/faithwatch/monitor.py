@@ -473,6 +473,8 @@ class Monitor:
             if not response.strip():
                 raise InputError("The response is empty: there is nothing to score.")
             return list(self.lm.tokenizer(response, add_special_tokens=False)["input_ids"])
+        if hasattr(response, "tolist") and not isinstance(response, bytes | bytearray):
+            response = response.tolist()  # a numpy array or a torch tensor of ids
         if isinstance(response, bytes | bytearray) or not isinstance(response, Sequence):
             raise InputError(f"The response must be a string or a list of token ids, got {type(response).__name__}.")
         vocab = self.lm.vocab_size
