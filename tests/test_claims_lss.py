@@ -208,6 +208,8 @@ def test_bad_inputs_raise_clear_errors() -> None:
         lss("   ", REFERENCE, scorer)
     with pytest.raises(InputError, match="reference is empty"):
         lss("The tower", " ", scorer)
+    with pytest.raises(InputError, match="claim is empty"):  # a zero-width space shows nothing
+        lss("\u200b", REFERENCE, scorer)
     with pytest.raises(NonFiniteError):
         lss("The tower", REFERENCE, NaNScorer())
     assert issubclass(InputError, FaithwatchError)

@@ -158,7 +158,7 @@ def test_to_dict_is_json_and_has_no_nan(bank_monitor, make_chooser):
 
 
 def test_empty_response_raises(monitor):
-    for response in ("", "  \n ", []):
+    for response in ("", "  \n ", [], "\u200b\ufeff", "\x00 \u2060"):  # invisible characters say nothing either
         with pytest.raises(InputError, match="nothing to score"):
             monitor.score(QUESTION, CONTEXT, response)
 

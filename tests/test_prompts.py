@@ -83,6 +83,7 @@ def test_no_chat_template_path(tokenizer_plain):
 
 @pytest.mark.parametrize("question, context", [
     ("", CONTEXT), ("   \n\t", CONTEXT), (QUESTION, ""), (QUESTION, "  \n "),
+    ("\u200b", CONTEXT), (QUESTION, "\ufeff\u200c \x07"),  # zero-width, byte-order and control characters only
 ])
 def test_empty_inputs_raise(tokenizer, question, context):
     with pytest.raises(InputError, match="empty"):

@@ -20,6 +20,7 @@ def test_types_are_checked_and_blank_text_is_a_problem() -> None:
     assert parse(ScoreRecord, {**GOOD, "id": True})[1] == ["'id' must be a string or an integer"]
     assert parse(ScoreRecord, {**GOOD, "instruction": 5})[1] == ["'instruction' must be a string"]
     assert parse(ScoreRecord, {**GOOD, "response": "  "})[1] == ["'response' must be a non-empty string"]
+    assert parse(ScoreRecord, {**GOOD, "response": "\u200b"})[1] == ["'response' must be a non-empty string"]
     assert parse(ScoreRecord, {"context": "c", "question": "q"})[1] == ["'response' is missing"]
     assert parse(CheckRecord, {"response": "r", "context": ["a", " "]})[1] == ["'context' passages [1] are not "
                                                                               "non-empty strings"]

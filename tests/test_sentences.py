@@ -290,3 +290,12 @@ def test_what_counts_as_a_repeat(sentence, earlier, expected):
     from faithwatch.text import repeats
 
     assert repeats(sentence, earlier) is expected
+
+
+@pytest.mark.parametrize("text, blank", [
+    ("", True), (" \n\t", True), ("\u200b", True), ("\ufeff \u2060\u200c", True), ("\x00\x07", True),
+    ("\u00a0\u3000", True), (".", False), ("\u200bA", False), ("é", False), ("ä", False), ("中", False),
+])
+def test_text_is_blank_without_a_visible_character(text, blank):
+    from faithwatch.text import is_blank
+    assert is_blank(text) is blank

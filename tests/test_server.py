@@ -150,12 +150,15 @@ def test_score_batch_with_one_bad_record(client):
 
 
 def test_score_a_response_of_invisible_characters(client):
-    # zero-width and control characters only: scored as a sentence without words (it was a 500, "KeyError: 0")
+    # zero-width and control characters alone say nothing: refused as empty (they were scored, 0.5 on this model);
+    # an invisible word inside a response is scored (it was a 500, "KeyError: 0")
     records = [{"id": i, "question": QUESTION, "context": CONTEXT, "response": text}
-               for i, text in enumerate(["\u200b", "\x00\x01", "Gustave Eiffel built it. \ufeff"])]
+               for i, text in enumerate(["\u200b", "\x00\x01", "Gustave Eiffel built it. \ufeff", "\u200b \u2060\n"])]
     body = client.post("/v1/score", json={"records": records}).json()
-    assert body["ok"] == 3, body
-    assert all(r["result"]["sentences"] for r in body["results"])
+    assert [r["ok"] for r in body["results"]] == [False, False, True, False], body
+    assert body["results"][2]["result"]["sentences"]
+    for r in body["results"][:2] + body["results"][3:]:
+        assert r["error"]["status"] == 422 and "non-empty" in r["error"]["message"], r
 
 
 def test_generate_greedy(client):

@@ -27,6 +27,7 @@ from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableErro
 from faithwatch.monitor import Monitor
 from faithwatch.records import CheckRecord, ScoreRecord, parse
 from faithwatch.store import CorruptLine, JsonlStore
+from faithwatch.text.visible import is_blank
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +128,7 @@ def _read_csv(path: Path, delimiter: str, model: type[ScoreRecord] | type[CheckR
             yield BadRecord(line, None, f"{len(header) + len(row[None])} fields, the header names {len(header)}")
             continue
         data = {k: v for k, v in row.items()
-                if v is not None and not (k in _OPTIONAL_COLUMNS and not v.strip())}
+                if v is not None and not (k in _OPTIONAL_COLUMNS and is_blank(v))}
         yield check_record(data, line, model)
 
 

@@ -37,6 +37,7 @@ from faithwatch.signals import (
     model_free_signals,
 )
 from faithwatch.text import FRAMING_RULE
+from faithwatch.text.visible import is_blank
 
 if TYPE_CHECKING:
     from faithwatch.hostpool import TrackingPool
@@ -455,8 +456,8 @@ class Monitor:
             what = "token ids" if isinstance(response, Sequence) and not isinstance(response, bytes | bytearray) \
                 else type(response).__name__
             raise InputError(f"without a model the response must be text, not {what}")
-        if not response.strip():
-            raise InputError("The response is empty: there is nothing to score.")
+        if is_blank(response):
+            raise InputError("The response is empty (no visible character): there is nothing to score.")
         prompts = self._prompts(question, context, 0)
         tracker = SentenceTracker(None)  # type: ignore[arg-type]
         sentences = tracker.add_text(response) + tracker.finish()
@@ -470,8 +471,8 @@ class Monitor:
 
     def _response_ids(self, response: str | Sequence[int]) -> list[int]:
         if isinstance(response, str):
-            if not response.strip():
-                raise InputError("The response is empty: there is nothing to score.")
+            if is_blank(response):
+                raise InputError("The response is empty (no visible character): there is nothing to score.")
             return list(self.lm.tokenizer(response, add_special_tokens=False)["input_ids"])
         if hasattr(response, "tolist") and not isinstance(response, bytes | bytearray):
             response = response.tolist()  # a numpy array or a torch tensor of ids

@@ -12,13 +12,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError, model_validator
 
 from faithwatch.data.schema import summary_defaults
+from faithwatch.text.visible import is_blank
 
 #: an id as given: a string or an integer (never a float, bool or object)
 RecordId = StrictStr | StrictInt
 
 
 def _blank(value: Any) -> bool:
-    return isinstance(value, str) and not value.strip()
+    return isinstance(value, str) and is_blank(value)
 
 
 class ScoreRecord(BaseModel):

@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
+from faithwatch.text.visible import is_blank
+
 
 class AlignmentScorer(ABC):
     """Scores how well each sentence is supported by a context, in [0, 1].
@@ -81,13 +83,13 @@ def validate_inputs(sentences: Sequence[str], context: str) -> list[str]:
         raise TypeError("sentences must be a sequence of strings, not a single str; use score() for one")
     if not isinstance(context, str):
         raise TypeError(f"context must be a str, got {type(context).__name__}")
-    if not context.strip():
-        raise ValueError("context is empty: there is nothing to align the sentences against")
+    if is_blank(context):
+        raise ValueError("context is empty (no visible character): there is nothing to align the sentences against")
     out = list(sentences)
     for i, s in enumerate(out):
         if not isinstance(s, str):
             raise TypeError(f"sentences[{i}] must be a str, got {type(s).__name__}")
-        if not s.strip():
+        if is_blank(s):
             raise ValueError(f"sentences[{i}] is empty or blank; cannot score it")
     return out
 

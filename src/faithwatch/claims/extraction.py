@@ -29,6 +29,7 @@ from faithwatch.claims.llm import LLMBackend, Message, fenced_body
 from faithwatch.claims.spans import content_keys, locate, sentence_spans, subsentence_spans
 from faithwatch.claims.types import GRANULARITIES, Claim
 from faithwatch.errors import FaithwatchError, InputError
+from faithwatch.text.visible import is_blank
 
 #: how many times an invalid LLM answer is sent back for correction (so at most 3 calls per response)
 DEFAULT_MAX_RETRIES = 2
@@ -228,8 +229,8 @@ class ClaimExtractor(Protocol):
 
 
 def _check_response(response: str) -> None:
-    if not isinstance(response, str) or not response.strip():
-        raise InputError("the response is empty: there is no claim to check")
+    if not isinstance(response, str) or is_blank(response):
+        raise InputError("the response is empty (no visible character): there is no claim to check")
 
 
 class SegmentExtractor:

@@ -68,6 +68,7 @@ from faithwatch.text import (
     number_forms,
     stem,
 )
+from faithwatch.text.visible import is_blank
 
 __all__ = [
     "ALGORITHM",
@@ -377,9 +378,9 @@ def lss(
         InputError: blank claim or reference, or an out-of-range parameter.
         NonFiniteError: the scorer returned NaN/inf.
     """
-    if not isinstance(claim, str) or not claim.strip():
+    if not isinstance(claim, str) or is_blank(claim):
         raise InputError("the claim is empty: there is nothing to find a supported subsequence of")
-    if not isinstance(reference, str) or not reference.strip():
+    if not isinstance(reference, str) or is_blank(reference):
         raise InputError("the reference is empty: nothing can support the claim")
     if not (isinstance(threshold, (int, float)) and 0.0 < threshold <= 1.0):
         raise InputError(f"threshold must be in (0, 1], got {threshold!r}")
@@ -443,9 +444,9 @@ def lss_tagged(claims: Sequence[str], references: Sequence[str], tagger: Any,
         raise InputError(f"threshold must be in (0, 1], got {thr!r}")
     words = []
     for claim, reference in zip(claims, references, strict=True):
-        if not isinstance(claim, str) or not claim.strip():
+        if not isinstance(claim, str) or is_blank(claim):
             raise InputError("the claim is empty: there is nothing to find a supported subsequence of")
-        if not isinstance(reference, str) or not reference.strip():
+        if not isinstance(reference, str) or is_blank(reference):
             raise InputError("the reference is empty: nothing can support the claim")
         words.append(split_words(claim))
     out = []

@@ -69,6 +69,7 @@ from typing import Any
 from faithwatch.decoding.types import REFUSAL
 from faithwatch.errors import InputError
 from faithwatch.text import SMALL_NUMBER_WORDS, TENS, WORD_VALUES
+from faithwatch.text.visible import is_blank
 
 #: the name of the packaged counterfactual set (``--data counterfactual``)
 PACKAGED = "counterfactual"
@@ -280,7 +281,7 @@ def parse_item(data: Any, line: int = 0) -> QAItem:
     elif isinstance(rid, bool) or not isinstance(rid, (str, int)) or not str(rid).strip():
         raise ValueError("'id' must be a non-empty string or an integer")
     for key in ("question", "context"):
-        if not isinstance(data.get(key), str) or not data[key].strip():
+        if not isinstance(data.get(key), str) or is_blank(data[key]):
             raise ValueError(f"'{key}' must be a non-empty string")
     topic = data.get("topic", "")
     if not isinstance(topic, str):

@@ -14,6 +14,7 @@ from typing import Any
 from transformers import PreTrainedTokenizerBase
 
 from faithwatch.errors import ContextTooLongError, InputError
+from faithwatch.text.visible import is_blank
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +78,8 @@ def check_text(name: str, value: Any) -> str:
                          "the passages first, e.g. '\\n\\n'.join(passages).")
     if not isinstance(value, str):
         raise InputError(f"The {name} must be a string, got {type(value).__name__}.")
-    if not value.strip():
-        raise InputError(f"The {name} is empty: faithwatch needs a non-empty {name}.")
+    if is_blank(value):
+        raise InputError(f"The {name} is empty (no visible character): faithwatch needs a non-empty {name}.")
     return value
 
 

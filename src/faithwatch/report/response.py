@@ -27,6 +27,7 @@ from faithwatch.decoding.types import DecodingResult
 from faithwatch.report._env import environment
 from faithwatch.results import MonitorResult, SentenceReport
 from faithwatch.text import STOP_WORDS, sentence_spans
+from faithwatch.text.visible import is_blank
 
 __all__ = [
     "EVIDENCE_MIN_JACCARD",
@@ -71,7 +72,7 @@ def content_words(text: str) -> frozenset[str]:
 
 def split_context(context: str, language: str = "en") -> list[ContextSentence]:
     """The context's sentences with character spans (:func:`faithwatch.text.sentence_spans`)."""
-    if not context.strip():
+    if is_blank(context):
         return []
     return [ContextSentence(i, start, end, context[start:end])
             for i, (start, end) in enumerate(sentence_spans(context, language))]

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from faithwatch import records, registry
 from faithwatch.alignment import plain_specs
 from faithwatch.params import DEFAULT_STRATEGY, DecodingParams, default
+from faithwatch.text.visible import is_blank
 
 
 def _bound(name: str, kind: type) -> Any:
@@ -34,7 +35,7 @@ _INSTRUCTION = Field(None, description="The task instruction before the context 
 
 def _instruction(value: str | None) -> str | None:
     """A given instruction must say something (leave it out for the default)."""
-    if value is not None and not value.strip():
+    if value is not None and is_blank(value):
         raise ValueError("the instruction is blank: give its text, or leave it out for the default")
     return value
 

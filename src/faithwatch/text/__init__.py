@@ -6,7 +6,8 @@
 * :mod:`~faithwatch.text.numbers`: numbers in words, shares, magnitudes, bounds, year ranges, months, normal forms;
 * :mod:`~faithwatch.text.units`: quantities with units and conversions;
 * :mod:`~faithwatch.text.markup`: answer preambles, markup, framing lines, the words of what a user asked;
-* :mod:`~faithwatch.text.transcripts`: chat and meeting transcripts.
+* :mod:`~faithwatch.text.transcripts`: chat and meeting transcripts;
+* :mod:`~faithwatch.text.visible`: whether text shows anything at all.
 
 Their public names are importable from ``faithwatch.text`` itself.
 """
@@ -84,6 +85,7 @@ from faithwatch.text.units import (
     measures,
     same_quantity,
 )
+from faithwatch.text.visible import INVISIBLE_CATEGORIES, is_blank
 from faithwatch.text.words import (
     STOP_WORDS,
     is_stop,
@@ -96,11 +98,11 @@ __all__ = [
     "CONVERSION_TOLERANCE",
     "CURRENCY_WORDS",
     "FRAMING_RULE",
+    "INVISIBLE_CATEGORIES",
     "MAGNITUDES",
     "MARKUP_RULE",
     "MAX_RANGE_YEARS",
     "MONTH_ABBREVIATIONS",
-    "Measure",
     "NEAR_SHARE",
     "NUMBER_AFTER",
     "NUMBER_RE",
@@ -113,6 +115,7 @@ __all__ = [
     "TRANSCRIPT_NOTE",
     "WORDISH",
     "WORD_VALUES",
+    "Measure",
     "amount_numbers",
     "amounts",
     "asked",
@@ -121,6 +124,7 @@ __all__ = [
     "cut_passages",
     "digits_for_words",
     "drop_conversions",
+    "is_blank",
     "is_framing",
     "is_stop",
     "is_transcript",
