@@ -23,8 +23,9 @@ from faithwatch.errors import InputError
 
 DEFAULT_MARKERS = ("<context>", "</context>")
 CONTEXT_HEADER = "Context:\n"
-#: the fields of a chat request that the proxy reads itself, and what each must be (as OpenAI's API asks)
-READ_FIELDS = {"n": "an integer", "stream": "true or false", "logprobs": "true or false"}
+#: the fields of a chat request that the proxy reads itself, and the JSON type each must have (as OpenAI's API asks)
+READ_FIELDS: dict[str, type] = {"n": int, "stream": bool, "logprobs": bool}
+_TYPE_WORDS = {int: "an integer", bool: "true or false"}
 
 
 @dataclass
@@ -94,12 +95,12 @@ def _check_read_fields(body: dict[str, Any]) -> None:
         value = body.get(name)
         if value is None:
             continue
-        if kind == "an integer":
+        if kind is int:  # JSON has one number type: 2.0 is an integer
             ok = isinstance(value, int | float) and not isinstance(value, bool) and float(value).is_integer()
         else:
-            ok = isinstance(value, bool)
+            ok = isinstance(value, kind)
         if not ok:
-            raise InputError(f"'{name}' must be {kind}, got {value!r}")
+            raise InputError(f"'{name}' must be {_TYPE_WORDS[kind]}, got {value!r}")
 
 
 def _add_to_system(messages: list[dict[str, Any]], context: str) -> None:
