@@ -542,8 +542,13 @@ GOOD = {"context": "c", "question": "q", "response": "hello"}
     json.dumps({**GOOD, "spans": [{"start": 0, "end": 2, "label": "wrong"}]}),
     json.dumps({**GOOD, "spans": [{"end": 2}]}),
     json.dumps({**GOOD, "spans": [{"start": "x", "end": 2}]}),
+    json.dumps({**GOOD, "context": 5}),  # read as "5" before, then an internal TypeError in eval
+    json.dumps({**GOOD, "response": ["hello"]}),
+    json.dumps({**GOOD, "instruction": 3}),
+    json.dumps({**GOOD, "response": "\u200b\ufeff"}),  # invisible characters only
 ], ids=["json", "empty-response", "blank-question", "missing-context", "span-out-of-range", "empty-span", "span-label",
-        "span-no-start", "span-start-not-int"])
+        "span-no-start", "span-start-not-int", "context-not-text", "response-a-list", "instruction-not-text",
+        "invisible-response"])
 def test_load_jsonl_bad_line_names_the_line(tmp_path: Path, bad: str) -> None:
     path = tmp_path / "mine.jsonl"
     path.write_text(json.dumps(GOOD) + "\n" + bad + "\n", encoding="utf-8")

@@ -21,6 +21,7 @@ from faithwatch.data.schema import (
     summary_defaults,
 )
 from faithwatch.errors import InputError
+from faithwatch.text.visible import is_blank
 
 log = logging.getLogger(__name__)
 
@@ -281,12 +282,7 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
                 raise InputError(f"'label' must be 0 (faithful) or 1 (unfaithful), got {row.get('label')!r}")
             if row.get("question") is None:
                 row["question"], row["instruction"] = summary_defaults(None, row.get("instruction"))
-            missing = [k for k in ("context", "question", "response") if not str(row.get(k) or "").strip()]
-            if isinstance(row.get("instruction"), str) and not row["instruction"].strip():
-                missing.append("instruction")
-            if missing:
-                raise InputError(f"missing or empty {missing}" + (" (leave the question out for a summary of the "
-                                                                   "context)" if "question" in missing else ""))
+            _check_texts(row)
             spans = _spans(row.get("spans", []), len(row["response"]))
         except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
             bad.append(f"{path}:{n}: {exc}")
@@ -305,6 +301,20 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
         log.warning("%s: field%s %s ignored (the fields read are %s)", path, "s" if len(unknown) > 1 else "",
                     ", ".join(repr(k) for k in sorted(unknown)), ", ".join(GENERIC_FIELDS))
     return out
+
+
+def _check_texts(row: dict) -> None:
+    """A generic record's text fields are strings with something to read (an :class:`InputError` otherwise)."""
+    wrong = [f"'{k}' must be a string, got {type(row[k]).__name__}" for k in ("context", "question", "response",
+             "instruction") if row.get(k) is not None and not isinstance(row[k], str)]
+    if wrong:
+        raise InputError("; ".join(wrong))
+    missing = [k for k in ("context", "question", "response") if is_blank(row.get(k) or "")]
+    if row.get("instruction") is not None and is_blank(row["instruction"]):
+        missing.append("instruction")
+    if missing:
+        raise InputError(f"missing or empty {missing}" + (" (leave the question out for a summary of the "
+                                                           "context)" if "question" in missing else ""))
 
 
 #: how many bad lines one error names
