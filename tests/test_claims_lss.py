@@ -480,6 +480,11 @@ def test_cli_lss_end_to_end_with_the_lexical_scorer(tmp_path: Path) -> None:
     result = runner.invoke(_app(), ["lss", "--claim", claim, "--reference", str(tmp_path / "missing.txt"),
                                     "--scorer", "lexical"])
     assert result.exit_code == 2 and "not found" in result.output
+    latin = tmp_path / "latin1.txt"  # the reference is read as every other text file is (it was an internal error)
+    latin.write_bytes("Acme Corp reported revenue in Malm\u00f6.".encode("latin-1"))
+    for path, said in ((latin, "is not UTF-8 text"), (tmp_path, "is a folder")):
+        result = runner.invoke(_app(), ["lss", "--claim", claim, "--reference", str(path), "--scorer", "lexical"])
+        assert result.exit_code == 2 and said in result.output, result.output
     for bad in ("bogus", "none"):  # the message offers what works: the tagger and the search scorers
         result = runner.invoke(_app(), ["lss", "--claim", claim, "--reference", str(ref), "--scorer", bad])
         message = " ".join(result.output.split())

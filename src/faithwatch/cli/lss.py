@@ -4,7 +4,6 @@ evaluation on lss-dev (plus what can be measured on refchecker-annotations)."""
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from faithwatch.alignment import spec_help
-from faithwatch.cli._common import ThreadsOpt, err, fail, group, out, progress
+from faithwatch.cli._common import ThreadsOpt, err, fail, group, out, progress, read_text
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 
 app = group()
@@ -49,14 +48,6 @@ def _scorer(spec: str, device: str):
     return scorer
 
 
-def _read_reference(path: Path) -> str:
-    if str(path) == "-":
-        return sys.stdin.read()
-    if not path.is_file():
-        raise InputError(f"reference file not found: {path}")
-    return path.read_text(encoding="utf-8")
-
-
 def _ci(row, name: str) -> str:
     value, low, high = row.get(name), row.get(f"{name}_low"), row.get(f"{name}_high")
     if value is None or value != value:  # None or NaN: the note says why
@@ -87,7 +78,7 @@ def lss_cmd(
     from faithwatch.claims.lss import lss, lss_tagged
 
     try:
-        ref = _read_reference(reference)
+        ref = read_text(reference, "reference")
         sc = _scorer(scorer, device)
         if hasattr(sc, "word_probabilities"):
             res = lss_tagged([claim], [ref], sc, threshold=threshold)[0]
