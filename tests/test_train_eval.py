@@ -487,3 +487,20 @@ def test_in_sample_goes_by_content_not_by_file_name(datasets, tiny_model_dir, tm
         assert done.exit_code == 0, done.output
         assert ("responses from data; calibrate on responses of your domain" in " ".join(done.output.split())) \
             == warned, done.output
+
+
+def test_a_recipe_file_is_read_with_clear_errors(tmp_path):
+    from faithwatch.cli.detectors import _recipe
+    from faithwatch.eval.training import Recipe
+
+    def read(path):
+        return _recipe(path, None, None, None, None, None, None, None, None)
+
+    good = tmp_path / "recipe.json"
+    good.write_text(json.dumps({"recipe": Recipe().to_dict()}), encoding="utf-8")
+    assert read(good) == Recipe()
+    latin = tmp_path / "latin1.json"
+    latin.write_bytes('{"recipe": {"kind": "Malm\u00f6"}}'.encode("latin-1"))  # was an internal UnicodeDecodeError
+    for path, said in ((latin, "is not UTF-8 text"), (tmp_path, "is a folder"), (tmp_path / "no.json", "not found")):
+        with pytest.raises(InputError, match=said):
+            read(path)

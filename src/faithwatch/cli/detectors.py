@@ -24,6 +24,7 @@ from faithwatch.cli._common import (
     group,
     out,
     progress,
+    read_text,
 )
 from faithwatch.cli._labelled import (
     ALIGN_OPT,
@@ -46,10 +47,9 @@ def _recipe(path, kind, features, transform, c_value, monotone, weighting, probe
     from faithwatch.eval.training import Recipe, with_recipe
 
     if path is not None:
-        if not path.is_file():
-            raise InputError(f"recipe file not found: {path}")
+        text = read_text(path, "recipe")
         try:
-            recipe = Recipe.from_dict(json.loads(path.read_text(encoding="utf-8")).get("recipe", {}))
+            recipe = Recipe.from_dict(json.loads(text).get("recipe", {}))
         except (json.JSONDecodeError, AttributeError, TypeError) as exc:
             raise InputError(f"{path} is not a recipe JSON ({exc})") from None
     else:
