@@ -566,6 +566,18 @@ def test_load_jsonl_a_malformed_span_says_the_form(tmp_path: Path, spans) -> Non
         load_jsonl(path)
 
 
+@pytest.mark.parametrize("name, text", [
+    ("mine.jsonl", json.dumps({**GOOD, "context": "Malm\u00f6 is in Sweden."}, ensure_ascii=False)),
+    ("dev.tsv", "knowledge\tmessage\tresponse\tbegin_label\tmodel_name\nMalm\u00f6\tq\tr\tGeneric\tx"),
+    ("summedits_x.json", json.dumps([{"doc": "Malm\u00f6", "summary": "s", "label": 1}], ensure_ascii=False)),
+])
+def test_a_data_file_that_is_not_utf8_is_named(tmp_path: Path, name: str, text: str) -> None:
+    path = tmp_path / name  # Latin-1 bytes: an internal UnicodeDecodeError before, whichever loader read it
+    path.write_bytes(text.encode("latin-1"))
+    with pytest.raises(InputError, match=f"{name} is not UTF-8 text"):
+        load_dataset(str(path))
+
+
 def test_an_empty_data_file_and_unknown_fields_are_named(tmp_path: Path, caplog) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n", encoding="utf-8")

@@ -367,8 +367,12 @@ DATASETS: dict[str, Callable[[Path], list[LabelledExample]]] = {
 
 def load_dataset(name: str, root: str | Path | None = None, *, questionable: Policy = "exclude",
                  generic: Policy = "exclude") -> list[LabelledExample]:
-    """A dataset by name or path (see :func:`_load_dataset`); one that holds no record is an :class:`InputError`."""
-    examples = _load_dataset(name, root, questionable=questionable, generic=generic)
+    """A dataset by name or path (see :func:`_load_dataset`); one that holds no record, or a file that is not UTF-8,
+    is an :class:`InputError`."""
+    try:
+        examples = _load_dataset(name, root, questionable=questionable, generic=generic)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{name} is not UTF-8 text ({exc.reason}): save it as UTF-8") from None
     if not examples:
         raise InputError(f"{name} holds no records")
     return examples
