@@ -229,6 +229,13 @@ def test_loader_errors_name_the_line(tmp_path):
         cf.success("Lyon", item)
     with pytest.raises(InputError, match="not found"):
         cf.load_items(tmp_path / "missing.jsonl")
+    latin = tmp_path / "latin1.jsonl"  # an internal UnicodeDecodeError before
+    latin.write_bytes(json.dumps({**good, "context": "It is in Lyon, n\u00e9e."}, ensure_ascii=False).encode("latin-1"))
+    with pytest.raises(InputError, match="latin1.jsonl is not UTF-8 text"):
+        cf.load_items(latin)
+    marked = tmp_path / "marked.jsonl"  # a byte-order mark was invalid JSON on line 1
+    marked.write_text("\ufeff" + json.dumps(good) + "\n", encoding="utf-8")
+    assert [i.id for i in cf.load_items(marked)] == ["a"]
 
 
 # ---- metrics -----------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ Reading repairs what a crash can leave behind, and only that:
   the good lines after it are kept.
 
 Files written whole (Parquet shards, shards of rows) go through :func:`write_atomic`: on disk completely or not at
-all.
+all. Text files given by users are read by :func:`read_utf8`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from faithwatch.errors import InputError
+
 Row = dict[str, Any]
+
+
+def read_utf8(path: Path, what: str = "file") -> str:
+    """The text of a UTF-8 file (a byte-order mark dropped); one in another encoding is an :class:`InputError`
+    naming ``what``, the path and the first bad byte."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{what} {path} is not UTF-8 text (byte {exc.start + 1}): save it as UTF-8") from None
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from faithwatch import registry
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 from faithwatch.signals import default_signals, model_free_signals
+from faithwatch.store import read_utf8
 
 _WIDTH = None if sys.stdout.isatty() else 160  # piped output: wide tables instead of wrapped cells
 out = Console(highlight=False, width=_WIDTH)
@@ -239,9 +240,7 @@ def read_text(path: Path, what: str) -> str:
     if path.is_socket():
         raise InputError(f"{what} {path} is a socket: give a file")
     try:
-        return path.read_text(encoding="utf-8-sig")  # a byte-order mark is no text
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{what} file {path} is not UTF-8 text (byte {exc.start + 1})") from None
+        return read_utf8(path, f"{what} file")
     except OSError as exc:  # no permission, a device that cannot be read, ...
         raise InputError(f"{what} file {path} cannot be read: {exc.strerror or exc}") from None
 

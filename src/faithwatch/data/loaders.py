@@ -371,7 +371,7 @@ def load_dataset(name: str, root: str | Path | None = None, *, questionable: Pol
     is an :class:`InputError`."""
     try:
         examples = _load_dataset(name, root, questionable=questionable, generic=generic)
-    except UnicodeDecodeError as exc:
+    except UnicodeDecodeError as exc:  # the loaders read files in several ways (whole, by line, as CSV)
         raise InputError(f"{name} is not UTF-8 text ({exc.reason}): save it as UTF-8") from None
     if not examples:
         raise InputError(f"{name} holds no records")

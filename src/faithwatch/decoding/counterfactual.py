@@ -68,6 +68,7 @@ from typing import Any
 
 from faithwatch.decoding.types import REFUSAL
 from faithwatch.errors import InputError
+from faithwatch.store import read_utf8
 from faithwatch.text import SMALL_NUMBER_WORDS, TENS, WORD_VALUES
 from faithwatch.text.visible import is_blank
 
@@ -348,22 +349,21 @@ def load_items(source: str | Path, *, require_answers: bool = False) -> list[QAI
         raise InputError(f"data file not found: {path} (use '{PACKAGED}' for the packaged counterfactual set)")
     items: list[QAItem] = []
     seen: dict[str, int] = {}
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                item = parse_item(json.loads(line), line_no)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}, line {line_no}: invalid JSON: {exc.msg} at column {exc.colno}") from None
-            except ValueError as exc:
-                raise InputError(f"{path}, line {line_no}: {exc}") from None
-            if require_answers and not item.is_counterfactual:
-                raise InputError(f"{path}, line {line_no}: 'context_answers' and 'common_answers' are required")
-            if item.id in seen:
-                raise InputError(f"{path}, line {line_no}: id {item.id!r} is already used on line {seen[item.id]}")
-            seen[item.id] = line_no
-            items.append(item)
+    for line_no, line in enumerate(read_utf8(path, "data file").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = parse_item(json.loads(line), line_no)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}, line {line_no}: invalid JSON: {exc.msg} at column {exc.colno}") from None
+        except ValueError as exc:
+            raise InputError(f"{path}, line {line_no}: {exc}") from None
+        if require_answers and not item.is_counterfactual:
+            raise InputError(f"{path}, line {line_no}: 'context_answers' and 'common_answers' are required")
+        if item.id in seen:
+            raise InputError(f"{path}, line {line_no}: id {item.id!r} is already used on line {seen[item.id]}")
+        seen[item.id] = line_no
+        items.append(item)
     if not items:
         raise InputError(f"{path} holds no items")
     return items
