@@ -337,6 +337,13 @@ def test_load_lss_dev_real_layout(tmp_path: Path) -> None:
     bad.drop(columns=[LSS_DEV_HEADER[-1]]).to_csv(tmp_path / "bad2.csv", index=False)
     with pytest.raises(InputError, match="On a scale"):
         load_lss_dev(tmp_path / "bad2.csv")
+    # a file in another encoding or with no CSV in it: internal pandas/codec errors before
+    (tmp_path / "latin1.csv").write_bytes(bad.to_csv(index=False).replace("The", "Th\u00e9").encode("latin-1"))
+    with pytest.raises(InputError, match="latin1.csv is not UTF-8 text"):
+        load_lss_dev(tmp_path / "latin1.csv")
+    (tmp_path / "empty.csv").write_text("")
+    with pytest.raises(InputError, match="empty.csv cannot be read as CSV"):
+        load_lss_dev(tmp_path / "empty.csv")
 
 
 def test_eval_on_tiny_csv_is_finite_and_resumable(tmp_path: Path) -> None:

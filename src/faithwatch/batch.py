@@ -26,7 +26,7 @@ from typing import Any
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 from faithwatch.monitor import Monitor
 from faithwatch.records import CheckRecord, ScoreRecord, parse
-from faithwatch.store import CorruptLine, JsonlStore
+from faithwatch.store import CorruptLine, JsonlStore, read_utf8
 from faithwatch.text.visible import is_blank
 
 log = logging.getLogger(__name__)
@@ -98,10 +98,7 @@ def _read_csv(path: Path, delimiter: str, model: type[ScoreRecord] | type[CheckR
               ) -> Iterator[Record | BadRecord]:
     """The rows of a CSV / TSV input with a header row, each validated as ``model``; a row's line is the file line
     it starts on (the header is line 1)."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path} is not UTF-8 text (byte {exc.start + 1}): save it as UTF-8") from None
+    text = read_utf8(path, "input file")
     csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))  # a long document in one cell (default: 128 KiB)
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:

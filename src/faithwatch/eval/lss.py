@@ -25,6 +25,7 @@ refchecker-annotations
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
 import re
@@ -51,7 +52,7 @@ from faithwatch.eval.refchecker import (
     summarize_refchecker,
 )
 from faithwatch.stats import resample_indices
-from faithwatch.store import JsonlStore
+from faithwatch.store import JsonlStore, read_utf8
 
 __all__ = [
     "LSS_DEV_FILE",
@@ -112,7 +113,10 @@ def load_lss_dev(path: str | Path) -> pd.DataFrame:
         InputError: missing file or column, a blank statement/reference, or a rating that is not 1-5.
     """
     file = _find_file(path, LSS_DEV_FILE)
-    raw = pd.read_csv(file, dtype=str, keep_default_na=False)
+    try:
+        raw = pd.read_csv(io.StringIO(read_utf8(file, "annotation file")), dtype=str, keep_default_na=False)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError) as exc:
+        raise InputError(f"{file} cannot be read as CSV: {str(exc).strip()}") from None
     found: dict[str, str] = {}
     for short, prefix in _COLUMNS.items():
         matches = [c for c in raw.columns if c.strip().startswith(prefix)]
