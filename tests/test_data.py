@@ -578,6 +578,15 @@ def test_a_data_file_that_is_not_utf8_is_named(tmp_path: Path, name: str, text: 
         load_dataset(str(path))
 
 
+def test_a_line_separator_inside_a_json_string_is_no_new_line(tmp_path: Path) -> None:
+    # json.dumps(..., ensure_ascii=False) writes U+2028 and U+0085 as they are; splitlines cut the record there
+    row = {**GOOD, "context": "Paris is big.\u2028It is in France.\x85Yes.", "label": 0}
+    path = tmp_path / "mine.jsonl"
+    path.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+    (example,) = load_dataset(str(path))
+    assert example.context == row["context"]
+
+
 def test_an_empty_data_file_and_unknown_fields_are_named(tmp_path: Path, caplog) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n", encoding="utf-8")

@@ -236,6 +236,10 @@ def test_loader_errors_name_the_line(tmp_path):
     marked = tmp_path / "marked.jsonl"  # a byte-order mark was invalid JSON on line 1
     marked.write_text("\ufeff" + json.dumps(good) + "\n", encoding="utf-8")
     assert [i.id for i in cf.load_items(marked)] == ["a"]
+    separated = tmp_path / "separated.jsonl"  # U+2028 inside a JSON string is no line break
+    separated.write_text(json.dumps({**good, "context": "It is in Lyon.\u2028Yes."}, ensure_ascii=False) + "\n",
+                         encoding="utf-8")
+    assert cf.load_items(separated)[0].context == "It is in Lyon.\u2028Yes."
 
 
 # ---- metrics -----------------------------------------------------------------------------------------------

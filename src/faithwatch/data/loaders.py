@@ -21,6 +21,7 @@ from faithwatch.data.schema import (
     summary_defaults,
 )
 from faithwatch.errors import InputError
+from faithwatch.store import read_lines
 from faithwatch.text.visible import is_blank
 
 log = logging.getLogger(__name__)
@@ -110,7 +111,7 @@ def load_qags_file(path: Path, dataset: str) -> list[LabelledExample]:
     workers' yes/no ``responses``); labels as :func:`load_qags`. Ids are ``qags-<n>``, ``n`` counting the records
     from 0 (blank lines skipped)."""
     out = []
-    numbered = [(n, line) for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1)
+    numbered = [(n, line) for n, line in enumerate(read_lines(path), start=1)
                 if line.strip()]
     for i, (n, line) in enumerate(numbered):
         try:
@@ -178,7 +179,7 @@ def load_summedits_file(path: Path, dataset: str) -> list[LabelledExample]:
         numbered = [(f"record {i}", row) for i, row in enumerate(read_json_list(path, "SummEdits records"))]
     else:
         numbered = []
-        for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
+        for n, line in enumerate(read_lines(path), start=1):
             if line.strip():
                 try:
                     numbered.append((f"line {n}", json.loads(line)))
@@ -271,7 +272,7 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
     fixed in one pass.
     """
     out, bad, unknown = [], [], set()
-    for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
+    for n, line in enumerate(read_lines(path), start=1):
         if not line.strip():
             continue
         try:

@@ -68,7 +68,7 @@ from typing import Any
 
 from faithwatch.decoding.types import REFUSAL
 from faithwatch.errors import InputError
-from faithwatch.store import read_utf8
+from faithwatch.store import read_lines
 from faithwatch.text import SMALL_NUMBER_WORDS, TENS, WORD_VALUES
 from faithwatch.text.visible import is_blank
 
@@ -349,7 +349,7 @@ def load_items(source: str | Path, *, require_answers: bool = False) -> list[QAI
         raise InputError(f"data file not found: {path} (use '{PACKAGED}' for the packaged counterfactual set)")
     items: list[QAItem] = []
     seen: dict[str, int] = {}
-    for line_no, line in enumerate(read_utf8(path, "data file").splitlines(), start=1):
+    for line_no, line in enumerate(read_lines(path, "data file"), start=1):
         if not line.strip():
             continue
         try:

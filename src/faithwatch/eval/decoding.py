@@ -453,7 +453,7 @@ def read_answers(report: str | Path) -> list[dict[str, Any]]:
             text = handle.read()
     else:
         raise InputError(f"{folder}: no {ANSWERS_FILE} or {ANSWERS_FILE}.gz (not an eval-decoding report)")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return [json.loads(line) for line in text.split("\n") if line.strip()]  # not splitlines: U+2028 in JSON
 
 
 def answer_records(evaluation: DecodingEvaluation) -> list[dict[str, Any]]:

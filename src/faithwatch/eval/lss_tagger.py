@@ -21,6 +21,7 @@ from faithwatch.claims.lss import TAGGER_ALGORITHM, split_words
 from faithwatch.claims.rouge import align_to_claim, lss_rouge_l
 from faithwatch.nli.tagger import word_probabilities
 from faithwatch.nli.tagger_train import TaggerConfig, TaggerExample, fit, folds_of, soft_labels
+from faithwatch.store import read_lines
 
 FoldProgress = Callable[[int, int, int, int, float], None]  # (fold, folds, step, steps, loss)
 
@@ -68,7 +69,7 @@ def cross_validate(cfg: TaggerConfig, examples: list[TaggerExample], folds: int,
         file = cache_dir / f"fold-{k}-of-{folds}-{fingerprint}.jsonl"
         test = [e for e, f in zip(examples, assignment, strict=True) if f == k]
         if file.is_file():
-            done = [json.loads(line) for line in file.read_text().splitlines() if line.strip()]
+            done = [json.loads(line) for line in read_lines(file) if line.strip()]
             if sorted(r["pair_id"] for r in done) == sorted(e.pair_id for e in test):
                 rows += done
                 continue

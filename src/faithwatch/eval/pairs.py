@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from faithwatch.errors import InputError
-from faithwatch.store import read_utf8
+from faithwatch.store import read_lines
 from faithwatch.text import is_stop
 
 LABELS = ("error", "supported")
@@ -45,7 +45,7 @@ def load_pairs(path: str | Path) -> list[Pair]:
     if not path.is_file():
         raise InputError(f"pairs file not found: {path}")
     out: list[Pair] = []
-    for n, line in enumerate(read_utf8(path, "pairs file").splitlines(), start=1):
+    for n, line in enumerate(read_lines(path, "pairs file"), start=1):
         if not line.strip():
             continue
         try:

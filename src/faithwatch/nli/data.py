@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from faithwatch.errors import InputError
+from faithwatch.store import read_lines
 
 #: class order of the cross-encoder's output
 LABELS: tuple[str, ...] = ("entailment", "neutral", "contradiction")
@@ -81,18 +82,17 @@ def read_pairs(path: str | Path, sources: Iterable[str] | None = None, strict: b
         raise InputError(f"NLI file not found: {path}")
     keep = set(sources) if sources is not None else None
     pairs: list[NLIPair] = []
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                pair = parse_pair(line, f"{path}:{n}: ")
-            except ValueError as exc:
-                if strict:
-                    raise InputError(str(exc)) from exc
-                continue
-            if keep is None or pair.source in keep:
-                pairs.append(pair)
+    for n, line in enumerate(read_lines(path, "NLI file"), 1):
+        if not line.strip():
+            continue
+        try:
+            pair = parse_pair(line, f"{path}:{n}: ")
+        except ValueError as exc:
+            if strict:
+                raise InputError(str(exc)) from exc
+            continue
+        if keep is None or pair.source in keep:
+            pairs.append(pair)
     if not pairs:
         raise InputError(f"{path}: no usable pairs" + (f" from sources {sorted(keep)}" if keep else ""))
     return pairs

@@ -20,6 +20,7 @@ from typing import Any
 
 from faithwatch.errors import InputError
 from faithwatch.report._env import environment
+from faithwatch.store import read_utf8
 
 __all__ = ["dataset_html", "format_cell", "write_dataset_html"]
 
@@ -113,7 +114,7 @@ def dataset_html(results_json: str | Path) -> str:
     if not path.is_file():
         raise InputError(f"results file not found: {path}")
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(read_utf8(path, "results file"))
     except json.JSONDecodeError as exc:
         raise InputError(f"{path} is not valid JSON: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("tables", []), list):
