@@ -357,6 +357,15 @@ def test_check_response_and_abstain() -> None:
     assert res.abstained and res.aggregate == ABSTAIN and res.hallucination_rate is None
 
 
+def test_text_of_invisible_characters_is_empty() -> None:
+    # a zero-width space or byte-order mark alone passed str.strip: it was extracted and checked as a claim
+    checker = AlignmentChecker(LexicalScorer())
+    with pytest.raises(InputError, match="the response is empty"):
+        check_response("\u200b\ufeff", CTX, SegmentExtractor("sentence"), checker)
+    with pytest.raises(InputError, match="reference passage 1 is empty"):
+        check_response("The bridge was built in 1820.", [CTX, "\u200b"], SegmentExtractor("sentence"), checker)
+
+
 class FlakyExtractor:
     """Sentence claims, but extraction fails for responses containing 'FAIL'."""
 

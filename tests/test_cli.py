@@ -110,8 +110,9 @@ def test_instruction_reaches_the_monitor_and_an_empty_one_is_refused(tmp_path, m
         assert seen.pop() == "Answer as the context says."
         plain = runner.invoke(app, command)
         assert plain.exit_code == 2 and seen.pop() is None  # the Monitor's default
-        blank = runner.invoke(app, [*command, "--instruction", "  "])
-        assert blank.exit_code == 2 and "--instruction is empty" in blank.output and not seen
+        for empty in ("  ", "\u200b"):  # a zero-width space shows nothing either
+            blank = runner.invoke(app, [*command, "--instruction", empty])
+            assert blank.exit_code == 2 and "--instruction is empty" in blank.output and not seen
 
 
 def test_output_folders_and_files_are_checked_before_any_work(tmp_path):

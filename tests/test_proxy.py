@@ -329,6 +329,9 @@ def test_context_conventions():
     assert split_request({"messages": [{"role": "user", "content": "Q?"}]}).context is None
     with pytest.raises(InputError):
         split_request({"messages": []})
+    for blank in (" ", "\u200b", ["\ufeff"]):  # invisible characters are no context
+        with pytest.raises(InputError, match="'context' must be a non-empty string"):
+            split_request({"messages": [{"role": "user", "content": "Q?"}], "context": blank})
 
 
 def test_without_context_the_answer_passes_unmonitored(text_monitor):

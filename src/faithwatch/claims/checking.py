@@ -42,6 +42,7 @@ from faithwatch.claims.spans import chunk_spans, sentence_spans
 from faithwatch.claims.types import CONFLICT, CONTRADICTION, ENTAILMENT, NEUTRAL, Claim, ClaimVerdict, Evidence
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.text import strip_markup
+from faithwatch.text.visible import is_blank
 
 #: the rules for combining verdicts across reference passages (see the module doc)
 COMBINE_RULES: tuple[str, ...] = ("conflict", "max-entail", "any-contradiction")
@@ -69,7 +70,7 @@ def validate_references(references: str | Sequence[str]) -> list[str]:
     for i, ref in enumerate(refs):
         if not isinstance(ref, str):
             raise InputError(f"reference passage {i} must be a string, got {type(ref).__name__}")
-        if not ref.strip():
+        if is_blank(ref):
             raise InputError(f"reference passage {i} is empty")
     return refs
 

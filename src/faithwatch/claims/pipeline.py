@@ -25,6 +25,7 @@ from faithwatch.claims.llm import LLMUnavailableError
 from faithwatch.claims.types import ResponseCheck
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.text import cut_passages
+from faithwatch.text.visible import is_blank
 
 #: input fields copied to the output row (and usable as summary groups)
 CARRIED_FIELDS = ("model", "dataset")
@@ -53,7 +54,7 @@ def check_response(
     if aggregation not in AGGREGATIONS:
         raise InputError(f"unknown aggregation {aggregation!r}; choose one of {', '.join(AGGREGATIONS)}")
     refs = validate_references(references)  # fail on a bad reference before paying for extraction
-    if not isinstance(response, str) or not response.strip():
+    if not isinstance(response, str) or is_blank(response):
         raise InputError("the response is empty: there is no claim to check")
     try:
         claims = extractor.extract(response, question)

@@ -20,6 +20,7 @@ from faithwatch import registry
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 from faithwatch.signals import default_signals, model_free_signals
 from faithwatch.store import read_utf8
+from faithwatch.text.visible import is_blank
 
 _WIDTH = None if sys.stdout.isatty() else 160  # piped output: wide tables instead of wrapped cells
 out = Console(highlight=False, width=_WIDTH)
@@ -218,7 +219,7 @@ def check_generation(model: str | None, question: str) -> None:
     if model is not None and model.strip().lower() == "none":
         raise InputError("--model none runs no language model, so it cannot write an answer; it scores given text: "
                          "faithwatch score --model none, or faithwatch check")
-    if not question.strip():
+    if is_blank(question):
         raise InputError("The question is empty: give the question the answer is for (--question).")
 
 
@@ -250,7 +251,7 @@ def instruction_kwargs(instruction: str | None) -> dict[str, str]:
     :class:`InputError` when it is blank (an empty instruction is no prompt)."""
     if instruction is None:
         return {}
-    if not instruction.strip():
+    if is_blank(instruction):
         raise InputError("--instruction is empty: give the instruction's text, or leave the option out for the "
                          "default")
     return {"instruction": instruction}

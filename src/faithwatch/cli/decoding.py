@@ -29,6 +29,7 @@ from faithwatch.cli._common import (
 )
 from faithwatch.errors import FaithwatchError
 from faithwatch.params import DEFAULT_STRATEGY, bounds, default, help_of
+from faithwatch.text.visible import is_blank
 
 if TYPE_CHECKING:
     from faithwatch.decoding.types import DecodingResult
@@ -82,7 +83,7 @@ def generate(
 
     try:
         ctx = read_text(context, "context")  # before the heavy imports: a bad path fails at once
-        if not ctx.strip():
+        if is_blank(ctx):
             raise InputError("The context is empty: faithwatch needs a non-empty context.")
         check_generation(model, question)
         from faithwatch.decoding import generate as run

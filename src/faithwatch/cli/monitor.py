@@ -48,6 +48,7 @@ from faithwatch.cli._common import (
 )
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.results import SentenceReport
+from faithwatch.text.visible import is_blank
 
 app = group()
 SHOWN = ("align_score", "tag_min_content", "novel_numbers", "novel_entities", "edit_swap_num", "edit_neg_flip",
@@ -167,7 +168,7 @@ def monitor(
     """Generate an answer and print each sentence the moment it is complete, with its score and signals."""
     try:
         ctx = read_text(context, "context")
-        if not ctx.strip():
+        if is_blank(ctx):
             raise InputError("The context is empty: faithwatch needs a non-empty context.")
         check_generation(model, question)
         mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device, max_new_tokens,

@@ -145,7 +145,7 @@ def load_qags_file(path: Path, dataset: str) -> list[LabelledExample]:
 
 def _qags_votes(sent: object) -> list[bool] | None:
     """The workers' yes votes of one QAGS summary sentence, or ``None`` when it is not one."""
-    if not isinstance(sent, dict) or not isinstance(sent.get("sentence"), str) or not sent["sentence"].strip():
+    if not isinstance(sent, dict) or not isinstance(sent.get("sentence"), str) or is_blank(sent["sentence"]):
         return None
     responses = sent.get("responses")
     if not isinstance(responses, list) or not responses:
@@ -192,7 +192,7 @@ def load_summedits_file(path: Path, dataset: str) -> list[LabelledExample]:
         if row["label"] not in (0, 1) or isinstance(row["label"], bool):
             raise InputError(f"{path}, {where}: 'label' must be 1 (consistent) or 0 (inconsistent), "
                              f"got {row['label']!r}")
-        blank = [k for k in ("doc", "summary") if not isinstance(row[k], str) or not row[k].strip()]
+        blank = [k for k in ("doc", "summary") if not isinstance(row[k], str) or is_blank(row[k])]
         if blank:
             raise InputError(f"{path}, {where}: missing or empty {blank}")
         out.append(LabelledExample(

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from faithwatch.errors import InputError
+from faithwatch.text.visible import is_blank
 
 DEFAULT_MARKERS = ("<context>", "</context>")
 CONTEXT_HEADER = "Context:\n"
@@ -72,7 +73,7 @@ def split_request(body: dict[str, Any], markers: tuple[str, str] = DEFAULT_MARKE
     if field is not None:
         if isinstance(field, list) and all(isinstance(p, str) for p in field):
             field = "\n\n".join(p.strip() for p in field)
-        if not isinstance(field, str) or not field.strip():
+        if not isinstance(field, str) or is_blank(field):
             raise InputError("'context' must be a non-empty string or a list of strings")
         context = field.strip()
         _, question = _marked(question, markers)
