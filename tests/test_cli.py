@@ -362,3 +362,11 @@ def test_generate_prints_what_came_closest_when_it_refuses(tiny_model_dir, tmp_p
     refused = runner.invoke(app, command)
     assert refused.exit_code == 0, refused.output
     assert "REFUSED" in refused.output and "Closest to passing: " in refused.output
+
+
+@pytest.mark.parametrize("command", [["eval"], ["train", "--out", "d"], ["select"], ["eval-lss"],
+                                     ["train-lss-tagger"], ["train-nli"], ["eval-decoding"]])
+def test_a_negative_seed_is_a_usage_error(command):
+    # it reached numpy and came back as an internal error (eval, after the features were computed)
+    result = runner.invoke(app, [*command, "--seed", "-5"])
+    assert result.exit_code == 2 and "Invalid value for '--seed'" in result.output, result.output

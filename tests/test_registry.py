@@ -253,3 +253,18 @@ def test_every_builtin_strategy_says_which_parameters_it_reads() -> None:
         assert reads is not None and set(reads) <= set(DecodingParams.model_fields), name
     assert "alpha" in registry.strategies.get("cad").options["reads"]
     assert "tau1" not in registry.strategies.get("cad").options["reads"]
+
+
+def test_an_error_inside_a_compiled_library_is_not_blamed_on_a_plug_in(tmp_path, monkeypatch):
+    # numpy's Cython frames are named by relative paths ("numpy/random/....pyx"): they resolved against the working
+    # folder, so the message said the error was in a plug-in there
+    from faithwatch.cli import _outside
+    from faithwatch.stats import resample_counts
+
+    monkeypatch.chdir(tmp_path)
+    try:
+        next(resample_counts(4, 2, seed=-1))  # a generator: it draws when asked
+    except ValueError as exc:
+        assert _outside(exc) == ""
+    else:
+        raise AssertionError("numpy took a negative seed")

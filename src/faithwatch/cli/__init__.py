@@ -92,7 +92,8 @@ def run() -> None:
 
 def _outside(exc: BaseException) -> str:
     """`` (in FILE:LINE, not faithwatch's code: a plug-in?)`` when the innermost frame of ``exc`` that is not in an
-    installed library or the standard library lies outside the faithwatch package, else ``""``."""
+    installed library or the standard library lies outside the faithwatch package, else ``""`` (frames of compiled
+    extensions, named by a relative path, are a library's)."""
     import sysconfig
     import traceback
     from pathlib import Path
@@ -101,6 +102,8 @@ def _outside(exc: BaseException) -> str:
     libs = [Path(v).resolve() for k, v in sysconfig.get_paths().items() if k in ("stdlib", "platstdlib", "purelib",
                                                                                  "platlib")]
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if not Path(frame.filename).is_absolute():  # a compiled extension's frame ("numpy/random/....pyx")
+            continue
         where = Path(frame.filename).resolve()
         if where.is_relative_to(ours):
             return ""

@@ -257,6 +257,11 @@ def instruction_kwargs(instruction: str | None) -> dict[str, str]:
     return {"instruction": instruction}
 
 
+def seed_option(value: int = 0) -> Any:
+    """``--seed`` (default ``value``): 0 to 2**32 - 1, the range numpy and scikit-learn take."""
+    return typer.Option(value, "--seed", min=0, max=2**32 - 1, help="Random seed (bootstraps, folds, training).")
+
+
 ModelOpt = typer.Option(None, "--model", "-m", help="HF causal LM dir or hub id (default: embedded SmolLM2-135M).")
 DeviceOpt = typer.Option(None, "--device", help="cpu, cuda, ... (default: cuda if available).")
 TruncOpt = typer.Option(False, "--truncate-context", help="Cut the context's tail to fit the model (with a warning).")

@@ -190,7 +190,7 @@ def eval_decoding(
     abstain_threshold: float = typer.Option(default("abstain_threshold"), "--abstain-threshold",
                                             help=help_of("abstain_threshold"), **bounds("abstain_threshold")),
     max_new_tokens: int = typer.Option(default("max_new_tokens"), "--max-new-tokens", **bounds("max_new_tokens")),
-    seed: int = typer.Option(default("seed"), "--seed", help="Sampling seed (and bootstrap seed)."),
+    seed: int = typer.Option(default("seed"), "--seed", help="Sampling seed (and bootstrap seed).", **bounds("seed")),
     coverage: bool = typer.Option(default("coverage"), "--coverage/--no-coverage", help=help_of("coverage")),
     last_resort: bool = typer.Option(default("last_resort"), "--last-resort/--no-last-resort",
                                      help=help_of("last_resort")),

@@ -25,6 +25,7 @@ from faithwatch.cli._common import (
     out,
     progress,
     read_text,
+    seed_option,
 )
 from faithwatch.cli._labelled import (
     ALIGN_OPT,
@@ -103,7 +104,7 @@ def train(
     probe_c: float | None = typer.Option(None, "--probe-C", help="Inverse L2 strength of the probe."),
     lens: str = typer.Option("span", "--lens", help="Also train a Lookback Lens: span | window | none "
                              "(none with --text-only)."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = seed_option(0),
     model: str | None = MODEL_OPT,
     alignment: str | None = ALIGN_OPT,
     questionable: str = QUESTIONABLE_OPT,
@@ -178,7 +179,7 @@ def select(
     out_file: Path = typer.Option(Path("recipe.json"), "--out", dir_okay=False,
                                   help="Where to write the chosen recipe."),
     table_file: Path | None = typer.Option(None, "--table", help="Also write the whole table as CSV."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = seed_option(0),
     model: str | None = MODEL_OPT,
     alignment: str | None = ALIGN_OPT,
     questionable: str = QUESTIONABLE_OPT,
@@ -231,7 +232,7 @@ def synth_edits(
     data: str = typer.Option(..., "--data", help="Data sets whose contexts the responses are built from."),
     out_file: Path = typer.Option(..., "--out", dir_okay=False, help="The JSONL file to write (generic format)."),
     n: int = typer.Option(600, "--n", min=2, help="Responses to build (about half unfaithful)."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = seed_option(0),
     data_root: str | None = DATA_ROOT_OPT,
 ) -> None:
     """Build near-copy responses with one changed number, entity or negation (span-labelled), for --augment.

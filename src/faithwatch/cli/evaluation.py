@@ -23,6 +23,7 @@ from faithwatch.cli._common import (
     group,
     out,
     progress,
+    seed_option,
 )
 from faithwatch.cli._labelled import (
     AUGMENT_OPT,
@@ -54,7 +55,7 @@ def evaluate(
     transfer: bool = typer.Option(False, "--transfer", help="Also the transfer matrix, leave-one-out and "
                                   "ablation tables across the --data sets (trains many detectors)."),
     n_boot: int = typer.Option(1000, "--n-boot", min=1, help="Bootstrap replicates for the 95% intervals."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = seed_option(0),
     questionable: str = QUESTIONABLE_OPT,
     data_root: str | None = DATA_ROOT_OPT,
     text_only: bool = TEXT_ONLY_OPT,

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from faithwatch.alignment import spec_help
-from faithwatch.cli._common import ThreadsOpt, err, fail, group, out, progress, read_text
+from faithwatch.cli._common import ThreadsOpt, err, fail, group, out, progress, read_text, seed_option
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 
 app = group()
@@ -128,7 +128,7 @@ def eval_lss(
     cache: Path | None = typer.Option(None, "--cache", help="Folder of the resumable per-pair caches "
                                       "(default: <report>/cache)."),
     n_boot: int = typer.Option(1000, "--n-boot", min=0, help="Bootstrap replicates (over pairs) for 95% CIs."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = seed_option(0),
     refchecker: bool = typer.Option(True, "--refchecker/--no-refchecker", help="Also summarise "
                                     "refchecker-annotations (descriptive statistics only: no references)."),
     device: str = typer.Option("cpu", "--device", help="Torch device of model-based scorers."),
@@ -224,7 +224,7 @@ def train_lss_tagger_cmd(
     lora_r: int = typer.Option(16, "--lora-r", min=1),
     synthetic: float = typer.Option(0.0, "--synthetic", min=0.0, max=1.0, help="Share of the training pairs that "
                                     "also train as one edited reference sentence (a number or name changed)."),
-    seed: int = typer.Option(13, "--seed"),
+    seed: int = seed_option(13),
     limit: int | None = typer.Option(None, "--limit", min=3, help="Use only the first N rows of LSS_dev.csv "
                                      "(smoke test)."),
     n_boot: int = typer.Option(1000, "--n-boot", min=0, help="Bootstrap replicates (over pairs) for 95% CIs."),

@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from faithwatch.alignment import DEFAULT_SCORER
-from faithwatch.cli._common import ThreadsOpt, fail, group, out, progress
+from faithwatch.cli._common import ThreadsOpt, fail, group, out, progress, seed_option
 from faithwatch.errors import FaithwatchError, InputError
 
 app = group()
@@ -46,7 +46,7 @@ def train_nli_cmd(
     lr: float = typer.Option(5e-4, "--lr"),
     max_length: int = typer.Option(256, "--max-length", min=16),
     lora_r: int = typer.Option(32, "--lora-r", min=1),
-    seed: int = typer.Option(13, "--seed"),
+    seed: int = seed_option(13),
     threads: int = typer.Option(2, "--threads", min=1, help="torch CPU threads (results depend on it)."),
     limit: int = typer.Option(None, "--limit", min=1, help="Train on only N pairs (smoke test)."),
     base_dir: Path = BaseOpt,
