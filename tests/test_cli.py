@@ -317,6 +317,10 @@ def test_a_data_folder_stands_for_its_data_files(tmp_path) -> None:
                                                                   "summedits_podcast.json"))]
     with pytest.raises(InputError, match="holds no .jsonl, .json, .tsv file"):
         data_sets(str(tmp_path / "sub"))
+    (tmp_path / "sub" / "begin_test.tsv").write_text("[]")  # one name for two files: the second overwrote the first
+    with pytest.raises(InputError, match="would both be the data set 'begin_test'"):
+        data_sets(f"{tmp_path / 'begin_test.tsv'},{tmp_path / 'sub'}")
+    (tmp_path / "sub" / "begin_test.tsv").unlink()
     result = CliRunner().invoke(app, ["eval", "--data", str(tmp_path / "sub"), "--report", str(tmp_path / "r")])
     assert result.exit_code != 0 and "holds no" in result.output
 

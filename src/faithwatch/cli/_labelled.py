@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from faithwatch.cli._common import progress
-from faithwatch.data.loaders import DATA_SUFFIXES
+from faithwatch.data.loaders import DATA_SUFFIXES, dataset_name
 from faithwatch.errors import InputError
 
 MODEL_OPT = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2).")
@@ -25,7 +25,8 @@ TEXT_ONLY_OPT = typer.Option(False, "--text-only", help="Sentence features from 
 
 def data_sets(spec: str) -> list[str]:
     """The data sets of ``--data``: comma-separated names or files; a folder stands for its .jsonl, .json and .tsv
-    files (sorted), each its own data set (e.g. SummEdits' ten domain files)."""
+    files (sorted), each its own data set (e.g. SummEdits' ten domain files). A name given twice counts once; two
+    files with one name (``a/x.jsonl``, ``b/x.jsonl``) are an :class:`InputError`."""
     names = []
     for d in (d.strip() for d in spec.split(",")):
         if d and Path(d).is_dir():
@@ -37,7 +38,14 @@ def data_sets(spec: str) -> list[str]:
             names.append(d)
     if not names:
         raise InputError("--data names no data set")
-    return list(dict.fromkeys(names))
+    names = list(dict.fromkeys(names))
+    named: dict[str, str] = {}
+    for name in names:  # a data set is named by its file's stem: a second one would overwrite the first's tables
+        other = named.setdefault(dataset_name(name), name)
+        if other != name:
+            raise InputError(f"--data: {other} and {name} would both be the data set {dataset_name(name)!r} (a file "
+                             "goes by its name without the folder and suffix): rename one")
+    return names
 
 
 def ray_settings(ray: bool, address: str | None, workers: int, gpus_per_worker: float, threads: int | None):
