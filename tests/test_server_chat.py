@@ -42,3 +42,23 @@ def test_deltas_rebuild_each_choice(lm):
     for c in choices:
         assert "".join(pieces[c["index"]]) == c["message"]["content"]
         assert ends[c["index"]] == [c["finish_reason"]]
+
+
+@pytest.mark.parametrize("field, value", [("stream", "yes"), ("logprobs", 1), ("continue_final_message", "no"),
+                                          ("add_generation_prompt", "false")])
+def test_flags_are_json_booleans(field, value):
+    # "stream": "yes" was read as true (pydantic's lax mode); OpenAI's API and faithwatch proxy refuse it
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="valid boolean"):
+        ChatRequest(messages=MESSAGES, **{field: value})
+
+
+def test_a_content_part_that_is_not_text_is_refused_not_dropped():
+    from pydantic import ValidationError
+
+    parts = [{"type": "text", "text": "What is in this picture?"}, {"type": "image_url", "image_url": {"url": "x"}}]
+    with pytest.raises(ValidationError, match="reads text only, got type 'image_url'"):  # was answered without it
+        ChatRequest(messages=[{"role": "user", "content": parts}])
+    told = ChatRequest(messages=[{"role": "user", "content": parts[:1]}])
+    assert told.messages[0].text() == "What is in this picture?"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 
 from faithwatch.decoding.loop import sampling_chooser
 from faithwatch.detok import IncrementalText
@@ -39,6 +39,16 @@ class ChatMessage(BaseModel):
     role: Literal["system", "developer", "user", "assistant", "tool"]
     content: str | list[dict[str, Any]] | None = None
 
+    @field_validator("content")
+    @classmethod
+    def _text_parts_only(cls, value: str | list[dict[str, Any]] | None) -> str | list[dict[str, Any]] | None:
+        """The served model reads text: a part of another type (an image, audio) is refused, not dropped."""
+        for part in value if isinstance(value, list) else ():
+            if part.get("type") != "text" or not isinstance(part.get("text"), str):
+                raise ValueError(f"content parts must be {{'type': 'text', 'text': str}}; faithwatch serve reads "
+                                 f"text only, got type {part.get('type')!r}")
+        return value
+
     def text(self) -> str:
         """The message's text (the text parts of a list content, joined)."""
         if isinstance(self.content, list):
@@ -54,16 +64,16 @@ class ChatRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
     model: str | None = None
     messages: list[ChatMessage] = Field(min_length=1)
-    stream: bool = False
+    stream: StrictBool = False  # strict, as OpenAI's: "stream": "no" is an error, not read as a word
     n: int = Field(1, ge=1, le=16)
     max_tokens: int | None = Field(None, ge=1)
     max_completion_tokens: int | None = Field(None, ge=1)
     temperature: float = Field(1.0, ge=0.0, le=2.0)
     seed: int | None = Field(None, ge=0, le=2**63 - 1)
-    logprobs: bool = False
+    logprobs: StrictBool = False
     top_logprobs: int = Field(0, ge=0, le=20)
-    continue_final_message: bool = False
-    add_generation_prompt: bool = True
+    continue_final_message: StrictBool = False
+    add_generation_prompt: StrictBool = True
     stop: str | list[str] | None = None
 
     @field_validator("stop")
