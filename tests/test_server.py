@@ -168,6 +168,9 @@ def test_generate_greedy(client):
     body = r.json()
     assert body["strategy"] == "greedy" and isinstance(body["answer"], str) and "trace" in body
     assert client.post("/v1/generate", json={"question": "q", "context": "c", "strategy": "nope"}).status_code == 422
+    for flag in ("trim", "last_resort", "coverage", "no_repeat"):  # "yes" and "no" were read as booleans
+        r = client.post("/v1/generate", json={"question": "q", "context": "c", flag: "no"})
+        assert r.status_code == 422 and "valid boolean" in r.text, r.text
 
 
 @pytest.mark.parametrize("batch_rows", [1, 8])  # a pool job, and a row of the live batch

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 #: the strategy used when the caller names none: plain FOD, which searches once more over AdaCAD's distribution before
 #: it refuses. Chosen by a rule fixed before its test set ran (training/data/README.md, fresh7): on that set 38 of 40
@@ -39,20 +39,20 @@ class DecodingParams(BaseModel):
     max_new_tokens: int = Field(128, ge=1, description="Generation budget in tokens.")
     max_sentence_tokens: int = Field(96, ge=1, description="Longest sentence before it is cut.")
     chunk_tokens: int = Field(8, ge=1, description="Lookback: tokens per candidate chunk.")
-    coverage: bool = Field(True, description="FOD: read the question's parts (wh-clauses) and search on while an "
+    coverage: StrictBool = Field(True, description="FOD: read the question's parts (wh-clauses) and search on while an "
                            "answer leaves one unfilled (see faithwatch.decoding.coverage).")
-    last_resort: bool = Field(False, description="fod-fallback: before refusing, search a last time with tau2 "
+    last_resort: StrictBool = Field(False, description="fod-fallback: before refusing, search a last time with tau2 "
                               "lowered to the detector's flag threshold, and answer with what the detector does not "
                               "flag (off by default: where the context lacks the answer, it answers wrongly).")
-    trim: bool = Field(False, description="FOD: before backtracking from a greedy sentence below tau1, try it cut "
-                       "at one of its last two commas (what follows dropped) and keep the longest cut that passes "
+    trim: StrictBool = Field(False, description="FOD: before backtracking from a greedy sentence below tau1, try it "
+                       "cut at one of its last two commas (what follows dropped) and keep the longest cut that passes "
                        "(off by default: where the context lacks the answer, it keeps a distractor instead of "
                        "refusing).")
-    no_repeat: bool = Field(True, description="FOD: a sentence that says again, word for word, one already in its "
-                            "answer (case, punctuation and leading list numbers aside) counts as a low score: stage 1 "
-                            "backtracks from it and the search prunes it (small models loop: 'The answer is: … The "
-                            "answer is: …'); rerank, rerank-coverage: each answer of the pool ends before such a "
-                            "sentence.")
+    no_repeat: StrictBool = Field(True, description="FOD: a sentence that says again, word for word, one already in "
+                                  "its answer (case, punctuation and leading list numbers aside) counts as a low "
+                                  "score: stage 1 backtracks from it and the search prunes it (small models loop: "
+                                  "'The answer is: … The answer is: …'); rerank, rerank-coverage: each answer of the "
+                                  "pool ends before such a sentence.")
     seed: int = Field(0, ge=0, le=2**64 - 1, description="Seed of the sampler.")
 
     def for_strategy(self, defaults: dict[str, Any]) -> DecodingParams:
