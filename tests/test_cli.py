@@ -374,3 +374,18 @@ def test_a_negative_seed_is_a_usage_error(command):
     # it reached numpy and came back as an internal error (eval, after the features were computed)
     result = runner.invoke(app, [*command, "--seed", "-5"])
     assert result.exit_code == 2 and "Invalid value for '--seed'" in result.output, result.output
+
+
+@pytest.mark.parametrize("command", [["serve"], ["proxy", "--upstream", "http://127.0.0.1:9"]])
+def test_serve_and_proxy_refuse_a_bad_log_level_or_a_blank_key_before_loading(command, monkeypatch):
+    # an unknown --log-level was a KeyError inside uvicorn once the model had loaded; proxy took a blank key
+    import faithwatch.monitor
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model loaded")
+
+    monkeypatch.setattr(faithwatch.monitor, "Monitor", no_model)
+    loud = runner.invoke(app, [*command, "--log-level", "loud"])
+    assert loud.exit_code == 2 and "Invalid value for '--log-level'" in loud.output, loud.output
+    blank = runner.invoke(app, [*command, "--api-key", "\u200b"])
+    assert blank.exit_code == 2 and "the API key is empty" in blank.output, blank.output

@@ -283,6 +283,23 @@ def test_other_hosts_and_bodies_that_are_not_json_are_refused(text_monitor):
     assert len(script.requests) == 1  # neither refused request reached the upstream
 
 
+def test_an_api_key_guards_the_proxy_and_a_blank_one_is_refused(text_monitor):
+    script = Script(pieces=FAITHFUL)
+    with serve(fake_upstream(script)) as up:
+        for blank in (" ", "\u200b"):  # a blank key was taken: only "Bearer  " would have passed
+            with pytest.raises(InputError, match="the API key is empty"):
+                create_proxy_app(text_monitor, Upstream(up + "/v1"), api_key=blank)
+        with serve(create_proxy_app(text_monitor, Upstream(up + "/v1"), api_key="s3cret")) as url:
+            told = {"Authorization": "Bearer s3cret"}
+            ok = httpx.post(url + "/v1/chat/completions", json=ASK, headers=told, timeout=30)
+            wrong = httpx.post(url + "/v1/chat/completions", json=ASK, headers={"Authorization": "Bearer s3cre"},
+                               timeout=30)
+            none = httpx.post(url + "/v1/chat/completions", json=ASK, timeout=30)
+    assert ok.status_code == 200 and wrong.status_code == 401 and none.status_code == 401
+    assert wrong.json()["error"]["type"] == "authentication_error"
+    assert len(script.requests) == 1
+
+
 @pytest.mark.parametrize(("field", "value"), [("n", "two"), ("n", [1]), ("n", 1.5), ("n", True),
                                             ("stream", "yes"), ("logprobs", 1)])
 def test_fields_the_proxy_reads_must_have_their_type(text_monitor, field, value):

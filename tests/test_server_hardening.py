@@ -262,8 +262,9 @@ def test_no_api_key_by_default(lm):
         assert c.post("/v1/check", json={"response": CLAIM, "contexts": CONTEXT}).status_code == 200
         assert c.get("/login").status_code == 404
         assert c.get("/healthz").json()["api_key_required"] is False
-    with pytest.raises(ValueError, match="empty"):
-        create_app(FakeMonitor(lm), api_key="  ")
+    for blank in ("  ", "\u200b\ufeff"):  # whitespace or invisible characters: a key nobody can type
+        with pytest.raises(ValueError, match="empty"):
+            create_app(FakeMonitor(lm), api_key=blank)
 
 
 def test_host_allowlist_blocks_dns_rebinding(lm):

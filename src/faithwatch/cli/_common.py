@@ -257,6 +257,20 @@ def instruction_kwargs(instruction: str | None) -> dict[str, str]:
     return {"instruction": instruction}
 
 
+#: uvicorn's log levels (``uvicorn.config.LOG_LEVELS``)
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+
+
+def _log_level(value: str) -> str:
+    if value.lower() not in LOG_LEVELS:  # uvicorn raised a KeyError, once the model had loaded
+        raise typer.BadParameter(f"choose one of {', '.join(LOG_LEVELS)}, not {value!r}")
+    return value.lower()
+
+
+LogLevelOpt = typer.Option("info", "--log-level", callback=_log_level,
+                           help=f"uvicorn log level: {', '.join(LOG_LEVELS)}.")
+
+
 def seed_option(value: int = 0) -> Any:
     """``--seed`` (default ``value``): 0 to 2**32 - 1, the range numpy and scikit-learn take."""
     return typer.Option(value, "--seed", min=0, max=2**32 - 1, help="Random seed (bootstraps, folds, training).")

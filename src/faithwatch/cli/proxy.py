@@ -9,6 +9,7 @@ from faithwatch.cli._common import (
     DetectorOpt,
     DeviceOpt,
     DtypeOpt,
+    LogLevelOpt,
     ThreadsOpt,
     allowed_hosts_for,
     err,
@@ -69,7 +70,7 @@ def proxy(
     device: str | None = DeviceOpt,
     dtype: str = DtypeOpt,
     threads: int | None = ThreadsOpt,
-    log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
+    log_level: str = LogLevelOpt,
 ) -> None:
     """Serve an OpenAI-compatible /v1/chat/completions in front of --upstream; every sentence of every answer is
     scored (a 'faithwatch' field on the chunks), and the policy can stop or steer unfaithful answers."""
@@ -77,6 +78,7 @@ def proxy(
         import uvicorn
 
         from faithwatch.proxy import POLICIES, ProxySettings, Upstream, create_proxy_app
+        from faithwatch.server.limits import check_api_key
     except ImportError as exc:
         raise fail(InputError(f"`faithwatch proxy` needs fastapi and uvicorn ({exc}): pip install "
                               "'faithwatch[server]'")) from None
@@ -84,6 +86,10 @@ def proxy(
 
     if policy not in POLICIES:
         raise fail(InputError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}"))
+    try:
+        check_api_key(api_key)  # before the model loads
+    except InputError as exc:
+        raise fail(exc) from None
     marks = [m for m in markers.split(",")]
     if len(marks) != 2 or not all(m.strip() for m in marks):
         raise fail(InputError(f"--markers needs a start and an end marker separated by a comma, got {markers!r}"))

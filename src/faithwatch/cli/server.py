@@ -13,6 +13,7 @@ from faithwatch.cli._common import (
     DeviceOpt,
     DtypeOpt,
     InstructionOpt,
+    LogLevelOpt,
     SignalsOpt,
     StaticCacheOpt,
     allowed_hosts_for,
@@ -67,7 +68,7 @@ def serve(
     static_cache: bool = StaticCacheOpt,
     cuda_graph: bool = CudaGraphOpt,
     signals: str | None = SignalsOpt,
-    log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
+    log_level: str = LogLevelOpt,
     api_key: str | None = typer.Option(None, "--api-key", envvar="FAITHWATCH_API_KEY", show_envvar=True,
                                        help="Require 'Authorization: Bearer KEY' on every /v1/* route (401 "
                                        "otherwise); /, /healthz and /docs stay open. Prefer the environment "
@@ -81,6 +82,7 @@ def serve(
         import uvicorn
 
         from faithwatch.server import create_app
+        from faithwatch.server.limits import check_api_key
     except ImportError as exc:
         raise fail(InputError(f"`faithwatch serve` needs fastapi and uvicorn ({exc}): pip install "
                               "'faithwatch[server]'")) from None
@@ -91,8 +93,10 @@ def serve(
 
     if check_checker is not None and check_checker not in CHECKERS:  # before the model loads
         raise fail(InputError(f"--check-checker must be one of {', '.join(CHECKERS)}, got {check_checker!r}"))
-    if api_key is not None and not api_key.strip():
-        raise fail(InputError("the API key is empty (--api-key or FAITHWATCH_API_KEY); give a key or none"))
+    try:
+        check_api_key(api_key)  # before the model loads
+    except InputError as exc:
+        raise fail(exc) from None
     try:
         told = instruction_kwargs(instruction)  # a request's own "instruction" replaces it
     except InputError as exc:

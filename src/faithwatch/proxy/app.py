@@ -25,7 +25,7 @@ from faithwatch.proxy.policies import RUNNERS, Delta, Done, Note, ProxySettings,
 from faithwatch.proxy.request import DEFAULT_MARKERS, RagRequest, split_request
 from faithwatch.proxy.upstream import Upstream, UpstreamError
 from faithwatch.server.apidocs import api_app
-from faithwatch.server.limits import AccessMiddleware
+from faithwatch.server.limits import AccessMiddleware, check_api_key, key_matches
 
 
 def _error(status: int, message: str, kind: str = "invalid_request_error") -> JSONResponse:
@@ -49,6 +49,7 @@ def create_proxy_app(monitor: Monitor, upstream: Upstream, settings: ProxySettin
     (``faithwatch proxy`` defaults to the localhost names on a loopback address, as ``faithwatch serve``). A chat
     request must be sent as JSON (``Content-Type: application/json``; 415 otherwise), so that a web page cannot
     post one cross-site without the browser asking first."""
+    check_api_key(api_key)
     settings = settings or ProxySettings()
     scoring = Scoring(monitor)
     marks = (markers[0], markers[1])
@@ -67,8 +68,8 @@ def create_proxy_app(monitor: Monitor, upstream: Upstream, settings: ProxySettin
 
     @app.middleware("http")
     async def _key(request: Request, call_next: Any) -> Response:
-        wrong = request.headers.get("authorization", "") != f"Bearer {api_key}"
-        if api_key and request.url.path.startswith("/v1/") and wrong:
+        if api_key and request.url.path.startswith("/v1/") and \
+                not key_matches(request.headers.get("authorization", ""), api_key):
             return _error(401, "missing or wrong API key (Authorization: Bearer ...)", "authentication_error")
         return await call_next(request)
 

@@ -51,7 +51,7 @@ from faithwatch.server.apidocs import api_app
 from faithwatch.server.context_limits import ContextLimits
 from faithwatch.server.domain import RecentScores
 from faithwatch.server.jobs import JobRunner
-from faithwatch.server.limits import KEY_COOKIE, AccessMiddleware, BodyLimitMiddleware
+from faithwatch.server.limits import KEY_COOKIE, AccessMiddleware, BodyLimitMiddleware, check_api_key
 from faithwatch.server.pool import WorkPool
 from faithwatch.server.problems import HTTPProblem, finite
 from faithwatch.server.routes_chat import add_chat_routes
@@ -115,8 +115,7 @@ def create_app(
     otherwise; ``*.example.org`` for subdomains); ``None`` answers any (``faithwatch serve`` defaults to the
     localhost names when it listens on a loopback address).
     """
-    if api_key is not None and not api_key.strip():
-        raise InputError("the API key is empty; give a non-empty key or none")
+    check_api_key(api_key)
     if isinstance(allowed_hosts, str):
         allowed_hosts = [h for h in allowed_hosts.split(",") if h.strip()]
     if monitor is None:

@@ -10,6 +10,9 @@ from urllib.parse import unquote_to_bytes
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from faithwatch.errors import InputError
+from faithwatch.text.visible import is_blank
+
 
 class BodyLimitMiddleware:
     """Answer 413 (JSON) to any HTTP request whose body is larger than ``max_body_bytes``."""
@@ -138,6 +141,19 @@ def _json_error(status: int, error: str, message: str, headers: list[tuple[bytes
              "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                          *(headers or [])]}
     return start, {"type": "http.response.body", "body": body}
+
+
+def check_api_key(api_key: str | None) -> str | None:
+    """``api_key`` unless it is given but blank (whitespace or invisible characters only): a key nobody can type
+    is refused with an :class:`InputError`, for ``faithwatch serve`` and ``faithwatch proxy`` alike."""
+    if api_key is not None and is_blank(api_key):
+        raise InputError("the API key is empty (--api-key or FAITHWATCH_API_KEY); give a non-empty key or none")
+    return api_key
+
+
+def key_matches(authorization: str, api_key: str) -> bool:
+    """Whether an ``Authorization`` header carries ``Bearer <api_key>``, compared in constant time."""
+    return hmac.compare_digest(authorization.encode("utf-8"), f"Bearer {api_key}".encode())
 
 
 class AccessMiddleware:
