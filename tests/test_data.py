@@ -570,6 +570,7 @@ def test_load_jsonl_a_malformed_span_says_the_form(tmp_path: Path, spans) -> Non
     ("mine.jsonl", json.dumps({**GOOD, "context": "Malm\u00f6 is in Sweden."}, ensure_ascii=False)),
     ("dev.tsv", "knowledge\tmessage\tresponse\tbegin_label\tmodel_name\nMalm\u00f6\tq\tr\tGeneric\tx"),
     ("summedits_x.json", json.dumps([{"doc": "Malm\u00f6", "summary": "s", "label": 1}], ensure_ascii=False)),
+    ("mturk_x.jsonl", json.dumps({"article": "Malm\u00f6", "summary_sentences": []}, ensure_ascii=False)),
 ])
 def test_a_data_file_that_is_not_utf8_is_named(tmp_path: Path, name: str, text: str) -> None:
     path = tmp_path / name  # Latin-1 bytes: an internal UnicodeDecodeError before, whichever loader read it

@@ -36,10 +36,15 @@ def read_utf8(path: Path, what: str = "file") -> str:
         raise InputError(f"{what} {path} is not UTF-8 text (byte {exc.start + 1}): save it as UTF-8") from None
 
 
+def lines_of(text: str) -> list[str]:
+    """The lines of JSONL text, cut at newlines only: ``str.splitlines`` also cuts at U+2028, U+0085 and the like,
+    which JSON strings may hold as they are (``json.dumps(..., ensure_ascii=False)``)."""
+    return text.split("\n")
+
+
 def read_lines(path: Path, what: str = "file") -> list[str]:
-    """The lines of a UTF-8 JSONL file (:func:`read_utf8`), cut at newlines only: ``str.splitlines`` also cuts at
-    U+2028, U+0085 and the like, which JSON strings may hold as they are (``json.dumps(..., ensure_ascii=False)``)."""
-    return read_utf8(path, what).split("\n")
+    """The lines (:func:`lines_of`) of a UTF-8 JSONL file (:func:`read_utf8`)."""
+    return lines_of(read_utf8(path, what))
 
 
 @dataclass(frozen=True)

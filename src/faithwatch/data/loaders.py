@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import glob
+import io
 import json
 import logging
 import os
@@ -21,7 +22,7 @@ from faithwatch.data.schema import (
     summary_defaults,
 )
 from faithwatch.errors import InputError
-from faithwatch.store import read_lines
+from faithwatch.store import read_lines, read_utf8
 from faithwatch.text.visible import is_blank
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,7 @@ def load_faithbench(root: Path, questionable: Policy = "exclude") -> list[Labell
     out = []
     for path in sorted(glob.glob(str(root / "faithbench" / "batch_*.json"))):
         batch = Path(path).stem
-        for sample in json.loads(Path(path).read_text(encoding="utf-8-sig"))["samples"]:
+        for sample in json.loads(read_utf8(Path(path), "FaithBench file"))["samples"]:
             summary = sample["summary"]
             spans, categories = [], set()
             for ann in sample["annotations"]:
@@ -159,7 +160,7 @@ def _qags_votes(sent: object) -> list[bool] | None:
 def read_json_list(path: Path, what: str) -> list:
     """The JSON list in ``path``; ``InputError`` naming the file for invalid JSON or another top-level value."""
     try:
-        rows = json.loads(path.read_text(encoding="utf-8-sig"))
+        rows = json.loads(read_utf8(path, "data file"))
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: invalid JSON ({exc})") from None
     if not isinstance(rows, list):
@@ -231,7 +232,7 @@ def load_begin_file(path: Path, dataset: str, generic: Policy = "exclude") -> li
     :func:`load_begin`. Ids are ``begin-<row>``. The files are plain TSV: a ``"`` is text (a response may open
     with one), never a quote that would join rows; a row with more or fewer fields than the header is an error."""
     out = []
-    with path.open(encoding="utf-8-sig", newline="") as handle:
+    with io.StringIO(read_utf8(path, "data file"), newline="") as handle:
         reader = csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
         missing = [c for c in BEGIN_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
@@ -244,7 +245,7 @@ def load_begin_file(path: Path, dataset: str, generic: Policy = "exclude") -> li
             if row["begin_label"] not in BEGIN_LABELS:
                 raise InputError(f"{path}:{reader.line_num}: begin_label {row['begin_label']!r} is none of "
                                  f"{', '.join(BEGIN_LABELS)}")
-            blank = [c for c in ("knowledge", "response") if not (row[c] or "").strip()]
+            blank = [c for c in ("knowledge", "response") if is_blank(row[c] or "")]
             if blank:
                 raise InputError(f"{path}:{reader.line_num}: empty {' and '.join(blank)}")
             label = {"Fully attributable": 0, "Not fully attributable": 1}.get(row["begin_label"])
@@ -252,7 +253,7 @@ def load_begin_file(path: Path, dataset: str, generic: Policy = "exclude") -> li
                 label = {"exclude": None, "faithful": 0, "unfaithful": 1}[generic]
             out.append(LabelledExample(
                 dataset=dataset, id=f"begin-{i}", context=row["knowledge"],
-                question=row["message"] if (row["message"] or "").strip() else BEGIN_FIRST_TURN,
+                question=BEGIN_FIRST_TURN if is_blank(row["message"] or "") else row["message"],
                 instruction=DIALOGUE_INSTRUCTION, response=row["response"], default_label=None,
                 response_label=label, source_model=row.get("model_name"),
             ))
@@ -370,10 +371,7 @@ def load_dataset(name: str, root: str | Path | None = None, *, questionable: Pol
                  generic: Policy = "exclude") -> list[LabelledExample]:
     """A dataset by name or path (see :func:`_load_dataset`); one that holds no record, or a file that is not UTF-8,
     is an :class:`InputError`."""
-    try:
-        examples = _load_dataset(name, root, questionable=questionable, generic=generic)
-    except UnicodeDecodeError as exc:  # the loaders read files in several ways (whole, by line, as CSV)
-        raise InputError(f"{name} is not UTF-8 text ({exc.reason}): save it as UTF-8") from None
+    examples = _load_dataset(name, root, questionable=questionable, generic=generic)
     if not examples:
         raise InputError(f"{name} holds no records")
     return examples
@@ -415,8 +413,7 @@ def _load_dataset(name: str, root: str | Path | None = None, *, questionable: Po
 def _released_kind(path: Path) -> Literal["qags", "summedits", "generic"]:
     """Which format a JSONL file's first record has: QAGS (article and summary sentences), SummEdits (doc,
     summary and label) or, with a ``response`` field or anything else, the generic one."""
-    with path.open(encoding="utf-8-sig") as handle:
-        first = next((line for line in handle if line.strip()), "")
+    first = next((line for line in read_lines(path, "data file") if line.strip()), "")
     try:
         row = json.loads(first)
     except json.JSONDecodeError:

@@ -55,7 +55,7 @@ from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.eval.decoding_summary import baseline_strategy, summarize, topic_table
 from faithwatch.models.prompts import DEFAULT_INSTRUCTION
 from faithwatch.params import DecodingParams
-from faithwatch.store import JsonlStore
+from faithwatch.store import JsonlStore, lines_of, read_utf8
 
 CACHE_VERSION = 1
 #: the generation parameters (:class:`~faithwatch.params.DecodingParams`: paper 000 Table 2)
@@ -447,13 +447,13 @@ def read_answers(report: str | Path) -> list[dict[str, Any]]:
     folder = Path(report)
     plain, packed = folder / ANSWERS_FILE, folder / f"{ANSWERS_FILE}.gz"
     if plain.is_file():
-        text = plain.read_text(encoding="utf-8")
+        text = read_utf8(plain, "answers file")
     elif packed.is_file():
         with gzip.open(packed, "rt", encoding="utf-8") as handle:
             text = handle.read()
     else:
         raise InputError(f"{folder}: no {ANSWERS_FILE} or {ANSWERS_FILE}.gz (not an eval-decoding report)")
-    return [json.loads(line) for line in text.split("\n") if line.strip()]  # not splitlines: U+2028 in JSON
+    return [json.loads(line) for line in lines_of(text) if line.strip()]
 
 
 def answer_records(evaluation: DecodingEvaluation) -> list[dict[str, Any]]:
