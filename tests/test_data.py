@@ -635,7 +635,7 @@ def test_load_jsonl_names_every_bad_line_at_once(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         load_jsonl(path)
     message = str(info.value)
-    assert message.startswith("13 bad lines: ") and "mine.jsonl:2: missing or empty ['response']" in message
+    assert message.startswith("13 bad lines: ") and "mine.jsonl:2: 'response' must be a non-empty string" in message
     assert "mine.jsonl:4: span [0, 80) is not inside the response (0 to 5 characters)" in message
     assert "and 3 more bad lines" in message and "mine.jsonl:3" not in message
 

@@ -75,5 +75,5 @@ def test_a_record_without_a_question_is_a_summary(tmp_path) -> None:
     assert [(e.question, e.instruction) for e in examples][0] == (SUMMARY_QUESTION, SUMMARY_INSTRUCTION)
     assert examples[1].question == "Where?"
     path.write_text(json.dumps({**GOOD, "id": "q"}) + "\n" + json.dumps({**doc, "instruction": " "}) + "\n")
-    with pytest.raises(InputError, match=r"in.jsonl:2: missing or empty \['instruction'\]"):
+    with pytest.raises(InputError, match=r"in.jsonl:2: 'instruction' must be a non-empty string \(leave it out"):
         load_jsonl(path)

@@ -10,7 +10,7 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from faithwatch.data.schema import (
     DIALOGUE_INSTRUCTION,
@@ -19,11 +19,13 @@ from faithwatch.data.schema import (
     SUMMARY_QUESTION,
     LabelledExample,
     LabelledSpan,
-    summary_defaults,
 )
 from faithwatch.errors import InputError
 from faithwatch.store import read_lines, read_utf8
 from faithwatch.text.visible import is_blank
+
+if TYPE_CHECKING:
+    from faithwatch import records
 
 log = logging.getLogger(__name__)
 
@@ -282,16 +284,14 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
                 raise InputError(f"expected a JSON object, got {type(row).__name__}")
             if row.get("label") not in (None, 0, 1) or isinstance(row.get("label"), bool):
                 raise InputError(f"'label' must be 0 (faithful) or 1 (unfaithful), got {row.get('label')!r}")
-            if row.get("question") is None:
-                row["question"], row["instruction"] = summary_defaults(None, row.get("instruction"))
-            _check_texts(row)
-            spans = _spans(row.get("spans", []), len(row["response"]))
+            texts = _texts(row)
+            spans = _spans(row.get("spans", []), len(texts.response))
         except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
             bad.append(f"{path}:{n}: {exc}")
             continue
         out.append(LabelledExample(
-            dataset=path.stem, id=str(row.get("id", f"line-{n}")), context=row["context"], question=row["question"],
-            response=row["response"], instruction=row.get("instruction", QA_INSTRUCTION), spans=spans,
+            dataset=path.stem, id=str(row.get("id", f"line-{n}")), context=texts.context, question=texts.question,
+            response=texts.response, instruction=texts.instruction or QA_INSTRUCTION, spans=spans,
             default_label=0 if "spans" in row else None, response_label=row.get("label"),
             source_model=str(row["source_model"]) if row.get("source_model") is not None else None,
         ))
@@ -305,18 +305,16 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
     return out
 
 
-def _check_texts(row: dict) -> None:
-    """A generic record's text fields are strings with something to read (an :class:`InputError` otherwise)."""
-    wrong = [f"'{k}' must be a string, got {type(row[k]).__name__}" for k in ("context", "question", "response",
-             "instruction") if row.get(k) is not None and not isinstance(row[k], str)]
-    if wrong:
-        raise InputError("; ".join(wrong))
-    missing = [k for k in ("context", "question", "response") if is_blank(row.get(k) or "")]
-    if row.get("instruction") is not None and is_blank(row["instruction"]):
-        missing.append("instruction")
-    if missing:
-        raise InputError(f"missing or empty {missing}" + (" (leave the question out for a summary of the "
-                                                           "context)" if "question" in missing else ""))
+def _texts(row: dict) -> records.ScoreRecord:
+    """A generic record's text fields, checked as a scored record's are (:mod:`faithwatch.records`: strings with
+    something to read; no question means a summary of the context); an :class:`InputError` names what is wrong."""
+    from faithwatch import records  # here: records reads data.schema, whose package imports this module
+
+    texts = {k: row[k] for k in ("context", "question", "response", "instruction") if k in row}
+    record, problems = records.parse(records.ScoreRecord, texts)
+    if problems:
+        raise InputError("; ".join(problems))
+    return record
 
 
 #: how many bad lines one error names
