@@ -271,9 +271,10 @@ LogLevelOpt = typer.Option("info", "--log-level", callback=_log_level,
                            help=f"uvicorn log level: {', '.join(LOG_LEVELS)}.")
 
 
-def seed_option(value: int = 0) -> Any:
-    """``--seed`` (default ``value``): 0 to 2**32 - 1, the range numpy and scikit-learn take."""
-    return typer.Option(value, "--seed", min=0, max=2**32 - 1, help="Random seed (bootstraps, folds, training).")
+def seed_option(value: int = 0, picks: str = "bootstraps, folds, training") -> Any:
+    """``--seed`` (default ``value``): 0 to 2**32 - 1, the range numpy and scikit-learn take; ``picks`` says what
+    it draws, in the help."""
+    return typer.Option(value, "--seed", min=0, max=2**32 - 1, help=f"Random seed ({picks}).")
 
 
 ModelOpt = typer.Option(None, "--model", "-m", help="HF causal LM dir or hub id (default: embedded SmolLM2-135M).")

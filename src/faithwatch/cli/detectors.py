@@ -232,7 +232,7 @@ def synth_edits(
     data: str = typer.Option(..., "--data", help="Data sets whose contexts the responses are built from."),
     out_file: Path = typer.Option(..., "--out", dir_okay=False, help="The JSONL file to write (generic format)."),
     n: int = typer.Option(600, "--n", min=2, help="Responses to build (about half unfaithful)."),
-    seed: int = seed_option(0),
+    seed: int = seed_option(0, "which sentences are edited, and how"),
     data_root: str | None = DATA_ROOT_OPT,
 ) -> None:
     """Build near-copy responses with one changed number, entity or negation (span-labelled), for --augment.
