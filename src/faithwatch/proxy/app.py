@@ -75,12 +75,8 @@ def create_proxy_app(monitor: Monitor, upstream: Upstream, settings: ProxySettin
 
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:
-        try:  # any HTTP answer of the upstream's model list (even 401 or 404) means it is up
-            reachable = (await upstream.client.get(f"{upstream.base_url}/models", timeout=2.0)).status_code < 500
-        except Exception:  # noqa: BLE001 - reported as unreachable
-            reachable = False
         return {"status": "ok", "version": __version__, "upstream": upstream.base_url,
-                "upstream_reachable": reachable, "policy": settings.policy,
+                "upstream_reachable": await _reachable(upstream), "policy": settings.policy,
                 "model_id": monitor.model_id, "detector": monitor.detector.name, "threshold": monitor.threshold,
                 "detector_features": monitor.detector_features,
                 "features": monitor.feature_names,
@@ -96,15 +92,9 @@ def create_proxy_app(monitor: Monitor, upstream: Upstream, settings: ProxySettin
 
     @app.post("/v1/chat/completions")
     async def chat(request: Request) -> Response:
-        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if kind != "application/json" and not kind.endswith("+json"):
-            return _error(415, f"send the request as JSON (Content-Type: application/json), not {kind or 'none'!r}")
-        try:
-            body = await request.json()
-        except ValueError:
-            return _error(400, "the request body is not JSON")
-        if not isinstance(body, dict):
-            return _error(400, "the request body must be a JSON object")
+        body = await _json_body(request)
+        if isinstance(body, Response):
+            return body
         try:
             rag = split_request(body, marks)
         except InputError as exc:
@@ -112,47 +102,75 @@ def create_proxy_app(monitor: Monitor, upstream: Upstream, settings: ProxySettin
         if int(body.get("n") or 1) != 1:
             return _error(400, "the faithwatch proxy monitors one choice per request: leave n at 1")
         if rag.context is None:
-            return await _unmonitored(rag, bool(body.get("stream")))
+            return await _unmonitored(upstream, rag, bool(body.get("stream")), marks)
         run = Run(rag, upstream, scoring, settings, client_logprobs=bool(body.get("logprobs")))
-        events = RUNNERS[settings.policy](run)
-        try:
-            first = await events.__anext__()  # upstream failures before anything was sent keep their status
-        except UpstreamError as exc:
-            return JSONResponse(exc.payload, status_code=exc.status)
-        except InputError as exc:
-            return _error(400, str(exc))
-        if body.get("stream"):
-            return StreamingResponse(_sse(run, first, events), media_type="text/event-stream",
-                                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-        try:
-            return JSONResponse(await _collect(run, first, events))
-        except UpstreamError as exc:
-            return JSONResponse(exc.payload, status_code=exc.status)
-
-    async def _unmonitored(rag: RagRequest, stream: bool) -> Response:
-        note = {"monitored": False, "reason": "no context found: give a 'context' field or mark it with "
-                                                f"{marks[0]} ... {marks[1]}"}
-        try:
-            if not stream:
-                data = await upstream.complete(rag.body)
-                return JSONResponse({**data, "faithwatch": note})
-
-            async def passthrough() -> AsyncIterator[bytes]:
-                try:
-                    async with upstream.stream(rag.body) as chunks:
-                        async for chunk in chunks:
-                            if any(c.get("finish_reason") for c in chunk.get("choices") or []):
-                                chunk = {**chunk, "faithwatch": note}
-                            yield _data(chunk)
-                except UpstreamError as exc:
-                    yield _data(exc.payload)
-                yield b"data: [DONE]\n\n"
-
-            return StreamingResponse(passthrough(), media_type="text/event-stream")
-        except UpstreamError as exc:
-            return JSONResponse(exc.payload, status_code=exc.status)
+        return await _monitored(run, RUNNERS[settings.policy](run), bool(body.get("stream")))
 
     return app
+
+
+async def _reachable(upstream: Upstream) -> bool:
+    """Whether the upstream answers its model list at all (any HTTP answer, even 401 or 404, means it is up)."""
+    try:
+        return (await upstream.client.get(f"{upstream.base_url}/models", timeout=2.0)).status_code < 500
+    except Exception:  # noqa: BLE001 - reported as unreachable
+        return False
+
+
+async def _json_body(request: Request) -> dict[str, Any] | Response:
+    """A chat request's JSON object, or the error to answer (415 for another content type, 400 for bad JSON)."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json" and not kind.endswith("+json"):
+        return _error(415, f"send the request as JSON (Content-Type: application/json), not {kind or 'none'!r}")
+    try:
+        body = await request.json()
+    except ValueError:
+        return _error(400, "the request body is not JSON")
+    if not isinstance(body, dict):
+        return _error(400, "the request body must be a JSON object")
+    return body
+
+
+async def _monitored(run: Run, events: AsyncIterator[Any], stream: bool) -> Response:
+    """A monitored answer, streamed or collected; upstream failures before anything was sent keep their status."""
+    try:
+        first = await events.__anext__()
+    except UpstreamError as exc:
+        return JSONResponse(exc.payload, status_code=exc.status)
+    except InputError as exc:
+        return _error(400, str(exc))
+    if stream:
+        return StreamingResponse(_sse(run, first, events), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    try:
+        return JSONResponse(await _collect(run, first, events))
+    except UpstreamError as exc:
+        return JSONResponse(exc.payload, status_code=exc.status)
+
+
+async def _unmonitored(upstream: Upstream, rag: RagRequest, stream: bool, marks: tuple[str, str]) -> Response:
+    """The upstream's answer as it is, with a note that nothing was monitored (no context found)."""
+    note = {"monitored": False, "reason": "no context found: give a 'context' field or mark it with "
+                                            f"{marks[0]} ... {marks[1]}"}
+    try:
+        if not stream:
+            data = await upstream.complete(rag.body)
+            return JSONResponse({**data, "faithwatch": note})
+
+        async def passthrough() -> AsyncIterator[bytes]:
+            try:
+                async with upstream.stream(rag.body) as chunks:
+                    async for chunk in chunks:
+                        if any(c.get("finish_reason") for c in chunk.get("choices") or []):
+                            chunk = {**chunk, "faithwatch": note}
+                        yield _data(chunk)
+            except UpstreamError as exc:
+                yield _data(exc.payload)
+            yield b"data: [DONE]\n\n"
+
+        return StreamingResponse(passthrough(), media_type="text/event-stream")
+    except UpstreamError as exc:
+        return JSONResponse(exc.payload, status_code=exc.status)
 
 
 def _data(obj: dict[str, Any]) -> bytes:
