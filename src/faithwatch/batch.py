@@ -294,8 +294,7 @@ def run_batch(
         raise InputError(f"--output {output_path} is the input file itself: choose another output (writing there "
                          "would destroy the input)")
     output_path.parent.mkdir(parents=True, exist_ok=True)
-    errors_path = output_path.with_name(output_path.name + ".errors.jsonl")
-    summary = BatchSummary(total=len(items), errors=errors_path)
+    summary = BatchSummary(total=len(items), errors=output_path.with_name(output_path.name + ".errors.jsonl"))
     if overwrite and output_path.exists():
         output_path.unlink()
     if source is not None:
@@ -307,68 +306,85 @@ def run_batch(
     summary.corrupt_output = list(store.corrupt)
     if prepare:
         prepare(output_path)
-    seen: set[str] = set()
-    errors_path.unlink(missing_ok=True)
+    summary.errors.unlink(missing_ok=True)
+    with store.appending() as put:
+        writer = _Writer(summary, put, process, process_many, on_bad, on_progress)
+        pending: list[Record] = []
+        for item in writer.to_process(items, done):
+            pending.append(item)
+            if len(pending) >= batch_size:
+                writer.flush(pending)
+        writer.flush(pending)
+    return summary
 
-    def bad(record: BadRecord) -> None:
-        summary.bad.append(record)
-        JsonlStore(errors_path, key=lambda row: row["line"]).append(
-            {"line": record.line, "id": record.id, "error": record.error})
-        if on_bad:
-            on_bad(record)
 
-    pending: list[Record] = []
-    finished = 0
+@dataclass
+class _Writer:
+    """One batch run's output: rows appended through ``put``, bad records to the summary's errors file, progress
+    counted once per input item."""
 
-    def tick() -> None:
-        nonlocal finished
-        finished += 1
-        if on_progress:
-            on_progress(finished, len(items))
+    summary: BatchSummary
+    put: Callable[[dict[str, Any]], None]
+    process: Callable[[Record], dict[str, Any]]
+    process_many: Callable[[list[Record]], Iterable[tuple[Record, dict[str, Any] | FaithwatchError]]] | None
+    on_bad: Callable[[BadRecord], None] | None
+    on_progress: Callable[[int, int], None] | None
+    finished: int = 0
 
-    def one(item: Record) -> dict[str, Any] | FaithwatchError:
+    def to_process(self, items: list[Record | BadRecord], done: set[str]) -> Iterator[Record]:
+        """The records still to process, in order; bad, duplicate and finished ones are reported as they come."""
+        seen: set[str] = set()
+        for item in items:
+            if isinstance(item, BadRecord):
+                self.bad(item)
+            elif item.id in seen:
+                self.bad(BadRecord(item.line, item.id, f"duplicate id '{item.id}'"))
+            elif item.id in done:
+                seen.add(item.id)
+                self.summary.skipped_done += 1
+            else:
+                seen.add(item.id)
+                yield item
+                continue
+            self.tick()
+
+    def flush(self, pending: list[Record]) -> None:
+        """Process ``pending`` (in one ``process_many`` call when there are several) and write each row as it
+        comes; a :class:`ModelNotAvailableError` aborts, finished rows kept."""
+        if self.process_many and len(pending) > 1:
+            results = self.process_many(list(pending))
+        else:
+            results = ((item, self.one(item)) for item in pending)
+        for item, row in results:
+            if isinstance(row, ModelNotAvailableError):
+                raise row
+            if isinstance(row, FaithwatchError):
+                self.bad(BadRecord(item.line, item.id, str(row)))
+            else:
+                self.put({"id": item.id, "line": item.line, **row})
+                self.summary.scored += 1
+            self.tick()
+        pending.clear()
+
+    def one(self, item: Record) -> dict[str, Any] | FaithwatchError:
         try:
-            return process(item)
+            return self.process(item)
         except ModelNotAvailableError:
             raise
         except FaithwatchError as exc:
             return exc
 
-    with store.appending() as put:
+    def bad(self, record: BadRecord) -> None:
+        self.summary.bad.append(record)
+        JsonlStore(self.summary.errors, key=lambda row: row["line"]).append(
+            {"line": record.line, "id": record.id, "error": record.error})
+        if self.on_bad:
+            self.on_bad(record)
 
-        def flush() -> None:
-            if process_many and len(pending) > 1:
-                results = process_many(list(pending))
-            else:
-                results = ((item, one(item)) for item in pending)
-            for item, row in results:
-                if isinstance(row, ModelNotAvailableError):
-                    raise row
-                if isinstance(row, FaithwatchError):
-                    bad(BadRecord(item.line, item.id, str(row)))
-                else:
-                    put({"id": item.id, "line": item.line, **row})
-                    summary.scored += 1
-                tick()
-            pending.clear()
-
-        for item in items:
-            if isinstance(item, BadRecord):
-                bad(item)
-            elif item.id in seen:
-                bad(BadRecord(item.line, item.id, f"duplicate id '{item.id}'"))
-            elif item.id in done:
-                seen.add(item.id)
-                summary.skipped_done += 1
-            else:
-                seen.add(item.id)
-                pending.append(item)
-                if len(pending) >= batch_size:
-                    flush()
-                continue
-            tick()
-        flush()
-    return summary
+    def tick(self) -> None:
+        self.finished += 1
+        if self.on_progress:
+            self.on_progress(self.finished, self.summary.total)
 
 
 def score_file(
