@@ -34,7 +34,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -431,79 +431,101 @@ def _score_to_shards(ray: Any, s: RaySettings, scorer: type[RayScorer], ctor: di
                      writer: ShardWriter, parquet: bool, on_progress: Callable[[int, int], None] | None,
                      on_bad: Callable[[BadRecord], None] | None) -> BatchSummary:
     """Any input, a folder of shards out; the driver keeps every id once (the first copy to arrive wins)."""
-    summary = BatchSummary(errors=writer.errors_dir)
-    claimed: set[str] = set()  # ids in the output, or on their way there, or skipped as done in this run
-
-    def bad(record: BadRecord) -> None:
-        summary.bad.append(record)
-        writer.bad(record)
-        if on_bad:
-            on_bad(record)
-
-    def tick() -> None:
-        if on_progress:
-            on_progress(summary.scored + summary.skipped_done + len(summary.bad), summary.total)
-
-    def claim(rid: str, line: int | None, path: str | None) -> bool:
-        if rid in claimed:
-            bad(BadRecord(line, rid, f"duplicate id '{rid}'", path))
-            return False
-        claimed.add(rid)
-        return True
-
-    def arrive(rid: str, line: int | None, path: str | None, row: str, error: str) -> None:
-        if error:
-            bad(BadRecord(line, rid, error, path))
-        else:
-            writer.put({"id": rid, "line": line, **json.loads(row)})
-            summary.scored += 1
-        tick()
-
+    run = _ShardRun(BatchSummary(errors=writer.errors_dir), writer, on_bad, on_progress)
     try:
         if parquet:
-            raw = ray.data.read_parquet(str(input_path), include_paths=True, num_cpus=0)
-            summary.total = raw.count()  # from the files' metadata
-            ds = (raw.map_batches(check_parquet, fn_kwargs={"done": frozenset(writer.done)}, batch_format="pyarrow",
-                                  num_cpus=0)
-                  .repartition(target_num_rows_per_block=s.batch_size))  # a batch per block: streamed back at once
-            for batch in map_on_actors(ray, ds, scorer, ctor, s, autoscale=_cpus_short(ray, s)):
-                for rid, path, status, row, error in zip(batch["key"], batch["path"], batch["status"], batch["row"],
-                                                         batch["error"], strict=True):
-                    rid, path = str(rid), str(path) or None
-                    if status == "bad":
-                        bad(BadRecord(None, rid or None, str(error), path))
-                        tick()
-                    elif claim(rid, None, path):
-                        if status == "done":
-                            summary.skipped_done += 1
-                            tick()
-                        else:
-                            arrive(rid, None, path, str(row), str(error))
-                    else:
-                        tick()
+            _parquet_to_shards(ray, s, scorer, ctor, input_path, run)
         else:
-            items = list(read_records(input_path))
-            summary.total = len(items)
-            todo: dict[str, Record] = {}
-            for item in items:  # the driver's checks, in input order (the first copy of an id wins)
-                if isinstance(item, BadRecord):
-                    bad(item)
-                elif claim(item.id, item.line, None):
-                    if item.id in writer.done:
-                        summary.skipped_done += 1
-                    else:
-                        todo[item.id] = item
-                        continue
-                tick()
-            if todo:
-                ds = items_dataset(ray, [_text_row(k, i) for k, i in todo.items()], s.batch_size)
-                for batch in map_on_actors(ray, ds, scorer, ctor, s):
-                    for key, row, error in zip(batch["key"], batch["row"], batch["error"], strict=True):
-                        item = todo.pop(str(key))
-                        arrive(item.id, item.line, None, str(row), str(error))
+            _records_to_shards(ray, s, scorer, ctor, input_path, run)
     finally:
         writer.close()  # the finished rows are kept even when the job fails
-    return summary
+    return run.summary
+
+
+@dataclass
+class _ShardRun:
+    """The driver's bookkeeping of a sharded run: each id claimed once, rows and bad records written, progress."""
+
+    summary: BatchSummary
+    writer: ShardWriter
+    on_bad: Callable[[BadRecord], None] | None
+    on_progress: Callable[[int, int], None] | None
+    #: ids in the output, or on their way there, or skipped as done in this run
+    claimed: set[str] = field(default_factory=set)
+
+    def bad(self, record: BadRecord) -> None:
+        self.summary.bad.append(record)
+        self.writer.bad(record)
+        if self.on_bad:
+            self.on_bad(record)
+
+    def tick(self) -> None:
+        if self.on_progress:
+            s = self.summary
+            self.on_progress(s.scored + s.skipped_done + len(s.bad), s.total)
+
+    def claim(self, rid: str, line: int | None, path: str | None) -> bool:
+        """Whether ``rid`` is new; a second copy is a bad record (duplicate id)."""
+        if rid in self.claimed:
+            self.bad(BadRecord(line, rid, f"duplicate id '{rid}'", path))
+            return False
+        self.claimed.add(rid)
+        return True
+
+    def arrive(self, rid: str, line: int | None, path: str | None, row: str, error: str) -> None:
+        """An actor's answer for one record: its row written, or its error reported."""
+        if error:
+            self.bad(BadRecord(line, rid, error, path))
+        else:
+            self.writer.put({"id": rid, "line": line, **json.loads(row)})
+            self.summary.scored += 1
+        self.tick()
+
+
+def _parquet_to_shards(ray: Any, s: RaySettings, scorer: type[RayScorer], ctor: dict[str, Any], input_path: Path,
+                       run: _ShardRun) -> None:
+    """Parquet in: rows checked (and finished ids marked) on the cluster, scored by the actors as they stream."""
+    raw = ray.data.read_parquet(str(input_path), include_paths=True, num_cpus=0)
+    run.summary.total = raw.count()  # from the files' metadata
+    ds = (raw.map_batches(check_parquet, fn_kwargs={"done": frozenset(run.writer.done)}, batch_format="pyarrow",
+                          num_cpus=0)
+          .repartition(target_num_rows_per_block=s.batch_size))  # a batch per block: streamed back at once
+    for batch in map_on_actors(ray, ds, scorer, ctor, s, autoscale=_cpus_short(ray, s)):
+        for rid, path, status, row, error in zip(batch["key"], batch["path"], batch["status"], batch["row"],
+                                                 batch["error"], strict=True):
+            rid, path = str(rid), str(path) or None
+            if status == "bad":
+                run.bad(BadRecord(None, rid or None, str(error), path))
+            elif run.claim(rid, None, path):  # a duplicate is reported by claim
+                if status != "done":
+                    run.arrive(rid, None, path, str(row), str(error))  # counted there
+                    continue
+                run.summary.skipped_done += 1
+            run.tick()
+
+
+def _records_to_shards(ray: Any, s: RaySettings, scorer: type[RayScorer], ctor: dict[str, Any], input_path: Path,
+                       run: _ShardRun) -> None:
+    """JSONL or CSV in: the driver's checks in input order (the first copy of an id wins), then the actors."""
+    items = list(read_records(input_path))
+    run.summary.total = len(items)
+    todo: dict[str, Record] = {}
+    for item in items:
+        if isinstance(item, BadRecord):
+            run.bad(item)
+        elif run.claim(item.id, item.line, None):
+            if item.id in run.writer.done:
+                run.summary.skipped_done += 1
+            else:
+                todo[item.id] = item
+                continue
+        run.tick()
+    if todo:
+        ds = items_dataset(ray, [_text_row(k, i) for k, i in todo.items()], s.batch_size)
+        for batch in map_on_actors(ray, ds, scorer, ctor, s):
+            for key, row, error in zip(batch["key"], batch["row"], batch["error"], strict=True):
+                item = todo.pop(str(key))
+                run.arrive(item.id, item.line, None, str(row), str(error))
 
 
 def _cpus_short(ray: Any, s: RaySettings) -> bool:
