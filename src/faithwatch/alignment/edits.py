@@ -275,6 +275,38 @@ class EditScorer:
         match, changes = self.changes(sentence, context)
         return {"edit_match": match, **counts(changes)}
 
+    def _feature(self, op: str, mine: list[_Token], theirs: list[_Token], held: _Held,
+                 other_amount: bool) -> str | None:
+        """The feature that counts one local edit (``op``: its kind, ``mine`` for ``theirs``), or None;
+        ``other_amount``: an amount restated at another value (v62)."""
+        novel = [t for t in mine if t.content and not self.in_context(t)]  # found nowhere in the context
+        if other_amount and op != "reverse":
+            return "edit_swap_num"
+        if op == "reworded" and any(self.in_context(t) for t in mine):
+            return None  # the last word of a reworded lead-in: only one the context lacks is a swap (v66)
+        if op in ("lead", "end", "reworded"):  # an opposite, or a new number (v50, v53, v66; v54)
+            if _opposed(mine, theirs, held) and _flips(mine, theirs, held):
+                return "edit_neg_flip"
+            if _number_swap(novel, mine, theirs) and (op == "end" or not any(t.listed for t in mine + theirs)):
+                return "edit_swap_num"
+            return None
+        if op == "reverse":
+            return "edit_neg_flip"
+        if op == "anchored":  # in a paraphrase: a typed swap only, no negation, name or unit (v27, v28)
+            if _same_unit(mine[0], theirs[0]):
+                return None
+            if _inverts(mine, theirs, held):
+                return "edit_neg_flip"
+            return "edit_swap_num" if novel and novel[0].number and theirs[0].number else None
+        if op in ("singled", "negated", "unnegated", "negation added") or _flips(mine, theirs, held):
+            # "the largest" for "one of the …" (v69); a negation leading the source changed (v70)
+            return "edit_neg_flip"
+        if op != "replace" or not novel:
+            return None
+        if _number_swap(novel, mine, theirs):
+            return "edit_swap_num"
+        return "edit_swap_word" if any(t.entity for t in novel) else None
+
     def changes(self, sentence: str, context: str) -> tuple[float, list[EditChange]]:
         """``edit_match`` and the changes of ``sentence`` to its source sentence that the features count, each
         with the words it changed (what `faithwatch check` shows for a Contradiction)."""
@@ -287,38 +319,11 @@ class EditScorer:
             restated = _amount_restated(mine, theirs, found)  # "three-quarters of an hour" for "45 minutes" (v62)
             if restated or (restated is None and _restated_in_unit(mine, theirs, quantities, found)):  # "14 days" (v61)
                 continue
-            novel = [t for t in mine if t.content and not self.in_context(t)]  # found nowhere in the context
-            feature = None
-            if restated is False and op not in ("reverse", "widen"):  # an amount at another value (v62)
-                feature = "edit_swap_num"
-            elif op == "reworded" and any(self.in_context(t) for t in mine):
-                feature = None  # the last word of a reworded lead-in: only one the context lacks is a swap (v66)
-            elif op in ("lead", "end", "reworded"):  # an opposite, or a new number (v50, v53, v66; v54)
-                if _opposed(mine, theirs, held) and _flips(mine, theirs, held):
-                    feature = "edit_neg_flip"
-                elif _number_swap(novel, mine, theirs) and (op == "end" or not any(t.listed for t in mine + theirs)):
-                    feature = "edit_swap_num"
-            elif op == "reverse":
-                feature = "edit_neg_flip"
-            elif op == "anchored":  # in a paraphrase: a typed swap only, no negation, name or unit (v27, v28)
-                if _same_unit(mine[0], theirs[0]):
-                    feature = None
-                elif _inverts(mine, theirs, held):
-                    feature = "edit_neg_flip"
-                elif novel and novel[0].number and theirs[0].number:
-                    feature = "edit_swap_num"
-            elif op == "widen":  # the widenings of one sentence are one flip ("always free for everyone")
+            if op == "widen":  # the widenings of one sentence are one flip ("always free for everyone")
                 feature = None if widened else "edit_neg_flip"
                 widened = True
-            elif op in ("singled", "negated", "unnegated", "negation added") or _flips(mine, theirs, held):
-                # "the largest" for "one of the …" (v69); a negation leading the source changed (v70)
-                feature = "edit_neg_flip"
-            elif op != "replace" or not novel:
-                feature = None
-            elif _number_swap(novel, mine, theirs):
-                feature = "edit_swap_num"
-            elif any(t.entity for t in novel):
-                feature = "edit_swap_word"
+            else:
+                feature = self._feature(op, mine, theirs, held, restated is False)
             if feature:
                 out.append(EditChange(feature, _HOW.get(op, "replace"), _words(mine), _words(theirs)))
         if not any(change.feature == "edit_neg_flip" for change in out):  # a near copy's flip is counted once
