@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import re
-import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -51,7 +50,7 @@ from faithwatch.detectors.calibration import (
     group_weights,
     weighted_median,
 )
-from faithwatch.detectors.linear import fit_logistic
+from faithwatch.detectors.fitting import fit_lr, fit_mlp, fit_xgb
 from faithwatch.detectors.preprocess import FeatureScaler
 from faithwatch.errors import InputError
 from faithwatch.signals.base import FeatureValue
@@ -60,17 +59,6 @@ from faithwatch.signals.probe import HiddenProbe
 
 #: the aggregator kinds (paper 000: SynCheckLR, SynCheckXGB, SynCheckMLP)
 SYNCHECK_KINDS = ("lr", "xgb", "mlp")
-#: XGBoost hyper-parameters (the paper does not state them; modest trees, many of them)
-XGB_PARAMS: dict[str, Any] = {"n_estimators": 200, "max_depth": 3, "learning_rate": 0.1, "tree_method": "hist"}
-#: MLP hyper-parameters from paper 000 A.2 (batch size is capped by the number of examples)
-MLP_PARAMS: dict[str, Any] = {
-    "hidden_layer_sizes": (100,),
-    "activation": "relu",
-    "solver": "adam",
-    "learning_rate_init": 1e-3,
-    "batch_size": 128,
-    "max_iter": 300,
-}
 _LID_FEATURE = re.compile(r"^lid_layer_(\d+)$")
 
 
@@ -227,51 +215,15 @@ class SynCheckDetector(Detector):
         booster = None
         params: dict[str, Any] = {"transform": transform, "monotone": {n: s for n, s in zip(names, signs, strict=True)
                                                                        if s}}
-        if members is not None and kind != "lr":
+        if kind == "lr":
+            weights, fitted = fit_lr(Xs, faithful, w, signs, C=C, members=members, member_share=member_share)
+        elif members is not None:
             raise InputError("member models are averaged logistic regressions: they need kind lr")
-        if kind == "lr" and members is not None:
-            if not members or not 0.0 < member_share <= 1.0:
-                raise InputError("member regressions need at least one member and a share in (0, 1]")
-            fits = [fit_logistic(Xs[np.asarray(rows)], faithful[np.asarray(rows)], C=C,
-                                 sample_weight=np.asarray(mw, dtype=np.float64), signs=signs) for rows, mw in members]
-            coef = np.mean([f.coef for f in fits], axis=0)
-            intercept = float(np.mean([f.intercept for f in fits]))
-            if member_share < 1.0:
-                whole = fit_logistic(Xs, faithful, C=C, sample_weight=w, signs=signs)
-                fits.append(whole)
-                coef = member_share * coef + (1.0 - member_share) * whole.coef
-                intercept = member_share * intercept + (1.0 - member_share) * whole.intercept
-            weights.update({"lr.coef": coef, "lr.intercept": np.array([intercept])})
-            params.update({"C": C, "converged": all(f.converged for f in fits), "members": len(members),
-                           "member_share": member_share})
-        elif kind == "lr":
-            fit = fit_logistic(Xs, faithful, C=C, sample_weight=w, signs=signs)
-            weights.update({"lr.coef": fit.coef, "lr.intercept": np.array([fit.intercept])})
-            params.update({"C": C, "converged": fit.converged})
         elif kind == "mlp":
-            from sklearn.exceptions import ConvergenceWarning
-            from sklearn.neural_network import MLPClassifier
-
-            mlp_params = {**MLP_PARAMS, "batch_size": min(MLP_PARAMS["batch_size"], Xa.shape[0])}
-            mlp = MLPClassifier(**mlp_params, random_state=seed)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)  # 300 fixed iterations, as in the paper
-                mlp.fit(Xs, faithful, sample_weight=w)
-            if mlp.out_activation_ != "logistic":
-                raise InputError(f"unexpected MLP output activation '{mlp.out_activation_}'")
-            for i, (cw, cb) in enumerate(zip(mlp.coefs_, mlp.intercepts_, strict=True)):
-                weights[f"mlp.coef_{i}"] = cw
-                weights[f"mlp.intercept_{i}"] = cb
-            params.update({**mlp_params, "hidden_layer_sizes": list(mlp_params["hidden_layer_sizes"])})
+            weights, fitted = fit_mlp(Xs, faithful, w, seed=seed)
         else:
-            from xgboost import XGBClassifier
-
-            xgb_params = {**XGB_PARAMS, "monotone_constraints": "(" + ",".join(str(s) for s in signs) + ")"}
-            model = XGBClassifier(**xgb_params, random_state=seed, n_jobs=1, eval_metric="logloss")
-            model.fit(Xs, faithful, sample_weight=w)
-            booster = model.get_booster()
-            booster.set_param({"nthread": 1})
-            params.update(xgb_params)
+            booster, fitted = fit_xgb(Xs, faithful, w, signs, seed=seed)
+        params.update(fitted)
 
         meta = ArtifactMeta(
             kind=kind,
