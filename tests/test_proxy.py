@@ -354,10 +354,13 @@ def test_context_conventions():
 def test_without_context_the_answer_passes_unmonitored(text_monitor):
     with Running(text_monitor, Script(pieces=FAITHFUL)) as url:
         answer = httpx.post(url + "/v1/chat/completions", json={"messages": ASK["messages"]}, timeout=30).json()
-        bad = httpx.post(url + "/v1/chat/completions", json={**ASK, "n": 2}, timeout=30)
+        bad = [httpx.post(url + "/v1/chat/completions", json={**ASK, "n": n}, timeout=30) for n in (2, 0, -1)]
+        one = httpx.post(url + "/v1/chat/completions", json={**ASK, "n": 1.0}, timeout=30)
     assert answer["choices"][0]["message"]["content"] == "".join(FAITHFUL)
     assert answer["faithwatch"]["monitored"] is False
-    assert bad.status_code == 400 and "one choice" in bad.json()["error"]["message"]
+    for b in bad:  # n = 0 was read as 1, then forwarded as 0
+        assert b.status_code == 400 and "one choice" in b.json()["error"]["message"]
+    assert one.status_code == 200
 
 
 def test_proxy_in_front_of_faithwatch_serve(lm, one_thread):

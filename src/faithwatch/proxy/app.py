@@ -99,7 +99,7 @@ def create_proxy_app(monitor: Monitor, upstream: Upstream, settings: ProxySettin
             rag = split_request(body, marks)
         except InputError as exc:
             return _error(400, str(exc))
-        if int(body.get("n") or 1) != 1:
+        if body.get("n") not in (None, 1):  # 1.0 is 1; 0 is no choice at all
             return _error(400, "the faithwatch proxy monitors one choice per request: leave n at 1")
         if rag.context is None:
             return await _unmonitored(upstream, rag, bool(body.get("stream")), marks)
