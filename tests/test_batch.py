@@ -224,3 +224,21 @@ def test_a_tsv_input_and_a_header_without_the_needed_columns(tmp_path):
     latin.write_bytes("context,response\ncaf\xe9,r\n".encode("latin-1"))
     with pytest.raises(InputError, match="not UTF-8"):
         list(read_records(latin))
+
+
+def test_records_with_a_lone_surrogate_are_bad_records_and_the_rest_go_on(monitor, tmp_path):
+    # json.loads reads "\ud800" as a lone surrogate: a TypeError in the tokenizer, and an id of one could not be
+    # written to the errors file (UnicodeEncodeError), which stopped the batch
+    src = tmp_path / "in.jsonl"
+    good = '"context": "Paris is in France.", "question": "Where?"'
+    src.write_text(f'{{"id": "a", {good}, "response": "Paris \\ud800."}}\n'
+                   f'{{"id": "b\\ud800", {good}, "response": "Paris."}}\n'
+                   f'{{"id": "c", {good}, "response": "Paris."}}\n', encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    summary = score_file(monitor, src, out)
+    assert summary.scored == 1 and finished_ids(out) == {"c"}
+    assert [(b.line, b.id) for b in summary.bad] == [(1, "a"), (2, "b\\ud800")]
+    assert "'response' holds a lone surrogate" in summary.bad[0].error and "'id' holds" in summary.bad[1].error
+    errors = [json.loads(line) for line in summary.errors.read_text(encoding="utf-8").splitlines()]
+    assert [e["id"] for e in errors] == ["a", "b\\ud800"]
+

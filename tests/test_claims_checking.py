@@ -366,6 +366,17 @@ def test_text_of_invisible_characters_is_empty() -> None:
         check_response("The bridge was built in 1820.", [CTX, "\u200b"], SegmentExtractor("sentence"), checker)
 
 
+def test_text_with_a_lone_surrogate_is_refused() -> None:
+    # json.loads reads "\ud800" as one; the NLI tokenizer raised a TypeError on it
+    checker = AlignmentChecker(LexicalScorer())
+    sentence = SegmentExtractor("sentence")
+    for response, refs, said in (("It \ud800.", CTX, "the response holds a lone surrogate U\\+D800 at character 3"),
+                                 ("It is.", [CTX, "x\udcff"], "reference passage 1 holds a lone surrogate U\\+DCFF"),
+                                 ("It is.", CTX, "the question holds a lone surrogate")):
+        with pytest.raises(InputError, match=said):
+            check_response(response, refs, sentence, checker, question="W\ud800?" if "question" in said else None)
+
+
 class FlakyExtractor:
     """Sentence claims, but extraction fails for responses containing 'FAIL'."""
 

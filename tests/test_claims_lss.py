@@ -555,3 +555,11 @@ def test_cap_absent_numbers_reads_numbers_as_novel_numbers_does() -> None:
     words = split_words("24 people were injured in 2007-08.")
     capped = cap_absent_numbers(np.full(len(words), 0.9), words, ref)
     assert capped[0] == ABSENT_NUMBER_CAP and set(capped[1:]) == {0.9}
+
+
+def test_lss_refuses_text_with_a_lone_surrogate() -> None:
+    for claim, reference, said in (("Paris \ud800", "Paris is big.", "the claim holds a lone surrogate U\\+D800"),
+                                   ("Paris is big.", "\udcff Paris", "the reference holds a lone surrogate U\\+DCFF")):
+        with pytest.raises(InputError, match=said):
+            lss(claim, reference, LexicalScorer())
+

@@ -763,3 +763,17 @@ def test_a_missing_data_file_is_named_as_missing(tmp_path: Path) -> None:
         load_dataset(str(tmp_path / "folder.jsonl"))
     with pytest.raises(InputError, match="unknown dataset 'no-such-set'"):
         load_dataset("no-such-set")
+
+
+def test_a_lone_surrogate_in_a_data_file_is_named(tmp_path: Path) -> None:
+    # "\ud800" in JSON reads as a lone surrogate, which no tokenizer takes (an internal TypeError in eval before)
+    generic = tmp_path / "mine.jsonl"
+    generic.write_text(json.dumps(GOOD) + "\n" + json.dumps({**GOOD, "response": "x\ud800"}) + "\n",
+                       encoding="utf-8")
+    with pytest.raises(InputError, match=r"mine\.jsonl:2: 'response' holds a lone surrogate U\+D800"):
+        load_dataset(str(generic))
+    edits = tmp_path / "summedits_x.json"
+    edits.write_text(json.dumps([{"doc": "Paris \udcff", "summary": "s", "label": 1, "id": "e1"}]), encoding="utf-8")
+    with pytest.raises(InputError, match=r"record e1: the context holds a lone surrogate U\+DCFF at character 6"):
+        load_dataset(str(edits))
+

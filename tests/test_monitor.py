@@ -159,8 +159,17 @@ def test_to_dict_is_json_and_has_no_nan(bank_monitor, make_chooser):
 
 def test_empty_response_raises(monitor):
     for response in ("", "  \n ", [], "\u200b\ufeff", "\x00 \u2060"):  # invisible characters say nothing either
-        with pytest.raises(InputError, match="nothing to score"):
+        with pytest.raises(InputError, match="response is empty|response has no tokens"):
             monitor.score(QUESTION, CONTEXT, response)
+
+
+def test_text_with_a_lone_surrogate_is_refused(monitor):
+    # json.loads('"\\ud800"') gives one; before: a TypeError inside the tokenizer (a 500 from the server)
+    for where in ("question", "context", "response", "instruction"):
+        args = {"question": QUESTION, "context": CONTEXT, "response": "It is tall.", "instruction": "Answer."}
+        args[where] = "Paris \ud800 is big."
+        with pytest.raises(InputError, match=f"The {where} holds a lone surrogate U\\+D800 at character 6"):
+            monitor.score(**args)
 
 
 def test_a_response_that_is_neither_text_nor_token_ids_is_refused(monitor, lm):

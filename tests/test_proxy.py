@@ -311,6 +311,21 @@ def test_fields_the_proxy_reads_must_have_their_type(text_monitor, field, value)
     assert not script.requests
 
 
+def test_a_lone_surrogate_in_the_request_is_refused_before_forwarding(text_monitor):
+    # json.loads reads "\ud800" as one; forwarding it raised UnicodeEncodeError in httpx (a 500)
+    script = Script(pieces=FAITHFUL)
+    with Running(text_monitor, script) as url:
+        answers = [httpx.post(url + "/v1/chat/completions", timeout=30, headers={"content-type": "application/json"},
+                              content=json.dumps(body).encode())
+                   for body in ({**ASK, "user": "u\ud800"},
+                                {**ASK, "messages": [{"role": "user", "content": [{"type": "text",
+                                                                                   "text": "\udcff"}]}]})]
+    assert [a.status_code for a in answers] == [400, 400]
+    assert "'user' of the request holds a lone surrogate U+D800" in answers[0].json()["error"]["message"]
+    assert "'messages' of the request holds a lone surrogate U+DCFF" in answers[1].json()["error"]["message"]
+    assert not script.requests
+
+
 def test_client_logprobs_give_the_api_features(text_monitor):
     with Running(text_monitor, Script(pieces=FAITHFUL)) as url:
         answer = httpx.post(url + "/v1/chat/completions", json={**ASK, "logprobs": True}, timeout=30).json()

@@ -550,3 +550,28 @@ def test_server_sampler_on_cuda():
     draws = _sampler_draws("cuda")
     assert draws == _sampler_draws("cuda")
     assert sum(a == b for a, b in zip(draws, _sampler_draws("cpu"), strict=True)) >= 36
+
+
+def test_text_with_a_lone_surrogate_is_refused_and_echoed_escaped(client):
+    # JSON's "\ud800" escape without its pair decodes to a lone surrogate, which UTF-8 cannot write: it was a 500 (a
+    # TypeError in the tokenizer, or the answer's own encoding when a rejected input or an id was echoed)
+    def post(path: str, body: dict):  # json.dumps escapes the lone surrogates of body's strings: "\\ud800"
+        return client.post(path, content=json.dumps(body).encode(), headers={"content-type": "application/json"})
+
+    ok = {"question": "Who?", "context": CONTEXT}
+    body = post("/v1/score", {"records": [{**ok, "response": "Gustave \ud800 Eiffel."},
+                                          {**ok, "response": "Gustave Eiffel.", "question": "\udcff"}]}).json()
+    assert [r["ok"] for r in body["results"]] == [False, False]
+    assert "'response' holds a lone surrogate U+D800" in body["results"][0]["error"]["message"]
+    assert "'question' holds a lone surrogate U+DCFF" in body["results"][1]["error"]["message"]
+    answer = post("/v1/score", {"records": [{**ok, "response": "Gustave Eiffel.", "id": "a\ud800"}]})
+    assert answer.status_code == 422 and "'id' holds a lone surrogate" in answer.text
+    assert answer.json()["detail"][0]["input"] == "a\\ud800"  # echoed as its escape
+    answer = post("/v1/monitor", {"question": "Who?", "context": "c", "max_new_tokens": "\ud800"})
+    assert answer.status_code == 422 and answer.json()["detail"][0]["input"] == "\\ud800"
+    answer = post("/v1/generate", {"question": "Wh\ud800o?", "context": "c", "strategy": "greedy"})
+    assert answer.status_code == 422 and "The question holds a lone surrogate" in answer.json()["message"]
+    answer = post("/v1/check", {"contexts": "c", "response": "It \ud800 is."})
+    assert answer.status_code == 422 and "the response holds a lone surrogate" in answer.json()["message"]
+    answer = post("/v1/chat/completions", {"messages": [{"role": "user", "content": "Hi \ud800"}]})
+    assert answer.status_code == 422 and "the content holds a lone surrogate" in answer.text

@@ -27,7 +27,7 @@ from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableErro
 from faithwatch.monitor import Monitor
 from faithwatch.records import CheckRecord, ScoreRecord, parse
 from faithwatch.store import CorruptLine, JsonlStore, read_utf8
-from faithwatch.text.visible import is_blank
+from faithwatch.text.visible import escaped, is_blank
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +77,8 @@ def check_record(data: Any, line: int | None, model: type[ScoreRecord] | type[Ch
     raw_id = data.get("id")
     rid = str(raw_id) if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else None
     record, problems = parse(model, data)
-    if problems:
-        return BadRecord(line, rid, "; ".join(problems), path)
+    if problems:  # the id is echoed in the errors file: escaped if it is no text
+        return BadRecord(line, None if rid is None else escaped(rid), "; ".join(problems), path)
     if rid is None:
         if line is None:
             return BadRecord(None, None, "'id' is missing (an input without line numbers needs one per record)", path)

@@ -37,7 +37,6 @@ from faithwatch.signals import (
     model_free_signals,
 )
 from faithwatch.text import FRAMING_RULE
-from faithwatch.text.visible import is_blank
 
 if TYPE_CHECKING:
     from faithwatch.hostpool import TrackingPool
@@ -456,8 +455,7 @@ class Monitor:
             what = "token ids" if isinstance(response, Sequence) and not isinstance(response, bytes | bytearray) \
                 else type(response).__name__
             raise InputError(f"without a model the response must be text, not {what}")
-        if is_blank(response):
-            raise InputError("The response is empty (no visible character): there is nothing to score.")
+        check_text("response", response)
         prompts = self._prompts(question, context, 0)
         tracker = SentenceTracker(None)  # type: ignore[arg-type]
         sentences = tracker.add_text(response) + tracker.finish()
@@ -471,8 +469,7 @@ class Monitor:
 
     def _response_ids(self, response: str | Sequence[int]) -> list[int]:
         if isinstance(response, str):
-            if is_blank(response):
-                raise InputError("The response is empty (no visible character): there is nothing to score.")
+            check_text("response", response)
             return list(self.lm.tokenizer(response, add_special_tokens=False)["input_ids"])
         if hasattr(response, "tolist") and not isinstance(response, bytes | bytearray):
             response = response.tolist()  # a numpy array or a torch tensor of ids

@@ -7,19 +7,40 @@ record with its own error instead of failing the whole request.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError, model_validator
 
 from faithwatch.data.schema import summary_defaults
-from faithwatch.text.visible import is_blank
+from faithwatch.text.visible import is_blank, not_text
 
-#: an id as given: a string or an integer (never a float, bool or object)
-RecordId = StrictStr | StrictInt
+
+def _text_id(value: str) -> str:
+    wrong = not_text(value)
+    if wrong:
+        raise ValueError(f"'id' {wrong}")
+    return value
+
+
+#: an id as given: a string (of text: it is echoed) or an integer (never a float, bool or object)
+RecordId = Annotated[StrictStr, AfterValidator(_text_id)] | StrictInt
 
 
 def _blank(value: Any) -> bool:
     return isinstance(value, str) and is_blank(value)
+
+
+def _not_text(record: BaseModel, fields: tuple[str, ...]) -> list[str]:
+    """Why a record's text fields (a string or a list of them) are no Unicode text, one entry per field."""
+    out = []
+    for k in fields:
+        value = getattr(record, k)
+        for text in [value] if isinstance(value, str) else value if isinstance(value, list) else []:
+            wrong = not_text(text)
+            if wrong:
+                out.append(f"'{k}' {wrong}")
+                break
+    return out
 
 
 class ScoreRecord(BaseModel):
@@ -44,8 +65,9 @@ class ScoreRecord(BaseModel):
         """What makes this record unscorable (blank text), in words."""
         hint = {"question": " (leave it out to score a summary of the context)",
                 "instruction": " (leave it out for the default)"}
-        return [f"'{k}' must be a non-empty string{hint.get(k, '')}"
-                for k in ("context", "question", "response", "instruction") if _blank(getattr(self, k))]
+        fields = ("context", "question", "response", "instruction")
+        return [f"'{k}' must be a non-empty string{hint.get(k, '')}" for k in fields if _blank(getattr(self, k))] + \
+            _not_text(self, fields)
 
     def fields(self) -> dict[str, Any]:
         """The record's question, context, response and instruction, the summary defaults filled in."""
@@ -77,7 +99,7 @@ class CheckRecord(BaseModel):
             bad = [i for i, c in enumerate(self.context) if _blank(c)]
             if bad:
                 out.append(f"'context' passages {bad[:5]} are not non-empty strings")
-        return out
+        return out + _not_text(self, ("response", "question", "context"))
 
 
 #: what a record's ``context`` must be, by record type
@@ -93,8 +115,11 @@ def explain(exc: ValidationError) -> list[str]:
         field = ".".join(str(p) for p in error["loc"][:1]) or "record"
         if error["type"] == "missing":
             out.append(f"'{field}' is missing")
+        elif field == "id" and error["type"] == "value_error":  # a string that is no text (_text_id)
+            out.append(str(error["ctx"]["error"]))
         elif field == "id":
-            out.append("'id' must be a string or an integer")
+            if not any(e["loc"][:1] == ("id",) and e["type"] == "value_error" for e in exc.errors()):
+                out.append("'id' must be a string or an integer")
         elif error["type"] in ("string_type", "list_type"):
             out.append(f"'{field}' must be {'a string' if field != 'context' else context_type}")
         else:

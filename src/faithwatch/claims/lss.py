@@ -68,7 +68,7 @@ from faithwatch.text import (
     number_forms,
     stem,
 )
-from faithwatch.text.visible import is_blank
+from faithwatch.text.visible import is_blank, not_text
 
 __all__ = [
     "ALGORITHM",
@@ -378,10 +378,7 @@ def lss(
         InputError: blank claim or reference, or an out-of-range parameter.
         NonFiniteError: the scorer returned NaN/inf.
     """
-    if not isinstance(claim, str) or is_blank(claim):
-        raise InputError("the claim is empty: there is nothing to find a supported subsequence of")
-    if not isinstance(reference, str) or is_blank(reference):
-        raise InputError("the reference is empty: nothing can support the claim")
+    _check_pair(claim, reference)
     if not (isinstance(threshold, (int, float)) and 0.0 < threshold <= 1.0):
         raise InputError(f"threshold must be in (0, 1], got {threshold!r}")
     for name, value, low in (("max_evaluations", max_evaluations, 1), ("beam_width", beam_width, 1),
@@ -444,10 +441,7 @@ def lss_tagged(claims: Sequence[str], references: Sequence[str], tagger: Any,
         raise InputError(f"threshold must be in (0, 1], got {thr!r}")
     words = []
     for claim, reference in zip(claims, references, strict=True):
-        if not isinstance(claim, str) or is_blank(claim):
-            raise InputError("the claim is empty: there is nothing to find a supported subsequence of")
-        if not isinstance(reference, str) or is_blank(reference):
-            raise InputError("the reference is empty: nothing can support the claim")
+        _check_pair(claim, reference)
         words.append(split_words(claim))
     out = []
     for w, probs in zip(words, tagger.word_probabilities(words, list(references)), strict=True):
@@ -458,3 +452,14 @@ def lss_tagged(claims: Sequence[str], references: Sequence[str], tagger: Any,
             support_of_claim=float(np.mean(probs)), threshold=float(thr), scorer=tagger.version,
             algorithm=TAGGER_ALGORITHM, word_support=tuple(round(float(p), 6) for p in probs)))
     return out
+
+
+def _check_pair(claim: Any, reference: Any) -> None:
+    """A claim and its reference are non-blank text (an :class:`InputError` otherwise)."""
+    if not isinstance(claim, str) or is_blank(claim):
+        raise InputError("the claim is empty: there is nothing to find a supported subsequence of")
+    if not isinstance(reference, str) or is_blank(reference):
+        raise InputError("the reference is empty: nothing can support the claim")
+    for name, text in (("claim", claim), ("reference", reference)):
+        if not_text(text):
+            raise InputError(f"the {name} {not_text(text)}")

@@ -22,7 +22,7 @@ from faithwatch.data.schema import (
 )
 from faithwatch.errors import InputError
 from faithwatch.store import read_lines, read_utf8
-from faithwatch.text.visible import is_blank
+from faithwatch.text.visible import escaped, is_blank, not_text
 
 if TYPE_CHECKING:
     from faithwatch import records
@@ -372,6 +372,11 @@ def load_dataset(name: str, root: str | Path | None = None, *, questionable: Pol
     examples = _load_dataset(name, root, questionable=questionable, generic=generic)
     if not examples:
         raise InputError(f"{name} holds no records")
+    for example in examples:  # JSON's "\ud800" escape reads as a lone surrogate, which no model takes
+        for field in ("context", "question", "response", "instruction"):
+            text = getattr(example, field)
+            if isinstance(text, str) and not_text(text):
+                raise InputError(f"{name}: record {escaped(example.id)}: the {field} {not_text(text)}")
     return examples
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from transformers import PreTrainedTokenizerBase
 
 from faithwatch.errors import ContextTooLongError, InputError
-from faithwatch.text.visible import is_blank
+from faithwatch.text.visible import is_blank, not_text
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,9 @@ def check_text(name: str, value: Any) -> str:
         raise InputError(f"The {name} must be a string, got {type(value).__name__}.")
     if is_blank(value):
         raise InputError(f"The {name} is empty (no visible character): faithwatch needs a non-empty {name}.")
+    wrong = not_text(value)
+    if wrong:
+        raise InputError(f"The {name} {wrong}.")
     return value
 
 

@@ -53,7 +53,7 @@ from faithwatch.server.domain import RecentScores
 from faithwatch.server.jobs import JobRunner
 from faithwatch.server.limits import KEY_COOKIE, AccessMiddleware, BodyLimitMiddleware, check_api_key
 from faithwatch.server.pool import WorkPool
-from faithwatch.server.problems import HTTPProblem, finite
+from faithwatch.server.problems import HTTPProblem, echoable
 from faithwatch.server.routes_chat import add_chat_routes
 from faithwatch.server.routes_claims import add_claims_routes, default_checker
 from faithwatch.server.routes_live import add_live_routes
@@ -165,8 +165,8 @@ def create_app(
 
     @app.exception_handler(RequestValidationError)
     async def _on_invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
-        # FastAPI's own answer, except that a rejected NaN / infinity is echoed as a string (else: 500)
-        return JSONResponse({"detail": finite(jsonable_encoder(exc.errors()))}, status_code=422)
+        # FastAPI's own answer, except that a rejected NaN / infinity or lone surrogate is echoed escaped (else: 500)
+        return JSONResponse({"detail": echoable(jsonable_encoder(exc.errors()))}, status_code=422)
 
     # --- pages and health -------------------------------------------------------------------------------------
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)

@@ -23,6 +23,7 @@ from faithwatch.detok import IncrementalText
 from faithwatch.errors import InputError
 from faithwatch.models.engine import DecodingEngine, Needs
 from faithwatch.models.prompts import PromptPair
+from faithwatch.text.visible import not_text
 
 
 def sampler(temperature: float, seed: int) -> Callable[[torch.Tensor], int]:
@@ -47,6 +48,9 @@ class ChatMessage(BaseModel):
             if part.get("type") != "text" or not isinstance(part.get("text"), str):
                 raise ValueError(f"content parts must be {{'type': 'text', 'text': str}}; faithwatch serve reads "
                                  f"text only, got type {part.get('type')!r}")
+        for text in [value] if isinstance(value, str) else [p["text"] for p in value or ()]:
+            if not_text(text):
+                raise ValueError(f"the content {not_text(text)}")
         return value
 
     def text(self) -> str:

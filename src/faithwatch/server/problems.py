@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 
 from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError, ModelNotAvailableError
 from faithwatch.server.pool import Cancelled, QueueFullError
+from faithwatch.text.visible import escaped
 
 log = logging.getLogger(__name__)
 
@@ -57,12 +58,15 @@ def event_of(problem: HTTPProblem) -> dict[str, Any]:
     return {"error": problem.error, "message": problem.message, "status": problem.status}
 
 
-def finite(value: Any) -> Any:
-    """``value`` with non-finite floats written as strings (JSON has no NaN): for echoes of rejected input."""
+def echoable(value: Any) -> Any:
+    """``value`` as JSON can carry it, for echoes of rejected input: a non-finite float as a string (JSON has no
+    NaN), a lone surrogate in a string or key as its escape ``\\ud800`` (UTF-8 cannot encode it)."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
+    if isinstance(value, str):
+        return escaped(value)
     if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
+        return {echoable(k): echoable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [finite(v) for v in value]
+        return [echoable(v) for v in value]
     return value

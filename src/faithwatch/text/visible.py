@@ -13,3 +13,20 @@ def is_blank(text: str) -> bool:
     """Whether ``text`` has no visible character: empty, whitespace, or only controls and format marks such as a
     zero-width space or a byte-order mark (``str.strip`` keeps those, so such text would pass for non-empty)."""
     return all(ch.isspace() or unicodedata.category(ch) in INVISIBLE_CATEGORIES for ch in text)
+
+
+def not_text(text: str) -> str | None:
+    """Why ``text`` is no Unicode text, or None: a lone surrogate (U+D800 to U+DFFF) is no character, and no
+    model, tokenizer or UTF-8 writer takes it. JSON's ``"\\ud800"`` escape without its pair decodes to one, and so
+    do bytes that are not UTF-8 read with ``surrogateescape`` (a command-line argument)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return (f"holds a lone surrogate U+{ord(text[exc.start]):04X} at character {exc.start}, which is no "
+                "character (an unpaired JSON escape such as \\ud800, or bytes that are not UTF-8)")
+    return None
+
+
+def escaped(text: str) -> str:
+    """``text`` with each lone surrogate written as its escape (``\\ud800``), so that it can be echoed as UTF-8."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8") if not_text(text) else text
