@@ -148,6 +148,10 @@ def test_multi_fact_and_agreeing_items(tmp_path):
         cf.parse_item({**agree.to_dict(), "kind": "odd"})
     with pytest.raises(ValueError, match="not a mix"):
         cf.parse_item({**multi.to_dict(), "context_answers": ["Lyon", ["1921"]]})
+    for where, bad in (("'context_answers' of the record", {"context_answers": [["Ly\ud800on"], ["1921"]]}),
+                       ("'question' of the record", {"question": "\udcff"})):  # JSON's lone "\ud800" escapes
+        with pytest.raises(ValueError, match=f"{where} holds a lone surrogate"):
+            cf.parse_item({**multi.to_dict(), **bad})
     rows = [ev.item_row("s", it, {"answer": ans, "refused": False, "num_tokens": 3, "generated_tokens": 3,
                                   "n_sentences": 1, "guide_score": 0.9, "sentences": [], "trace_counts": {},
                                   "seconds": 0.1}, None, cached=False)

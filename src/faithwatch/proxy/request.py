@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from faithwatch.errors import InputError
-from faithwatch.text.visible import escaped, is_blank, not_text
+from faithwatch.text.visible import is_blank, not_text_within
 
 DEFAULT_MARKERS = ("<context>", "</context>")
 CONTEXT_HEADER = "Context:\n"
@@ -63,7 +63,9 @@ def _marked(text: str, markers: tuple[str, str]) -> tuple[str | None, str]:
 def split_request(body: dict[str, Any], markers: tuple[str, str] = DEFAULT_MARKERS) -> RagRequest:
     """Split ``body`` (an OpenAI chat request) into what to forward, the question and the context."""
     _check_read_fields(body)
-    _check_unicode(body)
+    wrong = not_text_within(body, "the request")
+    if wrong:
+        raise InputError(wrong)
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
         raise InputError("'messages' must be a non-empty list of message objects")
@@ -103,20 +105,6 @@ def _check_read_fields(body: dict[str, Any]) -> None:
             ok = isinstance(value, kind)
         if not ok:
             raise InputError(f"'{name}' must be {_TYPE_WORDS[kind]}, got {value!r}")
-
-
-def _check_unicode(value: Any, where: str = "the request") -> None:
-    """Refuse a string (or key) anywhere in the request that is no Unicode text (a lone surrogate: JSON's "\\ud800"
-    without its pair), which could be neither monitored nor forwarded as UTF-8."""
-    if isinstance(value, str) and not_text(value):
-        raise InputError(f"{where} {not_text(value)}")
-    if isinstance(value, dict):
-        for key, item in value.items():
-            _check_unicode(key, f"a key of {where}")
-            _check_unicode(item, f"'{escaped(key)}' of {where}" if where == "the request" else where)
-    elif isinstance(value, list):
-        for item in value:
-            _check_unicode(item, where)
 
 
 def _add_to_system(messages: list[dict[str, Any]], context: str) -> None:

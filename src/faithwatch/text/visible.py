@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
+from typing import Any
 
 #: Unicode categories that show nothing: controls, format marks (zero-width space, byte-order mark, joiners) and
 #: separators
@@ -30,3 +31,24 @@ def not_text(text: str) -> str | None:
 def escaped(text: str) -> str:
     """``text`` with each lone surrogate written as its escape (``\\ud800``), so that it can be echoed as UTF-8."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8") if not_text(text) else text
+
+
+def not_text_within(value: Any, where: str) -> str | None:
+    """Why a JSON value (``where``: what it is, e.g. "the request") holds something that is no Unicode text (see
+    :func:`not_text`), naming the top-level field, or None: for values that are echoed or forwarded whole."""
+    if isinstance(value, str):
+        return f"{where} {not_text(value)}" if not_text(value) else None
+    items: list[tuple[str, Any]] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and not_text(key):
+                return f"a key of {where} {not_text(key)}"
+            items.append((key, item))
+    elif isinstance(value, list):
+        items = [(None, item) for item in value]
+    for key, item in items:
+        inner = f"'{key}' of {where}" if key is not None and where.startswith("the ") else where
+        wrong = not_text_within(item, inner)
+        if wrong:
+            return wrong
+    return None
