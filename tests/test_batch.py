@@ -220,6 +220,13 @@ def test_a_tsv_input_and_a_header_without_the_needed_columns(tmp_path):
     bad.write_text("question,text,answer\nq,c,r\n", encoding="utf-8")
     with pytest.raises(InputError, match="header row naming the columns context and response"):
         list(read_records(bad))
+    blank = tmp_path / "blank.csv"  # a blank line before a bad row: the row was named by the blank line's number
+    blank.write_text("context,response\nc,r\n\n,\n", encoding="utf-8")
+    assert [(type(i).__name__, i.line) for i in read_records(blank)] == [("Record", 2), ("BadRecord", 4)]
+    twice = tmp_path / "twice.csv"  # one of two 'response' columns was read, silently
+    twice.write_text("context,response,response\nc,r,s\n", encoding="utf-8")
+    with pytest.raises(InputError, match="names the column 'response' twice"):
+        list(read_records(twice))
     latin = tmp_path / "latin.csv"
     latin.write_bytes("context,response\ncaf\xe9,r\n".encode("latin-1"))
     with pytest.raises(InputError, match="not UTF-8"):

@@ -97,14 +97,18 @@ _OPTIONAL_COLUMNS = ("id", "question", "instruction", "model", "dataset")
 def _read_csv(path: Path, delimiter: str, model: type[ScoreRecord] | type[CheckRecord]
               ) -> Iterator[Record | BadRecord]:
     """The rows of a CSV / TSV input with a header row, each validated as ``model``; a row's line is the file line
-    it starts on (the header is line 1)."""
+    it starts on (the header is line 1); blank lines are skipped, and a row with fewer fields than the header
+    leaves the last columns out."""
     text = read_utf8(path, "input file")
     csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))  # a long document in one cell (default: 128 KiB)
-    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
-        header = reader.fieldnames or []
+        header = next(reader, [])
     except csv.Error as exc:
         raise InputError(f"{path}: its header row cannot be read as {path.suffix[1:].upper()}: {exc}") from None
+    twice = [c for i, c in enumerate(header) if c in header[:i]]
+    if twice:
+        raise InputError(f"{path}: the header row names the column {twice[0]!r} twice; which one to read is unclear")
     needed = [c for c in ("context", "response") if c not in header]
     if header and needed:
         raise InputError(f"{path}: a {path.suffix[1:].upper()} input needs a header row naming the columns context "
@@ -113,7 +117,7 @@ def _read_csv(path: Path, delimiter: str, model: type[ScoreRecord] | type[CheckR
     start = reader.line_num + 1
     while True:
         try:
-            row = next(reader)
+            fields = next(reader)
         except StopIteration:
             return
         except csv.Error as exc:  # e.g. a NUL byte: this row is bad, the reader goes on with the next line
@@ -121,11 +125,12 @@ def _read_csv(path: Path, delimiter: str, model: type[ScoreRecord] | type[CheckR
             start = reader.line_num + 1
             continue
         line, start = start, reader.line_num + 1
-        if None in row:
-            yield BadRecord(line, None, f"{len(header) + len(row[None])} fields, the header names {len(header)}")
+        if not fields:  # a blank line (counted, so that later rows keep their file lines)
             continue
-        data = {k: v for k, v in row.items()
-                if v is not None and not (k in _OPTIONAL_COLUMNS and is_blank(v))}
+        if len(fields) > len(header):
+            yield BadRecord(line, None, f"{len(fields)} fields, the header names {len(header)}")
+            continue
+        data = {k: v for k, v in zip(header, fields, strict=False) if not (k in _OPTIONAL_COLUMNS and is_blank(v))}
         yield check_record(data, line, model)
 
 
