@@ -436,3 +436,9 @@ def test_result_notes_say_when_the_context_reads_as_a_chat(lm):
     noted = monitor.score("Who brings the cake?", chat, "Ana brings the cake.")
     assert noted.notes == [f"the context reads {TRANSCRIPT_NOTE}"]
     assert noted.to_dict(vectors=False)["notes"] == noted.notes
+
+
+def test_a_lid_bank_without_a_model_is_refused(tmp_path):
+    # model 'none' has no hidden states: this was an AttributeError ('NoneType' object has no attribute 'model_id')
+    with pytest.raises(InputError, match="LID bank .* with model 'none'"):
+        Monitor("none", lid_bank=tmp_path / "bank.safetensors")

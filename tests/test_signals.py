@@ -14,6 +14,7 @@ from faithwatch.sentences import Sentence
 from faithwatch.signals import (
     ContrastiveSignal,
     EntropySignal,
+    HiddenProbe,
     HiddenStateSignal,
     InfluenceSignal,
     LIDBank,
@@ -327,6 +328,12 @@ def test_non_bank_file_is_refused(tmp_path):
     save_file({"x": np.ones(3, dtype=np.float32)}, str(path))
     with pytest.raises(InputError, match="not a faithwatch LID bank"):
         LIDBank.load(path)
+    (tmp_path / "text.safetensors").write_text("x")  # these were a SafetensorError, FileNotFoundError, OSError
+    for where, said in (("text.safetensors", "is not a .safetensors file"), ("none.safetensors", "not found"),
+                        (".", "is a folder")):
+        for kind in (LIDBank, HiddenProbe):
+            with pytest.raises(InputError, match=said):
+                kind.load(tmp_path / where)
 
 
 def test_default_lid_layers():

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from faithwatch.errors import InputError
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -24,6 +26,22 @@ def shareable(path: str | Path) -> None:
     mask = os.umask(0)
     os.umask(mask)
     os.chmod(path, 0o666 & ~mask)
+
+
+def safetensors_metadata(path: str | Path, what: str) -> dict[str, str]:
+    """The header metadata of a safetensors file; an :class:`InputError` naming ``what`` for a path that is missing,
+    a folder or no safetensors file."""
+    from safetensors import SafetensorError, safe_open
+
+    where = Path(path)
+    if not where.is_file():
+        raise InputError(f"{what} {path} " + ("is a folder, not a .safetensors file" if where.is_dir()
+                                              else "not found"))
+    try:
+        with safe_open(str(path), framework="numpy") as f:
+            return dict(f.metadata() or {})
+    except SafetensorError as exc:
+        raise InputError(f"{what} {path} is not a .safetensors file ({exc})") from None
 
 
 def save_safetensors(tensors: Mapping[str, np.ndarray], path: str | Path, metadata: Mapping[str, str]) -> None:

@@ -105,6 +105,9 @@ class Monitor:
         if run_ahead is not None and run_ahead < 1:  # checked before any model or scorer loads
             raise InputError(f"run_ahead must be at least 1, got {run_ahead}")
         if model == NO_MODEL:
+            if lid_bank is not None:
+                raise InputError("a LID bank describes a language model's hidden states: with model 'none' there "
+                                 "are none to compare (leave the bank out, or give a model)")
             self.lm: LoadedModel | None = None
         else:
             self.lm = model if isinstance(model, LoadedModel) else load_model(model, device=device, dtype=dtype,

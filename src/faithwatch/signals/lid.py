@@ -16,7 +16,7 @@ import numpy as np
 from safetensors.numpy import load_file
 
 from faithwatch._version import __version__
-from faithwatch.checksums import save_safetensors, shareable
+from faithwatch.checksums import safetensors_metadata, save_safetensors, shareable
 from faithwatch.errors import InputError, NonFiniteError
 from faithwatch.models.engine import Needs
 from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
@@ -65,11 +65,9 @@ class LIDBank:
 
     @classmethod
     def load(cls, path: str | Path, expect_model_id: str | None = None) -> LIDBank:
-        """Read a bank written by :meth:`save`, refusing one built for another model."""
-        from safetensors import safe_open
-
-        with safe_open(str(path), framework="numpy") as f:
-            meta = f.metadata() or {}
+        """Read a bank written by :meth:`save`, refusing one built for another model (and a path that holds no
+        bank, with an :class:`InputError`)."""
+        meta = safetensors_metadata(path, "LID bank")
         if "model_id" not in meta:
             raise InputError(f"{path} is not a faithwatch LID bank (no model_id in its metadata)")
         if expect_model_id is not None and meta["model_id"] != expect_model_id:

@@ -18,7 +18,7 @@ import numpy as np
 from safetensors.numpy import load_file
 
 from faithwatch._version import __version__
-from faithwatch.checksums import save_safetensors, shareable
+from faithwatch.checksums import safetensors_metadata, save_safetensors, shareable
 from faithwatch.errors import InputError
 from faithwatch.models.engine import Needs
 from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
@@ -94,10 +94,7 @@ class HiddenProbe:
     @classmethod
     def load(cls, path: str | Path, expect_model_id: str | None = None) -> HiddenProbe:
         """Read a probe written by :meth:`save`, refusing another format or model."""
-        from safetensors import safe_open
-
-        with safe_open(str(path), framework="numpy") as f:
-            meta = f.metadata() or {}
+        meta = safetensors_metadata(path, "hidden-state probe")
         if meta.get("format") != PROBE_FORMAT:
             raise InputError(f"{path} is not a faithwatch hidden-state probe (format {meta.get('format')!r})")
         if expect_model_id is not None and meta["model_id"] != expect_model_id:
