@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError, model_validator
 
 from faithwatch.data.schema import summary_defaults
-from faithwatch.text.visible import is_blank, not_text
+from faithwatch.text.visible import is_blank, not_text, not_text_within
 
 
 def _text_id(value: str) -> str:
@@ -32,15 +32,7 @@ def _blank(value: Any) -> bool:
 
 def _not_text(record: BaseModel, fields: tuple[str, ...]) -> list[str]:
     """Why a record's text fields (a string or a list of them) are no Unicode text, one entry per field."""
-    out = []
-    for k in fields:
-        value = getattr(record, k)
-        for text in [value] if isinstance(value, str) else value if isinstance(value, list) else []:
-            wrong = not_text(text)
-            if wrong:
-                out.append(f"'{k}' {wrong}")
-                break
-    return out
+    return [wrong for k in fields if (wrong := not_text_within(getattr(record, k), f"'{k}'"))]
 
 
 class ScoreRecord(BaseModel):

@@ -38,7 +38,7 @@ def not_text_within(value: Any, where: str) -> str | None:
     :func:`not_text`), naming the top-level field, or None: for values that are echoed or forwarded whole."""
     if isinstance(value, str):
         return f"{where} {not_text(value)}" if not_text(value) else None
-    items: list[tuple[str, Any]] = []
+    items: list[tuple[str | None, Any]] = []
     if isinstance(value, dict):
         for key, item in value.items():
             if isinstance(key, str) and not_text(key):
