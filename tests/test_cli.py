@@ -76,6 +76,20 @@ def test_serve_refuses_an_unknown_signal_before_listening():
     assert checker.exit_code == 2 and "--check-checker must be one of detector, alignment" in checker.output
 
 
+@pytest.mark.parametrize("device", ["bogus", "cuda:7"])
+def test_every_device_option_is_checked_before_work(tmp_path, device):
+    # lss, check, eval-nli and train-nli passed it on: torch's RuntimeError ("Expected one of cpu, cuda, ...") or,
+    # for cuda on a CPU-only torch, an AssertionError, both reported as internal errors
+    ctx = _ctx(tmp_path)
+    commands = [["lss", "-r", ctx, "--claim", "It is old.", "--scorer", "lexical"], ["check", "-c", ctx, "-r", ctx],
+                ["eval-nli", "--limit", "1"], ["score", "-i", ctx, "-o", str(tmp_path / "o.jsonl"), "--model", "none"]]
+    for command in commands:
+        result = runner.invoke(app, [*command, "--device", device])
+        lines = [x for x in result.output.splitlines() if x.strip()]
+        assert result.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: "), (command, result.output)
+        assert f"device '{device}'" in lines[0]
+
+
 def test_monitor_and_generate_refuse_what_cannot_write_an_answer(tmp_path):
     """--model none, an empty question and a threshold outside [0, 1] are usage errors before any model loads."""
     ctx = _ctx(tmp_path)

@@ -442,3 +442,9 @@ def test_a_lid_bank_without_a_model_is_refused(tmp_path):
     # model 'none' has no hidden states: this was an AttributeError ('NoneType' object has no attribute 'model_id')
     with pytest.raises(InputError, match="LID bank .* with model 'none'"):
         Monitor("none", lid_bank=tmp_path / "bank.safetensors")
+
+
+def test_an_unknown_device_is_refused_without_a_model_too():
+    # the text scorers took it: a RuntimeError from torch, or an AssertionError for cuda on a CPU-only torch
+    with pytest.raises(InputError, match="unknown device 'bogus'"):
+        Monitor("none", device="bogus")

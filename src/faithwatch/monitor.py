@@ -19,7 +19,7 @@ from faithwatch.detectors.shipped import resolve_detector
 from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError
 from faithwatch.models.ahead import GREEDY, OnDevice
 from faithwatch.models.engine import DecodingEngine, EngineSession, Needs, TokenRecords
-from faithwatch.models.loading import LoadedModel, load_model
+from faithwatch.models.loading import LoadedModel, check_device, load_model
 from faithwatch.models.prompts import DEFAULT_INSTRUCTION, PromptPair, build_prompts, check_text, groups_in_order
 from faithwatch.results import MonitorResult, SentenceReport
 from faithwatch.scoring import detector_features, sentence_reports, signal_values
@@ -108,6 +108,7 @@ class Monitor:
             if lid_bank is not None:
                 raise InputError("a LID bank describes a language model's hidden states: with model 'none' there "
                                  "are none to compare (leave the bank out, or give a model)")
+            check_device(device)  # the text scorers' device
             self.lm: LoadedModel | None = None
         else:
             self.lm = model if isinstance(model, LoadedModel) else load_model(model, device=device, dtype=dtype,

@@ -278,7 +278,25 @@ def seed_option(value: int = 0, picks: str = "bootstraps, folds, training") -> A
 
 
 ModelOpt = typer.Option(None, "--model", "-m", help="HF causal LM dir or hub id (default: embedded SmolLM2-135M).")
-DeviceOpt = typer.Option(None, "--device", help="cpu, cuda, ... (default: cuda if available).")
+def _checked_device(value: str | None) -> str | None:
+    """A ``--device`` checked at once (``models.loading.check_device``): an unknown or unavailable device is a
+    usage error before any model loads."""
+    if value is None or value == "cpu":
+        return value
+    from faithwatch.models.loading import check_device  # torch: only when a device is named
+
+    try:
+        return check_device(value)
+    except InputError as exc:
+        raise fail(exc) from None  # one line, exit 2, as every other bad input
+
+
+def device_option(default: str | None = None, help: str = "cpu, cuda, ... (default: cuda if available).") -> Any:
+    """The ``--device`` option (checked at once: :func:`_checked_device`)."""
+    return typer.Option(default, "--device", help=help, callback=_checked_device)
+
+
+DeviceOpt = device_option()
 TruncOpt = typer.Option(False, "--truncate-context", help="Cut the context's tail to fit the model (with a warning).")
 InstructionOpt = typer.Option(None, "--instruction", help="The task instruction before the context and question "
                               "(default: 'Answer the question using only the information in the context.'); set it "

@@ -16,6 +16,7 @@ from faithwatch.claims.checking import DEFAULT_CHECKER
 from faithwatch.claims.pipeline import MAX_CONTEXT_CHARS
 from faithwatch.cli._common import (
     EXIT_PARTIAL,
+    DeviceOpt,
     ThreadsOpt,
     bad_record_printer,
     check_names,
@@ -151,7 +152,7 @@ def check(
     json_out: bool = typer.Option(False, "--json", help="One response: print its JSON instead of text."),
     html: Path | None = typer.Option(None, "--html", help="One response: write a self-contained HTML report "
                                      "(claims coloured by verdict, evidence highlighted in the references)."),
-    device: str | None = typer.Option(None, "--device", help="cpu, cuda, ... (default: cuda if available)."),
+    device: str | None = DeviceOpt,
     max_context_chars: int = typer.Option(MAX_CONTEXT_CHARS, "--max-context-chars", min=1, help="Most characters "
                                           "of a response's passages together (as the server bounds them)."),
     truncate_context: bool = typer.Option(False, "--truncate-context", help="Cut longer passages at the tail "

