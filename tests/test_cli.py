@@ -74,6 +74,8 @@ def test_serve_refuses_an_unknown_signal_before_listening():
     assert result.exit_code == 2 and "unknown signal 'bogus'" in result.output
     checker = runner.invoke(app, ["serve", "--model", "none", "--check-checker", "nli", "--port", "0"])
     assert checker.exit_code == 2 and "--check-checker must be one of detector, alignment" in checker.output
+    none = runner.invoke(app, ["serve", "--model", "none", "--port", "0"])  # an AttributeError on model_id before
+    assert none.exit_code == 2 and "faithwatch serve needs a language model" in none.output
 
 
 @pytest.mark.parametrize("device", ["bogus", "cuda:7"])

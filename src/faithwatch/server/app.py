@@ -115,6 +115,10 @@ def create_app(
     otherwise; ``*.example.org`` for subdomains); ``None`` answers any (``faithwatch serve`` defaults to the
     localhost names when it listens on a loopback address).
     """
+    if getattr(monitor, "lm", None) is None:
+        raise InputError("faithwatch serve needs a language model: its routes write answers (/v1/monitor, "
+                         "/v1/generate, /v1/chat/completions). To score given text without one: faithwatch score "
+                         "--model none, faithwatch check, or faithwatch proxy --model none in front of a served model")
     check_api_key(api_key)
     if isinstance(allowed_hosts, str):
         allowed_hosts = [h for h in allowed_hosts.split(",") if h.strip()]
