@@ -354,3 +354,15 @@ def test_cli_unreachable_endpoint_exit_code(cli, tmp_path, monkeypatch) -> None:
 
 def test_errors_are_faithwatch_errors() -> None:
     assert issubclass(LLMBackendError, FaithwatchError) and issubclass(LLMUnavailableError, LLMBackendError)
+
+
+@pytest.mark.parametrize(("url", "said"), [("ftp://h/v1", "must start with http"), ("http://", "names no host"),
+                                           ("http:///v1", "names no host"), ("http://h:99999/v1", "port 99999")])
+def test_a_base_url_without_a_host_or_with_a_bad_port_is_refused_at_once(url, said) -> None:
+    # "http://" and a port past 65535 were taken; every request then failed, one network error after another
+    from faithwatch.proxy.upstream import Upstream
+
+    with pytest.raises(InputError, match=said):
+        OpenAICompatibleBackend(url, "m")
+    with pytest.raises(InputError, match=said):
+        Upstream(url)

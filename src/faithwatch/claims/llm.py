@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import httpx
 
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
-from faithwatch.retry import MAX_BACKOFF, MAX_RETRY_AFTER, backoff_delay, is_transient, retry_after
+from faithwatch.retry import MAX_BACKOFF, MAX_RETRY_AFTER, backoff_delay, check_base_url, is_transient, retry_after
 
 if TYPE_CHECKING:
     from faithwatch.models.loading import LoadedModel
@@ -205,8 +205,7 @@ class OpenAICompatibleBackend:
         backoff: float = 0.5,
         sleep: Callable[[float], None] | None = None,
     ) -> None:
-        if not isinstance(base_url, str) or not base_url.strip().lower().startswith(("http://", "https://")):
-            raise InputError(f"the LLM URL must start with http:// or https://, got {base_url!r}")
+        base_url = check_base_url(base_url, "the LLM URL")
         if not model or not str(model).strip():
             raise InputError("an OpenAI-compatible endpoint needs a model name (--llm-model)")
         if timeout <= 0:

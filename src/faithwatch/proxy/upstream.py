@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from faithwatch.retry import backoff_delay, is_transient, retry_after
+from faithwatch.retry import backoff_delay, check_base_url, is_transient, retry_after
 
 log = logging.getLogger(__name__)
 _EXCERPT = 300
@@ -41,9 +41,7 @@ class Upstream:
     def __init__(self, base_url: str, *, api_key: str | None = None, model: str | None = None,
                  force_model: bool = False, timeout: float = 60.0, retries: int = 2, backoff: float = 0.5,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
-        if not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"the upstream URL must start with http:// or https://, got {base_url!r}")
-        self.base_url = base_url.rstrip("/")
+        self.base_url = check_base_url(base_url, "the upstream URL").rstrip("/")
         self.model, self.force_model = model, force_model
         self.retries, self.backoff = retries, backoff
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
