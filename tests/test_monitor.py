@@ -448,3 +448,13 @@ def test_an_unknown_device_is_refused_without_a_model_too():
     # the text scorers took it: a RuntimeError from torch, or an AssertionError for cuda on a CPU-only torch
     with pytest.raises(InputError, match="unknown device 'bogus'"):
         Monitor("none", device="bogus")
+
+
+def test_a_token_budget_is_an_integer_of_at_least_one_and_signals_may_be_a_string():
+    # 0, -1, True and "5" were taken by the constructor (and "5" failed later, inside generate, with a TypeError);
+    # signals="alignment" was read letter by letter ("unknown signal 'a'")
+    for budget in (0, -1, True, "5", 2.5):
+        with pytest.raises(InputError, match="max_new_tokens must be an integer of at least 1"):
+            Monitor("none", alignment="lexical", detector="heuristic", max_new_tokens=budget)
+    monitor = Monitor("none", alignment="lexical", detector="heuristic", signals="alignment, lexical")
+    assert set(monitor.feature_names) >= {"align_score", "lex_content"}

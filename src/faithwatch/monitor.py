@@ -58,13 +58,22 @@ def greedy(logprobs: torch.Tensor) -> int:
     return int(torch.argmax(logprobs))
 
 
+
+def _budget(value: Any) -> int:
+    """A token budget: an integer of at least 1 (an :class:`InputError` otherwise, never a bool or a string)."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+        raise InputError(f"max_new_tokens must be an integer of at least 1, got {value!r}")
+    return int(value)
+
+
 class Monitor:
     """Scores every sentence of a RAG answer for faithfulness, live or for a given response.
 
     ``model``: a :class:`LoadedModel`, a model directory / hub id, ``None`` for the embedded
     SmolLM2-135M-Instruct, or ``"none"`` (:data:`NO_MODEL`) for no model at all: the monitor then computes only
     model-free signals (alignment, lexical, edits, tagger, api) and scores given text.
-    ``signals``: families to compute (default: :func:`~faithwatch.signals.default_signals`).
+    ``signals``: families to compute, a list or a comma-separated string (default:
+    :func:`~faithwatch.signals.default_signals`).
     ``alignment``: an alignment scorer or its spec (default ``"auto"``: the detector's scorer, else
     ``DEFAULT_SCORER``, ``"nli-minilm+lexical+embedding"``; ``"none"`` for none).
     ``max_false_accept``: flag at the threshold that lets through at most this share of unfaithful sentences
@@ -85,7 +94,7 @@ class Monitor:
         self,
         model: LoadedModel | str | None = None,
         *,
-        signals: Sequence[str] | None = None,
+        signals: Sequence[str] | str | None = None,
         alignment: AlignmentScorer | str | None = "auto",
         lid_bank: LIDBank | str | Path | None = None,
         lid_layers: Sequence[int] | None = None,
@@ -102,6 +111,8 @@ class Monitor:
         cuda_graph: bool = False,
         run_ahead: int | None = None,
     ) -> None:
+        if isinstance(signals, str):  # "alignment,lexical" (a string was read letter by letter: "unknown signal 'a'")
+            signals = [s.strip() for s in signals.split(",") if s.strip()]
         if run_ahead is not None and run_ahead < 1:  # checked before any model or scorer loads
             raise InputError(f"run_ahead must be at least 1, got {run_ahead}")
         if model == NO_MODEL:
@@ -114,7 +125,7 @@ class Monitor:
             self.lm = model if isinstance(model, LoadedModel) else load_model(model, device=device, dtype=dtype,
                                                                               device_map=device_map)
         self.instruction = check_text("instruction", instruction)
-        self.max_new_tokens = max_new_tokens
+        self.max_new_tokens = _budget(max_new_tokens)
         self.truncate_context = truncate_context
         self.detector = self._resolve_detector(detector)
         #: sentences scoring below this are flagged: the detector's threshold, or one for a false-accept rate
@@ -299,9 +310,7 @@ class Monitor:
     def _live(self, question: str, context: str, max_new_tokens: int | None, choose: TokenChooser,
               instruction: str | None = None):
         self._need_model("generate")
-        budget = self.max_new_tokens if max_new_tokens is None else max_new_tokens
-        if budget < 1:
-            raise InputError(f"max_new_tokens must be at least 1, got {budget}")
+        budget = self.max_new_tokens if max_new_tokens is None else _budget(max_new_tokens)
         prompts, session = self._start(question, context, reserve=budget, instruction=instruction)
         context = prompts.context  # cut with truncate_context: alignment sees what the model saw
         rule = GenerationRule(self.lm.tokenizer, self.lm.eos_token_ids, budget)
