@@ -405,3 +405,16 @@ def test_serve_and_proxy_refuse_a_bad_log_level_or_a_blank_key_before_loading(co
     assert loud.exit_code == 2 and "Invalid value for '--log-level'" in loud.output, loud.output
     blank = runner.invoke(app, [*command, "--api-key", "\u200b"])
     assert blank.exit_code == 2 and "the API key is empty" in blank.output, blank.output
+
+
+def test_check_groups_by_any_input_field_and_notes_one_that_no_record_has(tmp_path):
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps({"context": CONTEXT, "response": "The bridge was built in 1820.", "team": "a"}) + "\n")
+    args = ["check", "-i", str(src), "-o", str(tmp_path / "o.jsonl"), "--checker", "alignment", "--alignment",
+            "lexical", "--extractor", "sentence"]
+    typo = runner.invoke(app, [*args, "--group-by", "teem"])  # a typo gave no summary by it, and no word why
+    assert typo.exit_code == 0 and "no record has the field 'teem'" in typo.output
+    right = runner.invoke(app, [*args, "--group-by", "team", "--overwrite"])  # only model and dataset were carried
+    assert right.exit_code == 0 and "no record has the field" not in right.output
+    summaries = json.loads((tmp_path / "o.jsonl.summary.json").read_text())
+    assert list(summaries["team"]) == ["a"] and summaries["team"]["a"]["responses"] == 1

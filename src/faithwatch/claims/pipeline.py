@@ -27,7 +27,7 @@ from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.text import cut_passages
 from faithwatch.text.visible import is_blank, not_text
 
-#: input fields copied to the output row (and usable as summary groups)
+#: input fields copied to the output row (with any other field named by ``group_by``), and usable as summary groups
 CARRIED_FIELDS = ("model", "dataset")
 DEFAULT_GROUP_BY = ("model", "dataset")
 
@@ -200,7 +200,7 @@ def check_file(
 
     def process(item) -> dict[str, Any]:
         d = item.data
-        carried = {k: d[k] for k in CARRIED_FIELDS if d.get(k) is not None}
+        carried = {k: d[k] for k in dict.fromkeys((*CARRIED_FIELDS, *group_by)) if d.get(k) is not None}
         try:
             context, _ = fit_context(d["context"], max_context_chars, truncate_context)
             result = check_response(d["response"], context, extractor, checker,

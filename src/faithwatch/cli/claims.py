@@ -276,7 +276,7 @@ def _check_one(the_extractor, the_checker, answer: str, passages: list[str], *, 
 def _check_batch(the_extractor, the_checker, input: Path, output: Path, *, aggregate: str, overwrite: bool,
                  group_by: str, max_context_chars: int, truncate_context: bool, detector: str | None) -> None:
     """Check a file of responses into ``output`` (resumable), then print the summaries and any notes."""
-    from faithwatch.claims.pipeline import check_file
+    from faithwatch.claims.pipeline import DEFAULT_GROUP_BY, check_file
 
     keys = [k.strip() for k in group_by.split(",") if k.strip()]
     try:
@@ -292,6 +292,10 @@ def _check_batch(the_extractor, the_checker, input: Path, output: Path, *, aggre
     except FaithwatchError as exc:
         raise fail(exc) from None
     _print_summaries(out, summary.summaries)
+    absent = [k for k in keys if k not in summary.summaries and k not in DEFAULT_GROUP_BY]
+    if absent and summary.total:  # a typo in --group-by gave no summary by it, silently
+        err.print(f"note: no record has the field{'s' if len(absent) > 1 else ''} {', '.join(map(repr, absent))}: "
+                  "no summary by it (--group-by names input fields)")
     report_empty(summary.total, input)
     err.print(f"{summary.checked} checked, {summary.skipped_done} already done, {len(summary.bad)} bad "
               f"({summary.failed} failed extraction/checking) of {summary.total} records → {output}")
