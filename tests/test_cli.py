@@ -418,3 +418,18 @@ def test_check_groups_by_any_input_field_and_notes_one_that_no_record_has(tmp_pa
     assert right.exit_code == 0 and "no record has the field" not in right.output
     summaries = json.loads((tmp_path / "o.jsonl.summary.json").read_text())
     assert list(summaries["team"]) == ["a"] and summaries["team"]["a"]["responses"] == 1
+
+
+def test_generate_and_eval_decoding_refuse_bad_parameters_before_the_model_loads(tmp_path, monkeypatch):
+    # eval-decoding loaded the model and then failed every run ("4 runs failed ... alpha: Input should be a finite
+    # number"), writing an empty report
+    import faithwatch.monitor
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(faithwatch.monitor, "Monitor", no_model)
+    for command in (["eval-decoding", "--report", str(tmp_path / "r"), "--no-cache"],
+                    ["generate", "-c", _ctx(tmp_path), "-q", "When?"]):
+        result = runner.invoke(app, [*command, "--alpha", "nan"])
+        assert result.exit_code == 2 and "bad decoding parameters: alpha" in result.output, result.output

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
+
+from faithwatch.errors import InputError
 
 #: the strategy used when the caller names none: plain FOD, which searches once more over AdaCAD's distribution before
 #: it refuses. Chosen by a rule fixed before its test set ran (training/data/README.md, fresh7): on that set 38 of 40
@@ -59,6 +61,15 @@ class DecodingParams(BaseModel):
         """A copy with a strategy's own ``defaults`` applied to the fields the caller did not set."""
         unset = {k: v for k, v in defaults.items() if k not in self.model_fields_set}
         return self.model_copy(update=unset) if unset else self
+
+
+def checked_params(**values: Any) -> DecodingParams:
+    """``DecodingParams(**values)``, a bad value an :class:`InputError` that names the first field at fault."""
+    try:
+        return DecodingParams(**values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise InputError(f"bad decoding parameters: {first['loc'][0]}: {first['msg']}") from None
 
 
 def default(name: str) -> Any:

@@ -28,7 +28,7 @@ from faithwatch.cli._common import (
     read_text,
 )
 from faithwatch.errors import FaithwatchError
-from faithwatch.params import DEFAULT_STRATEGY, bounds, default, help_of
+from faithwatch.params import DEFAULT_STRATEGY, bounds, checked_params, default, help_of
 from faithwatch.text.visible import is_blank
 
 if TYPE_CHECKING:
@@ -90,17 +90,17 @@ def generate(
         from faithwatch.monitor import Monitor
 
         check_names(detector=detector, strategy=strategy)
+        given = {"tau1": tau1, "tau2": tau2, "beams": beams, "samples": samples, "temperature": temperature,
+                 "alpha": alpha, "abstain_threshold": abstain_threshold, "max_new_tokens": max_new_tokens,
+                 "seed": seed, "coverage": coverage, "last_resort": last_resort, "trim": trim, "no_repeat": no_repeat}
+        given = {k: v for k, v in given.items() if v is not None}
+        checked_params(**given)  # a bad value (--alpha nan) before the model loads
         with err.status("Loading model…"):
             monitor = Monitor(model, detector=detector, device=device, dtype=dtype, device_map=device_map,
                               truncate_context=truncate_context,
                               **instruction_kwargs(instruction))
         with err.status(f"Decoding with {strategy}…"):
-            given = {"tau1": tau1, "tau2": tau2, "beams": beams, "samples": samples, "temperature": temperature,
-                     "alpha": alpha, "abstain_threshold": abstain_threshold, "max_new_tokens": max_new_tokens,
-                     "seed": seed, "coverage": coverage, "last_resort": last_resort, "trim": trim,
-                     "no_repeat": no_repeat}
-            result = run(monitor, question, ctx, strategy, lens=lens,
-                         **{k: v for k, v in given.items() if v is not None})
+            result = run(monitor, question, ctx, strategy, lens=lens, **given)
     except FaithwatchError as exc:
         raise fail(exc) from None
     if html is not None:

@@ -34,7 +34,7 @@ from faithwatch.cli._common import (
     progress,
 )
 from faithwatch.errors import FaithwatchError, InputError
-from faithwatch.params import bounds, default, help_of
+from faithwatch.params import bounds, checked_params, default, help_of
 
 app = group()
 
@@ -232,6 +232,7 @@ def eval_decoding(
                                   "abstain_threshold": abstain_threshold, "max_new_tokens": max_new_tokens,
                                   "seed": seed, "coverage": coverage, "last_resort": last_resort, "trim": trim,
                                   "no_repeat": no_repeat}
+        checked_params(**params)  # a bad value (--alpha nan) before the model loads, not in every run
         with err.status("Loading model…"):
             monitor = Monitor(model, detector=detector, alignment=alignment or "auto", device=device, dtype=dtype,
                               device_map=device_map,

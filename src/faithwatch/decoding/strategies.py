@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
-from pydantic import ValidationError
 
 from faithwatch import registry
 from faithwatch.decoding.coverage import Coverage
@@ -27,8 +26,7 @@ from faithwatch.decoding.loop import (
     greedy_chooser,
 )
 from faithwatch.decoding.types import REFUSAL, DecodingResult, TraceEvent
-from faithwatch.errors import InputError
-from faithwatch.params import DEFAULT_STRATEGY, DecodingParams
+from faithwatch.params import DEFAULT_STRATEGY, DecodingParams, checked_params
 from faithwatch.results import verdict_notes
 from faithwatch.text import repeats
 
@@ -82,10 +80,7 @@ def generate(
 def _entry_and_params(strategy: str, params: DecodingParams | None, overrides: dict[str, Any]):
     """The registry entry of ``strategy`` and its parameters (``params`` with ``overrides``, then its defaults)."""
     entry = registry.strategies.get(strategy)
-    try:
-        chosen = DecodingParams(**{**(params.model_dump(exclude_unset=True) if params else {}), **overrides})
-    except ValidationError as exc:
-        raise InputError(f"bad decoding parameters: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from None
+    chosen = checked_params(**{**(params.model_dump(exclude_unset=True) if params else {}), **overrides})
     return entry, chosen.for_strategy(entry.options.get("defaults", {}))
 
 
