@@ -47,3 +47,12 @@ def test_select_needs_two_data_sets_and_the_grid_is_valid():
     assert len({describe(r) for r in grid}) == len(grid)  # no duplicates
     assert any(r.families == ("alignment",) for r in grid) and any(r.kind == "xgb" for r in grid)
     assert {r.pooling for r in grid} == {"pooled", "averaged", "blended"}  # the shipped pooling is a candidate
+
+
+def test_a_recipe_needs_a_finite_positive_c():
+    # C = inf passed "C > 0", and the detector's metadata then failed to save (an internal ValueError from JSON)
+    for c in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(InputError, match="positive and finite"):
+            Recipe(C=c)
+        with pytest.raises(InputError, match="positive and finite"):
+            Recipe(probe_C=c)

@@ -15,6 +15,7 @@ to data it never saw:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 
@@ -106,8 +107,8 @@ class Recipe:
             raise InputError(f"unknown aggregator kind {self.kind!r}; choose one of {', '.join(SYNCHECK_KINDS)}")
         if self.transform not in TRANSFORMS:
             raise InputError(f"unknown feature transform {self.transform!r}; choose one of {', '.join(TRANSFORMS)}")
-        if not self.C > 0 or not self.probe_C > 0:
-            raise InputError("C and probe_C must be positive")
+        if not 0 < self.C < math.inf or not 0 < self.probe_C < math.inf:  # NaN fails both; inf cannot be stored
+            raise InputError(f"C and probe_C must be positive and finite, got {self.C} and {self.probe_C}")
         if not self.families:
             raise InputError("a recipe needs at least one feature family")
         unknown = [f for f in self.families if f not in FAMILIES]
