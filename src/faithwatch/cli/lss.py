@@ -12,17 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from faithwatch.alignment import spec_help
-from faithwatch.cli._common import (
-    ThreadsOpt,
-    device_option,
-    err,
-    fail,
-    group,
-    out,
-    progress,
-    read_text,
-    seed_option,
-)
+from faithwatch.cli._common import ThreadsOpt, device_option, err, fail, group, out, progress, read_text, seed_option
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 
 app = group()
