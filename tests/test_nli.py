@@ -384,6 +384,6 @@ def test_cli_train_and_eval_nli(tmp_path: Path, tiny_base: Path) -> None:
     if not torch.cuda.is_available():
         res = runner.invoke(app, ["train-nli", "--data-root", str(tmp_path / "data"), "--out", str(tmp_path / "g"),
                                   "--base", str(tiny_base), "--device", "cuda"])
-        assert res.exit_code == 2 and "no CUDA GPU" in res.output
+        assert res.exit_code == 2 and "CUDA is not available here" in res.output
     res = runner.invoke(app, ["eval-nli", "--data-root", str(tmp_path / "data"), "--sets", "nope"])
     assert res.exit_code == 2 and "no such dev set" in res.output

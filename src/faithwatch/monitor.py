@@ -58,7 +58,6 @@ def greedy(logprobs: torch.Tensor) -> int:
     return int(torch.argmax(logprobs))
 
 
-
 def _budget(value: Any) -> int:
     """A token budget: an integer of at least 1 (an :class:`InputError` otherwise, never a bool or a string)."""
     if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:

@@ -277,7 +277,6 @@ def seed_option(value: int = 0, picks: str = "bootstraps, folds, training") -> A
     return typer.Option(value, "--seed", min=0, max=2**32 - 1, help=f"Random seed ({picks}).")
 
 
-ModelOpt = typer.Option(None, "--model", "-m", help="HF causal LM dir or hub id (default: embedded SmolLM2-135M).")
 def _checked_device(value: str | None) -> str | None:
     """A ``--device`` checked at once (``models.loading.check_device``): an unknown or unavailable device is a
     usage error before any model loads."""
@@ -296,6 +295,7 @@ def device_option(default: str | None = None, help: str = "cpu, cuda, ... (defau
     return typer.Option(default, "--device", help=help, callback=_checked_device)
 
 
+ModelOpt = typer.Option(None, "--model", "-m", help="HF causal LM dir or hub id (default: embedded SmolLM2-135M).")
 DeviceOpt = device_option()
 TruncOpt = typer.Option(False, "--truncate-context", help="Cut the context's tail to fit the model (with a warning).")
 InstructionOpt = typer.Option(None, "--instruction", help="The task instruction before the context and question "

@@ -94,11 +94,12 @@ def fit(cfg: TaggerConfig, examples: Sequence[TaggerExample], progress: Progress
     """Train a tagger on ``examples``; returns (peft model on the CPU, tokenizer)."""
     import torch
 
+    from faithwatch.models.loading import check_device
+
     if not examples:
         raise InputError("no training examples")
     examples = [*examples, *edited_examples(examples, cfg.synthetic, cfg.seed)]
-    if cfg.device.startswith("cuda") and not torch.cuda.is_available():
-        raise InputError(f"device {cfg.device!r} asked for, but torch sees no CUDA GPU here (use --device cpu)")
+    check_device(cfg.device)
     base = Path(cfg.base_dir) if cfg.base_dir else default_base_dir()
     torch.manual_seed(cfg.seed)
     tokenizer, model = build_model(base, cfg.nli_dir or NLI_DIR)

@@ -20,7 +20,6 @@ from typing import Any
 
 from faithwatch._version import __version__
 from faithwatch.checksums import file_sha256
-from faithwatch.errors import InputError
 from faithwatch.nli.artifact import NLIArtifactMeta, record_reference_predictions, save_artifact
 from faithwatch.nli.data import LICENSED_SOURCES, NOT_ENTAILMENT, NLIPair, read_pairs
 from faithwatch.nli.model import BASE_WEIGHTS, add_lora, default_base_dir, load_base
@@ -228,10 +227,10 @@ def train_nli(cfg: TrainConfig, progress: ProgressFn | None = None) -> TrainResu
     """Train the adapter described by ``cfg`` and write the artifact to ``cfg.out_dir``."""
     import torch
 
+    from faithwatch.models.loading import check_device
     from faithwatch.nli.model import bf16_supported
 
-    if _device_type(cfg.device) == "cuda" and not torch.cuda.is_available():
-        raise InputError(f"device {cfg.device!r} asked for, but torch sees no CUDA GPU here (use --device cpu)")
+    check_device(cfg.device)
     start = time.time()
     base = Path(cfg.base_dir) if cfg.base_dir else default_base_dir()
     train, holdout = build_training_set(cfg)
