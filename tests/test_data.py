@@ -14,17 +14,10 @@ import pandas as pd
 import pytest
 
 from faithwatch.data.loaders import data_root, load_begin, load_dataset, load_faithbench, load_jsonl, load_qags
-from faithwatch.data.schema import (
-    DIALOGUE_INSTRUCTION,
-    QA_INSTRUCTION,
-    SUMMARY_INSTRUCTION,
-    SUMMARY_QUESTION,
-    LabelledExample,
-    LabelledSpan,
-    sentence_label,
-)
+from faithwatch.data.schema import LabelledExample, LabelledSpan, sentence_label
 from faithwatch.errors import InputError
 from faithwatch.eval.labels import label_sentences, label_windows
+from faithwatch.tasks import DIALOGUE_INSTRUCTION, QA_INSTRUCTION, SUMMARY_INSTRUCTION, SUMMARY_QUESTION
 
 REAL_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

@@ -52,7 +52,7 @@ def test_a_non_utf8_line_is_one_bad_record(tmp_path) -> None:
 def test_a_record_without_a_question_is_a_summary(tmp_path) -> None:
     """No question (left out or null): the summarization sets' question and instruction; a blank one is an error."""
     from faithwatch.data.loaders import load_jsonl
-    from faithwatch.data.schema import SUMMARY_INSTRUCTION, SUMMARY_QUESTION
+    from faithwatch.tasks import SUMMARY_INSTRUCTION, SUMMARY_QUESTION
 
     doc = {"context": "Paris is in France.", "response": "Paris is a French city."}
     for data in (doc, {**doc, "question": None}):

@@ -11,14 +11,12 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError, model_validator
 
-from faithwatch.data.schema import summary_defaults
-from faithwatch.text.visible import is_blank, not_text, not_text_within
+from faithwatch.tasks import summary_defaults
+from faithwatch.text.visible import is_blank, not_text_within, require_text
 
 
 def _text_id(value: str) -> str:
-    wrong = not_text(value)
-    if wrong:
-        raise ValueError(f"'id' {wrong}")
+    require_text(value, "'id'")
     return value
 
 
@@ -38,7 +36,7 @@ def _not_text(record: BaseModel, fields: tuple[str, ...]) -> list[str]:
 class ScoreRecord(BaseModel):
     """One (question, context, response) to score by teacher forcing; other keys are ignored. Without a question
     (left out or null), the response is scored as a summary of the context: the question and the default
-    instruction are those of the summarization sets (:func:`~faithwatch.data.schema.summary_defaults`)."""
+    instruction are those of the summarization sets (:func:`~faithwatch.tasks.summary_defaults`)."""
 
     model_config = ConfigDict(extra="ignore")
 

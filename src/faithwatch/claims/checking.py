@@ -42,7 +42,7 @@ from faithwatch.claims.spans import chunk_spans, sentence_spans
 from faithwatch.claims.types import CONFLICT, CONTRADICTION, ENTAILMENT, NEUTRAL, Claim, ClaimVerdict, Evidence
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.text import strip_markup
-from faithwatch.text.visible import is_blank, not_text
+from faithwatch.text.visible import is_blank, require_text
 
 #: the rules for combining verdicts across reference passages (see the module doc)
 COMBINE_RULES: tuple[str, ...] = ("conflict", "max-entail", "any-contradiction")
@@ -72,8 +72,7 @@ def validate_references(references: str | Sequence[str]) -> list[str]:
             raise InputError(f"reference passage {i} must be a string, got {type(ref).__name__}")
         if is_blank(ref):
             raise InputError(f"reference passage {i} is empty")
-        if not_text(ref):
-            raise InputError(f"reference passage {i} {not_text(ref)}")
+        require_text(ref, f"reference passage {i}")
     return refs
 
 

@@ -68,7 +68,7 @@ from faithwatch.text import (
     number_forms,
     stem,
 )
-from faithwatch.text.visible import is_blank, not_text
+from faithwatch.text.visible import is_blank, require_text
 
 __all__ = [
     "ALGORITHM",
@@ -460,6 +460,5 @@ def _check_pair(claim: Any, reference: Any) -> None:
         raise InputError("the claim is empty: there is nothing to find a supported subsequence of")
     if not isinstance(reference, str) or is_blank(reference):
         raise InputError("the reference is empty: nothing can support the claim")
-    for name, text in (("claim", claim), ("reference", reference)):
-        if not_text(text):
-            raise InputError(f"the {name} {not_text(text)}")
+    require_text(claim, "the claim")
+    require_text(reference, "the reference")

@@ -25,7 +25,7 @@ from faithwatch.claims.llm import LLMUnavailableError
 from faithwatch.claims.types import ResponseCheck
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.text import cut_passages
-from faithwatch.text.visible import is_blank, not_text
+from faithwatch.text.visible import is_blank, require_text
 
 #: input fields copied to the output row (with any other field named by ``group_by``), and usable as summary groups
 CARRIED_FIELDS = ("model", "dataset")
@@ -56,9 +56,8 @@ def check_response(
     refs = validate_references(references)  # fail on a bad reference before paying for extraction
     if not isinstance(response, str) or is_blank(response):
         raise InputError("the response is empty: there is no claim to check")
-    for name, text in (("response", response), ("question", question)):
-        if isinstance(text, str) and not_text(text):
-            raise InputError(f"the {name} {not_text(text)}")
+    require_text(response, "the response")
+    require_text(question, "the question")
     try:
         claims = extractor.extract(response, question)
     except ExtractionError as exc:

@@ -10,22 +10,14 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-from faithwatch.data.schema import (
-    DIALOGUE_INSTRUCTION,
-    QA_INSTRUCTION,
-    SUMMARY_INSTRUCTION,
-    SUMMARY_QUESTION,
-    LabelledExample,
-    LabelledSpan,
-)
+from faithwatch import records
+from faithwatch.data.schema import LabelledExample, LabelledSpan
 from faithwatch.errors import InputError
 from faithwatch.store import read_lines, read_utf8
-from faithwatch.text.visible import escaped, is_blank, not_text
-
-if TYPE_CHECKING:
-    from faithwatch import records
+from faithwatch.tasks import DIALOGUE_INSTRUCTION, QA_INSTRUCTION, SUMMARY_INSTRUCTION, SUMMARY_QUESTION
+from faithwatch.text.visible import escaped, is_blank, require_text
 
 log = logging.getLogger(__name__)
 
@@ -308,8 +300,6 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
 def _texts(row: dict) -> records.ScoreRecord:
     """A generic record's text fields, checked as a scored record's are (:mod:`faithwatch.records`: strings with
     something to read; no question means a summary of the context); an :class:`InputError` names what is wrong."""
-    from faithwatch import records  # here: records reads data.schema, whose package imports this module
-
     texts = {k: row[k] for k in ("context", "question", "response", "instruction") if k in row}
     record, problems = records.parse(records.ScoreRecord, texts)
     if problems:
@@ -374,9 +364,7 @@ def load_dataset(name: str, root: str | Path | None = None, *, questionable: Pol
         raise InputError(f"{name} holds no records")
     for example in examples:  # JSON's "\ud800" escape reads as a lone surrogate, which no model takes
         for field in ("context", "question", "response", "instruction"):
-            text = getattr(example, field)
-            if isinstance(text, str) and not_text(text):
-                raise InputError(f"{name}: record {escaped(example.id)}: the {field} {not_text(text)}")
+            require_text(getattr(example, field), f"{name}: record {escaped(example.id)}: the {field}")
     return examples
 
 

@@ -5,22 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from faithwatch.tasks import QA_INSTRUCTION
+
 SpanLabel = Literal["unfaithful", "faithful", "excluded"]
-
-#: prompts per task (documented in docs/datasets.md); the question is required by faithwatch's prompts
-SUMMARY_INSTRUCTION = "Summarize the context. Use only information stated in the context."
-SUMMARY_QUESTION = "Write a short summary of the context."
-QA_INSTRUCTION = "Answer the question using only the information in the context."
-DIALOGUE_INSTRUCTION = "Reply to the message using only the knowledge in the context."
-
-
-def summary_defaults(question: str | None, instruction: str | None) -> tuple[str | None, str | None]:
-    """A record without a question (``None``) is a summary of its context: the summarization sets' question, and
-    their instruction unless it has its own. Any other question is kept as it is (a blank question or instruction
-    is the caller's error to report)."""
-    if question is None:
-        return SUMMARY_QUESTION, SUMMARY_INSTRUCTION if instruction is None else instruction
-    return question, instruction
 
 
 @dataclass(frozen=True)

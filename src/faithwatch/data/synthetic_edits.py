@@ -15,8 +15,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from faithwatch.data.schema import SUMMARY_INSTRUCTION, LabelledExample, LabelledSpan
+from faithwatch.data.schema import LabelledExample, LabelledSpan
 from faithwatch.nli.synthetic import make_hypothesis, sentences_of
+from faithwatch.tasks import SUMMARY_INSTRUCTION
 
 #: the moves of an unfaithful sentence, with their weights
 MOVES = ("number", "entity", "negation")

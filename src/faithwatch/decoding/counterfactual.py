@@ -70,7 +70,7 @@ from faithwatch.decoding.types import REFUSAL
 from faithwatch.errors import InputError
 from faithwatch.store import read_lines
 from faithwatch.text import SMALL_NUMBER_WORDS, TENS, WORD_VALUES
-from faithwatch.text.visible import is_blank, not_text_within
+from faithwatch.text.visible import is_blank, require_text_within
 
 #: the name of the packaged counterfactual set (``--data counterfactual``)
 PACKAGED = "counterfactual"
@@ -276,9 +276,7 @@ def parse_item(data: Any, line: int = 0) -> QAItem:
     """Validate one record; raises ``ValueError`` with the problem (without the line)."""
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object, got {type(data).__name__}")
-    wrong = not_text_within(data, "the record")  # JSON's "\ud800": no model or report takes it
-    if wrong:
-        raise ValueError(wrong)
+    require_text_within(data, "the record")  # JSON's "\ud800": no model or report takes it
     rid = data.get("id")
     if rid is None:
         rid = f"line-{line}"

@@ -14,12 +14,11 @@ from typing import Any
 from transformers import PreTrainedTokenizerBase
 
 from faithwatch.errors import ContextTooLongError, InputError
-from faithwatch.text.visible import is_blank, not_text
+from faithwatch.tasks import DEFAULT_INSTRUCTION
+from faithwatch.text.visible import is_blank, require_text
 
 log = logging.getLogger(__name__)
 
-#: the task instruction used when none is given
-DEFAULT_INSTRUCTION = "Answer the question using only the information in the context."
 CONTEXT_OPEN = "Context:\n"
 CONTEXT_CLOSE = "\n\n"
 
@@ -80,9 +79,7 @@ def check_text(name: str, value: Any) -> str:
         raise InputError(f"The {name} must be a string, got {type(value).__name__}.")
     if is_blank(value):
         raise InputError(f"The {name} is empty (no visible character): faithwatch needs a non-empty {name}.")
-    wrong = not_text(value)
-    if wrong:
-        raise InputError(f"The {name} {wrong}.")
+    require_text(value, f"The {name}")
     return value
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from faithwatch.errors import InputError
-from faithwatch.text.visible import is_blank, not_text_within
+from faithwatch.text.visible import is_blank, require_text_within
 
 DEFAULT_MARKERS = ("<context>", "</context>")
 CONTEXT_HEADER = "Context:\n"
@@ -63,9 +63,7 @@ def _marked(text: str, markers: tuple[str, str]) -> tuple[str | None, str]:
 def split_request(body: dict[str, Any], markers: tuple[str, str] = DEFAULT_MARKERS) -> RagRequest:
     """Split ``body`` (an OpenAI chat request) into what to forward, the question and the context."""
     _check_read_fields(body)
-    wrong = not_text_within(body, "the request")
-    if wrong:
-        raise InputError(wrong)
+    require_text_within(body, "the request")
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
         raise InputError("'messages' must be a non-empty list of message objects")

@@ -23,7 +23,7 @@ from faithwatch.detok import IncrementalText
 from faithwatch.errors import InputError
 from faithwatch.models.engine import DecodingEngine, Needs
 from faithwatch.models.prompts import PromptPair
-from faithwatch.text.visible import not_text
+from faithwatch.text.visible import require_text
 
 
 def sampler(temperature: float, seed: int) -> Callable[[torch.Tensor], int]:
@@ -49,8 +49,7 @@ class ChatMessage(BaseModel):
                 raise ValueError(f"content parts must be {{'type': 'text', 'text': str}}; faithwatch serve reads "
                                  f"text only, got type {part.get('type')!r}")
         for text in [value] if isinstance(value, str) else [p["text"] for p in value or ()]:
-            if not_text(text):
-                raise ValueError(f"the content {not_text(text)}")
+            require_text(text, "the content")  # an InputError is a ValueError: pydantic reports it
         return value
 
     def text(self) -> str:

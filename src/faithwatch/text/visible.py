@@ -5,6 +5,8 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
+from faithwatch.errors import InputError
+
 #: Unicode categories that show nothing: controls, format marks (zero-width space, byte-order mark, joiners) and
 #: separators
 INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
@@ -52,3 +54,19 @@ def not_text_within(value: Any, where: str) -> str | None:
         if wrong:
             return wrong
     return None
+
+
+def require_text(text: Any, what: str) -> None:
+    """Raise an :class:`InputError` ``"{what} holds a lone surrogate ..."`` when ``text`` is a string that is no
+    Unicode text (see :func:`not_text`); other values pass (their type is checked where they are read)."""
+    wrong = not_text(text) if isinstance(text, str) else None
+    if wrong:
+        raise InputError(f"{what} {wrong}")
+
+
+def require_text_within(value: Any, where: str) -> None:
+    """Raise an :class:`InputError` when a JSON value holds something that is no Unicode text (see
+    :func:`not_text_within`)."""
+    wrong = not_text_within(value, where)
+    if wrong:
+        raise InputError(wrong)
