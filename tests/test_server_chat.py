@@ -54,6 +54,18 @@ def test_flags_are_json_booleans(field, value):
         ChatRequest(messages=MESSAGES, **{field: value})
 
 
+@pytest.mark.parametrize("field, value", [("n", "2"), ("n", True), ("max_tokens", "5"), ("top_logprobs", True),
+                                          ("temperature", "0.5"), ("seed", "7")])
+def test_numbers_are_json_numbers(field, value):
+    # "n": "2" was read as 2 and "n": true as 1 (pydantic's lax mode); OpenAI's API and faithwatch proxy refuse them
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="must be a number"):
+        ChatRequest(messages=MESSAGES, logprobs=True, **{field: value})
+    told = ChatRequest(messages=MESSAGES, n=2.0, temperature=1)  # JSON's 2.0 is the integer 2; 1 is a float
+    assert (told.n, told.temperature) == (2, 1.0)
+
+
 def test_a_content_part_that_is_not_text_is_refused_not_dropped():
     from pydantic import ValidationError
 

@@ -117,6 +117,20 @@ def test_monitor_seed_out_of_range_is_422(lm):
         assert r.status_code == 422
 
 
+def test_numbers_given_as_strings_or_booleans_are_422(lm):
+    """pydantic's lax mode read "beams": "2" as 2 and "seed": true as 1."""
+    with TestClient(create_app(FakeMonitor(lm)), raise_server_exceptions=False) as c:
+        for route, field, value in (("/v1/generate", "beams", "2"), ("/v1/generate", "tau1", True),
+                                    ("/v1/generate", "max_new_tokens", "9"), ("/v1/monitor", "seed", True),
+                                    ("/v1/monitor", "max_new_tokens", "5"), ("/v1/monitor", "temperature", "0.5")):
+            r = c.post(route, json={"question": "q", "context": "c", field: value})
+            assert r.status_code == 422, (route, field, r.status_code)
+            detail = r.json()["detail"][0]
+            assert detail["loc"] == ["body", field] and "must be a number" in detail["msg"]
+        r = c.post("/v1/check", json={"response": "r", "contexts": "c", "entail_threshold": "0.5"})
+        assert r.status_code == 422, r.text
+
+
 def test_nan_and_infinity_are_422(lm):
     """Python's json reads NaN / Infinity; the 422 answer echoes them as strings (JSON has no NaN)."""
     json_body = {"content-type": "application/json"}

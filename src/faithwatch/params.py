@@ -12,9 +12,9 @@ where the caller did not set the field.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, ValidationError
 
 from faithwatch.errors import InputError
 
@@ -25,22 +25,35 @@ from faithwatch.errors import InputError
 DEFAULT_STRATEGY = "fod-fallback"
 
 
+def _number(value: Any) -> Any:
+    """A number field takes a number: pydantic's lax mode reads ``"2"`` as 2 and ``true`` as 1 (OpenAI's API and
+    the proxy refuse both)."""
+    if isinstance(value, bool | str | bytes):
+        raise ValueError(f"must be a number, not {'a boolean' if isinstance(value, bool) else 'a string'}")
+    return value
+
+
+#: an integer or a float field of a request body: a JSON number (an integral float such as 2.0 is an integer)
+JsonInt = Annotated[int, BeforeValidator(_number)]
+JsonFloat = Annotated[float, BeforeValidator(_number)]
+
+
 class DecodingParams(BaseModel):
     """Generation parameters of every decoding strategy (unused ones are ignored by a strategy)."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    tau1: float = Field(0.5, ge=0.0, le=1.0, description="FOD: greedy sentences below this trigger backtracking.")
-    tau2: float = Field(0.6, ge=0.0, le=1.0, description="FOD: candidate sentences below this are pruned.")
-    beams: int = Field(2, ge=1, description="FOD: beams kept (K).")
-    samples: int = Field(6, ge=1, description="FOD/rerank: sampled candidates per step (S); lookback: "
+    tau1: JsonFloat = Field(0.5, ge=0.0, le=1.0, description="FOD: greedy sentences below this trigger backtracking.")
+    tau2: JsonFloat = Field(0.6, ge=0.0, le=1.0, description="FOD: candidate sentences below this are pruned.")
+    beams: JsonInt = Field(2, ge=1, description="FOD: beams kept (K).")
+    samples: JsonInt = Field(6, ge=1, description="FOD/rerank: sampled candidates per step (S); lookback: "
                          "chunks per step (default 8).")
-    temperature: float = Field(0.7, ge=0.0, description="Sampling temperature.")
-    alpha: float = Field(0.5, description="CAD: weight of the context contrast.")
-    abstain_threshold: float = Field(0.5, ge=0.0, le=1.0, description="Abstain: refuse below this sentence score.")
-    max_new_tokens: int = Field(128, ge=1, description="Generation budget in tokens.")
-    max_sentence_tokens: int = Field(96, ge=1, description="Longest sentence before it is cut.")
-    chunk_tokens: int = Field(8, ge=1, description="Lookback: tokens per candidate chunk.")
+    temperature: JsonFloat = Field(0.7, ge=0.0, description="Sampling temperature.")
+    alpha: JsonFloat = Field(0.5, description="CAD: weight of the context contrast.")
+    abstain_threshold: JsonFloat = Field(0.5, ge=0.0, le=1.0, description="Abstain: refuse below this sentence score.")
+    max_new_tokens: JsonInt = Field(128, ge=1, description="Generation budget in tokens.")
+    max_sentence_tokens: JsonInt = Field(96, ge=1, description="Longest sentence before it is cut.")
+    chunk_tokens: JsonInt = Field(8, ge=1, description="Lookback: tokens per candidate chunk.")
     coverage: StrictBool = Field(True, description="FOD: read the question's parts (wh-clauses) and search on while an "
                            "answer leaves one unfilled (see faithwatch.decoding.coverage).")
     last_resort: StrictBool = Field(False, description="fod-fallback: before refusing, search a last time with tau2 "
@@ -55,7 +68,7 @@ class DecodingParams(BaseModel):
                                   "score: stage 1 backtracks from it and the search prunes it (small models loop: "
                                   "'The answer is: … The answer is: …'); rerank, rerank-coverage: each answer of the "
                                   "pool ends before such a sentence.")
-    seed: int = Field(0, ge=0, le=2**64 - 1, description="Seed of the sampler.")
+    seed: JsonInt = Field(0, ge=0, le=2**64 - 1, description="Seed of the sampler.")
 
     def for_strategy(self, defaults: dict[str, Any]) -> DecodingParams:
         """A copy with a strategy's own ``defaults`` applied to the fields the caller did not set."""

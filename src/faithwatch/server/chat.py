@@ -23,6 +23,7 @@ from faithwatch.detok import IncrementalText
 from faithwatch.errors import InputError
 from faithwatch.models.engine import DecodingEngine, Needs
 from faithwatch.models.prompts import PromptPair
+from faithwatch.params import JsonFloat, JsonInt
 from faithwatch.text.visible import require_text
 
 
@@ -68,13 +69,13 @@ class ChatRequest(BaseModel):
     model: str | None = None
     messages: list[ChatMessage] = Field(min_length=1)
     stream: StrictBool = False  # strict, as OpenAI's: "stream": "no" is an error, not read as a word
-    n: int = Field(1, ge=1, le=16)
-    max_tokens: int | None = Field(None, ge=1)
-    max_completion_tokens: int | None = Field(None, ge=1)
-    temperature: float = Field(1.0, ge=0.0, le=2.0)
-    seed: int | None = Field(None, ge=0, le=2**63 - 1)
+    n: JsonInt = Field(1, ge=1, le=16)
+    max_tokens: JsonInt | None = Field(None, ge=1)
+    max_completion_tokens: JsonInt | None = Field(None, ge=1)
+    temperature: JsonFloat = Field(1.0, ge=0.0, le=2.0)
+    seed: JsonInt | None = Field(None, ge=0, le=2**63 - 1)
     logprobs: StrictBool = False
-    top_logprobs: int = Field(0, ge=0, le=20)
+    top_logprobs: JsonInt = Field(0, ge=0, le=20)
     continue_final_message: StrictBool = False
     add_generation_prompt: StrictBool = True
     stop: str | list[str] | None = None

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from faithwatch import records, registry
 from faithwatch.alignment import plain_specs
-from faithwatch.params import DEFAULT_STRATEGY, DecodingParams, default
+from faithwatch.params import DEFAULT_STRATEGY, DecodingParams, JsonFloat, JsonInt, default
 from faithwatch.text.visible import is_blank
 
 
@@ -30,7 +30,7 @@ class _Body(BaseModel):
 
 
 _INSTRUCTION = Field(None, description="The task instruction before the context and question (default: the "
-                     "server's, as in faithwatch.models.prompts.DEFAULT_INSTRUCTION).")
+                     "server's, as in faithwatch.tasks.DEFAULT_INSTRUCTION).")
 
 
 def _instruction(value: str | None) -> str | None:
@@ -45,9 +45,9 @@ class MonitorRequest(_Body):
 
     question: str
     context: str
-    max_new_tokens: int | None = Field(None, ge=1, description="Default: the server's monitor setting.")
-    temperature: float = Field(0.0, ge=0.0, le=5.0, description="0 = greedy; above 0 = sampling.")
-    seed: int = Field(default("seed"), ge=SEED_MIN, le=SEED_MAX,
+    max_new_tokens: JsonInt | None = Field(None, ge=1, description="Default: the server's monitor setting.")
+    temperature: JsonFloat = Field(0.0, ge=0.0, le=5.0, description="0 = greedy; above 0 = sampling.")
+    seed: JsonInt = Field(default("seed"), ge=SEED_MIN, le=SEED_MAX,
                       description=f"Seed of the sampler (temperature > 0), {SEED_MIN} to {SEED_MAX}.")
     instruction: str | None = _INSTRUCTION
 
@@ -75,14 +75,14 @@ class GenerateRequest(DecodingParams):
     question: str
     context: str
     # what one request may cost the server (the library itself has no upper bounds)
-    tau1: float = Field(default("tau1"), ge=0.0, le=1.0)
-    tau2: float = Field(default("tau2"), ge=0.0, le=1.0)
-    beams: int = Field(default("beams"), ge=1, le=8)
-    samples: int = Field(default("samples"), ge=1, le=16)
-    temperature: float = Field(default("temperature"), ge=0.0, le=5.0)
-    alpha: float = Field(default("alpha"), ge=0.0, le=10.0)
-    abstain_threshold: float = Field(default("abstain_threshold"), ge=0.0, le=1.0)
-    chunk_tokens: int = Field(default("chunk_tokens"), ge=1, le=64)
+    tau1: JsonFloat = Field(default("tau1"), ge=0.0, le=1.0)
+    tau2: JsonFloat = Field(default("tau2"), ge=0.0, le=1.0)
+    beams: JsonInt = Field(default("beams"), ge=1, le=8)
+    samples: JsonInt = Field(default("samples"), ge=1, le=16)
+    temperature: JsonFloat = Field(default("temperature"), ge=0.0, le=5.0)
+    alpha: JsonFloat = Field(default("alpha"), ge=0.0, le=10.0)
+    abstain_threshold: JsonFloat = Field(default("abstain_threshold"), ge=0.0, le=1.0)
+    chunk_tokens: JsonInt = Field(default("chunk_tokens"), ge=1, le=64)
     strategy: str = Field(DEFAULT_STRATEGY, description=" | ".join(registry.strategies.names()),
                           json_schema_extra={"enum": list(registry.strategies.names())})
     instruction: str | None = _INSTRUCTION
@@ -111,5 +111,5 @@ class CheckRequest(_Body):
     alignment: str | None = Field(None, description=f"checker alignment: {' | '.join(plain_specs())} (the "
                                   "server's default if absent).", json_schema_extra={"examples": list(plain_specs())})
     aggregation: Literal["strict", "soft", "majority"] = "strict"
-    entail_threshold: float = Field(0.7, ge=0.0, le=1.0, description="checker alignment only")
-    contradict_threshold: float = Field(0.2, ge=0.0, le=1.0, description="checker alignment only")
+    entail_threshold: JsonFloat = Field(0.7, ge=0.0, le=1.0, description="checker alignment only")
+    contradict_threshold: JsonFloat = Field(0.2, ge=0.0, le=1.0, description="checker alignment only")
