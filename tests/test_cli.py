@@ -78,6 +78,15 @@ def test_serve_refuses_an_unknown_signal_before_listening():
     assert none.exit_code == 2 and "faithwatch serve needs a language model" in none.output
 
 
+@pytest.mark.parametrize("signals", ["", " , "])
+def test_signals_that_name_no_family_are_refused(tmp_path, signals):
+    # --signals '' was read as "the default signals", silently
+    out = tmp_path / "o.jsonl"
+    result = runner.invoke(app, ["score", "-i", _ctx(tmp_path), "-o", str(out), "--model", "none",
+                                 "--signals", signals])
+    assert result.exit_code == 2 and "names no signal family" in result.output and not out.exists()
+
+
 @pytest.mark.parametrize("device", ["bogus", "cuda:7"])
 def test_every_device_option_is_checked_before_work(tmp_path, device):
     # lss, check, eval-nli and train-nli passed it on: torch's RuntimeError ("Expected one of cpu, cuda, ...") or,

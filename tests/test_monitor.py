@@ -458,3 +458,6 @@ def test_a_token_budget_is_an_integer_of_at_least_one_and_signals_may_be_a_strin
             Monitor("none", alignment="lexical", detector="heuristic", max_new_tokens=budget)
     monitor = Monitor("none", alignment="lexical", detector="heuristic", signals="alignment, lexical")
     assert set(monitor.feature_names) >= {"align_score", "lex_content"}
+    for nothing in ([], "", " , "):  # were read as the default signals
+        with pytest.raises(InputError, match="names no signal family"):
+            Monitor("none", alignment="lexical", detector="heuristic", signals=nothing)

@@ -112,6 +112,8 @@ class Monitor:
     ) -> None:
         if isinstance(signals, str):  # "alignment,lexical" (a string was read letter by letter: "unknown signal 'a'")
             signals = [s.strip() for s in signals.split(",") if s.strip()]
+        if signals is not None and not signals:  # was read as the default, silently
+            raise InputError("signals names no signal family: leave it out (None) for the default, or name some")
         if run_ahead is not None and run_ahead < 1:  # checked before any model or scorer loads
             raise InputError(f"run_ahead must be at least 1, got {run_ahead}")
         if model == NO_MODEL:

@@ -340,13 +340,18 @@ SignalsOpt = typer.Option(None, "--signals", help="Comma-separated signal famili
 
 def signal_list(signals: str | None) -> list[str] | None:
     """The chosen families (``text``: :func:`~faithwatch.signals.model_free_signals`), or ``None`` for the
-    monitor's default."""
+    monitor's default; a given list that names none (``--signals ''``) is an :class:`InputError`."""
+    if signals is None:
+        return None
     chosen: list[str] = []
-    for name in (s.strip() for s in (signals or "").split(",")):
+    for name in (s.strip() for s in signals.split(",")):
         for family in (model_free_signals() if name == "text" else [name] if name else []):
             if family not in chosen:
                 chosen.append(family)
-    return chosen or None
+    if not chosen:
+        raise InputError(f"--signals {signals!r} names no signal family: leave it out for the default "
+                         f"({','.join(default_signals())}), or name some")
+    return chosen
 
 
 CudaGraphOpt = typer.Option(False, "--cuda-graph", help="Replay each decode step as a CUDA graph (GPU; implies "

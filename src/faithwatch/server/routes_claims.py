@@ -64,7 +64,7 @@ def add_claims_routes(app: FastAPI, state: ServerState, v1: dict[str, Any]) -> N
 
             scorer = getattr(monitor, "alignment", None)
             text = Monitor(NO_MODEL, detector=monitor.detector, alignment=scorer.name if scorer else "none",
-                           signals=[s.name for s in monitor.signals if is_model_free(s.name)],
+                           signals=[s.name for s in monitor.signals if is_model_free(s.name)] or None,
                            device=str(getattr(monitor.lm, "device", "cpu")))
             text.threshold = monitor.threshold
             text_checker.append(DetectorChecker(text, DEFAULT_COMBINE))
