@@ -113,3 +113,23 @@ def test_score_refuses_to_write_into_a_file_that_is_not_its_output(tmp_path, tin
     assert grown.exit_code == 0 and "1 already done" in grown.output
     fresh = CliRunner().invoke(app, ["score", "-i", str(other), "-o", str(out), "--overwrite", *base])
     assert fresh.exit_code == 0 and [json.loads(x)["id"] for x in out.read_text().splitlines()] == ["z"]
+
+
+def test_a_folder_written_whole_replaces_the_old_one_only_on_success(tmp_path):
+    from faithwatch.store import write_folder_atomic
+
+    folder = tmp_path / "det"
+    folder.mkdir()
+    (folder / "old.txt").write_text("old")
+
+    def broken(tmp):
+        (tmp / "new.txt").write_text("half")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        write_folder_atomic(folder, broken)
+    assert [p.name for p in folder.iterdir()] == ["old.txt"]
+    assert [p.name for p in tmp_path.iterdir()] == ["det"]  # the half-written folder is gone
+    (tmp_path / ".det.tmp").mkdir()  # what a killed writer leaves
+    write_folder_atomic(folder, lambda tmp: (tmp / "new.txt").write_text("new"))
+    assert [p.name for p in folder.iterdir()] == ["new.txt"] and [p.name for p in tmp_path.iterdir()] == ["det"]

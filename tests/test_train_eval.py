@@ -285,6 +285,32 @@ def test_train_select_eval_text_only(datasets, tiny_model_dir, tmp_path, one_thr
     assert bad.exit_code != 0 and "pooling must be one of" in bad.output
 
 
+def test_train_replaces_a_detector_only_when_told_and_whole(datasets, tiny_model_dir, tmp_path, one_thread, lm):
+    # train --out wrote into any folder: a detector there was overwritten file by file, and its Lookback Lens (from
+    # an earlier --lens span run) stayed beside a detector trained with --lens none
+    a, b = datasets
+    model = ["--model", str(tiny_model_dir), "--alignment", "lexical", "--text-only", "--features", "alignment"]
+    det = tmp_path / "det"
+    (det / "lookback-lens").mkdir(parents=True)
+    (det / "lookback-lens" / "detector.json").write_text("{}")
+    (det / "detector.json").write_text('{"kind": "old"}')
+    kept = runner.invoke(app, ["train", "--data", f"{a},{b}", "--out", str(det), *model])
+    assert kept.exit_code == 2 and "holds a detector" in kept.output and "--overwrite" in kept.output
+    assert (det / "detector.json").read_text() == '{"kind": "old"}'
+    replaced = runner.invoke(app, ["train", "--data", f"{a},{b}", "--out", str(det), "--overwrite", *model])
+    assert replaced.exit_code == 0, replaced.output
+    assert json.loads((det / "detector.json").read_text())["kind"] == "lr"
+    assert not (det / "lookback-lens").exists()
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary folder left beside it
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "todo.txt").write_text("keep me")
+    refused = runner.invoke(app, ["train", "--data", f"{a},{b}", "--out", str(other), "--overwrite", *model])
+    assert refused.exit_code == 2 and "no detector" in refused.output and (other / "todo.txt").exists()
+    calibrated = runner.invoke(app, ["calibrate", "--detector", str(det), "--data", str(b), "--out", str(other)])
+    assert calibrated.exit_code == 2 and "no detector" in calibrated.output
+
+
 def test_train_with_the_tagger_records_its_version(datasets, tiny_model_dir, tmp_path, one_thread, monkeypatch):
     import faithwatch.signals.tagger as tagger_module
     from test_tagger_signal import OverlapTagger

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -147,6 +148,27 @@ def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
     with tmp.open("rb") as handle:
         os.fsync(handle.fileno())
     os.replace(tmp, path)
+
+
+def write_folder_atomic(path: Path, write: Callable[[Path], None]) -> None:
+    """Create the folder ``path`` whole, replacing what is there only once ``write`` has filled a new one: it writes
+    into a dot folder beside ``path``, which then takes ``path``'s place (the old folder is moved aside first and
+    deleted last). A failed ``write`` leaves ``path`` as it was; a killed one leaves the dot folder, which the
+    next call clears."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp, old = path.with_name(f".{path.name}.tmp"), path.with_name(f".{path.name}.old")
+    for stale in (tmp, old):
+        shutil.rmtree(stale, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        write(tmp)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if path.exists():
+        os.replace(path, old)
+    os.replace(tmp, path)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def remove_temporary(folder: Path) -> int:

@@ -354,6 +354,25 @@ def signal_list(signals: str | None) -> list[str] | None:
     return chosen
 
 
+OverwriteArtifactOpt = typer.Option(False, "--overwrite", help="Replace the detector already in --out (the old one "
+                                    "goes only once the new one is written).")
+
+
+def check_artifact_out(out_dir: Path, overwrite: bool) -> None:
+    """An ``--out`` folder for a new detector, checked before any work: new or empty; with ``--overwrite``, one
+    that holds a detector (``detector.json``), replaced whole once the new one is written
+    (:func:`~faithwatch.store.write_folder_atomic`). Anything else is an :class:`InputError`."""
+    from faithwatch.detectors.artifact import META_FILE
+
+    if not out_dir.is_dir() or not any(out_dir.iterdir()):
+        return
+    if not (out_dir / META_FILE).is_file():
+        raise InputError(f"--out {out_dir} holds files but no detector ({META_FILE}): give a new or empty folder "
+                         "(faithwatch replaces only a detector folder)")
+    if not overwrite:
+        raise InputError(f"--out {out_dir} holds a detector: give a new folder, or add --overwrite to replace it")
+
+
 CudaGraphOpt = typer.Option(False, "--cuda-graph", help="Replay each decode step as a CUDA graph (GPU; implies "
                             "--static-cache; the same scores, several times faster: bench/README.md).")
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import typer
 
-from faithwatch.cli._common import ThreadsOpt, err, fail, group
+from faithwatch.cli._common import OverwriteArtifactOpt, ThreadsOpt, check_artifact_out, err, fail, group
 from faithwatch.cli._labelled import DATA_ROOT_OPT, QUESTIONABLE_OPT, data_sets, detector_alignment, load_tables
 from faithwatch.errors import FaithwatchError, InputError
+from faithwatch.store import write_folder_atomic
 
 app = group()
 
@@ -22,7 +23,9 @@ def calibrate(
     data: str = typer.Option(..., "--data", help="Labelled responses of your domain: .jsonl files in the generic "
                              "format (spans or labels) or named data sets, comma-separated."),
     out_dir: Path = typer.Option(..., "--out", file_okay=False,
-                                 help="Folder for the re-calibrated detector (not --detector's)."),
+                                 help="Folder for the re-calibrated detector (not --detector's; new or empty, "
+                                 "--overwrite replaces a detector there)."),
+    overwrite: bool = OverwriteArtifactOpt,
     unlabelled: bool = typer.Option(False, "--unlabelled", help="Use no labels: move the scores so that the median "
                                     "sentence of your responses lands where the training data's did (needs "
                                     "responses only, e.g. faithwatch score's input; at least 20 sentences, 200+ "
@@ -55,6 +58,7 @@ def calibrate(
         detector = detector_path(detector_name)
         if out_dir.resolve() == detector.resolve():
             raise InputError("--out must be another folder than --detector (the original is kept)")
+        check_artifact_out(out_dir, overwrite)
         meta = json.loads((detector / "detector.json").read_text())
         families = (meta.get("params", {}).get("recipe") or {}).get("families") or ["?"]
         text_only = set(families) <= set(TEXT_FAMILIES)  # no teacher forcing needed for these features
@@ -76,9 +80,12 @@ def calibrate(
         else:
             rows = pd.concat([d.sentences for d in tables.values()], ignore_index=True)
             result = recalibrate(det, rows, source=data)
-        det.save(out_dir)
-        if (detector / "lookback-lens").is_dir():
-            shutil.copytree(detector / "lookback-lens", out_dir / "lookback-lens", dirs_exist_ok=True)
+        def write(folder: Path) -> None:
+            det.save(folder)
+            if (detector / "lookback-lens").is_dir():
+                shutil.copytree(detector / "lookback-lens", folder / "lookback-lens")
+
+        write_folder_atomic(out_dir, write)
     except FaithwatchError as exc:
         raise fail(exc) from None
     if unlabelled:

@@ -16,9 +16,11 @@ from rich.table import Table
 from faithwatch.cli._common import (
     AddressOpt,
     GpusPerWorkerOpt,
+    OverwriteArtifactOpt,
     RayOpt,
     ThreadsOpt,
     WorkersOpt,
+    check_artifact_out,
     err,
     fail,
     group,
@@ -39,6 +41,7 @@ from faithwatch.cli._labelled import (
     ray_settings,
 )
 from faithwatch.errors import FaithwatchError, InputError
+from faithwatch.store import write_folder_atomic
 
 app = group()
 
@@ -81,7 +84,9 @@ def train(
     data: str = typer.Option(..., "--data", help="Comma-separated data sets (faithbench, qags-cnndm, begin-dev) "
                              "or files: generic .jsonl, or QAGS (mturk_*.jsonl) / BEGIN (.tsv) / SummEdits (.json) "
                              "as released; a folder stands for its .jsonl, .json and .tsv files."),
-    out_dir: Path = typer.Option(..., "--out", file_okay=False, help="Folder for the detector artifact."),
+    out_dir: Path = typer.Option(..., "--out", file_okay=False, help="Folder for the detector artifact (new or "
+                                 "empty; --overwrite replaces a detector there)."),
+    overwrite: bool = OverwriteArtifactOpt,
     recipe_file: Path | None = typer.Option(None, "--recipe", help="A recipe JSON (from `faithwatch select`); "
                                             "the options below change it."),
     detector: str | None = typer.Option(None, "--detector", help="Aggregator: lr | xgb | mlp."),
@@ -136,6 +141,7 @@ def train(
             err.print(f"--text-only: the families {features}")
         recipe = _recipe(recipe_file, detector, features, transform, c_value, monotone, weighting,
                          probe_layers, probe_c, pooling, centering)
+        check_artifact_out(out_dir, overwrite)  # before hours of features
         if text_only:
             check_text_only(recipe.families)
             if lens != "none":
@@ -154,12 +160,18 @@ def train(
         det.meta.metrics.update(signal_versions(recipe.families))
         det.meta.metrics["label_policy"] = {"faithbench_questionable": questionable}
         det.meta.metrics[FINGERPRINTS] = {name: response_fingerprints(t.examples) for name, t in tables.items()}
-        det.save(out_dir)
+        lens_det = None
         if lens != "none":
             lens_df = train_df if lens == "span" else pd.concat([t.windows for t in tables.values()])
             lens_det = fit_lookback_lens(lens_df, model_id=monitor.lm.model_id, num_layers=monitor.lm.num_layers,
                                          num_heads=monitor.lm.num_heads, mode=lens, seed=seed)
-            lens_det.save(out_dir / "lookback-lens")
+
+        def write(folder: Path) -> None:
+            det.save(folder)
+            if lens_det is not None:
+                lens_det.save(folder / "lookback-lens")
+
+        write_folder_atomic(out_dir, write)  # a detector already there (--overwrite) goes whole, its lens too
     except FaithwatchError as exc:
         raise fail(exc) from None
     err.print(f"trained {det.name} on {len(train_df)} sentences in {time.perf_counter() - start:.1f} s; "
@@ -259,7 +271,9 @@ def transfer_lens_cmd(
     lens_dir: Path = typer.Option(..., "--lens", help="A Lookback Lens folder (e.g. <detector>/lookback-lens)."),
     target_model: str = typer.Option(..., "--target-model", help="The model to transfer the lens to."),
     data: str = typer.Option(..., "--data", help="Data sets whose texts are run through both models."),
-    out_dir: Path = typer.Option(..., "--out", file_okay=False, help="Folder for the mapped lens."),
+    out_dir: Path = typer.Option(..., "--out", file_okay=False, help="Folder for the mapped lens (new or empty; "
+                                 "--overwrite replaces a lens there)."),
+    overwrite: bool = OverwriteArtifactOpt,
     max_examples: int = typer.Option(300, "--max-examples", min=2, help="Texts used to fit the mapping."),
     source_model: str | None = typer.Option(None, "--source-model", help="Override the lens's model path."),
     data_root: str | None = typer.Option(None, "--data-root"),
@@ -272,6 +286,7 @@ def transfer_lens_cmd(
     from faithwatch.monitor import Monitor
 
     try:
+        check_artifact_out(out_dir, overwrite)
         lens = LookbackLens.load(lens_dir)
         with err.status("Loading both models…"):
             kw = {"signals": ["likelihood", "entropy", "lookback"], "detector": "heuristic", "alignment": "none"}
@@ -282,7 +297,7 @@ def transfer_lens_cmd(
             task = bar.add_task("both models", total=len(examples))
             mapped, mapping = transfer_lens(lens, source, target, examples,
                                             on_progress=lambda n, t: bar.update(task, completed=n))
-        mapped.save(out_dir)
+        write_folder_atomic(out_dir, mapped.save)
     except FaithwatchError as exc:
         raise fail(exc) from None
     err.print(f"head mapping fitted on {mapping.n_train} sentences, R² {mapping.r2:.3f}; mapped lens → {out_dir}")
