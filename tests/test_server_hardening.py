@@ -403,3 +403,17 @@ def test_check_context_cut_with_truncate_context(lm):
     with TestClient(create_app(truncating, max_context_tokens=5, check_alignment="lexical")) as c:
         # the server's own limit is never cut, as for /v1/monitor
         assert c.post("/v1/check", json={"response": CLAIM, "contexts": CONTEXT}).status_code == 413
+
+
+def test_text_that_is_no_unicode_is_422_before_any_stream(lm):
+    """A lone surrogate (JSON's unpaired "\\ud800") in /v1/monitor's question was a 200 stream that ended in an error
+    event; every route now refuses it as a 422 that names the field."""
+    json_body = {"content-type": "application/json"}
+    with TestClient(create_app(FakeMonitor(lm), check_alignment="lexical"), raise_server_exceptions=False) as c:
+        for route, raw in (("/v1/monitor", b'{"question": "q\\ud800", "context": "c"}'),
+                           ("/v1/monitor", b'{"question": "q", "context": "c", "instruction": "\\udc80 say"}'),
+                           ("/v1/generate", b'{"question": "q", "context": "c\\ud800"}'),
+                           ("/v1/check", b'{"response": "r\\ud800", "contexts": "c"}')):
+            r = c.post(route, content=raw, headers=json_body)
+            assert r.status_code == 422, (route, r.status_code, r.text[:200])
+            assert "lone surrogate" in r.text

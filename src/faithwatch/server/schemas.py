@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from annotated_types import Ge, Le
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from faithwatch import records, registry
 from faithwatch.alignment import plain_specs
 from faithwatch.params import DEFAULT_STRATEGY, DecodingParams, JsonFloat, JsonInt, default
-from faithwatch.text.visible import is_blank
+from faithwatch.text.visible import is_blank, require_text_within
 
 
 def _bound(name: str, kind: type) -> Any:
@@ -33,6 +33,12 @@ _INSTRUCTION = Field(None, description="The task instruction before the context 
                      "server's, as in faithwatch.tasks.DEFAULT_INSTRUCTION).")
 
 
+def _all_text(cls: type, data: Any) -> Any:
+    """A body's strings are Unicode text (JSON's unpaired "\\ud800" is not): a 422 before any work or stream."""
+    require_text_within(data, "the request")  # an InputError is a ValueError: pydantic reports it
+    return data
+
+
 def _instruction(value: str | None) -> str | None:
     """A given instruction must say something (leave it out for the default)."""
     if value is not None and is_blank(value):
@@ -52,6 +58,7 @@ class MonitorRequest(_Body):
     instruction: str | None = _INSTRUCTION
 
     _check_instruction = field_validator("instruction")(_instruction)
+    _check_text = model_validator(mode="before")(_all_text)
 
 
 class ScoreRecord(records.ScoreRecord):
@@ -88,6 +95,7 @@ class GenerateRequest(DecodingParams):
     instruction: str | None = _INSTRUCTION
 
     _check_instruction = field_validator("instruction")(_instruction)
+    _check_text = model_validator(mode="before")(_all_text)
 
     @field_validator("strategy")
     @classmethod
@@ -113,3 +121,5 @@ class CheckRequest(_Body):
     aggregation: Literal["strict", "soft", "majority"] = "strict"
     entail_threshold: JsonFloat = Field(0.7, ge=0.0, le=1.0, description="checker alignment only")
     contradict_threshold: JsonFloat = Field(0.2, ge=0.0, le=1.0, description="checker alignment only")
+
+    _check_text = model_validator(mode="before")(_all_text)
