@@ -99,7 +99,7 @@ class Monitor:
         lid_layers: Sequence[int] | None = None,
         hidden_layers: Sequence[int] | None = None,
         detector: Detector | str | None = None,
-        instruction: str = DEFAULT_INSTRUCTION,
+        instruction: str | None = DEFAULT_INSTRUCTION,
         max_new_tokens: int = 256,
         truncate_context: bool = False,
         device: str | None = None,
@@ -116,6 +116,8 @@ class Monitor:
             raise InputError("signals names no signal family: leave it out (None) for the default, or name some")
         if run_ahead is not None and run_ahead < 1:  # checked before any model or scorer loads
             raise InputError(f"run_ahead must be at least 1, got {run_ahead}")
+        # None: the default, as in score() and generate()
+        self.instruction = check_text("instruction", DEFAULT_INSTRUCTION if instruction is None else instruction)
         if model == NO_MODEL:
             if lid_bank is not None:
                 raise InputError("a LID bank describes a language model's hidden states: with model 'none' there "
@@ -125,7 +127,6 @@ class Monitor:
         else:
             self.lm = model if isinstance(model, LoadedModel) else load_model(model, device=device, dtype=dtype,
                                                                               device_map=device_map)
-        self.instruction = check_text("instruction", instruction)
         self.max_new_tokens = _budget(max_new_tokens)
         self.truncate_context = truncate_context
         self.detector = self._resolve_detector(detector)
