@@ -62,6 +62,23 @@ def test_healthz_and_docs(client, monitor):
     assert page.status_code == 200 and "/v1/monitor" in page.text
 
 
+def test_create_app_builds_a_monitor_from_a_factory_and_refuses_one_without_a_model(monitor):
+    # create_app(factory) and create_app(None) were refused as "needs a language model": the check read the factory
+    # (which has no lm) before calling it
+    calls = []
+
+    def factory():
+        calls.append(1)
+        return monitor
+
+    app = create_app(factory, check_alignment="lexical")
+    assert calls == [1] and app.state.monitor is monitor
+    from faithwatch.monitor import Monitor
+
+    with pytest.raises(InputError, match="needs a language model"):
+        create_app(lambda: Monitor("none", alignment="lexical", detector="heuristic"))
+
+
 def test_monitor_streams_sentences_then_summary(client):
     with client.stream("POST", "/v1/monitor", json={"question": QUESTION, "context": CONTEXT,
                                                     "max_new_tokens": 16}) as response:

@@ -81,6 +81,42 @@ def _live_batch(monitor: Any, rows: int, lock: threading.Lock) -> Any:
     return LiveBatch(monitor, max_rows=rows, lock=lock)
 
 
+def _built(monitor: Any) -> Any:
+    """The Monitor to serve: ``monitor`` itself, ``Monitor()`` for None, or what a factory returns; one without a
+    language model is an :class:`InputError` (serve's routes write answers)."""
+    if monitor is None:
+        from faithwatch.monitor import Monitor
+
+        monitor = Monitor
+    if callable(monitor) and not hasattr(monitor, "lm"):
+        monitor = monitor()
+    if getattr(monitor, "lm", None) is None:
+        raise InputError("faithwatch serve needs a language model: its routes write answers (/v1/monitor, "
+                         "/v1/generate, /v1/chat/completions). To score given text without one: faithwatch score "
+                         "--model none, faithwatch check, or faithwatch proxy --model none in front of a served model")
+    return monitor
+
+
+def _add_login_routes(app: FastAPI, api_key: str) -> None:
+    """``/login``: a form that stores the API key as a same-origin cookie for the web page."""
+
+    @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
+    async def login_page() -> HTMLResponse:
+        return HTMLResponse(_LOGIN_PAGE)
+
+    @app.post("/login", include_in_schema=False)
+    async def login(request: Request) -> Response:
+        """Check the key of the login form and keep it in a same-origin cookie for the web page."""
+        form = parse_qs((await request.body()).decode("utf-8", "replace"))
+        given = (form.get("key") or [""])[0]
+        if not hmac.compare_digest(given.encode("utf-8"), api_key.encode("utf-8")):
+            raise HTTPProblem(401, "unauthorized", "wrong API key")
+        response = RedirectResponse("./", status_code=303)
+        response.set_cookie(KEY_COOKIE, quote(api_key, safe=""), httponly=True, samesite="strict",
+                            secure=request.url.scheme == "https", path="/")
+        return response
+
+
 def create_app(
     monitor: Any = None,
     *,
@@ -115,21 +151,12 @@ def create_app(
     otherwise; ``*.example.org`` for subdomains); ``None`` answers any (``faithwatch serve`` defaults to the
     localhost names when it listens on a loopback address).
     """
-    if getattr(monitor, "lm", None) is None:
-        raise InputError("faithwatch serve needs a language model: its routes write answers (/v1/monitor, "
-                         "/v1/generate, /v1/chat/completions). To score given text without one: faithwatch score "
-                         "--model none, faithwatch check, or faithwatch proxy --model none in front of a served model")
     check_api_key(api_key)
     if isinstance(allowed_hosts, str):
         allowed_hosts = [h for h in allowed_hosts.split(",") if h.strip()]
-    if monitor is None:
-        from faithwatch.monitor import Monitor
-
-        monitor = Monitor
-    if callable(monitor) and not hasattr(monitor, "lm"):
-        monitor = monitor()
     if check_alignment not in plain_specs():
         raise InputError(f"check_alignment must be one of {', '.join(plain_specs())}")
+    monitor = _built(monitor)
     pool = WorkPool(workers=workers, queue_size=queue_size)
     recent = RecentScores()  # the latest sentences answered: /healthz's domain
     model_lock = threading.Lock()
@@ -201,22 +228,7 @@ def create_app(
         }
 
     if api_key is not None:
-        @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
-        async def login_page() -> HTMLResponse:
-            return HTMLResponse(_LOGIN_PAGE)
-
-        @app.post("/login", include_in_schema=False)
-        async def login(request: Request) -> Response:
-            """Check the key of the login form and keep it in a same-origin cookie for the web page."""
-            form = parse_qs((await request.body()).decode("utf-8", "replace"))
-            given = (form.get("key") or [""])[0]
-            if not hmac.compare_digest(given.encode("utf-8"), api_key.encode("utf-8")):
-                raise HTTPProblem(401, "unauthorized", "wrong API key")
-            response = RedirectResponse("./", status_code=303)
-            response.set_cookie(KEY_COOKIE, quote(api_key, safe=""), httponly=True, samesite="strict",
-                                secure=request.url.scheme == "https", path="/")
-            return response
-
+        _add_login_routes(app, api_key)
     add_live_routes(app, state, v1)
     add_chat_routes(app, state, v1)
     add_claims_routes(app, state, v1)
