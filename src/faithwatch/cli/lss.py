@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.markup import escape
@@ -174,7 +175,12 @@ def eval_lss(
         paths.append(write_dataset_html(report))
     except FaithwatchError as exc:
         raise fail(exc) from None
+    _print_lss_result(result, scorers)
+    err.print(f"report: {', '.join(str(p) for p in [*paths[:2], paths[-1]])}")
 
+
+def _print_lss_result(result: Any, scorers: dict[str, Any]) -> None:
+    """eval-lss's tables and notes on the console: the correlations, in-sample scorers, word agreement."""
     corr = result.tables["correlation with the human 1-5 rating"]
     table = Table(title=f"{Path(result.meta['data']).name}: correlation with the human 1-5 rating (rows "
                         f"{result.meta['rows']}, "
@@ -205,7 +211,6 @@ def eval_lss(
     if any(name.startswith("refchecker") for name in result.tables):
         out.print("[dim]refchecker-annotations: descriptive statistics only (the references are not included; "
                   "scorer-vs-label agreement cannot be evaluated) — see the report.[/]")
-    err.print(f"report: {', '.join(str(p) for p in [*paths[:2], paths[-1]])}")
 
 
 @app.command(name="train-lss-tagger")

@@ -33,6 +33,22 @@ def too_many_tokens(n: int, limit: int, what: str = "the context", why: str = "t
                        context_tokens=n, max_context_tokens=limit)
 
 
+def _first_tokens(passages: list[str], ids: list[list[int]], window: int, tokenizer: Any) -> list[str]:
+    """The passages' first ``window`` tokens: later passages dropped, the one that crosses the window shortened."""
+    kept, left = [], window
+    for passage, pids in zip(passages, ids, strict=True):
+        if left <= 0:
+            break
+        if len(pids) <= left:
+            kept.append(passage)
+        else:
+            cut = tokenizer.decode(pids[:left], skip_special_tokens=True)
+            if cut.strip():
+                kept.append(cut)
+        left -= len(pids)
+    return kept
+
+
 @dataclass
 class ContextLimits:
     """The server's limits on a request's context and new tokens, checked against the served monitor's tokenizer
@@ -102,18 +118,7 @@ class ContextLimits:
         if total > window:  # the model window: 413, or the tail is cut with truncate_context
             if not self.truncate_context:
                 raise too_many_tokens(total, window, what, "the model window holds")
-            kept, left = [], window
-            for passage, pids in zip(passages, ids, strict=True):
-                if left <= 0:
-                    break
-                if len(pids) <= left:
-                    kept.append(passage)
-                else:
-                    cut = tokenizer.decode(pids[:left], skip_special_tokens=True)
-                    if cut.strip():
-                        kept.append(cut)
-                left -= len(pids)
-            passages, truncated = kept, True
+            passages, truncated = _first_tokens(passages, ids, window, tokenizer), True
         if not truncated:
             return passages, 0
         cut_chars = max(1, chars - sum(len(p) for p in passages))
