@@ -309,6 +309,12 @@ def test_train_replaces_a_detector_only_when_told_and_whole(datasets, tiny_model
     assert refused.exit_code == 2 and "no detector" in refused.output and (other / "todo.txt").exists()
     calibrated = runner.invoke(app, ["calibrate", "--detector", str(det), "--data", str(b), "--out", str(other)])
     assert calibrated.exit_code == 2 and "no detector" in calibrated.output
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.MonkeyPatch.context() as mp:  # an empty current folder: it would be moved away under our feet
+        mp.chdir(empty)
+        here = runner.invoke(app, ["train", "--data", f"{a},{b}", "--out", ".", *model])
+    assert here.exit_code == 2 and "is the current folder" in here.output and not any(empty.iterdir())
 
 
 def test_train_with_the_tagger_records_its_version(datasets, tiny_model_dir, tmp_path, one_thread, monkeypatch):

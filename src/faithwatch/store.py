@@ -155,6 +155,7 @@ def write_folder_atomic(path: Path, write: Callable[[Path], None]) -> None:
     into a dot folder beside ``path``, which then takes ``path``'s place (the old folder is moved aside first and
     deleted last). A failed ``write`` leaves ``path`` as it was; a killed one leaves the dot folder, which the
     next call clears."""
+    path = Path(path).resolve()  # "." has no name to put a dot folder beside
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp, old = path.with_name(f".{path.name}.tmp"), path.with_name(f".{path.name}.old")
     for stale in (tmp, old):

@@ -364,6 +364,10 @@ def check_artifact_out(out_dir: Path, overwrite: bool) -> None:
     (:func:`~faithwatch.store.write_folder_atomic`). Anything else is an :class:`InputError`."""
     from faithwatch.detectors.artifact import META_FILE
 
+    here = Path.cwd()
+    if out_dir.resolve() in (here, *here.parents):  # the folder is replaced whole: not the one we stand in
+        raise InputError(f"--out {out_dir} is the current folder or holds it: give a folder of its own, e.g. "
+                         f"{Path(out_dir) / 'detector'}")
     if not out_dir.is_dir() or not any(out_dir.iterdir()):
         return
     if not (out_dir / META_FILE).is_file():
