@@ -613,6 +613,24 @@ def test_load_jsonl_bad_response_label(tmp_path: Path, label) -> None:
         load_jsonl(path)
 
 
+@pytest.mark.parametrize("label, spans, why", [
+    (0, [{"start": 0, "end": 4}], "'label' 0 .* a span marks an unfaithful part"),
+    (1, [], "'label' 1 .* no span marks an unfaithful part"),
+    (1, [{"start": 0, "end": 4, "label": "faithful"}], "'label' 1 .* no span marks an unfaithful part"),
+])
+def test_load_jsonl_refuses_a_label_the_spans_contradict(tmp_path: Path, label, spans, why) -> None:
+    # both were taken: the sentences then had labels that contradict the response's own
+    path = tmp_path / "mine.jsonl"
+    path.write_text(json.dumps({**GOOD, "label": label, "spans": spans}) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=rf"mine\.jsonl:1: {why}"):
+        load_jsonl(path)
+    kept = [(1, [{"start": 0, "end": 4, "label": "excluded"}]), (0, []), (0, [{"start": 0, "end": 4,
+                                                                              "label": "faithful"}])]
+    for label, spans in kept:  # an excluded span may hold the fault
+        path.write_text(json.dumps({**GOOD, "label": label, "spans": spans}) + "\n", encoding="utf-8")
+        assert load_jsonl(path)[0].response_label == label
+
+
 def test_load_jsonl_non_object_line(tmp_path: Path) -> None:
     path = tmp_path / "mine.jsonl"
     path.write_text("[1, 2]\n", encoding="utf-8")

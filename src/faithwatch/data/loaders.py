@@ -278,6 +278,8 @@ def load_jsonl(path: Path) -> list[LabelledExample]:
                 raise InputError(f"'label' must be 0 (faithful) or 1 (unfaithful), got {row.get('label')!r}")
             texts = _texts(row)
             spans = _spans(row.get("spans", []), len(texts.response))
+            if "spans" in row:
+                _check_agreement(row.get("label"), spans)
         except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
             bad.append(f"{path}:{n}: {exc}")
             continue
@@ -333,6 +335,19 @@ def _spans(raw: object, n_chars: int) -> list[LabelledSpan]:
             raise InputError(f"span [{s.start}, {s.end}) is not inside the response (0 to {n_chars} characters)")
         out.append(s)
     return out
+
+
+def _check_agreement(label: int | None, spans: list[LabelledSpan]) -> None:
+    """A response label and the spans say the same (an :class:`InputError` otherwise): with ``spans``, sentences
+    no span overlaps are faithful, so label 1 needs a span that is unfaithful (or excluded: the fault may lie
+    there), and label 0 allows none that is unfaithful."""
+    kinds = {s.label for s in spans}
+    if label == 0 and "unfaithful" in kinds:
+        raise InputError("'label' 0 (a faithful response) but a span marks an unfaithful part: fix one of them")
+    if label == 1 and not kinds & {"unfaithful", "excluded"}:
+        raise InputError("'label' 1 (an unfaithful response) but no span marks an unfaithful part, so every "
+                         "sentence would read as faithful: mark the part, or leave 'spans' out for a response-level "
+                         "label only")
 
 
 def to_jsonl_row(example: LabelledExample) -> dict:
