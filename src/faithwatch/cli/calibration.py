@@ -80,6 +80,7 @@ def calibrate(
         else:
             rows = pd.concat([d.sentences for d in tables.values()], ignore_index=True)
             result = recalibrate(det, rows, source=data)
+
         def write(folder: Path) -> None:
             det.save(folder)
             if (detector / "lookback-lens").is_dir():
