@@ -442,3 +442,13 @@ def test_generate_and_eval_decoding_refuse_bad_parameters_before_the_model_loads
                     ["generate", "-c", _ctx(tmp_path), "-q", "When?"]):
         result = runner.invoke(app, [*command, "--alpha", "nan"])
         assert result.exit_code == 2 and "bad decoding parameters: alpha" in result.output, result.output
+
+
+def test_select_refuses_one_data_set_before_computing_features(tmp_path, monkeypatch):
+    # one set was read (features: up to hours) before the selection found it could hold none out
+    import faithwatch.cli.detectors as detectors_cli
+
+    monkeypatch.setattr(detectors_cli, "load_tables", lambda *a, **k: pytest.fail("features computed first"))
+    result = runner.invoke(app, ["select", "--data", "qags-cnndm", "--augment", "begin-dev", "--text-only",
+                                 "--out", str(tmp_path / "r.json")])
+    assert result.exit_code == 2 and "at least two labelled data sets in --data" in result.output

@@ -213,7 +213,11 @@ def select(
     from faithwatch.eval.selection import select as run_select
 
     try:
-        monitor, tables = load_tables(data_sets(data), model, alignment, data_root, err, questionable, text_only,
+        names = data_sets(data)
+        if len(names) < 2:  # before the features, which can take hours
+            raise InputError(f"selection by transfer needs at least two labelled data sets in --data (each is held "
+                             f"out in turn), got {len(names)}; --augment sets are training only")
+        monitor, tables = load_tables(names, model, alignment, data_root, err, questionable, text_only,
                                 augment, ray_settings(ray, address, workers, gpus_per_worker, threads))
         grid = candidate_grid(text_only=text_only)
         with progress(err) as bar:
