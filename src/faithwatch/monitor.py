@@ -35,6 +35,7 @@ from faithwatch.signals import (
     default_signals,
     is_model_free,
     model_free_signals,
+    parse_signals,
 )
 from faithwatch.text import FRAMING_RULE
 
@@ -111,7 +112,7 @@ class Monitor:
         run_ahead: int | None = None,
     ) -> None:
         if isinstance(signals, str):  # "alignment,lexical" (a string was read letter by letter: "unknown signal 'a'")
-            signals = [s.strip() for s in signals.split(",") if s.strip()]
+            signals = parse_signals(signals)
         if signals is not None and not signals:  # was read as the default, silently
             raise InputError("signals names no signal family: leave it out (None) for the default, or name some")
         if run_ahead is not None and run_ahead < 1:  # checked before any model or scorer loads

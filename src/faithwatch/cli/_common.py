@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from faithwatch import registry
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
-from faithwatch.signals import default_signals, model_free_signals
+from faithwatch.signals import default_signals, model_free_signals, parse_signals
 from faithwatch.store import read_utf8
 from faithwatch.text.visible import is_blank
 
@@ -341,17 +341,7 @@ SignalsOpt = typer.Option(None, "--signals", help="Comma-separated signal famili
 def signal_list(signals: str | None) -> list[str] | None:
     """The chosen families (``text``: :func:`~faithwatch.signals.model_free_signals`), or ``None`` for the
     monitor's default; a given list that names none (``--signals ''``) is an :class:`InputError`."""
-    if signals is None:
-        return None
-    chosen: list[str] = []
-    for name in (s.strip() for s in signals.split(",")):
-        for family in (model_free_signals() if name == "text" else [name] if name else []):
-            if family not in chosen:
-                chosen.append(family)
-    if not chosen:
-        raise InputError(f"--signals {signals!r} names no signal family: leave it out for the default "
-                         f"({','.join(default_signals())}), or name some")
-    return chosen
+    return None if signals is None else parse_signals(signals)
 
 
 OverwriteArtifactOpt = typer.Option(False, "--overwrite", help="Replace the detector already in --out (the old one "

@@ -100,6 +100,21 @@ def signal_versions(families: Sequence[str]) -> dict[str, str]:
     return {f"{s.name}_version": s.version for s in built if getattr(s, "version", None)}
 
 
+def parse_signals(spec: str) -> list[str]:
+    """The families of a comma-separated ``spec`` (``"alignment, lexical"``), each once, in the given order;
+    ``text`` stands for :func:`model_free_signals`. A spec that names none (``""``, ``" , "``) is an
+    :class:`InputError`: leaving the choice out means the default, an empty one is a mistake."""
+    chosen: list[str] = []
+    for name in (s.strip() for s in spec.split(",")):
+        for family in (model_free_signals() if name == "text" else [name] if name else []):
+            if family not in chosen:
+                chosen.append(family)
+    if not chosen:
+        raise InputError(f"signals {spec!r} names no signal family: leave it out for the default "
+                         f"({','.join(default_signals())}), or name some")
+    return chosen
+
+
 def build_signals(names: Sequence[str], ctx: SignalContext) -> list[Any]:
     """The signals named in ``names``, in registry order; an unknown name is an :class:`InputError`."""
     unknown = sorted(set(names) - set(registry.signals))
@@ -112,6 +127,7 @@ def build_signals(names: Sequence[str], ctx: SignalContext) -> list[Any]:
 __all__ = [
     "SignalContext",
     "build_signals",
+    "parse_signals",
     "signal_versions",
     "default_signals",
     "text_signals",
