@@ -87,6 +87,19 @@ def test_signals_that_name_no_family_are_refused(tmp_path, signals):
     assert result.exit_code == 2 and "names no signal family" in result.output and not out.exists()
 
 
+@pytest.mark.parametrize("command", ["score", "serve", "proxy"])
+def test_a_dtype_without_a_model_is_refused(tmp_path, monkeypatch, command):
+    # --model none --dtype bf16 ran as if --dtype had not been given (its default was fp32, so it could not be told)
+    import uvicorn
+
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)  # never serve, should the check be gone
+    args = {"score": ["-i", _ctx(tmp_path), "-o", str(tmp_path / "o.jsonl")], "serve": ["--port", "0"],
+            "proxy": ["--upstream", "http://127.0.0.1:9/v1", "--port", "0"]}[command]
+    result = runner.invoke(app, [command, *args, "--model", "none", "--dtype", "bf16", "--detector", "heuristic",
+                                 "--alignment", "lexical"])
+    assert result.exit_code == 2 and "dtype sets how the language model runs" in result.output, result.output
+
+
 @pytest.mark.parametrize("device", ["bogus", "cuda:7"])
 def test_every_device_option_is_checked_before_work(tmp_path, device):
     # lss, check, eval-nli and train-nli passed it on: torch's RuntimeError ("Expected one of cpu, cuda, ...") or,

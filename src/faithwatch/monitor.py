@@ -66,6 +66,14 @@ def _budget(value: Any) -> int:
     return int(value)
 
 
+def _refuse_model_options(**given: object) -> None:
+    """With model 'none', options that shape a language model are refused (they were ignored, silently)."""
+    named = [name for name, value in given.items() if value not in (None, False)]
+    if named:
+        verb, it = ("sets", "it") if len(named) == 1 else ("set", "them")
+        raise InputError(f"{', '.join(named)} {verb} how the language model runs: with model 'none' there is no "
+                         f"model (leave {it} out, or give a model)")
+
 class Monitor:
     """Scores every sentence of a RAG answer for faithfulness, live or for a given response.
 
@@ -124,6 +132,8 @@ class Monitor:
                 raise InputError("a LID bank describes a language model's hidden states: with model 'none' there "
                                  "are none to compare (leave the bank out, or give a model)")
             check_device(device)  # the text scorers' device
+            _refuse_model_options(dtype=dtype, device_map=device_map, static_cache=static_cache,
+                                  cuda_graph=cuda_graph)
             self.lm: LoadedModel | None = None
         else:
             self.lm = model if isinstance(model, LoadedModel) else load_model(model, device=device, dtype=dtype,

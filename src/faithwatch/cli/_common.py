@@ -311,7 +311,7 @@ def group() -> typer.Typer:
     return typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 
-DtypeOpt = typer.Option("fp32", "--dtype", help="Weights of --model: fp32 (the default) | auto (bf16/fp16 on a GPU, "
+DtypeOpt = typer.Option(None, "--dtype", help="Weights of --model: fp32 (the default) | auto (bf16/fp16 on a GPU, "
                         "fp32 on a CPU) | bf16 | fp16.")
 DeviceMapOpt = typer.Option(None, "--device-map", help="Spread --model over devices (e.g. 'auto'; needs accelerate) "
                             "instead of moving it to --device.")

@@ -68,7 +68,7 @@ def generate(
     lens: Path | None = typer.Option(None, "--lens", help="Lookback Lens folder for --strategy lookback."),
     model: str | None = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2)."),
     device: str | None = DeviceOpt,
-    dtype: str = DtypeOpt,
+    dtype: str | None = DtypeOpt,
     device_map: str | None = DeviceMapOpt,
     detector: str | None = typer.Option(None, "--detector", help="Sentence scorer (default: shipped/heuristic)."),
     truncate_context: bool = TruncOpt,

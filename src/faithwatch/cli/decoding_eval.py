@@ -207,7 +207,7 @@ def eval_decoding(
     traces: bool = typer.Option(False, "--traces", help="Keep every search trace in answers.jsonl."),
     n_boot: int = typer.Option(1000, "--n-boot", min=1, help="Bootstrap replicates for the success CI."),
     device: str | None = DeviceOpt,
-    dtype: str = DtypeOpt,
+    dtype: str | None = DtypeOpt,
     device_map: str | None = DeviceMapOpt,
     cv_tau: bool = typer.Option(False, "--cv-tau", help="Also run the strategies that read τ (FOD, "
                                 "rerank-coverage) over a τ1/τ2 grid and report success with τ chosen on the "

@@ -153,7 +153,7 @@ def monitor(
     detector: str | None = DetectorOpt,
     truncate_context: bool = TruncOpt,
     device: str | None = DeviceOpt,
-    dtype: str = DtypeOpt,
+    dtype: str | None = DtypeOpt,
     device_map: str | None = DeviceMapOpt,
     html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report of the answer."),
     max_false_accept: float | None = MaxFalseAcceptOpt,
@@ -224,7 +224,7 @@ def score(
     detector: str | None = DetectorOpt,
     truncate_context: bool = TruncOpt,
     device: str | None = DeviceOpt,
-    dtype: str = DtypeOpt,
+    dtype: str | None = DtypeOpt,
     device_map: str | None = DeviceMapOpt,
     batch_size: int = typer.Option(1, "--batch-size", min=1, help="Records per forward pass (similar lengths "
                                    "together; features equal one-at-a-time scoring)."),

@@ -68,7 +68,7 @@ def proxy(
                                        help="Require 'Authorization: Bearer KEY' from clients."),
     allowed_hosts: str | None = AllowedHostsOpt,
     device: str | None = DeviceOpt,
-    dtype: str = DtypeOpt,
+    dtype: str | None = DtypeOpt,
     threads: int | None = ThreadsOpt,
     log_level: str = LogLevelOpt,
 ) -> None:
@@ -109,7 +109,7 @@ def proxy(
         with err.status("Loading the local model…", spinner="dots"):
             local = None if model == "embedded" else model
             monitor = Monitor(local, detector=detector, alignment=alignment, device=device,
-                              dtype=None if model == NO_MODEL else dtype, signals=signals)
+                              dtype=dtype, signals=signals)
         application = create_proxy_app(monitor, client, settings, markers=marks, api_key=api_key,
                                        allowed_hosts=hosts)
     except FaithwatchError as exc:

@@ -63,7 +63,7 @@ def serve(
                                   "event on a stream)."),
     threads: int | None = typer.Option(None, "--threads", min=1, help="torch CPU threads (default: torch's)."),
     device: str | None = DeviceOpt,
-    dtype: str = DtypeOpt,
+    dtype: str | None = DtypeOpt,
     device_map: str | None = DeviceMapOpt,
     static_cache: bool = StaticCacheOpt,
     cuda_graph: bool = CudaGraphOpt,
