@@ -22,8 +22,10 @@ def test_types_are_checked_and_blank_text_is_a_problem() -> None:
     assert parse(ScoreRecord, {**GOOD, "response": "  "})[1] == ["'response' must be a non-empty string"]
     assert parse(ScoreRecord, {**GOOD, "response": "\u200b"})[1] == ["'response' must be a non-empty string"]
     assert parse(ScoreRecord, {"context": "c", "question": "q"})[1] == ["'response' is missing"]
-    assert parse(CheckRecord, {"response": "r", "context": ["a", " "]})[1] == ["'context' passages [1] are not "
-                                                                              "non-empty strings"]
+    assert parse(CheckRecord, {"response": "r", "context": ["a", " "]})[1] == [
+        "'context' has 1 blank passage (list index 1): give each passage some text, or leave it out"]
+    many = parse(CheckRecord, {"response": "r", "context": ["a", *[" "] * 7]})[1]  # the count was left out past 5
+    assert many[0].startswith("'context' has 7 blank passages (list index 1, 2, 3, 4, 5 and 2 more)")
     assert parse(CheckRecord, {"response": "r", "context": 3})[1] == ["'context' must be a string or a list of "
                                                                       "strings"]
     listed = parse(ScoreRecord, {**GOOD, "context": ["a", "b"]})[1]  # score reads one context, check several

@@ -88,7 +88,9 @@ class CheckRecord(BaseModel):
         else:
             bad = [i for i, c in enumerate(self.context) if _blank(c)]
             if bad:
-                out.append(f"'context' passages {bad[:5]} are not non-empty strings")
+                where = ", ".join(map(str, bad[:5])) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+                out.append(f"'context' has {len(bad)} blank passage{'s' if len(bad) > 1 else ''} (list index "
+                           f"{where}): give each passage some text, or leave it out")
         return out + _not_text(self, ("response", "question", "context"))
 
 
