@@ -453,8 +453,11 @@ def test_generate_and_eval_decoding_refuse_bad_parameters_before_the_model_loads
     monkeypatch.setattr(faithwatch.monitor, "Monitor", no_model)
     for command in (["eval-decoding", "--report", str(tmp_path / "r"), "--no-cache"],
                     ["generate", "-c", _ctx(tmp_path), "-q", "When?"]):
-        result = runner.invoke(app, [*command, "--alpha", "nan"])
-        assert result.exit_code == 2 and "bad decoding parameters: alpha" in result.output, result.output
+        for alpha in ("nan", "-1"):  # a negative alpha (steering away from the context) was taken; serve refused it
+            result = runner.invoke(app, [*command, "--alpha", alpha])
+            said = " ".join(result.output.split())
+            assert result.exit_code == 2, result.output
+            assert "bad decoding parameters: alpha" in said or "Invalid value for '--alpha'" in said, said
 
 
 def test_select_refuses_one_data_set_before_computing_features(tmp_path, monkeypatch):

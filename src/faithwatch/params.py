@@ -49,7 +49,8 @@ class DecodingParams(BaseModel):
     samples: JsonInt = Field(6, ge=1, description="FOD/rerank: sampled candidates per step (S); lookback: "
                          "chunks per step (default 8).")
     temperature: JsonFloat = Field(0.7, ge=0.0, description="Sampling temperature.")
-    alpha: JsonFloat = Field(0.5, description="CAD: weight of the context contrast.")
+    alpha: JsonFloat = Field(0.5, ge=0.0, description="CAD: weight of the context contrast (0: plain decoding; below "
+                             "0 would steer away from the context).")
     abstain_threshold: JsonFloat = Field(0.5, ge=0.0, le=1.0, description="Abstain: refuse below this sentence score.")
     max_new_tokens: JsonInt = Field(128, ge=1, description="Generation budget in tokens.")
     max_sentence_tokens: JsonInt = Field(96, ge=1, description="Longest sentence before it is cut.")
