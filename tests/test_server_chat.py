@@ -74,3 +74,23 @@ def test_a_content_part_that_is_not_text_is_refused_not_dropped():
         ChatRequest(messages=[{"role": "user", "content": parts}])
     told = ChatRequest(messages=[{"role": "user", "content": parts[:1]}])
     assert told.messages[0].text() == "What is in this picture?"
+
+
+@pytest.mark.parametrize("field, value", [("top_p", 0.9), ("frequency_penalty", 0.5), ("presence_penalty", -1),
+                                          ("logit_bias", {"50256": -100}), ("response_format", {"type": "json_object"}),
+                                          ("tool_choice", "required"), ("top_k", 40), ("repetition_penalty", 1.2),
+                                          ("top_p", True)])
+def test_sampling_and_output_fields_it_cannot_honour_are_refused_not_ignored(field, value):
+    # top_p 0.9, a JSON response_format or a required tool call were accepted and ignored: the answer came from the
+    # plain distribution as plain text, with nothing to tell the client
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match=f"cannot honour {field} "):
+        ChatRequest(messages=MESSAGES, **{field: value})
+
+
+def test_the_neutral_values_that_clients_send_by_default_are_taken():
+    neutral = {"top_p": 1, "frequency_penalty": 0.0, "presence_penalty": 0, "logit_bias": {}, "top_k": -1,
+               "response_format": {"type": "text"}, "tool_choice": "auto", "tools": [{"type": "function"}],
+               "user": "ana"}
+    assert ChatRequest(messages=MESSAGES, **neutral).model_extra["top_p"] == 1

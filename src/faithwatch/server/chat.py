@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 from faithwatch.decoding.loop import sampling_chooser
 from faithwatch.detok import IncrementalText
@@ -60,10 +60,21 @@ class ChatMessage(BaseModel):
         return self.content or ""
 
 
+#: sampling and output fields this server cannot honour, each with the values that ask for nothing (what clients
+#: send by default); any other value is refused (422) rather than ignored
+_NEUTRAL: dict[str, tuple[Any, ...]] = {
+    "top_p": (None, 1), "top_k": (None, 0, -1), "min_p": (None, 0), "frequency_penalty": (None, 0),
+    "presence_penalty": (None, 0), "repetition_penalty": (None, 1), "logit_bias": (None, {}),
+    "response_format": (None, {"type": "text"}), "tool_choice": (None, "none", "auto"),
+}
+
+
 class ChatRequest(BaseModel):
     """The OpenAI chat-completion fields this server honours; other fields are accepted and ignored, except
-    ``stop`` sequences, which it cannot honour and refuses (422) rather than run past. Without a ``seed``, each
-    request draws one (as OpenAI: sampled answers differ between requests)."""
+    ``stop`` sequences and the sampling and output fields of :data:`_NEUTRAL` set to anything but their neutral
+    value (``top_p`` 0.9, a ``response_format`` of JSON, a required tool call), which it cannot honour and refuses
+    (422) rather than run past. Without a ``seed``, each request draws one (as OpenAI: sampled answers differ
+    between requests)."""
 
     model_config = ConfigDict(extra="allow")
     model: str | None = None
@@ -86,6 +97,15 @@ class ChatRequest(BaseModel):
         if value:
             raise ValueError("stop sequences are not supported by faithwatch serve: leave 'stop' out (use max_tokens)")
         return None
+
+    @model_validator(mode="after")
+    def _nothing_unhonoured(self) -> ChatRequest:
+        asked = [f"{k} {v!r}" for k, v in (self.model_extra or {}).items()
+                 if k in _NEUTRAL and not any(v == n and type(v) is not bool for n in _NEUTRAL[k])]
+        if asked:
+            raise ValueError(f"faithwatch serve samples from the plain distribution and writes text only: it cannot "
+                             f"honour {', '.join(asked)} (leave {'it' if len(asked) == 1 else 'them'} out)")
+        return self
 
     def model_post_init(self, _context: Any) -> None:
         """Draw a seed when the request gives none (the answer then says which)."""
