@@ -100,6 +100,42 @@ def test_a_dtype_without_a_model_is_refused(tmp_path, monkeypatch, command):
     assert result.exit_code == 2 and "dtype sets how the language model runs" in result.output, result.output
 
 
+@pytest.mark.parametrize("option", [["--workers", "4"], ["--address", "auto"], ["--gpus-per-worker", "1"],
+                                    ["--shard-rows", "10"]])
+def test_ray_options_without_ray_are_refused(tmp_path, monkeypatch, option):
+    # they were ignored: `score --workers 4` ran in one process, as if the option had not been given
+    import faithwatch.cli.evaluation as evaluation
+
+    monkeypatch.setattr(evaluation, "load_tables", lambda *a, **k: pytest.fail("features computed first"))
+    commands = [["score", "-i", _ctx(tmp_path), "-o", str(tmp_path / "o.jsonl"), "--model", "none",
+                 "--detector", "heuristic", "--alignment", "lexical"]]
+    if option[0] != "--shard-rows":  # score's only
+        commands.append(["eval", "--data", "begin-dev", "--report", str(tmp_path / "r")])
+    for command in commands:
+        result = runner.invoke(app, [*command, *option])
+        said = " ".join(result.output.split())
+        assert result.exit_code == 2 and f"{option[0]} acts only with --ray" in said, said
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+@pytest.mark.parametrize("command", [["eval", "--data", "begin-dev"], ["calibrate", "--data", "begin-dev",
+                                                                      "--out", "x"]])
+def test_eval_and_calibrate_say_the_heuristic_has_no_folder(command):
+    # "detector folder not found: heuristic; give heuristic, default (the shipped one), or …": refused, then advised
+    result = runner.invoke(app, [*command, "--detector", "heuristic"])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and "the heuristic detector is a fixed rule with no folder" in said, said
+    missing = runner.invoke(app, [*command, "--detector", "no-such-folder"])
+    said = " ".join(missing.output.split())
+    assert "detector folder not found: no-such-folder; give default" in said and "heuristic" not in said, said
+
+
+def test_shard_rows_need_a_folder_of_shards(tmp_path):
+    result = runner.invoke(app, ["score", "-i", _ctx(tmp_path), "-o", str(tmp_path / "o.jsonl"), "--model", "none",
+                                 "--ray", "--shard-rows", "10"])
+    assert result.exit_code == 2 and "give --output a folder" in " ".join(result.output.split())
+
+
 @pytest.mark.parametrize("device", ["bogus", "cuda:7"])
 def test_every_device_option_is_checked_before_work(tmp_path, device):
     # lss, check, eval-nli and train-nli passed it on: torch's RuntimeError ("Expected one of cpu, cuda, ...") or,

@@ -186,6 +186,10 @@ def is_parquet_input(path: Path) -> bool:
     return path.suffix == ".parquet" or path.is_dir()
 
 
+#: rows per shard unless asked otherwise (`score --shard-rows`)
+SHARD_ROWS = 1000
+
+
 def shard_format(output: str, output_format: str | None) -> str | None:
     """The shard format when ``output`` names a folder of shards, else ``None`` (one JSONL file).
 
@@ -212,7 +216,7 @@ class ShardWriter:
     names the input and the scoring ``config``, so that a folder is only resumed for the same input and configuration.
     """
 
-    def __init__(self, folder: Path, fmt: str, *, source: Path, overwrite: bool = False, shard_rows: int = 1000,
+    def __init__(self, folder: Path, fmt: str, *, source: Path, overwrite: bool = False, shard_rows: int = SHARD_ROWS,
                  shard_seconds: float = 60.0, config: dict[str, Any] | None = None) -> None:
         if fmt not in SHARD_FORMATS:
             raise InputError(f"shard format must be one of {', '.join(SHARD_FORMATS)}, got {fmt!r}")
@@ -349,7 +353,7 @@ def score_with_ray(
     on_bad: Callable[[BadRecord], None] | None = None,
     scorer: type[RayScorer] = RayScorer,
     output_format: str | None = None,
-    shard_rows: int = 1000,
+    shard_rows: int = SHARD_ROWS,
     shard_seconds: float = 60.0,
 ) -> BatchSummary:
     """Score every record of ``input_path`` into ``output_path`` on Ray Data (resuming unless ``overwrite``).

@@ -400,6 +400,15 @@ ThreadsOpt = typer.Option(None, "--threads", min=1, callback=_apply_threads, hel
                           "cores this process may use; OMP_NUM_THREADS is honoured when set).")
 
 
+def check_ray_options(ray: bool, **given: bool) -> None:
+    """Options that act only with ``--ray`` (``given``: option name → whether it was set) are refused without it:
+    they were ignored."""
+    named = [f"--{name.replace('_', '-')}" for name, is_set in given.items() if is_set]
+    if named and not ray:
+        verb, it = ("acts", "it") if len(named) == 1 else ("act", "them")
+        raise InputError(f"{', '.join(named)} {verb} only with --ray: add --ray (docs/scale.md), or leave {it} out")
+
+
 RayOpt = typer.Option(False, "--ray", help="Run on Ray Data actors (the [ray] extra; docs/scale.md).")
 AddressOpt = typer.Option(None, "--address", help="With --ray: the cluster ('auto' for a running one; default: start a "
                           "local one).")

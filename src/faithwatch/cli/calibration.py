@@ -55,7 +55,7 @@ def calibrate(
     from faithwatch.eval.training import TEXT_FAMILIES
 
     try:
-        detector = detector_path(detector_name)
+        detector = detector_path(detector_name, trained_only=True)
         if out_dir.resolve() == detector.resolve():
             raise InputError("--out must be another folder than --detector (the original is kept)")
         check_artifact_out(out_dir, overwrite)

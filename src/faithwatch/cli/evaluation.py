@@ -75,7 +75,7 @@ def evaluate(
     from faithwatch.eval.training import TEXT_FAMILIES
 
     try:
-        detector = detector_path(detector_name)
+        detector = detector_path(detector_name, trained_only=True)
         meta = json.loads((detector / "detector.json").read_text())
         alignment = detector_alignment(meta, alignment)
         families = (meta.get("params", {}).get("recipe") or {}).get("families", ["?"])

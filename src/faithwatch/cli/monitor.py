@@ -31,6 +31,7 @@ from faithwatch.cli._common import (
     bad_record_printer,
     check_generation,
     check_names,
+    check_ray_options,
     domain_hint,
     err,
     fail,
@@ -237,8 +238,8 @@ def score(
     gpus_per_worker: float = GpusPerWorkerOpt,
     output_format: str | None = typer.Option(None, "--format", help="With --ray: write --output as a folder of "
                                              "shards: parquet | jsonl (a folder without --format: parquet)."),
-    shard_rows: int = typer.Option(1000, "--shard-rows", min=1, help="With --ray and a folder: rows per shard (a "
-                                   "shard is also written at least every minute)."),
+    shard_rows: int | None = typer.Option(None, "--shard-rows", min=1, help="With --ray and a folder: rows per "
+                                          "shard (default 1000; a shard is also written at least every minute)."),
     threads: int | None = ThreadsOpt,
 ) -> None:
     """Compute the per-sentence signals of existing responses by teacher forcing (resumable)."""
@@ -254,6 +255,10 @@ def score(
             raise InputError("--host-workers is for one process; with --ray, each worker tracks its own records")
         if parquet and not ray:
             raise InputError("a Parquet input needs --ray (docs/scale.md)")
+        check_ray_options(ray, address=address is not None, workers=workers != 1, gpus_per_worker=gpus_per_worker > 0,
+                          shard_rows=shard_rows is not None)
+        if shard_rows is not None and not fmt:
+            raise InputError("--shard-rows sets the rows of a shard: give --output a folder (docs/scale.md)")
         if fmt and not ray:
             raise InputError(f"--output {output} is a folder (of shards): give a .jsonl file, or add --ray to write "
                              "shards there (docs/scale.md)")
@@ -274,7 +279,7 @@ def score(
             def run(on_progress, on_bad):
                 return score_with_ray(kwargs, input, output_path, settings, vectors=vectors, overwrite=overwrite,
                                       on_progress=on_progress, on_bad=on_bad, output_format=fmt,
-                                      shard_rows=shard_rows)
+                                      **({} if shard_rows is None else {"shard_rows": shard_rows}))
         else:
             mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device,
                                  dtype=dtype, device_map=device_map)

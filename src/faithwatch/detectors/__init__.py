@@ -48,11 +48,15 @@ def get_detector(name: str | Path | None, expect_model_id: str | None = None) ->
     return load_detector(detector_path(name), expect_model_id=expect_model_id)  # type: ignore[arg-type]
 
 
-def detector_path(name: str | Path) -> Path:
+def detector_path(name: str | Path, *, trained_only: bool = False) -> Path:
     """The folder a detector name or path stands for (``default``: the shipped one), without loading it; an
-    :class:`InputError` when there is none (so that a command can refuse a bad name before loading a model)."""
+    :class:`InputError` when there is none (so that a command can refuse a bad name before loading a model).
+    ``trained_only``: the caller takes no heuristic (evaluation, calibration), and its error says so."""
     from faithwatch.detectors.shipped import detector_dir
 
+    if isinstance(name, str) and name in HEURISTIC_NAMES:
+        raise InputError("the heuristic detector is a fixed rule with no folder: give default (the shipped detector) "
+                         "or a detector folder made by `faithwatch train`")
     path = detector_dir(name)  # type: ignore[arg-type]
     if path.is_file() and path.name == META_FILE:
         path = path.parent
@@ -61,7 +65,8 @@ def detector_path(name: str | Path) -> Path:
     what = (f"{name} is not a detector folder (no {META_FILE})" if path.is_dir()
             else f"detector folder not found: {name}")
     raise InputError(
-        f"{what}; give heuristic, default (the shipped one), or a trained detector folder (holding {META_FILE}; "
+        f"{what}; give {'' if trained_only else 'heuristic, '}default (the shipped one), or a trained detector "
+        f"folder (holding {META_FILE}; "
         f"kinds {', '.join((*SYNCHECK_KINDS, LENS_KIND))})"
     )
 
