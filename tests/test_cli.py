@@ -496,6 +496,20 @@ def test_generate_and_eval_decoding_refuse_bad_parameters_before_the_model_loads
             assert "bad decoding parameters: alpha" in said or "Invalid value for '--alpha'" in said, said
 
 
+def test_generate_refuses_options_its_strategy_does_not_read(tmp_path, monkeypatch):
+    # `--strategy greedy --tau1 0.3 --last-resort` and `--strategy fod --lens x` ran, the options ignored
+    import faithwatch.monitor
+
+    monkeypatch.setattr(faithwatch.monitor, "Monitor", lambda *a, **k: pytest.fail("the model was loaded"))
+    ask = ["generate", "-c", _ctx(tmp_path), "-q", "When?"]
+    greedy = runner.invoke(app, [*ask, "--strategy", "greedy", "--tau1", "0.3", "--last-resort"])
+    said = " ".join(greedy.output.split())
+    assert greedy.exit_code == 2, said
+    assert "--strategy greedy does not read --tau1, --last-resort/--no-last-resort (it reads --max-new-tokens)" in said
+    fod = runner.invoke(app, [*ask, "--strategy", "fod", "--lens", str(tmp_path)])
+    assert fod.exit_code == 2 and "does not read --lens" in fod.output
+
+
 def test_select_refuses_one_data_set_before_computing_features(tmp_path, monkeypatch):
     # one set was read (features: up to hours) before the selection found it could hold none out
     import faithwatch.cli.detectors as detectors_cli

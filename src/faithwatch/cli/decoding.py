@@ -40,11 +40,37 @@ _KIND_STYLE = {"accept": "green", "keep": "green", "select": "bold green", "back
                "drop": "yellow", "refuse": "bold red", "candidate": "dim", "stop": "magenta"}
 
 
-def _param(name: str, flags: str, **kw: Any) -> Any:
+#: generate's option for each DecodingParams field it offers (and --lens, for lookback)
+_FLAGS = {"tau1": "--tau1", "tau2": "--tau2", "beams": "--beams", "samples": "--samples",
+          "temperature": "--temperature", "alpha": "--alpha", "abstain_threshold": "--abstain-threshold",
+          "max_new_tokens": "--max-new-tokens", "seed": "--seed", "coverage": "--coverage/--no-coverage",
+          "last_resort": "--last-resort/--no-last-resort", "trim": "--trim/--no-trim",
+          "no_repeat": "--no-repeat/--allow-repeat", "lens": "--lens"}
+
+
+def _param(name: str, **kw: Any) -> Any:
     """An option for one :class:`~faithwatch.params.DecodingParams` field that stays ``None`` unless given, so
     that a strategy's own defaults (a registered ``defaults=``) apply; the help shows the general default."""
+    flags = _FLAGS[name]
     return typer.Option(None, flags, help=f"{help_of(name)} [default: {default(name)}, unless the strategy sets "
                         "its own]", show_default=False, **{**bounds(name), **kw})
+
+
+def _check_read(strategy: str, options: list[str]) -> None:
+    """Options the strategy does not read are refused: they were ignored (``--strategy greedy --tau1 0.3``)."""
+    from faithwatch.decoding import params_read
+    from faithwatch.errors import InputError
+
+    reads = params_read(strategy)
+    if reads is None:  # a plug-in that does not say what it reads
+        return
+    reads = (*reads, *(["lens"] if strategy == "lookback" else []))
+    unread = [_FLAGS[name] for name in options if name not in reads]
+    if unread:
+        it = "it" if len(unread) == 1 else "them"
+        read = ", ".join(_FLAGS[name] for name in reads if name in _FLAGS)
+        raise InputError(f"--strategy {strategy} does not read {', '.join(unread)} (it reads {read}): leave {it} "
+                         f"out, or choose a strategy that reads {it}")
 
 
 @app.command()
@@ -52,20 +78,20 @@ def generate(
     context: Path = typer.Option(..., "--context", "-c", help="File with the retrieved context."),
     question: str = typer.Option(..., "--question", "-q", help="The user's question."),
     strategy: str = typer.Option(DEFAULT_STRATEGY, "--strategy", "-s", help=registry.strategies.choices()),
-    tau1: float | None = _param("tau1", "--tau1"),
-    tau2: float | None = _param("tau2", "--tau2"),
-    beams: int | None = _param("beams", "--beams"),
-    samples: int | None = _param("samples", "--samples"),
-    temperature: float | None = _param("temperature", "--temperature"),
-    alpha: float | None = _param("alpha", "--alpha"),
-    abstain_threshold: float | None = _param("abstain_threshold", "--abstain-threshold"),
-    max_new_tokens: int | None = _param("max_new_tokens", "--max-new-tokens"),
-    seed: int | None = _param("seed", "--seed"),
-    coverage: bool | None = _param("coverage", "--coverage/--no-coverage"),
-    last_resort: bool | None = _param("last_resort", "--last-resort/--no-last-resort"),
-    trim: bool | None = _param("trim", "--trim/--no-trim"),
-    no_repeat: bool | None = _param("no_repeat", "--no-repeat/--allow-repeat"),
-    lens: Path | None = typer.Option(None, "--lens", help="Lookback Lens folder for --strategy lookback."),
+    tau1: float | None = _param("tau1"),
+    tau2: float | None = _param("tau2"),
+    beams: int | None = _param("beams"),
+    samples: int | None = _param("samples"),
+    temperature: float | None = _param("temperature"),
+    alpha: float | None = _param("alpha"),
+    abstain_threshold: float | None = _param("abstain_threshold"),
+    max_new_tokens: int | None = _param("max_new_tokens"),
+    seed: int | None = _param("seed"),
+    coverage: bool | None = _param("coverage"),
+    last_resort: bool | None = _param("last_resort"),
+    trim: bool | None = _param("trim"),
+    no_repeat: bool | None = _param("no_repeat"),
+    lens: Path | None = typer.Option(None, _FLAGS["lens"], help="Lookback Lens folder for --strategy lookback."),
     model: str | None = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2)."),
     device: str | None = DeviceOpt,
     dtype: str | None = DtypeOpt,
@@ -95,6 +121,7 @@ def generate(
                  "seed": seed, "coverage": coverage, "last_resort": last_resort, "trim": trim, "no_repeat": no_repeat}
         given = {k: v for k, v in given.items() if v is not None}
         checked_params(**given)  # a bad value (--alpha nan) before the model loads
+        _check_read(strategy, [*given, *(["lens"] if lens is not None else [])])
         with err.status("Loading model…"):
             monitor = Monitor(model, detector=detector, device=device, dtype=dtype, device_map=device_map,
                               truncate_context=truncate_context,

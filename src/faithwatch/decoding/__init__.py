@@ -13,7 +13,7 @@ from typing import Any
 from faithwatch import registry
 from faithwatch.decoding.types import REFUSAL, REPEATED, DecodingResult, TraceEvent
 
-__all__ = ["REFUSAL", "REPEATED", "DecodingResult", "TraceEvent", "generate"]
+__all__ = ["REFUSAL", "REPEATED", "DecodingResult", "TraceEvent", "generate", "params_read"]
 
 
 def _builtin(name: str, module: str = "strategies") -> Any:
@@ -49,6 +49,17 @@ _add("fod-fallback", _builtin("fod_fallback", "fod"),
      reads=(*_FOD, "last_resort"))
 _add("fod-cad", _builtin("fod_cad", "fod"), "FOD's sentence search over the CAD distribution", reads=(*_FOD, "alpha"))
 _add("fod-adacad", _builtin("fod_adacad", "fod"), "FOD's sentence search over the AdaCAD distribution", reads=_FOD)
+
+
+#: the parameters every strategy reads
+BUDGETS = ("max_new_tokens", "max_sentence_tokens")
+
+
+def params_read(strategy: str) -> tuple[str, ...] | None:
+    """The :class:`~faithwatch.params.DecodingParams` fields ``strategy`` reads (its registered ``reads`` and the
+    token budgets); ``None`` for a plug-in that does not say."""
+    reads = registry.strategies.get(strategy).options.get("reads")
+    return None if reads is None else (*BUDGETS, *reads)
 
 
 def __getattr__(name: str) -> Any:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from faithwatch import registry
+from faithwatch.decoding import params_read
 from faithwatch.decoding.coverage import Coverage
 from faithwatch.decoding.loop import (
     Beam,
@@ -212,5 +213,5 @@ def _read_params(strategy: str, params: DecodingParams) -> dict[str, Any]:
     """The parameters ``strategy`` reads (its registry entry's ``reads`` and the token budgets); every parameter
     for a plug-in that does not say."""
     dump = params.model_dump()
-    reads = registry.strategies.get(strategy).options.get("reads")
-    return dump if reads is None else {k: dump[k] for k in ("max_new_tokens", "max_sentence_tokens", *reads)}
+    reads = params_read(strategy)
+    return dump if reads is None else {k: dump[k] for k in reads}
