@@ -634,12 +634,44 @@ def test_the_claims_report_says_what_a_contradiction_changed(tmp_path):
     assert "changed: &#39;1931&#39; for &#39;1934&#39; (number)" in html
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--checker", "nli", "--alignment", "lexical"], "--checker nli does not read --alignment (it reads --nli-model"),
+    (["--checker", "alignment", "--combine", "max-entail"], "--checker alignment does not read --combine"),
+    (["--checker", "alignment", "--chunk-tokens", "64"], "--checker alignment does not read --chunk-tokens"),
+    (["--checker", "nli", "--entail-threshold", "0.9"], "--checker nli does not read --entail-threshold"),
+    (["--checker", "alignment", "--llm-url", "http://127.0.0.1:9/v1"], "--llm-url is for an LLM"),
+    (["--checker", "alignment", "--max-retries", "1"], "--max-retries is for an LLM"),
+    (["--checker", "alignment", "--group-by", "model"], "--group-by is for a batch"),
+])
+def test_check_refuses_options_this_run_would_not_read(tmp_path, monkeypatch, args, message):
+    # each was accepted and ignored: `--checker nli --alignment lexical` checked with the NLI model, silently
+    import faithwatch.claims.checking as checking
+
+    monkeypatch.setattr(checking, "get_checker", lambda *a, **k: pytest.fail("the checker was built"))
+    (tmp_path / "c.txt").write_text("The bridge opened in 1931.")
+    one = ["check", "-c", str(tmp_path / "c.txt"), "-r", str(tmp_path / "c.txt"), "--extractor", "sentence"]
+    result = CliRunner().invoke(cli_app, [*one, *args])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and message in said, said
+
+
+def test_check_refuses_one_response_options_in_a_batch(tmp_path):
+    (tmp_path / "in.jsonl").write_text('{"context": "The bridge opened in 1931.", "response": "It opened."}\n')
+    batch = ["check", "-i", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / "o.jsonl"), "--checker", "alignment",
+             "--alignment", "lexical", "--extractor", "sentence"]
+    result = CliRunner().invoke(cli_app, [*batch, "--question", "When?", "--json"])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and "--question, --json are for one response" in said, said
+    assert not (tmp_path / "o.jsonl").exists()
+    assert CliRunner().invoke(cli_app, [*batch, "--group-by", "model"]).exit_code == 0
+
+
 def test_check_detector_options_are_checked_before_loading(tmp_path):
     (tmp_path / "c.txt").write_text("The bridge opened in 1931.")
     runner = CliRunner()
     base = ["check", "-c", str(tmp_path / "c.txt"), "-r", str(tmp_path / "c.txt"), "--extractor", "sentence"]
     stray = runner.invoke(cli_app, [*base, "--checker", "alignment", "--detector", "default"])
-    assert stray.exit_code == 2 and "--detector is for --checker detector" in stray.output
+    assert stray.exit_code == 2 and "--checker alignment does not read --detector" in stray.output
     unknown = runner.invoke(cli_app, [*base, "--checker", "detector", "--detector", str(tmp_path / "nowhere")])
     assert unknown.exit_code == 2 and "detector folder not found" in unknown.output
 

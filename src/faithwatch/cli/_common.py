@@ -400,6 +400,14 @@ ThreadsOpt = typer.Option(None, "--threads", min=1, callback=_apply_threads, hel
                           "cores this process may use; OMP_NUM_THREADS is honoured when set).")
 
 
+def options_given(ctx: typer.Context) -> list[str]:
+    """The parameters of ``ctx``'s command that were set (on the command line or by the environment), not left
+    at their default."""
+    sources = {name: ctx.get_parameter_source(name) for name in ctx.params}
+    # the enum of typer's own click (typer._click from 0.23 on) or of click: compared by its own type
+    return [name for name, source in sources.items() if source is not None and source is not type(source).DEFAULT]
+
+
 def check_ray_options(ray: bool, **given: bool) -> None:
     """Options that act only with ``--ray`` (``given``: option name → whether it was set) are refused without it:
     they were ignored."""

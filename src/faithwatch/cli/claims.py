@@ -25,6 +25,7 @@ from faithwatch.cli._common import (
     fail,
     group,
     input_contexts,
+    options_given,
     out,
     progress,
     read_text,
@@ -111,6 +112,7 @@ def _print_summaries(out: Console, summaries) -> None:
 
 @app.command()
 def check(
+    ctx: typer.Context,
     input: Path | None = typer.Option(None, "--input", "-i", help="JSONL: {id?, context: str | [str], response, "
                                       "question?, model?, dataset?}, or a .csv / .tsv file with those columns "
                                       "in a header row (one passage per context)."),
@@ -164,6 +166,7 @@ def check(
     try:
         extractor = _check_usage(batch, input, output, context, response, html, extractor, checker, aggregate,
                                  combine, detector, llm_url, llm_model)
+        _check_read(ctx, batch=batch, extractor=extractor, checker=checker)
         passages = [] if batch else [read_text(p, "context") for p in context]
         answer = None if batch else read_text(response, "response")
         the_extractor, the_checker = _extractor_and_checker(
@@ -206,12 +209,41 @@ def _check_usage(batch: bool, input: Path | None, output: Path | None, context: 
                                (aggregate, AGGREGATIONS, "--aggregate"), (combine, COMBINE_RULES, "--combine")):
         if value not in valid:
             raise InputError(f"{what} must be one of {', '.join(valid)}, got {value!r}")
-    if detector is not None and checker != "detector":
-        raise InputError("--detector is for --checker detector")
     check_names(detector=detector)
     if batch and not input.is_file():
         raise InputError(f"input file not found: {input}")
     return extractor
+
+
+#: the options each built-in checker reads (a plug-in checker: not checked)
+_CHECKER_READS = {"nli": ("nli_model", "combine", "chunk_tokens"), "llm": ("combine", "max_retries"),
+                  "alignment": ("alignment", "entail_threshold", "contradict_threshold"),
+                  "detector": ("detector", "combine")}
+_LLM_OPTIONS = ("llm_url", "llm_model", "llm_api_key_env", "llm_timeout", "max_retries")
+_BATCH_OPTIONS, _ONE_OPTIONS = ("group_by", "overwrite"), ("question", "json_out")
+
+
+def _check_read(ctx: typer.Context, *, batch: bool, extractor: str, checker: str) -> None:
+    """Refuse options given on the command line that this run would not read (they were ignored)."""
+    given = options_given(ctx)
+    flag = {p.name: p.opts[0] for p in ctx.command.params}
+    uses_llm = extractor == "triplet" or checker == "llm"
+    for names, reason in (
+        (_BATCH_OPTIONS if not batch else _ONE_OPTIONS,
+         "one response (--context/--response)" if batch else "a batch (--input/--output)"),
+        (() if uses_llm else _LLM_OPTIONS, "an LLM: --checker llm or --extractor triplet"),
+    ):
+        stray = [flag[n] for n in names if n in given]
+        if stray:
+            raise InputError(f"{', '.join(stray)} {'is' if len(stray) == 1 else 'are'} for {reason}")
+    reads = _CHECKER_READS.get(checker)
+    if reads is None:
+        return
+    others = {n for r in _CHECKER_READS.values() for n in r} - set(_LLM_OPTIONS if uses_llm else ())
+    stray = [flag[n] for n in given if n in others and n not in reads]
+    if stray:
+        raise InputError(f"--checker {checker} does not read {', '.join(stray)} (it reads "
+                         f"{', '.join(flag[n] for n in reads)})")
 
 
 def _extractor_and_checker(extractor: str, checker: str, *, llm_url: str | None, llm_model: str | None,
