@@ -408,11 +408,21 @@ def options_given(ctx: typer.Context) -> list[str]:
     return [name for name, source in sources.items() if source is not None and source is not type(source).DEFAULT]
 
 
-def check_ray_options(ray: bool, **given: bool) -> None:
-    """Options that act only with ``--ray`` (``given``: option name → whether it was set) are refused without it:
-    they were ignored."""
-    named = [f"--{name.replace('_', '-')}" for name, is_set in given.items() if is_set]
-    if named and not ray:
+def option_flags(ctx: typer.Context) -> dict[str, str]:
+    """Each parameter of ``ctx``'s command as its long flag (``--trim/--no-trim`` for an on/off pair)."""
+    return {p.name: "/".join([*[o for o in p.opts if o.startswith("--")][:1], *getattr(p, "secondary_opts", [])])
+            for p in ctx.command.params if p.name}
+
+
+#: the options that act only with ``--ray``
+RAY_ONLY = ("address", "workers", "gpus_per_worker", "shard_rows")
+
+
+def check_ray_options(ctx: typer.Context) -> None:
+    """Options of :data:`RAY_ONLY` given without ``--ray`` are refused: they were ignored."""
+    flags = option_flags(ctx)
+    named = [flags[name] for name in options_given(ctx) if name in RAY_ONLY]
+    if named and not ctx.params.get("ray"):
         verb, it = ("acts", "it") if len(named) == 1 else ("act", "them")
         raise InputError(f"{', '.join(named)} {verb} only with --ray: add --ray (docs/scale.md), or leave {it} out")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from faithwatch.cli._common import check_ray_options, progress
+from faithwatch.cli._common import progress
 from faithwatch.data.loaders import DATA_SUFFIXES, dataset_name
 from faithwatch.errors import InputError
 
@@ -49,11 +49,9 @@ def data_sets(spec: str) -> list[str]:
 
 
 def ray_settings(ray: bool, address: str | None, workers: int, gpus_per_worker: float, threads: int | None):
-    """The Ray settings of ``--ray`` (one example per actor call), or ``None``; ``--address``, ``--workers`` or
-    ``--gpus-per-worker`` without ``--ray`` are refused."""
+    """The Ray settings of ``--ray`` (one example per actor call), or ``None``."""
     from faithwatch.scale import RaySettings
 
-    check_ray_options(ray, address=address is not None, workers=workers != 1, gpus_per_worker=gpus_per_worker > 0)
     return RaySettings(address=address, workers=workers, gpus_per_worker=gpus_per_worker, batch_size=1,
                        threads=threads) if ray else None
 

@@ -25,6 +25,7 @@ from faithwatch.cli._common import (
     fail,
     group,
     input_contexts,
+    option_flags,
     options_given,
     out,
     progress,
@@ -226,7 +227,7 @@ _BATCH_OPTIONS, _ONE_OPTIONS = ("group_by", "overwrite"), ("question", "json_out
 def _check_read(ctx: typer.Context, *, batch: bool, extractor: str, checker: str) -> None:
     """Refuse options given on the command line that this run would not read (they were ignored)."""
     given = options_given(ctx)
-    flag = {p.name: p.opts[0] for p in ctx.command.params}
+    flag = option_flags(ctx)
     uses_llm = extractor == "triplet" or checker == "llm"
     for names, reason in (
         (_BATCH_OPTIONS if not batch else _ONE_OPTIONS,

@@ -23,6 +23,7 @@ from faithwatch.cli._common import (
     fail,
     group,
     instruction_kwargs,
+    option_flags,
     out,
     print_notes,
     read_text,
@@ -40,23 +41,14 @@ _KIND_STYLE = {"accept": "green", "keep": "green", "select": "bold green", "back
                "drop": "yellow", "refuse": "bold red", "candidate": "dim", "stop": "magenta"}
 
 
-#: generate's option for each DecodingParams field it offers (and --lens, for lookback)
-_FLAGS = {"tau1": "--tau1", "tau2": "--tau2", "beams": "--beams", "samples": "--samples",
-          "temperature": "--temperature", "alpha": "--alpha", "abstain_threshold": "--abstain-threshold",
-          "max_new_tokens": "--max-new-tokens", "seed": "--seed", "coverage": "--coverage/--no-coverage",
-          "last_resort": "--last-resort/--no-last-resort", "trim": "--trim/--no-trim",
-          "no_repeat": "--no-repeat/--allow-repeat", "lens": "--lens"}
-
-
-def _param(name: str, **kw: Any) -> Any:
+def _param(name: str, flags: str, **kw: Any) -> Any:
     """An option for one :class:`~faithwatch.params.DecodingParams` field that stays ``None`` unless given, so
     that a strategy's own defaults (a registered ``defaults=``) apply; the help shows the general default."""
-    flags = _FLAGS[name]
     return typer.Option(None, flags, help=f"{help_of(name)} [default: {default(name)}, unless the strategy sets "
                         "its own]", show_default=False, **{**bounds(name), **kw})
 
 
-def _check_read(strategy: str, options: list[str]) -> None:
+def _check_read(strategy: str, options: list[str], flags: dict[str, str]) -> None:
     """Options the strategy does not read are refused: they were ignored (``--strategy greedy --tau1 0.3``)."""
     from faithwatch.decoding import params_read
     from faithwatch.errors import InputError
@@ -65,33 +57,34 @@ def _check_read(strategy: str, options: list[str]) -> None:
     if reads is None:  # a plug-in that does not say what it reads
         return
     reads = (*reads, *(["lens"] if strategy == "lookback" else []))
-    unread = [_FLAGS[name] for name in options if name not in reads]
+    unread = [flags[name] for name in options if name not in reads]
     if unread:
         it = "it" if len(unread) == 1 else "them"
-        read = ", ".join(_FLAGS[name] for name in reads if name in _FLAGS)
+        read = ", ".join(flags[name] for name in reads if name in flags)
         raise InputError(f"--strategy {strategy} does not read {', '.join(unread)} (it reads {read}): leave {it} "
                          f"out, or choose a strategy that reads {it}")
 
 
 @app.command()
 def generate(
+    ctx: typer.Context,
     context: Path = typer.Option(..., "--context", "-c", help="File with the retrieved context."),
     question: str = typer.Option(..., "--question", "-q", help="The user's question."),
     strategy: str = typer.Option(DEFAULT_STRATEGY, "--strategy", "-s", help=registry.strategies.choices()),
-    tau1: float | None = _param("tau1"),
-    tau2: float | None = _param("tau2"),
-    beams: int | None = _param("beams"),
-    samples: int | None = _param("samples"),
-    temperature: float | None = _param("temperature"),
-    alpha: float | None = _param("alpha"),
-    abstain_threshold: float | None = _param("abstain_threshold"),
-    max_new_tokens: int | None = _param("max_new_tokens"),
-    seed: int | None = _param("seed"),
-    coverage: bool | None = _param("coverage"),
-    last_resort: bool | None = _param("last_resort"),
-    trim: bool | None = _param("trim"),
-    no_repeat: bool | None = _param("no_repeat"),
-    lens: Path | None = typer.Option(None, _FLAGS["lens"], help="Lookback Lens folder for --strategy lookback."),
+    tau1: float | None = _param("tau1", "--tau1"),
+    tau2: float | None = _param("tau2", "--tau2"),
+    beams: int | None = _param("beams", "--beams"),
+    samples: int | None = _param("samples", "--samples"),
+    temperature: float | None = _param("temperature", "--temperature"),
+    alpha: float | None = _param("alpha", "--alpha"),
+    abstain_threshold: float | None = _param("abstain_threshold", "--abstain-threshold"),
+    max_new_tokens: int | None = _param("max_new_tokens", "--max-new-tokens"),
+    seed: int | None = _param("seed", "--seed"),
+    coverage: bool | None = _param("coverage", "--coverage/--no-coverage"),
+    last_resort: bool | None = _param("last_resort", "--last-resort/--no-last-resort"),
+    trim: bool | None = _param("trim", "--trim/--no-trim"),
+    no_repeat: bool | None = _param("no_repeat", "--no-repeat/--allow-repeat"),
+    lens: Path | None = typer.Option(None, "--lens", help="Lookback Lens folder for --strategy lookback."),
     model: str | None = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2)."),
     device: str | None = DeviceOpt,
     dtype: str | None = DtypeOpt,
@@ -108,8 +101,8 @@ def generate(
     from faithwatch.errors import InputError
 
     try:
-        ctx = read_text(context, "context")  # before the heavy imports: a bad path fails at once
-        if is_blank(ctx):
+        context_text = read_text(context, "context")  # before the heavy imports: a bad path fails at once
+        if is_blank(context_text):
             raise InputError("The context is empty: faithwatch needs a non-empty context.")
         check_generation(model, question)
         from faithwatch.decoding import generate as run
@@ -121,19 +114,19 @@ def generate(
                  "seed": seed, "coverage": coverage, "last_resort": last_resort, "trim": trim, "no_repeat": no_repeat}
         given = {k: v for k, v in given.items() if v is not None}
         checked_params(**given)  # a bad value (--alpha nan) before the model loads
-        _check_read(strategy, [*given, *(["lens"] if lens is not None else [])])
+        _check_read(strategy, [*given, *(["lens"] if lens is not None else [])], option_flags(ctx))
         with err.status("Loading model…"):
             monitor = Monitor(model, detector=detector, device=device, dtype=dtype, device_map=device_map,
                               truncate_context=truncate_context,
                               **instruction_kwargs(instruction))
         with err.status(f"Decoding with {strategy}…"):
-            result = run(monitor, question, ctx, strategy, lens=lens, **given)
+            result = run(monitor, question, context_text, strategy, lens=lens, **given)
     except FaithwatchError as exc:
         raise fail(exc) from None
     if html is not None:
         from faithwatch.report import write_response_html
 
-        write_response_html(html, result, question=question, context=ctx,
+        write_response_html(html, result, question=question, context=context_text,
                             title=f"faithwatch generate ({strategy}): {question}",
                             meta={"model": monitor.lm.model_id})
         err.print(f"HTML report → {html}")

@@ -21,6 +21,7 @@ from faithwatch.cli._common import (
     ThreadsOpt,
     WorkersOpt,
     check_artifact_out,
+    check_ray_options,
     err,
     fail,
     group,
@@ -81,6 +82,7 @@ def _recipe(path, kind, features, transform, c_value, monotone, weighting, probe
 
 @app.command()
 def train(
+    ctx: typer.Context,
     data: str = typer.Option(..., "--data", help="Comma-separated data sets (faithbench, qags-cnndm, begin-dev) "
                              "or files: generic .jsonl, or QAGS (mturk_*.jsonl) / BEGIN (.tsv) / SummEdits (.json) "
                              "as released; a folder stands for its .jsonl, .json and .tsv files."),
@@ -147,6 +149,7 @@ def train(
             if lens != "none":
                 err.print("--text-only: no Lookback Lens (it needs the model's attention)")
                 lens = "none"
+        check_ray_options(ctx)
         monitor, tables = load_tables(data_sets(data), model, alignment, data_root, err, questionable, text_only,
                                 augment, ray_settings(ray, address, workers, gpus_per_worker, threads))
         import pandas as pd
@@ -187,6 +190,7 @@ def train(
 
 @app.command()
 def select(
+    ctx: typer.Context,
     data: str = typer.Option(..., "--data", help="Comma-separated labelled data sets (at least two)."),
     out_file: Path = typer.Option(Path("recipe.json"), "--out", dir_okay=False,
                                   help="Where to write the chosen recipe."),
@@ -217,6 +221,7 @@ def select(
         if len(names) < 2:  # before the features, which can take hours
             raise InputError(f"selection by transfer needs at least two labelled data sets in --data (each is held "
                              f"out in turn), got {len(names)}; --augment sets are training only")
+        check_ray_options(ctx)
         monitor, tables = load_tables(names, model, alignment, data_root, err, questionable, text_only,
                                 augment, ray_settings(ray, address, workers, gpus_per_worker, threads))
         grid = candidate_grid(text_only=text_only)

@@ -18,6 +18,7 @@ from faithwatch.cli._common import (
     RayOpt,
     ThreadsOpt,
     WorkersOpt,
+    check_ray_options,
     err,
     fail,
     group,
@@ -45,6 +46,7 @@ app = group()
 
 @app.command(name="eval")
 def evaluate(
+    ctx: typer.Context,
     detector_name: str = typer.Option("default", "--detector", help="A detector folder made by `faithwatch train`, "
                                       "or default: the shipped one."),
     data: str = typer.Option(..., "--data", help="Comma-separated data sets to evaluate on: names, generic "
@@ -87,6 +89,7 @@ def evaluate(
             err.print("[dim]This detector reads text signals only: --text-only skips the language model (much "
                       "faster, and no record is refused for a context over the model window); without it the "
                       "model's baselines (FLARE, Lookback Lens) are measured too.[/]")
+        check_ray_options(ctx)
         monitor, tables = load_tables(data_sets(data), meta["model_id"], alignment, data_root, err, questionable,
                                 text_only, augment, ray_settings(ray, address, workers, gpus_per_worker, threads))
         det, lens = harness.load_artifacts(detector, monitor.lm.model_id)

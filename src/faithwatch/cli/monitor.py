@@ -210,6 +210,7 @@ def monitor(
 
 @app.command()
 def score(
+    ctx: typer.Context,
     input: Path = typer.Option(..., "--input", "-i", help="JSONL: {id?, context, question?, response, "
                                "instruction?} (no question: scored as a summary), or a .csv / .tsv file with "
                                "those columns in a header row; with --ray also Parquet (a .parquet file or a "
@@ -255,8 +256,7 @@ def score(
             raise InputError("--host-workers is for one process; with --ray, each worker tracks its own records")
         if parquet and not ray:
             raise InputError("a Parquet input needs --ray (docs/scale.md)")
-        check_ray_options(ray, address=address is not None, workers=workers != 1, gpus_per_worker=gpus_per_worker > 0,
-                          shard_rows=shard_rows is not None)
+        check_ray_options(ctx)
         if shard_rows is not None and not fmt:
             raise InputError("--shard-rows sets the rows of a shard: give --output a folder (docs/scale.md)")
         if fmt and not ray:
