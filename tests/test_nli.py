@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from faithwatch.alignment import MiniLMNLIScorer, get_scorer
 from faithwatch.alignment.embedding import default_minilm_path
+from faithwatch.errors import InputError
 from faithwatch.eval.nli import best_threshold, evaluate_nli, write_report
 from faithwatch.nli.artifact import (
     REFERENCE_PAIRS,
@@ -267,6 +268,32 @@ def test_recipe_with_document_pairs_and_rebase(tmp_path: Path, tiny_base: Path, 
     assert np.allclose(got, [r["probs"] for r in meta.reference_predictions], atol=1e-5)
     with pytest.raises(ArtifactError, match="sha256"):
         load_cross_encoder(moved, base_dir=tiny_base)
+
+
+@pytest.mark.parametrize(("settings", "said"), [
+    ({"lr": -1.0}, "lr (the learning rate) must be positive"),  # torch refused it after the data had loaded
+    ({"lr": 0.0}, "must be positive"),  # trained nothing
+    ({"lr": math.nan}, "must be positive"),
+    ({"synthetic": -4}, "give 0 or more"),  # wrote an artifact that recorded -4 synthetic pairs
+    ({"doc_window_swaps": True}, "it needs doc_synthetic above 0"),  # ignored
+    ({"warmup": 1.5}, "warmup and lora_dropout must be in [0, 1)"),
+    ({"epochs": 0, "lora_r": 0}, "epochs, lora_r must be at least 1, got 0, 0"),
+    ({"limit": 0}, "limit must be at least 1"),
+    ({"sources": []}, "names no NLI source"),
+])
+def test_training_settings_out_of_range_are_refused(settings: dict, said: str) -> None:
+    with pytest.raises(InputError) as caught:
+        TrainConfig(train_file="t", out_dir="o", **settings)
+    assert said in str(caught.value)
+
+
+def test_cli_refuses_a_bad_setting_before_reading_data(tmp_path: Path) -> None:
+    from faithwatch.cli import app
+
+    res = CliRunner().invoke(app, ["train-nli", "--out", str(tmp_path / "a"), "--data-root", str(tmp_path / "none"),
+                                   "--train", str(tmp_path / "missing.jsonl"), "--lr", "0"])
+    assert res.exit_code == 2 and "lr (the learning rate) must be positive and finite, got 0.0" in res.output
+    assert not (tmp_path / "a").exists()
 
 
 def test_read_pairs_reports_bad_lines(tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ from faithwatch.nli.tagger import (
     word_logits,
     write_meta,
 )
-from faithwatch.nli.train import optimizer_step, set_lr
+from faithwatch.nli.train import check_settings, optimizer_step, set_lr
 
 ProgressFn = Callable[[int, int, float], None]  # (step, total steps, running loss)
 log = logging.getLogger(__name__)
@@ -80,6 +80,12 @@ class TaggerConfig:
     data: dict[str, Any] = field(default_factory=dict)  # what the examples are (source, licence, counts)
     #: share of the training pairs that also train as one edited reference sentence (:func:`edited_examples`)
     synthetic: float = 0.0
+
+    def __post_init__(self) -> None:
+        check_settings(self)
+        if not 0 <= self.synthetic <= 1:  # NaN fails too
+            raise InputError(f"synthetic is a share of the training pairs: give a value in [0, 1], got "
+                             f"{self.synthetic}")
 
     def fingerprint(self, examples: Sequence[TaggerExample]) -> str:
         """Settings + data: fold results made with another fingerprint are not reused."""

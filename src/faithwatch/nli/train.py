@@ -20,6 +20,7 @@ from typing import Any
 
 from faithwatch._version import __version__
 from faithwatch.checksums import file_sha256
+from faithwatch.errors import InputError
 from faithwatch.nli.artifact import NLIArtifactMeta, record_reference_predictions, save_artifact
 from faithwatch.nli.data import LICENSED_SOURCES, NOT_ENTAILMENT, NLIPair, read_pairs
 from faithwatch.nli.model import BASE_WEIGHTS, add_lora, default_base_dir, load_base
@@ -57,6 +58,21 @@ class TrainConfig:
     checkpoint_every: int = 300
     base_dir: str | None = None
     device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        check_settings(self)
+        if self.synthetic < 0 or self.doc_synthetic < 0:
+            raise InputError(f"synthetic and doc_synthetic count pairs: give 0 or more, got {self.synthetic} and "
+                             f"{self.doc_synthetic}")
+        if self.doc_window_swaps and not self.doc_synthetic:
+            raise InputError("doc_window_swaps changes the on-topic pairs: it needs doc_synthetic above 0")
+        if self.limit is not None and self.limit < 1:
+            raise InputError(f"limit must be at least 1 pair (or None for all), got {self.limit}")
+        if not 0 <= self.holdout < 1 or self.checkpoint_every < 1:
+            raise InputError(f"holdout must be in [0, 1) and checkpoint_every at least 1, got {self.holdout} and "
+                             f"{self.checkpoint_every}")
+        if not self.sources:
+            raise InputError("sources names no NLI source")
 
     def fingerprint(self) -> str:
         """Hash of the settings that shape the model (not where it is written or run), to resume only the same run."""
@@ -142,6 +158,20 @@ def nli_loss(logits: Any, labels: Any) -> Any:
     three = logp.gather(1, labels.clamp(min=0).unsqueeze(1)).squeeze(1)
     not_ent = torch.logsumexp(logp[:, 1:], dim=-1)
     return -(torch.where(binary, not_ent, three)).mean()
+
+
+def check_settings(cfg: Any) -> None:
+    """The settings that a LoRA training run of :class:`TrainConfig` and the LSS tagger's config share are in
+    range (a negative learning rate, say, used to fail in torch after the data had loaded, and 0 trained nothing)."""
+    if not 0 < cfg.lr < math.inf:  # NaN fails too
+        raise InputError(f"lr (the learning rate) must be positive and finite, got {cfg.lr}")
+    if not 0 <= cfg.warmup < 1 or not 0 <= cfg.weight_decay < math.inf or not 0 <= cfg.lora_dropout < 1:
+        raise InputError(f"warmup and lora_dropout must be in [0, 1) and weight_decay 0 or more, got {cfg.warmup}, "
+                         f"{cfg.lora_dropout} and {cfg.weight_decay}")
+    small = {k: getattr(cfg, k) for k in ("epochs", "batch_size", "max_length", "lora_r", "lora_alpha")
+             if getattr(cfg, k) < 1}
+    if small:
+        raise InputError(f"{', '.join(small)} must be at least 1, got {', '.join(map(str, small.values()))}")
 
 
 def set_lr(opt: Any, lr: float, step: int, total: int, warm: int) -> None:
