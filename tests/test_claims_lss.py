@@ -492,6 +492,12 @@ def test_cli_lss_end_to_end_with_the_lexical_scorer(tmp_path: Path) -> None:
     for path, said in ((latin, "is not UTF-8 text"), (tmp_path, "is a folder")):
         result = runner.invoke(_app(), ["lss", "--claim", claim, "--reference", str(path), "--scorer", "lexical"])
         assert result.exit_code == 2 and said in result.output, result.output
+    for scorer in ("lss-tagger", "lss-tagger:elsewhere"):  # the search options were ignored by the tagger
+        result = runner.invoke(_app(), ["lss", "--claim", claim, "--reference", str(ref), "--scorer", scorer,
+                                        "--beam-width", "4", "--no-prefilter"])
+        message = " ".join(result.output.split())
+        assert result.exit_code == 2 and (f"--scorer {scorer} does not read --beam-width, --prefilter/--no-prefilter "
+                                          "(it reads --threshold): leave them out") in message, message
     for bad in ("bogus", "none"):  # the message offers what works: the tagger and the search scorers
         result = runner.invoke(_app(), ["lss", "--claim", claim, "--reference", str(ref), "--scorer", bad])
         message = " ".join(result.output.split())
@@ -513,6 +519,10 @@ def test_cli_eval_lss_writes_a_report(tmp_path: Path) -> None:
     assert "refchecker: not evaluable without the references" in names
     assert doc["meta"]["rows"] == 7 and "search threshold" in doc["meta"]
     assert (report / "results.md").is_file() and list((report / "cache").glob("*.jsonl"))
+    result = CliRunner().invoke(_app(), ["eval-lss", "--scorer", "lss-tagger", "--max-span", "2", "--report",
+                                         str(tmp_path / "t")])  # the tagger alone reads no search option
+    assert result.exit_code == 2 and "does not read --max-span" in result.output
+    assert not (tmp_path / "t").exists()
     result = CliRunner().invoke(_app(), ["eval-lss", "--data-root", str(tmp_path / "nowhere"), "--scorer",
                                          "lexical", "--report", str(report)])
     assert result.exit_code == 2

@@ -4,6 +4,7 @@ resumable cross-validation, the LSS it gives, the in-sample mark and the CLI (ti
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -204,6 +205,15 @@ def test_cli_trains_with_cross_validation(tmp_path: Path, tiny_base: Path, tiny_
     res = CliRunner().invoke(app, ["train-lss-tagger", "--out", str(tmp_path / "t1"), "--data-root", str(data[0]),
                                    "--cv", "1"])
     assert res.exit_code != 0 and "at least 2 folds" in res.output
+    res = CliRunner().invoke(app, ["train-lss-tagger", "--out", str(tmp_path / "t2"), "--data-root", str(data[0]),
+                                   "--cv", "0", "--report", str(tmp_path / "r0")])  # no out-of-fold tables to write
+    assert res.exit_code == 2 and "--report is for the out-of-fold evaluation, and --cv 0 skips it" in res.output
+    assert not (tmp_path / "t2").exists() and not (tmp_path / "r0").exists()
+    res = CliRunner().invoke(app, ["train-lss-tagger", "--out", str(tmp_path / "t3"), "--data-root", str(data[0]),
+                                   "--lr", "-1"])  # torch refused it with a traceback, after the data had loaded
+    assert res.exit_code == 2 and "lr (the learning rate) must be positive and finite, got -1.0" in res.output
+    with pytest.raises(InputError, match="synthetic is a share of the training pairs"):
+        TaggerConfig(out_dir="x", synthetic=math.nan)
 
 
 def test_shipped_tagger_reproduces_its_recorded_predictions() -> None:

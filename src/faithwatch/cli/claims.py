@@ -30,6 +30,7 @@ from faithwatch.cli._common import (
     out,
     progress,
     read_text,
+    refuse_unread,
     report_empty,
     resumable,
     transcript_note,
@@ -241,10 +242,7 @@ def _check_read(ctx: typer.Context, *, batch: bool, extractor: str, checker: str
     if reads is None:
         return
     others = {n for r in _CHECKER_READS.values() for n in r} - set(_LLM_OPTIONS if uses_llm else ())
-    stray = [flag[n] for n in given if n in others and n not in reads]
-    if stray:
-        raise InputError(f"--checker {checker} does not read {', '.join(stray)} (it reads "
-                         f"{', '.join(flag[n] for n in reads)})")
+    refuse_unread(ctx, others - set(reads), f"--checker {checker}", reads, "a checker")
 
 
 def _extractor_and_checker(extractor: str, checker: str, *, llm_url: str | None, llm_model: str | None,

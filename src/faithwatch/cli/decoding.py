@@ -23,13 +23,13 @@ from faithwatch.cli._common import (
     fail,
     group,
     instruction_kwargs,
-    option_flags,
     out,
     print_notes,
     read_text,
+    refuse_unread,
 )
 from faithwatch.errors import FaithwatchError
-from faithwatch.params import DEFAULT_STRATEGY, bounds, checked_params, default, help_of
+from faithwatch.params import DEFAULT_STRATEGY, DecodingParams, bounds, checked_params, default, help_of
 from faithwatch.text.visible import is_blank
 
 if TYPE_CHECKING:
@@ -48,21 +48,17 @@ def _param(name: str, flags: str, **kw: Any) -> Any:
                         "its own]", show_default=False, **{**bounds(name), **kw})
 
 
-def _check_read(strategy: str, options: list[str], flags: dict[str, str]) -> None:
+def _check_read(ctx: typer.Context, strategy: str) -> None:
     """Options the strategy does not read are refused: they were ignored (``--strategy greedy --tau1 0.3``)."""
     from faithwatch.decoding import params_read
-    from faithwatch.errors import InputError
 
     reads = params_read(strategy)
     if reads is None:  # a plug-in that does not say what it reads
         return
     reads = (*reads, *(["lens"] if strategy == "lookback" else []))
-    unread = [flags[name] for name in options if name not in reads]
-    if unread:
-        it = "it" if len(unread) == 1 else "them"
-        read = ", ".join(flags[name] for name in reads if name in flags)
-        raise InputError(f"--strategy {strategy} does not read {', '.join(unread)} (it reads {read}): leave {it} "
-                         f"out, or choose a strategy that reads {it}")
+    options = [*DecodingParams.model_fields, "lens"]
+    refuse_unread(ctx, [name for name in options if name not in reads], f"--strategy {strategy}", reads,
+                  "a strategy")
 
 
 @app.command()
@@ -114,7 +110,7 @@ def generate(
                  "seed": seed, "coverage": coverage, "last_resort": last_resort, "trim": trim, "no_repeat": no_repeat}
         given = {k: v for k, v in given.items() if v is not None}
         checked_params(**given)  # a bad value (--alpha nan) before the model loads
-        _check_read(strategy, [*given, *(["lens"] if lens is not None else [])], option_flags(ctx))
+        _check_read(ctx, strategy)
         with err.status("Loading model…"):
             monitor = Monitor(model, detector=detector, device=device, dtype=dtype, device_map=device_map,
                               truncate_context=truncate_context,

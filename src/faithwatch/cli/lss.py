@@ -13,7 +13,20 @@ from rich.markup import escape
 from rich.table import Table
 
 from faithwatch.alignment import spec_help
-from faithwatch.cli._common import ThreadsOpt, device_option, err, fail, group, out, progress, read_text, seed_option
+from faithwatch.cli._common import (
+    ThreadsOpt,
+    device_option,
+    err,
+    fail,
+    group,
+    option_flags,
+    options_given,
+    out,
+    progress,
+    read_text,
+    refuse_unread,
+    seed_option,
+)
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 
 app = group()
@@ -26,6 +39,18 @@ ScorerHelp = (f"{TAGGER} (the trained word tagger; {TAGGER}:<folder> for another
               f"{' | '.join(SEARCH_SCORERS)}")
 #: eval-lss compares the tagger with the search that correlates best on lss-dev (lexical; docs/lss.md)
 EVAL_SCORERS = f"{TAGGER},lexical"
+#: the options of the deletion search; the tagger reads none of them
+SEARCH_OPTIONS = ("max_evaluations", "beam_width", "max_span", "prefilter")
+
+
+def _is_tagger(spec: str) -> bool:
+    return spec == TAGGER or spec.startswith(f"{TAGGER}:")
+
+
+def _check_search_options(ctx: typer.Context, specs: list[str]) -> None:
+    """The search's options with only the tagger are refused (it tags words; there is no search to steer)."""
+    if specs and all(_is_tagger(s) for s in specs):
+        refuse_unread(ctx, SEARCH_OPTIONS, f"--scorer {','.join(specs)}", ["threshold"], "a search scorer")
 
 
 def _scorer(spec: str, device: str):
@@ -33,7 +58,7 @@ def _scorer(spec: str, device: str):
     InputError and unloadable models into ModelNotAvailableError."""
     from faithwatch.alignment import get_scorer
 
-    if spec == TAGGER or spec.startswith(f"{TAGGER}:"):
+    if _is_tagger(spec):
         from faithwatch.nli.tagger import load_tagger
 
         return load_tagger(spec.partition(":")[2] or None, device=device)
@@ -61,6 +86,7 @@ def _ci(row, name: str) -> str:
 
 @app.command(name="lss")
 def lss_cmd(
+    ctx: typer.Context,
     claim: str = typer.Option(..., "--claim", help="The claim (one sentence or a few)."),
     reference: Path = typer.Option(..., "--reference", "-r", help="File with the reference text ('-' for stdin)."),
     scorer: str = typer.Option(TAGGER, "--scorer", help=f"What finds the LSS: {ScorerHelp}."),
@@ -79,6 +105,7 @@ def lss_cmd(
     from faithwatch.claims.lss import lss, lss_tagged
 
     try:
+        _check_search_options(ctx, [scorer])
         ref = read_text(reference, "reference")
         sc = _scorer(scorer, device)
         if hasattr(sc, "word_probabilities"):
@@ -113,6 +140,7 @@ def lss_cmd(
 
 @app.command(name="eval-lss")
 def eval_lss(
+    ctx: typer.Context,
     data_root: str | None = typer.Option(None, "--data-root", help="Folder holding lss-dev/ and "
                                          "refchecker-annotations/ (default: the shared data folder)."),
     data: Path | None = typer.Option(None, "--data", help="Evaluate this CSV in LSS_dev.csv's layout instead "
@@ -145,6 +173,7 @@ def eval_lss(
     try:
         if not specs:
             raise InputError("--scorer names no scorer")
+        _check_search_options(ctx, specs)
         if not 0.0 < threshold <= 1.0:
             raise InputError(f"--threshold must be in (0, 1], got {threshold}")
         if data is not None and not data.is_file():
@@ -215,6 +244,7 @@ def _print_lss_result(result: Any, scorers: dict[str, Any]) -> None:
 
 @app.command(name="train-lss-tagger")
 def train_lss_tagger_cmd(
+    ctx: typer.Context,
     out_dir: Path = typer.Option(..., "--out", file_okay=False,
                                  help="Folder for the tagger (and the cross-validation cache)."),
     data_root: str | None = typer.Option(None, "--data-root", help="Folder holding lss-dev/ (default: the shared "
@@ -253,6 +283,11 @@ def train_lss_tagger_cmd(
     try:
         if cv == 1:
             raise InputError("--cv needs at least 2 folds (or 0 to train without the out-of-fold evaluation)")
+        unread = [option_flags(ctx)[name] for name in options_given(ctx) if name in ("report", "n_boot")]
+        if not cv and unread:
+            raise InputError(f"{', '.join(unread)} {'is' if len(unread) == 1 else 'are'} for the out-of-fold "
+                             "evaluation, and --cv 0 skips it: give --cv 2 or more, or leave "
+                             f"{'it' if len(unread) == 1 else 'them'} out")
         df = load_lss_dev(resolve_root(data_root))
         df = df.iloc[:limit].reset_index(drop=True) if limit else df
         examples = examples_from_lss_dev(df)
