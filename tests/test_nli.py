@@ -414,3 +414,7 @@ def test_cli_train_and_eval_nli(tmp_path: Path, tiny_base: Path) -> None:
         assert res.exit_code == 2 and "CUDA is not available here" in res.output
     res = runner.invoke(app, ["eval-nli", "--data-root", str(tmp_path / "data"), "--sets", "nope"])
     assert res.exit_code == 2 and "no such dev set" in res.output
+    res = runner.invoke(app, ["eval-nli", "--data-root", str(tmp_path / "data"), "--model", str(tmp_path / "a"),
+                              "--base", str(tiny_base), "--limit", "2", "--record"])
+    assert res.exit_code == 2 and "drop --limit" in res.output
+    assert "pairs/s" not in res.output  # refused before the evaluation runs, not after

@@ -108,6 +108,8 @@ def eval_nli_cmd(
 
     torch.set_num_threads(threads)
     try:
+        if record and limit is not None:  # found only after the whole evaluation had run
+            raise InputError("--record stores figures of full dev sets; drop --limit")
         folder = _nli_dir(data_root)
         files = sorted(folder.glob("dev_*.jsonl"))
         if sets != "all":
@@ -146,8 +148,6 @@ def eval_nli_cmd(
     else:
         out.print(report_markdown(result).splitlines()[-2])
     if record:
-        if limit is not None:
-            raise fail(InputError("--record stores figures of full dev sets; drop --limit"))
         from faithwatch.nli.artifact import SHIPPED_DIR, read_meta, write_meta
 
         folder = artifact or SHIPPED_DIR
