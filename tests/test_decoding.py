@@ -284,6 +284,17 @@ def test_rerank_returns_the_best_sample(monitor, scored, one_thread):
     assert result.mean_score == pytest.approx(best)
 
 
+def test_rerank_at_temperature_0_draws_one_sample(monitor, scored, one_thread):
+    """At temperature 0 every sample is the greedy answer: one is drawn, not S identical ones."""
+    plain = generate(monitor, Q, C, strategy="greedy", **SHORT)
+    for strategy in ("rerank", "rerank-coverage"):
+        result = generate(monitor, Q, C, strategy=strategy, samples=4, temperature=0.0, tau1=1.0,
+                          **{**SHORT, "coverage": True} if strategy == "rerank-coverage" else SHORT)
+        candidates = [e.text.strip() for e in result.trace if e.kind == "candidate"]
+        assert candidates == [plain.answer] * (1 if strategy == "rerank" else 2) and result.answer == plain.answer
+        assert result.generated_tokens == plain.generated_tokens * len(candidates)
+
+
 def test_rerank_coverage_gate_then_slots_before_scores(monitor, scored, one_thread, monkeypatch):
     from faithwatch.decoding.coverage import Coverage
 

@@ -14,7 +14,7 @@ def rerank(run: StrategyRun) -> tuple[Beam, bool]:
     """S full samples; the one with the best mean sentence score. With ``no_repeat``, each sample ends before its
     first sentence that says an earlier one again (:func:`_cut_at_repeat`)."""
     loop = run.loop
-    pool = _full_samples(loop, sampling_chooser(run.params.temperature, run.generator), run.params.samples, run.trace,
+    pool = _full_samples(loop, sampling_chooser(run.params.temperature, run.generator), _draws(run), run.trace,
                          no_repeat=run.params.no_repeat)
     best = max(range(len(pool)), key=lambda i: (pool[i].mean_score, -i))
     run.trace.append(TraceEvent("select", 0, loop.text(pool[best].ids), pool[best].mean_score, best,
@@ -40,12 +40,17 @@ def rerank_coverage(run: StrategyRun) -> tuple[Beam, bool]:
                                     f"tau1={p.tau1:.3g}: no samples"))
         return plain, False
     loop.rewind(start)
-    pool = [plain, *_full_samples(loop, sampling_chooser(p.temperature, run.generator), p.samples, run.trace, 1,
+    pool = [plain, *_full_samples(loop, sampling_chooser(p.temperature, run.generator), _draws(run), run.trace, 1,
                                   no_repeat=p.no_repeat)]
     best = most_complete(pool, coverage)
     run.trace.append(TraceEvent("select", 0, loop.text(best.ids), best.mean_score, pool.index(best),
                                 reason="fewest open question slots, then best mean sentence score"))
     return best, False
+
+
+def _draws(run: StrategyRun) -> int:
+    """S, or 1 at temperature 0, where every sample is the greedy answer (S identical answers cost S times one)."""
+    return run.params.samples if run.params.temperature > 0 else 1
 
 
 def _full_samples(loop: DecodingLoop, chooser: Chooser, samples: int, trace: list[TraceEvent],
