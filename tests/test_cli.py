@@ -130,6 +130,16 @@ def test_eval_and_calibrate_say_the_heuristic_has_no_folder(command):
     assert "detector folder not found: no-such-folder; give default" in said and "heuristic" not in said, said
 
 
+@pytest.mark.parametrize("option", [["--batch-size", "4"], ["--host-workers", "2"]])
+def test_forward_pass_options_without_a_forward_pass_are_refused(tmp_path, option):
+    # --model none --batch-size 4 scored one record at a time, as if the option had not been given
+    result = runner.invoke(app, ["score", "-i", _ctx(tmp_path), "-o", str(tmp_path / "o.jsonl"), "--model", "none",
+                                 "--detector", "heuristic", "--alignment", "lexical", *option])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and f"{option[0]} shapes the language model's forward passes" in said, said
+    assert "with --model none there are none" in said and not (tmp_path / "o.jsonl").exists()
+
+
 def test_shard_rows_need_a_folder_of_shards(tmp_path):
     result = runner.invoke(app, ["score", "-i", _ctx(tmp_path), "-o", str(tmp_path / "o.jsonl"), "--model", "none",
                                  "--ray", "--shard-rows", "10"])

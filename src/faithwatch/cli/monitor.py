@@ -38,6 +38,8 @@ from faithwatch.cli._common import (
     group,
     input_contexts,
     instruction_kwargs,
+    option_flags,
+    options_given,
     out,
     print_notes,
     progress,
@@ -208,6 +210,19 @@ def monitor(
     print_notes(result.notes)
 
 
+def _check_forward_options(ctx: typer.Context, mon: Any) -> None:
+    """--batch-size and --host-workers shape the model's forward passes; a run without them ignored both."""
+    if not mon.model_free:
+        return
+    flags = option_flags(ctx)
+    stray = [flags[name] for name in options_given(ctx) if name in ("batch_size", "host_workers")]
+    if stray:
+        why = "--model none" if mon.lm is None else "signals that read no model output (--signals)"
+        it = "it" if len(stray) == 1 else "them"
+        raise InputError(f"{', '.join(stray)} shape{'s' if len(stray) == 1 else ''} the language model's forward "
+                         f"passes, and with {why} there are none: leave {it} out")
+
+
 @app.command()
 def score(
     ctx: typer.Context,
@@ -283,6 +298,7 @@ def score(
         else:
             mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device,
                                  dtype=dtype, device_map=device_map)
+            _check_forward_options(ctx, mon)
             if signals is None and mon.model_unread:
                 err.print(f"[dim]The detector {mon.detector.name} reads text signals only; with --signals text "
                           "the language model is not run (the same scores, about 2.5x faster on a CPU; the "
