@@ -520,6 +520,25 @@ def test_generate_refuses_options_its_strategy_does_not_read(tmp_path, monkeypat
     assert fod.exit_code == 2 and "does not read --lens" in fod.output
 
 
+@pytest.mark.parametrize(("options", "said"), [
+    (["--strategies", "greedy,cad", "--tau1", "0.3"],  # no strategy of the run reads it: it was ignored
+     "--strategies greedy,cad does not read --tau1 (it reads --alpha, --max-new-tokens, --seed): leave it out, or "
+     "add a strategy to --strategies that reads it"),
+    (["--strategies", "greedy,fod", "--lens", "x"], "--strategies greedy,fod does not read --lens"),
+    (["--tau-grid", "0.5:0.5"], "--tau-grid is the grid of --cv-tau"),  # ignored without --cv-tau
+    (["--cache", "c.jsonl", "--no-cache"], "--no-cache turns it off"),
+    (["--strategies", "greedy,cad", "--cv-tau"], "--cv-tau needs a strategy that reads"),  # refused after the runs
+])
+def test_eval_decoding_refuses_options_no_strategy_reads(tmp_path, monkeypatch, options, said):
+    import faithwatch.monitor
+
+    monkeypatch.setattr(faithwatch.monitor, "Monitor", lambda *a, **k: pytest.fail("the model was loaded"))
+    result = runner.invoke(app, ["eval-decoding", "--report", str(tmp_path / "r"), *options])
+    told = " ".join(result.output.split())
+    assert result.exit_code == 2 and said in told, told
+    assert not (tmp_path / "r").exists()
+
+
 def test_select_refuses_one_data_set_before_computing_features(tmp_path, monkeypatch):
     # one set was read (features: up to hours) before the selection found it could hold none out
     import faithwatch.cli.detectors as detectors_cli

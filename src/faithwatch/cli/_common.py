@@ -416,14 +416,15 @@ def option_flags(ctx: typer.Context) -> dict[str, str]:
 
 def refuse_unread(ctx: typer.Context, unread: Iterable[str], owner: str, reads: Iterable[str], other: str) -> None:
     """Options of ``unread`` given on the command line are refused, naming the ones that ``owner`` (``--scorer
-    lss-tagger``, say) reads: the run would ignore them. ``other`` names what does read them (``a search scorer``)."""
+    lss-tagger``, say) reads: the run would ignore them. ``other`` says how to get a reader (``choose a search
+    scorer``)."""
     flags, unread = option_flags(ctx), set(unread)
     stray = [flags[name] for name in options_given(ctx) if name in unread]
     if stray:
         it = "it" if len(stray) == 1 else "them"
         read = ", ".join(flags[name] for name in reads if name in flags) or "none of them"
-        raise InputError(f"{owner} does not read {', '.join(stray)} (it reads {read}): leave {it} out, or choose "
-                         f"{other} that reads {it}")
+        raise InputError(f"{owner} does not read {', '.join(stray)} (it reads {read}): leave {it} out, or {other} "
+                         f"that reads {it}")
 
 
 #: the options that act only with ``--ray``

@@ -242,7 +242,7 @@ def _check_read(ctx: typer.Context, *, batch: bool, extractor: str, checker: str
     if reads is None:
         return
     others = {n for r in _CHECKER_READS.values() for n in r} - set(_LLM_OPTIONS if uses_llm else ())
-    refuse_unread(ctx, others - set(reads), f"--checker {checker}", reads, "a checker")
+    refuse_unread(ctx, others - set(reads), f"--checker {checker}", reads, "choose a checker")
 
 
 def _extractor_and_checker(extractor: str, checker: str, *, llm_url: str | None, llm_model: str | None,

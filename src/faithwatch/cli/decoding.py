@@ -58,7 +58,7 @@ def _check_read(ctx: typer.Context, strategy: str) -> None:
     reads = (*reads, *(["lens"] if strategy == "lookback" else []))
     options = [*DecodingParams.model_fields, "lens"]
     refuse_unread(ctx, [name for name in options if name not in reads], f"--strategy {strategy}", reads,
-                  "a strategy")
+                  "choose a strategy")
 
 
 @app.command()

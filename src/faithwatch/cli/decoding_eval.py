@@ -30,11 +30,13 @@ from faithwatch.cli._common import (
     fail,
     group,
     instruction_kwargs,
+    options_given,
     out,
     progress,
+    refuse_unread,
 )
 from faithwatch.errors import FaithwatchError, InputError
-from faithwatch.params import bounds, checked_params, default, help_of
+from faithwatch.params import DecodingParams, bounds, checked_params, default, help_of
 
 app = group()
 
@@ -161,10 +163,30 @@ def _cross_validated(monitor, items, names, params, tau_grid, cache_path, judge,
             res = cross_validate_tau(monitor, items, name, grid=grid, params=params, cache_path=cache_path,
                                      on_progress=on_progress, checker=judge)
         rows.append(res.summary())
-    if not rows:
+    return pd.DataFrame(rows)
+
+
+def _check_options(ctx: typer.Context, names: list[str]) -> None:
+    """Options that no strategy of the run reads, and settings at odds, are refused: they were ignored (or, for
+    --cv-tau, refused only after every strategy had run)."""
+    from faithwatch.decoding import params_read
+    from faithwatch.eval.decoding_cv import taus_read
+
+    given, cv_tau = options_given(ctx), ctx.params["cv_tau"]
+    if "tau_grid" in given and not cv_tau:
+        raise InputError("--tau-grid is the grid of --cv-tau: add --cv-tau, or leave --tau-grid out")
+    if "cache" in given and ctx.params["no_cache"]:
+        raise InputError("--cache names the results cache and --no-cache turns it off: give one of them")
+    if cv_tau and not any(taus_read(n) for n in names):
         raise InputError("--cv-tau needs a strategy that reads τ1 or τ2 (fod, fod-fallback, rerank-coverage, …) "
                          "in --strategies")
-    return pd.DataFrame(rows)
+    each = [params_read(n) for n in names]
+    if any(r is None for r in each):  # a plug-in that does not say what it reads
+        return
+    reads = {"seed", *(r for rs in each for r in rs), *(["lens"] if "lookback" in names else [])}  # seed: bootstrap
+    options = [*DecodingParams.model_fields, "lens"]
+    refuse_unread(ctx, [o for o in options if o not in reads], f"--strategies {','.join(names)}",
+                  [o for o in options if o in reads], "add a strategy to --strategies")
 
 
 
@@ -174,6 +196,7 @@ def _runs(n: int) -> str:
 
 @app.command(name="eval-decoding")
 def eval_decoding(
+    ctx: typer.Context,
     data: str = typer.Option("counterfactual", "--data", help="'counterfactual' (the packaged counterfactual "
                              "QA set) or a .jsonl of {id, question, context[, context_answers, common_answers]}."),
     strategies: str = typer.Option("greedy,cad,fod,fod-fallback", "--strategies", help="Comma-separated strategies."),
@@ -225,6 +248,7 @@ def eval_decoding(
 
     try:
         names = ev.parse_strategies(strategies, ev.known_strategies())
+        _check_options(ctx, names)
         items = load_items(data)[:limit] if limit else load_items(data)
         judge = build_checker(checker, device or "cpu")
         params: dict[str, Any] = {"tau1": tau1, "tau2": tau2, "beams": beams, "samples": samples,

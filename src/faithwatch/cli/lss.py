@@ -50,7 +50,7 @@ def _is_tagger(spec: str) -> bool:
 def _check_search_options(ctx: typer.Context, specs: list[str]) -> None:
     """The search's options with only the tagger are refused (it tags words; there is no search to steer)."""
     if specs and all(_is_tagger(s) for s in specs):
-        refuse_unread(ctx, SEARCH_OPTIONS, f"--scorer {','.join(specs)}", ["threshold"], "a search scorer")
+        refuse_unread(ctx, SEARCH_OPTIONS, f"--scorer {','.join(specs)}", ["threshold"], "choose a search scorer")
 
 
 def _scorer(spec: str, device: str):
