@@ -15,6 +15,7 @@ from faithwatch.cli._common import (
     err,
     fail,
     group,
+    refuse_unread,
 )
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.params import default, help_of
@@ -24,6 +25,7 @@ app = group()
 
 @app.command()
 def proxy(
+    ctx: typer.Context,
     upstream: str = typer.Option(..., "--upstream", help="Base URL of the OpenAI-compatible server to guard, "
                                  "e.g. http://localhost:8000/v1 (vLLM) or http://127.0.0.1:8080/v1 "
                                  "(faithwatch serve)."),
@@ -77,7 +79,7 @@ def proxy(
     try:
         import uvicorn
 
-        from faithwatch.proxy import POLICIES, ProxySettings, Upstream, create_proxy_app
+        from faithwatch.proxy import POLICIES, POLICY_READS, ProxySettings, Upstream, create_proxy_app
         from faithwatch.server.limits import check_api_key
     except ImportError as exc:
         raise fail(InputError(f"`faithwatch proxy` needs fastapi and uvicorn ({exc}): pip install "
@@ -87,6 +89,8 @@ def proxy(
     if policy not in POLICIES:
         raise fail(InputError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}"))
     try:
+        others = {name for reads in POLICY_READS.values() for name in reads} - set(POLICY_READS[policy])
+        refuse_unread(ctx, others, f"--policy {policy}", POLICY_READS[policy], "choose a policy")
         check_api_key(api_key)  # before the model loads
     except InputError as exc:
         raise fail(exc) from None

@@ -5,9 +5,9 @@ See docs/proxy.md. :func:`create_proxy_app` builds the app; :class:`ProxySetting
 """
 
 from faithwatch.proxy.app import create_proxy_app
-from faithwatch.proxy.policies import POLICIES, ProxySettings
+from faithwatch.proxy.policies import POLICIES, POLICY_READS, ProxySettings
 from faithwatch.proxy.request import DEFAULT_MARKERS, split_request
 from faithwatch.proxy.upstream import Upstream, UpstreamError
 
-__all__ = ["DEFAULT_MARKERS", "POLICIES", "ProxySettings", "Upstream", "UpstreamError", "create_proxy_app",
-           "split_request"]
+__all__ = ["DEFAULT_MARKERS", "POLICIES", "POLICY_READS", "ProxySettings", "Upstream", "UpstreamError",
+           "create_proxy_app", "split_request"]

@@ -37,6 +37,9 @@ from faithwatch.text import repeats, split_sentences
 from faithwatch.watch import StreamWatch
 
 POLICIES = ("annotate", "abstain", "fod")
+#: the :class:`ProxySettings` fields that only some policies read, by policy (fod flags at tau1, not threshold)
+POLICY_READS = {"annotate": ("threshold",), "abstain": ("threshold",),
+                "fod": ("tau1", "tau2", "beams", "samples", "temperature", "no_repeat", "continuation")}
 CONTINUATIONS = ("continue", "reprompt")
 
 
