@@ -30,6 +30,10 @@ def test_monitor_json_lines(tiny_model_dir, tmp_path, one_thread):
     assert sentences and all(0.0 <= s["score"] <= 1.0 for s in sentences)
     assert "vectors" not in sentences[0]  # only with --vectors
     assert sentences[0]["detector"] == "heuristic-v1"
+    # --vectors without --json printed the coloured text, the option ignored
+    plain = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path), "-q", "When?", "--model", str(tiny_model_dir),
+                                "--vectors"])
+    assert plain.exit_code == 2 and "--vectors adds the lookback ratios to the JSON lines: add --json" in plain.output
 
 
 def test_monitor_notes_a_chat_context_after_the_answer(tiny_model_dir, tmp_path, one_thread):

@@ -170,6 +170,8 @@ def monitor(
 ) -> None:
     """Generate an answer and print each sentence the moment it is complete, with its score and signals."""
     try:
+        if vectors and not json_lines:  # the coloured text shows no vectors: it was ignored
+            raise InputError("--vectors adds the lookback ratios to the JSON lines: add --json, or leave it out")
         ctx = read_text(context, "context")
         if is_blank(ctx):
             raise InputError("The context is empty: faithwatch needs a non-empty context.")
