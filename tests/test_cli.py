@@ -543,6 +543,29 @@ def test_eval_decoding_refuses_options_no_strategy_reads(tmp_path, monkeypatch, 
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.parametrize(("options", "said"), [
+    (["--data", "qags-cnndm,begin-dev", "--augment", "x.jsonl"], "without --transfer nothing is trained"),
+    (["--data", "qags-cnndm", "--transfer"], "--transfer holds each data set out in turn"),  # a warning, at the end
+])
+def test_eval_refuses_what_it_would_not_use_before_computing_features(tmp_path, monkeypatch, options, said):
+    # the augmentation set's features were computed, then never read; one set for --transfer was only warned about
+    import faithwatch.cli.evaluation as evaluation
+
+    monkeypatch.setattr(evaluation, "load_tables", lambda *a, **k: pytest.fail("features computed first"))
+    result = runner.invoke(app, ["eval", "--text-only", "--report", str(tmp_path / "r"), *options])
+    assert result.exit_code == 2 and said in " ".join(result.output.split()), result.output
+
+
+def test_calibrate_unlabelled_refuses_questionable(tmp_path, monkeypatch):
+    # --questionable labels FaithBench's Questionable spans; --unlabelled reads no label, so it was ignored
+    import faithwatch.cli.calibration as calibration
+
+    monkeypatch.setattr(calibration, "load_tables", lambda *a, **k: pytest.fail("features computed first"))
+    result = runner.invoke(app, ["calibrate", "--data", "faithbench", "--out", str(tmp_path / "d"), "--unlabelled",
+                                 "--questionable", "unfaithful"])
+    assert result.exit_code == 2 and "--unlabelled reads no label" in " ".join(result.output.split())
+
+
 def test_select_refuses_one_data_set_before_computing_features(tmp_path, monkeypatch):
     # one set was read (features: up to hours) before the selection found it could hold none out
     import faithwatch.cli.detectors as detectors_cli

@@ -9,7 +9,15 @@ from pathlib import Path
 
 import typer
 
-from faithwatch.cli._common import OverwriteArtifactOpt, ThreadsOpt, check_artifact_out, err, fail, group
+from faithwatch.cli._common import (
+    OverwriteArtifactOpt,
+    ThreadsOpt,
+    check_artifact_out,
+    err,
+    fail,
+    group,
+    options_given,
+)
 from faithwatch.cli._labelled import DATA_ROOT_OPT, QUESTIONABLE_OPT, data_sets, detector_alignment, load_tables
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.store import write_folder_atomic
@@ -19,6 +27,7 @@ app = group()
 
 @app.command()
 def calibrate(
+    ctx: typer.Context,
     detector_name: str = typer.Option("default", "--detector", help="A detector folder, or default: the shipped one."),
     data: str = typer.Option(..., "--data", help="Labelled responses of your domain: .jsonl files in the generic "
                              "format (spans or labels) or named data sets, comma-separated."),
@@ -55,6 +64,9 @@ def calibrate(
     from faithwatch.eval.training import TEXT_FAMILIES
 
     try:
+        if unlabelled and "questionable" in options_given(ctx):  # it labels spans, and no label is read: ignored
+            raise InputError("--questionable says how FaithBench's Questionable spans are labelled, and --unlabelled "
+                             "reads no label: leave --questionable out")
         detector = detector_path(detector_name, trained_only=True)
         if out_dir.resolve() == detector.resolve():
             raise InputError("--out must be another folder than --detector (the original is kept)")

@@ -36,7 +36,7 @@ from faithwatch.cli._labelled import (
     load_tables,
     ray_settings,
 )
-from faithwatch.errors import FaithwatchError
+from faithwatch.errors import FaithwatchError, InputError
 
 if TYPE_CHECKING:
     from faithwatch.eval.metrics import DetectionMetrics
@@ -77,6 +77,11 @@ def evaluate(
     from faithwatch.eval.training import TEXT_FAMILIES
 
     try:
+        if augment and not transfer:  # their features were computed (minutes to hours), then not read
+            raise InputError("--augment adds training data to the detectors that --transfer trains; without "
+                             "--transfer nothing is trained: add --transfer, or leave --augment out")
+        if transfer and len(data_sets(data)) < 2:  # said only after every feature had been computed
+            raise InputError("--transfer holds each data set out in turn: give --data two or more labelled sets")
         detector = detector_path(detector_name, trained_only=True)
         meta = json.loads((detector / "detector.json").read_text())
         alignment = detector_alignment(meta, alignment)
