@@ -536,3 +536,12 @@ def test_a_recipe_file_is_read_with_clear_errors(tmp_path):
     for path, said in ((latin, "is not UTF-8 text"), (tmp_path, "is a folder"), (tmp_path / "no.json", "not found")):
         with pytest.raises(InputError, match=said):
             read(path)
+    # options the recipe's aggregator does not read were ignored; the MLP's monotone default failed after the features
+    for options, said in (({"kind": "xgb", "c_value": 3.0}, "kind xgb does not read it"),
+                          ({"probe_c": 0.1}, "add --probe-layers"),
+                          ({"kind": "mlp"}, "kind mlp cannot keep monotone constraints")):
+        args = {"path": None, "kind": None, "features": None, "transform": None, "c_value": None, "monotone": None,
+                "weighting": None, "probe_layers": None, "probe_c": None, **options}
+        with pytest.raises(InputError, match=said):
+            _recipe(**args)
+    assert _recipe(None, "mlp", None, None, None, False, None, None, None).kind == "mlp"  # --free

@@ -76,7 +76,13 @@ def _recipe(path, kind, features, transform, c_value, monotone, weighting, probe
                        ("probe_C", probe_c), ("pooling", pooling), ("centering", centering)):
         if value is not None:
             changes[key] = value
-    return with_recipe(recipe, **changes) if changes else recipe
+    recipe = with_recipe(recipe, **changes) if changes else recipe
+    if c_value is not None and recipe.kind != "lr":  # they were ignored
+        raise InputError(f"--C is the L2 strength of the logistic regression; kind {recipe.kind} does not read it")
+    if probe_c is not None and not recipe.probe_layers:
+        raise InputError("--probe-C is the L2 strength of the hidden-state probe: add --probe-layers, or leave it "
+                         "out")
+    return recipe
 
 
 

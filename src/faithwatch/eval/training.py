@@ -120,6 +120,8 @@ class Recipe:
             raise InputError(f"pooling must be one of {', '.join(POOLINGS)}, got {self.pooling!r}")
         if self.centering not in CENTERINGS:
             raise InputError(f"centering must be one of {', '.join(CENTERINGS)}, got {self.centering!r}")
+        if self.kind == "mlp" and self.monotone:  # found by the fit, after every feature had been computed
+            raise InputError("kind mlp cannot keep monotone constraints: set monotone to false (train --free)")
         if self.pooling != "pooled" and self.kind != "lr":
             raise InputError(f"{self.pooling} pooling averages logistic regressions: it needs kind lr")
         if ("probe" in self.families) != bool(self.probe_layers):
