@@ -395,3 +395,16 @@ def test_by_source_model_keeps_a_one_class_model_without_an_auroc() -> None:
     ev = DatasetEval("x", table, {"det": np.array([0.9, 0.2, 0.3, 0.8, 0.7])})
     rows = by_source_model(ev, "det").set_index("source_model")
     assert rows.loc["a", "auroc"] == 1.0 and rows.loc["b", "auroc"] is None and rows.loc["b", "n"] == 2
+
+
+@pytest.mark.parametrize(("scorers", "said"), [(["lexical", "none"], "'none' gives no align_score to evaluate"),
+                                               (["lexical", "bogus"], "unknown alignment scorer 'bogus'")])
+def test_eval_alignment_refuses_a_bad_scorer_before_any_features(monkeypatch, scorers, said):
+    # the first scorer's features were computed (up to an hour) before a bad second one was found; 'none' was
+    # computed, then failed with "no items: labels and scores are empty"
+    import faithwatch.eval.alignment as alignment_eval
+    from faithwatch.errors import InputError
+
+    monkeypatch.setattr(alignment_eval, "load_labelled", lambda *a, **k: pytest.fail("features computed first"))
+    with pytest.raises(InputError, match=said):
+        alignment_eval.evaluate_alignment(["qags-cnndm"], scorers)

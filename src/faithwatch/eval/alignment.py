@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from faithwatch.errors import InputError
 from faithwatch.eval.metrics import DetectionMetrics, MetricCI, auroc_difference, detection_metrics
 from faithwatch.eval.pipeline import load_labelled
 
@@ -55,8 +56,12 @@ class AlignmentEval:
 def evaluate_alignment(datasets: Sequence[str], scorers: Sequence[str], *, data_root: str | None = None,
                        n_boot: int = 1000, seed: int = 0, on_progress: ProgressFn | None = None) -> AlignmentEval:
     """AUROC (response-clustered bootstrap CIs) of each scorer's ``align_score`` on each data set's sentences."""
+    from faithwatch.alignment import parse_spec, plain_specs
     from faithwatch.monitor import NO_MODEL, Monitor
 
+    for spec in scorers:  # every spec before the first one's features (up to an hour each)
+        if [name for name, _ in parse_spec(spec)] == ["none"]:
+            raise InputError(f"'none' gives no align_score to evaluate; choose among {', '.join(plain_specs())}")
     result = AlignmentEval(n_boot=n_boot, seed=seed)
     for spec in scorers:
         # the scorer alone: no language model is loaded (on a fresh machine that would dequantise it for nothing)
