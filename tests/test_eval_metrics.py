@@ -408,3 +408,20 @@ def test_eval_alignment_refuses_a_bad_scorer_before_any_features(monkeypatch, sc
     monkeypatch.setattr(alignment_eval, "load_labelled", lambda *a, **k: pytest.fail("features computed first"))
     with pytest.raises(InputError, match=said):
         alignment_eval.evaluate_alignment(["qags-cnndm"], scorers)
+
+
+def test_every_data_set_is_read_before_the_first_ones_features(monkeypatch, tmp_path):
+    # `eval --data qags-cnndm,bogus` computed qags-cnndm's features (minutes; faithbench's: hours), then said
+    # "unknown dataset 'bogus'"
+    import faithwatch.eval.pipeline as pipeline
+    from faithwatch.errors import InputError
+
+    for extract in ("extract_text_features", "extract_features"):
+        monkeypatch.setattr(pipeline, extract, lambda *a, **k: pytest.fail("features computed first"))
+    first = tmp_path / "first.jsonl"
+    first.write_text('{"context": "The bridge opened in 1820.", "response": "It opened in 1820.", "label": 0}\n')
+    for text_only in (True, False):
+        with pytest.raises(InputError, match="unknown dataset 'bogus'"):
+            pipeline.load_labelled([str(first), "bogus"], None, text_only=text_only)
+        with pytest.raises(InputError, match="unknown dataset 'bogus'"):
+            pipeline.load_labelled([str(first)], None, text_only=text_only, augment=["bogus"])

@@ -91,8 +91,10 @@ def load_labelled(
     if ray is not None and text_only:
         raise InputError(TEXT_ONLY_RAY)
     out = {}
-    for name in dict.fromkeys([*names, *augment]):
-        examples = load_dataset(name, data_root, questionable=questionable)
+    # every set read and checked (an unknown name, a bad record) before the first one's features: minutes to hours
+    loaded = {name: load_dataset(name, data_root, questionable=questionable)
+              for name in dict.fromkeys([*names, *augment])}
+    for name, examples in loaded.items():
         progress = (lambda n, t, _name=name: on_progress(_name, n, t)) if on_progress else None
         if text_only:
             tables = extract_text_features(monitor.alignment, name, examples, on_progress=progress)
