@@ -213,7 +213,14 @@ def test_output_folders_and_files_are_checked_before_any_work(tmp_path):
                     ["eval-nli", "--report", str(a_file)],
                     ["eval-lss", "--report", str(a_file)],
                     ["calibrate", "--detector", "default", "--data", "begin-dev", "--out", str(a_file)],
-                    ["synth-edits", "--data", "begin-dev", "--out", str(tmp_path)]):
+                    ["synth-edits", "--data", "begin-dev", "--out", str(tmp_path)],
+                    # these were internal errors (IsADirectoryError) after the work
+                    ["monitor", "-c", _ctx(tmp_path), "-q", "When?", "--html", str(tmp_path)],
+                    ["generate", "-c", _ctx(tmp_path), "-q", "When?", "--html", str(tmp_path)],
+                    ["check", "-c", _ctx(tmp_path), "-r", _ctx(tmp_path), "--html", str(tmp_path)],
+                    ["check", "-i", _ctx(tmp_path), "-o", str(tmp_path)],
+                    ["eval-decoding", "--limit", "1", "--report", str(tmp_path / "r"), "--cache", str(tmp_path)],
+                    ["select", "--data", "begin-dev,qags-cnndm", "--table", str(tmp_path)]):
         result = runner.invoke(app, command)
         assert result.exit_code == 2 and ("is a file" in result.output or "is a directory" in result.output), (
             command, result.output)

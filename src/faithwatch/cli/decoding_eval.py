@@ -225,7 +225,8 @@ def eval_decoding(
     alignment: str | None = typer.Option(None, "--alignment", help="The monitor's alignment scorer "
                                          "(default: the detector's)."),
     checker: str = typer.Option("lexical", "--checker", help=CHECKER_HELP),
-    cache: Path | None = typer.Option(None, "--cache", help="Results cache (default: <report>/cache.jsonl)."),
+    cache: Path | None = typer.Option(None, "--cache", dir_okay=False, help="Results cache (default: "
+                                      "<report>/cache.jsonl)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write a cache."),
     traces: bool = typer.Option(False, "--traces", help="Keep every search trace in answers.jsonl."),
     n_boot: int = typer.Option(1000, "--n-boot", min=1, help="Bootstrap replicates for the success CI."),

@@ -200,7 +200,8 @@ def select(
     data: str = typer.Option(..., "--data", help="Comma-separated labelled data sets (at least two)."),
     out_file: Path = typer.Option(Path("recipe.json"), "--out", dir_okay=False,
                                   help="Where to write the chosen recipe."),
-    table_file: Path | None = typer.Option(None, "--table", help="Also write the whole table as CSV."),
+    table_file: Path | None = typer.Option(None, "--table", dir_okay=False, help="Also write the whole table as "
+                                           "CSV."),
     seed: int = seed_option(0),
     model: str | None = MODEL_OPT,
     alignment: str | None = ALIGN_OPT,

@@ -158,7 +158,8 @@ def monitor(
     device: str | None = DeviceOpt,
     dtype: str | None = DtypeOpt,
     device_map: str | None = DeviceMapOpt,
-    html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report of the answer."),
+    html: Path | None = typer.Option(None, "--html", dir_okay=False, help="Also write a self-contained HTML report "
+                                     "of the answer."),
     max_false_accept: float | None = MaxFalseAcceptOpt,
     threads: int | None = ThreadsOpt,
     static_cache: bool = StaticCacheOpt,
