@@ -455,10 +455,10 @@ def test_cli_single_response_text_output(cli, tmp_path) -> None:
     (tmp_path / "ans.txt").write_text("The bridge was built in 1820. It cost 7 million euros.")
     result = CliRunner().invoke(cli, ["check", "-c", str(tmp_path / "ctx.txt"), "-r", str(tmp_path / "ans.txt"),
                                       "--extractor", "sentence", "--checker", "alignment", "--alignment", "lexical",
-                                      "-o", str(tmp_path / "one.json"), "--html", str(tmp_path / "one.html")])
-    assert result.exit_code == 0, result.output
+                                      "-o", str(tmp_path / "new" / "one.json"), "--html", str(tmp_path / "one.html")])
+    assert result.exit_code == 0, result.output  # its folder is made (it was a FileNotFoundError, after the check)
     assert "Entailment" in result.stdout and "hallucination rate 0.50" in result.stdout
-    doc = json.loads((tmp_path / "one.json").read_text())
+    doc = json.loads((tmp_path / "new" / "one.json").read_text())
     assert doc["n_claims"] == 2
     page = (tmp_path / "one.html").read_text()
     assert page.count('<tr id="claim-') == 2 and "http" not in page.replace(

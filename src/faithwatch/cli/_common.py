@@ -400,6 +400,18 @@ ThreadsOpt = typer.Option(None, "--threads", min=1, callback=_apply_threads, hel
                           "cores this process may use; OMP_NUM_THREADS is honoured when set).")
 
 
+def writable(value: Any) -> Any:
+    """An output option's callback: a path under a file (``--out notes.txt/detector``) is refused at once; it was
+    an internal error once the work was done. Missing folders are made when the output is written."""
+    if value is not None:
+        for parent in Path(value).absolute().parents:
+            if parent.exists():
+                if not parent.is_dir():
+                    raise typer.BadParameter(f"{parent} is a file, so {value} cannot be written")
+                break
+    return value
+
+
 def options_given(ctx: typer.Context) -> list[str]:
     """The parameters of ``ctx``'s command that were set (on the command line or by the environment), not left
     at their default."""

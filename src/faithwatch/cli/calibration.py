@@ -17,6 +17,7 @@ from faithwatch.cli._common import (
     fail,
     group,
     options_given,
+    writable,
 )
 from faithwatch.cli._labelled import DATA_ROOT_OPT, QUESTIONABLE_OPT, data_sets, detector_alignment, load_tables
 from faithwatch.errors import FaithwatchError, InputError
@@ -31,9 +32,9 @@ def calibrate(
     detector_name: str = typer.Option("default", "--detector", help="A detector folder, or default: the shipped one."),
     data: str = typer.Option(..., "--data", help="Labelled responses of your domain: .jsonl files in the generic "
                              "format (spans or labels) or named data sets, comma-separated."),
-    out_dir: Path = typer.Option(..., "--out", file_okay=False,
+    out_dir: Path = typer.Option(..., "--out", file_okay=False, callback=writable,
                                  help="Folder for the re-calibrated detector (not --detector's; new or empty, "
-                                 "--overwrite replaces a detector there)."),
+                                      "--overwrite replaces a detector there)."),
     overwrite: bool = OverwriteArtifactOpt,
     unlabelled: bool = typer.Option(False, "--unlabelled", help="Use no labels: move the scores so that the median "
                                     "sentence of your responses lands where the training data's did (needs "

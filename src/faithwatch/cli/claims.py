@@ -34,6 +34,7 @@ from faithwatch.cli._common import (
     report_empty,
     resumable,
     transcript_note,
+    writable,
 )
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.results import ASIDE_ABSENCE, ASIDE_FRAMING
@@ -118,9 +119,9 @@ def check(
     input: Path | None = typer.Option(None, "--input", "-i", help="JSONL: {id?, context: str | [str], response, "
                                       "question?, model?, dataset?}, or a .csv / .tsv file with those columns "
                                       "in a header row (one passage per context)."),
-    output: Path | None = typer.Option(None, "--output", "-o", dir_okay=False, help="JSONL of checked responses "
-                                       "(appended, resumable); with --context/--response: the JSON of the one "
-                                       "response."),
+    output: Path | None = typer.Option(None, "--output", "-o", dir_okay=False, callback=writable,
+                                       help="JSONL of checked responses (appended, resumable); with "
+                                            "--context/--response: the JSON of the one response."),
     context: list[Path] | None = typer.Option(None, "--context", "-c", help="Reference passage file ('-' for "
                                               "stdin); repeat for several passages."),
     response: Path | None = typer.Option(None, "--response", "-r", help="Response file to check ('-' for stdin)."),
@@ -155,9 +156,9 @@ def check(
                                  "batch summaries."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Start afresh instead of resuming."),
     json_out: bool = typer.Option(False, "--json", help="One response: print its JSON instead of text."),
-    html: Path | None = typer.Option(None, "--html", dir_okay=False, help="One response: write a self-contained "
-                                     "HTML report (claims coloured by verdict, evidence highlighted in the "
-                                     "references)."),
+    html: Path | None = typer.Option(None, "--html", dir_okay=False, callback=writable,
+                                     help="One response: write a self-contained HTML report (claims coloured by "
+                                          "verdict, evidence highlighted in the references)."),
     device: str | None = DeviceOpt,
     max_context_chars: int = typer.Option(MAX_CONTEXT_CHARS, "--max-context-chars", min=1, help="Most characters "
                                           "of a response's passages together (as the server bounds them)."),
@@ -289,7 +290,8 @@ def _check_one(the_extractor, the_checker, answer: str, passages: list[str], *, 
     except FaithwatchError as exc:
         raise fail(exc) from None
     payload = json.dumps(result.to_dict(), ensure_ascii=False, allow_nan=False)
-    if output is not None:
+    if output is not None:  # its folder is made, as every other output's is
+        output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(payload + "\n", encoding="utf-8")
     if json_out:
         print(payload, flush=True)

@@ -34,6 +34,7 @@ from faithwatch.cli._common import (
     out,
     progress,
     refuse_unread,
+    writable,
 )
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.params import DecodingParams, bounds, checked_params, default, help_of
@@ -200,7 +201,7 @@ def eval_decoding(
     data: str = typer.Option("counterfactual", "--data", help="'counterfactual' (the packaged counterfactual "
                              "QA set) or a .jsonl of {id, question, context[, context_answers, common_answers]}."),
     strategies: str = typer.Option("greedy,cad,fod,fod-fallback", "--strategies", help="Comma-separated strategies."),
-    report: Path = typer.Option(..., "--report", file_okay=False,
+    report: Path = typer.Option(..., "--report", file_okay=False, callback=writable,
                                 help="Folder for results.md/.json, answers.jsonl, cache.jsonl."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N items."),
     tau1: float = typer.Option(default("tau1"), "--tau1", help=help_of("tau1"), **bounds("tau1")),
@@ -225,8 +226,8 @@ def eval_decoding(
     alignment: str | None = typer.Option(None, "--alignment", help="The monitor's alignment scorer "
                                          "(default: the detector's)."),
     checker: str = typer.Option("lexical", "--checker", help=CHECKER_HELP),
-    cache: Path | None = typer.Option(None, "--cache", dir_okay=False, help="Results cache (default: "
-                                      "<report>/cache.jsonl)."),
+    cache: Path | None = typer.Option(None, "--cache", dir_okay=False, callback=writable,
+                                      help="Results cache (default: <report>/cache.jsonl)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write a cache."),
     traces: bool = typer.Option(False, "--traces", help="Keep every search trace in answers.jsonl."),
     n_boot: int = typer.Option(1000, "--n-boot", min=1, help="Bootstrap replicates for the success CI."),

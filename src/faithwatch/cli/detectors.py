@@ -29,6 +29,7 @@ from faithwatch.cli._common import (
     progress,
     read_text,
     seed_option,
+    writable,
 )
 from faithwatch.cli._labelled import (
     ALIGN_OPT,
@@ -92,8 +93,9 @@ def train(
     data: str = typer.Option(..., "--data", help="Comma-separated data sets (faithbench, qags-cnndm, begin-dev) "
                              "or files: generic .jsonl, or QAGS (mturk_*.jsonl) / BEGIN (.tsv) / SummEdits (.json) "
                              "as released; a folder stands for its .jsonl, .json and .tsv files."),
-    out_dir: Path = typer.Option(..., "--out", file_okay=False, help="Folder for the detector artifact (new or "
-                                 "empty; --overwrite replaces a detector there)."),
+    out_dir: Path = typer.Option(..., "--out", file_okay=False, callback=writable,
+                                 help="Folder for the detector artifact (new or empty; --overwrite replaces a "
+                                      "detector there)."),
     overwrite: bool = OverwriteArtifactOpt,
     recipe_file: Path | None = typer.Option(None, "--recipe", help="A recipe JSON (from `faithwatch select`); "
                                             "the options below change it."),
@@ -198,10 +200,10 @@ def train(
 def select(
     ctx: typer.Context,
     data: str = typer.Option(..., "--data", help="Comma-separated labelled data sets (at least two)."),
-    out_file: Path = typer.Option(Path("recipe.json"), "--out", dir_okay=False,
+    out_file: Path = typer.Option(Path("recipe.json"), "--out", dir_okay=False, callback=writable,
                                   help="Where to write the chosen recipe."),
-    table_file: Path | None = typer.Option(None, "--table", dir_okay=False, help="Also write the whole table as "
-                                           "CSV."),
+    table_file: Path | None = typer.Option(None, "--table", dir_okay=False, callback=writable,
+                                           help="Also write the whole table as CSV."),
     seed: int = seed_option(0),
     model: str | None = MODEL_OPT,
     alignment: str | None = ALIGN_OPT,
@@ -258,7 +260,8 @@ def select(
 @app.command(name="synth-edits")
 def synth_edits(
     data: str = typer.Option(..., "--data", help="Data sets whose contexts the responses are built from."),
-    out_file: Path = typer.Option(..., "--out", dir_okay=False, help="The JSONL file to write (generic format)."),
+    out_file: Path = typer.Option(..., "--out", dir_okay=False, callback=writable,
+                                  help="The JSONL file to write (generic format)."),
     n: int = typer.Option(600, "--n", min=2, help="Responses to build (about half unfaithful)."),
     seed: int = seed_option(0, "which sentences are edited, and how"),
     data_root: str | None = DATA_ROOT_OPT,
@@ -287,8 +290,8 @@ def transfer_lens_cmd(
     lens_dir: Path = typer.Option(..., "--lens", help="A Lookback Lens folder (e.g. <detector>/lookback-lens)."),
     target_model: str = typer.Option(..., "--target-model", help="The model to transfer the lens to."),
     data: str = typer.Option(..., "--data", help="Data sets whose texts are run through both models."),
-    out_dir: Path = typer.Option(..., "--out", file_okay=False, help="Folder for the mapped lens (new or empty; "
-                                 "--overwrite replaces a lens there)."),
+    out_dir: Path = typer.Option(..., "--out", file_okay=False, callback=writable,
+                                 help="Folder for the mapped lens (new or empty; --overwrite replaces a lens there)."),
     overwrite: bool = OverwriteArtifactOpt,
     max_examples: int = typer.Option(300, "--max-examples", min=2, help="Texts used to fit the mapping."),
     source_model: str | None = typer.Option(None, "--source-model", help="Override the lens's model path."),

@@ -25,6 +25,7 @@ from faithwatch.cli._common import (
     out,
     progress,
     seed_option,
+    writable,
 )
 from faithwatch.cli._labelled import (
     AUGMENT_OPT,
@@ -52,7 +53,7 @@ def evaluate(
     data: str = typer.Option(..., "--data", help="Comma-separated data sets to evaluate on: names, generic "
                              ".jsonl files, or QAGS (mturk_*.jsonl) / BEGIN (.tsv) / SummEdits (.json) files as "
                              "released; a folder stands for its .jsonl, .json and .tsv files."),
-    report: Path = typer.Option(Path("results"), "--report", file_okay=False,
+    report: Path = typer.Option(Path("results"), "--report", file_okay=False, callback=writable,
                                 help="Folder for results.md/.json and ROC PNGs."),
     transfer: bool = typer.Option(False, "--transfer", help="Also the transfer matrix, leave-one-out and "
                                   "ablation tables across the --data sets (trains many detectors)."),

@@ -26,6 +26,7 @@ from faithwatch.cli._common import (
     read_text,
     refuse_unread,
     seed_option,
+    writable,
 )
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
 
@@ -152,10 +153,10 @@ def eval_lss(
     max_span: int = typer.Option(1, "--max-span", min=1),
     prefilter: bool = typer.Option(True, "--prefilter/--no-prefilter"),
     limit: int | None = typer.Option(None, "--limit", min=3, help="Use only the first N rows of the CSV."),
-    report: Path = typer.Option(Path("results/lss"), "--report", file_okay=False,
+    report: Path = typer.Option(Path("results/lss"), "--report", file_okay=False, callback=writable,
                                 help="Folder for results.md / results.json."),
-    cache: Path | None = typer.Option(None, "--cache", help="Folder of the resumable per-pair caches "
-                                      "(default: <report>/cache)."),
+    cache: Path | None = typer.Option(None, "--cache", callback=writable,
+                                      help="Folder of the resumable per-pair caches (default: <report>/cache)."),
     n_boot: int = typer.Option(1000, "--n-boot", min=0, help="Bootstrap replicates (over pairs) for 95% CIs."),
     seed: int = seed_option(0),
     refchecker: bool = typer.Option(True, "--refchecker/--no-refchecker", help="Also summarise "
@@ -245,13 +246,13 @@ def _print_lss_result(result: Any, scorers: dict[str, Any]) -> None:
 @app.command(name="train-lss-tagger")
 def train_lss_tagger_cmd(
     ctx: typer.Context,
-    out_dir: Path = typer.Option(..., "--out", file_okay=False,
+    out_dir: Path = typer.Option(..., "--out", file_okay=False, callback=writable,
                                  help="Folder for the tagger (and the cross-validation cache)."),
     data_root: str | None = typer.Option(None, "--data-root", help="Folder holding lss-dev/ (default: the shared "
                                          "data folder)."),
     cv: int = typer.Option(5, "--cv", min=0, help="Folds of the out-of-fold evaluation before the final fit "
                            "(0: none). Finished folds are cached in <out>/cv and reused."),
-    report: Path | None = typer.Option(None, "--report", file_okay=False,
+    report: Path | None = typer.Option(None, "--report", file_okay=False, callback=writable,
                                        help="Write the out-of-fold eval-lss tables here."),
     epochs: int = typer.Option(4, "--epochs", min=1),
     batch_size: int = typer.Option(16, "--batch-size", min=1),

@@ -48,6 +48,7 @@ from faithwatch.cli._common import (
     resumable,
     signal_list,
     transcript_note,
+    writable,
 )
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.results import SentenceReport
@@ -158,8 +159,8 @@ def monitor(
     device: str | None = DeviceOpt,
     dtype: str | None = DtypeOpt,
     device_map: str | None = DeviceMapOpt,
-    html: Path | None = typer.Option(None, "--html", dir_okay=False, help="Also write a self-contained HTML report "
-                                     "of the answer."),
+    html: Path | None = typer.Option(None, "--html", dir_okay=False, callback=writable,
+                                     help="Also write a self-contained HTML report of the answer."),
     max_false_accept: float | None = MaxFalseAcceptOpt,
     threads: int | None = ThreadsOpt,
     static_cache: bool = StaticCacheOpt,
@@ -233,8 +234,9 @@ def score(
                                "instruction?} (no question: scored as a summary), or a .csv / .tsv file with "
                                "those columns in a header row; with --ray also Parquet (a .parquet file or a "
                                "folder of them; an id per record)."),
-    output: str = typer.Option(..., "--output", "-o", help="JSONL of per-sentence features (appended, resumable); "
-                               "with --ray, a folder of shards when it ends with '/', exists or --format is given."),
+    output: str = typer.Option(..., "--output", "-o", callback=writable,
+                               help="JSONL of per-sentence features (appended, resumable); with --ray, a folder of "
+                                    "shards when it ends with '/', exists or --format is given."),
     model: str | None = ModelOpt,
     vectors: bool = typer.Option(True, "--vectors/--no-vectors", help="Include per-head lookback ratios."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Start afresh instead of resuming."),

@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from faithwatch.alignment import DEFAULT_SCORER
-from faithwatch.cli._common import ThreadsOpt, device_option, fail, group, out, progress, seed_option
+from faithwatch.cli._common import ThreadsOpt, device_option, fail, group, out, progress, seed_option, writable
 from faithwatch.errors import FaithwatchError, InputError
 
 app = group()
@@ -30,7 +30,7 @@ BaseOpt = typer.Option(None, "--base", help="Base encoder folder (default: gt-al
 
 @app.command(name="train-nli")
 def train_nli_cmd(
-    out_dir: Path = typer.Option(..., "--out", file_okay=False,
+    out_dir: Path = typer.Option(..., "--out", file_okay=False, callback=writable,
                                  help="Folder for the adapter (and its resumable checkpoint)."),
     train_file: Path = typer.Option(None, "--train", help="NLI JSONL (default: <data>/nli/train.jsonl)."),
     data_root: Path = DataRootOpt,
@@ -94,7 +94,8 @@ def eval_nli_cmd(
                                   "default $FAITHWATCH_NLI_PRECISION, else fp32"),
     device: str = device_option("cpu", "torch device of the NLI model, e.g. cuda."),
     base_dir: Path = BaseOpt,
-    report: Path = typer.Option(None, "--report", file_okay=False, help="Write results.md and results.json here."),
+    report: Path = typer.Option(None, "--report", file_okay=False, callback=writable,
+                                help="Write results.md and results.json here."),
     threads: int = typer.Option(2, "--threads", min=1),
     record: bool = typer.Option(False, "--record", help="Store the figures in the artifact's metadata and "
                                 "model card (full dev sets only)."),
@@ -173,9 +174,8 @@ def eval_alignment_cmd(
                               "language model is loaded (kept so that older command lines run).", hidden=True),
     data_root: Path = DataRootOpt,
     n_boot: int = typer.Option(1000, "--n-boot", min=1),
-    report: Path = typer.Option(None, "--report", file_okay=False,
-                                help="Write results.json/.md, ROC and histogram PNGs and "
-                                "index.html here."),
+    report: Path = typer.Option(None, "--report", file_okay=False, callback=writable,
+                                help="Write results.json/.md, ROC and histogram PNGs and index.html here."),
     threads: int | None = ThreadsOpt,
 ) -> None:
     """Sentence-level AUROC of align_score alone for each alignment scorer (text features, cached; no language
