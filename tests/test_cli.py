@@ -544,6 +544,9 @@ def test_generate_refuses_options_its_strategy_does_not_read(tmp_path, monkeypat
     (["--tau-grid", "0.5:0.5"], "--tau-grid is the grid of --cv-tau"),  # ignored without --cv-tau
     (["--cache", "c.jsonl", "--no-cache"], "--no-cache turns it off"),
     (["--strategies", "greedy,cad", "--cv-tau"], "--cv-tau needs a strategy that reads"),  # refused after the runs
+    # these too were found only after every strategy had run
+    (["--strategies", "fod", "--cv-tau", "--tau-grid", "0.5:1.5"], "--tau-grid point 0.5:1.5: bad decoding"),
+    (["--strategies", "fod", "--cv-tau", "--limit", "3"], "cross-validation needs at least 4 counterfactual items"),
 ])
 def test_eval_decoding_refuses_options_no_strategy_reads(tmp_path, monkeypatch, options, said):
     import faithwatch.monitor

@@ -140,16 +140,20 @@ def _tau_grid(spec: str | None) -> tuple[tuple[float, float], ...]:
         raise InputError(f"--tau-grid must look like '0.5:0.6,0.7:0.85', got {spec!r}") from None
     if not grid:
         raise InputError("--tau-grid is empty")
+    for tau1, tau2 in grid:  # a τ out of [0, 1] (or nan) failed every run of its point
+        try:
+            checked_params(tau1=tau1, tau2=tau2)
+        except InputError as exc:
+            raise InputError(f"--tau-grid point {tau1:g}:{tau2:g}: {exc}") from None
     return grid
 
 
-def _cross_validated(monitor, items, names, params, tau_grid, cache_path, judge, console):
+def _cross_validated(monitor, items, names, params, grid, cache_path, judge, console):
     """Out-of-fold success of every strategy among ``names`` that reads τ1 or τ2 (τ chosen on the other folds)."""
     import pandas as pd
 
     from faithwatch.eval.decoding_cv import cross_validate_tau, tau_points, taus_read
 
-    grid = _tau_grid(tau_grid)
     bar = progress(console)
     rows = []
     for name in [n for n in names if taus_read(n)]:
@@ -252,6 +256,11 @@ def eval_decoding(
         names = ev.parse_strategies(strategies, ev.known_strategies())
         _check_options(ctx, names)
         items = load_items(data)[:limit] if limit else load_items(data)
+        if cv_tau:  # found after every strategy had run
+            from faithwatch.eval.decoding_cv import cv_items
+
+            cv_items(items)
+            grid = _tau_grid(tau_grid)
         judge = build_checker(checker, device or "cpu")
         params: dict[str, Any] = {"tau1": tau1, "tau2": tau2, "beams": beams, "samples": samples,
                                   "temperature": temperature, "alpha": alpha,
@@ -307,7 +316,7 @@ def eval_decoding(
         if note:
             err.print(f"[yellow]{note}[/]")
         if cv_tau and not interrupted:
-            cv = _cross_validated(monitor, items, names, params, tau_grid, cache_path, judge, err)
+            cv = _cross_validated(monitor, items, names, params, grid, cache_path, judge, err)
             tables["τ cross-validated (out of fold)"] = cv
             out.print(cv.round(3).to_string(index=False))
         paths = write_report(report, "faithwatch eval-decoding", tables, {}, meta, in_sample_tables=marked)

@@ -74,6 +74,16 @@ def fold_of(items: Sequence[QAItem], folds: int, seed: int = 0) -> dict[str, int
     return {items[i].id: int(k % folds) for k, i in enumerate(order)}
 
 
+def cv_items(items: Sequence[QAItem], folds: int = 4) -> list[QAItem]:
+    """The items that τ cross-validation reads (the counterfactual ones); fewer than ``folds`` whose context
+    disagrees with common knowledge is an :class:`InputError`."""
+    items = [i for i in items if i.is_counterfactual]
+    if len([i for i in items if not i.agrees]) < folds:
+        raise InputError(f"cross-validation needs at least {folds} counterfactual items (with context_answers "
+                         "that differ from common_answers)")
+    return items
+
+
 def cross_validate_tau(monitor: Any, items: Sequence[QAItem], strategy: str = "fod", *,
                        grid: Sequence[tuple[float, float]] = DEFAULT_GRID, folds: int = 4, seed: int = 0,
                        params: Mapping[str, Any] | None = None, cache_path: str | None = None,
@@ -81,9 +91,7 @@ def cross_validate_tau(monitor: Any, items: Sequence[QAItem], strategy: str = "f
                        **kwargs: Any) -> CVResult:
     """Run ``strategy`` at every (τ1, τ2) of ``grid`` it can tell apart (:func:`tau_points`) and score each item
     with the τ chosen on the other folds."""
-    items = [i for i in items if i.is_counterfactual]
-    if len([i for i in items if not i.agrees]) < folds:
-        raise InputError(f"cross-validation needs at least {folds} counterfactual items")
+    items = cv_items(items, folds)
     if not grid:
         raise InputError("the τ grid is empty")
     points = tau_points(strategy, grid)
