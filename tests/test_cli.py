@@ -78,6 +78,10 @@ def test_serve_refuses_an_unknown_signal_before_listening():
     assert result.exit_code == 2 and "unknown signal 'bogus'" in result.output
     checker = runner.invoke(app, ["serve", "--model", "none", "--check-checker", "nli", "--port", "0"])
     assert checker.exit_code == 2 and "--check-checker must be one of detector, alignment" in checker.output
+    for spec in ("none", "bogus"):  # said after the model had loaded, as "check_alignment must be one of"
+        aligned = runner.invoke(app, ["serve", "--model", "none", "--check-alignment", spec, "--port", "0"])
+        said = " ".join(aligned.output.split())
+        assert aligned.exit_code == 2 and "--check-alignment must be one of" in said and repr(spec) in said, said
     none = runner.invoke(app, ["serve", "--model", "none", "--port", "0"])  # an AttributeError on model_id before
     assert none.exit_code == 2 and "faithwatch serve needs a language model" in none.output
 

@@ -93,6 +93,9 @@ def serve(
 
     if check_checker is not None and check_checker not in CHECKERS:  # before the model loads
         raise fail(InputError(f"--check-checker must be one of {', '.join(CHECKERS)}, got {check_checker!r}"))
+    if check_alignment not in plain_specs():  # create_app says so too, once the model has loaded
+        raise fail(InputError(f"--check-alignment must be one of {', '.join(plain_specs())}, got "
+                              f"{check_alignment!r}"))
     try:
         check_api_key(api_key)  # before the model loads
     except InputError as exc:
