@@ -49,17 +49,24 @@ def _param(name: str, flags: str, **kw: Any) -> Any:
                         "its own]", show_default=False, **{**bounds(name), **kw})
 
 
-def _check_read(ctx: typer.Context, strategy: str) -> None:
-    """Options the strategy does not read are refused: they were ignored (``--strategy greedy --tau1 0.3``)."""
+#: the command-line options of a strategy: the decoding parameters and the Lookback Lens
+STRATEGY_OPTIONS = (*DecodingParams.model_fields, "lens")
+
+
+def options_read(strategy: str) -> tuple[str, ...] | None:
+    """The :data:`STRATEGY_OPTIONS` that ``strategy`` reads (``None`` for a plug-in that does not say)."""
     from faithwatch.decoding import params_read
 
     reads = params_read(strategy)
-    if reads is None:  # a plug-in that does not say what it reads
-        return
-    reads = (*reads, *(["lens"] if strategy == "lookback" else []))
-    options = [*DecodingParams.model_fields, "lens"]
-    refuse_unread(ctx, [name for name in options if name not in reads], f"--strategy {strategy}", reads,
-                  "choose a strategy")
+    return None if reads is None else (*reads, *(["lens"] if strategy == "lookback" else []))
+
+
+def _check_read(ctx: typer.Context, strategy: str) -> None:
+    """Options the strategy does not read are refused: they were ignored (``--strategy greedy --tau1 0.3``)."""
+    reads = options_read(strategy)
+    if reads is not None:
+        refuse_unread(ctx, [name for name in STRATEGY_OPTIONS if name not in reads], f"--strategy {strategy}", reads,
+                      "choose a strategy")
 
 
 @app.command()

@@ -37,7 +37,7 @@ from faithwatch.cli._common import (
     writable,
 )
 from faithwatch.errors import FaithwatchError, InputError
-from faithwatch.params import DecodingParams, bounds, checked_params, default, help_of
+from faithwatch.params import bounds, checked_params, default, help_of
 
 app = group()
 
@@ -174,7 +174,7 @@ def _cross_validated(monitor, items, names, params, grid, cache_path, judge, con
 def _check_options(ctx: typer.Context, names: list[str]) -> None:
     """Options that no strategy of the run reads, and settings at odds, are refused: they were ignored (or, for
     --cv-tau, refused only after every strategy had run)."""
-    from faithwatch.decoding import params_read
+    from faithwatch.cli.decoding import STRATEGY_OPTIONS, options_read
     from faithwatch.eval.decoding_cv import taus_read
 
     given, cv_tau = options_given(ctx), ctx.params["cv_tau"]
@@ -185,13 +185,12 @@ def _check_options(ctx: typer.Context, names: list[str]) -> None:
     if cv_tau and not any(taus_read(n) for n in names):
         raise InputError("--cv-tau needs a strategy that reads τ1 or τ2 (fod, fod-fallback, rerank-coverage, …) "
                          "in --strategies")
-    each = [params_read(n) for n in names]
+    each = [options_read(n) for n in names]
     if any(r is None for r in each):  # a plug-in that does not say what it reads
         return
-    reads = {"seed", *(r for rs in each for r in rs), *(["lens"] if "lookback" in names else [])}  # seed: bootstrap
-    options = [*DecodingParams.model_fields, "lens"]
-    refuse_unread(ctx, [o for o in options if o not in reads], f"--strategies {','.join(names)}",
-                  [o for o in options if o in reads], "add a strategy to --strategies")
+    reads = {"seed", *(r for rs in each for r in rs)}  # the seed is the bootstrap's too
+    refuse_unread(ctx, [o for o in STRATEGY_OPTIONS if o not in reads], f"--strategies {','.join(names)}",
+                  [o for o in STRATEGY_OPTIONS if o in reads], "add a strategy to --strategies")
 
 
 
