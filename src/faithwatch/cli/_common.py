@@ -426,14 +426,20 @@ def option_flags(ctx: typer.Context) -> dict[str, str]:
             for p in ctx.command.params if p.name}
 
 
+def given_flags(ctx: typer.Context, names: Iterable[str]) -> list[str]:
+    """The flags of those of ``names`` (parameters of ``ctx``'s command) that were given, in the order given."""
+    flags, names = option_flags(ctx), set(names)
+    return [flags[name] for name in options_given(ctx) if name in names]
+
+
 def refuse_unread(ctx: typer.Context, unread: Iterable[str], owner: str, reads: Iterable[str], other: str) -> None:
     """Options of ``unread`` given on the command line are refused, naming the ones that ``owner`` (``--scorer
     lss-tagger``, say) reads: the run would ignore them. ``other`` says how to get a reader (``choose a search
     scorer``)."""
-    flags, unread = option_flags(ctx), set(unread)
-    stray = [flags[name] for name in options_given(ctx) if name in unread]
+    stray = given_flags(ctx, unread)
     if stray:
         it = "it" if len(stray) == 1 else "them"
+        flags = option_flags(ctx)
         read = ", ".join(flags[name] for name in reads if name in flags) or "none of them"
         raise InputError(f"{owner} does not read {', '.join(stray)} (it reads {read}): leave {it} out, or {other} "
                          f"that reads {it}")
@@ -445,8 +451,7 @@ RAY_ONLY = ("address", "workers", "gpus_per_worker", "shard_rows")
 
 def check_ray_options(ctx: typer.Context) -> None:
     """Options of :data:`RAY_ONLY` given without ``--ray`` are refused: they were ignored."""
-    flags = option_flags(ctx)
-    named = [flags[name] for name in options_given(ctx) if name in RAY_ONLY]
+    named = given_flags(ctx, RAY_ONLY)
     if named and not ctx.params.get("ray"):
         verb, it = ("acts", "it") if len(named) == 1 else ("act", "them")
         raise InputError(f"{', '.join(named)} {verb} only with --ray: add --ray (docs/scale.md), or leave {it} out")

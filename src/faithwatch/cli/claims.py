@@ -23,10 +23,9 @@ from faithwatch.cli._common import (
     domain_hint,
     err,
     fail,
+    given_flags,
     group,
     input_contexts,
-    option_flags,
-    options_given,
     out,
     progress,
     read_text,
@@ -230,15 +229,13 @@ _BATCH_OPTIONS, _ONE_OPTIONS = ("group_by", "overwrite"), ("question", "json_out
 
 def _check_read(ctx: typer.Context, *, batch: bool, extractor: str, checker: str) -> None:
     """Refuse options given on the command line that this run would not read (they were ignored)."""
-    given = options_given(ctx)
-    flag = option_flags(ctx)
     uses_llm = extractor == "triplet" or checker == "llm"
     for names, reason in (
         (_BATCH_OPTIONS if not batch else _ONE_OPTIONS,
          "one response (--context/--response)" if batch else "a batch (--input/--output)"),
         (() if uses_llm else _LLM_OPTIONS, "an LLM: --checker llm or --extractor triplet"),
     ):
-        stray = [flag[n] for n in names if n in given]
+        stray = given_flags(ctx, names)
         if stray:
             raise InputError(f"{', '.join(stray)} {'is' if len(stray) == 1 else 'are'} for {reason}")
     reads = _CHECKER_READS.get(checker)

@@ -18,9 +18,8 @@ from faithwatch.cli._common import (
     device_option,
     err,
     fail,
+    given_flags,
     group,
-    option_flags,
-    options_given,
     out,
     progress,
     read_text,
@@ -284,7 +283,7 @@ def train_lss_tagger_cmd(
     try:
         if cv == 1:
             raise InputError("--cv needs at least 2 folds (or 0 to train without the out-of-fold evaluation)")
-        unread = [option_flags(ctx)[name] for name in options_given(ctx) if name in ("report", "n_boot")]
+        unread = given_flags(ctx, ("report", "n_boot"))
         if not cv and unread:
             raise InputError(f"{', '.join(unread)} {'is' if len(unread) == 1 else 'are'} for the out-of-fold "
                              "evaluation, and --cv 0 skips it: give --cv 2 or more, or leave "

@@ -35,11 +35,10 @@ from faithwatch.cli._common import (
     domain_hint,
     err,
     fail,
+    given_flags,
     group,
     input_contexts,
     instruction_kwargs,
-    option_flags,
-    options_given,
     out,
     print_notes,
     progress,
@@ -218,8 +217,7 @@ def _check_forward_options(ctx: typer.Context, mon: Any) -> None:
     """--batch-size and --host-workers shape the model's forward passes; a run without them ignored both."""
     if not mon.model_free:
         return
-    flags = option_flags(ctx)
-    stray = [flags[name] for name in options_given(ctx) if name in ("batch_size", "host_workers")]
+    stray = given_flags(ctx, ("batch_size", "host_workers"))
     if stray:
         why = "--model none" if mon.lm is None else "signals that read no model output (--signals)"
         it = "it" if len(stray) == 1 else "them"
