@@ -56,6 +56,24 @@ def test_edit_examples_need_multi_sentence_contexts():
         edit_examples(short, 4)
 
 
+def test_cli_says_how_many_responses_repeat(tmp_path):
+    # two sources hold few distinct edits: a large --n repeated pairs word for word, and nothing said so
+    from typer.testing import CliRunner
+
+    from faithwatch.cli import app
+
+    src = tmp_path / "src.jsonl"
+    src.write_text("".join(json.dumps({"context": d, "response": "x", "label": 0}) + "\n" for d in DOCS))
+    for n, repeats in ((8, False), (400, True)):
+        out = tmp_path / f"edits{n}.jsonl"
+        result = CliRunner().invoke(app, ["synth-edits", "--data", str(src), "--out", str(out), "--n", str(n)])
+        assert result.exit_code == 0, result.output
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        twice = len(rows) - len({(r["context"], r["response"]) for r in rows})
+        said = " ".join(result.output.split())
+        assert (twice > 0) == repeats and (f"{twice} of the responses repeat an earlier one" in said) == repeats
+
+
 def _table(name: str, n: int, rng, train_only: bool = False) -> pd.DataFrame:
     label = rng.integers(0, 2, n)
     return pd.DataFrame({"example_id": [f"{name}{i}" for i in range(n)], "dataset": name, "label": label,

@@ -284,6 +284,11 @@ def synth_edits(
     bad = sum(e.response_label for e in examples)
     err.print(f"{len(examples)} responses ({bad} with a changed sentence) from {len(sources)} source examples "
               f"→ {out_file}")
+    repeats = len(examples) - len({(e.context, e.response) for e in examples})
+    if repeats:  # the file is as the seed makes it; a user should know how much of it is the same pair again
+        err.print(f"[yellow]note:[/] {repeats} of the responses repeat an earlier one word for word (with its "
+                  "context): the sources hold fewer distinct edits than --n asks for, and a repeat weighs its pair "
+                  "more in training; give a smaller --n or more --data")
 
 @app.command(name="transfer-lens")
 def transfer_lens_cmd(
