@@ -114,10 +114,7 @@ def generate(
         from faithwatch.monitor import Monitor
 
         check_names(detector=detector, strategy=strategy)
-        given = {"tau1": tau1, "tau2": tau2, "beams": beams, "samples": samples, "temperature": temperature,
-                 "alpha": alpha, "abstain_threshold": abstain_threshold, "max_new_tokens": max_new_tokens,
-                 "seed": seed, "coverage": coverage, "last_resort": last_resort, "trim": trim, "no_repeat": no_repeat}
-        given = {k: v for k, v in given.items() if v is not None}
+        given = {k: ctx.params[k] for k in DecodingParams.model_fields if ctx.params.get(k) is not None}
         checked_params(**given)  # a bad value (--alpha nan) before the model loads
         _check_read(ctx, strategy)
         with err.status("Loading model…"):

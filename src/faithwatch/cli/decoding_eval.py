@@ -37,7 +37,7 @@ from faithwatch.cli._common import (
     writable,
 )
 from faithwatch.errors import FaithwatchError, InputError
-from faithwatch.params import bounds, checked_params, default, help_of
+from faithwatch.params import DecodingParams, bounds, checked_params, default, help_of
 
 app = group()
 
@@ -261,11 +261,7 @@ def eval_decoding(
             cv_items(items)
             grid = _tau_grid(tau_grid)
         judge = build_checker(checker, device or "cpu")
-        params: dict[str, Any] = {"tau1": tau1, "tau2": tau2, "beams": beams, "samples": samples,
-                                  "temperature": temperature, "alpha": alpha,
-                                  "abstain_threshold": abstain_threshold, "max_new_tokens": max_new_tokens,
-                                  "seed": seed, "coverage": coverage, "last_resort": last_resort, "trim": trim,
-                                  "no_repeat": no_repeat}
+        params: dict[str, Any] = {k: ctx.params[k] for k in DecodingParams.model_fields if k in ctx.params}
         checked_params(**params)  # a bad value (--alpha nan) before the model loads, not in every run
         with err.status("Loading model…"):
             monitor = Monitor(model, detector=detector, alignment=alignment or "auto", device=device, dtype=dtype,
