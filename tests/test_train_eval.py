@@ -252,6 +252,9 @@ def test_train_select_eval_text_only(datasets, tiny_model_dir, tmp_path, one_thr
     refused = runner.invoke(app, ["train", "--data", f"{a},{b}", "--out", str(det), "--features",
                                   "likelihood,alignment", *model])
     assert refused.exit_code != 0 and "drop --text-only" in refused.output
+    lens = runner.invoke(app, ["train", "--data", f"{a},{b}", "--out", str(det), "--lens", "window", *model])
+    assert lens.exit_code != 0 and "leave --lens window out" in lens.output  # it was dropped with a note
+    assert not list((tmp_path / "cache").rglob("*.parquet"))  # refused before any feature
     trained = runner.invoke(app, ["train", "--data", f"{a},{b}", "--detector", "xgb", "--out", str(det),
                                   "--features", "alignment,lexical,edits", *model])
     assert trained.exit_code == 0, trained.output

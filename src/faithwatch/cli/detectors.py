@@ -24,6 +24,7 @@ from faithwatch.cli._common import (
     check_ray_options,
     err,
     fail,
+    given_flags,
     group,
     out,
     progress,
@@ -154,6 +155,9 @@ def train(
         check_artifact_out(out_dir, overwrite)  # before hours of features
         if text_only:
             check_text_only(recipe.families)
+            if given_flags(ctx, ["lens"]) and lens != "none":  # it was dropped with a note
+                raise InputError(f"--text-only trains no Lookback Lens (it reads the model's attention): leave "
+                                 f"--lens {lens} out, or drop --text-only")
             if lens != "none":
                 err.print("--text-only: no Lookback Lens (it needs the model's attention)")
                 lens = "none"
