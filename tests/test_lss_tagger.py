@@ -211,7 +211,7 @@ def test_cli_trains_with_cross_validation(tmp_path: Path, tiny_base: Path, tiny_
     assert not (tmp_path / "t2").exists() and not (tmp_path / "r0").exists()
     res = CliRunner().invoke(app, ["train-lss-tagger", "--out", str(tmp_path / "t3"), "--data-root", str(data[0]),
                                    "--lr", "-1"])  # torch refused it with a traceback, after the data had loaded
-    assert res.exit_code == 2 and "lr (the learning rate) must be positive and finite, got -1.0" in res.output
+    assert res.exit_code == 2 and "--lr (the learning rate) must be positive and finite, got -1.0" in res.output
     with pytest.raises(InputError, match="synthetic is a share of the training pairs"):
         TaggerConfig(out_dir="x", synthetic=math.nan)
 

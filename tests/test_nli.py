@@ -292,8 +292,12 @@ def test_cli_refuses_a_bad_setting_before_reading_data(tmp_path: Path) -> None:
 
     res = CliRunner().invoke(app, ["train-nli", "--out", str(tmp_path / "a"), "--data-root", str(tmp_path / "none"),
                                    "--train", str(tmp_path / "missing.jsonl"), "--lr", "0"])
-    assert res.exit_code == 2 and "lr (the learning rate) must be positive and finite, got 0.0" in res.output
+    assert res.exit_code == 2 and "--lr (the learning rate) must be positive and finite, got 0.0" in res.output
     assert not (tmp_path / "a").exists()
+    res = CliRunner().invoke(app, ["train-nli", "--out", str(tmp_path / "a"), "--train", str(tmp_path / "m.jsonl"),
+                                   "--doc-window-swaps", "--synthetic", "0"])  # its fields' names, not the flags
+    said = "--doc-window-swaps changes the on-topic pairs: it needs --doc-synthetic above 0"
+    assert res.exit_code == 2 and said in res.output and "doc_" not in res.output
 
 
 def test_read_pairs_reports_bad_lines(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shlex
 import sys
 import time
@@ -424,6 +425,14 @@ def option_flags(ctx: typer.Context) -> dict[str, str]:
     """Each parameter of ``ctx``'s command as its long flag (``--trim/--no-trim`` for an on/off pair)."""
     return {p.name: "/".join([*[o for o in p.opts if o.startswith("--")][:1], *getattr(p, "secondary_opts", [])])
             for p in ctx.command.params if p.name}
+
+
+def in_flags(ctx: typer.Context, exc: InputError) -> InputError:
+    """``exc`` with the parameter names of ``ctx``'s command that it names (a config's fields: ``doc_synthetic``)
+    written as the flags the user gave (``--doc-synthetic``)."""
+    flags = {name: flag for name, flag in option_flags(ctx).items() if flag}  # an argument has no flag
+    text = re.sub(r"(?<![\w-])[a-z][a-z0-9_]*(?![\w-])", lambda m: flags.get(m.group(), m.group()), str(exc))
+    return InputError(text)
 
 
 def given_flags(ctx: typer.Context, names: Iterable[str]) -> list[str]:

@@ -20,6 +20,7 @@ from faithwatch.cli._common import (
     fail,
     given_flags,
     group,
+    in_flags,
     out,
     progress,
     read_text,
@@ -293,10 +294,13 @@ def train_lss_tagger_cmd(
         examples = examples_from_lss_dev(df)
         data = {"source": f"lss-dev ({LSS_DEV_FILE})", "licence": "CC0 1.0", "pairs": len(examples),
                 "annotations": len(df)}
-        cfg = TaggerConfig(out_dir=str(out_dir), seed=seed, epochs=epochs, batch_size=batch_size, lr=lr,
-                           lora_r=lora_r, lora_alpha=2 * lora_r, bf16=not no_bf16, device=device, data=data,
-                           synthetic=synthetic,
-                           base_dir=str(base_dir) if base_dir else None, nli_dir=str(nli_dir) if nli_dir else None)
+        try:
+            cfg = TaggerConfig(out_dir=str(out_dir), seed=seed, epochs=epochs, batch_size=batch_size, lr=lr,
+                               lora_r=lora_r, lora_alpha=2 * lora_r, bf16=not no_bf16, device=device, data=data,
+                               synthetic=synthetic, base_dir=str(base_dir) if base_dir else None,
+                               nli_dir=str(nli_dir) if nli_dir else None)
+        except InputError as exc:  # it names the settings by their fields
+            raise in_flags(ctx, exc) from None
         evaluation: dict = {}
         with progress(info=True) as bar:
             task = bar.add_task("training", total=None, info="")

@@ -8,7 +8,17 @@ import typer
 from rich.table import Table
 
 from faithwatch.alignment import DEFAULT_SCORER
-from faithwatch.cli._common import ThreadsOpt, device_option, fail, group, out, progress, seed_option, writable
+from faithwatch.cli._common import (
+    ThreadsOpt,
+    device_option,
+    fail,
+    group,
+    in_flags,
+    out,
+    progress,
+    seed_option,
+    writable,
+)
 from faithwatch.errors import FaithwatchError, InputError
 
 app = group()
@@ -30,6 +40,7 @@ BaseOpt = typer.Option(None, "--base", help="Base encoder folder (default: gt-al
 
 @app.command(name="train-nli")
 def train_nli_cmd(
+    ctx: typer.Context,
     out_dir: Path = typer.Option(..., "--out", file_okay=False, callback=writable,
                                  help="Folder for the adapter (and its resumable checkpoint)."),
     train_file: Path = typer.Option(None, "--train", help="NLI JSONL (default: <data>/nli/train.jsonl)."),
@@ -64,11 +75,14 @@ def train_nli_cmd(
     try:
         train = train_file or _nli_dir(data_root) / "train.jsonl"
         names = sorted(LICENSED_SOURCES) if sources == "licensed" else [s.strip() for s in sources.split(",")]
-        cfg = TrainConfig(train_file=str(train), out_dir=str(out_dir), sources=names, synthetic=synthetic,
-                          doc_synthetic=doc_synthetic, doc_window_swaps=doc_window_swaps, device=device, seed=seed,
-                          epochs=epochs, batch_size=batch_size, lr=lr, max_length=max_length,
-                          lora_r=lora_r, lora_alpha=2 * lora_r, limit=limit, bf16=not no_bf16,
-                          base_dir=str(base_dir) if base_dir else None)
+        try:
+            cfg = TrainConfig(train_file=str(train), out_dir=str(out_dir), sources=names, synthetic=synthetic,
+                              doc_synthetic=doc_synthetic, doc_window_swaps=doc_window_swaps, device=device,
+                              seed=seed, epochs=epochs, batch_size=batch_size, lr=lr, max_length=max_length,
+                              lora_r=lora_r, lora_alpha=2 * lora_r, limit=limit, bf16=not no_bf16,
+                              base_dir=str(base_dir) if base_dir else None)
+        except InputError as exc:  # it names the settings by their fields
+            raise in_flags(ctx, exc) from None
         with progress(info=True) as bar:
             task = bar.add_task("training", total=None, info="")
 
