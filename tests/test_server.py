@@ -188,6 +188,12 @@ def test_generate_greedy(client):
     for flag in ("trim", "last_resort", "coverage", "no_repeat"):  # "yes" and "no" were read as booleans
         r = client.post("/v1/generate", json={"question": "q", "context": "c", flag: "no"})
         assert r.status_code == 422 and "valid boolean" in r.text, r.text
+    r = client.post("/v1/generate", json={"question": "q", "context": "c", "strategy": "greedy", "tau1": 0.3,
+                                          "alpha": 1.0, "max_new_tokens": 4})  # ignored, as the CLI's were
+    assert r.status_code == 422 and "strategy greedy does not read alpha, tau1" in r.text, r.text
+    r = client.post("/v1/generate", json={"question": "q", "context": "c", "strategy": "cad", "alpha": 1.0,
+                                          "max_new_tokens": 4})
+    assert r.status_code == 200 and r.json()["params"]["alpha"] == 1.0, r.text
 
 
 @pytest.mark.parametrize("batch_rows", [1, 8])  # a pool job, and a row of the live batch

@@ -104,6 +104,19 @@ class GenerateRequest(DecodingParams):
             raise ValueError(f"unknown strategy {value!r}; choose one of {', '.join(registry.strategies)}")
         return value
 
+    @model_validator(mode="after")
+    def _read(self) -> GenerateRequest:
+        """A parameter the strategy does not read is refused, as on the command line: it was ignored."""
+        from faithwatch.decoding import params_read
+
+        reads = params_read(self.strategy)
+        stray = sorted(set(DecodingParams.model_fields) & self.model_fields_set - set(reads or ()))
+        if reads is not None and stray:
+            raise ValueError(f"strategy {self.strategy} does not read {', '.join(stray)} (it reads "
+                             f"{', '.join(reads)}): leave {'it' if len(stray) == 1 else 'them'} out, or choose a "
+                             "strategy that reads them")
+        return self
+
 
 class CheckRequest(_Body):
     """Extract the claims of a response and check each against the context passage(s)."""
