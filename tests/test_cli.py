@@ -66,6 +66,8 @@ def test_monitor_static_cache_and_run_ahead_print_the_same_scores(tiny_model_dir
     runs = [runner.invoke(app, args + extra)
             for extra in ([], ["--static-cache"], ["--cuda-graph"], ["--cuda-graph", "--run-ahead", "5"])]
     assert all(r.exit_code == 0 for r in runs), [r.output for r in runs]
+    assert "--cuda-graph: the model is on cpu, where there are no CUDA graphs" in runs[2].stderr  # it said nothing
+    assert "CUDA graphs" not in runs[1].stderr
     rows = [[json.loads(line) for line in r.stdout.splitlines() if line.startswith('{"type": "sentence"')]
             for r in runs]
     for other in rows[1:]:
@@ -593,3 +595,14 @@ def test_select_refuses_one_data_set_before_computing_features(tmp_path, monkeyp
     result = runner.invoke(app, ["select", "--data", "qags-cnndm", "--augment", "begin-dev", "--text-only",
                                  "--out", str(tmp_path / "r.json")])
     assert result.exit_code == 2 and "at least two labelled data sets in --data" in result.output
+
+
+def test_serve_says_cuda_graph_captures_no_graph_on_a_cpu(tiny_model_dir, monkeypatch, one_thread):
+    import uvicorn
+
+    served = []
+    monkeypatch.setattr(uvicorn, "run", lambda app_, **kw: served.append(kw))
+    result = runner.invoke(app, ["serve", "--model", str(tiny_model_dir), "--alignment", "lexical", "--cuda-graph",
+                                 "--host", "127.0.0.1", "--port", "0", "--threads", "1"])
+    assert result.exit_code == 0 and served, result.output
+    assert "--cuda-graph: the model is on cpu, where there are no CUDA graphs" in result.stderr  # it said nothing

@@ -372,6 +372,14 @@ CudaGraphOpt = typer.Option(False, "--cuda-graph", help="Replay each decode step
                             "--static-cache; the same scores, several times faster: bench/README.md).")
 
 
+def cuda_graph_note(monitor: Any, cuda_graph: bool) -> None:
+    """Say that ``--cuda-graph`` captures no graph where the model is not on a GPU (it ran the static path)."""
+    device = getattr(getattr(monitor, "lm", None), "device", None)
+    if cuda_graph and device is not None and getattr(device, "type", device) != "cuda":
+        err.print(f"[yellow]note:[/] --cuda-graph: the model is on {device}, where there are no CUDA graphs; each "
+                  "step runs with the static cache alone (the same scores)")
+
+
 def default_threads() -> int:
     """Threads for torch by default: the physical cores among the CPUs this process may run on
     (``os.sched_getaffinity``; hyper-threads of one core count once), at least 1."""

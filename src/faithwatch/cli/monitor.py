@@ -32,6 +32,7 @@ from faithwatch.cli._common import (
     check_generation,
     check_names,
     check_ray_options,
+    cuda_graph_note,
     domain_hint,
     err,
     fail,
@@ -75,13 +76,15 @@ def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, devi
         raise InputError(f"--max-false-accept must be between 0 and 1 (exclusive), got {max_false_accept}")
     check_names(detector=None if detector is None else str(detector), alignment=alignment)
     with err.status("Loading model…", spinner="dots"):
-        return Monitor(
+        monitor = Monitor(
             model, alignment=alignment, signals=signal_list(signals),
             lid_bank=lid_bank, detector=detector, truncate_context=truncate, device=device, dtype=dtype,
             device_map=device_map, static_cache=static_cache, cuda_graph=cuda_graph, run_ahead=run_ahead,
             max_new_tokens=max_new_tokens, max_false_accept=max_false_accept,
             **instruction_kwargs(instruction),
         )
+    cuda_graph_note(monitor, cuda_graph)
+    return monitor
 
 
 def _sentence_scores(row: dict) -> list[Any]:

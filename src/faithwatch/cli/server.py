@@ -17,6 +17,7 @@ from faithwatch.cli._common import (
     SignalsOpt,
     StaticCacheOpt,
     allowed_hosts_for,
+    cuda_graph_note,
     err,
     fail,
     group,
@@ -113,6 +114,7 @@ def serve(
                               device=device, dtype=dtype, device_map=device_map, static_cache=static_cache,
                               cuda_graph=cuda_graph, signals=signal_list(signals),
                               max_new_tokens=min(256, max_new_tokens), **told)
+        cuda_graph_note(monitor, cuda_graph)
         application = create_app(
             monitor, max_body_bytes=max_body_bytes, max_context_tokens=max_context_tokens,
             max_new_tokens=max_new_tokens, queue_size=queue_size, workers=workers, batch_rows=batch_rows,
