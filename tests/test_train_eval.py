@@ -548,3 +548,15 @@ def test_a_recipe_file_is_read_with_clear_errors(tmp_path):
         with pytest.raises(InputError, match=said):
             _recipe(**args)
     assert _recipe(None, "mlp", None, None, None, False, None, None, None).kind == "mlp"  # --free
+
+
+def test_questionable_is_checked_before_the_model_loads(datasets, monkeypatch):
+    import faithwatch.eval.pipeline as pipeline
+
+    a, b = datasets
+    monkeypatch.setattr(pipeline, "extraction_monitor", lambda *a, **k: pytest.fail("the model loaded"))
+    for command in (["train", "--out", "unused"], ["select"]):
+        for policy, said in (("faithful", "no data set is faithbench: leave it out, or add faithbench"),
+                             ("maybe", "--questionable must be exclude, faithful or unfaithful, got 'maybe'")):
+            result = runner.invoke(app, [*command, "--data", f"{a},{b}", "--questionable", policy])
+            assert result.exit_code == 2 and said in result.output, result.output

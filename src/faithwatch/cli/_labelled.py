@@ -56,6 +56,16 @@ def ray_settings(ray: bool, address: str | None, workers: int, gpus_per_worker: 
                        threads=threads) if ray else None
 
 
+def check_questionable(questionable: str, names: list[str]) -> None:
+    """``--questionable`` is a label policy, and set to anything but the default it needs FaithBench among the data
+    sets (it was ignored without; a bad value was found once the model had loaded)."""
+    if questionable not in ("exclude", "faithful", "unfaithful"):
+        raise InputError(f"--questionable must be exclude, faithful or unfaithful, got {questionable!r}")
+    if questionable != "exclude" and "faithbench" not in names:
+        raise InputError("--questionable labels FaithBench's Questionable spans, and no data set is faithbench: "
+                         "leave it out, or add faithbench to --data")
+
+
 def load_tables(names, model, alignment, data_root, console, questionable="exclude", text_only=False, augment=None,
           ray_settings=None, labels=True):
     """The monitor and the feature tables of ``names``; ``labels=False``: the labels are not read (the summary line
@@ -65,6 +75,7 @@ def load_tables(names, model, alignment, data_root, console, questionable="exclu
 
     if ray_settings is not None and text_only:
         raise InputError(TEXT_ONLY_RAY)  # before loading the model
+    check_questionable(questionable, [*names, *(data_sets(augment) if augment else ())])
     with console.status("Loading model…"):
         monitor = extraction_monitor(model, alignment)
     ray = None if ray_settings is None else RayExtraction(
