@@ -155,6 +155,9 @@ def test_transfer_lens_to_another_model(datasets, tiny_model_dir, tmp_path, one_
     assert runner.invoke(app, ["train", "--data", str(a), "--out", str(det), "--alignment", "lexical",
                                "--model", str(tiny_model_dir)]).exit_code == 0
     mapped_dir = tmp_path / "mapped"
+    bogus = runner.invoke(app, ["transfer-lens", "--lens", str(det / "lookback-lens"), "--target-model",
+                                str(tmp_path / "no-model"), "--data", f"{a},bogus", "--out", str(mapped_dir)])
+    assert bogus.exit_code == 2 and "unknown dataset 'bogus'" in bogus.output  # before both models: not 'no model'
     result = runner.invoke(app, ["transfer-lens", "--lens", str(det / "lookback-lens"), "--target-model",
                                  str(other_dir), "--data", str(a), "--out", str(mapped_dir)])
     assert result.exit_code == 0, result.output

@@ -316,11 +316,12 @@ def transfer_lens_cmd(
     try:
         check_artifact_out(out_dir, overwrite)
         lens = LookbackLens.load(lens_dir)
+        # the texts before both models load: a bad --data was found after them
+        examples = [e for name in data_sets(data) for e in load_dataset(name, data_root)][:max_examples]
         with err.status("Loading both models…"):
             kw = {"signals": ["likelihood", "entropy", "lookback"], "detector": "heuristic", "alignment": "none"}
             source = Monitor(source_model or lens.model_id, **kw)
             target = Monitor(target_model, **kw)
-        examples = [e for name in data_sets(data) for e in load_dataset(name, data_root)][:max_examples]
         with progress(err) as bar:
             task = bar.add_task("both models", total=len(examples))
             mapped, mapping = transfer_lens(lens, source, target, examples,
