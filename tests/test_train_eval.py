@@ -553,7 +553,7 @@ def test_a_recipe_file_is_read_with_clear_errors(tmp_path):
     assert _recipe(None, "mlp", None, None, None, False, None, None, None).kind == "mlp"  # --free
 
 
-def test_questionable_is_checked_before_the_model_loads(datasets, monkeypatch):
+def test_data_and_questionable_are_checked_before_the_model_loads(datasets, monkeypatch):
     import faithwatch.eval.pipeline as pipeline
 
     a, b = datasets
@@ -563,3 +563,6 @@ def test_questionable_is_checked_before_the_model_loads(datasets, monkeypatch):
                              ("maybe", "--questionable must be exclude, faithful or unfaithful, got 'maybe'")):
             result = runner.invoke(app, [*command, "--data", f"{a},{b}", "--questionable", policy])
             assert result.exit_code == 2 and said in result.output, result.output
+        for data in ([f"{a},{b},bogus"], [f"{a},{b}", "--augment", "bogus"]):  # found once the model had loaded
+            result = runner.invoke(app, [*command, "--data", *data])
+            assert result.exit_code == 2 and "unknown dataset 'bogus'" in result.output, result.output

@@ -71,11 +71,20 @@ def load_tables(names, model, alignment, data_root, console, questionable="exclu
     """The monitor and the feature tables of ``names``; ``labels=False``: the labels are not read (the summary line
     counts every sentence)."""
     from faithwatch.eval.features import RayExtraction
-    from faithwatch.eval.pipeline import TEXT_ONLY_RAY, extraction_kwargs, extraction_monitor, load_labelled
+    from faithwatch.eval.pipeline import (
+        TEXT_ONLY_RAY,
+        extraction_kwargs,
+        extraction_monitor,
+        load_labelled,
+        read_labelled,
+    )
 
     if ray_settings is not None and text_only:
         raise InputError(TEXT_ONLY_RAY)  # before loading the model
-    check_questionable(questionable, [*names, *(data_sets(augment) if augment else ())])
+    augment = data_sets(augment) if augment else ()
+    check_questionable(questionable, [*names, *augment])
+    with console.status("Reading the data sets…"):  # a bad one was found once the model had loaded
+        loaded = read_labelled(names, data_root=data_root, questionable=questionable, augment=augment)
     with console.status("Loading model…"):
         monitor = extraction_monitor(model, alignment)
     ray = None if ray_settings is None else RayExtraction(
@@ -89,7 +98,7 @@ def load_tables(names, model, alignment, data_root, console, questionable="exclu
             bar.update(tasks[name], completed=n)
 
         data = load_labelled(names, monitor, data_root=data_root, questionable=questionable, on_progress=on_progress,
-                             text_only=text_only, augment=data_sets(augment) if augment else (), ray=ray)
+                             text_only=text_only, augment=augment, ray=ray, loaded=loaded)
     for d in data.values():
         if d.failed:
             console.print(f"[yellow]{d.name}: {len(d.failed)} examples could not be scored[/] "

@@ -14,7 +14,7 @@ import pandas as pd
 
 from faithwatch.errors import InputError
 from faithwatch.eval.metrics import DetectionMetrics, MetricCI, auroc_difference, detection_metrics
-from faithwatch.eval.pipeline import load_labelled
+from faithwatch.eval.pipeline import load_labelled, read_labelled
 
 ProgressFn = Callable[[str, int, int], None]
 
@@ -63,11 +63,12 @@ def evaluate_alignment(datasets: Sequence[str], scorers: Sequence[str], *, data_
         if [name for name, _ in parse_spec(spec)] == ["none"]:
             raise InputError(f"'none' gives no align_score to evaluate; choose among {', '.join(plain_specs())}")
     result = AlignmentEval(n_boot=n_boot, seed=seed)
+    loaded = read_labelled(list(datasets), data_root=data_root)  # once, and before the first scorer loads
     for spec in scorers:
         # the scorer alone: no language model is loaded (on a fresh machine that would dequantise it for nothing)
         monitor = Monitor(NO_MODEL, alignment=spec, detector="heuristic", signals=["alignment"])
         progress = (lambda name, n, t, _s=spec: on_progress(f"{name} · {_s}", n, t)) if on_progress else None
-        data = load_labelled(list(datasets), monitor, data_root=data_root, on_progress=progress, text_only=True)
+        data = load_labelled(list(datasets), monitor, on_progress=progress, text_only=True, loaded=loaded)
         for name, d in data.items():
             table = d.sentences.dropna(subset=["align_score"])
             labels = table.label.to_numpy(dtype=int)

@@ -69,6 +69,14 @@ def extraction_monitor(model: LoadedModel | str | None = None, alignment: str | 
     return Monitor(**{**extraction_kwargs(None, lm.num_layers, alignment), "model": lm})
 
 
+def read_labelled(names: Sequence[str], *, data_root: str | None = None, questionable: str = "exclude",
+                  augment: Sequence[str] = ()) -> dict[str, list[LabelledExample]]:
+    """Every data set of ``names`` and ``augment`` read and checked (an unknown name, a bad record) before the
+    first one's features (minutes to hours) or the model (a large one: minutes)."""
+    return {name: load_dataset(name, data_root, questionable=questionable)
+            for name in dict.fromkeys([*names, *augment])}
+
+
 def load_labelled(
     names: Sequence[str],
     monitor: Monitor,
@@ -79,6 +87,7 @@ def load_labelled(
     text_only: bool = False,
     augment: Sequence[str] = (),
     ray: RayExtraction | None = None,
+    loaded: dict[str, list[LabelledExample]] | None = None,
 ) -> dict[str, LabelledData]:
     """Load, extract (cached) and label each data set.
 
@@ -87,13 +96,13 @@ def load_labelled(
     ``augment``: data sets (already in ``names`` or not) marked training-only: their sentence rows get
     ``train_only = True``, so that leave-one-out never holds them out and calibration does not use them.
     ``ray``: teacher-force on Ray actors (the same cache; not with ``text_only``).
+    ``loaded``: the sets as :func:`read_labelled` read them (read before the model loads), else read here.
     """
     if ray is not None and text_only:
         raise InputError(TEXT_ONLY_RAY)
     out = {}
-    # every set read and checked (an unknown name, a bad record) before the first one's features: minutes to hours
-    loaded = {name: load_dataset(name, data_root, questionable=questionable)
-              for name in dict.fromkeys([*names, *augment])}
+    if loaded is None:
+        loaded = read_labelled(names, data_root=data_root, questionable=questionable, augment=augment)
     for name, examples in loaded.items():
         progress = (lambda n, t, _name=name: on_progress(_name, n, t)) if on_progress else None
         if text_only:
