@@ -606,3 +606,12 @@ def test_serve_says_cuda_graph_captures_no_graph_on_a_cpu(tiny_model_dir, monkey
                                  "--host", "127.0.0.1", "--port", "0", "--threads", "1"])
     assert result.exit_code == 0 and served, result.output
     assert "--cuda-graph: the model is on cpu, where there are no CUDA graphs" in result.stderr  # it said nothing
+
+
+@pytest.mark.parametrize("command", [["serve"], ["proxy", "--upstream", "http://127.0.0.1:9"]])
+def test_serve_and_proxy_check_the_detector_and_scorer_before_the_model(command, tmp_path):
+    missing = ["--model", str(tmp_path / "no-model")]  # loading it would fail: the names are checked first
+    for option, said in ((["--detector", "bogus"], "detector folder not found: bogus"),
+                         (["--alignment", "bogus"], "unknown alignment scorer 'bogus'")):
+        result = runner.invoke(app, [*command, *missing, *option, "--port", "0"])
+        assert result.exit_code == 2 and said in result.output, result.output

@@ -12,6 +12,7 @@ from faithwatch.cli._common import (
     LogLevelOpt,
     ThreadsOpt,
     allowed_hosts_for,
+    check_names,
     err,
     fail,
     group,
@@ -92,6 +93,7 @@ def proxy(
         others = {name for reads in POLICY_READS.values() for name in reads} - set(POLICY_READS[policy])
         refuse_unread(ctx, others, f"--policy {policy}", POLICY_READS[policy], "choose a policy")
         check_api_key(api_key)  # before the model loads
+        check_names(detector=detector, alignment=alignment)  # they were found once it had loaded
     except InputError as exc:
         raise fail(exc) from None
     marks = [m for m in markers.split(",")]

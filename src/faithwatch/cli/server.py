@@ -17,6 +17,7 @@ from faithwatch.cli._common import (
     SignalsOpt,
     StaticCacheOpt,
     allowed_hosts_for,
+    check_names,
     cuda_graph_note,
     err,
     fail,
@@ -99,6 +100,7 @@ def serve(
                               f"{check_alignment!r}"))
     try:
         check_api_key(api_key)  # before the model loads
+        check_names(detector=detector, alignment=alignment)  # they were found once it had loaded
     except InputError as exc:
         raise fail(exc) from None
     try:
