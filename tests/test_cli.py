@@ -77,7 +77,10 @@ def test_monitor_static_cache_and_run_ahead_print_the_same_scores(tiny_model_dir
 
 def test_serve_refuses_an_unknown_signal_before_listening():
     result = runner.invoke(app, ["serve", "--model", "none", "--signals", "likelihood,bogus", "--port", "0"])
-    assert result.exit_code == 2 and "unknown signal 'bogus'" in result.output
+    assert result.exit_code == 2 and "unknown signals ['bogus']" in result.output
+    for command in (["serve"], ["monitor", "-c", "README.md", "-q", "q"]):  # before the model, not once it loaded
+        result = runner.invoke(app, [*command, "--model", "/no/model", "--signals", "likelihood,bogus"])
+        assert result.exit_code == 2 and "unknown signals ['bogus']" in result.output, result.output
     checker = runner.invoke(app, ["serve", "--model", "none", "--check-checker", "nli", "--port", "0"])
     assert checker.exit_code == 2 and "--check-checker must be one of detector, alignment" in checker.output
     for spec in ("none", "bogus"):  # said after the model had loaded, as "check_alignment must be one of"

@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from faithwatch import registry
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
-from faithwatch.signals import default_signals, model_free_signals, parse_signals
+from faithwatch.signals import check_known, default_signals, model_free_signals, parse_signals
 from faithwatch.store import read_utf8
 from faithwatch.text.visible import is_blank
 
@@ -341,8 +341,13 @@ SignalsOpt = typer.Option(None, "--signals", help="Comma-separated signal famili
 
 def signal_list(signals: str | None) -> list[str] | None:
     """The chosen families (``text``: :func:`~faithwatch.signals.model_free_signals`), or ``None`` for the
-    monitor's default; a given list that names none (``--signals ''``) is an :class:`InputError`."""
-    return None if signals is None else parse_signals(signals)
+    monitor's default; a given list that names none (``--signals ''``), or an unknown family, is an
+    :class:`InputError` (before a model loads)."""
+    if signals is None:
+        return None
+    chosen = parse_signals(signals)
+    check_known(chosen)
+    return chosen
 
 
 OverwriteArtifactOpt = typer.Option(False, "--overwrite", help="Replace the detector already in --out (the old one "

@@ -115,18 +115,24 @@ def parse_signals(spec: str) -> list[str]:
     return chosen
 
 
-def build_signals(names: Sequence[str], ctx: SignalContext) -> list[Any]:
-    """The signals named in ``names``, in registry order; an unknown name is an :class:`InputError`."""
+def check_known(names: Sequence[str]) -> None:
+    """An unknown signal family among ``names`` is an :class:`InputError` that lists them all."""
     unknown = sorted(set(names) - set(registry.signals))
     if unknown:
         raise InputError(f"unknown signals {unknown}; available: {', '.join(registry.signals)} (on the command line "
                          "also 'text': the families read from the text alone)")
+
+
+def build_signals(names: Sequence[str], ctx: SignalContext) -> list[Any]:
+    """The signals named in ``names``, in registry order; an unknown name is an :class:`InputError`."""
+    check_known(names)
     return [registry.signals.get(n).obj(ctx) for n in registry.signals if n in names]
 
 
 __all__ = [
     "SignalContext",
     "build_signals",
+    "check_known",
     "parse_signals",
     "signal_versions",
     "default_signals",
