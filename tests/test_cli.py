@@ -618,3 +618,24 @@ def test_serve_and_proxy_check_the_detector_and_scorer_before_the_model(command,
                          (["--alignment", "bogus"], "unknown alignment scorer 'bogus'")):
         result = runner.invoke(app, [*command, *missing, *option, "--port", "0"])
         assert result.exit_code == 2 and said in result.output, result.output
+
+
+def test_lens_lid_bank_and_guiding_detector_are_checked_before_the_model(tmp_path):
+    missing = ["--model", str(tmp_path / "no-model")]  # loading it would fail: the options are checked first
+    context = _ctx(tmp_path)
+    cases = [
+        (["generate", "-c", context, "-q", "q", "-s", "lookback", "--lens", str(tmp_path / "nolens")],
+         "not found: give a Lookback Lens folder"),
+        (["generate", "-c", context, "-q", "q", "-s", "lookback", "--lens", str(tmp_path)], "holds no lens"),
+        (["eval-decoding", "--data", "counterfactual", "--report", str(tmp_path / "r"), "--strategies", "lookback",
+          "--lens", str(tmp_path / "nolens")], "not found: give a Lookback Lens folder"),
+        (["eval-decoding", "--data", "counterfactual", "--report", str(tmp_path / "r"), "--detector",
+          str(tmp_path / "nodet")], "detector folder not found"),
+        (["eval-decoding", "--data", "counterfactual", "--report", str(tmp_path / "r"), "--alignment", "bogus"],
+         "unknown alignment scorer 'bogus'"),
+        (["monitor", "-c", context, "-q", "q", "--lid-bank", str(tmp_path / "bank.safetensors")], "does not exist"),
+    ]
+    for args, said in cases:
+        result = runner.invoke(app, [*args, *missing])
+        assert result.exit_code == 2 and said in result.output, (args, result.output)
+    assert not (tmp_path / "r").exists()

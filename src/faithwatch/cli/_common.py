@@ -201,11 +201,18 @@ def report_empty(total: int, source: Path) -> None:
         err.print(f"[yellow]warning:[/] {source} holds no records")
 
 
-def check_names(*, detector: str | None = None, alignment: str | None = None, strategy: str | None = None) -> None:
-    """Refuse an unknown detector, alignment scorer or strategy before a model is loaded (seconds earlier)."""
+def check_names(*, detector: str | None = None, alignment: str | None = None, strategy: str | None = None,
+                lens: Path | None = None) -> None:
+    """Refuse an unknown detector, alignment scorer, strategy or Lookback Lens folder before a model is loaded
+    (seconds to minutes earlier)."""
     from faithwatch import registry
     from faithwatch.alignment import parse_spec
     from faithwatch.detectors import HEURISTIC_NAMES, detector_path
+    from faithwatch.detectors.artifact import META_FILE
+
+    if lens is not None and not (Path(lens) / META_FILE).is_file():
+        what = f"--lens {lens} holds no lens ({META_FILE})" if Path(lens).is_dir() else f"--lens {lens} not found"
+        raise InputError(f"{what}: give a Lookback Lens folder, e.g. <detector>/lookback-lens")
 
     if detector is not None and detector not in HEURISTIC_NAMES:
         detector_path(detector)

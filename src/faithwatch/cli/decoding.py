@@ -113,7 +113,7 @@ def generate(
         from faithwatch.decoding import generate as run
         from faithwatch.monitor import Monitor
 
-        check_names(detector=detector, strategy=strategy)
+        check_names(detector=detector, strategy=strategy, lens=lens)
         given = {k: ctx.params[k] for k in DecodingParams.model_fields if ctx.params.get(k) is not None}
         checked_params(**given)  # a bad value (--alpha nan) before the model loads
         _check_read(ctx, strategy)

@@ -26,6 +26,7 @@ from faithwatch.cli._common import (
     DtypeOpt,
     InstructionOpt,
     ThreadsOpt,
+    check_names,
     err,
     fail,
     group,
@@ -263,6 +264,7 @@ def eval_decoding(
         judge = build_checker(checker, device or "cpu")
         params: dict[str, Any] = {k: ctx.params[k] for k in DecodingParams.model_fields if k in ctx.params}
         checked_params(**params)  # a bad value (--alpha nan) before the model loads, not in every run
+        check_names(detector=detector, alignment=alignment, lens=lens)  # they were found once it had loaded
         with err.status("Loading model…"):
             monitor = Monitor(model, detector=detector, alignment=alignment or "auto", device=device, dtype=dtype,
                               device_map=device_map,

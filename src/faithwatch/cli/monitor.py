@@ -61,7 +61,8 @@ SHOWN = ("align_score", "tag_min_content", "novel_numbers", "novel_entities", "e
 AlignOpt = typer.Option(
     "auto", "--alignment", help=f"auto (the detector's scorer, else {DEFAULT_SCORER}) | {spec_help()}"
 )
-LidOpt = typer.Option(None, "--lid-bank", help="LID reference bank (.safetensors); without it lid_* are absent.")
+LidOpt = typer.Option(None, "--lid-bank", exists=True, dir_okay=False,
+                      help="LID reference bank (.safetensors); without it lid_* are absent.")
 MaxFalseAcceptOpt = typer.Option(None, "--max-false-accept", help="Flag at the threshold that lets through at most "
                                   "this share of unfaithful sentences (e.g. 0.1; estimated out of fold, or, after a "
                                   "labelled `calibrate`, on its sentences: in-sample).")
