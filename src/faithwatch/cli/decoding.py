@@ -113,10 +113,11 @@ def generate(
         from faithwatch.decoding import generate as run
         from faithwatch.monitor import Monitor
 
-        check_names(detector=detector, strategy=strategy, lens=lens)
+        check_names(detector=detector, strategy=strategy)
         given = {k: ctx.params[k] for k in DecodingParams.model_fields if ctx.params.get(k) is not None}
         checked_params(**given)  # a bad value (--alpha nan) before the model loads
         _check_read(ctx, strategy)
+        check_names(lens=lens)  # a lens the strategy reads
         with err.status("Loading model…"):
             monitor = Monitor(model, detector=detector, device=device, dtype=dtype, device_map=device_map,
                               truncate_context=truncate_context,
