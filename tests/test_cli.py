@@ -639,3 +639,17 @@ def test_lens_lid_bank_and_guiding_detector_are_checked_before_the_model(tmp_pat
         result = runner.invoke(app, [*args, *missing])
         assert result.exit_code == 2 and said in result.output, (args, result.output)
     assert not (tmp_path / "r").exists()
+
+
+def test_an_error_names_the_flag_not_the_library_setting(tmp_path):
+    # "the probe family needs probe_layers": the user typed --probe-layers, and never saw the field name
+    result = runner.invoke(app, ["train", "--data", "qags-cnndm,begin-dev", "--features", "alignment,probe",
+                                 "--out", str(tmp_path / "d")])
+    assert result.exit_code == 2 and "the probe family needs --probe-layers" in result.output, result.output
+    contexts, response = tmp_path / "c.txt", tmp_path / "r.txt"
+    contexts.write_text(CONTEXT)
+    response.write_text("The bridge opened in 1820.")
+    result = runner.invoke(app, ["check", "-c", str(contexts), "-r", str(response), "--checker", "alignment",
+                                 "--alignment", "lexical", "--entail-threshold", "0.1", "--contradict-threshold", "0.5"])
+    said = "0 <= --contradict-threshold < --entail-threshold <= 1"
+    assert result.exit_code == 2 and said in result.output and "_" not in result.output, result.output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import re
 import shlex
@@ -38,6 +39,13 @@ def missing_extra(exc: ModuleNotFoundError) -> str | None:
     return EXTRAS.get((exc.name or "").split(".")[0])
 
 
+def current_context() -> typer.Context | None:
+    """The command being run, or ``None`` outside one: from the click that typer's ``Context`` is built on (typer
+    carries its own from 0.23 on)."""
+    base = next(c for c in typer.Context.__mro__ if c.__name__ == "Context" and c.__module__.endswith(".core"))
+    return importlib.import_module(base.__module__.rsplit(".", 1)[0] + ".globals").get_current_context(silent=True)
+
+
 def fail(exc: Exception) -> typer.Exit:
     """Print ``exc`` as an error and return the exit to raise: 3 for a model or service that cannot be had, 1 for
     work that failed on valid input (a checker or extractor that gave no usable answer, a scorer's bad value), else
@@ -48,6 +56,9 @@ def fail(exc: Exception) -> typer.Exit:
         code = EXIT_PARTIAL
     else:
         code = EXIT_INPUT
+    ctx = current_context()
+    if isinstance(exc, InputError) and ctx is not None:  # a library's setting, as the flag the user typed
+        exc = in_flags(ctx, exc, every=False)
     err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)  # text, never markup; one line
     return typer.Exit(code)
 
@@ -447,12 +458,13 @@ def option_flags(ctx: typer.Context) -> dict[str, str]:
             for p in ctx.command.params if p.name}
 
 
-def in_flags(ctx: typer.Context, exc: InputError) -> InputError:
+def in_flags(ctx: typer.Context, exc: InputError, every: bool = True) -> InputError:
     """``exc`` with the parameter names of ``ctx``'s command that it names (a config's fields: ``doc_synthetic``)
-    written as the flags the user gave (``--doc-synthetic``)."""
-    flags = {name: flag for name, flag in option_flags(ctx).items() if flag}  # an argument has no flag
+    written as the flags the user gave (``--doc-synthetic``); ``every=False``: only names with an underscore, which
+    no English word of a message has (:func:`fail` applies it to every error)."""
+    flags = {name: flag for name, flag in option_flags(ctx).items() if flag and (every or "_" in name)}
     text = re.sub(r"(?<![\w-])[a-z][a-z0-9_]*(?![\w-])", lambda m: flags.get(m.group(), m.group()), str(exc))
-    return InputError(text)
+    return exc if text == str(exc) else InputError(text)
 
 
 def given_flags(ctx: typer.Context, names: Iterable[str]) -> list[str]:
