@@ -650,6 +650,7 @@ def test_an_error_names_the_flag_not_the_library_setting(tmp_path):
     contexts.write_text(CONTEXT)
     response.write_text("The bridge opened in 1820.")
     result = runner.invoke(app, ["check", "-c", str(contexts), "-r", str(response), "--checker", "alignment",
-                                 "--alignment", "lexical", "--entail-threshold", "0.1", "--contradict-threshold", "0.5"])
+                                 "--alignment", "lexical", "--entail-threshold", "0.1",
+                                 "--contradict-threshold", "0.5"])
     said = "0 <= --contradict-threshold < --entail-threshold <= 1"
     assert result.exit_code == 2 and said in result.output and "_" not in result.output, result.output
