@@ -34,6 +34,21 @@ def test_monitor_json_lines(tiny_model_dir, tmp_path, one_thread):
     plain = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path), "-q", "When?", "--model", str(tiny_model_dir),
                                 "--vectors"])
     assert plain.exit_code == 2 and "--vectors adds the lookback ratios to the JSON lines: add --json" in plain.output
+    # signals that give no vector: the option was ignored (score's is on by default, refused only when asked for)
+    said = "this run's signals give none: add lookback to --signals, or leave --vectors out"
+    some = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path), "-q", "When?", "--model", str(tiny_model_dir),
+                               "--alignment", "lexical", "--json", "--vectors", "--max-new-tokens", "6",
+                               "--signals", "likelihood,lookback"])
+    assert some.exit_code == 0 and '"vectors": {"lookback_ratio"' in some.stdout, some.output
+    records = tmp_path / "in.jsonl"
+    records.write_text(json.dumps({"context": CONTEXT, "question": "When?", "response": "It opened in 1820."}) + "\n")
+    for command in (["monitor", "-c", _ctx(tmp_path), "-q", "When?", "--json", "--signals", "likelihood"],
+                    ["score", "-i", str(records), "-o", str(tmp_path / "out.jsonl"), "--signals", "likelihood"]):
+        result = runner.invoke(app, [*command, "--vectors", "--model", str(tiny_model_dir), "--alignment", "lexical"])
+        assert result.exit_code == 2 and said in result.output, result.output
+    scored = runner.invoke(app, ["score", "-i", str(records), "-o", str(tmp_path / "out.jsonl"), "--signals",
+                                 "likelihood", "--model", str(tiny_model_dir), "--alignment", "lexical"])
+    assert scored.exit_code == 0, scored.output  # the default --vectors: nothing was asked
 
 
 def test_monitor_notes_a_chat_context_after_the_answer(tiny_model_dir, tmp_path, one_thread):

@@ -183,6 +183,8 @@ def monitor(
         check_generation(model, question)
         mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device, max_new_tokens,
                              max_false_accept, dtype, device_map, static_cache, cuda_graph, run_ahead, instruction)
+        if vectors:
+            _check_vectors([s.name for s in mon.signals])
         threshold = mon.threshold
 
         def emit(report: SentenceReport) -> None:
@@ -215,6 +217,15 @@ def monitor(
         if mon.detector.name.startswith("heuristic"):
             out.print("[dim]score: an untrained heuristic of the signals (see README), not a trained detector.[/]")
     print_notes(result.notes)
+
+
+def _check_vectors(signals: list[str]) -> None:
+    """``--vectors`` asked of a run whose signals give none (``--signals``, ``--model none``) was ignored."""
+    from faithwatch.signals import emits_vectors
+
+    if not any(emits_vectors(name) for name in signals):
+        raise InputError("--vectors adds the lookback ratios (and hidden states) to the output, and this run's "
+                         "signals give none: add lookback to --signals, or leave --vectors out")
 
 
 def _check_forward_options(ctx: typer.Context, mon: Any) -> None:
@@ -291,6 +302,8 @@ def score(
         if ray:
             from faithwatch.scale import RaySettings, score_with_ray
 
+            if vectors and given_flags(ctx, ["vectors"]) and signals is not None:
+                _check_vectors(signal_list(signals))
             kwargs = {"model": model, "alignment": alignment, "detector": detector, "truncate_context":
                       truncate_context, "device": device, "dtype": dtype, "device_map": device_map,
                       "signals": signal_list(signals),
@@ -306,6 +319,8 @@ def score(
             mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device,
                                  dtype=dtype, device_map=device_map)
             _check_forward_options(ctx, mon)
+            if vectors and given_flags(ctx, ["vectors"]):  # on by default: asked for, it must give some
+                _check_vectors([s.name for s in mon.signals])
             if signals is None and mon.model_unread:
                 err.print(f"[dim]The detector {mon.detector.name} reads text signals only; with --signals text "
                           "the language model is not run (the same scores, about 2.5x faster on a CPU; the "

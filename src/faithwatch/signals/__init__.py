@@ -57,7 +57,7 @@ _add("lid", lambda c: _cls("LIDSignal")(c.layers, c.lid_bank), "local intrinsic 
 _add("contrastive", lambda c: _cls("ContrastiveSignal")(), "KL between with- and without-context predictions",
      default=True)
 _add("influence", lambda c: _cls("InfluenceSignal")(), "signed pointwise context influence", default=True)
-_add("lookback", lambda c: _cls("LookbackSignal")(), "attention lookback ratios", default=True)
+_add("lookback", lambda c: _cls("LookbackSignal")(), "attention lookback ratios", default=True, vectors=True)
 _add("alignment", lambda c: _cls("AlignmentSignal")(c.alignment), "align_score of the alignment scorer",
      default=True, model_free=True)
 _add("lexical", lambda c: _cls("LexicalSignal")(), "lexical evidence (novel numbers, entities, ...)", default=True,
@@ -70,7 +70,7 @@ _add("probe", lambda c: _cls("ProbeSignal")(c.probe), "the detector's hidden-sta
 _add("api", lambda c: _cls("UpstreamSignal")(), "a served model's reported log-probabilities (faithwatch proxy)",
      default=False, model_free=True)
 _add("hidden", lambda c: _cls("HiddenStateSignal")(c.layers, c.hidden_layers), "raw hidden states (opt-in)",
-     default=False)
+     default=False, vectors=True)
 
 
 def default_signals() -> tuple[str, ...]:
@@ -81,6 +81,11 @@ def default_signals() -> tuple[str, ...]:
 def is_model_free(name: str) -> bool:
     """Whether the signal family ``name`` reads no model output."""
     return bool(registry.signals.get(name).options.get("model_free"))
+
+
+def emits_vectors(name: str) -> bool:
+    """Whether the signal family ``name`` gives vectors (a report's ``vectors``: lookback ratios, hidden states)."""
+    return bool(registry.signals.get(name).options.get("vectors"))
 
 
 def model_free_signals() -> tuple[str, ...]:
@@ -133,6 +138,7 @@ __all__ = [
     "SignalContext",
     "build_signals",
     "check_known",
+    "emits_vectors",
     "parse_signals",
     "signal_versions",
     "default_signals",
