@@ -129,7 +129,7 @@ def test_a_dtype_without_a_model_is_refused(tmp_path, monkeypatch, command):
 
 
 @pytest.mark.parametrize("option", [["--workers", "4"], ["--address", "auto"], ["--gpus-per-worker", "1"],
-                                    ["--shard-rows", "10"]])
+                                    ["--shard-rows", "10"], ["--format", "parquet"]])
 def test_ray_options_without_ray_are_refused(tmp_path, monkeypatch, option):
     # they were ignored: `score --workers 4` ran in one process, as if the option had not been given
     import faithwatch.cli.evaluation as evaluation
@@ -137,7 +137,7 @@ def test_ray_options_without_ray_are_refused(tmp_path, monkeypatch, option):
     monkeypatch.setattr(evaluation, "load_tables", lambda *a, **k: pytest.fail("features computed first"))
     commands = [["score", "-i", _ctx(tmp_path), "-o", str(tmp_path / "o.jsonl"), "--model", "none",
                  "--detector", "heuristic", "--alignment", "lexical"]]
-    if option[0] != "--shard-rows":  # score's only
+    if option[0] not in ("--shard-rows", "--format"):  # score's only; --format was told 'o.jsonl is a folder'
         commands.append(["eval", "--data", "begin-dev", "--report", str(tmp_path / "r")])
     for command in commands:
         result = runner.invoke(app, [*command, *option])

@@ -487,7 +487,7 @@ def refuse_unread(ctx: typer.Context, unread: Iterable[str], owner: str, reads: 
 
 
 #: the options that act only with ``--ray``
-RAY_ONLY = ("address", "workers", "gpus_per_worker", "shard_rows")
+RAY_ONLY = ("address", "workers", "gpus_per_worker", "shard_rows", "output_format")
 
 
 def check_ray_options(ctx: typer.Context) -> None:
