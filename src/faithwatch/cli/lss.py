@@ -44,6 +44,12 @@ EVAL_SCORERS = f"{TAGGER},lexical"
 SEARCH_OPTIONS = ("max_evaluations", "beam_width", "max_span", "prefilter")
 
 
+def _check_threshold(threshold: float) -> None:
+    """The support threshold of ``lss`` and ``eval-lss``: in (0, 1] (NaN fails too)."""
+    if not 0.0 < threshold <= 1.0:
+        raise InputError(f"--threshold must be in (0, 1], got {threshold}")
+
+
 def _is_tagger(spec: str) -> bool:
     return spec == TAGGER or spec.startswith(f"{TAGGER}:")
 
@@ -107,6 +113,7 @@ def lss_cmd(
 
     try:
         _check_search_options(ctx, [scorer])
+        _check_threshold(threshold)  # the library's "threshold must be …" came once the scorer had loaded
         ref = read_text(reference, "reference")
         sc = _scorer(scorer, device)
         if hasattr(sc, "word_probabilities"):
@@ -175,8 +182,7 @@ def eval_lss(
         if not specs:
             raise InputError("--scorer names no scorer")
         _check_search_options(ctx, specs)
-        if not 0.0 < threshold <= 1.0:
-            raise InputError(f"--threshold must be in (0, 1], got {threshold}")
+        _check_threshold(threshold)
         if data is not None and not data.is_file():
             raise InputError(f"annotation file not found: {data}")
         root = resolve_root(data_root) if data_root is not None or data is None else data.parent
