@@ -115,6 +115,9 @@ def test_monitor_seed_out_of_range_is_422(lm):
         r = http.post("/v1/generate", content=b'{"question": "q", "context": "c", "seed": 18446744073709551616}',
                       headers={"content-type": "application/json"})
         assert r.status_code == 422
+        for body in ({"seed": 3}, {"seed": 3, "temperature": 0.0}):  # greedy decoding ignored it
+            r = http.post("/v1/monitor", json={"question": "q", "context": "c", "max_new_tokens": 5, **body})
+            assert r.status_code == 422 and "temperature 0 decodes greedily" in r.text, r.text
 
 
 def test_numbers_given_as_strings_or_booleans_are_422(lm):

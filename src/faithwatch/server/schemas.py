@@ -60,6 +60,14 @@ class MonitorRequest(_Body):
     _check_instruction = field_validator("instruction")(_instruction)
     _check_text = model_validator(mode="before")(_all_text)
 
+    @model_validator(mode="after")
+    def _seed_samples(self) -> MonitorRequest:
+        """A seed at temperature 0 is refused, as /v1/generate refuses it for greedy: greedy decoding ignored it."""
+        if "seed" in self.model_fields_set and self.temperature == 0:
+            raise ValueError("seed seeds the sampler, and temperature 0 decodes greedily: leave it out, or set a "
+                             "temperature above 0")
+        return self
+
 
 class ScoreRecord(records.ScoreRecord):
     """One (question, context, response) to score by teacher forcing (the record of ``faithwatch score``; blank
