@@ -298,6 +298,10 @@ def test_cli_refuses_a_bad_setting_before_reading_data(tmp_path: Path) -> None:
                                    "--doc-window-swaps", "--synthetic", "0"])  # its fields' names, not the flags
     said = "--doc-window-swaps changes the on-topic pairs: it needs --doc-synthetic above 0"
     assert res.exit_code == 2 and said in res.output and "doc_" not in res.output
+    res = CliRunner().invoke(app, ["train-nli", "--out", str(tmp_path / "a"), "--train", str(tmp_path / "m.jsonl"),
+                                   "--base", str(tmp_path / "nobase")])  # transformers took it for a hub id
+    assert res.exit_code == 3 and f"base weights not found: {tmp_path / 'nobase'}" in res.output, res.output
+    assert "internal error" not in res.output and not (tmp_path / "a").exists()
 
 
 def test_read_pairs_reports_bad_lines(tmp_path: Path) -> None:

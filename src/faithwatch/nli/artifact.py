@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from faithwatch.checksums import file_sha256
-from faithwatch.errors import InputError, ModelNotAvailableError
+from faithwatch.errors import InputError
 from faithwatch.nli.data import LABELS
-from faithwatch.nli.model import BASE_WEIGHTS, CrossEncoder, default_base_dir, load_base
+from faithwatch.nli.model import BASE_WEIGHTS, CrossEncoder, base_folder, default_base_dir, load_base
 
 FORMAT = "faithwatch-nli/1"
 META_FILE = "faithwatch_nli.json"
@@ -119,13 +119,8 @@ def check_files(art: Path, files: dict[str, str]) -> None:
 def checked_base(art: Path, base_dir: str | Path | None, base_sha256: str, package: str,
                  verify: bool = True) -> Path:
     """The base encoder folder, refused (with what to do) when missing or other than the one trained on."""
-    try:
-        base = Path(base_dir) if base_dir is not None else default_base_dir()
-    except (ModuleNotFoundError, FileNotFoundError) as exc:
-        raise ModelNotAvailableError(str(exc)) from exc
+    base = base_folder(base_dir)
     weights = base / BASE_WEIGHTS
-    if not weights.is_file():
-        raise ModelNotAvailableError(f"base weights not found: {weights}")
     if verify:
         got = file_sha256(weights)
         if got != base_sha256:

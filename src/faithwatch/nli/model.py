@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from faithwatch.errors import InputError
+from faithwatch.errors import InputError, ModelNotAvailableError
 from faithwatch.nli.data import LABELS
 
 #: file of the base weights inside the sentence-transformers folder
@@ -39,6 +39,18 @@ def default_base_dir() -> Path:
     from faithwatch.alignment.embedding import default_minilm_path
 
     return Path(default_minilm_path())
+
+
+def base_folder(base_dir: str | Path | None = None) -> Path:
+    """The base encoder folder (default: the installed package's), refused when its weights are missing (a bad
+    ``--base`` failed inside transformers, as a hub id, once training had begun)."""
+    try:
+        base = Path(base_dir) if base_dir is not None else default_base_dir()
+    except (ModuleNotFoundError, FileNotFoundError) as exc:
+        raise ModelNotAvailableError(str(exc)) from exc
+    if not (base / BASE_WEIGHTS).is_file():
+        raise ModelNotAvailableError(f"base weights not found: {base / BASE_WEIGHTS}")
+    return base
 
 
 def load_base(base_dir: str | Path) -> tuple[Any, Any]:

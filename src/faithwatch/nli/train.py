@@ -23,7 +23,7 @@ from faithwatch.checksums import file_sha256
 from faithwatch.errors import InputError
 from faithwatch.nli.artifact import NLIArtifactMeta, record_reference_predictions, save_artifact
 from faithwatch.nli.data import LICENSED_SOURCES, NOT_ENTAILMENT, NLIPair, read_pairs
-from faithwatch.nli.model import BASE_WEIGHTS, add_lora, default_base_dir, load_base
+from faithwatch.nli.model import BASE_WEIGHTS, add_lora, base_folder, load_base
 from faithwatch.nli.synthetic import document_pairs, synthetic_pairs
 
 log = logging.getLogger(__name__)
@@ -262,7 +262,7 @@ def train_nli(cfg: TrainConfig, progress: ProgressFn | None = None) -> TrainResu
 
     check_device(cfg.device)
     start = time.time()
-    base = Path(cfg.base_dir) if cfg.base_dir else default_base_dir()
+    base = base_folder(cfg.base_dir)  # before the data
     train, holdout = build_training_set(cfg)
     torch.manual_seed(cfg.seed)
     tokenizer, model = load_base(base)
