@@ -310,6 +310,9 @@ def test_read_pairs_reports_bad_lines(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="x.jsonl:2"):
         read_pairs(f)
     assert len(read_pairs(f, strict=False)) == 1
+    f.write_text('{"premise": "a b", "hypothesis": "c", "label": "entailment", "source": "snli"}\n')
+    with pytest.raises(InputError, match=r"no usable pairs from sources \['bogus'\]; it holds snli"):
+        read_pairs(f, ["bogus"])  # a misspelt --sources: what the file holds, to choose from
 
 
 def test_minilm_scorer_on_artifact(tiny_artifact: Path, tiny_base: Path, monkeypatch: pytest.MonkeyPatch) -> None:

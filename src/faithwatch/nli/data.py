@@ -82,6 +82,7 @@ def read_pairs(path: str | Path, sources: Iterable[str] | None = None, strict: b
         raise InputError(f"NLI file not found: {path}")
     keep = set(sources) if sources is not None else None
     pairs: list[NLIPair] = []
+    held: set[str] = set()
     for n, line in enumerate(read_lines(path, "NLI file"), 1):
         if not line.strip():
             continue
@@ -91,10 +92,12 @@ def read_pairs(path: str | Path, sources: Iterable[str] | None = None, strict: b
             if strict:
                 raise InputError(str(exc)) from exc
             continue
+        held.add(pair.source)
         if keep is None or pair.source in keep:
             pairs.append(pair)
     if not pairs:
-        raise InputError(f"{path}: no usable pairs" + (f" from sources {sorted(keep)}" if keep else ""))
+        raise InputError(f"{path}: no usable pairs" + (f" from sources {sorted(keep)}" if keep else "")
+                         + (f"; it holds {', '.join(sorted(held))}" if keep and held - {""} else ""))
     return pairs
 
 
