@@ -429,3 +429,12 @@ def test_cli_train_and_eval_nli(tmp_path: Path, tiny_base: Path) -> None:
                               "--base", str(tiny_base), "--limit", "2", "--record"])
     assert res.exit_code == 2 and "drop --limit" in res.output
     assert "pairs/s" not in res.output  # refused before the evaluation runs, not after
+
+
+def test_a_source_with_no_pair_is_named(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from faithwatch.nli.train import build_training_set
+
+    cfg = _config(tmp_path, tmp_path, sources=["mnli", "mnIi"], synthetic=0)  # the second misspelt: it gave nothing
+    with caplog.at_level("WARNING", logger="faithwatch.nli.train"):
+        train, _ = build_training_set(cfg)
+    assert train and "from sources mnIi: training on the others" in caplog.text

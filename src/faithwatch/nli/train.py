@@ -102,6 +102,9 @@ def build_training_set(cfg: TrainConfig) -> tuple[list[NLIPair], list[NLIPair]]:
     if unknown:
         log.warning("training on sources without a known shippable licence: %s", ", ".join(unknown))
     pairs = read_pairs(cfg.train_file, cfg.sources)
+    empty = sorted(set(cfg.sources) - {p.source for p in pairs})
+    if empty:  # a misspelt source gave nothing, and nothing said so
+        log.warning("no pairs in %s from sources %s: training on the others", cfg.train_file, ", ".join(empty))
     rng = random.Random(cfg.seed)
     rng.shuffle(pairs)
     if cfg.limit is not None:
