@@ -126,6 +126,11 @@ def test_a_dtype_without_a_model_is_refused(tmp_path, monkeypatch, command):
     result = runner.invoke(app, [command, *args, "--model", "none", "--dtype", "bf16", "--detector", "heuristic",
                                  "--alignment", "lexical"])
     assert result.exit_code == 2 and "dtype sets how the language model runs" in result.output, result.output
+    if command != "proxy":  # it has no model window to cut the context to: the option was ignored
+        result = runner.invoke(app, [command, *args, "--model", "none", "--truncate-context", "--detector",
+                                     "heuristic", "--alignment", "lexical"])
+        said = "--truncate-context sets how the language model runs: with model 'none' there is no model"
+        assert result.exit_code == 2 and said in result.output, result.output
 
 
 @pytest.mark.parametrize("option", [["--workers", "4"], ["--address", "auto"], ["--gpus-per-worker", "1"],

@@ -460,7 +460,8 @@ def test_a_none_instruction_is_the_default_and_a_bad_one_is_refused_before_the_m
 def test_options_of_a_language_model_are_refused_without_one():
     # they were ignored, silently: `--model none --dtype bf16` ran as if --dtype had not been given
     for options, named in (({"dtype": "bf16"}, "dtype sets"), ({"device_map": "auto"}, "device_map sets"),
-                           ({"static_cache": True, "cuda_graph": True}, "static_cache, cuda_graph set")):
+                           ({"static_cache": True, "cuda_graph": True}, "static_cache, cuda_graph set"),
+                           ({"truncate_context": True}, "truncate_context sets")):  # no model window to cut to
         with pytest.raises(InputError, match=f"{named} how the language model runs: with model 'none'"):
             Monitor("none", alignment="lexical", detector="heuristic", **options)
     assert Monitor("none", alignment="lexical", detector="heuristic", dtype=None, static_cache=False).lm is None

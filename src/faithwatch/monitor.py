@@ -67,7 +67,8 @@ def _budget(value: Any) -> int:
 
 
 def _refuse_model_options(**given: object) -> None:
-    """With model 'none', options that shape a language model are refused (they were ignored, silently)."""
+    """With model 'none', options that shape a language model or fit its window are refused (they were ignored,
+    silently)."""
     named = [name for name, value in given.items() if value not in (None, False)]
     if named:
         verb, it = ("sets", "it") if len(named) == 1 else ("set", "them")
@@ -133,7 +134,7 @@ class Monitor:
                                  "are none to compare (leave the bank out, or give a model)")
             check_device(device)  # the text scorers' device
             _refuse_model_options(dtype=dtype, device_map=device_map, static_cache=static_cache,
-                                  cuda_graph=cuda_graph)
+                                  cuda_graph=cuda_graph, truncate_context=truncate_context)
             self.lm: LoadedModel | None = None
         else:
             self.lm = model if isinstance(model, LoadedModel) else load_model(model, device=device, dtype=dtype,
