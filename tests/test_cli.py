@@ -44,8 +44,12 @@ def test_monitor_json_lines(tiny_model_dir, tmp_path, one_thread):
     records.write_text(json.dumps({"context": CONTEXT, "question": "When?", "response": "It opened in 1820."}) + "\n")
     for command in (["monitor", "-c", _ctx(tmp_path), "-q", "When?", "--json", "--signals", "likelihood"],
                     ["score", "-i", str(records), "-o", str(tmp_path / "out.jsonl"), "--signals", "likelihood"]):
-        result = runner.invoke(app, [*command, "--vectors", "--model", str(tiny_model_dir), "--alignment", "lexical"])
+        result = runner.invoke(app, [*command, "--vectors", "--model", str(tmp_path / "no-model"), "--alignment",
+                                     "lexical"])  # refused before the model: loading it would fail
         assert result.exit_code == 2 and said in result.output, result.output
+    result = runner.invoke(app, ["score", "-i", str(records), "-o", str(tmp_path / "out.jsonl"), "--vectors",
+                                 "--model", "none", "--detector", "heuristic", "--alignment", "lexical"])
+    assert result.exit_code == 2 and said in result.output, result.output  # the text signals give none
     scored = runner.invoke(app, ["score", "-i", str(records), "-o", str(tmp_path / "out.jsonl"), "--signals",
                                  "likelihood", "--model", str(tiny_model_dir), "--alignment", "lexical"])
     assert scored.exit_code == 0, scored.output  # the default --vectors: nothing was asked

@@ -181,6 +181,8 @@ def monitor(
         if is_blank(ctx):
             raise InputError("The context is empty: faithwatch needs a non-empty context.")
         check_generation(model, question)
+        if vectors and signals is not None:  # before the model, where the signals are named
+            _check_vectors(signal_list(signals))
         mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device, max_new_tokens,
                              max_false_accept, dtype, device_map, static_cache, cuda_graph, run_ahead, instruction)
         if vectors:
@@ -299,11 +301,11 @@ def score(
         raise fail(exc) from None
     output_path = Path(output)
     try:
+        if vectors and given_flags(ctx, ["vectors"]) and signals is not None:  # before the model
+            _check_vectors(signal_list(signals))
         if ray:
             from faithwatch.scale import RaySettings, score_with_ray
 
-            if vectors and given_flags(ctx, ["vectors"]) and signals is not None:
-                _check_vectors(signal_list(signals))
             kwargs = {"model": model, "alignment": alignment, "detector": detector, "truncate_context":
                       truncate_context, "device": device, "dtype": dtype, "device_map": device_map,
                       "signals": signal_list(signals),
