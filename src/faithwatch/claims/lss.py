@@ -347,6 +347,12 @@ def _reinsert(search: _Search, state: State) -> State:
             return state
 
 
+def check_threshold(threshold: Any) -> None:
+    """A support threshold is a number in (0, 1] (NaN fails too); else an :class:`InputError`."""
+    if not (isinstance(threshold, (int, float)) and 0.0 < threshold <= 1.0):
+        raise InputError(f"threshold must be in (0, 1], got {threshold!r}")
+
+
 def lss(
     claim: str,
     reference: str,
@@ -379,8 +385,7 @@ def lss(
         NonFiniteError: the scorer returned NaN/inf.
     """
     _check_pair(claim, reference)
-    if not (isinstance(threshold, (int, float)) and 0.0 < threshold <= 1.0):
-        raise InputError(f"threshold must be in (0, 1], got {threshold!r}")
+    check_threshold(threshold)
     for name, value, low in (("max_evaluations", max_evaluations, 1), ("beam_width", beam_width, 1),
                              ("max_span", max_span, 1), ("min_content_words", min_content_words, 0)):
         if not isinstance(value, int) or isinstance(value, bool) or value < low:
@@ -437,8 +442,7 @@ def lss_tagged(claims: Sequence[str], references: Sequence[str], tagger: Any,
         InputError: a blank claim or reference, a claim too long for the tagger, or a threshold outside (0, 1].
     """
     thr = tagger.threshold if threshold is None else threshold
-    if not (isinstance(thr, (int, float)) and 0.0 < thr <= 1.0):
-        raise InputError(f"threshold must be in (0, 1], got {thr!r}")
+    check_threshold(thr)
     words = []
     for claim, reference in zip(claims, references, strict=True):
         _check_pair(claim, reference)

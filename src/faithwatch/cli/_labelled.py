@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from faithwatch.cli._common import progress
-from faithwatch.data.loaders import DATA_SUFFIXES, dataset_name
+from faithwatch.data.loaders import DATA_SUFFIXES, POLICIES, dataset_name
 from faithwatch.errors import InputError
 
 MODEL_OPT = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2).")
@@ -59,8 +59,8 @@ def ray_settings(ray: bool, address: str | None, workers: int, gpus_per_worker: 
 def check_questionable(questionable: str, names: list[str]) -> None:
     """``--questionable`` is a label policy, and set to anything but the default it needs FaithBench among the data
     sets (it was ignored without; a bad value was found once the model had loaded)."""
-    if questionable not in ("exclude", "faithful", "unfaithful"):
-        raise InputError(f"--questionable must be exclude, faithful or unfaithful, got {questionable!r}")
+    if questionable not in POLICIES:
+        raise InputError(f"--questionable must be {', '.join(POLICIES[:-1])} or {POLICIES[-1]}, got {questionable!r}")
     if questionable != "exclude" and "faithbench" not in names:
         raise InputError("--questionable labels FaithBench's Questionable spans, and no data set is faithbench: "
                          "leave it out, or add faithbench to --data")

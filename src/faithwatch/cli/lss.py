@@ -44,10 +44,15 @@ EVAL_SCORERS = f"{TAGGER},lexical"
 SEARCH_OPTIONS = ("max_evaluations", "beam_width", "max_span", "prefilter")
 
 
-def _check_threshold(threshold: float) -> None:
-    """The support threshold of ``lss`` and ``eval-lss``: in (0, 1] (NaN fails too)."""
-    if not 0.0 < threshold <= 1.0:
-        raise InputError(f"--threshold must be in (0, 1], got {threshold}")
+def _check_threshold(ctx: typer.Context, threshold: float) -> None:
+    """The support threshold of ``lss`` and ``eval-lss`` (:func:`~faithwatch.claims.lss.check_threshold`), named
+    as the flag, before any scorer loads."""
+    from faithwatch.claims.lss import check_threshold
+
+    try:
+        check_threshold(threshold)
+    except InputError as exc:
+        raise in_flags(ctx, exc) from None
 
 
 def _is_tagger(spec: str) -> bool:
@@ -113,7 +118,7 @@ def lss_cmd(
 
     try:
         _check_search_options(ctx, [scorer])
-        _check_threshold(threshold)  # the library's "threshold must be …" came once the scorer had loaded
+        _check_threshold(ctx, threshold)  # the library's "threshold must be …" came once the scorer had loaded
         ref = read_text(reference, "reference")
         sc = _scorer(scorer, device)
         if hasattr(sc, "word_probabilities"):
@@ -182,7 +187,7 @@ def eval_lss(
         if not specs:
             raise InputError("--scorer names no scorer")
         _check_search_options(ctx, specs)
-        _check_threshold(threshold)
+        _check_threshold(ctx, threshold)
         if data is not None and not data.is_file():
             raise InputError(f"annotation file not found: {data}")
         root = resolve_root(data_root) if data_root is not None or data is None else data.parent

@@ -301,7 +301,8 @@ def score(
         raise fail(exc) from None
     output_path = Path(output)
     try:
-        if vectors and given_flags(ctx, ["vectors"]) and signals is not None:  # before the model
+        asked_vectors = vectors and bool(given_flags(ctx, ["vectors"]))  # on by default: asked for, it must give some
+        if asked_vectors and signals is not None:  # before the model
             _check_vectors(signal_list(signals))
         if ray:
             from faithwatch.scale import RaySettings, score_with_ray
@@ -321,7 +322,7 @@ def score(
             mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device,
                                  dtype=dtype, device_map=device_map)
             _check_forward_options(ctx, mon)
-            if vectors and given_flags(ctx, ["vectors"]):  # on by default: asked for, it must give some
+            if asked_vectors:
                 _check_vectors([s.name for s in mon.signals])
             if signals is None and mon.model_unread:
                 err.print(f"[dim]The detector {mon.detector.name} reads text signals only; with --signals text "

@@ -10,7 +10,7 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from faithwatch import records
 from faithwatch.data.schema import LabelledExample, LabelledSpan
@@ -22,6 +22,8 @@ from faithwatch.text.visible import escaped, is_blank, require_text
 log = logging.getLogger(__name__)
 
 Policy = Literal["exclude", "faithful", "unfaithful"]
+#: the label policies of FaithBench's Questionable spans and BEGIN's Generic responses
+POLICIES: tuple[str, ...] = get_args(Policy)
 #: FaithBench's response-level predictions of other detectors kept in ``meta`` (1 = consistent)
 FAITHBENCH_DETECTORS = ("hhem-2.1", "trueteacher", "true_nli", "gpt_4o")
 
@@ -391,8 +393,7 @@ def _load_dataset(name: str, root: str | Path | None = None, *, questionable: Po
 
     ``questionable``: FaithBench's Questionable spans; ``generic``: BEGIN's Generic responses.
     """
-    policies = ("exclude", "faithful", "unfaithful")
-    if questionable not in policies or generic not in policies:
+    if questionable not in POLICIES or generic not in POLICIES:
         raise InputError("label policies must be exclude, faithful or unfaithful")
     if name == "faithbench":
         return load_faithbench(data_root(root), questionable)
