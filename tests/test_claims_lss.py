@@ -499,9 +499,10 @@ def test_cli_lss_end_to_end_with_the_lexical_scorer(tmp_path: Path) -> None:
         assert result.exit_code == 2 and (f"--scorer {scorer} does not read --beam-width, --prefilter/--no-prefilter "
                                           "(it reads --threshold): leave them out") in message, message
     for command in (["lss", "--claim", claim, "--reference", str(ref)], ["eval-lss", "--limit", "3"]):
-        for value in ("2", "nan"):  # lss said "threshold must be …", the library's word, once the scorer had loaded
+        for value, said in (("2", "--threshold must be in (0, 1]"), ("nan", "nan is not a finite number")):
+            # lss said "threshold must be …", the library's word, once the scorer had loaded
             result = runner.invoke(_app(), [*command, "--scorer", "lexical", "--threshold", value])
-            assert result.exit_code == 2 and "--threshold must be in (0, 1]" in result.output, result.output
+            assert result.exit_code == 2 and said in result.output, result.output
     for bad in ("bogus", "none"):  # the message offers what works: the tagger and the search scorers
         result = runner.invoke(_app(), ["lss", "--claim", claim, "--reference", str(ref), "--scorer", bad])
         message = " ".join(result.output.split())

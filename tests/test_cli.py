@@ -408,6 +408,39 @@ def test_every_command_renders_its_help_as_written():
     assert "context: str | [str]" in " ".join(check.split())
 
 
+def test_every_float_option_refuses_nan_and_inf_in_words():
+    # typer's bounds called nan "less than or equal to 1" (--tau1 nan); --C, --lr, --threshold took it
+    import typing
+
+    import typer
+
+    commands = typer.main.get_command(app).commands
+    checked = 0
+    for name, command in commands.items():
+        hints = typing.get_type_hints(getattr(command.callback, "__wrapped__", command.callback))
+        for param in command.params:
+            if hints.get(param.name) not in (float, float | None):
+                continue
+            flag = max(param.opts, key=len)
+            for value in ("nan", "inf", "-inf"):
+                result = runner.invoke(app, [name, flag, value])
+                said = " ".join(result.output.split())
+                assert result.exit_code == 2 and f"{value} is not a finite number" in said, (name, flag, said)
+            checked += 1
+    assert checked >= 25
+    bounded = runner.invoke(app, ["generate", "--tau2", "1.5"])
+    assert "1.5 is not in the range 0<=x<=1" in " ".join(bounded.output.split())
+    help_text = " ".join(runner.invoke(app, ["eval-decoding", "--help"], terminal_width=200).output.split())
+    assert "[x>=0]" in help_text and "[0<=x<=1]" in help_text
+
+
+def test_train_names_the_strength_flags():
+    for flag, value in (("--C", "-1"), ("--probe-C", "0")):  # "C and probe_C must be positive and finite"
+        result = runner.invoke(app, ["train", "--data", "faithbench", "--out", "unused", flag, value])
+        said = " ".join(result.output.split())
+        assert result.exit_code == 2 and f"{flag} must be positive and finite, got {value}" in said, said
+
+
 def test_threads_option_is_everywhere_and_sets_torch(tiny_model_dir, tmp_path, monkeypatch):
     import torch
     import typer

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import math
 import os
 import re
 import shlex
@@ -498,8 +499,26 @@ def check_ray_options(ctx: typer.Context) -> None:
         raise InputError(f"{', '.join(named)} {verb} only with --ray: add --ray (docs/scale.md), or leave {it} out")
 
 
+def float_option(default: Any, *flags: str, min: float | None = None, max: float | None = None, help: str = "",
+                 **kw: Any) -> Any:
+    """A ``typer.Option`` for a float that must be finite (and within ``[min, max]``): ``nan`` or ``inf`` is
+    named as not a finite number. typer's own ``min``/``max`` called ``nan`` "less than or equal to 1" (typer 0.23
+    on) or took it (before), and a float with no bounds took it."""
+    span = (f"{min:g}<=x<={max:g}" if min is not None and max is not None else f"x>={min:g}" if min is not None
+            else f"x<={max:g}" if max is not None else "")
+
+    def check(value: float | None) -> float | None:
+        if value is not None and not math.isfinite(value):
+            raise typer.BadParameter(f"{value} is not a finite number")
+        if value is not None and ((min is not None and value < min) or (max is not None and value > max)):
+            raise typer.BadParameter(f"{value:g} is not in the range {span}")
+        return value
+
+    return typer.Option(default, *flags, callback=check, help=f"{help}  [{span}]" if span else help, **kw)
+
+
 RayOpt = typer.Option(False, "--ray", help="Run on Ray Data actors (the [ray] extra; docs/scale.md).")
 AddressOpt = typer.Option(None, "--address", help="With --ray: the cluster ('auto' for a running one; default: start a "
                           "local one).")
 WorkersOpt = typer.Option(1, "--workers", min=1, help="With --ray: actors, each with its own monitor.")
-GpusPerWorkerOpt = typer.Option(0.0, "--gpus-per-worker", min=0.0, help="With --ray: GPUs per actor.")
+GpusPerWorkerOpt = float_option(0.0, "--gpus-per-worker", min=0.0, help="With --ray: GPUs per actor.")

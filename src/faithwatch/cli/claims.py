@@ -23,6 +23,7 @@ from faithwatch.cli._common import (
     domain_hint,
     err,
     fail,
+    float_option,
     given_flags,
     group,
     input_contexts,
@@ -136,9 +137,9 @@ def check(
                                         "shipped one) or a trained detector folder that reads text only."),
     combine: str = typer.Option("conflict", "--combine", help="Across passages: conflict | max-entail | "
                                 "any-contradiction."),
-    entail_threshold: float = typer.Option(0.7, "--entail-threshold", help="Alignment score >= this: "
+    entail_threshold: float = float_option(0.7, "--entail-threshold", help="Alignment score >= this: "
                                            "Entailment."),
-    contradict_threshold: float = typer.Option(0.2, "--contradict-threshold", help="Alignment score < this: "
+    contradict_threshold: float = float_option(0.2, "--contradict-threshold", help="Alignment score < this: "
                                                "Contradiction."),
     chunk_tokens: int | None = typer.Option(None, "--chunk-tokens", min=8, help="NLI: max tokens of a "
                                             "reference chunk (default: what the model window allows)."),
@@ -149,7 +150,7 @@ def check(
                                          "chat model dir / hub id (default: embedded SmolLM2-135M)."),
     llm_api_key_env: str = typer.Option("OPENAI_API_KEY", "--llm-api-key-env", help="Environment variable "
                                         "holding the API key (not sent when unset)."),
-    llm_timeout: float = typer.Option(120.0, "--llm-timeout", min=0.1, help="Seconds per LLM request."),
+    llm_timeout: float = float_option(120.0, "--llm-timeout", min=0.1, help="Seconds per LLM request."),
     max_retries: int = typer.Option(2, "--max-retries", min=0, help="Re-asks after an invalid LLM answer."),
     group_by: str = typer.Option("model,dataset", "--group-by", help="Comma-separated input fields for the "
                                  "batch summaries."),

@@ -21,6 +21,7 @@ from faithwatch.cli._common import (
     check_names,
     err,
     fail,
+    float_option,
     group,
     instruction_kwargs,
     out,
@@ -45,7 +46,8 @@ _KIND_STYLE = {"accept": "green", "keep": "green", "select": "bold green", "back
 def _param(name: str, flags: str, **kw: Any) -> Any:
     """An option for one :class:`~faithwatch.params.DecodingParams` field that stays ``None`` unless given, so
     that a strategy's own defaults (a registered ``defaults=``) apply; the help shows the general default."""
-    return typer.Option(None, flags, help=f"{help_of(name)} [default: {default(name)}, unless the strategy sets "
+    make = float_option if DecodingParams.model_fields[name].annotation is float else typer.Option
+    return make(None, flags, help=f"{help_of(name)} [default: {default(name)}, unless the strategy sets "
                         "its own]", show_default=False, **{**bounds(name), **kw})
 
 

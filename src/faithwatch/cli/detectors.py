@@ -24,6 +24,7 @@ from faithwatch.cli._common import (
     check_ray_options,
     err,
     fail,
+    float_option,
     given_flags,
     group,
     out,
@@ -51,7 +52,11 @@ app = group()
 def _recipe(path, kind, features, transform, c_value, monotone, weighting, probe_layers, probe_c, pooling=None,
             centering=None):
     """A recipe from a JSON file (or the default), with the given options changed."""
-    from faithwatch.eval.training import Recipe, with_recipe
+    from faithwatch.eval.training import Recipe, check_strength, with_recipe
+
+    for flag, value in (("--C", c_value), ("--probe-C", probe_c)):
+        if value is not None:  # the recipe's message names its fields (C, probe_C)
+            check_strength(flag, value)
 
     if path is not None:
         text = read_text(path, "recipe")
@@ -105,7 +110,7 @@ def train(
                                         "alignment,lexical (an unknown name lists them all)."),
     transform: str | None = typer.Option(None, "--transform", help="Feature scaling: robust | quantile | "
                                          "standard."),
-    c_value: float | None = typer.Option(None, "--C", help="Inverse L2 strength of the LR aggregator."),
+    c_value: float | None = float_option(None, "--C", help="Inverse L2 strength of the LR aggregator."),
     monotone: bool | None = typer.Option(None, "--monotone/--free", help="Sign-constrain features of known "
                                          "meaning (e.g. align_score can only raise the score)."),
     weighting: str | None = typer.Option(None, "--weighting", help="dataset (every data set and class equal) "
@@ -117,7 +122,7 @@ def train(
                                          "what separates sentences within a data set) | none."),
     probe_layers: str | None = typer.Option(None, "--probe-layers", help="Comma-separated layers of a "
                                             "hidden-state probe ('' for none); adds the probe family."),
-    probe_c: float | None = typer.Option(None, "--probe-C", help="Inverse L2 strength of the probe."),
+    probe_c: float | None = float_option(None, "--probe-C", help="Inverse L2 strength of the probe."),
     lens: str = typer.Option("span", "--lens", help="Also train a Lookback Lens: span | window | none "
                              "(none with --text-only)."),
     seed: int = seed_option(0),

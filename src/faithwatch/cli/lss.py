@@ -18,6 +18,7 @@ from faithwatch.cli._common import (
     device_option,
     err,
     fail,
+    float_option,
     given_flags,
     group,
     in_flags,
@@ -102,7 +103,7 @@ def lss_cmd(
     claim: str = typer.Option(..., "--claim", help="The claim (one sentence or a few)."),
     reference: Path = typer.Option(..., "--reference", "-r", help="File with the reference text ('-' for stdin)."),
     scorer: str = typer.Option(TAGGER, "--scorer", help=f"What finds the LSS: {ScorerHelp}."),
-    threshold: float = typer.Option(0.5, "--threshold", help="Support needed to call a subsequence supported "
+    threshold: float = float_option(0.5, "--threshold", help="Support needed to call a subsequence supported "
                                     "(with the tagger: a word's support probability)."),
     max_evaluations: int = typer.Option(200, "--max-evaluations", min=1, help="Cap on scorer calls (texts)."),
     beam_width: int = typer.Option(2, "--beam-width", min=1, help="States kept per deletion step."),
@@ -159,7 +160,7 @@ def eval_lss(
     data: Path | None = typer.Option(None, "--data", help="Evaluate this CSV in LSS_dev.csv's layout instead "
                                      "(e.g. another split of the LSS annotations)."),
     scorer: str = typer.Option(EVAL_SCORERS, "--scorer", help=f"Comma-separated: {ScorerHelp}."),
-    threshold: float = typer.Option(0.5, "--threshold", help="Support threshold of the search."),
+    threshold: float = float_option(0.5, "--threshold", help="Support threshold of the search."),
     max_evaluations: int = typer.Option(200, "--max-evaluations", min=1, help="Scorer calls per claim."),
     beam_width: int = typer.Option(2, "--beam-width", min=1),
     max_span: int = typer.Option(1, "--max-span", min=1),
@@ -267,9 +268,9 @@ def train_lss_tagger_cmd(
                                        help="Write the out-of-fold eval-lss tables here."),
     epochs: int = typer.Option(4, "--epochs", min=1),
     batch_size: int = typer.Option(16, "--batch-size", min=1),
-    lr: float = typer.Option(5e-4, "--lr"),
+    lr: float = float_option(5e-4, "--lr"),
     lora_r: int = typer.Option(16, "--lora-r", min=1),
-    synthetic: float = typer.Option(0.0, "--synthetic", min=0.0, max=1.0, help="Share of the training pairs that "
+    synthetic: float = float_option(0.0, "--synthetic", min=0.0, max=1.0, help="Share of the training pairs that "
                                     "also train as one edited reference sentence (a number or name changed)."),
     seed: int = seed_option(13),
     limit: int | None = typer.Option(None, "--limit", min=3, help="Use only the first N rows of LSS_dev.csv "

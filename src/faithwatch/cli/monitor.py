@@ -36,6 +36,7 @@ from faithwatch.cli._common import (
     domain_hint,
     err,
     fail,
+    float_option,
     given_flags,
     group,
     input_contexts,
@@ -63,7 +64,7 @@ AlignOpt = typer.Option(
 )
 LidOpt = typer.Option(None, "--lid-bank", exists=True, dir_okay=False,
                       help="LID reference bank (.safetensors); without it lid_* are absent.")
-MaxFalseAcceptOpt = typer.Option(None, "--max-false-accept", help="Flag at the threshold that lets through at most "
+MaxFalseAcceptOpt = float_option(None, "--max-false-accept", help="Flag at the threshold that lets through at most "
                                   "this share of unfaithful sentences (e.g. 0.1; estimated out of fold, or, after a "
                                   "labelled `calibrate`, on its sentences: in-sample).")
 

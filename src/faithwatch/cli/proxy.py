@@ -15,6 +15,7 @@ from faithwatch.cli._common import (
     check_names,
     err,
     fail,
+    float_option,
     group,
     refuse_unread,
 )
@@ -43,15 +44,15 @@ def proxy(
                                "search for faithful sentences over the upstream."),
     detector: str | None = DetectorOpt,
     alignment: str = typer.Option("auto", "--alignment", help="Alignment scorer (default: the detector's)."),
-    threshold: float | None = typer.Option(None, "--threshold", min=0.0, max=1.0, help="annotate/abstain: flag "
+    threshold: float | None = float_option(None, "--threshold", min=0.0, max=1.0, help="annotate/abstain: flag "
                                            "below this (default: the detector's)."),
-    tau1: float | None = typer.Option(None, "--tau1", min=0.0, max=1.0, help="fod: backtrack below this "
+    tau1: float | None = float_option(None, "--tau1", min=0.0, max=1.0, help="fod: backtrack below this "
                                       "(default: the detector's threshold)."),
-    tau2: float | None = typer.Option(None, "--tau2", min=0.0, max=1.0, help="fod: prune candidates below this "
+    tau2: float | None = float_option(None, "--tau2", min=0.0, max=1.0, help="fod: prune candidates below this "
                                       "(default: the detector's threshold)."),
     beams: int = typer.Option(2, "--beams", min=1, help="fod: beams kept (K)."),
     samples: int = typer.Option(6, "--samples", min=1, help="fod: continuations per step (S)."),
-    temperature: float = typer.Option(0.7, "--temperature", min=0.0, help="fod: sampling temperature of the "
+    temperature: float = float_option(0.7, "--temperature", min=0.0, help="fod: sampling temperature of the "
                                       "continuations."),
     no_repeat: bool = typer.Option(default("no_repeat"), "--no-repeat/--allow-repeat", help=help_of("no_repeat")),
     continuation: str = typer.Option("continue", "--continuation", help="fod: 'continue' sends the faithful prefix "
@@ -64,7 +65,7 @@ def proxy(
                                 "inside the system or last user message, comma-separated."),
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
     port: int = typer.Option(8081, "--port", min=0, max=65535, help="TCP port."),
-    timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="Seconds to wait for the upstream (to connect, "
+    timeout: float = float_option(60.0, "--timeout", min=0.1, help="Seconds to wait for the upstream (to connect, "
                                   "and between two streamed chunks)."),
     retries: int = typer.Option(2, "--retries", min=0, help="Retries on connection errors, 429 and 5xx."),
     api_key: str | None = typer.Option(None, "--api-key", envvar="FAITHWATCH_API_KEY", show_envvar=True,

@@ -21,6 +21,7 @@ from faithwatch.cli._common import (
     cuda_graph_note,
     err,
     fail,
+    float_option,
     group,
     instruction_kwargs,
     signal_list,
@@ -61,7 +62,7 @@ def serve(
                                                   "413 (default: only the model window limits them)."),
     max_new_tokens: int = typer.Option(512, "--max-new-tokens", min=1, help="Most new tokens a request may "
                                        "ask for."),
-    timeout: float = typer.Option(120.0, "--timeout", min=0.1, help="Seconds per request (504, or an error "
+    timeout: float = float_option(120.0, "--timeout", min=0.1, help="Seconds per request (504, or an error "
                                   "event on a stream)."),
     threads: int | None = typer.Option(None, "--threads", min=1, help="torch CPU threads (default: torch's)."),
     device: str | None = DeviceOpt,

@@ -86,6 +86,12 @@ CENTERINGS = ("none", "dataset")
 FEW_TRAINING_PER_CLASS = 50
 
 
+def check_strength(name: str, value: float) -> None:
+    """An inverse L2 strength (``C``, ``probe_C``) must be positive and finite (NaN fails; inf cannot be stored)."""
+    if not 0 < value < math.inf:
+        raise InputError(f"{name} must be positive and finite, got {value:g}")
+
+
 @dataclass(frozen=True)
 class Recipe:
     """How a SynCheck detector is trained (the defaults are the shipped detector's recipe)."""
@@ -107,8 +113,8 @@ class Recipe:
             raise InputError(f"unknown aggregator kind {self.kind!r}; choose one of {', '.join(SYNCHECK_KINDS)}")
         if self.transform not in TRANSFORMS:
             raise InputError(f"unknown feature transform {self.transform!r}; choose one of {', '.join(TRANSFORMS)}")
-        if not 0 < self.C < math.inf or not 0 < self.probe_C < math.inf:  # NaN fails both; inf cannot be stored
-            raise InputError(f"C and probe_C must be positive and finite, got {self.C} and {self.probe_C}")
+        check_strength("C", self.C)
+        check_strength("probe_C", self.probe_C)
         if not self.families:
             raise InputError("a recipe needs at least one feature family")
         unknown = [f for f in self.families if f not in FAMILIES]
