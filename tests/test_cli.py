@@ -129,7 +129,8 @@ def test_a_dtype_without_a_model_is_refused(tmp_path, monkeypatch, command):
             "proxy": ["--upstream", "http://127.0.0.1:9/v1", "--port", "0"]}[command]
     result = runner.invoke(app, [command, *args, "--model", "none", "--dtype", "bf16", "--detector", "heuristic",
                                  "--alignment", "lexical"])
-    assert result.exit_code == 2 and "dtype sets how the language model runs" in result.output, result.output
+    # it said "dtype sets …", the library's word: only names with an underscore were written as flags
+    assert result.exit_code == 2 and "--dtype sets how the language model runs" in result.output, result.output
     if command != "proxy":  # it has no model window to cut the context to: the option was ignored
         result = runner.invoke(app, [command, *args, "--model", "none", "--truncate-context", "--detector",
                                      "heuristic", "--alignment", "lexical"])

@@ -10,7 +10,12 @@ class ModelNotAvailableError(FaithwatchError):
 
 
 class InputError(FaithwatchError, ValueError):
-    """The input (question, context, response, record) is unusable; the message says why."""
+    """The input (question, context, response, record) is unusable; the message says why. ``names``: the
+    arguments the message names (``dtype``), which the command line writes as its flags (``--dtype``)."""
+
+    def __init__(self, message: str = "", *, names: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.names = names
 
 
 class ContextTooLongError(InputError):

@@ -73,7 +73,7 @@ def _refuse_model_options(**given: object) -> None:
     if named:
         verb, it = ("sets", "it") if len(named) == 1 else ("set", "them")
         raise InputError(f"{', '.join(named)} {verb} how the language model runs: with model 'none' there is no "
-                         f"model (leave {it} out, or give a model)")
+                         f"model (leave {it} out, or give a model)", names=tuple(named))
 
 class Monitor:
     """Scores every sentence of a RAG answer for faithfulness, live or for a given response.

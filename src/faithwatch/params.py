@@ -83,7 +83,8 @@ def checked_params(**values: Any) -> DecodingParams:
         return DecodingParams(**values)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise InputError(f"bad decoding parameters: {first['loc'][0]}: {first['msg']}") from None
+        field = str(first["loc"][0])
+        raise InputError(f"bad decoding parameters: {field}: {first['msg']}", names=(field,)) from None
 
 
 def default(name: str) -> Any:
