@@ -18,6 +18,14 @@ class InputError(FaithwatchError, ValueError):
         self.names = names
 
 
+def check_bools(**values: object) -> None:
+    """Each of ``values`` (an argument of the Python API) must be ``True`` or ``False``: a string such as ``"no"``
+    was taken as true."""
+    for name, value in values.items():
+        if isinstance(value, str) or value not in (True, False):
+            raise InputError(f"{name} must be True or False, got {value!r}", names=(name,))
+
+
 class ContextTooLongError(InputError):
     """The prompt does not fit the model window under the chosen truncation policy."""
 

@@ -16,7 +16,7 @@ from faithwatch.detectors import Detector, HeuristicDetector
 from faithwatch.detectors.absence import ABSENCE_RULE
 from faithwatch.detectors.heuristic import WEIGHTS as HEURISTIC_WEIGHTS
 from faithwatch.detectors.shipped import resolve_detector
-from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError
+from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError, check_bools
 from faithwatch.models.ahead import GREEDY, OnDevice
 from faithwatch.models.engine import DecodingEngine, EngineSession, Needs, TokenRecords
 from faithwatch.models.loading import LoadedModel, check_device, load_model
@@ -124,6 +124,7 @@ class Monitor:
             signals = parse_signals(signals)
         if signals is not None and not signals:  # was read as the default, silently
             raise InputError("signals names no signal family: leave it out (None) for the default, or name some")
+        check_bools(truncate_context=truncate_context, static_cache=static_cache, cuda_graph=cuda_graph)
         if run_ahead is not None and run_ahead < 1:  # checked before any model or scorer loads
             raise InputError(f"run_ahead must be at least 1, got {run_ahead}")
         # None: the default, as in score() and generate()

@@ -52,7 +52,7 @@ from faithwatch.batch import (
     refuse_other_config,
     run_batch,
 )
-from faithwatch.errors import FaithwatchError, InputError
+from faithwatch.errors import FaithwatchError, InputError, check_bools
 from faithwatch.store import remove_temporary, write_atomic
 
 #: the formats of an output folder's shards
@@ -363,6 +363,7 @@ def score_with_ray(
     :func:`is_parquet_input`). ``output_format`` (``parquet`` or ``jsonl``): ``output_path`` is a folder of shards
     (:class:`ShardWriter`, ``shard_rows`` / ``shard_seconds`` apart); ``None``: one JSONL file (JSONL input only).
     """
+    check_bools(vectors=vectors, overwrite=overwrite)
     s = settings or RaySettings()
     parquet = is_parquet_input(input_path)
     if parquet and output_format is None:

@@ -58,7 +58,7 @@ import numpy as np
 
 from faithwatch.alignment.base import AlignmentScorer
 from faithwatch.alignment.lexical import LexicalScorer
-from faithwatch.errors import InputError, NonFiniteError
+from faithwatch.errors import InputError, NonFiniteError, check_bools
 from faithwatch.text import (
     NUMBER_RE,
     NUMBER_WORDS,
@@ -386,6 +386,7 @@ def lss(
     """
     _check_pair(claim, reference)
     check_threshold(threshold)
+    check_bools(prefilter=prefilter, reinsert=reinsert)
     for name, value, low in (("max_evaluations", max_evaluations, 1), ("beam_width", beam_width, 1),
                              ("max_span", max_span, 1), ("min_content_words", min_content_words, 0)):
         if not isinstance(value, int) or isinstance(value, bool) or value < low:

@@ -51,7 +51,7 @@ from faithwatch.claims.pipeline import check_response
 from faithwatch.claims.types import ENTAILMENT, finite
 from faithwatch.decoding.counterfactual import QAItem, is_packaged, is_refusal, judge
 from faithwatch.decoding.types import DecodingResult
-from faithwatch.errors import FaithwatchError, InputError
+from faithwatch.errors import FaithwatchError, InputError, check_bools
 from faithwatch.eval.decoding_summary import baseline_strategy, summarize, topic_table
 from faithwatch.models.prompts import DEFAULT_INSTRUCTION
 from faithwatch.params import DecodingParams
@@ -351,6 +351,7 @@ def evaluate_strategies(
     too long for the model) becomes a row with ``error`` (counted in ``errors``, left out of the metrics,
     not cached: a re-run tries it again); any other exception stops the run (finished rows stay cached).
     """
+    check_bools(keep_trace=keep_trace)
     items = list(items)
     if not items:
         raise InputError("no items to evaluate")

@@ -15,7 +15,7 @@ import pandas as pd
 from faithwatch.data.loaders import dataset_name, load_dataset
 from faithwatch.data.schema import LabelledExample
 from faithwatch.detectors.framing import aside_kinds
-from faithwatch.errors import InputError
+from faithwatch.errors import InputError, check_bools
 from faithwatch.eval.features import (
     EXTRACTION_SIGNALS,
     RayExtraction,
@@ -98,6 +98,7 @@ def load_labelled(
     ``ray``: teacher-force on Ray actors (the same cache; not with ``text_only``).
     ``loaded``: the sets as :func:`read_labelled` read them (read before the model loads), else read here.
     """
+    check_bools(text_only=text_only)
     if ray is not None and text_only:
         raise InputError(TEXT_ONLY_RAY)
     out = {}
