@@ -273,6 +273,18 @@ def test_check_alignment(client):
     assert client.post("/v1/check", json={"response": "x", "contexts": "y", "alignment": "nli:evil"}).status_code == 422
 
 
+def test_check_takes_context_as_score_records_and_check_inputs_name_it(client):
+    # {"context": ...} (the key of `check --input` records and of /v1/score) was a 422: "contexts" field required
+    ask = {"response": "The tower is in Paris. It was built by aliens in 1999.", "alignment": "lexical"}
+    named = client.post("/v1/check", json={**ask, "contexts": [CONTEXT]})
+    single = client.post("/v1/check", json={**ask, "context": CONTEXT})
+    several = client.post("/v1/check", json={**ask, "context": [CONTEXT, CONTEXT]})
+    assert named.status_code == single.status_code == several.status_code == 200, single.text
+    assert [c["label"] for c in single.json()["claims"]] == [c["label"] for c in named.json()["claims"]]
+    both = client.post("/v1/check", json={**ask, "contexts": [CONTEXT], "context": CONTEXT})
+    assert both.status_code == 422 and both.json()["detail"][0]["loc"] == ["body", "context"]
+
+
 def test_chat_completions_lists_its_model_and_refuses_what_it_cannot_honour(client, monitor):
     listed = client.get("/v1/models").json()
     assert [m["id"] for m in listed["data"]] == [monitor.lm.model_id]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from annotated_types import Ge, Le
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from faithwatch import records, registry
 from faithwatch.alignment import plain_specs
@@ -130,7 +130,9 @@ class CheckRequest(_Body):
     """Extract the claims of a response and check each against the context passage(s)."""
 
     response: str
-    contexts: list[str] | str = Field(..., description="One reference passage or several.")
+    contexts: list[str] | str = Field(..., description="One reference passage or several. Also taken as "
+                                      "`context`, the key of `faithwatch check --input` records and of /v1/score.",
+                                      validation_alias=AliasChoices("contexts", "context"))
     question: str | None = None
     extractor: Literal["response", "sentence", "subsentence"] = "sentence"
     checker: Literal["detector", "alignment"] | None = Field(
