@@ -442,6 +442,27 @@ def test_train_names_the_strength_flags():
         assert result.exit_code == 2 and f"{flag} must be positive and finite, got {value}" in said, said
 
 
+def test_score_and_check_read_their_input_before_any_model_loads(tmp_path, monkeypatch):
+    # a CSV not in UTF-8, or without a context column, was found once the model (minutes, for a large one) had loaded
+    import faithwatch.cli.claims
+    import faithwatch.cli.monitor
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("a model was loaded")
+
+    monkeypatch.setattr(faithwatch.cli.monitor, "_build_monitor", no_model)
+    monkeypatch.setattr(faithwatch.cli.claims, "_extractor_and_checker", no_model)
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes(b'id,context,response\n1,"Caf\xe9 is open.","It is closed."\n')
+    columns = tmp_path / "columns.csv"
+    columns.write_text("id,ctx,response\n1,a,b\n", encoding="utf-8")
+    for source, said in ((latin, "is not UTF-8 text (byte 27)"), (columns, "no column 'context'")):
+        for command in ("score", "check"):
+            result = runner.invoke(app, [command, "-i", str(source), "-o", str(tmp_path / "out.jsonl")])
+            assert result.exit_code == 2 and said in " ".join(result.output.split()), (command, result.output)
+    assert not (tmp_path / "out.jsonl").exists()
+
+
 def test_threads_option_is_everywhere_and_sets_torch(tiny_model_dir, tmp_path, monkeypatch):
     import torch
     import typer

@@ -403,9 +403,12 @@ def score_file(
     on_bad: Callable[[BadRecord], None] | None = None,
     batch_size: int = 1,
     host_workers: int = 0,
+    records: Iterable[Record | BadRecord] | None = None,
 ) -> BatchSummary:
     """Score every record of ``input_path`` into ``output_path`` (resuming unless ``overwrite``); ``batch_size``
-    records per forward pass (:meth:`Monitor.score_many`), their sentences tracked in ``host_workers`` processes."""
+    records per forward pass (:meth:`Monitor.score_many`), their sentences tracked in ``host_workers`` processes.
+    ``records``: the input as :func:`read_records` gave it, where the caller read it already (before the model
+    loaded, so that a file that cannot be read is found first)."""
 
     def row_of(result: Any) -> dict[str, Any]:
         out = result.to_dict(vectors=vectors)
@@ -423,7 +426,8 @@ def score_file(
         return [(i, r if isinstance(r, FaithwatchError) else row_of(r)) for i, r in zip(items, results, strict=True)]
 
     start = time.perf_counter()
-    summary = run_batch(list(read_records(input_path)), output_path, process, overwrite=overwrite,
+    items = list(read_records(input_path) if records is None else records)
+    summary = run_batch(items, output_path, process, overwrite=overwrite,
                         on_progress=on_progress, on_bad=on_bad, source=input_path,
                         process_many=process_many if batch_size > 1 or host_workers else None,
                         batch_size=batch_size, config=monitor.scoring_config())

@@ -181,9 +181,11 @@ def check_file(
     on_bad: Callable[[Any], None] | None = None,
     max_context_chars: int | None = MAX_CONTEXT_CHARS,
     truncate_context: bool = False,
+    records: Iterable[Any] | None = None,
 ) -> ClaimsBatchSummary:
     """Check every record of ``input_path`` into ``output_path`` (resuming unless ``overwrite``); a record whose
-    passages exceed ``max_context_chars`` is a bad record, or is cut at the tail with ``truncate_context``. The
+    passages exceed ``max_context_chars`` is a bad record, or is cut at the tail with ``truncate_context``.
+    ``records``: the input as :func:`read_claim_records` gave it, where the caller read it already. The
     output's sidecar records the extractor, the checker and what its verdicts depend on (a checker's ``config()``:
     thresholds, the detector's content hash, ...); resuming under another configuration is refused.
 
@@ -194,7 +196,7 @@ def check_file(
 
     if aggregation not in AGGREGATIONS:
         raise InputError(f"unknown aggregation {aggregation!r}; choose one of {', '.join(AGGREGATIONS)}")
-    items = list(read_claim_records(input_path))
+    items = list(read_claim_records(input_path) if records is None else records)
     failures: list[dict[str, Any]] = []  # failed checks, for the summaries
 
     def process(item) -> dict[str, Any]:

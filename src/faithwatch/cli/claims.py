@@ -174,6 +174,11 @@ def check(
         _check_read(ctx, batch=batch, extractor=extractor, checker=checker)
         passages = [] if batch else [read_text(p, "context") for p in context]
         answer = None if batch else read_text(response, "response")
+        records = None
+        if batch:  # before a model loads: a file that cannot be read (a CSV not in UTF-8) was found after it
+            from faithwatch.claims.pipeline import read_claim_records
+
+            records = list(read_claim_records(input))
         the_extractor, the_checker = _extractor_and_checker(
             extractor, checker, llm_url=llm_url, llm_model=llm_model, llm_api_key_env=llm_api_key_env,
             llm_timeout=llm_timeout, device=device, nli_model=nli_model, alignment=alignment, combine=combine,
@@ -184,7 +189,7 @@ def check(
     if batch:
         _check_batch(the_extractor, the_checker, input, output, aggregate=aggregate, overwrite=overwrite,
                      group_by=group_by, max_context_chars=max_context_chars, truncate_context=truncate_context,
-                     detector=detector)
+                     detector=detector, records=records)
     else:
         _check_one(the_extractor, the_checker, answer, passages, question=question, aggregate=aggregate,
                    output=output, json_out=json_out, html=html, max_context_chars=max_context_chars,
@@ -307,7 +312,8 @@ def _check_one(the_extractor, the_checker, answer: str, passages: list[str], *, 
 
 
 def _check_batch(the_extractor, the_checker, input: Path, output: Path, *, aggregate: str, overwrite: bool,
-                 group_by: str, max_context_chars: int, truncate_context: bool, detector: str | None) -> None:
+                 group_by: str, max_context_chars: int, truncate_context: bool, detector: str | None,
+                 records: list | None = None) -> None:
     """Check a file of responses into ``output`` (resumable), then print the summaries and any notes."""
     from faithwatch.claims.pipeline import DEFAULT_GROUP_BY, check_file
 
@@ -320,7 +326,7 @@ def _check_batch(the_extractor, the_checker, input: Path, output: Path, *, aggre
                 the_extractor, the_checker, input, output, aggregation=aggregate, overwrite=overwrite,
                 group_by=keys, on_bad=bad_record_printer(bar),
                 on_progress=lambda n, total: bar.update(task, completed=n, total=total),
-                max_context_chars=max_context_chars, truncate_context=truncate_context,
+                max_context_chars=max_context_chars, truncate_context=truncate_context, records=records,
             )
     except FaithwatchError as exc:
         raise fail(exc) from None

@@ -280,7 +280,7 @@ def score(
     threads: int | None = ThreadsOpt,
 ) -> None:
     """Compute the per-sentence signals of existing responses by teacher forcing (resumable)."""
-    from faithwatch.batch import score_file
+    from faithwatch.batch import read_records, score_file
     from faithwatch.scale import is_parquet_input, shard_format
 
     parquet = is_parquet_input(input)
@@ -320,6 +320,7 @@ def score(
                                       on_progress=on_progress, on_bad=on_bad, output_format=fmt,
                                       **({} if shard_rows is None else {"shard_rows": shard_rows}))
         else:
+            records = list(read_records(input))  # a file that cannot be read (a CSV not in UTF-8): before the model
             mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device,
                                  dtype=dtype, device_map=device_map)
             _check_forward_options(ctx, mon)
@@ -333,7 +334,7 @@ def score(
             def run(on_progress, on_bad):
                 return score_file(mon, input, output_path, vectors=vectors, overwrite=overwrite,
                                   batch_size=batch_size, host_workers=host_workers, on_progress=on_progress,
-                                  on_bad=on_bad)
+                                  on_bad=on_bad, records=records)
         with resumable(output), progress() as bar:
             task = bar.add_task("scoring", total=None)
             summary = run(lambda n, total: bar.update(task, completed=n, total=total), bad_record_printer(bar))
