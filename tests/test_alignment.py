@@ -717,3 +717,20 @@ def test_a_sentence_longer_than_the_embedding_model_reads_is_noted_not_silently_
     assert result.to_dict(vectors=False)["notes"] == result.notes
     plain = Monitor(lm, alignment="lexical", signals=["alignment"], detector="heuristic")
     assert plain.score("Where?", LONG_CONTEXT, long).notes == []  # word overlap reads every word
+
+
+def test_a_missing_nli_model_or_artifact_folder_is_named_as_missing(tmp_path):
+    # nli:/no/dir raised transformers' "Repo id must be in the form …" (an internal error in `score`), and
+    # nli-minilm:/no/dir said the folder "is not an NLI artifact"
+    from faithwatch.errors import ModelNotAvailableError
+    from faithwatch.nli.tagger import load_tagger
+
+    missing = str(tmp_path / "nowhere")
+    with pytest.raises(ModelNotAvailableError, match=f"NLI model folder not found: {missing}"):
+        get_scorer(f"nli:{missing}")
+    with pytest.raises(ModelNotAvailableError, match="folder not found: .*give an NLI artifact"):
+        get_scorer(f"nli-minilm:{missing}")
+    with pytest.raises(ModelNotAvailableError, match="folder not found: .*give an LSS tagger"):
+        load_tagger(missing)
+    with pytest.raises(ModelNotAvailableError, match="could not load the NLI model"):
+        get_scorer(f"nli:{tmp_path}")  # a folder without a model

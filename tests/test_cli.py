@@ -463,6 +463,20 @@ def test_score_and_check_read_their_input_before_any_model_loads(tmp_path, monke
     assert not (tmp_path / "out.jsonl").exists()
 
 
+def test_a_missing_scorer_folder_is_said_and_exits_3(tmp_path):
+    # score: an internal error (exit 4) with transformers' hub-id message; lss: "unknown scorer 'nli-minilm:…'"
+    missing = str(tmp_path / "nowhere")
+    reference = tmp_path / "ref.txt"
+    reference.write_text(CONTEXT, encoding="utf-8")
+    runs = [(["score", "-i", "examples/responses.jsonl", "-o", str(tmp_path / "o.jsonl"), "--model", "none",
+              "--detector", "heuristic", "--alignment", f"nli:{missing}"], f"NLI model folder not found: {missing}"),
+            (["lss", "--claim", "It is tall.", "--reference", str(reference), "--scorer", f"nli-minilm:{missing}"],
+             f"folder not found: {missing} (give an NLI artifact")]
+    for args, said in runs:
+        result = runner.invoke(app, args)
+        assert result.exit_code == 3 and said in " ".join(result.output.split()), result.output
+
+
 def test_threads_option_is_everywhere_and_sets_torch(tiny_model_dir, tmp_path, monkeypatch):
     import torch
     import typer

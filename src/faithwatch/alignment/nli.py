@@ -16,6 +16,7 @@ entailment/not_entailment models both work). Probability dicts use lowercased la
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from faithwatch.alignment.base import AlignmentScorer, clamp01, validate_inputs
@@ -70,10 +71,17 @@ class NLIScorer(AlignmentScorer):
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
+        from faithwatch.errors import ModelNotAvailableError
+        from faithwatch.models.loading import looks_like_path
         from faithwatch.models.quiet import quiet_loading
 
+        if looks_like_path(model) and not Path(model).expanduser().exists():  # transformers: "Repo id must be …"
+            raise ModelNotAvailableError(f"NLI model folder not found: {model}")
         # check the labels before loading the weights: a non-NLI model should fail fast
-        config = AutoConfig.from_pretrained(model, local_files_only=local_files_only)
+        try:
+            config = AutoConfig.from_pretrained(model, local_files_only=local_files_only)
+        except (OSError, ValueError) as exc:  # no model there, or a hub id that cannot be had offline
+            raise ModelNotAvailableError(f"could not load the NLI model {model!r}: {exc}") from None
         entailment_index = find_entailment_index(config.id2label)
         labels = [str(config.id2label[i]).strip().lower() for i in range(config.num_labels)]
         if len(set(labels)) != len(labels):

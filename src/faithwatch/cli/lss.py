@@ -69,7 +69,7 @@ def _check_search_options(ctx: typer.Context, specs: list[str]) -> None:
 def _scorer(spec: str, device: str):
     """Build a scorer (or the LSS tagger: ``lss-tagger`` or ``lss-tagger:<folder>``), turning bad specs into
     InputError and unloadable models into ModelNotAvailableError."""
-    from faithwatch.alignment import get_scorer
+    from faithwatch.alignment import get_scorer, parse_spec
 
     if _is_tagger(spec):
         from faithwatch.nli.tagger import load_tagger
@@ -77,9 +77,11 @@ def _scorer(spec: str, device: str):
         return load_tagger(spec.partition(":")[2] or None, device=device)
     choices = f"choose {TAGGER} (the default) or a search scorer: {', '.join(SEARCH_SCORERS)}"
     try:
-        scorer = get_scorer(spec, device=device)
+        parse_spec(spec)
     except ValueError:
         raise InputError(f"unknown scorer {spec!r}; {choices}") from None
+    try:  # a known scorer that cannot load says why ("nli-minilm:/no/dir" was an "unknown scorer")
+        scorer = get_scorer(spec, device=device)
     except (OSError, ImportError) as exc:
         raise ModelNotAvailableError(f"cannot load the scorer {spec!r}: {exc}") from None
     if scorer is None:

@@ -164,7 +164,7 @@ def check_device(device: str | None) -> str:
     return device
 
 
-def _looks_like_path(name: str) -> bool:
+def looks_like_path(name: str) -> bool:
     """A name that can only be a local path (absolute, home- or dot-relative), never a hub id."""
     return name.startswith(("/", "~", "./", "../")) or name in (".", "..")
 
@@ -192,7 +192,7 @@ def load_model(
         path, model_id = str(_materialise_embedded()), DEFAULT_MODEL
     else:
         path, model_id = name, name
-        if _looks_like_path(name) and not Path(name).expanduser().exists():
+        if looks_like_path(name) and not Path(name).expanduser().exists():
             raise ModelNotAvailableError(f"model folder not found: {name}")
     extra = {} if device_map is None else {"device_map": device_map}
     try:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from faithwatch.checksums import file_sha256
-from faithwatch.errors import InputError
+from faithwatch.errors import InputError, ModelNotAvailableError
 from faithwatch.nli.data import LABELS
 from faithwatch.nli.model import BASE_WEIGHTS, CrossEncoder, base_folder, default_base_dir, load_base
 
@@ -92,6 +92,8 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
 def load_meta(art: Path, meta_file: str, cls: type, fmt: str, what: str) -> Any:
     """``cls`` built from the JSON file ``art/meta_file``, refused when missing, malformed or of another format."""
     path = art / meta_file
+    if not art.exists():
+        raise ModelNotAvailableError(f"folder not found: {art} (give {what}: a folder holding {meta_file})")
     if not path.is_file():
         raise ArtifactError(f"{art} is not {what}: {meta_file} is missing")
     try:
