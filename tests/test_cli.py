@@ -468,8 +468,9 @@ def test_a_missing_scorer_folder_is_said_and_exits_3(tmp_path):
     missing = str(tmp_path / "nowhere")
     reference = tmp_path / "ref.txt"
     reference.write_text(CONTEXT, encoding="utf-8")
-    runs = [(["score", "-i", "examples/responses.jsonl", "-o", str(tmp_path / "o.jsonl"), "--model", "none",
-              "--detector", "heuristic", "--alignment", f"nli:{missing}"], f"NLI model folder not found: {missing}"),
+    # before --model (a missing one here) loads: it was found once the language model had loaded
+    runs = [(["score", "-i", "examples/responses.jsonl", "-o", str(tmp_path / "o.jsonl"), "--model", missing + "-lm",
+              "--alignment", f"nli:{missing}"], f"--alignment nli:{missing}: folder not found: {missing}"),
             (["lss", "--claim", "It is tall.", "--reference", str(reference), "--scorer", f"nli-minilm:{missing}"],
              f"folder not found: {missing} (give an NLI artifact")]
     for args, said in runs:

@@ -229,7 +229,11 @@ def check_names(*, detector: str | None = None, alignment: str | None = None, st
     if detector is not None and detector not in HEURISTIC_NAMES:
         detector_path(detector)
     if alignment not in (None, "auto", "none"):
-        parse_spec(alignment)
+        from faithwatch.models.loading import looks_like_path
+
+        for _, arg in parse_spec(alignment):  # a model folder that is not there was found once --model had loaded
+            if arg and looks_like_path(arg) and not Path(arg).expanduser().exists():
+                raise ModelNotAvailableError(f"--alignment {alignment}: folder not found: {arg}")
     if strategy is not None:
         registry.strategies.get(strategy)
 
