@@ -95,7 +95,7 @@ def proxy(
         refuse_unread(ctx, others, f"--policy {policy}", POLICY_READS[policy], "choose a policy")
         check_api_key(api_key)  # before the model loads
         check_names(detector=detector, alignment=alignment)  # they were found once it had loaded
-    except InputError as exc:
+    except FaithwatchError as exc:  # a missing model folder of --alignment too
         raise fail(exc) from None
     marks = [m for m in markers.split(",")]
     if len(marks) != 2 or not all(m.strip() for m in marks):

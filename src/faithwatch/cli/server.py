@@ -102,7 +102,7 @@ def serve(
     try:
         check_api_key(api_key)  # before the model loads
         check_names(detector=detector, alignment=alignment)  # they were found once it had loaded
-    except InputError as exc:
+    except FaithwatchError as exc:  # a missing model folder of --alignment too
         raise fail(exc) from None
     try:
         told = instruction_kwargs(instruction)  # a request's own "instruction" replaces it
