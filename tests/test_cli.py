@@ -473,8 +473,10 @@ def test_a_missing_scorer_folder_is_said_and_exits_3(tmp_path):
               "--alignment", f"nli:{missing}"], f"--alignment nli:{missing}: folder not found: {missing}"),
             (["lss", "--claim", "It is tall.", "--reference", str(reference), "--scorer", f"nli-minilm:{missing}"],
              f"folder not found: {missing} (give an NLI artifact")]
-    for command in (["serve", "--model", missing + "-lm"], ["proxy", "--upstream", "http://127.0.0.1:9/v1"]):
-        # serve and proxy caught only bad input here: an internal error (exit 4)
+    for command in (["serve", "--model", missing + "-lm"], ["proxy", "--upstream", "http://127.0.0.1:9/v1"],
+                    ["train", "--data", "examples/responses.jsonl", "--out", str(tmp_path / "d"), "--model",
+                     missing + "-lm"]):
+        # serve and proxy caught only bad input here: an internal error (exit 4); train loaded --model first
         runs.append(([*command, "--alignment", f"nli-minilm:{missing}"], f"--alignment nli-minilm:{missing}: folder"))
     for args, said in runs:
         result = runner.invoke(app, args)

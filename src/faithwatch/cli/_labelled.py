@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from faithwatch.cli._common import progress
+from faithwatch.cli._common import check_names, progress
 from faithwatch.data.loaders import DATA_SUFFIXES, POLICIES, dataset_name
 from faithwatch.errors import InputError
 
@@ -83,6 +83,7 @@ def load_tables(names, model, alignment, data_root, console, questionable="exclu
         raise InputError(TEXT_ONLY_RAY)  # before loading the model
     augment = data_sets(augment) if augment else ()
     check_questionable(questionable, [*names, *augment])
+    check_names(alignment=alignment)  # nli:/no/dir was found once the model had loaded
     with console.status("Reading the data sets…"):  # a bad one was found once the model had loaded
         loaded = read_labelled(names, data_root=data_root, questionable=questionable, augment=augment)
     with console.status("Loading model…"):
