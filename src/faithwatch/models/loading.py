@@ -194,6 +194,10 @@ def load_model(
         path, model_id = name, name
         if looks_like_path(name) and not Path(name).expanduser().exists():
             raise ModelNotAvailableError(f"model folder not found: {name}")
+        if Path(name).expanduser().is_dir() and not (Path(name).expanduser() / "config.json").is_file():
+            # transformers said "Couldn't instantiate the backend tokenizer … install sentencepiece"
+            raise ModelNotAvailableError(f"{name} holds no model (no config.json): give a folder a model was saved "
+                                         "to (save_pretrained), or a hub id")
     extra = {} if device_map is None else {"device_map": device_map}
     try:
         with quiet_loading():
@@ -203,8 +207,8 @@ def load_model(
             )
     except (OSError, ValueError, ImportError) as exc:
         raise ModelNotAvailableError(
-            f"Could not load the causal LM '{name}': {exc}. Pass a local model directory, or a hub id "
-            "with network access (faithwatch's default, the embedded model, needs no network)."
+            f"Could not load the causal LM '{name}': {str(exc).rstrip('. ')}. Pass a local model directory, or a hub "
+            "id with network access (faithwatch's default, the embedded model, needs no network)."
         ) from exc
     if device_map is None:
         model.to(device)
