@@ -732,5 +732,5 @@ def test_a_missing_nli_model_or_artifact_folder_is_named_as_missing(tmp_path):
         get_scorer(f"nli-minilm:{missing}")
     with pytest.raises(ModelNotAvailableError, match="folder not found: .*give an LSS tagger"):
         load_tagger(missing)
-    with pytest.raises(ModelNotAvailableError, match="could not load the NLI model"):
+    with pytest.raises(ModelNotAvailableError, match="holds no NLI model \\(no config.json\\)"):
         get_scorer(f"nli:{tmp_path}")  # a folder without a model

@@ -16,7 +16,6 @@ entailment/not_entailment models both work). Probability dicts use lowercased la
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from faithwatch.alignment.base import AlignmentScorer, clamp01, validate_inputs
@@ -72,11 +71,10 @@ class NLIScorer(AlignmentScorer):
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
         from faithwatch.errors import ModelNotAvailableError
-        from faithwatch.models.loading import looks_like_path
+        from faithwatch.models.loading import check_model_folder
         from faithwatch.models.quiet import quiet_loading
 
-        if looks_like_path(model) and not Path(model).expanduser().exists():  # transformers: "Repo id must be …"
-            raise ModelNotAvailableError(f"NLI model folder not found: {model}")
+        check_model_folder(model, "NLI model")  # transformers: "Repo id must be in the form …"
         # check the labels before loading the weights: a non-NLI model should fail fast
         try:
             config = AutoConfig.from_pretrained(model, local_files_only=local_files_only)

@@ -169,6 +169,17 @@ def looks_like_path(name: str) -> bool:
     return name.startswith(("/", "~", "./", "../")) or name in (".", "..")
 
 
+def check_model_folder(name: str, what: str = "model") -> None:
+    """A :class:`ModelNotAvailableError` for a model named by a path that is not there, or by a folder with no
+    ``config.json`` (transformers took the one for a hub id, or asked to install sentencepiece)."""
+    folder = Path(name).expanduser()
+    if looks_like_path(name) and not folder.exists():
+        raise ModelNotAvailableError(f"{what} folder not found: {name}")
+    if folder.is_dir() and not (folder / "config.json").is_file():
+        raise ModelNotAvailableError(f"{name} holds no {what} (no config.json): give a folder a model was saved to "
+                                     "(save_pretrained), or a hub id")
+
+
 def load_model(
     name: str | None = None,
     *,
@@ -192,12 +203,7 @@ def load_model(
         path, model_id = str(_materialise_embedded()), DEFAULT_MODEL
     else:
         path, model_id = name, name
-        if looks_like_path(name) and not Path(name).expanduser().exists():
-            raise ModelNotAvailableError(f"model folder not found: {name}")
-        if Path(name).expanduser().is_dir() and not (Path(name).expanduser() / "config.json").is_file():
-            # transformers said "Couldn't instantiate the backend tokenizer … install sentencepiece"
-            raise ModelNotAvailableError(f"{name} holds no model (no config.json): give a folder a model was saved "
-                                         "to (save_pretrained), or a hub id")
+        check_model_folder(name)
     extra = {} if device_map is None else {"device_map": device_map}
     try:
         with quiet_loading():
