@@ -424,7 +424,15 @@ def test_cli_train_and_eval_nli(tmp_path: Path, tiny_base: Path) -> None:
                                   "--base", str(tiny_base), "--device", "cuda"])
         assert res.exit_code == 2 and "CUDA is not available here" in res.output
     res = runner.invoke(app, ["eval-nli", "--data-root", str(tmp_path / "data"), "--sets", "nope"])
-    assert res.exit_code == 2 and "no such dev set" in res.output
+    said = " ".join(res.output.split())  # it named the missing file, not the sets there
+    assert res.exit_code == 2 and "--sets: no dev set nope in" in said and "; give all, or some of " in said, said
+    held = sorted(p.name.removeprefix("dev_").removesuffix(".jsonl") for p in (tmp_path / "data" / "nli").glob("dev_*"))
+    assert held and said.endswith(", ".join(held))
+    res = runner.invoke(app, ["eval-nli", "--data-root", str(tmp_path / "data"), "--sets", ","])
+    assert res.exit_code == 2 and "--sets names no set" in res.output  # it said "no dev_*.jsonl files in …"
+    res = runner.invoke(app, ["eval-nli", "--data-root", str(tmp_path / "data"), "--model", str(tmp_path / "nowhere"),
+                              "--baselines", "bogus"])  # before the NLI model: a missing one is not reached
+    assert res.exit_code == 2 and "--baselines: unknown alignment scorer 'bogus'" in res.output
     res = runner.invoke(app, ["eval-nli", "--data-root", str(tmp_path / "data"), "--model", str(tmp_path / "a"),
                               "--base", str(tiny_base), "--limit", "2", "--record"])
     assert res.exit_code == 2 and "drop --limit" in res.output

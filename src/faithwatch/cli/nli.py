@@ -118,7 +118,7 @@ def eval_nli_cmd(
     """Accuracy and macro-F1 of the NLI model, lexical and embedding scorers on every NLI dev set."""
     import torch
 
-    from faithwatch.alignment import get_scorer
+    from faithwatch.alignment import get_scorer, parse_spec
     from faithwatch.eval.nli import evaluate_nli, report_markdown, write_report
     from faithwatch.nli.artifact import load_cross_encoder
 
@@ -128,16 +128,24 @@ def eval_nli_cmd(
             raise InputError("--record stores figures of full dev sets; drop --limit")
         folder = _nli_dir(data_root)
         files = sorted(folder.glob("dev_*.jsonl"))
-        if sets != "all":
-            wanted = [s.strip().removeprefix("dev_").removesuffix(".jsonl") for s in sets.split(",") if s.strip()]
-            files = [folder / f"dev_{w}.jsonl" for w in wanted]
-            missing = [str(f) for f in files if not f.is_file()]
-            if missing:
-                raise InputError(f"no such dev set: {', '.join(missing)}")
         if not files:
             raise InputError(f"no dev_*.jsonl files in {folder}")
+        if sets != "all":
+            held = [f.name.removeprefix("dev_").removesuffix(".jsonl") for f in files]
+            wanted = [s.strip().removeprefix("dev_").removesuffix(".jsonl") for s in sets.split(",") if s.strip()]
+            missing = [w for w in wanted if w not in held]
+            if missing or not wanted:
+                what = f"--sets: no dev set {', '.join(missing)} in {folder}" if missing else "--sets names no set"
+                raise InputError(f"{what}; give all, or some of {', '.join(held)}")
+            files = [folder / f"dev_{w}.jsonl" for w in wanted]
+        names = [b.strip() for b in baselines.split(",") if b.strip()]
+        for name in names:  # an unknown one was found once the NLI model had loaded
+            try:
+                parse_spec(name)
+            except InputError as exc:
+                raise InputError(f"--baselines: {exc}") from None
         encoder = load_cross_encoder(artifact, base_dir=base_dir, device=device, precision=precision)
-        scorers = {b: get_scorer(b) for b in [b.strip() for b in baselines.split(",") if b.strip()]}
+        scorers = {b: get_scorer(b) for b in names}
         with progress(info=True) as bar:
             tasks: dict[str, int] = {}
 
