@@ -483,6 +483,20 @@ def test_a_missing_scorer_folder_is_said_and_exits_3(tmp_path):
         assert result.exit_code == 3 and said in " ".join(result.output.split()), result.output
 
 
+def test_eval_alignment_checks_every_scorer_first_and_runs_each_once(tmp_path, monkeypatch):
+    # nli:/no/dir was found once the scorers before it had run; "--scorers lexical,lexical" ran lexical twice
+    import faithwatch.eval.alignment as alignment_eval
+
+    missing = str(tmp_path / "nowhere")
+    monkeypatch.setattr(alignment_eval, "load_labelled", lambda *a, **k: pytest.fail("features computed first"))
+    result = runner.invoke(app, ["eval-alignment", "--scorers", f"lexical,nli:{missing}"])
+    assert result.exit_code == 3 and f"--scorers nli:{missing}: folder not found" in result.output, result.output
+    asked = []
+    monkeypatch.setattr(alignment_eval, "evaluate_alignment", lambda names, specs, **k: asked.append((names, specs)))
+    runner.invoke(app, ["eval-alignment", "--scorers", "lexical,lexical", "--data", "qags-cnndm,qags-cnndm"])
+    assert asked == [(["qags-cnndm"], ["lexical"])]
+
+
 def test_threads_option_is_everywhere_and_sets_torch(tiny_model_dir, tmp_path, monkeypatch):
     import torch
     import typer

@@ -218,7 +218,6 @@ def check_names(*, detector: str | None = None, alignment: str | None = None, st
     """Refuse an unknown detector, alignment scorer, strategy or Lookback Lens folder before a model is loaded
     (seconds to minutes earlier)."""
     from faithwatch import registry
-    from faithwatch.alignment import parse_spec
     from faithwatch.detectors import HEURISTIC_NAMES, detector_path
     from faithwatch.detectors.artifact import META_FILE
 
@@ -229,13 +228,20 @@ def check_names(*, detector: str | None = None, alignment: str | None = None, st
     if detector is not None and detector not in HEURISTIC_NAMES:
         detector_path(detector)
     if alignment not in (None, "auto", "none"):
-        from faithwatch.models.loading import looks_like_path
-
-        for _, arg in parse_spec(alignment):  # a model folder that is not there was found once --model had loaded
-            if arg and looks_like_path(arg) and not Path(arg).expanduser().exists():
-                raise ModelNotAvailableError(f"--alignment {alignment}: folder not found: {arg}")
+        check_scorer(alignment)
     if strategy is not None:
         registry.strategies.get(strategy)
+
+
+def check_scorer(spec: str, flag: str = "--alignment") -> None:
+    """An alignment scorer ``spec`` (of option ``flag``) before any model loads: its names known, and a model folder
+    it names there (``nli:/no/dir`` was found once the language model, or an earlier scorer, had run)."""
+    from faithwatch.alignment import parse_spec
+    from faithwatch.models.loading import looks_like_path
+
+    for _, arg in parse_spec(spec):
+        if arg and looks_like_path(arg) and not Path(arg).expanduser().exists():
+            raise ModelNotAvailableError(f"{flag} {spec}: folder not found: {arg}")
 
 
 def check_generation(model: str | None, question: str) -> None:

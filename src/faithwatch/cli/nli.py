@@ -10,6 +10,7 @@ from rich.table import Table
 from faithwatch.alignment import DEFAULT_SCORER
 from faithwatch.cli._common import (
     ThreadsOpt,
+    check_scorer,
     device_option,
     fail,
     float_option,
@@ -118,7 +119,7 @@ def eval_nli_cmd(
     """Accuracy and macro-F1 of the NLI model, lexical and embedding scorers on every NLI dev set."""
     import torch
 
-    from faithwatch.alignment import get_scorer, parse_spec
+    from faithwatch.alignment import get_scorer
     from faithwatch.eval.nli import evaluate_nli, report_markdown, write_report
     from faithwatch.nli.artifact import load_cross_encoder
 
@@ -141,7 +142,7 @@ def eval_nli_cmd(
         names = [b.strip() for b in baselines.split(",") if b.strip()]
         for name in names:  # an unknown one was found once the NLI model had loaded
             try:
-                parse_spec(name)
+                check_scorer(name, "--baselines")
             except InputError as exc:
                 raise InputError(f"--baselines: {exc}") from None
         encoder = load_cross_encoder(artifact, base_dir=base_dir, device=device, precision=precision)
@@ -206,11 +207,13 @@ def eval_alignment_cmd(
     from faithwatch.eval.alignment import evaluate_alignment
     from faithwatch.eval.report import format_ci, write_report
 
-    names = [d.strip() for d in data.split(",") if d.strip()]
-    specs = [s.strip() for s in scorers.split(",") if s.strip()]
+    names = list(dict.fromkeys(d.strip() for d in data.split(",") if d.strip()))  # one given twice: once
+    specs = list(dict.fromkeys(s.strip() for s in scorers.split(",") if s.strip()))  # (it was run twice)
     if not names or not specs:
         raise fail(InputError("--data and --scorers must each name at least one item"))
     try:
+        for spec in specs:  # a missing model folder was found once the scorers before it had run
+            check_scorer(spec, "--scorers")
         with progress(info=True) as bar:
             tasks: dict[str, int] = {}
 
