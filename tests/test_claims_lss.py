@@ -524,6 +524,17 @@ def test_cli_eval_lss_writes_a_report(tmp_path: Path) -> None:
     assert "refchecker: not evaluable without the references" in names
     assert doc["meta"]["rows"] == 7 and "search threshold" in doc["meta"]
     assert (report / "results.md").is_file() and list((report / "cache").glob("*.jsonl"))
+    same = pd.read_csv(root / "lss-dev" / "LSS_dev.csv", dtype=str, keep_default_na=False).iloc[[0, 0, 0]]
+    same.iloc[1:, -1] = [RATINGS[1], RATINGS[3]]  # one claim three times: constant scores, no correlation
+    same.to_csv(tmp_path / "same.csv", index=False)
+    few = CliRunner().invoke(_app(), ["eval-lss", "--data", str(tmp_path / "same.csv"), "--scorer", "lexical",
+                                      "--report", str(tmp_path / "few"), "--n-boot", "0", "--no-refchecker"])
+    said = " ".join(few.output.split())
+    notes = [n for n in said.split("note: ")[1:] if "the correlation is undefined" in n]
+    assert few.exit_code == 0 and notes, said
+    for note in notes:  # each named its method and scorer twice ("LSS score (lexical): LSS score (lexical): …")
+        head = note.split(": ")[0]
+        assert note.count(head + ":") == 1, note
     result = CliRunner().invoke(_app(), ["eval-lss", "--scorer", "lss-tagger", "--max-span", "2", "--report",
                                          str(tmp_path / "t")])  # the tagger alone reads no search option
     assert result.exit_code == 2 and "does not read --max-span" in result.output

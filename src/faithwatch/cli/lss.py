@@ -237,7 +237,7 @@ def _print_lss_result(result: Any, scorers: dict[str, Any]) -> None:
     out.print(table)
     for row in corr.to_dict("records"):
         if row.get("note"):
-            out.print(f"[yellow]{escape(row['method'])} ({escape(str(row['scorer']))}):[/] {escape(row['note'])}")
+            out.print(f"[yellow]note:[/] {escape(row['note'])}")  # it names the method and scorer (they were twice)
     out.print(f"[dim]paper 004: ~0.48 Pearson for its fine-tuned T5-XL LSS; the oracle rows use the same "
               f"annotator's LSS and rating. {result.meta['seconds']} s.[/]")
     for spec, sc in scorers.items():
