@@ -302,6 +302,11 @@ def test_cli_refuses_a_bad_setting_before_reading_data(tmp_path: Path) -> None:
                                    "--base", str(tmp_path / "nobase")])  # transformers took it for a hub id
     assert res.exit_code == 3 and f"base weights not found: {tmp_path / 'nobase'}" in res.output, res.output
     assert "internal error" not in res.output and not (tmp_path / "a").exists()
+    for flag, said in (("--base", "base weights not found"), ("--nli", "folder not found")):
+        # the tagger read its data and made <out>/cv, then failed once training began
+        res = CliRunner().invoke(app, ["train-lss-tagger", "--out", str(tmp_path / "t"), "--data-root",
+                                       str(tmp_path / "none"), flag, str(tmp_path / "nowhere")])
+        assert res.exit_code == 3 and said in res.output and not (tmp_path / "t").exists(), res.output
 
 
 def test_read_pairs_reports_bad_lines(tmp_path: Path) -> None:

@@ -291,6 +291,8 @@ def train_lss_tagger_cmd(
     from faithwatch.eval.lss import LSS_DEV_FILE, evaluate_lss_dev, load_lss_dev
     from faithwatch.eval.lss_tagger import cross_validate, examples_from_lss_dev, oof_summary
     from faithwatch.eval.report import write_report
+    from faithwatch.nli.artifact import read_meta
+    from faithwatch.nli.model import base_folder
     from faithwatch.nli.tagger_train import TaggerConfig, fit, save
 
     torch.set_num_threads(threads)
@@ -303,6 +305,9 @@ def train_lss_tagger_cmd(
             raise InputError(f"{', '.join(unread)} {'is' if len(unread) == 1 else 'are'} for the out-of-fold "
                              "evaluation, and --cv 0 skips it: give --cv 2 or more, or leave "
                              f"{'it' if len(unread) == 1 else 'them'} out")
+        base_folder(base_dir)  # a missing --base or --nli was found once training began, with <out>/cv made
+        if nli_dir is not None:
+            read_meta(nli_dir)
         df = load_lss_dev(resolve_root(data_root))
         df = df.iloc[:limit].reset_index(drop=True) if limit else df
         examples = examples_from_lss_dev(df)
