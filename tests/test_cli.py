@@ -497,6 +497,14 @@ def test_eval_alignment_checks_every_scorer_first_and_runs_each_once(tmp_path, m
     assert asked == [(["qags-cnndm"], ["lexical"])]
 
 
+def test_transfer_lens_names_a_missing_lens_folder(tmp_path):
+    # "… is not a detector artifact: detector.json not found" for a folder that is not there at all
+    result = runner.invoke(app, ["transfer-lens", "--lens", str(tmp_path / "nowhere"), "--target-model", "x",
+                                 "--data", "qags-cnndm", "--out", str(tmp_path / "out")])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and f"folder not found: {tmp_path / 'nowhere'} (give a detector artifact" in said
+
+
 def test_threads_option_is_everywhere_and_sets_torch(tiny_model_dir, tmp_path, monkeypatch):
     import torch
     import typer

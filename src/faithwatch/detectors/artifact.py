@@ -151,6 +151,9 @@ class ArtifactMeta:
         """
         directory = Path(directory)
         path = directory / META_FILE
+        if not directory.exists():
+            raise ArtifactError(f"folder not found: {directory} (give a detector artifact: a folder holding "
+                                f"{META_FILE})")
         if not path.is_file():
             raise ArtifactError(f"{directory} is not a detector artifact: {META_FILE} not found")
         try:
