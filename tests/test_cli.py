@@ -461,6 +461,11 @@ def test_score_and_check_read_their_input_before_any_model_loads(tmp_path, monke
             result = runner.invoke(app, [command, "-i", str(source), "-o", str(tmp_path / "out.jsonl")])
             assert result.exit_code == 2 and said in " ".join(result.output.split()), (command, result.output)
     assert not (tmp_path / "out.jsonl").exists()
+    same = tmp_path / "same.jsonl"
+    same.write_text(json.dumps({"context": CONTEXT, "response": "It flows."}) + "\n", encoding="utf-8")
+    for command in ("score", "check"):  # the output that is the input itself, too
+        result = runner.invoke(app, [command, "-i", str(same), "-o", str(same)])
+        assert result.exit_code == 2 and "is the input file itself" in result.output, (command, result.output)
 
 
 def test_a_missing_scorer_folder_is_said_and_exits_3(tmp_path):

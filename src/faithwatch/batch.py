@@ -163,6 +163,14 @@ def read_records(path: Path, model: type[ScoreRecord] | type[CheckRecord] = Scor
             yield check_record(data, line_no, model)
 
 
+def check_not_input(source: Path, output: Path) -> None:
+    """Refuse an output that is the input file itself (writing there would destroy the input); a command calls it
+    before its model loads too."""
+    if output.exists() and source.exists() and os.path.samefile(source, output):
+        raise InputError(f"--output {output} is the input file itself: choose another output (writing there "
+                         "would destroy the input)")
+
+
 def output_store(output: Path) -> JsonlStore:
     """The output file as a store of rows by id."""
     return JsonlStore(output, key=lambda row: str(row["id"]))
@@ -295,9 +303,8 @@ def run_batch(
     record, the rest go on); a :class:`ModelNotAvailableError` aborts the run (finished records are kept).
     ``prepare`` sees the output path before work starts (e.g. to refuse resuming an incompatible run).
     """
-    if source is not None and output_path.exists() and source.exists() and os.path.samefile(source, output_path):
-        raise InputError(f"--output {output_path} is the input file itself: choose another output (writing there "
-                         "would destroy the input)")
+    if source is not None:
+        check_not_input(source, output_path)
     output_path.parent.mkdir(parents=True, exist_ok=True)
     summary = BatchSummary(total=len(items), errors=output_path.with_name(output_path.name + ".errors.jsonl"))
     if overwrite and output_path.exists():

@@ -176,9 +176,11 @@ def check(
         answer = None if batch else read_text(response, "response")
         records = None
         if batch:  # before a model loads: a file that cannot be read (a CSV not in UTF-8) was found after it
+            from faithwatch.batch import check_not_input
             from faithwatch.claims.pipeline import read_claim_records
 
             records = list(read_claim_records(input))
+            check_not_input(input, output)
         the_extractor, the_checker = _extractor_and_checker(
             extractor, checker, llm_url=llm_url, llm_model=llm_model, llm_api_key_env=llm_api_key_env,
             llm_timeout=llm_timeout, device=device, nli_model=nli_model, alignment=alignment, combine=combine,

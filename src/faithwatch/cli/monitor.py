@@ -280,7 +280,7 @@ def score(
     threads: int | None = ThreadsOpt,
 ) -> None:
     """Compute the per-sentence signals of existing responses by teacher forcing (resumable)."""
-    from faithwatch.batch import read_records, score_file
+    from faithwatch.batch import check_not_input, read_records, score_file
     from faithwatch.scale import is_parquet_input, shard_format
 
     parquet = is_parquet_input(input)
@@ -321,6 +321,7 @@ def score(
                                       **({} if shard_rows is None else {"shard_rows": shard_rows}))
         else:
             records = list(read_records(input))  # a file that cannot be read (a CSV not in UTF-8): before the model
+            check_not_input(input, output_path)
             mon = _build_monitor(model, alignment, signals, lid_bank, detector, truncate_context, device,
                                  dtype=dtype, device_map=device_map)
             _check_forward_options(ctx, mon)
