@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
@@ -780,3 +781,23 @@ def test_an_error_names_the_flag_not_the_library_setting(tmp_path):
                                  "--contradict-threshold", "0.5"])
     said = "0 <= --contradict-threshold < --entail-threshold <= 1"
     assert result.exit_code == 2 and said in result.output and "_" not in result.output, result.output
+
+
+def test_line_progress_says_where_a_task_stopped_but_not_a_task_never_begun():
+    # a refused input printed "scoring: 0/? (0 s)" above its error
+    import io
+
+    from rich.console import Console
+
+    from faithwatch.cli._common import LineProgress
+
+    for failed in (False, True):
+        text = io.StringIO()
+        with contextlib.suppress(RuntimeError), LineProgress(Console(file=text, width=200)) as bar:
+            bar.add_task("untouched")
+            bar.update(bar.add_task("begun", total=10), completed=4)
+            if failed:
+                raise RuntimeError("stopped")
+        lines = text.getvalue().splitlines()
+        assert [line.split(":")[0] for line in lines] == (["begun"] if failed else ["untouched", "begun"])
+        assert "4/10" in lines[-1]

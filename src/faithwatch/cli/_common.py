@@ -77,7 +77,8 @@ class LineProgress:
 
     def __exit__(self, *exc: object) -> None:
         for task_id, task in self.tasks.items():
-            if not task["done"]:
+            # on an error, where a task stopped; not "scoring: 0/?" before an input refused at once
+            if not task["done"] and (exc[0] is None or task["completed"]):
                 self._line(task_id)
 
     def add_task(self, description: str, total: float | None = None, **fields: Any) -> int:
