@@ -227,7 +227,7 @@ def test_instruction_reaches_the_monitor_and_an_empty_one_is_refused(tmp_path, m
     monkeypatch.setattr(faithwatch.monitor, "Monitor", recording)
     ctx = _ctx(tmp_path)
     for command in (["monitor", "-c", ctx, "-q", "When?"], ["generate", "-c", ctx, "-q", "When?"],
-                    ["eval-decoding", "--limit", "1", "--report", str(tmp_path / "r")], ["serve"]):
+                    ["eval-decoding", "--limit", "1", "--report", str(tmp_path / "r")], ["serve", "--port", "0"]):
         told = runner.invoke(app, [*command, "--instruction", "Answer as the context says."])
         assert told.exit_code == 2 and "stopped after" in told.output, told.output
         assert seen.pop() == "Answer as the context says."
@@ -801,3 +801,23 @@ def test_line_progress_says_where_a_task_stopped_but_not_a_task_never_begun():
         lines = text.getvalue().splitlines()
         assert [line.split(":")[0] for line in lines] == (["begun"] if failed else ["untouched", "begun"])
         assert "4/10" in lines[-1]
+
+
+def test_serve_and_proxy_refuse_a_port_in_use_or_a_bad_host_before_the_model(monkeypatch):
+    # uvicorn found both once the model had loaded ("[Errno 98] … address already in use")
+    import socket
+
+    import faithwatch.monitor
+
+    monkeypatch.setattr(faithwatch.monitor, "Monitor", lambda *a, **k: pytest.fail("the model was loaded"))
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = str(held.getsockname()[1])
+        for command in (["serve"], ["proxy", "--upstream", "http://127.0.0.1:9/v1"]):
+            taken = runner.invoke(app, [*command, "--port", port])
+            said = " ".join(taken.output.split())
+            assert taken.exit_code == 2 and f"cannot listen on 127.0.0.1:{port}" in said, said
+            assert "give another --port" in said
+            nowhere = runner.invoke(app, [*command, "--host", "no-such-host.invalid", "--port", "0"])
+            assert nowhere.exit_code == 2 and "--host no-such-host.invalid is no address" in nowhere.output

@@ -439,7 +439,7 @@ def test_cli_starts_without_a_local_model(monkeypatch):
     served = []
     monkeypatch.setattr(uvicorn, "run", lambda application, **kw: served.append(application))
     result = CliRunner().invoke(app, ["proxy", "--upstream", "http://127.0.0.1:9/v1", "--model", "none",
-                                      "--detector", "heuristic", "--alignment", "lexical"])
+                                      "--detector", "heuristic", "--alignment", "lexical", "--port", "0"])
     assert result.exit_code == 0, result.output
     assert len(served) == 1 and "scoring with none" in " ".join(result.output.split())
 

@@ -331,19 +331,19 @@ def test_cli_serve_key_and_hosts(lm, monkeypatch):
     runner = CliRunner()
     check = {"response": CLAIM, "contexts": CONTEXT}
 
-    result = runner.invoke(cli, ["--check-alignment", "lexical"], env={"FAITHWATCH_API_KEY": "env-key"})
+    result = runner.invoke(cli, ["--check-alignment", "lexical", "--port", "0"], env={"FAITHWATCH_API_KEY": "env-key"})
     assert result.exit_code == 0, result.output
     with TestClient(built[-1][0], base_url="http://localhost:8080") as c:
         assert c.post("/v1/check", json=check).status_code == 401
         assert c.post("/v1/check", json=check, headers={"Authorization": "Bearer env-key"}).status_code == 200
         assert c.get("/healthz", headers={"host": "rebound.example"}).status_code == 403  # loopback default
-    result = runner.invoke(cli, ["--api-key", "cli-key", "--host", "0.0.0.0", "--check-alignment", "lexical"],
-                           env={"FAITHWATCH_API_KEY": ""})
+    result = runner.invoke(cli, ["--api-key", "cli-key", "--host", "0.0.0.0", "--check-alignment", "lexical",
+                                 "--port", "0"], env={"FAITHWATCH_API_KEY": ""})
     assert result.exit_code == 0, result.output
     with TestClient(built[-1][0]) as c:
         assert c.get("/healthz", headers={"host": "server.lan"}).status_code == 200  # non-loopback: any host
         assert c.post("/v1/check", json=check, headers={"Authorization": "Bearer cli-key"}).status_code == 200
-    result = runner.invoke(cli, ["--allowed-hosts", "api.example.org", "--check-alignment", "lexical"])
+    result = runner.invoke(cli, ["--allowed-hosts", "api.example.org", "--check-alignment", "lexical", "--port", "0"])
     assert result.exit_code == 0, result.output
     with TestClient(built[-1][0]) as c:
         assert c.get("/healthz", headers={"host": "api.example.org"}).status_code == 200

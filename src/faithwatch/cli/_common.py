@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib
 import math
 import os
@@ -351,6 +352,25 @@ StaticCacheOpt = typer.Option(False, "--static-cache", help="Decode into a preal
 AllowedHostsOpt = typer.Option(None, "--allowed-hosts", help="Comma-separated Host names the server answers "
                                "(403 otherwise; guards against DNS rebinding; '*' for any). Default: localhost, "
                                "127.0.0.1, [::1] when --host is a loopback address, any host otherwise.")
+
+
+def check_listen(host: str, port: int) -> None:
+    """Refuse a ``--host`` that does not resolve, or a ``--port`` another server holds, before the model loads
+    (uvicorn found both once it had loaded). The probe binds as uvicorn does and lets go at once."""
+    import socket
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                             flags=socket.AI_PASSIVE)[0]
+    except socket.gaierror as exc:
+        raise InputError(f"--host {host} is no address to listen on ({exc.strerror})") from None
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            hint = "; another server holds it: give another --port" if exc.errno == errno.EADDRINUSE else ""
+            raise InputError(f"cannot listen on {host}:{port} ({exc.strerror}){hint}") from None
 
 
 def allowed_hosts_for(value: str | None, host: str) -> list[str] | None:

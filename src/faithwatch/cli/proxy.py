@@ -12,6 +12,7 @@ from faithwatch.cli._common import (
     LogLevelOpt,
     ThreadsOpt,
     allowed_hosts_for,
+    check_listen,
     check_names,
     err,
     fail,
@@ -108,6 +109,10 @@ def proxy(
     except ValueError as exc:
         raise fail(InputError(str(exc))) from None
     hosts = allowed_hosts_for(allowed_hosts, host)
+    try:
+        check_listen(host, port)  # the last check before the model: uvicorn found a port in use once it had loaded
+    except InputError as exc:
+        raise fail(exc) from None
     from faithwatch.signals import default_signals, model_free_signals
 
     families = model_free_signals() if model == NO_MODEL else default_signals()  # none: what reads text only

@@ -17,6 +17,7 @@ from faithwatch.cli._common import (
     SignalsOpt,
     StaticCacheOpt,
     allowed_hosts_for,
+    check_listen,
     check_names,
     cuda_graph_note,
     err,
@@ -109,13 +110,18 @@ def serve(
     except InputError as exc:
         raise fail(exc) from None
     hosts = allowed_hosts_for(allowed_hosts, host)
+    try:
+        families = signal_list(signals)
+        check_listen(host, port)  # the last check before the model: uvicorn found a port in use once it had loaded
+    except InputError as exc:
+        raise fail(exc) from None
     if threads:
         torch.set_num_threads(threads)
     try:
         with err.status("Loading model…", spinner="dots"):
             monitor = Monitor(model, detector=detector, alignment=alignment, truncate_context=truncate_context,
                               device=device, dtype=dtype, device_map=device_map, static_cache=static_cache,
-                              cuda_graph=cuda_graph, signals=signal_list(signals),
+                              cuda_graph=cuda_graph, signals=families,
                               max_new_tokens=min(256, max_new_tokens), **told)
         cuda_graph_note(monitor, cuda_graph)
         application = create_app(
