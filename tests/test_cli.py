@@ -430,6 +430,12 @@ def test_every_float_option_refuses_nan_and_inf_in_words():
                 assert result.exit_code == 2 and f"{value} is not a finite number" in said, (name, flag, said)
             checked += 1
     assert checked >= 25
+    for name, command in commands.items():  # every count is bounded below (train-nli --synthetic -1 was taken)
+        hints = typing.get_type_hints(getattr(command.callback, "__wrapped__", command.callback))
+        for param in command.params:
+            if hints.get(param.name) in (int, int | None):
+                result = runner.invoke(app, [name, max(param.opts, key=len), "-1"])
+                assert result.exit_code == 2 and "'" + max(param.opts, key=len) + "'" in result.output, (name, param)
     bounded = runner.invoke(app, ["generate", "--tau2", "1.5"])
     assert "1.5 is not in the range 0<=x<=1" in " ".join(bounded.output.split())
     help_text = " ".join(runner.invoke(app, ["eval-decoding", "--help"], terminal_width=200).output.split())

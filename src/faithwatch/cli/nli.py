@@ -49,8 +49,8 @@ def train_nli_cmd(
     data_root: Path = DataRootOpt,
     sources: str = typer.Option("licensed", "--sources", help="'licensed' (sources whose licence allows "
                                 "shipping a model) or a comma-separated list of source names."),
-    synthetic: int = typer.Option(9000, "--synthetic", help="FactCC-style synthetic pairs to add (0: none)."),
-    doc_synthetic: int = typer.Option(0, "--doc-synthetic", help="On-topic synthetic pairs from multi-sentence "
+    synthetic: int = typer.Option(9000, "--synthetic", min=0, help="FactCC-style synthetic pairs to add (0: none)."),
+    doc_synthetic: int = typer.Option(0, "--doc-synthetic", min=0, help="On-topic synthetic pairs from multi-sentence "
                                       "premises: short windows, same-document swaps and neutrals (0: none)."),
     doc_window_swaps: bool = typer.Option(False, "--doc-window-swaps", help="The on-topic contradictions also "
                                           "swap a number or name for another one of the same window."),
