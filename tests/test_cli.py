@@ -447,6 +447,17 @@ def test_train_names_the_strength_flags():
         result = runner.invoke(app, ["train", "--data", "faithbench", "--out", "unused", flag, value])
         said = " ".join(result.output.split())
         assert result.exit_code == 2 and f"{flag} must be positive and finite, got {value}" in said, said
+    for flag in ("--pooling", "--transform", "--weighting", "--centering"):  # "pooling must be one of …"
+        result = runner.invoke(app, ["train", "--data", "faithbench", "--out", "unused", flag, "bogus"])
+        assert result.exit_code == 2 and f"{flag} must be one of" in result.output, result.output
+
+
+def test_a_recipe_files_field_stays_a_field(tmp_path):
+    recipe = tmp_path / "recipe.json"  # the error is the file's: it names the field, not a flag never given
+    recipe.write_text(json.dumps({"recipe": {"pooling": "bogus"}}), encoding="utf-8")
+    result = runner.invoke(app, ["train", "--data", "faithbench", "--out", "unused", "--recipe", str(recipe)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and "pooling must be one of" in said and "--pooling" not in said, said
 
 
 def test_score_and_check_read_their_input_before_any_model_loads(tmp_path, monkeypatch):

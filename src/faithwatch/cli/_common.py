@@ -493,9 +493,11 @@ def option_flags(ctx: typer.Context) -> dict[str, str]:
 def in_flags(ctx: typer.Context, exc: InputError, every: bool = True) -> InputError:
     """``exc`` with the parameter names of ``ctx``'s command that it names (a config's fields: ``doc_synthetic``)
     written as the flags the user gave (``--doc-synthetic``); ``every=False``: only names with an underscore, which
-    no English word of a message has, and those the error says it names (:func:`fail` applies it to every error)."""
+    no English word of a message has, and those the error says it names where the user gave them as flags (a
+    recipe file's ``pooling`` stays a field) (:func:`fail` applies it to every error)."""
+    given = set(options_given(ctx)) if exc.names else set()
     flags = {name: flag for name, flag in option_flags(ctx).items()
-             if flag and (every or "_" in name or name in exc.names)}
+             if flag and (every or "_" in name or (name in exc.names and name in given))}
     text = re.sub(r"(?<![\w-])[a-z][a-z0-9_]*(?![\w-])", lambda m: flags.get(m.group(), m.group()), str(exc))
     return exc if text == str(exc) else InputError(text)
 

@@ -112,7 +112,8 @@ class Recipe:
         if self.kind not in SYNCHECK_KINDS:
             raise InputError(f"unknown aggregator kind {self.kind!r}; choose one of {', '.join(SYNCHECK_KINDS)}")
         if self.transform not in TRANSFORMS:
-            raise InputError(f"unknown feature transform {self.transform!r}; choose one of {', '.join(TRANSFORMS)}")
+            raise InputError(f"transform must be one of {', '.join(TRANSFORMS)}, got {self.transform!r}",
+                             names=("transform",))
         check_strength("C", self.C)
         check_strength("probe_C", self.probe_C)
         if not self.families:
@@ -121,11 +122,14 @@ class Recipe:
         if unknown:
             raise InputError(f"unknown feature families {unknown}; available: {', '.join(FAMILIES)}")
         if self.weighting not in WEIGHTINGS:
-            raise InputError(f"weighting must be one of {', '.join(WEIGHTINGS)}, got {self.weighting!r}")
+            raise InputError(f"weighting must be one of {', '.join(WEIGHTINGS)}, got {self.weighting!r}",
+                             names=("weighting",))
         if self.pooling not in POOLINGS:
-            raise InputError(f"pooling must be one of {', '.join(POOLINGS)}, got {self.pooling!r}")
+            raise InputError(f"pooling must be one of {', '.join(POOLINGS)}, got {self.pooling!r}",
+                             names=("pooling",))
         if self.centering not in CENTERINGS:
-            raise InputError(f"centering must be one of {', '.join(CENTERINGS)}, got {self.centering!r}")
+            raise InputError(f"centering must be one of {', '.join(CENTERINGS)}, got {self.centering!r}",
+                             names=("centering",))
         if self.kind == "mlp" and self.monotone:  # found by the fit, after every feature had been computed
             raise InputError("kind mlp cannot keep monotone constraints: set monotone to false (train --free)")
         if self.pooling != "pooled" and self.kind != "lr":
