@@ -838,3 +838,11 @@ def test_serve_and_proxy_refuse_a_port_in_use_or_a_bad_host_before_the_model(mon
             assert "give another --port" in said
             nowhere = runner.invoke(app, [*command, "--host", "no-such-host.invalid", "--port", "0"])
             assert nowhere.exit_code == 2 and "--host no-such-host.invalid is no address" in nowhere.output
+
+
+def test_device_map_and_precision_are_named_as_flags(tmp_path):
+    result = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path), "-q", "q", "--model", str(tmp_path / "no-model"),
+                                 "--device-map", "bogus"])  # before the model folder is looked for
+    assert result.exit_code == 2 and "--device-map must be one of auto" in result.output, result.output
+    result = runner.invoke(app, ["eval-nli", "--precision", "bogus", "--limit", "2"])  # "precision must be …"
+    assert result.exit_code == 2 and "--precision must be one of auto, fp32, bf16" in result.output, result.output

@@ -187,3 +187,11 @@ def test_model_loading_hides_transformers_progress_bars_and_restores_them() -> N
         pass
     assert not hf_logging.is_progress_bar_enabled()  # and a disabled one stays disabled
     hf_logging.enable_progress_bar()
+
+
+def test_a_device_map_that_is_neither_a_map_nor_a_device_is_named(tmp_path):
+    # transformers said so once the embedded model had been materialised: "Could not load the causal LM 'None'"
+    from faithwatch.errors import InputError
+
+    with pytest.raises(InputError, match="device_map must be one of auto, balanced, .*got 'bogus'"):
+        load_model(str(tmp_path / "never-read"), device="cpu", device_map="bogus")

@@ -122,11 +122,13 @@ def eval_nli_cmd(
     from faithwatch.alignment import get_scorer
     from faithwatch.eval.nli import evaluate_nli, report_markdown, write_report
     from faithwatch.nli.artifact import load_cross_encoder
+    from faithwatch.nli.model import resolve_precision
 
     torch.set_num_threads(threads)
     try:
         if record and limit is not None:  # found only after the whole evaluation had run
             raise InputError("--record stores figures of full dev sets; drop --limit")
+        resolve_precision(precision, device)  # before the data folder is looked for
         folder = _nli_dir(data_root)
         files = sorted(folder.glob("dev_*.jsonl"))
         if not files:

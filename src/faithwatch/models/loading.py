@@ -164,6 +164,22 @@ def check_device(device: str | None) -> str:
     return device
 
 
+#: the device maps accelerate spreads a model by (or one device, e.g. "cuda:0")
+DEVICE_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
+
+
+def check_device_map(device_map: str | dict | None) -> None:
+    """A ``device_map`` string must be one of :data:`DEVICE_MAPS` or a device here (transformers said so once the
+    embedded model had been materialised, as "Could not load the causal LM 'None'")."""
+    if isinstance(device_map, str) and device_map not in DEVICE_MAPS:
+        try:
+            torch.device(device_map)
+        except RuntimeError:
+            raise InputError(f"device_map must be one of {', '.join(DEVICE_MAPS)}, or a device (cpu, cuda:N), got "
+                             f"{device_map!r}", names=("device_map",)) from None
+        check_device(device_map)  # a device this machine lacks
+
+
 def looks_like_path(name: str) -> bool:
     """A name that can only be a local path (absolute, home- or dot-relative), never a hub id."""
     return name.startswith(("/", "~", "./", "../")) or name in (".", "..")
@@ -198,6 +214,7 @@ def load_model(
     """
     register_attention()
     device = check_device(device)
+    check_device_map(device_map)
     torch_dtype = resolve_dtype(dtype, device)
     if name in (None, "", DEFAULT_MODEL, "embedded"):
         path, model_id = str(_materialise_embedded()), DEFAULT_MODEL

@@ -95,7 +95,7 @@ def resolve_precision(precision: str | None, device: str) -> str:
     chosen = precision if precision is not None else os.environ.get(PRECISION_ENV, "").strip() or DEFAULT_PRECISION
     if chosen not in PRECISIONS:
         where = f"${PRECISION_ENV}" if precision is None else "precision"
-        raise InputError(f"{where} must be one of {', '.join(PRECISIONS)}, got {chosen!r}")
+        raise InputError(f"{where} must be one of {', '.join(PRECISIONS)}, got {chosen!r}", names=("precision",))
     if chosen == "auto":
         return "bf16" if str(device) == "cpu" and bf16_supported() else "fp32"
     return chosen
