@@ -230,8 +230,8 @@ def load_model(
             )
     except (OSError, ValueError, ImportError) as exc:
         raise ModelNotAvailableError(
-            f"Could not load the causal LM '{name}': {str(exc).rstrip('. ')}. Pass a local model directory, or a hub "
-            "id with network access (faithwatch's default, the embedded model, needs no network)."
+            f"Could not load the causal LM '{model_id}': {str(exc).rstrip('. ')}. Pass a local model directory, or a "
+            "hub id with network access (faithwatch's default, the embedded model, needs no network)."
         ) from exc
     if device_map is None:
         model.to(device)
