@@ -350,7 +350,7 @@ def _reinsert(search: _Search, state: State) -> State:
 def check_threshold(threshold: Any) -> None:
     """A support threshold is a number in (0, 1] (NaN fails too); else an :class:`InputError`."""
     if not (isinstance(threshold, (int, float)) and 0.0 < threshold <= 1.0):
-        raise InputError(f"threshold must be in (0, 1], got {threshold!r}")
+        raise InputError(f"threshold must be in (0, 1], got {threshold!r}", names=("threshold",))
 
 
 def lss(

@@ -239,10 +239,10 @@ def check_scorer(spec: str, flag: str = "--alignment") -> None:
     """An alignment scorer ``spec`` (of option ``flag``) before any model loads: its names known, and a model folder
     it names there (``nli:/no/dir`` was found once the language model, or an earlier scorer, had run)."""
     from faithwatch.alignment import parse_spec
-    from faithwatch.models.loading import looks_like_path
+    from faithwatch.models.loading import is_missing_path
 
     for _, arg in parse_spec(spec):
-        if arg and looks_like_path(arg) and not Path(arg).expanduser().exists():
+        if arg and is_missing_path(arg):
             raise ModelNotAvailableError(f"{flag} {spec}: folder not found: {arg}")
 
 

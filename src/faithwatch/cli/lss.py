@@ -45,17 +45,6 @@ EVAL_SCORERS = f"{TAGGER},lexical"
 SEARCH_OPTIONS = ("max_evaluations", "beam_width", "max_span", "prefilter")
 
 
-def _check_threshold(ctx: typer.Context, threshold: float) -> None:
-    """The support threshold of ``lss`` and ``eval-lss`` (:func:`~faithwatch.claims.lss.check_threshold`), named
-    as the flag, before any scorer loads."""
-    from faithwatch.claims.lss import check_threshold
-
-    try:
-        check_threshold(threshold)
-    except InputError as exc:
-        raise in_flags(ctx, exc) from None
-
-
 def _is_tagger(spec: str) -> bool:
     return spec == TAGGER or spec.startswith(f"{TAGGER}:")
 
@@ -117,11 +106,11 @@ def lss_cmd(
     threads: int | None = ThreadsOpt,
 ) -> None:
     """The longest subsequence of the claim's words that the reference supports, and its LSS score."""
-    from faithwatch.claims.lss import lss, lss_tagged
+    from faithwatch.claims.lss import check_threshold, lss, lss_tagged
 
     try:
         _check_search_options(ctx, [scorer])
-        _check_threshold(ctx, threshold)  # the library's "threshold must be …" came once the scorer had loaded
+        check_threshold(threshold)  # it came once the scorer had loaded; fail() names it as the flag
         ref = read_text(reference, "reference")
         sc = _scorer(scorer, device)
         if hasattr(sc, "word_probabilities"):
@@ -180,6 +169,7 @@ def eval_lss(
     threads: int | None = ThreadsOpt,
 ) -> None:
     """Correlation of the LSS score, ROUGE-L and the alignment score with lss-dev's human 1-5 rating."""
+    from faithwatch.claims.lss import check_threshold
     from faithwatch.data.loaders import data_root as resolve_root
     from faithwatch.eval.lss import LSSConfig, run_lss_eval
     from faithwatch.eval.report import write_report
@@ -190,7 +180,7 @@ def eval_lss(
         if not specs:
             raise InputError("--scorer names no scorer")
         _check_search_options(ctx, specs)
-        _check_threshold(ctx, threshold)
+        check_threshold(threshold)
         if data is not None and not data.is_file():
             raise InputError(f"annotation file not found: {data}")
         root = resolve_root(data_root) if data_root is not None or data is None else data.parent
