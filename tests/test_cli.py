@@ -846,3 +846,41 @@ def test_device_map_and_precision_are_named_as_flags(tmp_path):
     assert result.exit_code == 2 and "--device-map must be one of auto" in result.output, result.output
     result = runner.invoke(app, ["eval-nli", "--precision", "bogus", "--limit", "2"])  # "precision must be …"
     assert result.exit_code == 2 and "--precision must be one of auto, fp32, bf16" in result.output, result.output
+
+
+def test_check_names_its_nli_or_scorer_folder_before_the_llm_loads(tmp_path, monkeypatch):
+    # --extractor triplet loads the LLM first; a missing --nli-model was found after it (51 s on the embedded one)
+    import faithwatch.claims.llm
+
+    def no_llm(*args, **kwargs):
+        raise AssertionError("the LLM was loaded")
+
+    monkeypatch.setattr(faithwatch.claims.llm, "get_backend", no_llm)
+    missing = str(tmp_path / "nowhere")
+    response = tmp_path / "r.txt"
+    response.write_text("It was built in 1821.", encoding="utf-8")
+    base = ["check", "--context", _ctx(tmp_path), "--response", str(response), "--extractor", "triplet"]
+    for options, said in ((["--checker", "nli", "--nli-model", missing], f"NLI model folder not found: {missing}"),
+                          (["--checker", "nli", "--nli-model", f"nli-minilm:{missing}"],
+                           f"--nli-model nli-minilm:{missing}: folder not found: {missing}"),
+                          (["--checker", "nli", "--nli-model", str(tmp_path)], "holds no NLI model (no config.json)"),
+                          (["--checker", "alignment", "--alignment", f"nli:{missing}"],
+                           f"--alignment nli:{missing}: folder not found: {missing}")):
+        result = runner.invoke(app, base + options)
+        assert result.exit_code == 3 and said in " ".join(result.output.split()), (options, result.output)
+
+
+def test_a_usage_error_is_said_without_importing_the_model_stack(tmp_path):
+    # check_names imported the detectors, and with them transformers: ten seconds before "file not found"
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom typer.testing import CliRunner\nfrom faithwatch.cli import app\n"
+            "r = CliRunner().invoke(app, sys.argv[1:])\n"
+            "print(r.exit_code, 'transformers' in sys.modules, r.output.replace(chr(10), ' '))")
+    missing = str(tmp_path / "nowhere.txt")
+    for args in (["check", "--context", missing, "--response", missing],
+                 ["check", "--context", missing, "--response", missing, "--checker", "nli", "--nli-model", missing]):
+        done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120)
+        code_, imported, said = done.stdout.split(" ", 2)
+        assert code_ in ("2", "3") and "not found" in said and imported == "False", (args, done.stdout, done.stderr)

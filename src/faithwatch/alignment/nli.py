@@ -71,7 +71,7 @@ class NLIScorer(AlignmentScorer):
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
         from faithwatch.errors import ModelNotAvailableError
-        from faithwatch.models.loading import check_model_folder
+        from faithwatch.models.folders import check_model_folder
         from faithwatch.models.quiet import quiet_loading
 
         check_model_folder(model, "NLI model")  # transformers: "Repo id must be in the form …"

@@ -375,16 +375,25 @@ class CheckerSpec:
     detector: str | None = None  # --checker detector: a detector name or folder (None: the shipped one)
 
 
-def _nli(spec: CheckerSpec, backend: object) -> Checker:
-    from faithwatch.alignment import get_scorer, is_nli_spec
+def nli_scorer_spec(nli_model: str | None) -> str:
+    """The alignment scorer spec of ``--nli-model``: an NLI scorer's name (``nli-minilm[:<folder>]``) as given, a
+    model folder or hub id as ``nli:<model>``."""
+    from faithwatch.alignment import is_nli_spec
 
-    model = (spec.nli_model or "nli-minilm").strip()
+    model = (nli_model or "nli-minilm").strip()
     try:
         named = is_nli_spec(model)
     except ValueError:  # a model folder or hub id
         named = False
+    return model if named else f"nli:{model}"
+
+
+def _nli(spec: CheckerSpec, backend: object) -> Checker:
+    from faithwatch.alignment import get_scorer
+
+    model = (spec.nli_model or "nli-minilm").strip()
     try:
-        scorer = get_scorer(model if named else f"nli:{model}", device=spec.device)
+        scorer = get_scorer(nli_scorer_spec(model), device=spec.device)
     except (OSError, ValueError) as exc:
         from faithwatch.errors import ModelNotAvailableError
 

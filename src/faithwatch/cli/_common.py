@@ -219,19 +219,22 @@ def check_names(*, detector: str | None = None, alignment: str | None = None, st
                 lens: Path | None = None) -> None:
     """Refuse an unknown detector, alignment scorer, strategy or Lookback Lens folder before a model is loaded
     (seconds to minutes earlier)."""
-    from faithwatch import registry
-    from faithwatch.detectors import HEURISTIC_NAMES, detector_path
-    from faithwatch.detectors.artifact import META_FILE
+    if lens is not None:
+        from faithwatch.detectors.artifact import META_FILE
 
-    if lens is not None and not (Path(lens) / META_FILE).is_file():
-        what = f"--lens {lens} holds no lens ({META_FILE})" if Path(lens).is_dir() else f"--lens {lens} not found"
-        raise InputError(f"{what}: give a Lookback Lens folder, e.g. <detector>/lookback-lens")
+        if not (Path(lens) / META_FILE).is_file():
+            what = f"--lens {lens} holds no lens ({META_FILE})" if Path(lens).is_dir() else f"--lens {lens} not found"
+            raise InputError(f"{what}: give a Lookback Lens folder, e.g. <detector>/lookback-lens")
+    if detector is not None:  # imported only here: the detectors import transformers (seconds)
+        from faithwatch.detectors import HEURISTIC_NAMES, detector_path
 
-    if detector is not None and detector not in HEURISTIC_NAMES:
-        detector_path(detector)
+        if detector not in HEURISTIC_NAMES:
+            detector_path(detector)
     if alignment not in (None, "auto", "none"):
         check_scorer(alignment)
     if strategy is not None:
+        from faithwatch import registry
+
         registry.strategies.get(strategy)
 
 
@@ -239,7 +242,7 @@ def check_scorer(spec: str, flag: str = "--alignment") -> None:
     """An alignment scorer ``spec`` (of option ``flag``) before any model loads: its names known, and a model folder
     it names there (``nli:/no/dir`` was found once the language model, or an earlier scorer, had run)."""
     from faithwatch.alignment import parse_spec
-    from faithwatch.models.loading import is_missing_path
+    from faithwatch.models.folders import is_missing_path
 
     for _, arg in parse_spec(spec):
         if arg and is_missing_path(arg):

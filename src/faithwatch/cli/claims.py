@@ -12,7 +12,7 @@ from rich.table import Table
 
 from faithwatch import registry
 from faithwatch.alignment import CHECK_SCORER, spec_help
-from faithwatch.claims.checking import DEFAULT_CHECKER
+from faithwatch.claims.checking import DEFAULT_CHECKER, nli_scorer_spec
 from faithwatch.claims.pipeline import MAX_CONTEXT_CHARS
 from faithwatch.cli._common import (
     EXIT_PARTIAL,
@@ -20,6 +20,7 @@ from faithwatch.cli._common import (
     ThreadsOpt,
     bad_record_printer,
     check_names,
+    check_scorer,
     domain_hint,
     err,
     fail,
@@ -171,6 +172,7 @@ def check(
     try:
         extractor = _check_usage(batch, input, output, context, response, html, extractor, checker, aggregate,
                                  combine, detector, llm_url, llm_model)
+        _check_models(checker, nli_model=nli_model, alignment=alignment)
         _check_read(ctx, batch=batch, extractor=extractor, checker=checker)
         passages = [] if batch else [read_text(p, "context") for p in context]
         answer = None if batch else read_text(response, "response")
@@ -225,6 +227,21 @@ def _check_usage(batch: bool, input: Path | None, output: Path | None, context: 
     if batch and not input.is_file():
         raise InputError(f"input file not found: {input}")
     return extractor
+
+
+def _check_models(checker: str, *, nli_model: str | None, alignment: str) -> None:
+    """The checker's model folder, before the LLM of ``--extractor triplet`` loads (a missing ``--nli-model`` was
+    found after it)."""
+    from faithwatch.models.folders import check_model_folder
+
+    if checker == "nli" and nli_model is not None:
+        spec = nli_scorer_spec(nli_model)
+        if spec == f"nli:{nli_model.strip()}":  # a model folder or hub id
+            check_model_folder(nli_model.strip(), "NLI model")
+        else:
+            check_scorer(spec, "--nli-model")
+    if checker == "alignment":
+        check_names(alignment=alignment)
 
 
 #: the options each built-in checker reads (a plug-in checker: not checked)

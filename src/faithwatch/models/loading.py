@@ -17,6 +17,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, P
 from faithwatch.errors import InputError, ModelNotAvailableError
 from faithwatch.models.attention import ATTENTION_NAME, register_attention
 from faithwatch.models.fastpath import enable_cpu_fast_linear
+from faithwatch.models.folders import check_model_folder
 from faithwatch.models.quiet import quiet_loading
 
 log = logging.getLogger(__name__)
@@ -178,27 +179,6 @@ def check_device_map(device_map: str | dict | None) -> None:
             raise InputError(f"device_map must be one of {', '.join(DEVICE_MAPS)}, or a device (cpu, cuda:N), got "
                              f"{device_map!r}", names=("device_map",)) from None
         check_device(device_map)  # a device this machine lacks
-
-
-def looks_like_path(name: str) -> bool:
-    """A name that can only be a local path (absolute, home- or dot-relative), never a hub id."""
-    return name.startswith(("/", "~", "./", "../")) or name in (".", "..")
-
-
-def is_missing_path(name: str) -> bool:
-    """Whether ``name`` can only be a local path (:func:`looks_like_path`) and nothing is there."""
-    return looks_like_path(name) and not Path(name).expanduser().exists()
-
-
-def check_model_folder(name: str, what: str = "model") -> None:
-    """A :class:`ModelNotAvailableError` for a model named by a path that is not there, or by a folder with no
-    ``config.json`` (transformers took the one for a hub id, or asked to install sentencepiece)."""
-    folder = Path(name).expanduser()
-    if is_missing_path(name):
-        raise ModelNotAvailableError(f"{what} folder not found: {name}")
-    if folder.is_dir() and not (folder / "config.json").is_file():
-        raise ModelNotAvailableError(f"{name} holds no {what} (no config.json): give a folder a model was saved to "
-                                     "(save_pretrained), or a hub id")
 
 
 def load_model(
