@@ -871,16 +871,22 @@ def test_check_names_its_nli_or_scorer_folder_before_the_llm_loads(tmp_path, mon
 
 
 def test_a_usage_error_is_said_without_importing_the_model_stack(tmp_path):
-    # check_names imported the detectors, and with them transformers: ten seconds before "file not found"
+    # the detectors, batch, monitor and server modules imported transformers: ten seconds before "file not found"
     import subprocess
     import sys
 
     code = ("import sys\nfrom typer.testing import CliRunner\nfrom faithwatch.cli import app\n"
             "r = CliRunner().invoke(app, sys.argv[1:])\n"
             "print(r.exit_code, 'transformers' in sys.modules, r.output.replace(chr(10), ' '))")
-    missing = str(tmp_path / "nowhere.txt")
+    missing, data = str(tmp_path / "nowhere.txt"), str(tmp_path / "nowhere.jsonl")
     for args in (["check", "--context", missing, "--response", missing],
-                 ["check", "--context", missing, "--response", missing, "--checker", "nli", "--nli-model", missing]):
+                 ["check", "--context", missing, "--response", missing, "--checker", "nli", "--nli-model", missing],
+                 ["score", "-i", data, "-o", str(tmp_path / "o.jsonl")],
+                 ["eval", "--data", data, "--report", str(tmp_path / "r")],
+                 ["train", "--data", data, "--out", str(tmp_path / "d")], ["eval-alignment", "--data", data],
+                 ["serve", "--detector", missing], ["proxy", "--upstream", "http://127.0.0.1:9/v1", "--detector",
+                                                    missing], ["monitor", "-c", missing, "-q", "When?"]):
         done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120)
         code_, imported, said = done.stdout.split(" ", 2)
         assert code_ in ("2", "3") and "not found" in said and imported == "False", (args, done.stdout, done.stderr)
+

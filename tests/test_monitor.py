@@ -447,12 +447,12 @@ def test_a_lid_bank_without_a_model_is_refused(tmp_path):
 def test_a_none_instruction_is_the_default_and_a_bad_one_is_refused_before_the_model_loads(monkeypatch):
     # Monitor(instruction=None) was "must be a string" while score(instruction=None) meant the default; a blank
     # instruction was refused only after the language model had loaded
-    import faithwatch.monitor as monitor_module
+    import faithwatch.models.loading as loading_module  # the monitor imports load_model from it when it loads
     from faithwatch.tasks import DEFAULT_INSTRUCTION
 
     assert Monitor("none", alignment="lexical", detector="heuristic", instruction=None).instruction == \
         DEFAULT_INSTRUCTION
-    monkeypatch.setattr(monitor_module, "load_model", lambda *a, **k: pytest.fail("the model loaded first"))
+    monkeypatch.setattr(loading_module, "load_model", lambda *a, **k: pytest.fail("the model loaded first"))
     with pytest.raises(InputError, match="instruction is empty"):
         Monitor("some/model", instruction="  ")
 

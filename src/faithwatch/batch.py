@@ -21,13 +21,15 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from faithwatch.errors import FaithwatchError, InputError, ModelNotAvailableError
-from faithwatch.monitor import Monitor
 from faithwatch.records import CheckRecord, ScoreRecord, parse
 from faithwatch.store import CorruptLine, JsonlStore, read_utf8
 from faithwatch.text.visible import escaped, is_blank
+
+if TYPE_CHECKING:
+    from faithwatch.monitor import Monitor
 
 log = logging.getLogger(__name__)
 

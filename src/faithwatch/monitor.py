@@ -18,9 +18,8 @@ from faithwatch.detectors.heuristic import WEIGHTS as HEURISTIC_WEIGHTS
 from faithwatch.detectors.shipped import resolve_detector
 from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError, check_bools
 from faithwatch.models.ahead import GREEDY, OnDevice
-from faithwatch.models.engine import DecodingEngine, EngineSession, Needs, TokenRecords
-from faithwatch.models.loading import LoadedModel, check_device, load_model
 from faithwatch.models.prompts import DEFAULT_INSTRUCTION, PromptPair, build_prompts, check_text, groups_in_order
+from faithwatch.models.records import Needs, TokenRecords
 from faithwatch.results import MonitorResult, SentenceReport
 from faithwatch.scoring import detector_features, sentence_reports, signal_values
 from faithwatch.sentences import GenerationRule, Sentence, SentenceTracker, Tracked, track
@@ -41,6 +40,8 @@ from faithwatch.text import FRAMING_RULE
 
 if TYPE_CHECKING:
     from faithwatch.hostpool import TrackingPool
+    from faithwatch.models.engine import EngineSession
+    from faithwatch.models.loading import LoadedModel
     from faithwatch.watch import StreamWatch
 
 #: picks the next token from log-probabilities [V] on the host, or an :class:`OnDevice` chooser (no host sync)
@@ -127,6 +128,10 @@ class Monitor:
         check_bools(truncate_context=truncate_context, static_cache=static_cache, cuda_graph=cuda_graph)
         if run_ahead is not None and run_ahead < 1:  # checked before any model or scorer loads
             raise InputError(f"run_ahead must be at least 1, got {run_ahead}")
+        # here, not at the top: they import transformers, which a usage error (score --input missing) waited for
+        from faithwatch.models.engine import DecodingEngine
+        from faithwatch.models.loading import LoadedModel, check_device, load_model
+
         # None: the default, as in score() and generate()
         self.instruction = check_text("instruction", DEFAULT_INSTRUCTION if instruction is None else instruction)
         if model == NO_MODEL:

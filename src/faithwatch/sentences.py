@@ -13,11 +13,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from transformers import PreTrainedTokenizerBase
+from typing import TYPE_CHECKING
 
 from faithwatch.detok import IncrementalText
 from faithwatch.text import segmenter, sentence_spans
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 _BOUNDARY_CHARS = re.compile(r"[.!?…。！？\n:;\"')\]]")
 _COMPLETE_WORD = re.compile(r"\w+[\s,;:.!?]")

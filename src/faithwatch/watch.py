@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from faithwatch.errors import InputError
-from faithwatch.models.engine import TokenRecords
+from faithwatch.models.records import TokenRecords
 from faithwatch.results import MonitorResult, SentenceReport
 from faithwatch.sentences import Sentence, SentenceTracker
 from faithwatch.signals.base import UpstreamToken

@@ -22,7 +22,7 @@ from faithwatch.alignment.lexical import LexicalScorer
 from faithwatch.claims.lss import ABSENT_NUMBER_RULE
 from faithwatch.data.loaders import load_dataset
 from faithwatch.eval.text_features import text_cache_folder
-from faithwatch.models.loading import cache_dir
+from faithwatch.models.folders import cache_dir
 from faithwatch.sentences import SentenceTracker
 from faithwatch.signals.tagger import TaggerSignal
 from faithwatch.text import strip_markup

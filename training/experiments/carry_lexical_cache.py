@@ -29,7 +29,7 @@ from faithwatch.alignment.base import score_pairs_asked
 from faithwatch.alignment.lexical import LexicalScorer
 from faithwatch.data.loaders import load_dataset
 from faithwatch.eval.features import read_shards, write_shard
-from faithwatch.models.loading import cache_dir
+from faithwatch.models.folders import cache_dir
 from faithwatch.text import quantities, strip_markup
 
 #: 5 -> 6: the question's words; 6 -> 8: year ranges ("2007-08" holds 2008); 8 -> 9: months abbreviated ("Feb. 14");

@@ -28,7 +28,7 @@ import faithwatch.eval.text_features as text_features
 from faithwatch.alignment import get_scorer
 from faithwatch.data.loaders import load_dataset
 from faithwatch.eval.features import _align_example, read_shards, safe_name, spec_digest, write_shard
-from faithwatch.models.loading import cache_dir
+from faithwatch.models.folders import cache_dir
 from faithwatch.signals.tagger import TaggerSignal
 from faithwatch.text import MARKUP_RULE, strip_marks, strip_markup
 from faithwatch.text.markup import _PRESENTED

@@ -29,7 +29,7 @@ from faithwatch.alignment import get_scorer
 from faithwatch.data.loaders import load_dataset
 from faithwatch.eval.features import _drop_examples, text_cache_key
 from faithwatch.eval.text_features import text_cache_folder
-from faithwatch.models.loading import cache_dir
+from faithwatch.models.folders import cache_dir
 from faithwatch.sentences import SentenceTracker
 from faithwatch.signals.tagger import TaggerSignal
 from faithwatch.store import write_atomic

@@ -26,7 +26,7 @@ from faithwatch.alignment import get_scorer
 from faithwatch.alignment.lexical import LexicalScorer
 from faithwatch.data.loaders import load_dataset
 from faithwatch.eval.features import _drop_examples
-from faithwatch.models.loading import cache_dir
+from faithwatch.models.folders import cache_dir
 from faithwatch.sentences import SentenceTracker
 from faithwatch.text import strip_markup
 from faithwatch.text.units import _AMOUNT_RE, _MEASURE_RE

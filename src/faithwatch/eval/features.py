@@ -34,7 +34,7 @@ from faithwatch.alignment import plain_specs
 from faithwatch.alignment.base import AlignmentScorer, score_pairs_asked
 from faithwatch.data.schema import LabelledExample
 from faithwatch.errors import FaithwatchError
-from faithwatch.models.loading import cache_dir
+from faithwatch.models.folders import cache_dir
 from faithwatch.models.prompts import groups_in_order
 from faithwatch.monitor import Monitor
 from faithwatch.scale import RaySettings, items_dataset, map_on_actors, ray_session

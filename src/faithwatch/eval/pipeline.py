@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -24,9 +24,11 @@ from faithwatch.eval.features import (
 )
 from faithwatch.eval.labels import label_sentences, label_windows
 from faithwatch.eval.text_features import add_text_features
-from faithwatch.models.loading import LoadedModel, load_model
 from faithwatch.monitor import Monitor
 from faithwatch.signals.probe import probe_candidate_layers
+
+if TYPE_CHECKING:
+    from faithwatch.models.loading import LoadedModel
 
 
 @dataclass
@@ -65,6 +67,8 @@ def extraction_kwargs(model: str | None, num_layers: int, alignment: str | None 
 
 def extraction_monitor(model: LoadedModel | str | None = None, alignment: str | None = None) -> Monitor:
     """The monitor whose features training and evaluation use (fixed signal set, see the cache key)."""
+    from faithwatch.models.loading import LoadedModel, load_model  # transformers: not for a usage error
+
     lm = model if isinstance(model, LoadedModel) else load_model(model)
     return Monitor(**{**extraction_kwargs(None, lm.num_layers, alignment), "model": lm})
 

@@ -17,7 +17,7 @@ import pandas as pd
 from faithwatch.data.schema import LabelledExample
 from faithwatch.errors import FaithwatchError
 from faithwatch.eval.features import fingerprint, next_shard, read_shards, safe_name, spec_digest, write_shard
-from faithwatch.models.loading import cache_dir
+from faithwatch.models.folders import cache_dir
 from faithwatch.signals import SignalContext, build_signals, text_signals
 from faithwatch.signals.base import Signal
 

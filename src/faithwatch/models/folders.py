@@ -1,11 +1,18 @@
-"""Model names that can only be local folders, checked without importing ``transformers`` (a usage error is
-found in a second, not after the model stack has loaded)."""
+"""faithwatch's cache folder, and model names that can only be local folders: checked without importing
+``transformers``, so a usage error is said in a second, not after the model stack has loaded."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from platformdirs import user_cache_dir
+
 from faithwatch.errors import ModelNotAvailableError
+
+
+def cache_dir() -> Path:
+    """faithwatch's cache folder (honours ``XDG_CACHE_HOME``)."""
+    return Path(user_cache_dir("faithwatch"))
 
 
 def looks_like_path(name: str) -> bool:

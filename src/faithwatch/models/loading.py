@@ -11,13 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from platformdirs import user_cache_dir
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from faithwatch.errors import InputError, ModelNotAvailableError
 from faithwatch.models.attention import ATTENTION_NAME, register_attention
 from faithwatch.models.fastpath import enable_cpu_fast_linear
-from faithwatch.models.folders import check_model_folder
+from faithwatch.models.folders import cache_dir, check_model_folder
 from faithwatch.models.quiet import quiet_loading
 
 log = logging.getLogger(__name__)
@@ -75,11 +74,6 @@ class LoadedModel:
             elif isinstance(value, (list, tuple)):
                 ids.update(int(v) for v in value)
         return ids
-
-
-def cache_dir() -> Path:
-    """faithwatch's cache folder (honours ``XDG_CACHE_HOME``)."""
-    return Path(user_cache_dir("faithwatch"))
 
 
 def embedded_gguf_path() -> Path:

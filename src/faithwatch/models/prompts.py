@@ -9,13 +9,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
-from typing import Any
-
-from transformers import PreTrainedTokenizerBase
+from typing import TYPE_CHECKING, Any
 
 from faithwatch.errors import ContextTooLongError, InputError
 from faithwatch.tasks import DEFAULT_INSTRUCTION
 from faithwatch.text.visible import is_blank, require_text
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, 
 from faithwatch.decoding.loop import sampling_chooser
 from faithwatch.detok import IncrementalText
 from faithwatch.errors import InputError
-from faithwatch.models.engine import DecodingEngine, Needs
 from faithwatch.models.prompts import PromptPair
+from faithwatch.models.records import Needs
 from faithwatch.params import JsonFloat, JsonInt
 from faithwatch.text.visible import require_text
 
@@ -155,6 +155,8 @@ def generate_choices(lm: Any, req: ChatRequest, max_tokens: int, check: Callable
     float differences of a batched row (a draw near a bin edge may then differ). ``on_delta(index, text,
     logprob_entries, finish_reason)`` sees each piece as it is decoded, then each choice's end (choices
     interleave)."""
+    from faithwatch.models.engine import DecodingEngine  # imports transformers: not before a request
+
     engine = DecodingEngine(lm, Needs())
     ids = prompt_ids(lm.tokenizer, req)
     session = engine.start(PromptPair(ids, ids, "", "", 0, ""))

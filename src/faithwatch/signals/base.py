@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from faithwatch.models.engine import Needs, TokenRecords
+from faithwatch.models.records import Needs, TokenRecords
 from faithwatch.sentences import Sentence
 from faithwatch.text import strip_markup
 

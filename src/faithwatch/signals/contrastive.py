@@ -6,7 +6,7 @@ The second distribution comes from a genuinely context-free twin prompt run alon
 
 from __future__ import annotations
 
-from faithwatch.models.engine import Needs
+from faithwatch.models.records import Needs
 from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
 
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from faithwatch.models.engine import Needs
+from faithwatch.models.records import Needs
 from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
 
 

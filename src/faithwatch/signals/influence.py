@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from faithwatch.models.engine import Needs
+from faithwatch.models.records import Needs
 from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
 
 #: tokens whose context influence is below -NEG_PCI_THRESHOLD nats count in ``neg_pci_pos``

@@ -18,7 +18,7 @@ from safetensors.numpy import load_file
 from faithwatch._version import __version__
 from faithwatch.checksums import safetensors_metadata, save_safetensors, shareable
 from faithwatch.errors import InputError, NonFiniteError
-from faithwatch.models.engine import Needs
+from faithwatch.models.records import Needs
 from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
 
 #: default layers as fractions of depth (paper 000 used layers 15-17 of 32)

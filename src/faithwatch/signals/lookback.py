@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from faithwatch.models.engine import Needs
+from faithwatch.models.records import Needs
 from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
 
 

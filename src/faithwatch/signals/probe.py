@@ -20,7 +20,7 @@ from safetensors.numpy import load_file
 from faithwatch._version import __version__
 from faithwatch.checksums import safetensors_metadata, save_safetensors, shareable
 from faithwatch.errors import InputError
-from faithwatch.models.engine import Needs
+from faithwatch.models.records import Needs
 from faithwatch.signals.base import FeatureValue, SentenceTrace, Signal
 
 #: candidate probe layers as fractions of depth (every tenth of the network)
