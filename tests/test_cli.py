@@ -890,3 +890,22 @@ def test_a_usage_error_is_said_without_importing_the_model_stack(tmp_path):
         code_, imported, said = done.stdout.split(" ", 2)
         assert code_ in ("2", "3") and "not found" in said and imported == "False", (args, done.stdout, done.stderr)
 
+
+def test_a_batch_prints_the_first_skipped_records_and_counts_the_rest(tmp_path):
+    # a file of bad lines printed every one of them above the summary
+    from faithwatch.cli._common import SHOWN_BAD_RECORDS
+
+    source = tmp_path / "bad.jsonl"
+    bad = SHOWN_BAD_RECORDS + 7
+    source.write_text("".join(json.dumps({"id": i, "ctx": "x", "response": "y"}) + "\n" for i in range(bad)),
+                      encoding="utf-8")
+    for command, extra in (("score", ["--model", "none"]), ("check", ["--checker", "alignment", "--alignment",
+                                                                      "lexical"])):
+        out = tmp_path / f"{command}.jsonl"
+        result = runner.invoke(app, [command, "-i", str(source), "-o", str(out), *extra])
+        said = result.output
+        assert said.count("skipped line") == SHOWN_BAD_RECORDS and said.count("more records skipped") == 1, said
+        flat = " ".join(said.split())
+        assert f"{bad} bad" in flat and f"of {bad} records" in flat, said
+        errors = out.with_name(out.name + ".errors.jsonl").read_text(encoding="utf-8").splitlines()
+        assert len(errors) == bad

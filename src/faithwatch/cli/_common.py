@@ -131,10 +131,23 @@ def progress(console: Console | None = None, *, info: bool = False) -> Progress 
                     TimeRemainingColumn(), console=console)
 
 
-def bad_record_printer(bar: Progress | LineProgress) -> Callable[[Any], None]:
-    """A batch's ``on_bad``: print each skipped record (line, id, why) above the progress bar."""
+#: skipped records a batch prints one by one; the rest are counted by the summary and listed in its errors file
+SHOWN_BAD_RECORDS = 20
+
+
+def bad_record_printer(bar: Progress | LineProgress, shown: int = SHOWN_BAD_RECORDS) -> Callable[[Any], None]:
+    """A batch's ``on_bad``: print the first ``shown`` skipped records (line, id, why) above the progress bar, then
+    one line saying that the rest are not printed (a file of bad lines printed every one of them)."""
+    seen = 0
 
     def on_bad(record: Any) -> None:
+        nonlocal seen
+        seen += 1
+        if seen > shown:
+            if seen == shown + 1:
+                bar.console.print(f"[yellow]more records skipped:[/] only the first {shown} are printed; the summary "
+                                  "counts them all, and its errors file lists each one")
+            return
         path = getattr(record, "path", None)  # inputs without line numbers (Parquet) name the file instead
         where = f"line {record.line}" if record.line is not None else (f"record in {path}" if path else "record")
         where += f" (id {record.id})" if record.id else ""
