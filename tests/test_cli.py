@@ -875,20 +875,24 @@ def test_a_usage_error_is_said_without_importing_the_model_stack(tmp_path):
     import subprocess
     import sys
 
-    code = ("import sys\nfrom typer.testing import CliRunner\nfrom faithwatch.cli import app\n"
-            "r = CliRunner().invoke(app, sys.argv[1:])\n"
-            "print(r.exit_code, 'transformers' in sys.modules, r.output.replace(chr(10), ' '))")
+    # one fresh interpreter runs them in turn: transformers, once imported, stays in sys.modules for the rest
+    code = ("import json, sys\nfrom typer.testing import CliRunner\nfrom faithwatch.cli import app\n"
+            "for args in json.loads(sys.argv[1]):\n    r = CliRunner().invoke(app, args)\n"
+            "    print(json.dumps([args, r.exit_code, 'transformers' in sys.modules, r.output]))")
     missing, data = str(tmp_path / "nowhere.txt"), str(tmp_path / "nowhere.jsonl")
-    for args in (["check", "--context", missing, "--response", missing],
-                 ["check", "--context", missing, "--response", missing, "--checker", "nli", "--nli-model", missing],
-                 ["score", "-i", data, "-o", str(tmp_path / "o.jsonl")],
-                 ["eval", "--data", data, "--report", str(tmp_path / "r")],
-                 ["train", "--data", data, "--out", str(tmp_path / "d")], ["eval-alignment", "--data", data],
-                 ["serve", "--detector", missing], ["proxy", "--upstream", "http://127.0.0.1:9/v1", "--detector",
-                                                    missing], ["monitor", "-c", missing, "-q", "When?"]):
-        done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120)
-        code_, imported, said = done.stdout.split(" ", 2)
-        assert code_ in ("2", "3") and "not found" in said and imported == "False", (args, done.stdout, done.stderr)
+    runs = [["check", "--context", missing, "--response", missing],
+            ["check", "--context", missing, "--response", missing, "--checker", "nli", "--nli-model", missing],
+            ["score", "-i", data, "-o", str(tmp_path / "o.jsonl")],
+            ["eval", "--data", data, "--report", str(tmp_path / "r")],
+            ["train", "--data", data, "--out", str(tmp_path / "d")], ["eval-alignment", "--data", data],
+            ["serve", "--detector", missing], ["proxy", "--upstream", "http://127.0.0.1:9/v1", "--detector", missing],
+            ["monitor", "-c", missing, "-q", "When?"]]
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(runs)], capture_output=True, text=True,
+                          timeout=300)
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [args for args, *_ in rows] == runs, (done.stdout, done.stderr)
+    for args, code_, imported, said in rows:
+        assert code_ in (2, 3) and "not found" in said and not imported, (args, code_, imported, said)
 
 
 def test_a_batch_prints_the_first_skipped_records_and_counts_the_rest(tmp_path):
