@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 
 import pytest
 from typer.testing import CliRunner
@@ -887,12 +888,55 @@ def test_a_usage_error_is_said_without_importing_the_model_stack(tmp_path):
             ["train", "--data", data, "--out", str(tmp_path / "d")], ["eval-alignment", "--data", data],
             ["serve", "--detector", missing], ["proxy", "--upstream", "http://127.0.0.1:9/v1", "--detector", missing],
             ["monitor", "-c", missing, "-q", "When?"]]
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}  # as most users run it
     done = subprocess.run([sys.executable, "-c", code, json.dumps(runs)], capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300, env=env)
     rows = [json.loads(line) for line in done.stdout.splitlines()]
     assert [args for args, *_ in rows] == runs, (done.stdout, done.stderr)
     for args, code_, imported, said in rows:
         assert code_ in (2, 3) and "not found" in said and not imported, (args, code_, imported, said)
+
+
+def test_a_missing_data_file_is_said_before_torch_is_imported(tmp_path):
+    # the detector commands imported the detector stack (torch, scikit-learn) and --threads imported torch to set
+    # its threads, all before --data was read: 6 to 11 s before "data file not found"
+    import subprocess
+    import sys
+
+    code = ("import json, sys\nfrom typer.testing import CliRunner\nfrom faithwatch.cli import app\n"
+            "for args in json.loads(sys.argv[1]):\n    r = CliRunner().invoke(app, args)\n"
+            "    print(json.dumps([args, r.exit_code, 'torch' in sys.modules, r.output]))")
+    missing, data = str(tmp_path / "nowhere"), str(tmp_path / "nowhere.jsonl")
+    runs = [["eval", "--data", data, "--report", str(tmp_path / "r")],
+            ["eval", "--data", "faithbench,qags-cnndm", "--augment", data, "--transfer"],
+            ["train", "--data", f"faithbench,{data}", "--out", str(tmp_path / "d"), "--threads", "1"],
+            ["select", "--data", f"{data},faithbench", "--out", str(tmp_path / "s.json")],
+            ["calibrate", "--data", data, "--out", str(tmp_path / "c")], ["eval-alignment", "--data", data],
+            ["transfer-lens", "--lens", missing, "--target-model", "x", "--data", data, "--out", missing],
+            ["synth-edits", "--data", data, "--out", str(tmp_path / "e.jsonl")],
+            ["eval", "--data", "faithbench,nosuch-set"]]
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(runs)], capture_output=True, text=True,
+                          timeout=300, env=env)
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [args for args, *_ in rows] == runs, (done.stdout, done.stderr)
+    for args, code_, imported, said in rows[:-1]:
+        flat = " ".join(said.split())
+        assert code_ == 2 and f"data file not found: {data}" in flat and not imported, (args, code_, imported, said)
+    assert "unknown dataset 'nosuch-set'" in " ".join(rows[-1][3].split()) and not rows[-1][2], rows[-1]
+
+
+def test_threads_reach_torch_when_it_is_imported_later():
+    # the --threads callback imported torch to set them (2.5 s on every command, error or not); it now leaves
+    # OMP_NUM_THREADS for torch to read at import, and sets torch's threads directly once torch is loaded
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom faithwatch.cli._common import _apply_threads\n_apply_threads(1)\n"
+            "assert 'torch' not in sys.modules\nimport torch\nprint(torch.get_num_threads())")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0 and done.stdout.strip() == "1", (done.stdout, done.stderr)
 
 
 def test_a_batch_prints_the_first_skipped_records_and_counts_the_rest(tmp_path):

@@ -469,10 +469,13 @@ def default_threads() -> int:
 
 
 def _apply_threads(value: int | None) -> int | None:
-    if value is not None or os.environ.get("OMP_NUM_THREADS") is None:
-        import torch
-
-        torch.set_num_threads(value or default_threads())
+    if value is None and os.environ.get("OMP_NUM_THREADS") is not None:
+        return value
+    threads = value or default_threads()
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
+    else:  # torch reads it when first imported: importing it here cost a usage error 2.5 s
+        os.environ["OMP_NUM_THREADS"] = str(threads)
     return value
 
 

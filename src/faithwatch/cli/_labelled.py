@@ -7,8 +7,8 @@ from pathlib import Path
 
 import typer
 
-from faithwatch.cli._common import check_names, progress
-from faithwatch.data.loaders import DATA_SUFFIXES, POLICIES, dataset_name
+from faithwatch.cli._common import check_names, fail, progress
+from faithwatch.data.loaders import DATA_SUFFIXES, POLICIES, check_dataset_name, dataset_name
 from faithwatch.errors import InputError
 
 MODEL_OPT = typer.Option(None, "--model", "-m", help="Causal LM (default: embedded SmolLM2).")
@@ -26,7 +26,8 @@ TEXT_ONLY_OPT = typer.Option(False, "--text-only", help="Sentence features from 
 def data_sets(spec: str) -> list[str]:
     """The data sets of ``--data``: comma-separated names or files; a folder stands for its .jsonl, .json and .tsv
     files (sorted), each its own data set (e.g. SummEdits' ten domain files). A name given twice counts once; two
-    files with one name (``a/x.jsonl``, ``b/x.jsonl``) are an :class:`InputError`."""
+    files with one name (``a/x.jsonl``, ``b/x.jsonl``), a missing file or an unknown name are an
+    :class:`InputError` (found before any model or feature stack is imported)."""
     names = []
     for d in (d.strip() for d in spec.split(",")):
         if d and Path(d).is_dir():
@@ -39,6 +40,8 @@ def data_sets(spec: str) -> list[str]:
     if not names:
         raise InputError("--data names no data set")
     names = list(dict.fromkeys(names))
+    for name in names:
+        check_dataset_name(name)
     named: dict[str, str] = {}
     for name in names:  # a data set is named by its file's stem: a second one would overwrite the first's tables
         other = named.setdefault(dataset_name(name), name)
@@ -46,6 +49,17 @@ def data_sets(spec: str) -> list[str]:
             raise InputError(f"--data: {other} and {name} would both be the data set {dataset_name(name)!r} (a file "
                              "goes by its name without the folder and suffix): rename one")
     return names
+
+
+def checked_data(data: str, augment: str | None = None) -> list[str]:
+    """The data sets of ``--data`` (see :func:`data_sets`), with those of ``--augment`` checked too: a command's
+    first step, so that a mistyped file is answered before the detector and model stacks are imported."""
+    try:
+        if augment:
+            data_sets(augment)
+        return data_sets(data)
+    except InputError as exc:
+        raise fail(exc) from None
 
 
 def ray_settings(ray: bool, address: str | None, workers: int, gpus_per_worker: float, threads: int | None):

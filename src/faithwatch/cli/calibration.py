@@ -19,7 +19,7 @@ from faithwatch.cli._common import (
     options_given,
     writable,
 )
-from faithwatch.cli._labelled import DATA_ROOT_OPT, QUESTIONABLE_OPT, data_sets, detector_alignment, load_tables
+from faithwatch.cli._labelled import DATA_ROOT_OPT, QUESTIONABLE_OPT, checked_data, detector_alignment, load_tables
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.store import write_folder_atomic
 
@@ -51,6 +51,7 @@ def calibrate(
     --unlabelled, the map is shifted so that your sentences' median score matches the training data's (no labels
     read). docs/transfer.md measures both. Pass the new folder as --detector to monitor, score, serve or generate.
     """
+    names = checked_data(data)
     from faithwatch.detectors import detector_path
     from faithwatch.detectors.calibration import FEW_UNLABELLED, shift_caveat
     from faithwatch.eval.harness import load_artifacts
@@ -75,7 +76,7 @@ def calibrate(
         meta = json.loads((detector / "detector.json").read_text())
         families = (meta.get("params", {}).get("recipe") or {}).get("families") or ["?"]
         text_only = set(families) <= set(TEXT_FAMILIES)  # no teacher forcing needed for these features
-        monitor, tables = load_tables(data_sets(data), meta["model_id"], detector_alignment(meta, None), data_root, err,
+        monitor, tables = load_tables(names, meta["model_id"], detector_alignment(meta, None), data_root, err,
                                 questionable, text_only, labels=not unlabelled)
         for name, d in tables.items():
             check = check_in_sample(name, d.examples, meta.get("training_data") or [], meta.get("metrics"),

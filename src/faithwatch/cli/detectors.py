@@ -40,7 +40,7 @@ from faithwatch.cli._labelled import (
     MODEL_OPT,
     QUESTIONABLE_OPT,
     TEXT_ONLY_OPT,
-    data_sets,
+    checked_data,
     load_tables,
     ray_settings,
 )
@@ -143,6 +143,7 @@ def train(
     The score is calibrated and the threshold chosen on out-of-fold predictions: each data set is predicted
     by the recipe trained on the others (one data set: 5 folds of examples).
     """
+    names = checked_data(data, augment)
     from faithwatch.eval.report import FINGERPRINTS, response_fingerprints
     from faithwatch.eval.training import FEW_TRAINING_PER_CLASS, check_text_only, fit_lookback_lens, fit_syncheck
     from faithwatch.signals import signal_versions
@@ -167,7 +168,7 @@ def train(
                 err.print("--text-only: no Lookback Lens (it needs the model's attention)")
                 lens = "none"
         check_ray_options(ctx)
-        monitor, tables = load_tables(data_sets(data), model, alignment, data_root, err, questionable, text_only,
+        monitor, tables = load_tables(names, model, alignment, data_root, err, questionable, text_only,
                                 augment, ray_settings(ray, address, workers, gpus_per_worker, threads))
         import pandas as pd
 
@@ -231,11 +232,11 @@ def select(
     Every candidate is trained on all data sets but one and scored on the one left out, in turn. Train the
     chosen recipe with `faithwatch train --recipe recipe.json`.
     """
+    names = checked_data(data, augment)
     from faithwatch.eval.selection import candidate_grid
     from faithwatch.eval.selection import select as run_select
 
     try:
-        names = data_sets(data)
         if len(names) < 2:  # before the features, which can take hours
             raise InputError(f"selection by transfer needs at least two labelled data sets in --data (each is held "
                              f"out in turn), got {len(names)}; --augment sets are training only")
@@ -280,11 +281,12 @@ def synth_edits(
     Responses copy a few sentences of a context; about half change one of them. Use the file as a
     training-only set: `faithwatch train --augment FILE`.
     """
+    names = checked_data(data)
     from faithwatch.data.loaders import load_dataset, to_jsonl_row
     from faithwatch.data.synthetic_edits import edit_examples
 
     try:
-        sources = [e for name in data_sets(data) for e in load_dataset(name, data_root)]
+        sources = [e for name in names for e in load_dataset(name, data_root)]
         examples = edit_examples(sources, n, seed=seed, dataset=out_file.stem)
     except (FaithwatchError, ValueError) as exc:
         raise fail(exc if isinstance(exc, FaithwatchError) else InputError(str(exc))) from None
@@ -313,6 +315,7 @@ def transfer_lens_cmd(
     threads: int | None = ThreadsOpt,
 ) -> None:
     """Map a Lookback Lens to another model by a linear head mapping fitted on shared texts (paper 003 §4)."""
+    names = checked_data(data)
     from faithwatch.data.loaders import load_dataset
     from faithwatch.detectors import LookbackLens
     from faithwatch.eval.lens_transfer import transfer_lens
@@ -322,7 +325,7 @@ def transfer_lens_cmd(
         check_artifact_out(out_dir, overwrite)
         lens = LookbackLens.load(lens_dir)
         # the texts before both models load: a bad --data was found after them
-        examples = [e for name in data_sets(data) for e in load_dataset(name, data_root)][:max_examples]
+        examples = [e for name in names for e in load_dataset(name, data_root)][:max_examples]
         with err.status("Loading both models…"):
             kw = {"signals": ["likelihood", "entropy", "lookback"], "detector": "heuristic", "alignment": "none"}
             source = Monitor(source_model or lens.model_id, **kw)

@@ -32,7 +32,7 @@ from faithwatch.cli._labelled import (
     DATA_ROOT_OPT,
     QUESTIONABLE_OPT,
     TEXT_ONLY_OPT,
-    data_sets,
+    checked_data,
     detector_alignment,
     load_tables,
     ray_settings,
@@ -72,16 +72,17 @@ def evaluate(
     threads: int | None = ThreadsOpt,
 ) -> None:
     """AUROC / AUPRC / balanced accuracy of a detector and every baseline, side by side, with 95% CIs."""
+    if augment and not transfer:  # their features were computed (minutes to hours), then not read
+        raise fail(InputError("--augment adds training data to the detectors that --transfer trains; without "
+                              "--transfer nothing is trained: add --transfer, or leave --augment out"))
+    names = checked_data(data, augment)
     from faithwatch.detectors import detector_path
     from faithwatch.eval import harness
     from faithwatch.eval.report import write_report
     from faithwatch.eval.training import TEXT_FAMILIES
 
     try:
-        if augment and not transfer:  # their features were computed (minutes to hours), then not read
-            raise InputError("--augment adds training data to the detectors that --transfer trains; without "
-                             "--transfer nothing is trained: add --transfer, or leave --augment out")
-        if transfer and len(data_sets(data)) < 2:  # said only after every feature had been computed
+        if transfer and len(names) < 2:  # said only after every feature had been computed
             raise InputError("--transfer holds each data set out in turn: give --data two or more labelled sets")
         detector = detector_path(detector_name, trained_only=True)
         meta = json.loads((detector / "detector.json").read_text())
@@ -96,7 +97,7 @@ def evaluate(
                       "faster, and no record is refused for a context over the model window); without it the "
                       "model's baselines (FLARE, Lookback Lens) are measured too.[/]")
         check_ray_options(ctx)
-        monitor, tables = load_tables(data_sets(data), meta["model_id"], alignment, data_root, err, questionable,
+        monitor, tables = load_tables(names, meta["model_id"], alignment, data_root, err, questionable,
                                 text_only, augment, ray_settings(ray, address, workers, gpus_per_worker, threads))
         det, lens = harness.load_artifacts(detector, monitor.lm.model_id)
     except FaithwatchError as exc:

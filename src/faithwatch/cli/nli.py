@@ -21,6 +21,7 @@ from faithwatch.cli._common import (
     seed_option,
     writable,
 )
+from faithwatch.cli._labelled import checked_data
 from faithwatch.errors import FaithwatchError, InputError
 
 app = group()
@@ -192,7 +193,7 @@ def eval_nli_cmd(
 def eval_alignment_cmd(
     data: str = typer.Option("qags-cnndm", "--data", help="Comma-separated data sets (faithbench, qags-cnndm, "
                              "begin-dev), generic .jsonl files, or QAGS / BEGIN / SummEdits files as "
-                             "released."),
+                             "released; a folder stands for its .jsonl, .json and .tsv files."),
     scorers: str = typer.Option(f"lexical+embedding,nli-minilm,{DEFAULT_SCORER}", "--scorers",
                                 help="Comma-separated alignment scorers; the first is the baseline of the delta "
                                 "column."),
@@ -206,13 +207,13 @@ def eval_alignment_cmd(
 ) -> None:
     """Sentence-level AUROC of align_score alone for each alignment scorer (text features, cached; no language
     model pass)."""
+    names = checked_data(data)  # one given twice counts once; a folder stands for its files
+    specs = list(dict.fromkeys(s.strip() for s in scorers.split(",") if s.strip()))  # (it was run twice)
+    if not specs:
+        raise fail(InputError("--scorers must name at least one alignment scorer"))
     from faithwatch.eval.alignment import evaluate_alignment
     from faithwatch.eval.report import format_ci, write_report
 
-    names = list(dict.fromkeys(d.strip() for d in data.split(",") if d.strip()))  # one given twice: once
-    specs = list(dict.fromkeys(s.strip() for s in scorers.split(",") if s.strip()))  # (it was run twice)
-    if not names or not specs:
-        raise fail(InputError("--data and --scorers must each name at least one item"))
     try:
         for spec in specs:  # a missing model folder was found once the scorers before it had run
             check_scorer(spec, "--scorers")

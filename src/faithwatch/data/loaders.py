@@ -395,6 +395,7 @@ def _load_dataset(name: str, root: str | Path | None = None, *, questionable: Po
     """
     if questionable not in POLICIES or generic not in POLICIES:
         raise InputError("label policies must be exclude, faithful or unfaithful")
+    check_dataset_name(name)
     if name == "faithbench":
         return load_faithbench(data_root(root), questionable)
     if name == "begin-dev":
@@ -402,17 +403,26 @@ def _load_dataset(name: str, root: str | Path | None = None, *, questionable: Po
     if name in DATASETS:
         return DATASETS[name](data_root(root))
     path = Path(name)
-    if path.suffix == ".tsv" and path.is_file():
+    if path.suffix == ".tsv":
         return load_begin_file(path, path.stem, generic)
-    if path.suffix == ".json" and path.is_file():
+    if path.suffix == ".json":
         return load_summedits_file(path, path.stem)
-    if path.suffix == ".jsonl" and path.is_file():
-        kind = _released_kind(path)
-        if kind == "qags":
-            return load_qags_file(path, path.stem)
-        return load_summedits_file(path, path.stem) if kind == "summedits" else load_jsonl(path)
-    if path.suffix in DATA_SUFFIXES and not path.is_file():
-        raise InputError(f"data file not found: {name}" + (" (a folder, not a file)" if path.is_dir() else ""))
+    kind = _released_kind(path)
+    if kind == "qags":
+        return load_qags_file(path, path.stem)
+    return load_summedits_file(path, path.stem) if kind == "summedits" else load_jsonl(path)
+
+
+def check_dataset_name(name: str) -> None:
+    """An :class:`InputError` for a ``--data`` name that is neither a known data set nor a data file that exists,
+    without reading anything (so that a command can refuse it before loading a model)."""
+    if name in DATASETS:
+        return
+    path = Path(name)
+    if path.suffix in DATA_SUFFIXES:
+        if not path.is_file():
+            raise InputError(f"data file not found: {name}" + (" (a folder, not a file)" if path.is_dir() else ""))
+        return
     raise InputError(f"unknown dataset '{name}': use one of {', '.join(DATASETS)}, a .jsonl file (generic, QAGS "
                      "or SummEdits), a SummEdits .json file or a BEGIN .tsv file")
 
