@@ -871,15 +871,25 @@ def test_check_names_its_nli_or_scorer_folder_before_the_llm_loads(tmp_path, mon
         assert result.exit_code == 3 and said in " ".join(result.output.split()), (options, result.output)
 
 
-def test_a_usage_error_is_said_without_importing_the_model_stack(tmp_path):
-    # the detectors, batch, monitor and server modules imported transformers: ten seconds before "file not found"
+def _fresh_runs(runs: list[list[str]], module: str = "torch") -> list[list]:
+    """Each command of ``runs`` in turn in one fresh interpreter, as most users run it (no OMP_NUM_THREADS):
+    [args, exit code, whether ``module`` was imported by then, output]."""
     import subprocess
     import sys
 
-    # one fresh interpreter runs them in turn: transformers, once imported, stays in sys.modules for the rest
     code = ("import json, sys\nfrom typer.testing import CliRunner\nfrom faithwatch.cli import app\n"
             "for args in json.loads(sys.argv[1]):\n    r = CliRunner().invoke(app, args)\n"
-            "    print(json.dumps([args, r.exit_code, 'transformers' in sys.modules, r.output]))")
+            f"    print(json.dumps([args, r.exit_code, {module!r} in sys.modules, r.output]))")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(runs)], capture_output=True, text=True,
+                          timeout=300, env=env)
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [args for args, *_ in rows] == runs, (done.stdout, done.stderr)
+    return rows
+
+
+def test_a_usage_error_is_said_without_importing_the_model_stack(tmp_path):
+    # the detectors, batch, monitor and server modules imported transformers: ten seconds before "file not found"
     missing, data = str(tmp_path / "nowhere.txt"), str(tmp_path / "nowhere.jsonl")
     runs = [["check", "--context", missing, "--response", missing],
             ["check", "--context", missing, "--response", missing, "--checker", "nli", "--nli-model", missing],
@@ -888,24 +898,14 @@ def test_a_usage_error_is_said_without_importing_the_model_stack(tmp_path):
             ["train", "--data", data, "--out", str(tmp_path / "d")], ["eval-alignment", "--data", data],
             ["serve", "--detector", missing], ["proxy", "--upstream", "http://127.0.0.1:9/v1", "--detector", missing],
             ["monitor", "-c", missing, "-q", "When?"]]
-    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}  # as most users run it
-    done = subprocess.run([sys.executable, "-c", code, json.dumps(runs)], capture_output=True, text=True,
-                          timeout=300, env=env)
-    rows = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [args for args, *_ in rows] == runs, (done.stdout, done.stderr)
-    for args, code_, imported, said in rows:
+    # one fresh interpreter runs them in turn: transformers, once imported, stays in sys.modules for the rest
+    for args, code_, imported, said in _fresh_runs(runs, "transformers"):
         assert code_ in (2, 3) and "not found" in said and not imported, (args, code_, imported, said)
 
 
 def test_a_missing_data_file_is_said_before_torch_is_imported(tmp_path):
     # the detector commands imported the detector stack (torch, scikit-learn) and --threads imported torch to set
     # its threads, all before --data was read: 6 to 11 s before "data file not found"
-    import subprocess
-    import sys
-
-    code = ("import json, sys\nfrom typer.testing import CliRunner\nfrom faithwatch.cli import app\n"
-            "for args in json.loads(sys.argv[1]):\n    r = CliRunner().invoke(app, args)\n"
-            "    print(json.dumps([args, r.exit_code, 'torch' in sys.modules, r.output]))")
     missing, data = str(tmp_path / "nowhere"), str(tmp_path / "nowhere.jsonl")
     runs = [["eval", "--data", data, "--report", str(tmp_path / "r")],
             ["eval", "--data", "faithbench,qags-cnndm", "--augment", data, "--transfer"],
@@ -915,15 +915,30 @@ def test_a_missing_data_file_is_said_before_torch_is_imported(tmp_path):
             ["transfer-lens", "--lens", missing, "--target-model", "x", "--data", data, "--out", missing],
             ["synth-edits", "--data", data, "--out", str(tmp_path / "e.jsonl")],
             ["eval", "--data", "faithbench,nosuch-set"]]
-    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
-    done = subprocess.run([sys.executable, "-c", code, json.dumps(runs)], capture_output=True, text=True,
-                          timeout=300, env=env)
-    rows = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [args for args, *_ in rows] == runs, (done.stdout, done.stderr)
+    rows = _fresh_runs(runs)
     for args, code_, imported, said in rows[:-1]:
         flat = " ".join(said.split())
         assert code_ == 2 and f"data file not found: {data}" in flat and not imported, (args, code_, imported, said)
     assert "unknown dataset 'nosuch-set'" in " ".join(rows[-1][3].split()) and not rows[-1][2], rows[-1]
+
+
+def test_a_missing_detector_folder_is_said_before_torch_is_imported(tmp_path):
+    # the commands that load a model imported the monitor (torch, the detectors) before checking --detector
+    ctx, response = tmp_path / "ctx.txt", tmp_path / "r.txt"
+    ctx.write_text("Paris is the capital of France.", encoding="utf-8")
+    response.write_text("Paris is in France.", encoding="utf-8")
+    records = tmp_path / "in.jsonl"
+    records.write_text(json.dumps({"context": "Paris is in France.", "response": "It is."}) + "\n", encoding="utf-8")
+    missing = str(tmp_path / "nowhere")
+    given = ["--detector", missing]
+    runs = [["monitor", "-c", str(ctx), "-q", "Where?", *given],
+            ["score", "-i", str(records), "-o", str(tmp_path / "o.jsonl"), *given],
+            ["generate", "-c", str(ctx), "-q", "Where?", *given],
+            ["check", "--context", str(ctx), "--response", str(response), *given],
+            ["serve", *given], ["proxy", "--upstream", "http://127.0.0.1:9/v1", *given]]
+    for args, code_, imported, said in _fresh_runs(runs):
+        flat = " ".join(said.split())
+        assert code_ == 2 and f"detector folder not found: {missing}" in flat and not imported, (args, code_, said)
 
 
 def test_threads_reach_torch_when_it_is_imported_later():

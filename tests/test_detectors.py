@@ -294,3 +294,22 @@ def test_the_shipped_detector_was_trained_on_the_recorded_recipe():
     shipped = json.loads((SHIPPED_DIR / "detector.json").read_text(encoding="utf-8"))
     assert Recipe.from_dict(shipped["params"]["recipe"]) == recipe
     assert shipped["feature_names"] == syncheck_features([], recipe.families)
+
+
+def test_the_detectors_package_loads_its_trained_classes_on_first_use() -> None:
+    # it imported torch and scikit-learn (seconds) for commands that only check a detector folder
+    import subprocess
+    import sys
+
+    code = ("import sys\nimport faithwatch.detectors as d\nd.detector_path('default')\n"
+            "print('torch' in sys.modules, 'sklearn' in sys.modules)\n"
+            "from faithwatch.detectors.aggregator import SynCheckDetector\n"
+            "from faithwatch.detectors.lookback_lens import HeadMapping, LookbackLens\n"
+            "print(d.SynCheckDetector is SynCheckDetector, d.LookbackLens is LookbackLens,\n"
+            "      d.HeadMapping is HeadMapping)\n"
+            "print(type(d.get_detector('default')).__name__)\n"
+            "try:\n    d.NoSuchThing\nexcept AttributeError as exc:\n    print('AttributeError', exc)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.splitlines() == ["False False", "True True True", "SynCheckDetector",
+                                        "AttributeError module 'faithwatch.detectors' has no attribute "
+                                        "'NoSuchThing'"], (done.stdout, done.stderr)

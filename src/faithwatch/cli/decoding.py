@@ -112,10 +112,10 @@ def generate(
         if is_blank(context_text):
             raise InputError("The context is empty: faithwatch needs a non-empty context.")
         check_generation(model, question)
+        check_names(detector=detector, strategy=strategy)
         from faithwatch.decoding import generate as run
         from faithwatch.monitor import Monitor
 
-        check_names(detector=detector, strategy=strategy)
         given = {k: ctx.params[k] for k in DecodingParams.model_fields if ctx.params.get(k) is not None}
         checked_params(**given)  # a bad value (--alpha nan) before the model loads
         _check_read(ctx, strategy)

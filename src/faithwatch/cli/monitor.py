@@ -72,11 +72,11 @@ MaxFalseAcceptOpt = float_option(None, "--max-false-accept", help="Flag at the t
 def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, device, max_new_tokens=256,
                    max_false_accept=None, dtype=None, device_map=None, static_cache=False, cuda_graph=False,
                    run_ahead=None, instruction=None):
-    from faithwatch.monitor import Monitor
-
     if max_false_accept is not None and not 0.0 < max_false_accept < 1.0:
         raise InputError(f"--max-false-accept must be between 0 and 1 (exclusive), got {max_false_accept}")
     check_names(detector=None if detector is None else str(detector), alignment=alignment)
+    from faithwatch.monitor import Monitor  # torch and the detectors: seconds, after the names are checked
+
     with err.status("Loading model…", spinner="dots"):
         monitor = Monitor(
             model, alignment=alignment, signals=signal_list(signals),

@@ -79,6 +79,10 @@ def proxy(
 ) -> None:
     """Serve an OpenAI-compatible /v1/chat/completions in front of --upstream; every sentence of every answer is
     scored (a 'faithwatch' field on the chunks), and the policy can stop or steer unfaithful answers."""
+    try:  # a mistyped folder is answered before the server and model stacks are imported (seconds)
+        check_names(detector=detector, alignment=alignment)
+    except FaithwatchError as exc:  # a missing model folder of --alignment too
+        raise fail(exc) from None
     try:
         import uvicorn
 
@@ -95,8 +99,7 @@ def proxy(
         others = {name for reads in POLICY_READS.values() for name in reads} - set(POLICY_READS[policy])
         refuse_unread(ctx, others, f"--policy {policy}", POLICY_READS[policy], "choose a policy")
         check_api_key(api_key)  # before the model loads
-        check_names(detector=detector, alignment=alignment)  # they were found once it had loaded
-    except FaithwatchError as exc:  # a missing model folder of --alignment too
+    except FaithwatchError as exc:
         raise fail(exc) from None
     marks = [m for m in markers.split(",")]
     if len(marks) != 2 or not all(m.strip() for m in marks):

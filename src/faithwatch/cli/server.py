@@ -82,6 +82,10 @@ def serve(
 ) -> None:
     """Serve the HTTP API (/v1/monitor as Server-Sent Events, /v1/score, /v1/generate, /v1/check, /healthz,
     /docs) and the web page at /."""
+    try:  # a mistyped folder is answered before the server and model stacks are imported (seconds)
+        check_names(detector=detector, alignment=alignment)
+    except FaithwatchError as exc:  # a missing model folder of --alignment too
+        raise fail(exc) from None
     try:
         import uvicorn
 
@@ -102,8 +106,7 @@ def serve(
                               f"{check_alignment!r}"))
     try:
         check_api_key(api_key)  # before the model loads
-        check_names(detector=detector, alignment=alignment)  # they were found once it had loaded
-    except FaithwatchError as exc:  # a missing model folder of --alignment too
+    except FaithwatchError as exc:
         raise fail(exc) from None
     try:
         told = instruction_kwargs(instruction)  # a request's own "instruction" replaces it

@@ -7,14 +7,28 @@ artifact directories (see :mod:`faithwatch.detectors.artifact`) and are loaded b
 from __future__ import annotations
 
 from collections.abc import Sequence
+from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from faithwatch.detectors.aggregator import SYNCHECK_KINDS, SynCheckDetector
-from faithwatch.detectors.artifact import META_FILE, ArtifactError, ArtifactMeta
+from faithwatch.detectors.artifact import LENS_KIND, META_FILE, SYNCHECK_KINDS, ArtifactError, ArtifactMeta
 from faithwatch.detectors.base import Detector
 from faithwatch.detectors.heuristic import HeuristicDetector
-from faithwatch.detectors.lookback_lens import LENS_KIND, HeadMapping, LookbackLens
 from faithwatch.errors import InputError
+
+if TYPE_CHECKING:
+    from faithwatch.detectors.aggregator import SynCheckDetector
+    from faithwatch.detectors.lookback_lens import HeadMapping, LookbackLens
+
+#: the trained detectors' classes, imported on first use: they import torch and scikit-learn (seconds), which a
+#: command that only checks a detector folder does not need
+_LAZY = {"SynCheckDetector": "aggregator", "HeadMapping": "lookback_lens", "LookbackLens": "lookback_lens"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(f"faithwatch.detectors.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def load_detector(
@@ -30,8 +44,12 @@ def load_detector(
     directory = Path(path)
     meta = ArtifactMeta.load(directory, expect_model_id=expect_model_id, expect_features=expect_features)
     if meta.kind in SYNCHECK_KINDS:
+        from faithwatch.detectors.aggregator import SynCheckDetector
+
         return SynCheckDetector._from_artifact(directory, meta)
     if meta.kind == LENS_KIND:
+        from faithwatch.detectors.lookback_lens import LookbackLens
+
         return LookbackLens._from_artifact(directory, meta)
     raise ArtifactError(f"detector {directory} has kind '{meta.kind}', which this faithwatch cannot load")
 

@@ -30,6 +30,7 @@ from faithwatch.detectors.artifact import (
     BOOSTER_FILE,
     LID_BANK_FILE,
     PROBE_FILE,
+    SYNCHECK_KINDS,
     WEIGHTS_FILE,
     ArtifactError,
     ArtifactMeta,
@@ -57,8 +58,6 @@ from faithwatch.signals.base import FeatureValue
 from faithwatch.signals.lid import LIDBank
 from faithwatch.signals.probe import HiddenProbe
 
-#: the aggregator kinds (paper 000: SynCheckLR, SynCheckXGB, SynCheckMLP)
-SYNCHECK_KINDS = ("lr", "xgb", "mlp")
 _LID_FEATURE = re.compile(r"^lid_layer_(\d+)$")
 
 

@@ -47,8 +47,11 @@ WEIGHTS_FILE = "weights.safetensors"
 BOOSTER_FILE = "booster.json"
 LID_BANK_FILE = "lid_bank.safetensors"
 PROBE_FILE = "probe.safetensors"
+#: the kinds of a SynCheck aggregator (paper 000: SynCheckLR, SynCheckXGB, SynCheckMLP), and of a Lookback Lens
+SYNCHECK_KINDS = ("lr", "xgb", "mlp")
+LENS_KIND = "lookback-lens"
 #: every value ``ArtifactMeta.kind`` may take
-KINDS = ("lr", "xgb", "mlp", "lookback-lens")
+KINDS = (*SYNCHECK_KINDS, LENS_KIND)
 
 
 class ArtifactError(InputError):

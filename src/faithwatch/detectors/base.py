@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from faithwatch.signals.base import FeatureValue
+if TYPE_CHECKING:  # it imports torch
+    from faithwatch.signals.base import FeatureValue
 
 
 class Detector(ABC):

@@ -9,10 +9,13 @@ output: it is a sensible prior, not a trained SynCheck aggregator.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from faithwatch.detectors.base import Detector
 from faithwatch.errors import InputError
-from faithwatch.signals.base import FeatureValue
+
+if TYPE_CHECKING:  # it imports torch
+    from faithwatch.signals.base import FeatureValue
 
 WEIGHTS: dict[str, tuple[float, bool]] = {  # feature -> (weight, higher means more faithful)
     "align_score": (0.5, True),

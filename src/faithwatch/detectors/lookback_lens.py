@@ -23,6 +23,7 @@ from safetensors import safe_open
 from scipy.special import expit
 
 from faithwatch.detectors.artifact import (
+    LENS_KIND,
     WEIGHTS_FILE,
     ArtifactError,
     ArtifactMeta,
@@ -40,7 +41,6 @@ from faithwatch.detectors.calibration import choose_threshold
 from faithwatch.errors import InputError
 from faithwatch.signals.base import FeatureValue
 
-LENS_KIND = "lookback-lens"
 FEATURE = "lookback_ratio"
 MODES = ("span", "window")
 MAPPING_FORMAT = "faithwatch-head-mapping"

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from faithwatch.detectors.base import Detector
 from faithwatch.detectors.heuristic import HeuristicDetector
+
+if TYPE_CHECKING:
+    from faithwatch.detectors.base import Detector
 
 log = logging.getLogger(__name__)
 
