@@ -935,7 +935,8 @@ def test_a_missing_detector_folder_is_said_before_torch_is_imported(tmp_path):
             ["score", "-i", str(records), "-o", str(tmp_path / "o.jsonl"), *given],
             ["generate", "-c", str(ctx), "-q", "Where?", *given],
             ["check", "--context", str(ctx), "--response", str(response), *given],
-            ["serve", *given], ["proxy", "--upstream", "http://127.0.0.1:9/v1", *given]]
+            ["serve", *given], ["proxy", "--upstream", "http://127.0.0.1:9/v1", *given],
+            ["eval-decoding", "--report", str(tmp_path / "r"), "--limit", "2", *given]]
     for args, code_, imported, said in _fresh_runs(runs):
         flat = " ".join(said.split())
         assert code_ == 2 and f"detector folder not found: {missing}" in flat and not imported, (args, code_, said)

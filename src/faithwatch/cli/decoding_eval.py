@@ -250,9 +250,6 @@ def eval_decoding(
     """Compare decoding strategies: success on counterfactual contexts, faithfulness, informativeness, cost."""
     from faithwatch.decoding.counterfactual import load_items
     from faithwatch.eval import decoding as ev
-    from faithwatch.eval.report import write_report
-    from faithwatch.monitor import Monitor
-
     try:
         names = ev.parse_strategies(strategies, ev.known_strategies())
         _check_options(ctx, names)
@@ -266,6 +263,9 @@ def eval_decoding(
         params: dict[str, Any] = {k: ctx.params[k] for k in DecodingParams.model_fields if k in ctx.params}
         checked_params(**params)  # a bad value (--alpha nan) before the model loads, not in every run
         check_names(detector=detector, alignment=alignment, lens=lens)  # they were found once it had loaded
+        from faithwatch.eval.report import write_report
+        from faithwatch.monitor import Monitor
+
         with err.status("Loading model…"):
             monitor = Monitor(model, detector=detector, alignment=alignment or "auto", device=device, dtype=dtype,
                               device_map=device_map,
