@@ -251,6 +251,17 @@ def check_names(*, detector: str | None = None, alignment: str | None = None, st
         registry.strategies.get(strategy)
 
 
+def check_model_path(model: str | None, *loader_options: Any) -> None:
+    """A ``--model`` path that is not there, or a folder with no ``config.json``, said before torch and transformers
+    are imported (10 s). Only without ``loader_options`` (device, dtype, device map), which the loader checks
+    first."""
+    if model in (None, "", "none", "embedded") or any(option is not None for option in loader_options):
+        return
+    from faithwatch.models.folders import check_model_folder
+
+    check_model_folder(model)
+
+
 def check_scorer(spec: str, flag: str = "--alignment") -> None:
     """An alignment scorer ``spec`` (of option ``flag``) before any model loads: its names known, and a model folder
     it names there (``nli:/no/dir`` was found once the language model, or an earlier scorer, had run)."""

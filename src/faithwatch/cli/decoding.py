@@ -18,6 +18,7 @@ from faithwatch.cli._common import (
     ThreadsOpt,
     TruncOpt,
     check_generation,
+    check_model_path,
     check_names,
     err,
     fail,
@@ -113,13 +114,14 @@ def generate(
             raise InputError("The context is empty: faithwatch needs a non-empty context.")
         check_generation(model, question)
         check_names(detector=detector, strategy=strategy)
-        from faithwatch.decoding import generate as run
-        from faithwatch.monitor import Monitor
-
         given = {k: ctx.params[k] for k in DecodingParams.model_fields if ctx.params.get(k) is not None}
         checked_params(**given)  # a bad value (--alpha nan) before the model loads
         _check_read(ctx, strategy)
         check_names(lens=lens)  # a lens the strategy reads
+        check_model_path(model, device, dtype, device_map)
+        from faithwatch.decoding import generate as run
+        from faithwatch.monitor import Monitor
+
         with err.status("Loading model…"):
             monitor = Monitor(model, detector=detector, device=device, dtype=dtype, device_map=device_map,
                               truncate_context=truncate_context,

@@ -30,6 +30,7 @@ from faithwatch.cli._common import (
     WorkersOpt,
     bad_record_printer,
     check_generation,
+    check_model_path,
     check_names,
     check_ray_options,
     cuda_graph_note,
@@ -75,11 +76,13 @@ def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, devi
     if max_false_accept is not None and not 0.0 < max_false_accept < 1.0:
         raise InputError(f"--max-false-accept must be between 0 and 1 (exclusive), got {max_false_accept}")
     check_names(detector=None if detector is None else str(detector), alignment=alignment)
+    families = signal_list(signals)
+    check_model_path(model, device, dtype, device_map)
     from faithwatch.monitor import Monitor  # torch and the detectors: seconds, after the names are checked
 
     with err.status("Loading model…", spinner="dots"):
         monitor = Monitor(
-            model, alignment=alignment, signals=signal_list(signals),
+            model, alignment=alignment, signals=families,
             lid_bank=lid_bank, detector=detector, truncate_context=truncate, device=device, dtype=dtype,
             device_map=device_map, static_cache=static_cache, cuda_graph=cuda_graph, run_ahead=run_ahead,
             max_new_tokens=max_new_tokens, max_false_accept=max_false_accept,
