@@ -936,7 +936,9 @@ def test_a_missing_detector_folder_is_said_before_torch_is_imported(tmp_path):
             ["generate", "-c", str(ctx), "-q", "Where?", *given],
             ["check", "--context", str(ctx), "--response", str(response), *given],
             ["serve", *given], ["proxy", "--upstream", "http://127.0.0.1:9/v1", *given],
-            ["eval-decoding", "--report", str(tmp_path / "r"), "--limit", "2", *given]]
+            ["eval-decoding", "--report", str(tmp_path / "r"), "--limit", "2", *given],
+            ["eval", "--data", "qags-cnndm", "--report", str(tmp_path / "r"), *given],
+            ["calibrate", "--data", "qags-cnndm", "--out", str(tmp_path / "c"), *given]]
     for args, code_, imported, said in _fresh_runs(runs):
         flat = " ".join(said.split())
         assert code_ == 2 and f"detector folder not found: {missing}" in flat and not imported, (args, code_, said)

@@ -53,17 +53,6 @@ def calibrate(
     """
     names = checked_data(data)
     from faithwatch.detectors import detector_path
-    from faithwatch.detectors.calibration import FEW_UNLABELLED, shift_caveat
-    from faithwatch.eval.harness import load_artifacts
-    from faithwatch.eval.recalibration import (
-        FEW_RESPONSES,
-        FEW_UNFAITHFUL,
-        adapt_unlabelled,
-        recalibrate,
-        reference_origin,
-    )
-    from faithwatch.eval.report import check_in_sample
-    from faithwatch.eval.training import TEXT_FAMILIES
 
     try:
         if unlabelled and "questionable" in options_given(ctx):  # it labels spans, and no label is read: ignored
@@ -73,6 +62,19 @@ def calibrate(
         if out_dir.resolve() == detector.resolve():
             raise InputError("--out must be another folder than --detector (the original is kept)")
         check_artifact_out(out_dir, overwrite)
+        # torch and scikit-learn: seconds, after the paths are checked
+        from faithwatch.detectors.calibration import FEW_UNLABELLED, shift_caveat
+        from faithwatch.eval.harness import load_artifacts
+        from faithwatch.eval.recalibration import (
+            FEW_RESPONSES,
+            FEW_UNFAITHFUL,
+            adapt_unlabelled,
+            recalibrate,
+            reference_origin,
+        )
+        from faithwatch.eval.report import check_in_sample
+        from faithwatch.eval.training import TEXT_FAMILIES
+
         meta = json.loads((detector / "detector.json").read_text())
         families = (meta.get("params", {}).get("recipe") or {}).get("families") or ["?"]
         text_only = set(families) <= set(TEXT_FAMILIES)  # no teacher forcing needed for these features

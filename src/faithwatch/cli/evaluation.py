@@ -77,14 +77,15 @@ def evaluate(
                               "--transfer nothing is trained: add --transfer, or leave --augment out"))
     names = checked_data(data, augment)
     from faithwatch.detectors import detector_path
-    from faithwatch.eval import harness
-    from faithwatch.eval.report import write_report
-    from faithwatch.eval.training import TEXT_FAMILIES
 
     try:
         if transfer and len(names) < 2:  # said only after every feature had been computed
             raise InputError("--transfer holds each data set out in turn: give --data two or more labelled sets")
         detector = detector_path(detector_name, trained_only=True)
+        from faithwatch.eval import harness  # torch and scikit-learn: seconds, after the paths are checked
+        from faithwatch.eval.report import write_report
+        from faithwatch.eval.training import TEXT_FAMILIES
+
         meta = json.loads((detector / "detector.json").read_text())
         alignment = detector_alignment(meta, alignment)
         families = (meta.get("params", {}).get("recipe") or {}).get("families", ["?"])
