@@ -945,12 +945,13 @@ def test_a_missing_detector_folder_is_said_before_torch_is_imported(tmp_path):
     # a mistyped --model path (10 s, the loader's folder check came after transformers was imported)
     runs = [["monitor", "-c", str(ctx), "-q", "Where?", "--model", missing],
             ["score", "-i", str(records), "-o", str(tmp_path / "o.jsonl"), "--model", missing],
-            ["generate", "-c", str(ctx), "-q", "Where?", "--model", missing],
+            ["generate", "-c", str(ctx), "-q", "Where?", "--model", missing], ["serve", "--model", missing],
+            ["proxy", "--upstream", "http://127.0.0.1:9/v1", "--model", missing],
             ["monitor", "-c", str(ctx), "-q", "Where?", "--model", str(tmp_path)]]
     rows = _fresh_runs(runs)
-    for args, code_, imported, said in rows[:3]:
+    for args, code_, imported, said in rows[:-1]:
         assert code_ == 3 and f"model folder not found: {missing}" in said and not imported, (args, code_, said)
-    assert rows[3][1] == 3 and "holds no model (no config.json)" in " ".join(rows[3][3].split()), rows[3]
+    assert rows[-1][1] == 3 and "holds no model (no config.json)" in " ".join(rows[-1][3].split()), rows[-1]
 
 
 def test_threads_reach_torch_when_it_is_imported_later():

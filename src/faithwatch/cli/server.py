@@ -18,6 +18,7 @@ from faithwatch.cli._common import (
     StaticCacheOpt,
     allowed_hosts_for,
     check_listen,
+    check_model_path,
     check_names,
     cuda_graph_note,
     err,
@@ -84,6 +85,8 @@ def serve(
     /docs) and the web page at /."""
     try:  # a mistyped folder is answered before the server and model stacks are imported (seconds)
         check_names(detector=detector, alignment=alignment)
+        families = signal_list(signals)
+        check_model_path(model, device, dtype, device_map)
     except FaithwatchError as exc:  # a missing model folder of --alignment too
         raise fail(exc) from None
     try:
@@ -114,7 +117,6 @@ def serve(
         raise fail(exc) from None
     hosts = allowed_hosts_for(allowed_hosts, host)
     try:
-        families = signal_list(signals)
         check_listen(host, port)  # the last check before the model: uvicorn found a port in use once it had loaded
     except InputError as exc:
         raise fail(exc) from None
