@@ -954,6 +954,20 @@ def test_a_missing_detector_folder_is_said_before_torch_is_imported(tmp_path):
     assert rows[-1][1] == 3 and "holds no model (no config.json)" in " ".join(rows[-1][3].split()), rows[-1]
 
 
+def test_the_early_model_check_passes_every_name_the_loader_takes_for_the_embedded_model(tmp_path, monkeypatch):
+    # the check and the loader read one list of names; a name the check refused would never reach the loader
+    from faithwatch.cli._common import check_model_path
+    from faithwatch.errors import ModelNotAvailableError
+    from faithwatch.models.folders import EMBEDDED_NAMES, NO_MODEL
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "embedded").mkdir()  # a folder of that name, with no config.json, is not what the name means
+    for name in (*EMBEDDED_NAMES, NO_MODEL):
+        check_model_path(name)
+    with pytest.raises(ModelNotAvailableError, match="no config.json"):
+        check_model_path(str(tmp_path / "embedded"))
+
+
 def test_threads_reach_torch_when_it_is_imported_later():
     # the --threads callback imported torch to set them (2.5 s on every command, error or not); it now leaves
     # OMP_NUM_THREADS for torch to read at import, and sets torch's threads directly once torch is loaded

@@ -18,6 +18,7 @@ from faithwatch.detectors.heuristic import WEIGHTS as HEURISTIC_WEIGHTS
 from faithwatch.detectors.shipped import resolve_detector
 from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError, check_bools
 from faithwatch.models.ahead import GREEDY, OnDevice
+from faithwatch.models.folders import NO_MODEL
 from faithwatch.models.prompts import DEFAULT_INSTRUCTION, PromptPair, build_prompts, check_text, groups_in_order
 from faithwatch.models.records import Needs, TokenRecords
 from faithwatch.results import MonitorResult, SentenceReport
@@ -49,8 +50,6 @@ TokenChooser = Callable[[torch.Tensor], int] | OnDevice
 TEACHER_FORCING_CHUNK = 256
 #: greedy tokens decoded on a GPU before their statistics come to the host (``Monitor(run_ahead=...)``)
 RUN_AHEAD_CUDA = 8
-#: ``Monitor(model=NO_MODEL)``: no language model; only model-free signals, given text only
-NO_MODEL = "none"
 #: one record of :meth:`Monitor.score_many`: (question, context, response) or with an instruction as fourth item
 ScoreInput = tuple
 

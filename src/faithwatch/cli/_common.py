@@ -255,9 +255,10 @@ def check_model_path(model: str | None, *loader_options: Any) -> None:
     """A ``--model`` path that is not there, or a folder with no ``config.json``, said before torch and transformers
     are imported (10 s). Only without ``loader_options`` (device, dtype, device map), which the loader checks
     first."""
-    if model in (None, "", "none", "embedded") or any(option is not None for option in loader_options):
+    from faithwatch.models.folders import EMBEDDED_NAMES, NO_MODEL, check_model_folder
+
+    if model in EMBEDDED_NAMES or model == NO_MODEL or any(option is not None for option in loader_options):
         return
-    from faithwatch.models.folders import check_model_folder
 
     check_model_folder(model)
 

@@ -51,13 +51,12 @@ def data_sets(spec: str) -> list[str]:
     return names
 
 
-def checked_data(data: str, augment: str | None = None) -> list[str]:
-    """The data sets of ``--data`` (see :func:`data_sets`), with those of ``--augment`` checked too: a command's
-    first step, so that a mistyped file is answered before the detector and model stacks are imported."""
+def checked_data(data: str, augment: str | None = None) -> tuple[list[str], list[str]]:
+    """The data sets of ``--data`` and of ``--augment`` (see :func:`data_sets`): a command's first step, so that a
+    mistyped file is answered before the detector and model stacks are imported."""
     try:
-        if augment:
-            data_sets(augment)
-        return data_sets(data)
+        extra = data_sets(augment) if augment else []
+        return data_sets(data), extra
     except InputError as exc:
         raise fail(exc) from None
 
@@ -82,8 +81,8 @@ def check_questionable(questionable: str, names: list[str]) -> None:
 
 def load_tables(names, model, alignment, data_root, console, questionable="exclude", text_only=False, augment=None,
           ray_settings=None, labels=True):
-    """The monitor and the feature tables of ``names``; ``labels=False``: the labels are not read (the summary line
-    counts every sentence)."""
+    """The monitor and the feature tables of ``names`` and of the ``augment`` sets (both from :func:`checked_data`);
+    ``labels=False``: the labels are not read (the summary line counts every sentence)."""
     from faithwatch.eval.features import RayExtraction
     from faithwatch.eval.pipeline import (
         TEXT_ONLY_RAY,
@@ -95,7 +94,7 @@ def load_tables(names, model, alignment, data_root, console, questionable="exclu
 
     if ray_settings is not None and text_only:
         raise InputError(TEXT_ONLY_RAY)  # before loading the model
-    augment = data_sets(augment) if augment else ()
+    augment = augment or []
     check_questionable(questionable, [*names, *augment])
     check_names(alignment=alignment)  # nli:/no/dir was found once the model had loaded
     with console.status("Reading the data sets…"):  # a bad one was found once the model had loaded

@@ -51,7 +51,7 @@ def calibrate(
     --unlabelled, the map is shifted so that your sentences' median score matches the training data's (no labels
     read). docs/transfer.md measures both. Pass the new folder as --detector to monitor, score, serve or generate.
     """
-    names = checked_data(data)
+    names, _ = checked_data(data)
     from faithwatch.detectors import detector_path
 
     try:

@@ -143,7 +143,7 @@ def train(
     The score is calibrated and the threshold chosen on out-of-fold predictions: each data set is predicted
     by the recipe trained on the others (one data set: 5 folds of examples).
     """
-    names = checked_data(data, augment)
+    names, extra = checked_data(data, augment)
     from faithwatch.eval.report import FINGERPRINTS, response_fingerprints
     from faithwatch.eval.training import FEW_TRAINING_PER_CLASS, check_text_only, fit_lookback_lens, fit_syncheck
     from faithwatch.signals import signal_versions
@@ -169,7 +169,7 @@ def train(
                 lens = "none"
         check_ray_options(ctx)
         monitor, tables = load_tables(names, model, alignment, data_root, err, questionable, text_only,
-                                augment, ray_settings(ray, address, workers, gpus_per_worker, threads))
+                                extra, ray_settings(ray, address, workers, gpus_per_worker, threads))
         import pandas as pd
 
         train_df = pd.concat([t.sentences for t in tables.values()], ignore_index=True)
@@ -232,7 +232,7 @@ def select(
     Every candidate is trained on all data sets but one and scored on the one left out, in turn. Train the
     chosen recipe with `faithwatch train --recipe recipe.json`.
     """
-    names = checked_data(data, augment)
+    names, extra = checked_data(data, augment)
     from faithwatch.eval.selection import candidate_grid
     from faithwatch.eval.selection import select as run_select
 
@@ -242,7 +242,7 @@ def select(
                              f"out in turn), got {len(names)}; --augment sets are training only")
         check_ray_options(ctx)
         monitor, tables = load_tables(names, model, alignment, data_root, err, questionable, text_only,
-                                augment, ray_settings(ray, address, workers, gpus_per_worker, threads))
+                                extra, ray_settings(ray, address, workers, gpus_per_worker, threads))
         grid = candidate_grid(text_only=text_only)
         with progress(err) as bar:
             task = bar.add_task("leave-one-data-set-out", total=len(grid))
@@ -281,7 +281,7 @@ def synth_edits(
     Responses copy a few sentences of a context; about half change one of them. Use the file as a
     training-only set: `faithwatch train --augment FILE`.
     """
-    names = checked_data(data)
+    names, _ = checked_data(data)
     from faithwatch.data.loaders import load_dataset, to_jsonl_row
     from faithwatch.data.synthetic_edits import edit_examples
 
@@ -315,7 +315,7 @@ def transfer_lens_cmd(
     threads: int | None = ThreadsOpt,
 ) -> None:
     """Map a Lookback Lens to another model by a linear head mapping fitted on shared texts (paper 003 §4)."""
-    names = checked_data(data)
+    names, _ = checked_data(data)
     from faithwatch.data.loaders import load_dataset
     from faithwatch.detectors import LookbackLens
     from faithwatch.eval.lens_transfer import transfer_lens

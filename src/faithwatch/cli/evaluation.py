@@ -75,7 +75,7 @@ def evaluate(
     if augment and not transfer:  # their features were computed (minutes to hours), then not read
         raise fail(InputError("--augment adds training data to the detectors that --transfer trains; without "
                               "--transfer nothing is trained: add --transfer, or leave --augment out"))
-    names = checked_data(data, augment)
+    names, extra = checked_data(data, augment)
     from faithwatch.detectors import detector_path
 
     try:
@@ -99,7 +99,7 @@ def evaluate(
                       "model's baselines (FLARE, Lookback Lens) are measured too.[/]")
         check_ray_options(ctx)
         monitor, tables = load_tables(names, meta["model_id"], alignment, data_root, err, questionable,
-                                text_only, augment, ray_settings(ray, address, workers, gpus_per_worker, threads))
+                                text_only, extra, ray_settings(ray, address, workers, gpus_per_worker, threads))
         det, lens = harness.load_artifacts(detector, monitor.lm.model_id)
     except FaithwatchError as exc:
         raise fail(exc) from None

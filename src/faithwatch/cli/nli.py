@@ -207,7 +207,7 @@ def eval_alignment_cmd(
 ) -> None:
     """Sentence-level AUROC of align_score alone for each alignment scorer (text features, cached; no language
     model pass)."""
-    names = checked_data(data)  # one given twice counts once; a folder stands for its files
+    names, _ = checked_data(data)  # one given twice counts once; a folder stands for its files
     specs = list(dict.fromkeys(s.strip() for s in scorers.split(",") if s.strip()))  # (it was run twice)
     if not specs:
         raise fail(InputError("--scorers must name at least one alignment scorer"))

