@@ -521,12 +521,23 @@ def test_eval_alignment_checks_every_scorer_first_and_runs_each_once(tmp_path, m
     assert asked == [(["qags-cnndm"], ["lexical"])]
 
 
-def test_transfer_lens_names_a_missing_lens_folder(tmp_path):
-    # "… is not a detector artifact: detector.json not found" for a folder that is not there at all
-    result = runner.invoke(app, ["transfer-lens", "--lens", str(tmp_path / "nowhere"), "--target-model", "x",
-                                 "--data", "qags-cnndm", "--out", str(tmp_path / "out")])
-    said = " ".join(result.output.split())
-    assert result.exit_code == 2 and f"folder not found: {tmp_path / 'nowhere'} (give a detector artifact" in said
+def test_transfer_lens_names_a_missing_lens_folder_before_torch_is_imported(tmp_path):
+    # "… is not a detector artifact: detector.json not found" for a folder that is not there at all; then it was
+    # said once the detector stack had been imported (seconds), as were a missing --target-model and a full --out
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "notes.txt").write_text("mine", encoding="utf-8")
+    ask = ["transfer-lens", "--data", "qags-cnndm"]
+    runs = [[*ask, "--lens", str(tmp_path / "nowhere"), "--target-model", "x", "--out", str(tmp_path / "out")],
+            [*ask, "--lens", str(tmp_path), "--target-model", "x", "--out", str(tmp_path / "out")],
+            [*ask, "--lens", str(tmp_path / "nowhere"), "--target-model", str(tmp_path / "no-model"),
+             "--out", str(tmp_path / "full")]]
+    (missing, empty, full), said = _fresh_runs(runs), []
+    for args, code_, imported, output in (missing, empty, full):
+        said.append(" ".join(output.split()))
+        assert code_ == 2 and not imported, (args, code_, output)
+    assert f"--lens {tmp_path / 'nowhere'} not found: give a Lookback Lens folder" in said[0]
+    assert f"--lens {tmp_path} holds no lens (detector.json)" in said[1]
+    assert "--out" in said[2] and "full" in said[2]  # the output folder first: it is checked before the inputs
 
 
 def test_threads_option_is_everywhere_and_sets_torch(tiny_model_dir, tmp_path, monkeypatch):

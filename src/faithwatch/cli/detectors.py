@@ -21,6 +21,8 @@ from faithwatch.cli._common import (
     ThreadsOpt,
     WorkersOpt,
     check_artifact_out,
+    check_model_path,
+    check_names,
     check_ray_options,
     err,
     fail,
@@ -316,13 +318,19 @@ def transfer_lens_cmd(
 ) -> None:
     """Map a Lookback Lens to another model by a linear head mapping fitted on shared texts (paper 003 §4)."""
     names, _ = checked_data(data)
+    try:  # before the detector and model stacks are imported (seconds)
+        check_artifact_out(out_dir, overwrite)
+        check_names(lens=lens_dir)
+        check_model_path(target_model)
+        check_model_path(source_model)
+    except FaithwatchError as exc:
+        raise fail(exc) from None
     from faithwatch.data.loaders import load_dataset
     from faithwatch.detectors import LookbackLens
     from faithwatch.eval.lens_transfer import transfer_lens
     from faithwatch.monitor import Monitor
 
     try:
-        check_artifact_out(out_dir, overwrite)
         lens = LookbackLens.load(lens_dir)
         # the texts before both models load: a bad --data was found after them
         examples = [e for name in names for e in load_dataset(name, data_root)][:max_examples]
