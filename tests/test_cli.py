@@ -979,6 +979,22 @@ def test_the_early_model_check_passes_every_name_the_loader_takes_for_the_embedd
         check_model_path(str(tmp_path / "embedded"))
 
 
+def test_every_spelling_of_no_model_means_no_model_to_the_cli_and_the_monitor():
+    # `generate --model None` was refused as "no model" while Monitor("None") loaded a hub id "None"
+    from faithwatch.cli._common import check_generation
+    from faithwatch.errors import InputError
+    from faithwatch.models.folders import NO_MODEL, is_no_model
+    from faithwatch.monitor import Monitor
+
+    for name in ("None", " none ", "NONE"):
+        assert is_no_model(name)
+        with pytest.raises(InputError, match="cannot write an answer"):
+            check_generation(name, "Where?")
+        monitor = Monitor(name, alignment="lexical", detector="heuristic", signals=["alignment"])
+        assert monitor.lm is None and monitor.model_id == NO_MODEL
+    assert not any(is_no_model(name) for name in (None, "", "nonexistent", "./none"))
+
+
 def test_threads_reach_torch_when_it_is_imported_later():
     # the --threads callback imported torch to set them (2.5 s on every command, error or not); it now leaves
     # OMP_NUM_THREADS for torch to read at import, and sets torch's threads directly once torch is loaded

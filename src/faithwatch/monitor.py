@@ -18,7 +18,7 @@ from faithwatch.detectors.heuristic import WEIGHTS as HEURISTIC_WEIGHTS
 from faithwatch.detectors.shipped import resolve_detector
 from faithwatch.errors import ContextTooLongError, FaithwatchError, InputError, check_bools
 from faithwatch.models.ahead import GREEDY, OnDevice
-from faithwatch.models.folders import NO_MODEL
+from faithwatch.models.folders import NO_MODEL, is_no_model
 from faithwatch.models.prompts import DEFAULT_INSTRUCTION, PromptPair, build_prompts, check_text, groups_in_order
 from faithwatch.models.records import Needs, TokenRecords
 from faithwatch.results import MonitorResult, SentenceReport
@@ -133,7 +133,7 @@ class Monitor:
 
         # None: the default, as in score() and generate()
         self.instruction = check_text("instruction", DEFAULT_INSTRUCTION if instruction is None else instruction)
-        if model == NO_MODEL:
+        if is_no_model(model):
             if lid_bank is not None:
                 raise InputError("a LID bank describes a language model's hidden states: with model 'none' there "
                                  "are none to compare (leave the bank out, or give a model)")

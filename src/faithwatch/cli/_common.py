@@ -255,9 +255,9 @@ def check_model_path(model: str | None, *loader_options: Any) -> None:
     """A ``--model`` path that is not there, or a folder with no ``config.json``, said before torch and transformers
     are imported (10 s). Only without ``loader_options`` (device, dtype, device map), which the loader checks
     first."""
-    from faithwatch.models.folders import EMBEDDED_NAMES, NO_MODEL, check_model_folder
+    from faithwatch.models.folders import EMBEDDED_NAMES, check_model_folder, is_no_model
 
-    if model in EMBEDDED_NAMES or model == NO_MODEL or any(option is not None for option in loader_options):
+    if model in EMBEDDED_NAMES or is_no_model(model) or any(option is not None for option in loader_options):
         return
 
     check_model_folder(model)
@@ -276,7 +276,9 @@ def check_scorer(spec: str, flag: str = "--alignment") -> None:
 
 def check_generation(model: str | None, question: str) -> None:
     """Refuse what cannot generate an answer, before a model is loaded: ``--model none`` and an empty question."""
-    if model is not None and model.strip().lower() == "none":
+    from faithwatch.models.folders import is_no_model
+
+    if is_no_model(model):
         raise InputError("--model none runs no language model, so it cannot write an answer; it scores given text: "
                          "faithwatch score --model none, or faithwatch check")
     if is_blank(question):

@@ -93,7 +93,8 @@ def proxy(
     except ImportError as exc:
         raise fail(InputError(f"`faithwatch proxy` needs fastapi and uvicorn ({exc}): pip install "
                               "'faithwatch[server]'")) from None
-    from faithwatch.monitor import NO_MODEL, Monitor
+    from faithwatch.models.folders import is_no_model
+    from faithwatch.monitor import Monitor
 
     if policy not in POLICIES:
         raise fail(InputError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}"))
@@ -120,7 +121,7 @@ def proxy(
         raise fail(exc) from None
     from faithwatch.signals import default_signals, model_free_signals
 
-    families = model_free_signals() if model == NO_MODEL else default_signals()  # none: what reads text only
+    families = model_free_signals() if is_no_model(model) else default_signals()  # none: what reads text only
     signals = [*dict.fromkeys([*families, "api"])]  # api_* features wherever the upstream sends log-probabilities
     try:
         with err.status("Loading the local model…", spinner="dots"):

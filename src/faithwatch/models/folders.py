@@ -17,6 +17,11 @@ EMBEDDED_NAMES = (None, "", DEFAULT_MODEL, "embedded")
 NO_MODEL = "none"
 
 
+def is_no_model(model: object) -> bool:
+    """Whether ``model`` names no language model (:data:`NO_MODEL`, in any case, spaces around it ignored)."""
+    return isinstance(model, str) and model.strip().lower() == NO_MODEL
+
+
 def cache_dir() -> Path:
     """faithwatch's cache folder (honours ``XDG_CACHE_HOME``)."""
     return Path(user_cache_dir("faithwatch"))
