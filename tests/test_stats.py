@@ -57,3 +57,18 @@ def test_mean_ci_contains_the_mean_and_narrows_with_n() -> None:
     assert hi_l - lo_l < (hi_s - lo_s) / 3
     assert stats.mean_ci([]) is None
     assert stats.mean_ci(small, n_boot=100, seed=9) == stats.mean_ci(small, n_boot=100, seed=9)
+
+
+def test_n_boot_is_checked_once_for_every_bootstrap() -> None:
+    # one check for the resamplers and the metrics: 2.5 was taken as 2 by auroc_difference, "x" raised ValueError
+    from faithwatch.eval.metrics import auroc_difference, detection_metrics
+
+    y, a, b = [0, 1, 0, 1], [0.1, 0.9, 0.2, 0.8], [0.3, 0.6, 0.4, 0.5]
+    for bad in (0, -1, 2.5, float("nan"), True, "x", None):
+        with pytest.raises(InputError, match="n_boot must be a positive integer"):
+            stats.check_n_boot(bad)
+        with pytest.raises(InputError, match="n_boot must be a positive integer"):
+            auroc_difference(y, a, b, n_boot=bad)
+        with pytest.raises(InputError, match="n_boot must be a positive integer"):
+            detection_metrics(y, a, n_boot=bad)
+    assert stats.check_n_boot(3.0) == 3 and stats.check_n_boot(np.int64(5)) == 5

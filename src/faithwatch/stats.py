@@ -27,6 +27,15 @@ def group_ids(groups: Sequence[Any] | ArrayLike | None, n: int) -> tuple[NDArray
     return gid, (int(gid.max()) + 1 if n else 0)
 
 
+def check_n_boot(n_boot: Any) -> int:
+    """``n_boot`` as an int: an :class:`InputError` unless it is a positive whole number (2.5 is not taken as 2)."""
+    whole = isinstance(n_boot, (int, float, np.integer, np.floating)) and not isinstance(n_boot, bool) \
+        and np.isfinite(n_boot) and int(n_boot) == n_boot
+    if not whole or n_boot < 1:
+        raise InputError(f"n_boot must be a positive integer, got {n_boot!r}")
+    return int(n_boot)
+
+
 def resample_counts(n: int, n_boot: int, seed: int = 0, groups: Sequence[Any] | ArrayLike | None = None
                     ) -> Iterator[NDArray[np.float64]]:
     """Bootstrap replicates as blocks of counts ``[b, n]``: how often each item is drawn in each replicate.
@@ -34,13 +43,12 @@ def resample_counts(n: int, n_boot: int, seed: int = 0, groups: Sequence[Any] | 
     With ``groups`` (one cluster id per item) whole clusters are drawn (cluster bootstrap) and each item is counted
     as often as its cluster. Deterministic for a seed.
     """
-    if int(n_boot) != n_boot or n_boot < 1:
-        raise InputError(f"n_boot must be a positive integer, got {n_boot!r}")
+    n_boot = check_n_boot(n_boot)
     gid, width = group_ids(groups, n)
     rng = np.random.default_rng(seed)
-    block = max(1, min(int(n_boot), BLOCK_ELEMENTS // max(n, width, 1)))
-    for start in range(0, int(n_boot), block):
-        b = min(block, int(n_boot) - start)
+    block = max(1, min(n_boot, BLOCK_ELEMENTS // max(n, width, 1)))
+    for start in range(0, n_boot, block):
+        b = min(block, n_boot - start)
         draws = rng.integers(0, width, size=(b, width))
         flat = (draws + (np.arange(b, dtype=np.int64) * width)[:, None]).ravel()
         counts = np.bincount(flat, minlength=b * width).reshape(b, width).astype(np.float64)

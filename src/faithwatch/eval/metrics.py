@@ -238,9 +238,7 @@ def detection_metrics(
     """
     y, s = _check_inputs(labels, unfaithful_scores)
     t = _check_threshold(threshold)
-    if int(n_boot) != n_boot or n_boot < 1:
-        raise InputError(f"n_boot must be a positive integer, got {n_boot!r}")
-    n_boot = int(n_boot)
+    n_boot = stats.check_n_boot(n_boot)
     if not 0.0 < confidence < 1.0:
         raise InputError(f"confidence must be in (0, 1), got {confidence!r}")
     n = len(y)
@@ -307,11 +305,10 @@ def auroc_difference(
     """
     y, a = _check_inputs(labels, unfaithful_a)
     _, b = _check_inputs(labels, unfaithful_b)
-    if int(n_boot) != n_boot or n_boot < 1:
-        raise InputError(f"n_boot must be a positive integer, got {n_boot!r}")
+    n_boot = stats.check_n_boot(n_boot)
     point = float(roc_auc_score(y, a) - roc_auc_score(y, b))
     diffs = []
-    for counts in stats.resample_counts(len(y), int(n_boot), seed, groups):
+    for counts in stats.resample_counts(len(y), n_boot, seed, groups):
         auc_a, _, _, valid = _weighted_stats(counts, y, a, None)
         auc_b = _weighted_stats(counts, y, b, None)[0]
         diffs.append((auc_a - auc_b)[valid])
