@@ -853,8 +853,8 @@ def test_serve_and_proxy_refuse_a_port_in_use_or_a_bad_host_before_the_model(mon
 
 
 def test_device_map_and_precision_are_named_as_flags(tmp_path):
-    result = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path), "-q", "q", "--model", str(tmp_path / "no-model"),
-                                 "--device-map", "bogus"])  # before the model folder is looked for
+    result = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path), "-q", "q", "--device-map", "bogus"])  # before
+    # the embedded model is unpacked or loaded
     assert result.exit_code == 2 and "--device-map must be one of auto" in result.output, result.output
     result = runner.invoke(app, ["eval-nli", "--precision", "bogus", "--limit", "2"])  # "precision must be …"
     assert result.exit_code == 2 and "--precision must be one of auto, fp32, bf16" in result.output, result.output
@@ -958,6 +958,7 @@ def test_a_missing_detector_folder_is_said_before_torch_is_imported(tmp_path):
             ["score", "-i", str(records), "-o", str(tmp_path / "o.jsonl"), "--model", missing],
             ["generate", "-c", str(ctx), "-q", "Where?", "--model", missing], ["serve", "--model", missing],
             ["proxy", "--upstream", "http://127.0.0.1:9/v1", "--model", missing],
+            ["monitor", "-c", str(ctx), "-q", "Where?", "--model", missing, "--device", "cpu", "--dtype", "fp32"],
             ["monitor", "-c", str(ctx), "-q", "Where?", "--model", str(tmp_path)]]
     rows = _fresh_runs(runs)
     for args, code_, imported, said in rows[:-1]:

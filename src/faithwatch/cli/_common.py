@@ -251,15 +251,13 @@ def check_names(*, detector: str | None = None, alignment: str | None = None, st
         registry.strategies.get(strategy)
 
 
-def check_model_path(model: str | None, *loader_options: Any) -> None:
+def check_model_path(model: str | None) -> None:
     """A ``--model`` path that is not there, or a folder with no ``config.json``, said before torch and transformers
-    are imported (10 s). Only without ``loader_options`` (device, dtype, device map), which the loader checks
-    first."""
+    are imported (10 s; with ``--device`` too, which the loader checks with torch)."""
     from faithwatch.models.folders import EMBEDDED_NAMES, check_model_folder, is_no_model
 
-    if model in EMBEDDED_NAMES or is_no_model(model) or any(option is not None for option in loader_options):
+    if model in EMBEDDED_NAMES or is_no_model(model):
         return
-
     check_model_folder(model)
 
 

@@ -118,7 +118,7 @@ def generate(
         checked_params(**given)  # a bad value (--alpha nan) before the model loads
         _check_read(ctx, strategy)
         check_names(lens=lens)  # a lens the strategy reads
-        check_model_path(model, device, dtype, device_map)
+        check_model_path(model)
         from faithwatch.decoding import generate as run
         from faithwatch.monitor import Monitor
 

@@ -77,7 +77,7 @@ def _build_monitor(model, alignment, signals, lid_bank, detector, truncate, devi
         raise InputError(f"--max-false-accept must be between 0 and 1 (exclusive), got {max_false_accept}")
     check_names(detector=None if detector is None else str(detector), alignment=alignment)
     families = signal_list(signals)
-    check_model_path(model, device, dtype, device_map)
+    check_model_path(model)
     from faithwatch.monitor import Monitor  # torch and the detectors: seconds, after the names are checked
 
     with err.status("Loading model…", spinner="dots"):

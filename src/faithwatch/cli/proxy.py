@@ -82,7 +82,7 @@ def proxy(
     scored (a 'faithwatch' field on the chunks), and the policy can stop or steer unfaithful answers."""
     try:  # a mistyped folder is answered before the server and model stacks are imported (seconds)
         check_names(detector=detector, alignment=alignment)
-        check_model_path(model, device, dtype)
+        check_model_path(model)
     except FaithwatchError as exc:  # a missing model folder of --alignment too
         raise fail(exc) from None
     try:

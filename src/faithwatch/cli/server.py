@@ -86,7 +86,7 @@ def serve(
     try:  # a mistyped folder is answered before the server and model stacks are imported (seconds)
         check_names(detector=detector, alignment=alignment)
         families = signal_list(signals)
-        check_model_path(model, device, dtype, device_map)
+        check_model_path(model)
     except FaithwatchError as exc:  # a missing model folder of --alignment too
         raise fail(exc) from None
     try:
