@@ -264,8 +264,31 @@ def test_output_folders_and_files_are_checked_before_any_work(tmp_path):
                     ["eval-lss", "--report", str(a_file / "r")]):
         result = runner.invoke(app, command)
         said = " ".join(result.output.split())
-        assert result.exit_code == 2 and ("is a file" in said or "is a directory" in said), (command, said)
+        assert result.exit_code == 2 and ("is a file" in said or "is a folder" in said
+                                          or "is a directory" in said), (command, said)
     assert runner.invoke(app, ["eval-nli", "--limit", "0"]).exit_code == 2
+
+
+def test_an_output_file_named_with_a_trailing_slash_is_refused(tmp_path):
+    """``--out build/`` names a folder; Path drops the slash, so each file output wrote a file ``build``."""
+    ctx, folder = _ctx(tmp_path), f"{tmp_path / 'new'}/"
+    for command in (["synth-edits", "--data", "begin-dev", "--out", folder],
+                    ["select", "--data", "begin-dev,qags-cnndm", "--out", folder],
+                    ["select", "--data", "begin-dev,qags-cnndm", "--table", folder],
+                    ["monitor", "-c", ctx, "-q", "When?", "--html", folder],
+                    ["generate", "-c", ctx, "-q", "When?", "--html", folder],
+                    ["check", "-c", ctx, "-r", ctx, "--html", folder],
+                    ["check", "-i", ctx, "-o", folder],
+                    ["eval-decoding", "--limit", "1", "--report", str(tmp_path / "r"), "--cache", folder]):
+        result = runner.invoke(app, command)
+        said = " ".join(result.output.split())
+        assert result.exit_code == 2 and f"{folder} is a folder; give a file name" in said, (command, said)
+        assert not (tmp_path / "new").exists(), command
+    from pathlib import Path
+
+    from faithwatch.cli._common import file_to_write
+
+    assert file_to_write("recipe.json") == file_to_write(Path("recipe.json")) == Path("recipe.json")  # a default
 
 def test_monitor_text_output(tiny_model_dir, tmp_path, one_thread):
     result = runner.invoke(app, ["monitor", "-c", _ctx(tmp_path), "-q", "When?", "--model", str(tiny_model_dir),

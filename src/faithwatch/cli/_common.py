@@ -495,6 +495,14 @@ ThreadsOpt = typer.Option(None, "--threads", min=1, callback=_apply_threads, hel
                           "cores this process may use; OMP_NUM_THREADS is honoured when set).")
 
 
+def file_to_write(value: str | Path) -> Path:
+    """An output file option's parser (``parser=file_to_write``): a folder, or a name ending in ``/`` (which
+    :class:`~pathlib.Path` drops, so ``--out build/`` was written as a file ``build``), is refused."""
+    if str(value).endswith(("/", os.sep)) or Path(value).is_dir():
+        raise typer.BadParameter(f"{value} is a folder; give a file name")
+    return Path(value)
+
+
 def writable(value: Any) -> Any:
     """An output option's callback: a path under a file (``--out notes.txt/detector``) is refused at once; it was
     an internal error once the work was done. Missing folders are made when the output is written."""

@@ -24,6 +24,7 @@ from faithwatch.cli._common import (
     domain_hint,
     err,
     fail,
+    file_to_write,
     float_option,
     given_flags,
     group,
@@ -120,7 +121,8 @@ def check(
     input: Path | None = typer.Option(None, "--input", "-i", help="JSONL: {id?, context: str | [str], response, "
                                       "question?, model?, dataset?}, or a .csv / .tsv file with those columns "
                                       "in a header row (one passage per context)."),
-    output: Path | None = typer.Option(None, "--output", "-o", dir_okay=False, callback=writable,
+    output: Path | None = typer.Option(None, "--output", "-o", parser=file_to_write, metavar="<file>",
+                                       callback=writable,
                                        help="JSONL of checked responses (appended, resumable); with "
                                             "--context/--response: the JSON of the one response."),
     context: list[Path] | None = typer.Option(None, "--context", "-c", help="Reference passage file ('-' for "
@@ -157,7 +159,7 @@ def check(
                                  "batch summaries."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Start afresh instead of resuming."),
     json_out: bool = typer.Option(False, "--json", help="One response: print its JSON instead of text."),
-    html: Path | None = typer.Option(None, "--html", dir_okay=False, callback=writable,
+    html: Path | None = typer.Option(None, "--html", parser=file_to_write, metavar="<file>", callback=writable,
                                      help="One response: write a self-contained HTML report (claims coloured by "
                                           "verdict, evidence highlighted in the references)."),
     device: str | None = DeviceOpt,

@@ -22,6 +22,7 @@ from faithwatch.cli._common import (
     check_names,
     err,
     fail,
+    file_to_write,
     float_option,
     group,
     instruction_kwargs,
@@ -99,7 +100,7 @@ def generate(
     detector: str | None = typer.Option(None, "--detector", help="Sentence scorer (default: shipped/heuristic)."),
     truncate_context: bool = TruncOpt,
     json_out: bool = typer.Option(False, "--json", help="Print the result (answer, sentences, trace) as JSON."),
-    html: Path | None = typer.Option(None, "--html", dir_okay=False, callback=writable,
+    html: Path | None = typer.Option(None, "--html", parser=file_to_write, metavar="<file>", callback=writable,
                                      help="Also write a self-contained HTML report (answer, sentence scores, "
                                           "evidence, trace)."),
     threads: int | None = ThreadsOpt,

@@ -26,6 +26,7 @@ from faithwatch.cli._common import (
     check_ray_options,
     err,
     fail,
+    file_to_write,
     float_option,
     given_flags,
     group,
@@ -212,9 +213,10 @@ def train(
 def select(
     ctx: typer.Context,
     data: str = typer.Option(..., "--data", help="Comma-separated labelled data sets (at least two)."),
-    out_file: Path = typer.Option(Path("recipe.json"), "--out", dir_okay=False, callback=writable,
+    out_file: Path = typer.Option(Path("recipe.json"), "--out", parser=file_to_write, metavar="<file>",
+                                  callback=writable,
                                   help="Where to write the chosen recipe."),
-    table_file: Path | None = typer.Option(None, "--table", dir_okay=False, callback=writable,
+    table_file: Path | None = typer.Option(None, "--table", parser=file_to_write, metavar="<file>", callback=writable,
                                            help="Also write the whole table as CSV."),
     seed: int = seed_option(0),
     model: str | None = MODEL_OPT,
@@ -272,7 +274,7 @@ def select(
 @app.command(name="synth-edits")
 def synth_edits(
     data: str = typer.Option(..., "--data", help="Data sets whose contexts the responses are built from."),
-    out_file: Path = typer.Option(..., "--out", dir_okay=False, callback=writable,
+    out_file: Path = typer.Option(..., "--out", parser=file_to_write, metavar="<file>", callback=writable,
                                   help="The JSONL file to write (generic format)."),
     n: int = typer.Option(600, "--n", min=2, help="Responses to build (about half unfaithful)."),
     seed: int = seed_option(0, "which sentences are edited, and how"),
