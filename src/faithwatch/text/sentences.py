@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 import pysbd
+from pysbd.utils import TextSpan
 
 #: a piece with a word character in it (a piece without one is punctuation, merged into the sentence before it)
 WORDISH = re.compile(r"\w")
@@ -41,13 +42,45 @@ def _repeat_key(sentence: str) -> tuple[str, ...]:
 _local = threading.local()
 
 
+class _Segmenter(pysbd.Segmenter):
+    r"""pysbd's segmenter, its sentences placed in the text without a regex per sentence: pysbd compiles
+    ``re.escape(sentence) + r"\s*"`` for each one (and evicts the patterns its rules reuse from re's cache),
+    a third of a split's time; the spans are the same (tested against pysbd's own)."""
+
+    def sentences_with_char_spans(self, sentences: list[str]) -> list[TextSpan]:
+        """Each sentence's first occurrence, with the whitespace after it, that ends after the one before."""
+        text, spans, prior_end = self.original_text, [], 0
+        for sent in sentences:
+            span = _first_match_after(text, sent, prior_end)
+            if span is not None:
+                spans.append(TextSpan(text[span[0]:span[1]], *span))
+                prior_end = span[1]
+        return spans
+
+
+def _first_match_after(text: str, sent: str, prior_end: int) -> tuple[int, int] | None:
+    r"""The first of ``re.finditer(re.escape(sent) + r"\s*", text)``'s matches that ends after ``prior_end``."""
+    pos = 0
+    while pos <= len(text):
+        start = text.find(sent, pos)
+        if start < 0:
+            return None
+        end = start + len(sent)
+        while end < len(text) and text[end].isspace():  # what re's \s matches in a str
+            end += 1
+        if end > prior_end:
+            return start, end
+        pos = end if end > start else start + 1  # matches do not overlap; an empty one moves on a character
+    return None
+
+
 def segmenter(language: str = "en", char_span: bool = True) -> pysbd.Segmenter:
     """The pysbd segmenter (``clean=False``: the text is never rewritten), one per language, mode and thread
     (a segmenter keeps state while it segments)."""
     cache = _local.__dict__.setdefault("segmenters", {})
     key = (language, char_span)
     if key not in cache:
-        cache[key] = pysbd.Segmenter(language=language, clean=False, char_span=char_span)
+        cache[key] = _Segmenter(language=language, clean=False, char_span=char_span)
     return cache[key]
 
 
