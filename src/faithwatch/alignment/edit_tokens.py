@@ -7,6 +7,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from faithwatch.alignment.edit_words import NEGATING_VERBS, NEGATIONS, SCALE_WORDS
 from faithwatch.text import (
@@ -64,6 +65,11 @@ class _Token:
 def tokens(text: str) -> list[_Token]:
     """Comparable tokens of ``text``: numbers normalised (spelled-out ones too), words stemmed, n't as not; the tokens
     of an amount of unit rule 2 C marked with it (v62)."""
+    return list(_tokens(text))
+
+
+@lru_cache(maxsize=4096)  # a sentence is read again for its reversed changes; tokens are frozen
+def _tokens(text: str) -> tuple[_Token, ...]:
     out: list[_Token] = []
     text = _AM_PM_RE.sub(lambda m: m.group(1) + "m", join_thousands(text))  # "p.m.": pm, as "9pm" (v51)
     text = ordinals_in_digits(text)  # "twenty-first": 21 and "st", as "21st" (v58)
@@ -119,7 +125,7 @@ def tokens(text: str) -> list[_Token]:
             entity = (word[0].isupper() and bool(out)) or caps
             out.append(_Token(False, _key(low), not is_stop(low), entity, clause, caps=caps, text=word))
     starts += [start] * (len(out) - len(starts))
-    return _in_amounts(out, starts, amounts(text))
+    return tuple(_in_amounts(out, starts, amounts(text)))
 
 
 def _in_amounts(toks: list[_Token], starts: list[int], spans: list[tuple[int, int, Measure]]) -> list[_Token]:
