@@ -471,6 +471,20 @@ def test_cli_single_response_text_output(cli, tmp_path) -> None:
     assert '<span class="claim" data-claims="0"' in page and '<span class="claim" data-claims="1"' in page
 
 
+def test_the_aggregation_flag_has_the_name_the_output_and_the_server_give_it(cli, tmp_path) -> None:
+    """``--aggregation`` (the JSON's and /v1/check's field) is ``--aggregate``; it was a usage error."""
+    (tmp_path / "ctx.txt").write_text(CTX)
+    (tmp_path / "ans.txt").write_text("The bridge was built in 1820. It cost 7 million euros.")
+    base = ["check", "-c", str(tmp_path / "ctx.txt"), "-r", str(tmp_path / "ans.txt"), "--extractor", "sentence",
+            "--checker", "alignment", "--alignment", "lexical"]
+    for flag in ("--aggregate", "--aggregation"):
+        result = CliRunner().invoke(cli, [*base, flag, "soft", "-o", str(tmp_path / f"{flag}.json")])
+        assert result.exit_code == 0, result.output
+        assert json.loads((tmp_path / f"{flag}.json").read_text())["aggregation"] == "soft"
+    wrong = CliRunner().invoke(cli, [*base, "--aggregation", "mean"])
+    assert wrong.exit_code == 2 and "--aggregate must be one of strict, soft, majority" in wrong.output
+
+
 def test_cli_usage_errors(cli, tmp_path) -> None:
     (tmp_path / "c.txt").write_text(CTX)
     runner = CliRunner()

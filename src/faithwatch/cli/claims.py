@@ -146,7 +146,8 @@ def check(
                                                "Contradiction."),
     chunk_tokens: int | None = typer.Option(None, "--chunk-tokens", min=8, help="NLI: max tokens of a "
                                             "reference chunk (default: what the model window allows)."),
-    aggregate: str = typer.Option("strict", "--aggregate", help="Per response: strict | soft | majority."),
+    aggregate: str = typer.Option("strict", "--aggregate", "--aggregation", help="Per response: strict | soft | "
+                                  "majority (the output's and the server's `aggregation`)."),
     llm_url: str | None = typer.Option(None, "--llm-url", help="OpenAI-compatible base URL, e.g. "
                                        "http://localhost:8000/v1 (default: a local HF chat model)."),
     llm_model: str | None = typer.Option(None, "--llm-model", help="Model name at --llm-url, or a local HF "
