@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import pysbd
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from faithwatch.eval.pairs import load_pairs
 from faithwatch.text.sentences import _first_match_after, segmenter
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,8 +32,8 @@ def _ours(text: str, char_span: bool) -> list:
 
 
 def _real_texts() -> list[str]:
-    rows = [json.loads(line) for line in (ROOT / "tests" / "data" / "blatant.jsonl").read_text().splitlines()]
-    texts = {r["context"] for r in rows} | {r["sentence"] for r in rows if "sentence" in r}
+    pairs = load_pairs(ROOT / "tests" / "data" / "blatant.jsonl")
+    texts = {p.context for p in pairs} | {p.sentence for p in pairs}
     return sorted(texts) + [(ROOT / "examples" / "eiffel.txt").read_text()]
 
 

@@ -497,10 +497,11 @@ ThreadsOpt = typer.Option(None, "--threads", min=1, callback=_apply_threads, hel
 
 def file_to_write(value: str | Path) -> Path:
     """An output file option's parser (``parser=file_to_write``): a folder, or a name ending in ``/`` (which
-    :class:`~pathlib.Path` drops, so ``--out build/`` was written as a file ``build``), is refused."""
+    :class:`~pathlib.Path` drops, so ``--out build/`` was written as a file ``build``), is refused, and so is a
+    path under a file (:func:`writable`)."""
     if str(value).endswith(("/", os.sep)) or Path(value).is_dir():
         raise typer.BadParameter(f"{value} is a folder; give a file name")
-    return Path(value)
+    return writable(Path(value))
 
 
 def writable(value: Any) -> Any:

@@ -36,7 +36,6 @@ from faithwatch.cli._common import (
     report_empty,
     resumable,
     transcript_note,
-    writable,
 )
 from faithwatch.errors import FaithwatchError, InputError
 from faithwatch.results import ASIDE_ABSENCE, ASIDE_FRAMING
@@ -122,7 +121,6 @@ def check(
                                       "question?, model?, dataset?}, or a .csv / .tsv file with those columns "
                                       "in a header row (one passage per context)."),
     output: Path | None = typer.Option(None, "--output", "-o", parser=file_to_write, metavar="<file>",
-                                       callback=writable,
                                        help="JSONL of checked responses (appended, resumable); with "
                                             "--context/--response: the JSON of the one response."),
     context: list[Path] | None = typer.Option(None, "--context", "-c", help="Reference passage file ('-' for "
@@ -160,7 +158,7 @@ def check(
                                  "batch summaries."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Start afresh instead of resuming."),
     json_out: bool = typer.Option(False, "--json", help="One response: print its JSON instead of text."),
-    html: Path | None = typer.Option(None, "--html", parser=file_to_write, metavar="<file>", callback=writable,
+    html: Path | None = typer.Option(None, "--html", parser=file_to_write, metavar="<file>",
                                      help="One response: write a self-contained HTML report (claims coloured by "
                                           "verdict, evidence highlighted in the references)."),
     device: str | None = DeviceOpt,

@@ -30,7 +30,6 @@ from faithwatch.cli._common import (
     print_notes,
     read_text,
     refuse_unread,
-    writable,
 )
 from faithwatch.errors import FaithwatchError
 from faithwatch.params import DEFAULT_STRATEGY, DecodingParams, bounds, checked_params, default, help_of
@@ -100,7 +99,7 @@ def generate(
     detector: str | None = typer.Option(None, "--detector", help="Sentence scorer (default: shipped/heuristic)."),
     truncate_context: bool = TruncOpt,
     json_out: bool = typer.Option(False, "--json", help="Print the result (answer, sentences, trace) as JSON."),
-    html: Path | None = typer.Option(None, "--html", parser=file_to_write, metavar="<file>", callback=writable,
+    html: Path | None = typer.Option(None, "--html", parser=file_to_write, metavar="<file>",
                                      help="Also write a self-contained HTML report (answer, sentence scores, "
                                           "evidence, trace)."),
     threads: int | None = ThreadsOpt,

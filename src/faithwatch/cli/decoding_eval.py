@@ -232,7 +232,7 @@ def eval_decoding(
     alignment: str | None = typer.Option(None, "--alignment", help="The monitor's alignment scorer "
                                          "(default: the detector's)."),
     checker: str = typer.Option("lexical", "--checker", help=CHECKER_HELP),
-    cache: Path | None = typer.Option(None, "--cache", parser=file_to_write, metavar="<file>", callback=writable,
+    cache: Path | None = typer.Option(None, "--cache", parser=file_to_write, metavar="<file>",
                                       help="Results cache (default: <report>/cache.jsonl)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write a cache."),
     traces: bool = typer.Option(False, "--traces", help="Keep every search trace in answers.jsonl."),

@@ -214,9 +214,8 @@ def select(
     ctx: typer.Context,
     data: str = typer.Option(..., "--data", help="Comma-separated labelled data sets (at least two)."),
     out_file: Path = typer.Option(Path("recipe.json"), "--out", parser=file_to_write, metavar="<file>",
-                                  callback=writable,
                                   help="Where to write the chosen recipe."),
-    table_file: Path | None = typer.Option(None, "--table", parser=file_to_write, metavar="<file>", callback=writable,
+    table_file: Path | None = typer.Option(None, "--table", parser=file_to_write, metavar="<file>",
                                            help="Also write the whole table as CSV."),
     seed: int = seed_option(0),
     model: str | None = MODEL_OPT,
@@ -274,7 +273,7 @@ def select(
 @app.command(name="synth-edits")
 def synth_edits(
     data: str = typer.Option(..., "--data", help="Data sets whose contexts the responses are built from."),
-    out_file: Path = typer.Option(..., "--out", parser=file_to_write, metavar="<file>", callback=writable,
+    out_file: Path = typer.Option(..., "--out", parser=file_to_write, metavar="<file>",
                                   help="The JSONL file to write (generic format)."),
     n: int = typer.Option(600, "--n", min=2, help="Responses to build (about half unfaithful)."),
     seed: int = seed_option(0, "which sentences are edited, and how"),

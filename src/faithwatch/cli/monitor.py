@@ -167,7 +167,7 @@ def monitor(
     device: str | None = DeviceOpt,
     dtype: str | None = DtypeOpt,
     device_map: str | None = DeviceMapOpt,
-    html: Path | None = typer.Option(None, "--html", parser=file_to_write, metavar="<file>", callback=writable,
+    html: Path | None = typer.Option(None, "--html", parser=file_to_write, metavar="<file>",
                                      help="Also write a self-contained HTML report of the answer."),
     max_false_accept: float | None = MaxFalseAcceptOpt,
     threads: int | None = ThreadsOpt,
