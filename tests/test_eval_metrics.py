@@ -16,6 +16,7 @@ from faithwatch.eval.metrics import (
     DetectionMetrics,
     MetricCI,
     _weighted_stats,
+    auroc_by_column,
     auroc_difference,
     best_threshold,
     detection_metrics,
@@ -160,6 +161,31 @@ def test_vectorised_replicates_match_sklearn_on_resampled_arrays() -> None:
         assert auroc[r] == pytest.approx(roc_auc_score(yy, ss))
         assert ap[r] == pytest.approx(average_precision_score(yy, ss))
         assert bacc[r] == pytest.approx(balanced_accuracy_score(yy, (ss >= 0.3).astype(int)))
+
+
+def test_auroc_by_column_matches_sklearn_column_by_column() -> None:
+    # ties, a constant column, a perfectly reversed one and an exactly-chance one: the directions rest on "> 0.5"
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 2, 400)
+    columns = [np.round(rng.normal(size=400) + 0.5 * y, 1), np.zeros(400), -y.astype(float), rng.integers(0, 3, 400)]
+    chance = np.array([0.0, 1.0, 0.0, 1.0])
+    aurocs = auroc_by_column(np.array([0, 0, 1, 1]), chance[:, None])
+    assert aurocs.tolist() == [0.5]
+    aurocs = auroc_by_column(y, np.column_stack(columns))
+    assert aurocs.shape == (4,)
+    for auroc, column in zip(aurocs, columns, strict=True):
+        assert auroc == pytest.approx(roc_auc_score(y, column), abs=1e-12)
+    assert aurocs[1] == 0.5 and aurocs[2] == 0.0
+
+
+@pytest.mark.parametrize(("labels", "scores", "said"), [
+    ([0, 1, 0], [[0.1], [np.nan], [0.3]], "finite: 1 are NaN or infinite (first in column 0, row 1)"),
+    ([1, 1, 1], [[0.1], [0.2], [0.3]], "single class"),
+    ([0, 1], [0.1, 0.2], "2-D"),
+])
+def test_auroc_by_column_refuses_bad_input(labels, scores, said) -> None:
+    with pytest.raises(InputError, match=re.escape(said)):
+        auroc_by_column(labels, scores)
 
 
 def test_best_threshold_separable_data() -> None:

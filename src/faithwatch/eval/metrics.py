@@ -24,6 +24,7 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.stats import rankdata
 from sklearn.metrics import average_precision_score, balanced_accuracy_score, roc_auc_score, roc_curve
 
 from faithwatch import stats
@@ -33,6 +34,7 @@ __all__ = [
     "DetectionMetrics",
     "MetricCI",
     "RocPoints",
+    "auroc_by_column",
     "best_threshold",
     "detection_metrics",
     "roc_points",
@@ -316,6 +318,30 @@ def auroc_difference(
     if kept.size == 0:
         raise InputError(f"none of the {n_boot} bootstrap replicates drew both classes")
     return _ci(kept, point, confidence)
+
+
+def auroc_by_column(labels: ArrayLike, scores: ArrayLike) -> NDArray[np.float64]:
+    """The AUROC of every column of ``scores`` (items x columns) against ``labels``, in one pass.
+
+    The Mann-Whitney form: the ranks of the positives' scores (ties share their mean rank) summed, less their least
+    possible sum, over the pairs. This is what ``roc_auc_score`` gives column by column, without its per-call checks.
+
+    Raises:
+        ValueError (:class:`faithwatch.errors.InputError`): what :func:`detection_metrics` refuses (single-class or
+            non-0/1 labels, non-finite scores, mismatched lengths), or ``scores`` not 2-D.
+    """
+    matrix = np.asarray(scores, dtype=np.float64)
+    if matrix.ndim != 2:
+        raise InputError(f"scores must be 2-D (items x columns), got shape {matrix.shape}")
+    y, _ = _check_inputs(labels, np.zeros(len(matrix)))  # the labels; the scores are checked below
+    if not np.isfinite(matrix).all():
+        rows, cols = np.nonzero(~np.isfinite(matrix))
+        raise InputError(f"scores must be finite: {len(rows)} are NaN or infinite (first in column {int(cols[0])}, "
+                         f"row {int(rows[0])})")
+    n_pos = int(y.sum())
+    n_neg = len(y) - n_pos
+    rank_sum = rankdata(matrix, axis=0)[y == 1].sum(axis=0)
+    return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
 
 
 def best_threshold(labels: ArrayLike, unfaithful_scores: ArrayLike) -> float:

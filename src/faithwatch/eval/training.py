@@ -33,6 +33,7 @@ from faithwatch.detectors.lookback_lens import LookbackLens
 from faithwatch.detectors.preprocess import TRANSFORMS
 from faithwatch.errors import InputError
 from faithwatch.eval.lid_features import add_lid, build_bank, hidden_layers_in
+from faithwatch.eval.metrics import auroc_by_column
 from faithwatch.signals.probe import HiddenProbe, probe_inputs, stack_inputs
 
 #: SynCheck feature families; "lid" stands for every lid_layer_<l> column
@@ -169,7 +170,8 @@ def training_summary(train: pd.DataFrame) -> list[str]:
 
 def feature_directions(table: pd.DataFrame, names: Sequence[str]) -> dict[str, int]:
     """+1 where a higher value means more faithful on this (training) table, else -1."""
-    return {name: -1 if roc_auc_score(table.label, table[name]) > 0.5 else 1 for name in names}
+    aurocs = auroc_by_column(table.label.to_numpy(), table[list(names)].to_numpy(dtype=np.float64))
+    return {name: -1 if auroc > 0.5 else 1 for name, auroc in zip(names, aurocs, strict=True)}
 
 
 def sample_weights(table: pd.DataFrame, weighting: str) -> np.ndarray:

@@ -21,6 +21,7 @@ from faithwatch.eval.recalibration import balanced_accuracy_after_shift
 from faithwatch.eval.training import (
     FAMILIES,
     Recipe,
+    feature_directions,
     fit_lookback_lens,
     fit_syncheck,
     lookback_matrix,
@@ -83,11 +84,8 @@ def single_signal_scores(train: pd.DataFrame, test: pd.DataFrame, model_id: str,
         bank = build_bank(train, model_id, seed=seed)
         tr, te = add_lid(train, bank), add_lid(test, bank)
         features += syncheck_features(sorted(bank.layers), ["lid"])
-    out = {}
-    for feature in features:
-        direction = -1 if roc_auc_score(tr.label, tr[feature]) > 0.5 else 1
-        out[feature] = direction * te[feature].to_numpy(dtype=np.float64)
-    return out
+    directions = feature_directions(tr, features)
+    return {feature: directions[feature] * te[feature].to_numpy(dtype=np.float64) for feature in features}
 
 
 def _gain_ci(test: pd.DataFrame, p: np.ndarray, other: np.ndarray, seed: int) -> MetricCI:
