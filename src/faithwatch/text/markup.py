@@ -150,6 +150,7 @@ def _table_header(sentence: str) -> bool:
         _TABLE_ROW.fullmatch(x) for x in lines[:-1])
 
 
+@lru_cache(maxsize=1 << 15)  # an evaluation asks again for every sentence of its table at every fit
 def is_framing(sentence: str) -> bool:
     """Whether ``sentence`` is a framing line (docs/transfer.md, "Framing lines"), which makes no claim about the
     world: a line about the answer itself that ends in ":" and presents what follows ("Here is a concise summary
