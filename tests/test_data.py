@@ -788,3 +788,18 @@ def test_a_lone_surrogate_in_a_data_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"record e1: the context holds a lone surrogate U\+DCFF at character 6"):
         load_dataset(str(edits))
 
+
+
+def test_the_labelled_example_file_labels_every_sentence_and_both_classes() -> None:
+    # examples/labelled.jsonl is what the README and docs/datasets.md point a new user to
+    from faithwatch.text.sentences import sentence_spans
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "labelled.jsonl"
+    examples = load_dataset(str(path))
+    assert len(examples) == 14 and len({e.context for e in examples}) == 5
+    rows = [(e.id, start, end) for e in examples for start, end in sentence_spans(e.response)]
+    out = label_sentences(examples, _table(rows))
+    assert out.attrs["dropped"] == 0 and len(out) == len(rows)
+    by_response = out.groupby("example_id").label.max()
+    assert {e.id: int(e.response_label) for e in examples} == by_response.to_dict()
+    assert 0 < out.label.sum() < len(out)  # an unfaithful sentence next to a faithful one in some responses
