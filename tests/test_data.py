@@ -789,7 +789,6 @@ def test_a_lone_surrogate_in_a_data_file_is_named(tmp_path: Path) -> None:
         load_dataset(str(edits))
 
 
-
 def test_the_labelled_example_file_labels_every_sentence_and_both_classes() -> None:
     # examples/labelled.jsonl is what the README and docs/datasets.md point a new user to
     from faithwatch.text.sentences import sentence_spans
@@ -802,4 +801,4 @@ def test_the_labelled_example_file_labels_every_sentence_and_both_classes() -> N
     assert out.attrs["dropped"] == 0 and len(out) == len(rows)
     by_response = out.groupby("example_id").label.max()
     assert {e.id: int(e.response_label) for e in examples} == by_response.to_dict()
-    assert 0 < out.label.sum() < len(out)  # an unfaithful sentence next to a faithful one in some responses
+    assert 0 < out.label.sum() < len(out)  # both classes among the sentences
