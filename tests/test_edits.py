@@ -730,9 +730,66 @@ PARAPHRASED = ("Patients who received the drug recovered on average 1.5 days fas
 def test_a_typed_swap_in_place_counts_in_a_paraphrased_copy(scorer, monkeypatch, sentence, flip, swap_num):
     ev = scorer.evidence(sentence, PARAPHRASED)
     assert (ev["edit_neg_flip"], ev["edit_swap_num"]) == (flip, swap_num)
-    monkeypatch.setattr(edits_module, "_anchored", lambda opcodes: [])  # version 26: a paraphrase counts nothing
+    monkeypatch.setattr(edits_module, "_anchored", lambda *_: [])  # version 26: a paraphrase counts nothing
     assert EditScorer().evidence(sentence, PARAPHRASED)["edit_neg_flip"] == 0.0
     assert EditScorer().evidence(sentence, PARAPHRASED)["edit_swap_num"] == 0.0
+
+
+HOURS = "The Norbury clinic is open from Monday to Friday, 8 am to 6 pm. Parking is free for two hours."
+
+
+@pytest.mark.parametrize(("sentence", "flip"), [
+    ("The clinic is open Monday to Saturday, from 8 am to 6 pm.", 1.0),  # "from" moved across the swap (v86)
+    ("The clinic is open Monday to Friday, from 8 am to 6 pm.", 0.0),  # moved, nothing swapped
+    ("The clinic is open from Monday to Saturday, 8 am until 6 pm.", 1.0),  # in place, a paraphrase: anchored (v27)
+])
+def test_a_function_word_moved_across_a_swap_is_left_out_of_it(scorer, monkeypatch, sentence, flip):
+    assert scorer.evidence(sentence, HOURS)["edit_neg_flip"] == flip
+    monkeypatch.setattr(rules_module, "_unmoved", lambda op, *_: op)  # version 85
+    in_place = "from Monday" in sentence
+    assert EditScorer().evidence(sentence, HOURS)["edit_neg_flip"] == (flip if in_place else 0.0)
+
+
+def test_a_moved_word_on_the_source_side_is_left_out_too(scorer):
+    context = "The Norbury clinic is open Monday to Friday, from 8 am to 6 pm. Parking is free."
+    assert scorer.evidence("The clinic is open from Monday to Saturday, 8 am to 6 pm.", context)["edit_neg_flip"] == 1.0
+    assert scorer.evidence("The clinic is open from Monday to Friday, 8 am to 6 pm.", context)["edit_neg_flip"] == 0.0
+
+
+@pytest.mark.parametrize("sentence", [
+    "The clinic is open Monday to Saturday, then 8 am to 6 pm.",  # "then": found nowhere in the source, not moved
+    "The clinic is open Monday to Saturday, not 8 am to 6 pm.",  # a negation is never read as moved
+])
+def test_only_a_moved_function_word_is_left_out_of_a_swap(scorer, sentence):
+    context = "The Norbury clinic is open not from Monday to Friday, 8 am to 6 pm."
+    _, edits = scorer.local_edits(sentence, context)
+    assert not any(kind == "anchored" for kind, _, _ in edits)
+
+
+LIBRARY = ("The refurbished mobile library stops at the Kelham village green on Thursdays. The bridge over the Kel was "
+           "repainted in 2018. Loans are free.")
+
+
+@pytest.mark.parametrize(("sentence", "feature"), [
+    ("The refurbished mobile library stops on Tuesdays at the Kelham village green.", "edit_neg_flip"),  # near copy
+    ("The mobile library stops on Tuesdays at the Kelham village green.", "edit_neg_flip"),  # and a word left out
+    ("On Tuesdays the mobile library stops at the Kelham village green.", "edit_neg_flip"),  # moved to the start
+    ("In 2019 the bridge over the Kel was repainted.", "edit_swap_num"),  # a number found nowhere in the context
+])
+def test_a_word_swapped_inside_a_moved_phrase_counts(scorer, monkeypatch, sentence, feature):
+    assert scorer.evidence(sentence, LIBRARY)[feature] == 1.0
+    kept = sentence.replace("Tuesdays", "Thursdays").replace("2019", "2018")
+    assert scorer.evidence(kept, LIBRARY) | {"edit_match": 0.0} == dict.fromkeys(EDIT_FEATURES, 0.0)  # moved only
+    monkeypatch.setattr(edits_module, "_moved_phrases", lambda *_: [])  # version 86
+    assert EditScorer().evidence(sentence, LIBRARY)[feature] == 0.0
+
+
+def test_a_moved_word_pairs_only_with_one_it_may_swap(scorer):
+    """"refurbished" left out before "Monday" must not take Wednesday's place as its pair (v87)."""
+    context = "The refurbished Ashcombe library will be open to visitors from Monday, 9 am. Entry is free."
+    sentence = "The Ashcombe library will be open to visitors Wednesday, from 9 am."
+    _, changes = scorer.changes(sentence, context)
+    assert [(c.feature, c.sentence, c.source) for c in changes] == [("edit_neg_flip", "Wednesday", "Monday")]
 
 
 def test_a_unit_swapped_in_a_paraphrased_copy_counted_only_before_v28(scorer, monkeypatch):

@@ -214,13 +214,68 @@ def _exchanged(sent: list[_Token], source: list[_Token], opcodes: list[_Op],
     return []
 
 
-def _anchored(opcodes: list[_Op]) -> list[_Op]:
+def _anchored(opcodes: list[_Op], sent: list[_Token], source: list[_Token]) -> list[_Op]:
     """The replacements of one source token by one token with aligned runs right before and after them, together
     at least :data:`MIN_ANCHOR` tokens long: a word swapped in place inside a paraphrased copy ("recovered 1.5
-    days slower than" for "faster than"), read even when the copy changes more than :data:`MAX_EDITS` (v27)."""
-    return [op for before, op, after in zip(opcodes, opcodes[1:], opcodes[2:], strict=False)
-            if op[0] == "replace" and op[2] - op[1] == 1 and op[4] - op[3] == 1
-            and before[0] == after[0] == "equal" and (before[2] - before[1]) + (after[2] - after[1]) >= MIN_ANCHOR]
+    days slower than" for "faster than"), read even when the copy changes more than :data:`MAX_EDITS` (v27). A
+    function word that moved across the swap is left out of it (:func:`_unmoved`, v86)."""
+    out = []
+    for before, op, after in zip(opcodes, opcodes[1:], opcodes[2:], strict=False):
+        if op[0] != "replace" or not before[0] == after[0] == "equal":
+            continue
+        if (before[2] - before[1]) + (after[2] - after[1]) < MIN_ANCHOR:
+            continue
+        op = _unmoved(op, opcodes, sent, source)
+        if op[2] - op[1] == 1 and op[4] - op[3] == 1:
+            out.append(op)
+    return out
+
+
+def _unmoved(op: _Op, opcodes: list[_Op], sent: list[_Token], source: list[_Token]) -> _Op:
+    """A two-for-one replacement without the function word at either end of its longer side that the other text
+    holds where it lacks a word of this one (a difflib insert or delete): "Monday to Saturday, from 8 am" for "from
+    Monday to Friday, 8 am" swaps "Saturday" for "Friday", the "from" moved (v86); ``op`` as it is otherwise.
+    A negation is never read as moved."""
+    kind, a1, a2, b1, b2 = op
+    if (a2 - a1, b2 - b1) == (2, 1):
+        left = {source[i].key for o in opcodes if o[0] == "insert" for i in range(o[3], o[4])}
+        for i, rest in ((a1, (a1 + 1, a2)), (a2 - 1, (a1, a2 - 1))):
+            if _moved(sent[i], left):
+                return (kind, *rest, b1, b2)
+    if (a2 - a1, b2 - b1) == (1, 2):
+        added = {sent[i].key for o in opcodes if o[0] == "delete" for i in range(o[1], o[2])}
+        for i, rest in ((b1, (b1 + 1, b2)), (b2 - 1, (b1, b2 - 1))):
+            if _moved(source[i], added):
+                return (kind, a1, a2, *rest)
+    return op
+
+
+def _moved(token: _Token, elsewhere: set[str]) -> bool:
+    """Whether ``token`` is a function word (no negation) that the other text holds ``elsewhere``."""
+    return not token.content and token.key not in NEGATIONS and token.key in elsewhere
+
+
+def _moved_phrases(opcodes: list[_Op], sent: list[_Token], source: list[_Token], held: _Held) -> list[_Op]:
+    """The words swapped inside a phrase moved: a phrase the sentence adds in one place (a difflib delete) and one its
+    source has and it leaves out in another (an insert), of as many tokens (1 to :data:`MAX_SWAP_TOKENS`), with the
+    same keys at every position but one, where the two words may be a swap (:func:`_inverts`, or two numbers); as a
+    one-for-one op ("moved") at that position ("stops on Tuesdays at the green" for "stops at the green on
+    Thursdays": "Tuesdays" for "Thursdays"; v87). Each added phrase pairs with the first left-out one that fits,
+    each left-out one with at most one."""
+    left_out = [op for op in opcodes if op[0] == "insert" and op[4] - op[3] <= MAX_SWAP_TOKENS]
+    out = []
+    for _, a1, a2, _, _ in (op for op in opcodes if op[0] == "delete" and op[2] - op[1] <= MAX_SWAP_TOKENS):
+        for other in left_out:
+            b1, b2 = other[3], other[4]
+            differ = [i for i, (a, b) in enumerate(zip(sent[a1:a2], source[b1:b2], strict=False)) if a.key != b.key]
+            if b2 - b1 != a2 - a1 or len(differ) != 1:
+                continue
+            a, b = a1 + differ[0], b1 + differ[0]
+            if (sent[a].number and source[b].number) or _inverts(sent[a:a + 1], source[b:b + 1], held):
+                out.append(("moved", a, a + 1, b, b + 1))
+                left_out.remove(other)
+                break
+    return out
 
 
 def _same_unit(a: _Token, b: _Token) -> bool:

@@ -75,7 +75,10 @@ both: v71). "large" and "small", "halved" and "doubled", "will" and "may" are op
 copy, a number of the sentence that takes the direction of a change (:func:`directions`: "fell 8%", "a 22% drop")
 where the context gives the same number only the other direction ("up 8%") counts one ``edit_neg_flip``, however the
 sentence is worded, unless the near copy already counted a flip (v84); a number that ends its sentence takes one too
-(v85).
+(v85). A function word moved across a swap is left out of it ("Monday to Saturday, from 8 am" for "from Monday to
+Friday, 8 am": :func:`_anchored`, v86), and a phrase moved with a word swapped inside it counts as that swap,
+however many changes ("stops on Tuesdays at the green" for "stops at the green on Thursdays": :func:`_moved_phrases`;
+op "moved", judged as "anchored"; v87).
 """
 
 from __future__ import annotations
@@ -101,6 +104,7 @@ from faithwatch.alignment.edit_rules import (
     _inner,
     _inverts,
     _lead_in,
+    _moved_phrases,
     _negation_led,
     _number_swap,
     _one_of_left_out,
@@ -120,10 +124,10 @@ from faithwatch.text import Measure, drop_conversions, measures, spaced_decimals
 EDIT_FEATURES = ("edit_match", "edit_swap_num", "edit_swap_word", "edit_neg_flip")
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47, 55, 67,
-#: 81 (kept as 82)
+#: 81 (kept as 82), 86 (kept in 87)
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words", "Unit rule 3")
-EDITS_VERSION = "85"
+EDITS_VERSION = "87"
 
 
 @dataclass
@@ -203,7 +207,8 @@ class EditScorer:
         :func:`_lead_in`), "singled" for "one of" or "among" left out before "the" (:func:`_one_of_left_out`), or
         "reverse" for
         two sides of a relation exchanged (:func:`_exchanged`; looked for in every sentence with a source, however
-        many changes)."""
+        many changes), or "moved" for a word swapped inside a phrase moved (:func:`_moved_phrases`; v87: in every
+        sentence with a source, however many changes)."""
         match, edits, _, _ = self._edits(sentence, context)
         return match, edits
 
@@ -225,6 +230,9 @@ class EditScorer:
             return match, reversal, _NOTHING_HELD, text
         scoped = _universal(sent) and _restriction_left_out(source, opcodes)
         held = _Held(best.keys, frozenset(t.key for t in sent))
+        # a phrase moved with a word swapped inside it (v87), however many changes
+        anywhere = reversal + [("moved", sent[op[1]:op[2]], source[op[3]:op[4]])
+                               for op in _moved_phrases(opcodes, sent, source, held)]
 
         def widens(op: _Op) -> bool:  # a restriction put as "everyone", or cut with "always" inserted
             kind, a1, a2, b1, b2 = op
@@ -240,8 +248,8 @@ class EditScorer:
         # an end that widens the source is a widening, read whole, and no change towards MAX_EDITS (v53)
         changes = [op for op in changes if op[0] != "end" or not any(widens(x) for x in extras if x[1] == op[1])]
         if len(changes) > MAX_EDITS:  # a paraphrase of its source: only its anchored one-word swaps count (v27)
-            return match, reversal + [("anchored", sent[op[1]:op[2]], source[op[3]:op[4]])
-                                      for op in _anchored(opcodes)], held, text
+            return match, anywhere + [("anchored", sent[op[1]:op[2]], source[op[3]:op[4]])
+                                      for op in _anchored(opcodes, sent, source)], held, text
 
         # a longer change is a rewritten or cut clause, not a local edit (a negation inside it is not flipped),
         # unless it widens the source to all; a widening outside the aligned part does not count towards MAX_EDITS;
@@ -259,7 +267,7 @@ class EditScorer:
         elif lead and not (lead[0] == "lead" and widens(opcodes[0])):
             labelled.append(lead)
         labelled += [("widen", op) for op in extras if widens(op)]
-        return (match, reversal + [(kind, sent[op[1]:op[2]], source[op[3]:op[4]]) for kind, op in labelled],
+        return (match, anywhere + [(kind, sent[op[1]:op[2]], source[op[3]:op[4]]) for kind, op in labelled],
                 held, text)
 
     def in_context(self, token: _Token) -> bool:
@@ -292,7 +300,8 @@ class EditScorer:
             return None
         if op == "reverse":
             return "edit_neg_flip"
-        if op == "anchored":  # in a paraphrase: a typed swap only, no negation, name or unit (v27, v28)
+        if op in ("anchored", "moved"):  # in a paraphrase or a moved phrase: a typed swap only, no negation, name
+            # or unit (v27, v28; v87)
             if _same_unit(mine[0], theirs[0]):
                 return None
             if _inverts(mine, theirs, held):
