@@ -237,17 +237,26 @@ def _unmoved(op: _Op, opcodes: list[_Op], sent: list[_Token], source: list[_Toke
     Monday to Friday, 8 am" swaps "Saturday" for "Friday", the "from" moved (v86); ``op`` as it is otherwise.
     A negation is never read as moved."""
     kind, a1, a2, b1, b2 = op
-    if (a2 - a1, b2 - b1) == (2, 1):
-        left = {source[i].key for o in opcodes if o[0] == "insert" for i in range(o[3], o[4])}
-        for i, rest in ((a1, (a1 + 1, a2)), (a2 - 1, (a1, a2 - 1))):
-            if _moved(sent[i], left):
-                return (kind, *rest, b1, b2)
-    if (a2 - a1, b2 - b1) == (1, 2):
-        added = {sent[i].key for o in opcodes if o[0] == "delete" for i in range(o[1], o[2])}
-        for i, rest in ((b1, (b1 + 1, b2)), (b2 - 1, (b1, b2 - 1))):
-            if _moved(source[i], added):
-                return (kind, a1, a2, *rest)
+    if (a2 - a1, b2 - b1) == (2, 1) and (rest := _trimmed(sent, a1, a2, _unmatched(opcodes, "insert", source))):
+        return (kind, *rest, b1, b2)
+    if (a2 - a1, b2 - b1) == (1, 2) and (rest := _trimmed(source, b1, b2, _unmatched(opcodes, "delete", sent))):
+        return (kind, a1, a2, *rest)
     return op
+
+
+def _unmatched(opcodes: list[_Op], kind: str, toks: list[_Token]) -> set[str]:
+    """The keys of the tokens of one side that the other lacks: the source's in difflib's inserts (``kind``
+    "insert", ``toks`` the source), the sentence's in its deletes ("delete", the sentence)."""
+    side = 3 if kind == "insert" else 1
+    return {toks[i].key for o in opcodes if o[0] == kind for i in range(o[side], o[side + 1])}
+
+
+def _trimmed(toks: list[_Token], start: int, end: int, elsewhere: set[str]) -> tuple[int, int] | None:
+    """``start:end`` without a function word at either end that moved (:func:`_moved`), or None."""
+    for i, rest in ((start, (start + 1, end)), (end - 1, (start, end - 1))):
+        if _moved(toks[i], elsewhere):
+            return rest
+    return None
 
 
 def _moved(token: _Token, elsewhere: set[str]) -> bool:
