@@ -479,6 +479,9 @@ def test_cli_lss_end_to_end_with_the_lexical_scorer(tmp_path: Path) -> None:
     assert "(threshold 0.5) · claim support " in result.stdout and " · 2 evaluations · " in result.stdout
     assert "~~5.7~~ billion" in result.stdout  # removed words are marked when colours do not show
     assert "LSS: Acme Corp reported revenue of billion dollars in 2023." in result.stdout
+    for name in ("-c", "--context"):  # as `check` names the reference passage
+        again = runner.invoke(_app(), ["lss", "--claim", claim, name, str(ref), "--scorer", "lexical"])
+        assert again.exit_code == 0 and again.stdout == result.stdout, again.output
     result = runner.invoke(_app(), ["lss", "--claim", claim, "--reference", str(ref), "--scorer", "lexical",
                                     "--json", "--max-evaluations", "1"])
     assert result.exit_code == 0, result.output

@@ -92,7 +92,8 @@ def _ci(row, name: str) -> str:
 def lss_cmd(
     ctx: typer.Context,
     claim: str = typer.Option(..., "--claim", help="The claim (one sentence or a few)."),
-    reference: Path = typer.Option(..., "--reference", "-r", help="File with the reference text ('-' for stdin)."),
+    reference: Path = typer.Option(..., "--reference", "-r", "--context", "-c",
+                                   help="File with the reference text ('-' for stdin); --context as in check."),
     scorer: str = typer.Option(TAGGER, "--scorer", help=f"What finds the LSS: {ScorerHelp}."),
     threshold: float = float_option(0.5, "--threshold", help="Support needed to call a subsequence supported "
                                     "(with the tagger: a word's support probability)."),
