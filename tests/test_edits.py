@@ -1376,3 +1376,87 @@ def test_a_footnote_mark_is_no_year_and_no_error(scorer):
     changes = scorer.changes("Revenue rose 8%¹ last year.", REPORT)[1]
     assert [c.describe() for c in changes] == []
     assert scorer.changes("Revenue fell 8%¹ last year.", REPORT)[1][0].describe() == "'fell 8' for 'up 8' (flip)"
+
+
+MATCH = "The match was played in heavy rain. Smith scored the winning goal in the 89th minute. Officials said the " \
+        "pitch will be relaid."
+
+
+@pytest.mark.parametrize(("sentence", "swapped"), [
+    ("Jones scored the winning goal in the 89th minute.", 1.0),  # a name for a name leading a near copy (v89)
+    ("Jones scored the winning goal in the minute.", 1.0),  # and a word left out
+    ("Smith scored the winning goal in the 89th minute.", 0.0),  # the copy
+    ("Authorities said the pitch will be relaid.", 0.0),  # a word English writes in lower case: no name
+    ("Officials said the pitch will be relaid.", 0.0),
+])
+def test_a_name_for_a_name_leading_a_near_copy_is_a_swap(scorer, sentence, swapped):
+    assert scorer.evidence(sentence, MATCH)["edit_swap_word"] == swapped
+    if swapped:
+        assert [c.describe() for c in scorer.changes(sentence, MATCH)[1]] == ["'Jones' for 'Smith' (name)"]
+
+
+def test_a_leading_name_is_a_swap_only_for_a_name_the_context_lacks(scorer):
+    assert scorer.evidence("The striker scored the winning goal.", "Jones scored the winning goal.")[
+        "edit_swap_word"] == 0.0  # no name on the sentence's side
+    assert scorer.evidence("Jones scored the winning goal.", "The striker scored the winning goal.")[
+        "edit_swap_word"] == 0.0  # no name on the source's side
+    context = "Jones missed a penalty. Smith scored the winning goal."
+    assert scorer.evidence("Jones scored the winning goal.", context)["edit_swap_word"] == 0.0  # found elsewhere
+
+
+def test_a_capitalised_list_item_or_heading_leads_no_name_swap(scorer):
+    context = "Open the app on your phone. Then tap Settings."
+    assert scorer.evidence("1. Open iTunes on your phone.", context)["edit_swap_word"] == 0.0
+    assert scorer.evidence("Note: Open the app on your phone.", context)["edit_swap_word"] == 0.0
+    # capitalised after a list mark (`entity`), but a word English writes in lower case: no name for Smith
+    assert scorer.evidence("2. Staff opened the shop at nine.", "Smith opened the shop at nine.")[
+        "edit_swap_word"] == 0.0
+    assert scorer.evidence("2. Jones opened the shop at nine.", "Smith opened the shop at nine.")[
+        "edit_swap_word"] == 1.0
+
+
+def test_names_are_capitalised_content_words_english_does_not_write_in_lower_case():
+    from faithwatch.alignment.edit_words import lowercase_word
+
+    assert all(lowercase_word(w) for w in ("the", "open", "officials", "authorities", "residents", "said"))
+    assert lowercase_word("labourer") == lowercase_word("labourers")  # by stem too
+    assert not any(lowercase_word(w) for w in ("tokyo", "madrid", "okafor", "smith"))
+    assert [t.name for t in tokens("Officials said Tokyo and the Okafor family agreed")] == [
+        False, False, True, False, False, True, False, False]
+
+
+def _lowercase_builder():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "training" / "lowercase_words.py"
+    spec = importlib.util.spec_from_file_location("lowercase_words", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_lower_case_list_counts_words_after_a_sentences_first():
+    lower, total = _lowercase_builder().count(["The Cat sat. Then the cat ran! A NASA cat."])
+    assert total == {"cat": 3, "sat": 1, "the": 1, "ran": 1}  # first words and all capitals are not read
+    assert lower == {"cat": 2, "sat": 1, "the": 1, "ran": 1}
+
+
+def test_the_shipped_lower_case_list_is_rebuilt_from_its_data(tmp_path, monkeypatch):
+    import gzip
+    import sys
+    from importlib.resources import files
+
+    from faithwatch.data.loaders import data_root
+    from faithwatch.errors import InputError
+
+    try:
+        data_root()
+    except InputError:
+        pytest.skip("no shared data")
+    builder = _lowercase_builder()
+    monkeypatch.chdir(builder.OUT.parents[3])  # the training sets' paths are the repository's
+    monkeypatch.setattr(sys, "argv", ["lowercase_words.py", "--out", str(tmp_path / "words.txt.gz")])
+    builder.main()
+    shipped = files("faithwatch.data").joinpath("lowercase_words.txt.gz").read_bytes()
+    assert gzip.decompress((tmp_path / "words.txt.gz").read_bytes()) == gzip.decompress(shipped)

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from faithwatch.alignment.edit_words import NEGATING_VERBS, NEGATIONS, SCALE_WORDS
+from faithwatch.alignment.edit_words import NEGATING_VERBS, NEGATIONS, SCALE_WORDS, lowercase_word
 from faithwatch.text import (
     CURRENCY_WORDS,
     NUMBER_AFTER,
@@ -60,6 +60,7 @@ class _Token:
     bound: str = ""  # a number's bound ("more than 300": "above"; `text.bound_before`; v56)
     text: str = ""  # as written (what a change shows; never compared)
     amount: Measure | None = None  # the amount of unit rule 2 C it is part of ("a day and a half"; v62)
+    name: bool = False  # capitalised, in any place, a content word English does not write in lower case (v89)
 
 
 def tokens(text: str) -> list[_Token]:
@@ -123,7 +124,9 @@ def _tokens(text: str) -> tuple[_Token, ...]:
         else:
             caps = len(word) > 1 and word.isupper()
             entity = (word[0].isupper() and bool(out)) or caps
-            out.append(_Token(False, _key(low), not is_stop(low), entity, clause, caps=caps, text=word))
+            content = not is_stop(low)
+            name = content and word[0].isupper() and not lowercase_word(low)
+            out.append(_Token(False, _key(low), content, entity, clause, caps=caps, text=word, name=name))
     starts += [start] * (len(out) - len(starts))
     return tuple(_in_amounts(out, starts, amounts(text)))
 

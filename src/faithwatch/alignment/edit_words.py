@@ -5,6 +5,10 @@ change here changes the features, so bump ``edits.EDITS_VERSION`` with it."""
 
 from __future__ import annotations
 
+import gzip
+from functools import cache
+from importlib.resources import files
+
 from faithwatch.text import stem
 
 #: negation words (compared unstemmed: tokens keep them as written)
@@ -286,3 +290,18 @@ SYMMETRIC = frozenset(stem(w) for w in (
 PREPOSITIONS = frozenset(stem(w) for w in (
     "in", "on", "at", "by", "for", "with", "from", "to", "of", "into", "during", "after", "before", "since", "until",
     "over", "under", "near", "through", "across", "among", "within", "without", "about"))
+
+
+@cache
+def _lowercase() -> tuple[frozenset[str], frozenset[str]]:
+    """The words English writes in lower case (built by ``training/lowercase_words.py``) and their stems."""
+    data = files("faithwatch.data").joinpath("lowercase_words.txt.gz").read_bytes()
+    words = frozenset(gzip.decompress(data).decode("utf-8").split())
+    return words, frozenset(stem(w) for w in words)
+
+
+def lowercase_word(low: str) -> bool:
+    """Whether English writes ``low`` (lower-cased) in lower case: it or its stem is that of a word of the list; a
+    capitalised content word that is not is read as a name (v89)."""
+    words, stems = _lowercase()
+    return low in words or stem(low) in stems

@@ -78,7 +78,9 @@ sentence is worded, unless the near copy already counted a flip (v84); a number 
 (v85). A function word moved across a swap is left out of it ("Monday to Saturday, from 8 am" for "from Monday to
 Friday, 8 am": :func:`_anchored`, v86), and a phrase moved with a word swapped inside it counts as that swap,
 however many changes ("stops on Tuesdays at the green" for "stops at the green on Thursdays": :func:`_moved_phrases`;
-op "moved", judged as "anchored"; v87).
+op "moved", judged as "anchored"; v87). A name the context lacks, for a name, in the change leading a near copy counts
+one ``edit_swap_word`` ("Jones scored …" for "Smith scored …"); a name there is a capitalised content word, the first
+too, that English does not write in lower case (:func:`~faithwatch.alignment.edit_words.lowercase_word`; v89).
 """
 
 from __future__ import annotations
@@ -124,10 +126,10 @@ from faithwatch.text import Measure, drop_conversions, measures, spaced_decimals
 EDIT_FEATURES = ("edit_match", "edit_swap_num", "edit_swap_word", "edit_neg_flip")
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47, 55, 67,
-#: 81 (kept as 82), 86 (kept in 87)
+#: 81 (kept as 82), 86 (kept in 87), 88 (kept as 89)
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words", "Unit rule 3")
-EDITS_VERSION = "87"
+EDITS_VERSION = "89"
 
 
 @dataclass
@@ -202,7 +204,8 @@ class EditScorer:
         ("replace"; "delete": words the sentence adds; "insert": words it leaves out), "widen" for a change
         that widens the source to all, "lead" for a short replacement leading the sentence, "end" for one ending it
         in place of a longer end of the source, paired with as many of its first tokens (for both, only an opposite or a
-        swapped number counts there: a list number or "However," leads a restated sentence too), "reworded" for the
+        swapped number counts there: a list number or "However," leads a restated sentence too; in "lead", also a
+        name the context lacks for a name, v89), "reworded" for the
         last word of a longer reworded lead-in against the source's (judged as "lead", if the context lacks it;
         :func:`_lead_in`), "singled" for "one of" or "among" left out before "the" (:func:`_one_of_left_out`), or
         "reverse" for
@@ -297,7 +300,9 @@ class EditScorer:
                 return "edit_neg_flip"
             if _number_swap(novel, mine, theirs) and (op == "end" or not any(t.listed for t in mine + theirs)):
                 return "edit_swap_num"
-            return None
+            # a name the context lacks for a name, leading a near copy ("Jones scored" for "Smith scored": v89)
+            named = op == "lead" and any(t.name for t in novel) and any(t.name for t in theirs)
+            return "edit_swap_word" if named else None
         if op == "reverse":
             return "edit_neg_flip"
         if op in ("anchored", "moved"):  # in a paraphrase or a moved phrase: a typed swap only, no negation, name
