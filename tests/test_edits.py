@@ -559,8 +559,8 @@ def test_beat_swapped_for_lost_or_missed_is_a_flip(scorer, sentence, flipped):
     assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
 
 
-#: a context per set of later contrast groups (v21, v22, v26, v31, v73-v80, v82, v83), and sentences against it: a swap
-#: flips; the copy, a word of the same class and a word of no group do not
+#: a context per set of later contrast groups (v21, v22, v26, v31, v73-v80, v82, v83, v90), and sentences against
+#: it: a swap flips; the copy, a word of the same class and a word of no group do not
 LATER_GROUPS = {
     ("The delays were caused mainly by the snow. The club fired its coach after the defeat. The bank borrowed 5 "
      "billion euros from the state. The team lost its away match in Porto. The employee pays for the insurance."): [
@@ -699,6 +699,15 @@ LATER_GROUPS = {
         ("Her granddaughter runs the farm.", 1.0), ("He plays an electric guitar.", 1.0),
         ("The farm uses synthetic fertiliser.", 1.0), ("The town runs on fossil fuels.", 1.0),
         ("Her grandsons run the farm.", 0.0), ("He plays an acoustic guitar.", 0.0)],  # one class; a copy
+    ("The bill was proposed by the transport committee last week. The suspect was charged with theft on Friday. The "
+     "film was nominated for three awards. Officials said it was a suspected case of measles. She studied law at "
+     "Oxford."): [  # v90
+        ("The bill was approved by the transport committee last week.", 1.0),
+        ("The suspect was convicted of theft on Friday.", 1.0), ("The film won three awards.", 1.0),
+        ("Officials said it was a confirmed case of measles.", 1.0), ("She studied medicine at Oxford.", 1.0),
+        ("The bill was adopted by the transport committee last week.", 1.0),
+        ("The film was shortlisted for three awards.", 0.0),  # one class
+        ("The suspect was accused of theft on Friday.", 0.0), ("She studied law at Oxford.", 0.0)],
 }
 
 

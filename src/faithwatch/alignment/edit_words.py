@@ -227,7 +227,14 @@ CONTRAST_GROUPS = (
     "democracy democracies / dictatorship dictatorships", "gross / net",
     # v83: grandchildren, acoustic/electric, organic/synthetic, renewable/fossil
     "grandson grandsons / granddaughter granddaughters", "acoustic / electric", "organic / synthetic",
-    "renewable renewables / fossil")
+    "renewable renewables / fossil",
+    # v90: stages of a process, fields of study
+    "propose proposed proposes proposal proposals / approve approved approves approval adopt adopted",
+    "arrest arrested / charge charged / convict convicted conviction / sentence sentenced / acquit acquitted",
+    "nominate nominated nominates nomination nominations shortlist shortlisted / win won wins",
+    "suspected / confirmed",
+    "law / medicine / engineering / economics / physics / chemistry / biology / mathematics maths / philosophy"
+    " / architecture / nursing")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
