@@ -116,33 +116,32 @@ def test_swapped_contrast_words_are_flagged_and_their_controls_pass():
     # after them), 45 (53: a word changed where a cut copy ends), 46 (54: a number there), 47 (a probe of 53 and 54
     # written after them), 48 (56 and lexical 19: a number restated with a bound), 49 (57 and lexical 20: "no more
     # than", "upwards of"), 42 and 50 (58 and lexical 21: ordinals in words, spelled-number rule 4; 47 was rule 3, not
-    # kept), 51 (59: a value with a magnitude restated in full), 52 and 53 (60 and lexical 22: a share as a fraction
-    # or a percentage, spelled-number rule 5 B; 52 was rule 5's, not kept), 54 (61 and lexical 23: a quantity in
-    # another unit, unit rule 1), 55 to 58 (62 and lexical 24: a quantity with an article, an amount as a share or
-    # compound of a unit, unit rule 2 D; 55 was rule 2's, 56 rule 2 B's, 57 rule 2 C's, all not kept), 59 (63 and
-    # lexical 25: an amount followed by "of", a source side that is an amount, unit rule 2 E), 60 (65: a change where a
-    # cut copy begins), 61 (66: the last word of a reworded lead-in), 63 (68: a partial quantifier put as "all"),
-    # 64 (69: "one of" left out before "the"), 65 (70: a negation leading the source changed), 66 (71: an opposite
-    # the source holds elsewhere), 67 (72: size, doubling and certainty as opposites), 68 (73: stance, price,
-    # departure and germ words as contrast groups), 69 (74: market verbs of change, once/twice),
-    # 70 (75: rulings, ratings and rates), 71 (76: casualties, roles in a crime, the subjects of a study),
-    # 72 (77: parties, materials, rooms, fuels, vehicles, courts, positions, diseases), 73 (78: upstream/downstream,
-    # meals, diets, the poles, health workers, payment, contact, written works, trades), 74 and 75 (79: colours,
-    # metals, instruments, sports, livestock, crops, weather, organs, gases, power, faiths, waters, ...), 76 and 77
-    # (80: disasters, treatments, times of day, directions, matter, formats, weights, strokes, medicines), 81 to 83
-    # (82: genres, drinks, meats, ranks, crimes, family lines, animals, fabrics, kinds of state ...), 84 (83:
-    # grandchildren, acoustic/electric, organic/synthetic, renewable/fossil), 87 and 88 (87: a function word or a
-    # phrase moved with a swapped word; 86 was 87's first part, not kept), 89 and 90 (89: a name for a name leading
-    # a near copy; 88 was its first rule, withdrawn); parts 85 and 86 (84 and 85: a change's
-    # direction reversed in a restatement; their restatements paraphrase, so they have their own test below); parts 38,
-    # 39 (lexical 12, 45: not kept), 79 (81: not kept; its rule kept as 82, the part left out: its helper's
-    # restatements paraphrase more freely, 9 of 12 pass before the rule as after)
-    # and parts 5, 10, 14, 16, 17, 21 and 28, 11's last 4, 25's first 6, 62 (8, 13, 17, 19, 20, 24, 14 B, 29, 30 A, 33
-    # and unit rule 3: not kept)
+    # kept), 51 (59: a value with a magnitude restated in full), 52 and 53 (60 and lexical 22: a share as a fraction or
+    # a percentage, spelled-number rule 5 B; 52 was rule 5's, not kept), 54 (61 and lexical 23: a quantity in another
+    # unit, unit rule 1), 55 to 58 (62 and lexical 24: a quantity with an article, an amount as a share or compound of a
+    # unit, unit rule 2 D; 55 was rule 2's, 56 rule 2 B's, 57 rule 2 C's, all not kept), 59 (63 and lexical 25: an
+    # amount followed by "of", a source side that is an amount, unit rule 2 E), 60 (65: a change where a cut copy
+    # begins), 61 (66: the last word of a reworded lead-in), 63 (68: a partial quantifier put as "all"), 64 (69: "one
+    # of" left out before "the"), 65 (70: a negation leading the source changed), 66 (71: an opposite the source holds
+    # elsewhere), 67 (72: size, doubling and certainty as opposites), 68 (73: stance, price, departure and germ words as
+    # contrast groups), 69 (74: market verbs of change, once/twice), 70 (75: rulings, ratings and rates), 71 (76:
+    # casualties, roles in a crime, the subjects of a study), 72 (77: parties, materials, rooms, fuels, vehicles,
+    # courts, positions, diseases), 73 (78: upstream/downstream, meals, diets, the poles, health workers, payment,
+    # contact, written works, trades), 74 and 75 (79: colours, metals, instruments, sports, livestock, crops, weather,
+    # organs, gases, power, faiths, waters, ...), 76 and 77 (80: disasters, treatments, times of day, directions,
+    # matter, formats, weights, strokes, medicines), 81 to 83 (82: genres, drinks, meats, ranks, crimes, family lines,
+    # animals, fabrics, kinds of state ...), 84 (83: grandchildren, acoustic/electric, organic/synthetic,
+    # renewable/fossil), 87 and 88 (87: a function word or a phrase moved with a swapped word; 86 was 87's first part,
+    # not kept), 89 and 90 (89: a name for a name leading a near copy; 88 was its first rule, withdrawn), 91 (90: stages
+    # of a process, fields of study); parts 85 and 86 (84 and 85: a change's direction reversed in a restatement; their
+    # restatements paraphrase, so they have their own test below); parts 38, 39 (lexical 12, 45: not kept), 79 (81: not
+    # kept; its rule kept as 82, the part left out: its helper's restatements paraphrase more freely, 9 of 12 pass
+    # before the rule as after) and parts 5, 10, 14, 16, 17, 21 and 28, 11's last 4, 25's first 6, 62 (8, 13, 17, 19,
+    # 20, 24, 14 B, 29, 30 A, 33 and unit rule 3: not kept)
     items = [json.loads(line) for line in CONTRASTS.read_text(encoding="utf-8").splitlines()]
     items = (items[:144] + items[180:324] + items[360:384] + items[396:468] + items[504:540] + items[612:720]
              + items[756:864] + items[882:972] + items[1008:1332] + items[1440:2196] + items[2232:2772]
-             + items[2808:2952] + items[3024:3168])
+             + items[2808:2952] + items[3024:3204])
     flagged: dict[str, list[bool]] = {"s": [], "f": [], "c": []}
     for item in items:
         result = monitor.score(None, item["context"], item["response"])
