@@ -198,20 +198,18 @@ class EditScorer:
         return best, (sources[best_i] if best_i >= 0 else None)
 
     def local_edits(self, sentence: str, context: str) -> tuple[float, list[tuple[str, list[_Token], list[_Token]]]]:
-        """``edit_match`` and the local edits of a near copy: ``(op, sentence tokens, source tokens)`` per change,
-        none when the sentence has no source, only "anchored" ones (one word swapped in place: :func:`_anchored`)
-        when it paraphrases it (see the module doc). ``op`` is difflib's name
-        ("replace"; "delete": words the sentence adds; "insert": words it leaves out), "widen" for a change
-        that widens the source to all, "lead" for a short replacement leading the sentence, "end" for one ending it
-        in place of a longer end of the source, paired with as many of its first tokens (for both, only an opposite or a
-        swapped number counts there: a list number or "However," leads a restated sentence too; in "lead", also a
-        name the context lacks for a name, v89), "reworded" for the
-        last word of a longer reworded lead-in against the source's (judged as "lead", if the context lacks it;
-        :func:`_lead_in`), "singled" for "one of" or "among" left out before "the" (:func:`_one_of_left_out`), or
-        "reverse" for
-        two sides of a relation exchanged (:func:`_exchanged`; looked for in every sentence with a source, however
-        many changes), or "moved" for a word swapped inside a phrase moved (:func:`_moved_phrases`; v87: in every
-        sentence with a source, however many changes)."""
+        """``edit_match`` and the local edits of a near copy: ``(op, sentence tokens, source tokens)`` per change, none
+        when the sentence has no source, only "anchored" ones (one word swapped in place: :func:`_anchored`) when it
+        paraphrases it (see the module doc). ``op`` is difflib's name ("replace"; "delete": words the sentence adds;
+        "insert": words it leaves out), "widen" for a change that widens the source to all, "lead" for a short
+        replacement leading the sentence, "end" for one ending it in place of a longer end of the source, paired
+        with as many of its first tokens (for both, only an opposite or a swapped number counts there: a list number
+        or "However," leads a restated sentence too; in "lead", also a name the context lacks for a name, v89),
+        "reworded" for the last word of a longer reworded lead-in against the source's (judged as "lead", if the
+        context lacks it; :func:`_lead_in`), "singled" for "one of" or "among" left out before "the"
+        (:func:`_one_of_left_out`), or "reverse" for two sides of a relation exchanged (:func:`_exchanged`; looked
+        for in every sentence with a source, however many changes), or "moved" for a word swapped inside a phrase
+        moved (:func:`_moved_phrases`; v87: in every sentence with a source, however many changes)."""
         match, edits, _, _ = self._edits(sentence, context)
         return match, edits
 
