@@ -708,6 +708,18 @@ LATER_GROUPS = {
         ("The bill was adopted by the transport committee last week.", 1.0),
         ("The film was shortlisted for three awards.", 0.0),  # one class
         ("The suspect was accused of theft on Friday.", 0.0), ("She studied law at Oxford.", 0.0)],
+    ("The governor signed the housing bill on Tuesday. The festival was postponed because of the storm. According to "
+     "police, the car was travelling too fast. More than 500 people attended the meeting. The council extended the "
+     "library's opening hours. The board unanimously approved the contract. Customers can open accounts online."): [
+        ("The governor vetoed the housing bill on Tuesday.", 1.0),  # v91
+        ("The festival was cancelled because of the storm.", 1.0),
+        ("According to witnesses, the car was travelling too fast.", 1.0),
+        ("Nearly 500 people attended the meeting.", 1.0),
+        ("The council shortened the library's opening hours.", 1.0),
+        ("The board narrowly approved the contract.", 1.0), ("Customers can open accounts offline.", 1.0),
+        ("The festival was delayed because of the storm.", 0.0),  # one class
+        ("The festival was postponed due to the storm.", 0.0),
+        ("The governor signed the housing bill on Tuesday.", 0.0)],
 }
 
 

@@ -234,7 +234,12 @@ CONTRAST_GROUPS = (
     "nominate nominated nominates nomination nominations shortlist shortlisted / win won wins",
     "suspected / confirmed",
     "law / medicine / engineering / economics / physics / chemistry / biology / mathematics maths / philosophy"
-    " / architecture / nursing")
+    " / architecture / nursing",
+    # v91: outcomes, sources of a claim, bounds
+    "sign signed signs / veto vetoed vetoes",
+    "postpone postponed postpones delay delayed delays / cancel cancels cancelled canceled",
+    "police / witness witnesses", "nearly almost / more", "extend extended extends / shorten shortened shortens",
+    "unanimous unanimously / narrow narrowly", "online / offline")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
