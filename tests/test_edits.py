@@ -720,6 +720,18 @@ LATER_GROUPS = {
         ("The festival was delayed because of the storm.", 0.0),  # one class
         ("The festival was postponed due to the storm.", 0.0),
         ("The governor signed the housing bill on Tuesday.", 0.0)],
+    ("The firm sent 300 parcels to Leeds. She withdrew 500 dollars on Monday. The last bus leaves at midnight. Heavy "
+     "rain hit the town. The party gained two seats. He faced his old rival in the final. The local elections were "
+     "held in May. The parents raised money for the school. The family rented a flat in Oslo. The bank revised its "
+     "forecast upward. Her mother won the prize."): [
+        ("The firm received 300 parcels to Leeds.", 1.0), ("She deposited 500 dollars on Monday.", 1.0),  # v92
+        ("The next bus leaves at midnight.", 1.0), ("Light rain hit the town.", 1.0),
+        ("The party lost two seats.", 1.0), ("He faced his old ally in the final.", 1.0),
+        ("The national elections were held in May.", 1.0), ("The children raised money for the school.", 1.0),
+        ("The family bought a flat in Oslo.", 1.0), ("The bank revised its forecast downward.", 1.0),
+        ("Her daughter won the prize.", 1.0),
+        ("The previous bus leaves at midnight.", 0.0), ("The family leased a flat in Oslo.", 0.0),  # one class
+        ("The firm sent 300 packages to Leeds.", 0.0), ("Her mother won the prize.", 0.0)],
 }
 
 

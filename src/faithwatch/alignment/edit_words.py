@@ -239,7 +239,15 @@ CONTRAST_GROUPS = (
     "sign signed signs / veto vetoed vetoes",
     "postpone postponed postpones delay delayed delays / cancel cancels cancelled canceled",
     "police / witness witnesses", "nearly almost / more", "extend extended extends / shorten shortened shortens",
-    "unanimous unanimously / narrow narrowly", "online / offline")
+    "unanimous unanimously / narrow narrowly", "online / offline",
+    # v92: directions of a transfer, a time, a weight or a kin
+    "send sent sends sending / receive received receives receiving",
+    "deposit deposits deposited / withdraw withdraws withdrew withdrawn",
+    "previous last / next", "heavy heavily / light lightly",
+    "hard / soft", "plus / minus", "upward upwards / downward downwards", "forward forwards / backward backwards",
+    "gain gained gains / lose lost loses", "ally allies / rival rivals", "local / national / international global",
+    "parent parents / child children kid kids", "mother mothers / daughter daughters", "father fathers / son sons",
+    "rent rents rented renting lease leases leased / buy buys bought buying purchase purchased purchases")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
