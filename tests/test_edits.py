@@ -1277,6 +1277,7 @@ def test_measures_read_an_article_as_one_without_a_number():
     ("an hour and 20 minutes", "80", "minutes", 80 / 1440),
     ("a week and three days", "10", "days", 10.0),
     ("2 hours and 15 minutes", "135", "minutes", 135 / 1440),
+    ("14-hour and 30-minute", "870", "minute", 870 / 1440),  # a hyphen after the whole raised ValueError
     ("two and a half kilometres", "2.5", "kilometres", 2500.0),
     ("25 and a half miles", "25.5", "miles", 25.5 * 1609.344),
     ("a litre and a half", "1.5", "litre", 1.5),  # followed by "of milk" below (unit rule 2 E)

@@ -149,7 +149,7 @@ def _whole_value(written: str) -> float:
     """A whole of an amount: digits, "a" / "an" (one), or a number below a hundred in words ("twenty-five")."""
     words = re.findall(r"[^\W\d_]+", written.lower())
     if not words:
-        return float(written.replace(",", ""))
+        return float(written.replace(",", "").rstrip(" -"))  # "14-" of "a 14-hour and 30-minute shift"
     return 1.0 if words[0] in ("a", "an") else float(sum(WORD_VALUES[w] for w in words))
 
 
