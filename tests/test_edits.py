@@ -732,6 +732,14 @@ LATER_GROUPS = {
         ("Her daughter won the prize.", 1.0),
         ("The previous bus leaves at midnight.", 0.0), ("The family leased a flat in Oslo.", 0.0),  # one class
         ("The firm sent 300 packages to Leeds.", 0.0), ("Her mother won the prize.", 0.0)],
+    ("The central bank tightened its lending rules. The council imposed a ban on lorries. The school saved money on "
+     "fuel. The economy is in recovery. The firm reported a profit of 5 million euros. The city built a new bridge. "
+     "Prices rose quickly in March."): [
+        ("The central bank relaxed its lending rules.", 1.0), ("The council lifted a ban on lorries.", 1.0),  # v93
+        ("The school spent money on fuel.", 1.0), ("The economy is in recession.", 1.0),
+        ("The firm reported revenue of 5 million euros.", 1.0), ("The city demolished a new bridge.", 1.0),
+        ("Prices rose slowly in March.", 1.0),
+        ("Prices rose rapidly in March.", 0.0), ("The firm reported a profit of 5 million euros.", 0.0)],
 }
 
 

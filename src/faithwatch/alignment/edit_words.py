@@ -247,7 +247,21 @@ CONTRAST_GROUPS = (
     "hard / soft", "plus / minus", "upward upwards / downward downwards", "forward forwards / backward backwards",
     "gain gained gains / lose lost loses", "ally allies / rival rivals", "local / national / international global",
     "parent parents / child children kid kids", "mother mothers / daughter daughters", "father fathers / son sons",
-    "rent rents rented renting lease leases leased / buy buys bought buying purchase purchased purchases")
+    "rent rents rented renting lease leases leased / buy buys bought buying purchase purchased purchases",
+    # v93: policy, economy and manner
+    "tighten tightened tightens tightening / relax relaxed relaxes relaxing loosen loosened loosens ease eased eases"
+    " easing", "impose imposed imposes / lift lifted lifts",
+    "save saved saves saving savings / spend spent spends spending", "expansion / contraction",
+    "recovery / recession slump", "peak peaks / trough troughs", "overweight / underweight",
+    "revenue revenues sales turnover / profit profits", "build built builds / demolish demolished demolishes",
+    "remember remembered remembers / forget forgot forgotten forgets",
+    "teach taught teaches / learn learned learnt learns",
+    "reward rewarded rewards / punish punished punishes penalise penalised penalize penalized",
+    "simple simpler / complex complicated", "clean cleaner / dirty dirtier", "happy / sad",
+    "correct correctly / wrong wrongly", "warm / cool", "dark / light bright",
+    "quick quickly rapid rapidly / slow slowly gradual gradually",
+    "accelerate accelerated accelerates / slow slowed slows decelerate decelerated",
+    "advance advanced advances / retreat retreated retreats", "strict stricter / lenient")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
