@@ -243,8 +243,8 @@ CONTRAST_GROUPS = (
     # v92: directions of a transfer, a time, a weight or a kin
     "send sent sends sending / receive received receives receiving",
     "deposit deposits deposited / withdraw withdraws withdrew withdrawn",
-    "previous last / next", "heavy heavily / light lightly",
-    "hard / soft", "plus / minus", "upward upwards / downward downwards", "forward forwards / backward backwards",
+    "previous last / next", "heavy heavily / light lightly", "hard / soft", "plus / minus",
+    "upward upwards / downward downwards", "forward forwards / backward backwards",
     "gain gained gains / lose lost loses", "ally allies / rival rivals", "local / national / international global",
     "parent parents / child children kid kids", "mother mothers / daughter daughters", "father fathers / son sons",
     "rent rents rented renting lease leases leased / buy buys bought buying purchase purchased purchases",
