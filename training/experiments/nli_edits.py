@@ -24,12 +24,19 @@ FILES = ("train.jsonl", "dev_mnli_mismatched_3way.jsonl", "dev_snli_test.jsonl",
 CHUNK = 500
 
 
-def dump(out: Path) -> None:
-    """Write one row (file, index, label, features or error, hypothesis, premise) per pair of :data:`FILES`."""
+def pairs(name: str) -> list[dict]:
+    """The pairs of one file of :data:`FILES` that have a premise and a hypothesis, in file order."""
     from faithwatch.data.loaders import data_root
+
+    lines = (data_root() / "nli" / name).read_text(encoding="utf-8").splitlines()
+    return [r for r in map(json.loads, lines) if r.get("premise") and r.get("hypothesis")]
+
+
+def dump(out: Path) -> None:
+    """Write one row (file, index in :func:`pairs`, label, features or the error raised) per pair of :data:`FILES`."""
     from faithwatch.signals.edits import EditSignal
 
-    signal, root = EditSignal(), data_root() / "nli"
+    signal = EditSignal()
 
     def score(chunk: list[dict]) -> list[dict | str]:
         try:
@@ -43,29 +50,35 @@ def dump(out: Path) -> None:
 
     with out.open("w") as handle:
         for name in FILES:
-            rows = [r for r in map(json.loads, (root / name).read_text(encoding="utf-8").splitlines())
-                    if r.get("premise") and r.get("hypothesis")]
-            errors = 0
+            rows, errors = pairs(name), 0
             for start in range(0, len(rows), CHUNK):
                 chunk = rows[start:start + CHUNK]
                 for i, (r, f) in enumerate(zip(chunk, score(chunk), strict=True)):
                     errors += isinstance(f, str)
-                    handle.write(json.dumps([name, start + i, r.get("label"), f, r["hypothesis"], r["premise"]])
-                                 + "\n")
+                    handle.write(json.dumps([name, start + i, r.get("label"), f]) + "\n")
             print(name, len(rows), "pairs,", errors, "raised", flush=True)
 
 
 def compare(old: Path, new: Path) -> None:
-    """Count the pairs whose ``edit_neg_flip`` rose, by NLI label, and print those not labelled contradiction."""
+    """Count the pairs whose ``edit_neg_flip`` rose, by NLI label, and print those not labelled contradiction (their
+    texts read again from :func:`pairs`); then the pairs that raised in either dump."""
     def load(path: Path) -> list[list]:
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
     rose: Counter = Counter()
+    shown: list[list] = []
     for a, b in zip(load(old), load(new), strict=True):
         if isinstance(a[3], dict) and isinstance(b[3], dict) and b[3]["edit_neg_flip"] > a[3]["edit_neg_flip"]:
             rose[a[2]] += 1
             if a[2] != "contradiction":
-                print(f"  {a[2]} ({a[0]} {a[1]}): {b[4][:120]!r} | premise {b[5][:200]!r}")
+                shown.append(a)
+        elif isinstance(a[3], str) or isinstance(b[3], str):
+            shown.append(a if isinstance(a[3], str) else b)
+    texts = {name: pairs(name) for name in {row[0] for row in shown}}
+    for name, index, label, feats in shown:
+        r = texts[name][index]
+        what = feats if isinstance(feats, str) else label
+        print(f"  {what} ({name} {index}): {r['hypothesis'][:120]!r} | premise {r['premise'][:200]!r}")
     print("edit_neg_flip rose, by label:", dict(rose))
 
 
