@@ -132,9 +132,10 @@ class MonitorResult:
 
 def context_notes(context: str, tokens_cut: int = 0) -> list[str]:
     """Cautions about verdicts on ``context``, empty when there is none: its last ``tokens_cut`` tokens were cut to
-    fit the model's window, or it reads as a chat or meeting transcript, where the detector was measured at chance
-    (:data:`faithwatch.text.TRANSCRIPT_NOTE`). The scores are the same either way."""
-    from faithwatch.text import TRANSCRIPT_NOTE, is_transcript
+    fit the model's window, it reads as a chat or meeting transcript, where the detector was measured at chance
+    (:data:`faithwatch.text.TRANSCRIPT_NOTE`), or it reads as another language than English
+    (:func:`faithwatch.text.other_language`). The scores are the same either way."""
+    from faithwatch.text import TRANSCRIPT_NOTE, is_transcript, language_note, other_language
 
     out = []
     if tokens_cut:
@@ -142,7 +143,20 @@ def context_notes(context: str, tokens_cut: int = 0) -> list[str]:
                    "judged against the rest only.")
     if is_transcript(context):
         out.append(f"the context reads {TRANSCRIPT_NOTE}")
+    if language := other_language(context):
+        out.append(language_note("the context", language))
     return out
+
+
+def answer_notes(context: str | None, sentences: Sequence[SentenceReport]) -> list[str]:
+    """A caution when the answer's sentences read as another language than English and the context does not (that
+    one is :func:`context_notes`'), empty otherwise."""
+    from faithwatch.text import language_note, other_language
+
+    language = other_language([s.text for s in sentences]) if sentences else None
+    if language is None or (context and other_language(context)):
+        return []
+    return [language_note("the answer", language)]
 
 
 def unread_notes(sentences: Sequence[SentenceReport]) -> list[str]:
@@ -160,9 +174,10 @@ def unread_notes(sentences: Sequence[SentenceReport]) -> list[str]:
 
 
 def verdict_notes(context: str | None, sentences: Sequence[SentenceReport], tokens_cut: int = 0) -> list[str]:
-    """Every caution about an answer's verdicts: its context's (:func:`context_notes`; none without a context) and
-    its sentences' (:func:`unread_notes`)."""
-    return (context_notes(context, tokens_cut) if context else []) + unread_notes(sentences)
+    """Every caution about an answer's verdicts: its context's (:func:`context_notes`; none without a context), its
+    language's (:func:`answer_notes`) and its sentences' (:func:`unread_notes`)."""
+    return ((context_notes(context, tokens_cut) if context else []) + answer_notes(context, sentences)
+            + unread_notes(sentences))
 
 
 def check_finite(name: str, value: float) -> float:

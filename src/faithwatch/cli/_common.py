@@ -11,6 +11,7 @@ import re
 import shlex
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -201,14 +202,32 @@ def transcript_note(contexts: Iterable[Any]) -> None:
     strings or lists of passages (a batch's records); others are skipped."""
     from faithwatch.text import TRANSCRIPT_NOTE, is_transcript
 
-    total = found = 0
-    for context in contexts:
-        if isinstance(context, str) or (isinstance(context, list) and all(isinstance(c, str) for c in context)):
-            total += 1
-            found += is_transcript(context)
-    if found:
-        which = "the context reads" if total == 1 else f"{found} of {total} contexts read"
+    texts = _texts(contexts)
+    if found := sum(map(is_transcript, texts)):
+        which = "the context reads" if len(texts) == 1 else f"{found} of {len(texts)} contexts read"
         err.print(f"[yellow]note:[/] {which} {escape(TRANSCRIPT_NOTE)}")
+
+
+def language_notes(texts: Iterable[Any], what: str = "context") -> bool:
+    """Print a note when ``texts`` (strings or lists of passages, e.g. a batch's contexts; others are skipped) read
+    as another language than English (:func:`faithwatch.text.other_language`), since faithwatch's models read
+    English only; whether one was printed. ``what`` names one text ("context", "response")."""
+    from faithwatch.text import language_note, other_language
+
+    read = _texts(texts)
+    found = Counter(language for text in read if (language := other_language(text)))
+    if len(read) == 1 and found:
+        err.print(f"[yellow]note:[/] {escape(language_note(f'the {what}', next(iter(found))))}")
+    elif found:
+        languages = ", ".join(f"{language} ({n})" for language, n in found.most_common())
+        which = f"{sum(found.values())} of {len(read)} {what}s"
+        err.print(f"[yellow]note:[/] {escape(language_note(which, languages, plural=True))}")
+    return bool(found)
+
+
+def _texts(items: Iterable[Any]) -> list[str | list[str]]:
+    """The strings and lists of strings of ``items``; others (a bad record's field) are skipped."""
+    return [x for x in items if isinstance(x, str) or (isinstance(x, list) and all(isinstance(c, str) for c in x))]
 
 
 def input_contexts(source: Path, check: bool = False) -> Iterator[Any]:

@@ -29,6 +29,7 @@ from faithwatch.cli._common import (
     given_flags,
     group,
     input_contexts,
+    language_notes,
     out,
     progress,
     read_text,
@@ -329,6 +330,8 @@ def _check_one(the_extractor, the_checker, answer: str, passages: list[str], *, 
         _print_check(out, result, answer)
     if checker == "detector":
         transcript_note([passages])
+    if not language_notes([passages]):
+        language_notes([answer], "response")
 
 
 def _check_batch(the_extractor, the_checker, input: Path, output: Path, *, aggregate: str, overwrite: bool,
@@ -365,6 +368,7 @@ def _check_batch(the_extractor, the_checker, input: Path, output: Path, *, aggre
                     lambda row: [(c.get("scores") or {}).get("detector_score") for c in row.get("claims") or []],
                     input, detector)
         transcript_note(input_contexts(input, check=True))
+    language_notes(input_contexts(input, check=True))
     if summary.bad:
         err.print(f"bad records are listed in {output.with_name(output.name + '.errors.jsonl').resolve()}")
         raise typer.Exit(EXIT_PARTIAL)

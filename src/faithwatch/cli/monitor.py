@@ -43,6 +43,7 @@ from faithwatch.cli._common import (
     group,
     input_contexts,
     instruction_kwargs,
+    language_notes,
     out,
     print_notes,
     progress,
@@ -358,6 +359,7 @@ def score(
         domain_hint(*scored_by, output_path, _sentence_scores, input, detector)
     if input.is_file() and not parquet:
         transcript_note(input_contexts(input))
+        language_notes(input_contexts(input))
     if summary.bad:
         err.print(f"bad records are listed in {summary.errors}")
         raise typer.Exit(EXIT_PARTIAL)

@@ -7,6 +7,7 @@
 * :mod:`~faithwatch.text.units`: quantities with units and conversions;
 * :mod:`~faithwatch.text.markup`: answer preambles, markup, framing lines, the words of what a user asked;
 * :mod:`~faithwatch.text.transcripts`: chat and meeting transcripts;
+* :mod:`~faithwatch.text.language`: text in another language than English;
 * :mod:`~faithwatch.text.visible`: whether text shows anything at all.
 
 Their public names are importable from ``faithwatch.text`` itself.
@@ -14,6 +15,7 @@ Their public names are importable from ``faithwatch.text`` itself.
 
 from __future__ import annotations
 
+from faithwatch.text.language import language_note, other_language
 from faithwatch.text.markup import (
     FRAMING_RULE,
     MARKUP_RULE,
@@ -130,6 +132,7 @@ __all__ = [
     "is_transcript",
     "join_decimals",
     "join_thousands",
+    "language_note",
     "measures",
     "month_name",
     "normalise_number",
@@ -137,6 +140,7 @@ __all__ = [
     "number_unit_spans",
     "number_value",
     "ordinals_in_digits",
+    "other_language",
     "preamble_end",
     "quantities",
     "question_support",
