@@ -58,6 +58,18 @@ def test_passages_are_read_together():
     assert other_language(["The bridge opened in 1932.", "东京"]) is None  # the letters are mostly Latin
 
 
+def test_check_notes_name_the_passages_or_else_the_response():
+    from faithwatch.results import check_notes
+
+    chat = "Ana: Hi all.\nBen: Hi.\nAna: Shall we start?"
+    french = FOREIGN[0][1]
+    assert check_notes([ENGLISH[0]], french, detector=True)[0].startswith("the response reads as French")
+    assert [n[:29] for n in check_notes([french, french], french, detector=True)] == ["the context reads as French: "]
+    assert len(check_notes([chat], ENGLISH[0], detector=True)) == 1  # the transcript caution
+    assert check_notes([chat], ENGLISH[0], detector=False) == []  # that one is about the detector only
+    assert check_notes([ENGLISH[0]], ENGLISH[0], detector=True) == []
+
+
 def test_verdict_notes_name_the_context_or_else_the_answer():
     from faithwatch.results import SentenceReport, verdict_notes
 
@@ -85,6 +97,9 @@ def test_check_notes_a_foreign_response_and_batch_contexts(tmp_path, capsys):
             "--alignment", "lexical", "-r"]
     french = runner.invoke(cli_app, [*base, str(tmp_path / "fr.txt")], terminal_width=300)
     assert french.exit_code == 0 and "the response reads as French" in french.output
+    as_json = runner.invoke(cli_app, [*base, str(tmp_path / "fr.txt"), "--json"], terminal_width=300)
+    notes = json.loads(as_json.stdout.strip().splitlines()[-1])["notes"]
+    assert len(notes) == 1 and notes[0].startswith("the response reads as French: ")
     english = runner.invoke(cli_app, [*base, str(tmp_path / "en.txt")], terminal_width=300)
     assert english.exit_code == 0 and "reads as" not in english.output
     src = tmp_path / "in.jsonl"

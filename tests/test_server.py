@@ -271,6 +271,10 @@ def test_check_alignment(client):
     assert body["extractor"] and body["checker"] and len(body["claims"]) == 2
     assert {c["label"] for c in body["claims"]} <= {"Entailment", "Neutral", "Contradiction", "Conflict"}
     assert client.post("/v1/check", json={"response": "x", "contexts": "y", "alignment": "nli:evil"}).status_code == 422
+    assert body["notes"] == []
+    french = "La tour a été construite en 1889 pour l'Exposition universelle, mais elle est toujours là."
+    noted = client.post("/v1/check", json={"response": french, "contexts": [CONTEXT], "alignment": "lexical"}).json()
+    assert len(noted["notes"]) == 1 and noted["notes"][0].startswith("the response reads as French: ")
 
 
 def test_check_takes_context_as_score_records_and_check_inputs_name_it(client):

@@ -173,6 +173,20 @@ def unread_notes(sentences: Sequence[SentenceReport]) -> list[str]:
     return out
 
 
+def check_notes(passages: Sequence[str], response: str, *, detector: bool) -> list[str]:
+    """Cautions about a claim check's verdicts (``faithwatch check``, ``/v1/check``), empty when there is none: the
+    passages, read together, read as a chat or meeting transcript (the ``detector`` checker's only: the detector
+    was measured at chance there) or as another language than English, or else the response does."""
+    from faithwatch.text import TRANSCRIPT_NOTE, is_transcript, language_note, other_language
+
+    out = [f"the context reads {TRANSCRIPT_NOTE}"] if detector and is_transcript(passages) else []
+    if language := other_language(passages):
+        out.append(language_note("the context", language))
+    elif language := other_language(response):
+        out.append(language_note("the response", language))
+    return out
+
+
 def verdict_notes(context: str | None, sentences: Sequence[SentenceReport], tokens_cut: int = 0) -> list[str]:
     """Every caution about an answer's verdicts: its context's (:func:`context_notes`; none without a context), its
     language's (:func:`answer_notes`) and its sentences' (:func:`unread_notes`)."""

@@ -31,6 +31,7 @@ from faithwatch.cli._common import (
     input_contexts,
     language_notes,
     out,
+    print_notes,
     progress,
     read_text,
     refuse_unread,
@@ -39,7 +40,7 @@ from faithwatch.cli._common import (
     transcript_note,
 )
 from faithwatch.errors import FaithwatchError, InputError
-from faithwatch.results import ASIDE_ABSENCE, ASIDE_FRAMING
+from faithwatch.results import ASIDE_ABSENCE, ASIDE_FRAMING, check_notes
 
 app = group()
 
@@ -313,7 +314,8 @@ def _check_one(the_extractor, the_checker, answer: str, passages: list[str], *, 
                                     aggregation=aggregate)
     except FaithwatchError as exc:
         raise fail(exc) from None
-    payload = json.dumps(result.to_dict(), ensure_ascii=False, allow_nan=False)
+    notes = check_notes(passages, answer, detector=checker == "detector")
+    payload = json.dumps({**result.to_dict(), "notes": notes}, ensure_ascii=False, allow_nan=False)
     if output is not None:  # its folder is made, as every other output's is
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(payload + "\n", encoding="utf-8")
@@ -328,10 +330,7 @@ def _check_one(the_extractor, the_checker, answer: str, passages: list[str], *, 
         raise typer.Exit(EXIT_PARTIAL)
     if not json_out:
         _print_check(out, result, answer)
-    if checker == "detector":
-        transcript_note([passages])
-    if not language_notes([passages]):
-        language_notes([answer], "response")
+    print_notes(notes)
 
 
 def _check_batch(the_extractor, the_checker, input: Path, output: Path, *, aggregate: str, overwrite: bool,

@@ -75,6 +75,7 @@ def add_claims_routes(app: FastAPI, state: ServerState, v1: dict[str, Any]) -> N
         from faithwatch.claims.checking import AlignmentChecker
         from faithwatch.claims.extraction import get_extractor
         from faithwatch.claims.pipeline import check_response
+        from faithwatch.results import check_notes
 
         kind = body.checker or check_default
         given = body.model_fields_set
@@ -105,7 +106,8 @@ def add_claims_routes(app: FastAPI, state: ServerState, v1: dict[str, Any]) -> N
                            AlignmentChecker(scorer_for(alignment), body.entail_threshold, body.contradict_threshold))
                 result = check_response(body.response, contexts, get_extractor(body.extractor), checker,
                                         question=body.question, aggregation=body.aggregation)
-            out = {**result.to_dict(), "context_chars_cut": chars_cut}
+            out = {**result.to_dict(), "context_chars_cut": chars_cut,
+                   "notes": check_notes(passages, body.response, detector=kind == "detector")}
             if kind == "detector":  # the served detector's scores: /healthz's domain, as `faithwatch check` notes
                 recent.add((c.get("scores") or {}).get("detector_score") for c in out.get("claims") or [])
                 recent.add_context(passages)
