@@ -7,6 +7,7 @@ Dump with each version's code, then compare row by row (check and blatant items 
     FAITHWATCH_DATA=../shared/data PYTHONPATH=<new checkout>/src python training/experiments/edits_dump.py new.jsonl
     python training/experiments/edits_dump.py --compare old.jsonl new.jsonl
 
+``--signal lexical OUT`` dumps the lexical evidence features instead (a lexical version's count, e.g. version 28).
 Run from the repository root; the CLIFF sets need ``training/experiments/cliff_sets.py`` first.
 """
 
@@ -23,14 +24,15 @@ SETS = ("faithbench", "qags-cnndm", "begin-dev", "training/data/ragtruth-qa.json
         "build/extra-data/cliff-cnndm.jsonl", "training/data/ragtruth-data2txt.jsonl")
 
 
-def dump(out: Path) -> None:
-    """Write one row (key, text, features) per sentence of :data:`SETS` (every example, Questionable and Generic
-    ones too), then per check item and blatant item."""
+def dump(out: Path, signal_name: str = "edits") -> None:
+    """Write one row (key, text, features of ``signal_name``: edits or lexical) per sentence of :data:`SETS` (every
+    example, Questionable and Generic ones too), then per check item and blatant item."""
     from faithwatch.data.loaders import load_dataset
     from faithwatch.sentences import SentenceTracker
     from faithwatch.signals.edits import EditSignal
+    from faithwatch.signals.lexical import LexicalSignal
 
-    signal = EditSignal()
+    signal = {"edits": EditSignal, "lexical": LexicalSignal}[signal_name]()
     with out.open("w") as handle:
         def write(keys: list, texts: list[str], contexts: list[str], questions: list[str]) -> None:
             for key, text, row in zip(keys, texts, signal.from_pairs(texts, contexts, questions), strict=True):
@@ -72,5 +74,7 @@ def compare(old: Path, new: Path) -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--compare"]:
         compare(Path(sys.argv[2]), Path(sys.argv[3]))
+    elif sys.argv[1:2] == ["--signal"]:
+        dump(Path(sys.argv[3]), sys.argv[2])
     else:
         dump(Path(sys.argv[1]))
