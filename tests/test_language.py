@@ -87,7 +87,7 @@ def test_verdict_notes_name_the_context_or_else_the_answer():
 
 def test_check_notes_a_foreign_response_and_batch_contexts(tmp_path, capsys):
     from faithwatch.cli import app as cli_app
-    from faithwatch.cli._common import input_contexts, language_notes
+    from faithwatch.cli._common import batch_language_note, input_contexts
 
     (tmp_path / "c.txt").write_text(ENGLISH[0], encoding="utf-8")
     (tmp_path / "fr.txt").write_text(FOREIGN[0][1], encoding="utf-8")
@@ -108,7 +108,7 @@ def test_check_notes_a_foreign_response_and_batch_contexts(tmp_path, capsys):
         {"id": "b", "context": [FOREIGN[7][1]], "response": "x"},
         {"id": "c", "context": FOREIGN[1][1], "response": "x"},
         {"id": "d", "context": ENGLISH[0], "response": "x"}]) + "\n", encoding="utf-8")
-    assert language_notes(input_contexts(src, check=True)) is True
+    assert batch_language_note(input_contexts(src, check=True)) is True
     said = " ".join(capsys.readouterr().err.split())
     assert "3 of 4 contexts read as French (2), CJK script (1):" in said
-    assert language_notes([ENGLISH[0]]) is False and capsys.readouterr().err == ""
+    assert batch_language_note([ENGLISH[0]]) is False and capsys.readouterr().err == ""

@@ -132,10 +132,9 @@ class MonitorResult:
 
 def context_notes(context: str, tokens_cut: int = 0) -> list[str]:
     """Cautions about verdicts on ``context``, empty when there is none: its last ``tokens_cut`` tokens were cut to
-    fit the model's window, it reads as a chat or meeting transcript, where the detector was measured at chance
-    (:data:`faithwatch.text.TRANSCRIPT_NOTE`), or it reads as another language than English
-    (:func:`faithwatch.text.other_language`). The scores are the same either way."""
-    from faithwatch.text import TRANSCRIPT_NOTE, is_transcript, language_note, other_language
+    fit the model's window, or it reads as a chat or meeting transcript, where the detector was measured at chance
+    (:data:`faithwatch.text.TRANSCRIPT_NOTE`). The scores are the same either way."""
+    from faithwatch.text import TRANSCRIPT_NOTE, is_transcript
 
     out = []
     if tokens_cut:
@@ -143,20 +142,20 @@ def context_notes(context: str, tokens_cut: int = 0) -> list[str]:
                    "judged against the rest only.")
     if is_transcript(context):
         out.append(f"the context reads {TRANSCRIPT_NOTE}")
-    if language := other_language(context):
-        out.append(language_note("the context", language))
     return out
 
 
-def answer_notes(context: str | None, sentences: Sequence[SentenceReport]) -> list[str]:
-    """A caution when the answer's sentences read as another language than English and the context does not (that
-    one is :func:`context_notes`'), empty otherwise."""
+def language_notes(context: str | Sequence[str] | None, answer: str | Sequence[str], what: str) -> list[str]:
+    """A caution when the context (or passages), or else the answer (called ``what``: "answer", "response"),
+    reads as another language than English (:func:`faithwatch.text.other_language`), empty otherwise: faithwatch's
+    models read English only. The scores are the same either way."""
     from faithwatch.text import language_note, other_language
 
-    language = other_language([s.text for s in sentences]) if sentences else None
-    if language is None or (context and other_language(context)):
-        return []
-    return [language_note("the answer", language)]
+    if context and (language := other_language(context)):
+        return [language_note("the context", language)]
+    if answer and (language := other_language(answer)):
+        return [language_note(f"the {what}", language)]
+    return []
 
 
 def unread_notes(sentences: Sequence[SentenceReport]) -> list[str]:
@@ -176,22 +175,18 @@ def unread_notes(sentences: Sequence[SentenceReport]) -> list[str]:
 def check_notes(passages: Sequence[str], response: str, *, detector: bool) -> list[str]:
     """Cautions about a claim check's verdicts (``faithwatch check``, ``/v1/check``), empty when there is none: the
     passages, read together, read as a chat or meeting transcript (the ``detector`` checker's only: the detector
-    was measured at chance there) or as another language than English, or else the response does."""
-    from faithwatch.text import TRANSCRIPT_NOTE, is_transcript, language_note, other_language
+    was measured at chance there), and :func:`language_notes`."""
+    from faithwatch.text import TRANSCRIPT_NOTE, is_transcript
 
     out = [f"the context reads {TRANSCRIPT_NOTE}"] if detector and is_transcript(passages) else []
-    if language := other_language(passages):
-        out.append(language_note("the context", language))
-    elif language := other_language(response):
-        out.append(language_note("the response", language))
-    return out
+    return out + language_notes(passages, response, "response")
 
 
 def verdict_notes(context: str | None, sentences: Sequence[SentenceReport], tokens_cut: int = 0) -> list[str]:
     """Every caution about an answer's verdicts: its context's (:func:`context_notes`; none without a context), its
-    language's (:func:`answer_notes`) and its sentences' (:func:`unread_notes`)."""
-    return ((context_notes(context, tokens_cut) if context else []) + answer_notes(context, sentences)
-            + unread_notes(sentences))
+    language's (:func:`language_notes`) and its sentences' (:func:`unread_notes`)."""
+    return ((context_notes(context, tokens_cut) if context else [])
+            + language_notes(context, [s.text for s in sentences], "answer") + unread_notes(sentences))
 
 
 def check_finite(name: str, value: float) -> float:

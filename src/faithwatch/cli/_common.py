@@ -208,19 +208,17 @@ def transcript_note(contexts: Iterable[Any]) -> None:
         err.print(f"[yellow]note:[/] {which} {escape(TRANSCRIPT_NOTE)}")
 
 
-def language_notes(texts: Iterable[Any], what: str = "context") -> bool:
-    """Print a note when ``texts`` (strings or lists of passages, e.g. a batch's contexts; others are skipped) read
-    as another language than English (:func:`faithwatch.text.other_language`), since faithwatch's models read
-    English only; whether one was printed. ``what`` names one text ("context", "response")."""
+def batch_language_note(contexts: Iterable[Any]) -> bool:
+    """Print a note when a batch's ``contexts`` (strings or lists of passages; others are skipped) read as another
+    language than English (:func:`faithwatch.text.other_language`), since faithwatch's models read English only,
+    with the count per language; whether one was printed."""
     from faithwatch.text import language_note, other_language
 
-    read = _texts(texts)
+    read = _texts(contexts)
     found = Counter(language for text in read if (language := other_language(text)))
-    if len(read) == 1 and found:
-        err.print(f"[yellow]note:[/] {escape(language_note(f'the {what}', next(iter(found))))}")
-    elif found:
+    if found:
         languages = ", ".join(f"{language} ({n})" for language, n in found.most_common())
-        which = f"{sum(found.values())} of {len(read)} {what}s"
+        which = f"{sum(found.values())} of {len(read)} contexts"
         err.print(f"[yellow]note:[/] {escape(language_note(which, languages, plural=True))}")
     return bool(found)
 

@@ -19,6 +19,7 @@ from faithwatch.cli._common import (
     DeviceOpt,
     ThreadsOpt,
     bad_record_printer,
+    batch_language_note,
     check_names,
     check_scorer,
     domain_hint,
@@ -29,7 +30,6 @@ from faithwatch.cli._common import (
     given_flags,
     group,
     input_contexts,
-    language_notes,
     out,
     print_notes,
     progress,
@@ -367,7 +367,7 @@ def _check_batch(the_extractor, the_checker, input: Path, output: Path, *, aggre
                     lambda row: [(c.get("scores") or {}).get("detector_score") for c in row.get("claims") or []],
                     input, detector)
         transcript_note(input_contexts(input, check=True))
-    language_notes(input_contexts(input, check=True))
+    batch_language_note(input_contexts(input, check=True))
     if summary.bad:
         err.print(f"bad records are listed in {output.with_name(output.name + '.errors.jsonl').resolve()}")
         raise typer.Exit(EXIT_PARTIAL)

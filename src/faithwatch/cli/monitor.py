@@ -29,6 +29,7 @@ from faithwatch.cli._common import (
     TruncOpt,
     WorkersOpt,
     bad_record_printer,
+    batch_language_note,
     check_generation,
     check_model_path,
     check_names,
@@ -43,7 +44,6 @@ from faithwatch.cli._common import (
     group,
     input_contexts,
     instruction_kwargs,
-    language_notes,
     out,
     print_notes,
     progress,
@@ -359,7 +359,7 @@ def score(
         domain_hint(*scored_by, output_path, _sentence_scores, input, detector)
     if input.is_file() and not parquet:
         transcript_note(input_contexts(input))
-        language_notes(input_contexts(input))
+        batch_language_note(input_contexts(input))
     if summary.bad:
         err.print(f"bad records are listed in {summary.errors}")
         raise typer.Exit(EXIT_PARTIAL)
