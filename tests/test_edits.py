@@ -740,6 +740,15 @@ LATER_GROUPS = {
         ("The firm reported revenue of 5 million euros.", 1.0), ("The city demolished a new bridge.", 1.0),
         ("Prices rose slowly in March.", 1.0),
         ("Prices rose rapidly in March.", 0.0), ("The firm reported a profit of 5 million euros.", 0.0)],
+    ("The airport reported a delay in the arrival of the flight. The shop sells fresh fish. Investors saw inflows of "
+     "2 billion dollars. The governor gave a hawkish speech. The firm is the largest exporter of tea. The league is "
+     "open to amateur players. The region faces a shortage of nurses."): [
+        ("The airport reported a delay in the departure of the flight.", 1.0),  # v96
+        ("The shop sells frozen fish.", 1.0), ("Investors saw outflows of 2 billion dollars.", 1.0),
+        ("The governor gave a dovish speech.", 1.0), ("The firm is the largest importer of tea.", 1.0),
+        ("The league is open to professional players.", 1.0), ("The region faces a surplus of nurses.", 1.0),
+        ("The region faces a scarcity of nurses.", 0.0),  # one class
+        ("The governor delivered a hawkish speech.", 0.0), ("The shop sells fresh fish.", 0.0)],
 }
 
 

@@ -261,7 +261,22 @@ CONTRAST_GROUPS = (
     "correct correctly / wrong wrongly", "warm / cool", "dark / light bright",
     "quick quickly rapid rapidly / slow slowly gradual gradually",
     "accelerate accelerated accelerates / slow slowed slows decelerate decelerated",
-    "advance advanced advances / retreat retreated retreats", "strict stricter / lenient")
+    "advance advanced advances / retreat retreated retreats", "strict stricter / lenient",
+    # v96: travel, markets, food and play (v95 with cheap/expensive too: not kept)
+    "arrival arrivals / departure departures", "supply supplies supplied / demand demands demanded",
+    "fresh / frozen", "raw / cooked", "healthy / sick ill", "inflow inflows / outflow outflows",
+    "overvalued / undervalued", "hawkish / dovish", "ascend ascended ascends / descend descended descends",
+    "enter entered enters / exit exited exits", "push pushed pushes / pull pulled pulls",
+    "offence offense / defence defense", "attacker attackers / defender defenders", "active / passive",
+    "real genuine authentic / fake counterfeit forged", "native / foreign",
+    "exporter exporters / importer importers", "wedding weddings / funeral funerals", "hero heroes / villain villains",
+    "optimism / pessimism", "expand expanded expands / shrink shrank shrunk shrinks", "open opened opens / shut shuts",
+    "sink sank sunk sinks / float floated floats", "freeze froze freezes / thaw thawed thaws melt melted melts",
+    "bright brighter / dim dimmer", "smooth / rough", "tight tighter / loose looser",
+    "abundant plentiful / scarce",
+    "surplus glut / shortage shortages scarcity", "boom booming / bust", "overbought / oversold",
+    "amateur amateurs / professional professionals", "beginner beginners novice novices / expert experts",
+    "interior / exterior")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
