@@ -272,8 +272,7 @@ CONTRAST_GROUPS = (
     "exporter exporters / importer importers", "wedding weddings / funeral funerals", "hero heroes / villain villains",
     "optimism / pessimism", "expand expanded expands / shrink shrank shrunk shrinks", "open opened opens / shut shuts",
     "sink sank sunk sinks / float floated floats", "freeze froze freezes / thaw thawed thaws melt melted melts",
-    "bright brighter / dim dimmer", "smooth / rough", "tight tighter / loose looser",
-    "abundant plentiful / scarce",
+    "bright brighter / dim dimmer", "smooth / rough", "tight tighter / loose looser", "abundant plentiful / scarce",
     "surplus glut / shortage shortages scarcity", "boom booming / bust", "overbought / oversold",
     "amateur amateurs / professional professionals", "beginner beginners novice novices / expert experts",
     "interior / exterior")
