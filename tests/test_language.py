@@ -112,3 +112,5 @@ def test_check_notes_a_foreign_response_and_batch_contexts(tmp_path, capsys):
     said = " ".join(capsys.readouterr().err.split())
     assert "3 of 4 contexts read as French (2), CJK script (1):" in said
     assert batch_language_note([ENGLISH[0]]) is False and capsys.readouterr().err == ""
+    assert batch_language_note([FOREIGN[2][1]]) is True  # a batch of one
+    assert " ".join(capsys.readouterr().err.split()).startswith("note: the context reads as Spanish: ")

@@ -216,7 +216,9 @@ def batch_language_note(contexts: Iterable[Any]) -> bool:
 
     read = _texts(contexts)
     found = Counter(language for text in read if (language := other_language(text)))
-    if found:
+    if len(read) == 1 and found:
+        err.print(f"[yellow]note:[/] {escape(language_note('the context', next(iter(found))))}")
+    elif found:
         languages = ", ".join(f"{language} ({n})" for language, n in found.most_common())
         which = f"{sum(found.values())} of {len(read)} contexts"
         err.print(f"[yellow]note:[/] {escape(language_note(which, languages, plural=True))}")
