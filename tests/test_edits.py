@@ -749,6 +749,16 @@ LATER_GROUPS = {
         ("The league is open to professional players.", 1.0), ("The region faces a surplus of nurses.", 1.0),
         ("The region faces a scarcity of nurses.", 0.0),  # one class
         ("The governor delivered a hawkish speech.", 0.0), ("The shop sells fresh fish.", 0.0)],
+    ("The incumbent won the election by 300 votes. The course is open to "
+     "undergraduate students. The mayor opened the new library. The passenger was injured in the crash. The firm "
+     "acquired a bakery chain in May. The creditors met on Friday."): [
+        ("The challenger won the election by 300 votes.", 1.0),  # v97
+        ("The course is open to postgraduate students.", 1.0),
+        ("The governor opened the new library.", 1.0), ("The driver was injured in the crash.", 1.0),
+        ("The firm divested a bakery chain in May.", 1.0), ("The debtors met on Friday.", 1.0),
+        ("The pilot was injured in the crash.", 1.0),
+        ("The firm bought a bakery chain in May.", 0.0),  # another group's word: no contrast
+        ("The incumbent secured the election by 300 votes.", 0.0), ("The mayor opened the new library.", 0.0)],
 }
 
 

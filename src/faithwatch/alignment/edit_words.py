@@ -275,7 +275,18 @@ CONTRAST_GROUPS = (
     "bright brighter / dim dimmer", "smooth / rough", "tight tighter / loose looser", "abundant plentiful / scarce",
     "surplus glut / shortage shortages scarcity", "boom booming / bust", "overbought / oversold",
     "amateur amateurs / professional professionals", "beginner beginners novice novices / expert experts",
-    "interior / exterior")
+    "interior / exterior",
+    # v97: offices, finance, places and roles
+    "incumbent incumbents / challenger challengers",
+    "upload uploaded uploads / download downloaded downloads",
+    "undergraduate undergraduates / postgraduate postgraduates",
+    "acid acidic / alkaline", "tropical / temperate / arctic polar", "urban / suburban / rural",
+    "creditor creditors / debtor debtors", "mayor mayors / governor governors", "equity / debt",
+    "dividend dividends / buyback buybacks", "factory factories / warehouse warehouses", "mobile / desktop",
+    "driver drivers pilot pilots / passenger passengers",
+    "pedestrian pedestrians / cyclist cyclists / motorist motorists",
+    "bail / remand remanded", "cat cats / dog dogs", "wolf wolves / fox foxes",
+    "acquire acquired acquires / divest divested divests")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
