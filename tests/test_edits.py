@@ -759,6 +759,14 @@ LATER_GROUPS = {
         ("The pilot was injured in the crash.", 1.0),
         ("The firm bought a bakery chain in May.", 0.0),  # another group's word: no contrast
         ("The incumbent secured the election by 300 votes.", 0.0), ("The mayor opened the new library.", 0.0)],
+    ("The bakery sells sweet pastries. The club was promoted to the first division. The protest was peaceful. The "
+     "study looked at physical health. Household income rose by 3%. The council encouraged cycling."): [
+        ("The bakery sells sour pastries.", 1.0),  # v98
+        ("The club was relegated to the first division.", 1.0), ("The protest was violent.", 1.0),
+        ("The study looked at mental health.", 1.0), ("Household expenditure rose by 3%.", 1.0),
+        ("The council discouraged cycling.", 1.0), ("The bakery sells bitter pastries.", 1.0),
+        ("The club was demoted to the first division.", 1.0),
+        ("The study looked at bodily health.", 0.0), ("The protest was peaceful.", 0.0)],
 }
 
 

@@ -286,7 +286,16 @@ CONTRAST_GROUPS = (
     "driver drivers pilot pilots / passenger passengers",
     "pedestrian pedestrians / cyclist cyclists / motorist motorists",
     "bail / remand remanded", "cat cats / dog dogs", "wolf wolves / fox foxes",
-    "acquire acquired acquires / divest divested divests")
+    "acquire acquired acquires / divest divested divests",
+    # v98: tastes, health, leagues, budgets and traits
+    "sweet sweeter / sour bitter", "physical physically / mental mentally",
+    "promote promoted promotion / relegate relegated relegation demote demoted", "income / expenditure spending",
+    "upbeat / gloomy downbeat", "peaceful peacefully / violent violently", "adult adults / juvenile juveniles",
+    "identical / fraternal", "biological / adoptive", "landlocked / coastal", "generous / stingy", "polite / rude",
+    "brave / cowardly", "wise / foolish", "inhale inhaled / exhale exhaled",
+    "invasion invasions / withdrawal withdrawals",
+    "encourage encouraged encourages / discourage discouraged discourages",
+    "ascent / descent", "upriver / downriver", "highland highlands / lowland lowlands", "calm / stormy", "mild / harsh")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
