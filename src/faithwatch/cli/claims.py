@@ -362,12 +362,13 @@ def _check_batch(the_extractor, the_checker, input: Path, output: Path, *, aggre
               f"({summary.failed} failed extraction/checking) of {summary.total} records → {output}")
     err.print(f"summaries: {output.with_name(output.name + '.summary.json').resolve()}")
     monitor = getattr(the_checker, "monitor", None)  # the detector checker
+    contexts = list(input_contexts(input, check=True))  # read once for the notes below
     if monitor is not None:
         domain_hint(monitor.detector, monitor.threshold, output,
                     lambda row: [(c.get("scores") or {}).get("detector_score") for c in row.get("claims") or []],
                     input, detector)
-        transcript_note(input_contexts(input, check=True))
-    batch_language_note(input_contexts(input, check=True))
+        transcript_note(contexts)
+    batch_language_note(contexts)
     if summary.bad:
         err.print(f"bad records are listed in {output.with_name(output.name + '.errors.jsonl').resolve()}")
         raise typer.Exit(EXIT_PARTIAL)

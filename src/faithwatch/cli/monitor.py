@@ -358,8 +358,9 @@ def score(
     if scored_by is not None:
         domain_hint(*scored_by, output_path, _sentence_scores, input, detector)
     if input.is_file() and not parquet:
-        transcript_note(input_contexts(input))
-        batch_language_note(input_contexts(input))
+        contexts = list(input_contexts(input))  # read once for both notes
+        transcript_note(contexts)
+        batch_language_note(contexts)
     if summary.bad:
         err.print(f"bad records are listed in {summary.errors}")
         raise typer.Exit(EXIT_PARTIAL)
