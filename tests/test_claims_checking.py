@@ -410,6 +410,7 @@ def test_check_file_resumes_reports_bad_records_and_summarises(tmp_path) -> None
     assert "extraction failed" in summary.bad[0].error and "'context'" in summary.bad[2].error
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["id"] for r in rows] == ["a", "b"] and rows[1]["model"] == "m2"
+    assert [r["notes"] for r in rows] == [[], []]  # English, no transcript: no caution
     assert rows[0]["claims"][0]["evidence"][0]["text"] == "The bridge was built in 1820 by local masons."
     errors = [json.loads(line) for line in (tmp_path / "out.jsonl.errors.jsonl").read_text().splitlines()]
     assert [e["line"] for e in errors] == [3, 4, 5]
@@ -426,6 +427,17 @@ def test_check_file_resumes_reports_bad_records_and_summarises(tmp_path) -> None
         check_file(SegmentExtractor("response"), checker, src, out)
     fresh = check_file(SegmentExtractor("response"), checker, src, out, overwrite=True, aggregation="majority")
     assert fresh.checked == 3
+
+
+def test_check_file_rows_carry_their_own_notes(tmp_path) -> None:
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    french = ("Le pont a été construit en 1820 par des maçons de la ville. Il est le plus ancien pont de la région "
+              "et il est encore utilisé par les habitants.")
+    _write(src, [GOOD[0], {"id": "f", "context": french, "response": "Le pont a été construit en 1820."}])
+    check_file(SegmentExtractor("sentence"), AlignmentChecker(LexicalScorer()), src, out)
+    rows = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert rows["a"]["notes"] == []
+    assert len(rows["f"]["notes"]) == 1 and "French" in rows["f"]["notes"][0]
 
 
 # ---- the CLI ----------------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from faithwatch.claims.extraction import ClaimExtractor, ExtractionError
 from faithwatch.claims.llm import LLMUnavailableError
 from faithwatch.claims.types import ResponseCheck
 from faithwatch.errors import FaithwatchError, InputError
+from faithwatch.results import check_notes
 from faithwatch.text import cut_passages
 from faithwatch.text.visible import is_blank, require_text
 
@@ -185,7 +186,8 @@ def check_file(
 ) -> ClaimsBatchSummary:
     """Check every record of ``input_path`` into ``output_path`` (resuming unless ``overwrite``); a record whose
     passages exceed ``max_context_chars`` is a bad record, or is cut at the tail with ``truncate_context``.
-    ``records``: the input as :func:`read_claim_records` gave it, where the caller read it already. The
+    ``records``: the input as :func:`read_claim_records` gave it, where the caller read it already. Each row carries
+    its ``notes`` (:func:`~faithwatch.results.check_notes`: a transcript or another language). The
     output's sidecar records the extractor, the checker and what its verdicts depend on (a checker's ``config()``:
     thresholds, the detector's content hash, ...); resuming under another configuration is refused.
 
@@ -197,6 +199,7 @@ def check_file(
     if aggregation not in AGGREGATIONS:
         raise InputError(f"unknown aggregation {aggregation!r}; choose one of {', '.join(AGGREGATIONS)}")
     items = list(read_claim_records(input_path) if records is None else records)
+    detector = _name(checker).startswith("detector:")  # its transcript caution (check_notes)
     failures: list[dict[str, Any]] = []  # failed checks, for the summaries
 
     def process(item) -> dict[str, Any]:
@@ -215,7 +218,8 @@ def check_file(
         if result.extraction_error is not None:
             failures.append({**carried, "error": result.extraction_error})
             raise FaithwatchError(f"extraction failed: {result.extraction_error}")
-        return {**carried, **result.to_dict()}
+        passages = [context] if isinstance(context, str) else list(context)
+        return {**carried, **result.to_dict(), "notes": check_notes(passages, d["response"], detector=detector)}
 
     def prepare(path: Path) -> None:
         _check_compatible(_read_rows(path), _name(extractor), _name(checker), aggregation)
