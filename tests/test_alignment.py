@@ -71,6 +71,31 @@ def test_lexical_finds_a_percentage_in_a_share_of_the_context() -> None:
                         "Turnout was 48 percent.")["novel_numbers"] == 0.0
 
 
+def test_lexical_finds_a_number_in_a_roman_numeral_of_the_context() -> None:
+    lex = LexicalScorer()  # version 29
+    ctx = "Volume XII covers the shorebirds. The trial entered Phase I in May, and World War I ended in 1918."
+    for sentence in ("Volume 12 covers the shorebirds.", "The trial entered Phase 1 in May.",
+                     "World War 1 ended in 1918."):
+        assert lex.evidence(sentence, ctx)["novel_numbers"] == 0.0, sentence
+    assert lex.evidence("Volume 11 covers the shorebirds.", ctx)["novel_numbers"] == 1.0
+    # "I" the pronoun holds no number
+    assert lex.evidence("I saw 1 bird.", "Yesterday I saw a bird in New York.")["novel_numbers"] == 1.0
+
+
+@pytest.mark.parametrize(("text", "read"), [
+    ("Louis XIV and Louis XV.", [14, 15]),
+    ("Yesterday I went, and in New York I saw an IV drip.", []),
+    ("King Edmund I, Pope John Paul I, a Level I centre, World War I.", [1, 1, 1, 1]),
+    ("Charles I ruled; Malcolm X spoke; Vitamin C; Size XXL; Henry VIII's wives; 2 II.", [10]),
+])
+def test_roman_numerals_read_after_a_capitalised_word(text, read) -> None:
+    from faithwatch.text import roman_numerals
+
+    found = roman_numerals(text)
+    assert [value for _, _, value in found] == read
+    assert all(text[start:end].isupper() for start, end, _ in found)
+
+
 def test_lexical_finds_a_quantity_in_another_unit_of_its_kind() -> None:
     lex = LexicalScorer()  # version 23 (unit rule 1)
     ctx = "The repairs took two weeks. The path runs for 4.5 km and the dog weighs eighty pounds."

@@ -104,49 +104,51 @@ def test_swapped_contrast_words_are_flagged_and_their_controls_pass():
 
     monitor = Monitor("none")  # as `faithwatch check` scores them: no question, no model
     assert monitor.detector.name == "syncheck-lr"
-    # parts 1-3 (edits versions 4-6), 4 and 6 (version 9), 7-9 (versions 10-12), 11's first 8 contexts (14 A), 12 (its
-    # last 7: 15 B; its first 5: 51 and 52), 13 (51: a.m./p.m., first measured as 16), 15 (18: two sides exchanged), 18
-    # to 20 (21 to 23: more groups), 22 (25: phrases after one preposition reordered), 23 (26: more groups), 24 (28,
-    # first measured as 27: a swap in a paraphrased copy), 25's last 6 (30 B: acronyms), 26 (31: more groups), 27 (32:
-    # modal verbs, bounds), 29 (34: a negated word restated by its prefix), 30 (35: doubled consonants), 31 (36: verbs
-    # that negate), 32 (37: a negated word restated by its contradictory), 33 (38: words that only look like negations),
-    # 34 (41 and lexical 8: year ranges), 35 (42 and lexical 9: months), 36 (50 and the swapped-number ceiling; 43 was
-    # its first rule, not kept), 37 (44 and lexical 11: magnitudes), 41 (46 and lexical 14: numbers in words,
-    # spelled-number rule 2; 40 was rule 1's, not kept), 43 (52: currency symbols), 44 (a probe of 50 to 52 written
-    # after them), 45 (53: a word changed where a cut copy ends), 46 (54: a number there), 47 (a probe of 53 and 54
-    # written after them), 48 (56 and lexical 19: a number restated with a bound), 49 (57 and lexical 20: "no more
-    # than", "upwards of"), 42 and 50 (58 and lexical 21: ordinals in words, spelled-number rule 4; 47 was rule 3, not
-    # kept), 51 (59: a value with a magnitude restated in full), 52 and 53 (60 and lexical 22: a share as a fraction or
-    # a percentage, spelled-number rule 5 B; 52 was rule 5's, not kept), 54 (61 and lexical 23: a quantity in another
-    # unit, unit rule 1), 55 to 58 (62 and lexical 24: a quantity with an article, an amount as a share or compound of a
-    # unit, unit rule 2 D; 55 was rule 2's, 56 rule 2 B's, 57 rule 2 C's, all not kept), 59 (63 and lexical 25: an
-    # amount followed by "of", a source side that is an amount, unit rule 2 E), 60 (65: a change where a cut copy
-    # begins), 61 (66: the last word of a reworded lead-in), 63 (68: a partial quantifier put as "all"), 64 (69: "one
-    # of" left out before "the"), 65 (70: a negation leading the source changed), 66 (71: an opposite the source holds
-    # elsewhere), 67 (72: size, doubling and certainty as opposites), 68 (73: stance, price, departure and germ words as
-    # contrast groups), 69 (74: market verbs of change, once/twice), 70 (75: rulings, ratings and rates), 71 (76:
+    # parts 1-3 (edits versions 4-6), 4 and 6 (version 9), 7-9 (versions 10-12), 11's first 8 contexts (14 A), 12
+    # (its last 7: 15 B; its first 5: 51 and 52), 13 (51: a.m./p.m., first measured as 16), 15 (18: two sides
+    # exchanged), 18 to 20 (21 to 23: more groups), 22 (25: phrases after one preposition reordered), 23 (26: more
+    # groups), 24 (28, first measured as 27: a swap in a paraphrased copy), 25's last 6 (30 B: acronyms), 26 (31:
+    # more groups), 27 (32: modal verbs, bounds), 29 (34: a negated word restated by its prefix), 30 (35: doubled
+    # consonants), 31 (36: verbs that negate), 32 (37: a negated word restated by its contradictory), 33 (38:
+    # words that only look like negations), 34 (41 and lexical 8: year ranges), 35 (42 and lexical 9: months), 36
+    # (50 and the swapped-number ceiling; 43 was its first rule, not kept), 37 (44 and lexical 11: magnitudes), 41
+    # (46 and lexical 14: numbers in words, spelled-number rule 2; 40 was rule 1's, not kept), 43 (52: currency
+    # symbols), 44 (a probe of 50 to 52 written after them), 45 (53: a word changed where a cut copy ends), 46
+    # (54: a number there), 47 (a probe of 53 and 54 written after them), 48 (56 and lexical 19: a number restated
+    # with a bound), 49 (57 and lexical 20: "no more than", "upwards of"), 42 and 50 (58 and lexical 21: ordinals
+    # in words, spelled-number rule 4; 47 was rule 3, not kept), 51 (59: a value with a magnitude restated in
+    # full), 52 and 53 (60 and lexical 22: a share as a fraction or a percentage, spelled-number rule 5 B; 52 was
+    # rule 5's, not kept), 54 (61 and lexical 23: a quantity in another unit, unit rule 1), 55 to 58 (62 and
+    # lexical 24: a quantity with an article, an amount as a share or compound of a unit, unit rule 2 D; 55 was
+    # rule 2's, 56 rule 2 B's, 57 rule 2 C's, all not kept), 59 (63 and lexical 25: an amount followed by "of", a
+    # source side that is an amount, unit rule 2 E), 60 (65: a change where a cut copy begins), 61 (66: the last
+    # word of a reworded lead-in), 63 (68: a partial quantifier put as "all"), 64 (69: "one of" left out before
+    # "the"), 65 (70: a negation leading the source changed), 66 (71: an opposite the source holds elsewhere), 67
+    # (72: size, doubling and certainty as opposites), 68 (73: stance, price, departure and germ words as contrast
+    # groups), 69 (74: market verbs of change, once/twice), 70 (75: rulings, ratings and rates), 71 (76:
     # casualties, roles in a crime, the subjects of a study), 72 (77: parties, materials, rooms, fuels, vehicles,
     # courts, positions, diseases), 73 (78: upstream/downstream, meals, diets, the poles, health workers, payment,
-    # contact, written works, trades), 74 and 75 (79: colours, metals, instruments, sports, livestock, crops, weather,
-    # organs, gases, power, faiths, waters, ...), 76 and 77 (80: disasters, treatments, times of day, directions,
-    # matter, formats, weights, strokes, medicines), 81 to 83 (82: genres, drinks, meats, ranks, crimes, family lines,
-    # animals, fabrics, kinds of state ...), 84 (83: grandchildren, acoustic/electric, organic/synthetic,
-    # renewable/fossil), 87 and 88 (87: a function word or a phrase moved with a swapped word; 86 was 87's first part,
-    # not kept), 89 and 90 (89: a name for a name leading a near copy; 88 was its first rule, withdrawn), 91 (90: stages
-    # of a process, fields of study), 92 (91: outcomes, sources of a claim, bounds), 93 (92: directions of a transfer, a
-    # time, a weight or a kin; its start/finish group left out, so one swap misses), 94 (93: policy, economy and
-    # manner), 96 and 97 (96: travel, markets, food and play; 95, with cheap/expensive too, was its first rule, not
-    # kept), 98 (97: offices, finance, places and roles; its fixed/variable group left out, so one swap misses), 99 (98:
-    # tastes, health, leagues, budgets and traits); parts 85 and 86 (84 and 85: a change's direction reversed in a
-    # restatement; their restatements paraphrase, so they have their own test below); parts 38, 39 (lexical 12, 45: not
-    # kept), 95 (94 and lexical 28: clock times, on the branch edits-v94, not landed), 79 (81: not kept; its rule kept
-    # as 82, the part left out: its helper's restatements paraphrase more freely, 9 of 12 pass before the rule as after)
-    # and parts 5, 10, 14, 16, 17, 21 and 28, 11's last 4, 25's first 6, 62 (8, 13, 17, 19, 20, 24, 14 B, 29, 30 A, 33
-    # and unit rule 3: not kept)
+    # contact, written works, trades), 74 and 75 (79: colours, metals, instruments, sports, livestock, crops,
+    # weather, organs, gases, power, faiths, waters, ...), 76 and 77 (80: disasters, treatments, times of day,
+    # directions, matter, formats, weights, strokes, medicines), 81 to 83 (82: genres, drinks, meats, ranks,
+    # crimes, family lines, animals, fabrics, kinds of state ...), 84 (83: grandchildren, acoustic/electric,
+    # organic/synthetic, renewable/fossil), 87 and 88 (87: a function word or a phrase moved with a swapped word;
+    # 86 was 87's first part, not kept), 89 and 90 (89: a name for a name leading a near copy; 88 was its first
+    # rule, withdrawn), 91 (90: stages of a process, fields of study), 92 (91: outcomes, sources of a claim,
+    # bounds), 93 (92: directions of a transfer, a time, a weight or a kin; its start/finish group left out, so
+    # one swap misses), 94 (93: policy, economy and manner), 96 and 97 (96: travel, markets, food and play; 95,
+    # with cheap/expensive too, was its first rule, not kept), 98 (97: offices, finance, places and roles; its
+    # fixed/variable group left out, so one swap misses), 99 (98: tastes, health, leagues, budgets and traits),
+    # 100 and 101 (101 and lexical 29: Roman numerals; 100 was the part of 99 and 100, not kept, and was seen
+    # before 101); parts 85 and 86 (84 and 85: a change's direction reversed in a restatement; their restatements
+    # paraphrase, so they have their own test below); parts 38, 39 (lexical 12, 45: not kept), 95 (94 and lexical
+    # 28: clock times, not landed), 79 (81: not kept; its rule kept as 82, the part left out: its helper's
+    # restatements paraphrase more freely, 9 of 12 pass before the rule as after) and parts 5, 10, 14, 16, 17, 21
+    # and 28, 11's last 4, 25's first 6, 62 (8, 13, 17, 19, 20, 24, 14 B, 29, 30 A, 33 and unit rule 3: not kept)
     items = [json.loads(line) for line in CONTRASTS.read_text(encoding="utf-8").splitlines()]
     items = (items[:144] + items[180:324] + items[360:384] + items[396:468] + items[504:540] + items[612:720]
              + items[756:864] + items[882:972] + items[1008:1332] + items[1440:2196] + items[2232:2772]
-             + items[2808:2952] + items[3024:3312] + items[3348:3492])
+             + items[2808:2952] + items[3024:3312] + items[3348:3564])
     flagged: dict[str, list[bool]] = {"s": [], "f": [], "c": []}
     for item in items:
         result = monitor.score(None, item["context"], item["response"])

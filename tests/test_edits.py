@@ -1529,3 +1529,53 @@ def test_the_shipped_lower_case_list_is_rebuilt_from_its_data(tmp_path, monkeypa
     builder.main()
     shipped = files("faithwatch.data").joinpath("lowercase_words.txt.gz").read_bytes()
     assert gzip.decompress((tmp_path / "words.txt.gz").read_bytes()) == gzip.decompress(shipped)
+
+
+@pytest.mark.parametrize(("word", "value"), [
+    ("I", 1), ("IV", 4), ("IX", 9), ("XIV", 14), ("XXIV", 24), ("XL", 40), ("LXXXIX", 89),
+    ("L", None), ("IIII", None), ("VX", None), ("XXL", None), ("iv", None), ("MIX", None), ("", None),
+])
+def test_roman_values(word, value):
+    from faithwatch.text import roman_value
+
+    assert roman_value(word) == value
+
+
+ROMAN = ("Louis XIV reigned over France from 1643 until his death in 1715. Patients with Type 2 diabetes joined "
+         "the study. World War II ended in Europe in May 1945. The Phase III trial enrolled 400 patients.")
+
+
+@pytest.mark.parametrize(("sentence", "swapped"), [
+    ("Louis XIV reigned over France from 1643 until his death in 1715.", False),
+    ("Louis XV reigned over France from 1643 until his death in 1715.", True),  # v99: a swapped number, not a name
+    ("Patients with Type II diabetes joined the study.", False),  # the same number as a numeral
+    ("Patients with Type I diabetes joined the study.", True),  # "I" after a numbering noun
+    ("World War 2 ended in Europe in May 1945.", False),
+    ("World War I ended in Europe in May 1945.", True),
+    ("The Phase 3 trial enrolled 400 patients.", False),
+    ("The Phase IV trial enrolled 400 patients.", True),  # (a number the context holds, "2", would not count)
+])
+def test_a_roman_numeral_is_its_number(scorer, sentence, swapped):
+    evidence = scorer.evidence(sentence, ROMAN)
+    assert (evidence["edit_swap_num"] > 0) == swapped
+    assert evidence["edit_swap_word"] == 0  # "II" for "2" is no swapped name
+
+
+def test_a_roman_numeral_the_context_holds_elsewhere_is_no_swap(scorer):
+    context = "Louis XIV reigned over France from 1643. His great-grandson Louis XV followed him in 1715."
+    assert scorer.evidence("Louis XV reigned over France from 1643.", context)["edit_swap_num"] == 0
+    assert scorer.evidence("Louis XVI reigned over France from 1643.", context)["edit_swap_num"] == 1
+
+
+@pytest.mark.parametrize(("text", "numbers"), [
+    ("Yesterday I went to Paris, and in New York I saw a show.", []),  # the pronoun
+    ("King Edmund I and Pope John Paul I met.", ["1", "1"]),
+    ("Malcolm X spoke, and a Level I centre opened.", ["10", "1"]),
+    ("The nurse set up an IV drip; Charles I was beheaded.", []),  # no capitalised word before; "I" alone
+    ("Henry VIII. Chapter IV:", ["8", "4"]),
+])
+def test_a_roman_numeral_follows_a_capitalised_word(text, numbers):
+    read = tokens(text)
+    assert [t.roman for t in read if t.roman] == numbers
+    assert not any(t.number for t in read)  # keyed and aligned as written (v100)
+    assert [t.key for t in read] == [t.key for t in tokens(text.lower())]

@@ -80,7 +80,11 @@ Friday, 8 am": :func:`_anchored`, v86), and a phrase moved with a word swapped i
 however many changes ("stops on Tuesdays at the green" for "stops at the green on Thursdays": :func:`_moved_phrases`;
 op "moved", judged as "anchored"; v87). A name the context lacks, for a name, in the change leading a near copy counts
 one ``edit_swap_word`` ("Jones scored …" for "Smith scored …"); a name there is a capitalised content word, the first
-too, that English does not write in lower case (:func:`~faithwatch.alignment.edit_words.lowercase_word`; v89).
+too, that English does not write in lower case (:func:`~faithwatch.alignment.edit_words.lowercase_word`; v89). A
+Roman numeral in capitals after a capitalised word, keyed and aligned as written, is judged by its value where it
+replaces a numeral or a number, or is replaced by one ("Type 2" restates "Type II", "Louis XV" swaps the number of
+"Louis XIV"; "I" alone only after a numbering noun, "War" or a titled name: v100; read by
+:func:`~faithwatch.text.roman_numerals`: v101).
 """
 
 from __future__ import annotations
@@ -126,11 +130,10 @@ from faithwatch.text import Measure, drop_conversions, measures, spaced_decimals
 EDIT_FEATURES = ("edit_match", "edit_swap_num", "edit_swap_word", "edit_neg_flip")
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47, 55, 67,
-#: 81 (kept as 82), 86 (kept in 87), 88 (kept as 89), 95 (kept as 96), 100; 94 and 99 are on the branches edits-v94
-#: and edits-v99, not landed
+#: 81 (kept as 82), 86 (kept in 87), 88 (kept as 89), 95 (kept as 96), 99 and 100 (kept as 101); 94 not landed
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
-#: demonym", "Numbers written in words", "Unit rule 3")
-EDITS_VERSION = "98"
+#: demonym", "Numbers written in words", "Unit rule 3", "A Roman numeral …")
+EDITS_VERSION = "101"
 
 
 @dataclass
@@ -157,6 +160,7 @@ class _Context:
     acronyms: frozenset[str]  # the keys of the acronyms its names spell (v30)
     measures: tuple[Measure, ...] = ()  # its quantities with a unit ("two weeks": 14 days; v61)
     directions: tuple[_Moved, ...] = ()  # its numbers with the direction of a change (v84)
+    romans: frozenset[str] = frozenset()  # the values of its Roman numerals (v100)
 
 
 class EditScorer:
@@ -174,7 +178,8 @@ class EditScorer:
             decimals = spaced_decimals(context)  # "31. 8" also holds 31.8 (v48)
             cached = _Context(context, sources, frozenset().union(*(source.keys for source in sources)) | years
                               | decimals, _acronyms(context), tuple(measures(context)),
-                              tuple(d for source in sources for d in directions(source.tokens)))
+                              tuple(d for source in sources for d in directions(source.tokens)),
+                              frozenset(t.roman for source in sources for t in source.tokens if t.roman))
             self._local.context = cached
         return cached
 
@@ -292,6 +297,10 @@ class EditScorer:
         novel = [t for t in mine if t.content and not self.in_context(t)]  # found nowhere in the context
         if other_amount and op != "reverse":
             return "edit_swap_num"
+        if op in ("replace", "anchored", "moved"):  # a Roman numeral for a numeral or a number, by value (v100)
+            by_value = self._numeral_change(mine, theirs)
+            if by_value is not None:
+                return by_value or None
         if op == "reworded" and any(self.in_context(t) for t in mine):
             return None  # the last word of a reworded lead-in: only one the context lacks is a swap (v66)
         if op in ("lead", "end", "reworded"):  # an opposite, or a new number (v50, v53, v66; v54)
@@ -319,6 +328,20 @@ class EditScorer:
         if _number_swap(novel, mine, theirs):
             return "edit_swap_num"
         return "edit_swap_word" if any(t.entity for t in novel) else None
+
+    def _numeral_change(self, mine: list[_Token], theirs: list[_Token]) -> str | None:
+        """How a change of one token for one, a Roman numeral on either side and a numeral or number on the other,
+        counts (v100): "" at the same value ("II" for "2"), ``edit_swap_num`` at another the context lacks (as a
+        number or a numeral), "" at one it holds; None for any other change (judged as before)."""
+        if len(mine) != 1 or len(theirs) != 1 or not (mine[0].roman or theirs[0].roman):
+            return None
+        mine_value, their_value = (t.roman or (t.key if t.number and not t.scale else "") for t in (*mine, *theirs))
+        if not mine_value or not their_value:
+            return None
+        context: _Context = self._local.context
+        if mine_value == their_value or mine_value in context.keys or mine_value in context.romans:
+            return ""
+        return "edit_swap_num"
 
     def changes(self, sentence: str, context: str) -> tuple[float, list[EditChange]]:
         """``edit_match`` and the changes of ``sentence`` to its source sentence that the features count, each

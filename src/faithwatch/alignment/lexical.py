@@ -75,6 +75,7 @@ from faithwatch.text import (
     preamble_end,
     quantities,
     question_support,
+    roman_numerals,
     same_quantity,
     satisfies,
     share_values,
@@ -244,7 +245,8 @@ def _context_index(context: str) -> _ContextIndex:
     values = _exact_values(context) + (_exact_values(joined) if joined != context else ())
     shares = share_values(context)  # "half of" holds 50 ("50%"), an exact value unless bounded (version 22)
     percents = {p for _, p, _ in shares}
-    numbers, bare = numbers | percents, bare | percents
+    romans = {str(value) for _, _, value in roman_numerals(context)}  # "Volume XII" holds 12 (version 29)
+    numbers, bare = numbers | percents | romans, bare | percents | romans
     values += tuple(Decimal(p) for _, p, bound in shares if bound is None)
     return _ContextIndex(numbers, bare, values, frozenset(stems) | currencies,
                          frozenset(zip(stems, stems[1:], strict=False)), tuple(measures(context)))
@@ -317,8 +319,9 @@ class LexicalScorer(AlignmentScorer):
     #: unit rule 1); 24: "a week" is a quantity too, and an amount as a share or compound of a unit is its value,
     #: one novel number at another value (unit rules 2 and 2 C); 25: "a litre and a half of milk" is an amount too
     #: (`text.amounts`; unit rule 2 E); 26: "half an hour-long" is half an hour, as "an hour-long" is an hour (7, 10,
-    #: 12, 13, 15, 18, 27: not kept)
-    version = "26"
+    #: 12, 13, 15, 18, 27: not kept; 28 not landed); 29: a context's Roman numeral holds its number
+    #: ("Volume XII" holds 12: `text.roman_numerals`)
+    version = "29"
     #: reads the question with the context (:func:`~faithwatch.alignment.base.score_pairs_asked`)
     reads_question = True
 
