@@ -767,6 +767,14 @@ LATER_GROUPS = {
         ("The council discouraged cycling.", 1.0), ("The bakery sells bitter pastries.", 1.0),
         ("The club was demoted to the first division.", 1.0),
         ("The study looked at bodily health.", 0.0), ("The protest was peaceful.", 0.0)],
+    ("The parcels were returned to their senders. The batsman was injured in the first over. The zone is "
+     "residential. The offender was put on probation. The surgery was elective. The vote was unanimous."): [
+        ("The parcels were returned to their recipients.", 1.0),  # v102
+        ("The bowler was injured in the first over.", 1.0), ("The zone is industrial.", 1.0),
+        ("The offender was put on parole.", 1.0), ("The surgery was emergency.", 1.0),
+        ("The vote was split.", 1.0), ("The zone is commercial.", 1.0),
+        ("The offender was put on trial.", 0.0),  # no group's word
+        ("The parcels were sent back to their senders.", 0.0), ("The vote was unanimous.", 0.0)],
 }
 
 

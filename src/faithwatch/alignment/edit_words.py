@@ -295,7 +295,14 @@ CONTRAST_GROUPS = (
     "brave / cowardly", "wise / foolish", "inhale inhaled / exhale exhaled",
     "invasion invasions / withdrawal withdrawals",
     "encourage encouraged encourages / discourage discouraged discourages",
-    "ascent / descent", "upriver / downriver", "highland highlands / lowland lowlands", "calm / stormy", "mild / harsh")
+    "ascent / descent", "upriver / downriver", "highland highlands / lowland lowlands", "calm / stormy", "mild / harsh",
+    # v102: roles, property, schedules and care
+    "sender senders / recipient recipients", "batsman batsmen / bowler bowlers", "pitcher pitchers / catcher catchers",
+    "probation / parole", "residential / commercial / industrial", "freehold / leasehold",
+    "quarterly / monthly / annual annually yearly", "ceiling ceilings / floor floors",
+    "oral orally verbal verbally / written", "native / invasive", "elective / emergency", "urgent / routine",
+    "sacred / secular", "military / civilian civilians", "medieval / ancient / modern",
+    "progressive progressives / conservative conservatives", "unanimous unanimously / split", "front / rear")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
