@@ -775,6 +775,14 @@ LATER_GROUPS = {
         ("The vote was split.", 1.0), ("The zone is commercial.", 1.0),
         ("The offender was put on trial.", 0.0),  # no group's word
         ("The parcels were sent back to their senders.", 0.0), ("The vote was unanimous.", 0.0)],
+    ("The pharmacy sells generic drugs. The trait is dominant. The report is preliminary. The band played its debut "
+     "concert. The shop moved uptown. The doctor measured systolic pressure."): [
+        ("The pharmacy sells branded drugs.", 1.0),  # v103
+        ("The trait is recessive.", 1.0), ("The report is final.", 1.0),
+        ("The band played its farewell concert.", 1.0), ("The shop moved downtown.", 1.0),
+        ("The doctor measured diastolic pressure.", 1.0),
+        ("The report is early.", 0.0),  # no group's word
+        ("The pharmacy sells generic medicines.", 0.0), ("The trait is dominant.", 0.0)],
 }
 
 

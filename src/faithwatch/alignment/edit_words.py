@@ -302,7 +302,12 @@ CONTRAST_GROUPS = (
     "quarterly / monthly / annual annually yearly", "ceiling ceilings / floor floors",
     "oral orally verbal verbally / written", "native / invasive", "elective / emergency", "urgent / routine",
     "sacred / secular", "military / civilian civilians", "medieval / ancient / modern",
-    "progressive progressives / conservative conservatives", "unanimous unanimously / split", "front / rear")
+    "progressive progressives / conservative conservatives", "unanimous unanimously / split", "front / rear",
+    # v103: stages, kinds and places
+    "generic / branded", "dominant / recessive", "edible / poisonous", "freshman freshmen / sophomore sophomores",
+    "preliminary / final", "interim / permanent", "debut / farewell", "premiere / finale", "uptown / downtown",
+    "waxing / waning", "humid / arid", "fertile / barren", "dorsal / ventral", "systolic / diastolic",
+    "lethal deadly / harmless", "nominee nominees / winner winners")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
