@@ -63,7 +63,7 @@ class _Token:
     amount: Measure | None = None  # the amount of unit rule 2 C it is part of ("a day and a half"; v62)
     name: bool = False  # capitalised, in any place, a content word English does not write in lower case (v89)
     roman: str = ""  # a Roman numeral's value ("XIV": "14"; `text.roman_numerals`), read only where a change is
-    # judged (v100)
+    # judged (v101)
 
 
 def tokens(text: str) -> list[_Token]:
@@ -81,7 +81,7 @@ def _tokens(text: str) -> tuple[_Token, ...]:
     years = year_range_ends(text)  # "2007-08": the "08" is also 2008 (v41)
     spelled = {start: (end, digits) for start, end, digits in spelled_numbers(text)}  # "three hundred": 300 (v46)
     shares = {start: rest for start, *rest in spelled_shares(text)}  # "two-thirds of": 67 and "of" (v60)
-    romans = {start: (end, value) for start, end, value in roman_numerals(text)}  # "XIV": 14 (v100)
+    romans = {start: (end, value) for start, end, value in roman_numerals(text)}  # "XIV": 14 (v101)
     number: tuple[int, int] | None = None  # the span of the number token just before, if any
     skip = 0  # the end of the number in words just read
     starts: list[int] = []  # where the match that gave each token starts (for amounts: v62)
@@ -130,7 +130,7 @@ def _tokens(text: str) -> tuple[_Token, ...]:
             entity = (word[0].isupper() and bool(out)) or caps
             content = not is_stop(low)
             name = content and word[0].isupper() and not lowercase_word(low)
-            value = romans.get(m.start(), (0, 0))  # "Louis XIV", "Type II": keyed as written, judged by value (v100)
+            value = romans.get(m.start(), (0, 0))  # "Louis XIV", "Type II": keyed as written, judged by value (v101)
             out.append(_Token(False, _key(low), content, entity, clause, caps=caps, text=word, name=name,
                               roman=str(value[1]) if value[0] == m.end() else ""))
     starts += [start] * (len(out) - len(starts))

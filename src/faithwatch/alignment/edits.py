@@ -83,8 +83,8 @@ one ``edit_swap_word`` ("Jones scored …" for "Smith scored …"); a name there
 too, that English does not write in lower case (:func:`~faithwatch.alignment.edit_words.lowercase_word`; v89). A
 Roman numeral in capitals after a capitalised word, keyed and aligned as written, is judged by its value where it
 replaces a numeral or a number, or is replaced by one ("Type 2" restates "Type II", "Louis XV" swaps the number of
-"Louis XIV"; "I" alone only after a numbering noun, "War" or a titled name: v100; read by
-:func:`~faithwatch.text.roman_numerals`: v101).
+"Louis XIV"; "I" alone only after a numbering noun, "War" or a titled name: :func:`~faithwatch.text.roman_numerals`,
+v101).
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ class _Context:
     acronyms: frozenset[str]  # the keys of the acronyms its names spell (v30)
     measures: tuple[Measure, ...] = ()  # its quantities with a unit ("two weeks": 14 days; v61)
     directions: tuple[_Moved, ...] = ()  # its numbers with the direction of a change (v84)
-    romans: frozenset[str] = frozenset()  # the values of its Roman numerals (v100)
+    romans: frozenset[str] = frozenset()  # the values of its Roman numerals (v101)
 
 
 class EditScorer:
@@ -297,7 +297,7 @@ class EditScorer:
         novel = [t for t in mine if t.content and not self.in_context(t)]  # found nowhere in the context
         if other_amount and op != "reverse":
             return "edit_swap_num"
-        if op in ("replace", "anchored", "moved"):  # a Roman numeral for a numeral or a number, by value (v100)
+        if op in ("replace", "anchored", "moved"):  # a Roman numeral for a numeral or a number, by value (v101)
             by_value = self._numeral_change(mine, theirs)
             if by_value is not None:
                 return by_value or None
@@ -331,7 +331,7 @@ class EditScorer:
 
     def _numeral_change(self, mine: list[_Token], theirs: list[_Token]) -> str | None:
         """How a change of one token for one, a Roman numeral on either side and a numeral or number on the other,
-        counts (v100): "" at the same value ("II" for "2"), ``edit_swap_num`` at another the context lacks (as a
+        counts (v101): "" at the same value ("II" for "2"), ``edit_swap_num`` at another the context lacks (as a
         number or a numeral), "" at one it holds; None for any other change (judged as before)."""
         if len(mine) != 1 or len(theirs) != 1 or not (mine[0].roman or theirs[0].roman):
             return None
