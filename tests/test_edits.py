@@ -786,6 +786,20 @@ LATER_GROUPS = {
 }
 
 
+EVENING = "The band played on Friday evening at the Corn Hall. The shop opens each day."
+
+
+@pytest.mark.parametrize(("sentence", "flipped"), [
+    ("The band played on Friday night at the Corn Hall.", 0.0),  # v104: evening and night one class
+    ("The band played on Friday evening at the Corn Hall.", 0.0),
+    ("The band played on Friday morning at the Corn Hall.", 1.0),
+    ("The band played on Friday afternoon at the Corn Hall.", 1.0),
+    ("The shop opens each night.", 1.0),  # day/night stays a group of its own
+])
+def test_evening_and_night_are_one_time(scorer, sentence, flipped):
+    assert scorer.evidence(sentence, EVENING)["edit_neg_flip"] == flipped
+
+
 @pytest.mark.parametrize("context, sentence, flipped",
                          [(c, s, f) for c, cases in LATER_GROUPS.items() for s, f in cases])
 def test_a_word_of_a_later_group_swapped_is_a_flip(scorer, context, sentence, flipped):

@@ -67,9 +67,10 @@ def classes(group: str, doubled: bool = True) -> tuple[frozenset[str], ...]:
 #: events, prices, titles; v31: severity, completeness, age, the parties of a case, stance, accounts, diagnoses,
 #: doctor/patient, offensive/defensive; v32: permission/duty, bounds; v35: doubled consonants, forbidden; v42:
 #: months, weekdays; v73: stance, price, departure, germs; v74: market verbs of change, once/twice; v75:
-#: rulings, ratings and rates; v76: casualties, roles in a crime, the subjects of a study; later ones: below)
+#: rulings, ratings and rates; v76: casualties, roles in a crime, the subjects of a study; v104: evening and night one
+#: class; later ones: below)
 CONTRAST_GROUPS = (
-    "am pm", "weekday weekend", "morning afternoon evening night", "day night",
+    "am pm", "weekday weekend", "morning / afternoon / evening night", "day night",
     "daily / weekly / monthly / annual annually yearly", "today tomorrow yesterday", "high low", "upper lower",
     "front back", "top bottom", "left right", "inside outside", "indoor outdoor", "entrance exit", "arrive depart",
     "start end", "begin end", "import export", "buy sell", "bought sold", "public private",
