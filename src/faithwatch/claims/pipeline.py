@@ -218,8 +218,8 @@ def check_file(
         if result.extraction_error is not None:
             failures.append({**carried, "error": result.extraction_error})
             raise FaithwatchError(f"extraction failed: {result.extraction_error}")
-        passages = [context] if isinstance(context, str) else list(context)
-        return {**carried, **result.to_dict(), "notes": check_notes(passages, d["response"], detector=detector)}
+        notes = check_notes(validate_references(context), d["response"], detector=detector)
+        return {**carried, **result.to_dict(), "notes": notes}
 
     def prepare(path: Path) -> None:
         _check_compatible(_read_rows(path), _name(extractor), _name(checker), aggregation)

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
+from itertools import takewhile
 
 #: the whole numbers to twenty spelled out, in order ("zero" … "twenty")
 SMALL_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
@@ -434,19 +435,12 @@ def roman_numerals(text: str) -> list[tuple[int, int, int]]:
         words = _WORD_RE.findall(before)
         if not words or not words[-1][0].isupper() or not before.rstrip(" ").endswith(words[-1]):
             continue
+        led = list(takewhile(lambda w: w[0].isupper(), reversed(words[-3:])))  # the capitalised words before it
         if m.group(0) == "I" and words[-1].lower() not in NUMBERED_NOUNS and not any(
-                w.lower() in TITLES for w in list(_capitalised_run(words[-3:]))[1:]):
+                w.lower() in TITLES for w in led[1:]):
             continue
         out.append((m.start(), m.end(), value))
     return out
-
-
-def _capitalised_run(words: list[str]) -> Iterable[str]:
-    """The capitalised words ending ``words``, last first."""
-    for word in reversed(words):
-        if not word[0].isupper():
-            return
-        yield word
 
 
 def roman_value(word: str) -> int | None:
