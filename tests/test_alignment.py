@@ -82,6 +82,29 @@ def test_lexical_finds_a_number_in_a_roman_numeral_of_the_context() -> None:
     assert lex.evidence("I saw 1 bird.", "Yesterday I saw a bird in New York.")["novel_numbers"] == 1.0
 
 
+def test_lexical_finds_a_rulers_numeral_by_its_value() -> None:
+    lex = LexicalScorer()  # version 30
+    roman, words = "Henry VIII married six times.", "Henry the Eighth married six times."
+    for sentence, ctx in ((words, roman), (roman, words)):
+        evidence = lex.evidence(sentence, ctx)
+        assert (evidence["novel_content"], evidence["novel_entities"]) == (0.0, 0.0), sentence
+    for sentence in ("Henry the Seventh married six times.", "Henry VII married six times."):
+        assert lex.evidence(sentence, roman)["novel_entities"] == 1.0, sentence
+    # a number in digits is no numeral of the context: "VIII" against "Henry VII had 8 children" is novel
+    assert lex.evidence("Henry VIII had 8 children.", "Henry VII had 8 children.")["novel_entities"] == 1.0
+
+
+@pytest.mark.parametrize(("text", "read"), [
+    ("Henry the Eighth and Queen Maren the Second met Louis the 14th.", [8, 2, 14]),
+    ("In the Second World War, during the First year, Friday the 13th, May the Fourth, On the Third day.", []),
+    ("Henry the eighth, Henry The Eighth, the Tenth.", []),  # lower case, "The", no name before "the"
+])
+def test_regnal_ordinals_read_after_a_name(text, read) -> None:
+    from faithwatch.text import regnal_ordinals
+
+    assert [value for _, _, value in regnal_ordinals(text)] == read
+
+
 @pytest.mark.parametrize(("text", "read"), [
     ("Louis XIV and Louis XV.", [14, 15]),
     ("Yesterday I went, and in New York I saw an IV drip.", []),

@@ -1597,6 +1597,28 @@ def test_a_roman_numeral_the_context_holds_elsewhere_is_no_swap(scorer):
     assert scorer.evidence("Louis XVI reigned over France from 1643.", context)["edit_swap_num"] == 1
 
 
+REGNAL = ("Henry VIII married six times. Louis the Fourteenth ruled France for 72 years. Tsar Boris the First "
+          "signed the treaty in the spring.")
+
+
+@pytest.mark.parametrize(("sentence", "swapped"), [
+    ("Henry the Eighth married six times.", False),  # v105: a ruler's number in words is its numeral
+    ("Henry the Seventh married six times.", True),  # another number, not a swapped name
+    ("Louis XIV ruled France for 72 years.", False),  # "the Fourteenth" reads as "the 14th"
+    ("Louis XV ruled France for 72 years.", True),
+    ("Tsar Boris II signed the treaty in the spring.", True),
+])
+def test_a_rulers_number_in_words_is_its_numeral(scorer, sentence, swapped):
+    evidence = scorer.evidence(sentence, REGNAL)
+    assert (evidence["edit_swap_num"] > 0) == swapped
+    assert evidence["edit_swap_word"] == 0
+
+
+def test_a_rulers_number_in_words_shows_as_written(scorer):
+    _, changes = scorer.changes("Louis the Fifteenth reigned over France from 1643 until his death in 1715.", ROMAN)
+    assert [c.describe() for c in changes] == ["'the 15th' for 'XIV' (number)"]
+
+
 @pytest.mark.parametrize(("text", "numbers"), [
     ("Yesterday I went to Paris, and in New York I saw a show.", []),  # the pronoun
     ("King Edmund I and Pope John Paul I met.", ["1", "1"]),

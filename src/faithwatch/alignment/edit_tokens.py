@@ -22,6 +22,7 @@ from faithwatch.text import (
     month_name,
     normalise_number,
     ordinals_in_digits,
+    regnal_ordinals,
     roman_numerals,
     scale_after,
     spelled_numbers,
@@ -62,8 +63,8 @@ class _Token:
     text: str = ""  # as written (what a change shows; never compared)
     amount: Measure | None = None  # the amount of unit rule 2 C it is part of ("a day and a half"; v62)
     name: bool = False  # capitalised, in any place, a content word English does not write in lower case (v89)
-    roman: str = ""  # a Roman numeral's value ("XIV": "14"; `text.roman_numerals`), read only where a change is
-    # judged (v101)
+    roman: str = ""  # a Roman numeral's value ("XIV": "14"; `text.roman_numerals`), or a ruler's ordinal word's
+    # ("Eighth" of "Henry the Eighth": "8"; `text.regnal_ordinals`, v105), read only where a change is judged (v101)
 
 
 def tokens(text: str) -> list[_Token]:
@@ -82,6 +83,8 @@ def _tokens(text: str) -> tuple[_Token, ...]:
     spelled = {start: (end, digits) for start, end, digits in spelled_numbers(text)}  # "three hundred": 300 (v46)
     shares = {start: rest for start, *rest in spelled_shares(text)}  # "two-thirds of": 67 and "of" (v60)
     romans = {start: (end, value) for start, end, value in roman_numerals(text)}  # "XIV": 14 (v101)
+    # "Henry the Eighth": "Eighth" is 8, as "VIII" is (v105; "the 14th" is a number already)
+    romans |= {start: (end, value) for start, end, value in regnal_ordinals(text) if text[start].isalpha()}
     number: tuple[int, int] | None = None  # the span of the number token just before, if any
     skip = 0  # the end of the number in words just read
     starts: list[int] = []  # where the match that gave each token starts (for amounts: v62)

@@ -84,7 +84,9 @@ too, that English does not write in lower case (:func:`~faithwatch.alignment.edi
 Roman numeral in capitals after a capitalised word, keyed and aligned as written, is judged by its value where it
 replaces a numeral or a number, or is replaced by one ("Type 2" restates "Type II", "Louis XV" swaps the number of
 "Louis XIV"; "I" alone only after a numbering noun, "War" or a titled name: :func:`~faithwatch.text.roman_numerals`,
-v101).
+v101). A ruler's number written as an ordinal after "the" is such a numeral, "the" and a digit ordinal's suffix left
+out of the change ("Henry the Eighth" restates "Henry VIII", "the Seventh" for "VIII" is a changed number:
+:func:`~faithwatch.text.regnal_ordinals`, v105).
 """
 
 from __future__ import annotations
@@ -133,7 +135,7 @@ EDIT_FEATURES = ("edit_match", "edit_swap_num", "edit_swap_word", "edit_neg_flip
 #: 81 (kept as 82), 86 (kept in 87), 88 (kept as 89), 95 (kept as 96), 99 and 100 (kept as 101); 94 not landed
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words", "Unit rule 3", "A Roman numeral …")
-EDITS_VERSION = "104"
+EDITS_VERSION = "105"
 
 
 @dataclass
@@ -333,6 +335,7 @@ class EditScorer:
         """How a change of one token for one, a Roman numeral on either side and a numeral or number on the other,
         counts (v101): "" at the same value ("II" for "2"), ``edit_swap_num`` at another the context lacks (as a
         number or a numeral), "" at one it holds; None for any other change (judged as before)."""
+        mine, theirs = _numeral_core(mine), _numeral_core(theirs)  # "the Eighth", "the 14th": v105
         if len(mine) != 1 or len(theirs) != 1 or not (mine[0].roman or theirs[0].roman):
             return None
         mine_value, their_value = (t.roman or (t.key if t.number and not t.scale else "") for t in (*mine, *theirs))
@@ -371,6 +374,16 @@ class EditScorer:
 _ANSWER_RE = re.compile(r"^\W*(?:no|not(?: really)?|nope)\s*[,.!;:\u2013\u2014-]", re.I)
 
 
+_ORDINAL_SUFFIXES = frozenset({"st", "nd", "rd", "th"})
+
+
+def _numeral_core(toks: list[_Token]) -> list[_Token]:
+    """``toks`` without "the" and a digit ordinal's suffix: the numeral a ruler's number in words leaves ("the
+    Eighth": "Eighth", "the 14th": 14; v105)."""
+    return [t for i, t in enumerate(toks) if t.key != "the" and not (
+        t.key in _ORDINAL_SUFFIXES and i and toks[i - 1].number)]
+
+
 def _reversed_changes(sent: list[_Token], held: tuple[_Moved, ...]) -> list[EditChange]:
     """One flip per number of the sentence whose change goes the other way than wherever the context gives the same
     number a direction ("fell 8" for "up 8"; never the same direction there: v84)."""
@@ -397,8 +410,9 @@ _HOW = {"delete": "add", "insert": "leave out", "singled": "leave out", "reverse
 
 
 def _words(toks: list[_Token]) -> str:
-    """Tokens as written, joined by spaces ("n't" joined to its verb)."""
-    return " ".join(t.text for t in toks if t.text).replace(" n't", "n't").replace(" n’t", "n’t")
+    """Tokens as written, joined by spaces ("n't" joined to its verb, an ordinal's suffix to its number)."""
+    words = " ".join(t.text for t in toks if t.text).replace(" n't", "n't").replace(" n’t", "n’t")
+    return re.sub(r"(\d) (st|nd|rd|th)\b", r"\1\2", words)
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,7 @@ from faithwatch.text import (
     preamble_end,
     quantities,
     question_support,
+    regnal_ordinals,
     roman_numerals,
     same_quantity,
     satisfies,
@@ -114,6 +115,9 @@ class _Features:
     entities: frozenset[str]  # lowercased stems of entity-like tokens
     bigrams: frozenset[tuple[str, str]]
     measures: tuple[Measure, ...] = ()  # its quantities with a unit ("14 days"; version 23)
+    #: the stem and value of each numeral word: a Roman numeral, or a ruler's ordinal word ("Eighth" of "Henry the
+    #: Eighth"; version 30)
+    numerals: tuple[tuple[str, str], ...] = ()
 
 
 def _words(text: str) -> list[tuple[str, int]]:
@@ -162,7 +166,15 @@ def _sentence_features(sentence: str, claim_start: int = 0) -> _Features:
             content.add(stem(word))
     stems = [stem(w) for w, _ in words]
     bigrams = frozenset(zip(stems, stems[1:], strict=False))
-    return _Features(numbers, frozenset(content), frozenset(entities), bigrams, tuple(measures(sentence[claim_start:])))
+    return _Features(numbers, frozenset(content), frozenset(entities), bigrams, tuple(measures(sentence[claim_start:])),
+                     _numeral_words(sentence, claim_start))
+
+
+def _numeral_words(text: str, start: int = 0) -> tuple[tuple[str, str], ...]:
+    """The stem and value of each numeral word of ``text[start:]``: a Roman numeral (:func:`roman_numerals`), or a
+    ruler's ordinal word (:func:`regnal_ordinals`: "Eighth", not "the 14th", which is a number; version 30)."""
+    spans = roman_numerals(text) + [r for r in regnal_ordinals(text) if text[r[0]].isalpha()]
+    return tuple((stem(text[a:b]), str(value)) for a, b, value in spans if a >= start)
 
 
 def _claim_features(sentence: str) -> _Features:
@@ -180,6 +192,7 @@ class _ContextIndex:
     stems: frozenset[str]
     bigrams: frozenset[tuple[str, str]]
     measures: tuple[Measure, ...] = ()  # its quantities with a unit, for one in another unit to read (version 23)
+    numerals: frozenset[str] = frozenset()  # the values of its numerals: Roman, and rulers' ordinals (version 30)
 
 
 def content_stems(text: str) -> frozenset[str]:
@@ -246,10 +259,11 @@ def _context_index(context: str) -> _ContextIndex:
     shares = share_values(context)  # "half of" holds 50 ("50%"), an exact value unless bounded (version 22)
     percents = {p for _, p, _ in shares}
     romans = {str(value) for _, _, value in roman_numerals(context)}  # "Volume XII" holds 12 (version 29)
+    romans |= {str(value) for _, _, value in regnal_ordinals(context)}  # "Henry the Eighth" holds 8 (version 30)
     numbers, bare = numbers | percents | romans, bare | percents | romans
     values += tuple(Decimal(p) for _, p, bound in shares if bound is None)
     return _ContextIndex(numbers, bare, values, frozenset(stems) | currencies,
-                         frozenset(zip(stems, stems[1:], strict=False)), tuple(measures(context)))
+                         frozenset(zip(stems, stems[1:], strict=False)), tuple(measures(context)), frozenset(romans))
 
 
 class _Conversion(NamedTuple):
@@ -296,6 +310,12 @@ def _supported(number: tuple[frozenset[str], str | None, tuple[str, Decimal] | N
     return found or (bound is not None and any(satisfies(*bound, v) for v in ctx.values))
 
 
+def _valued(f: _Features, ctx: _ContextIndex) -> frozenset[str]:
+    """The stems of the sentence's numeral words the context holds by value ("Eighth" of "Henry the Eighth" against
+    "Henry VIII"; version 30)."""
+    return frozenset(word for word, value in f.numerals if value in ctx.numerals)
+
+
 def _fraction(items: frozenset | tuple, pool: frozenset) -> float:
     return sum(1 for x in items if x in pool) / len(items)
 
@@ -320,8 +340,10 @@ class LexicalScorer(AlignmentScorer):
     #: one novel number at another value (unit rules 2 and 2 C); 25: "a litre and a half of milk" is an amount too
     #: (`text.amounts`; unit rule 2 E); 26: "half an hour-long" is half an hour, as "an hour-long" is an hour (7, 10,
     #: 12, 13, 15, 18, 27: not kept; 28 not landed); 29: a context's Roman numeral holds its number
-    #: ("Volume XII" holds 12: `text.roman_numerals`)
-    version = "29"
+    #: ("Volume XII" holds 12: `text.roman_numerals`); 30: so does a ruler's number in words ("Henry the Eighth" holds
+    #: 8), and a numeral word of the sentence is found by a numeral of its value ("Eighth" against "Henry VIII":
+    #: `text.regnal_ordinals`)
+    version = "30"
     #: reads the question with the context (:func:`~faithwatch.alignment.base.score_pairs_asked`)
     reads_question = True
 
@@ -350,10 +372,11 @@ class LexicalScorer(AlignmentScorer):
         caller has it."""
         out: dict[str, float] = {}
         converted, units, wrong = conv if conv is not None else _conversion(f, ctx)
+        valued = _valued(f, ctx)
         if f.content:
-            out["content"] = _fraction(f.content, ctx.stems | units)
+            out["content"] = _fraction(f.content, ctx.stems | units | valued)
         if f.entities:
-            out["entities"] = _fraction(f.entities, ctx.stems)
+            out["entities"] = _fraction(f.entities, ctx.stems | valued)
         if f.bigrams and f.content:  # bigrams of pure stop words say nothing
             out["bigrams"] = _fraction(f.bigrams, ctx.bigrams)
         n_unsupported = sum(1 for n in f.numbers if not _supported(n, ctx, converted)) + wrong
@@ -381,12 +404,13 @@ class LexicalScorer(AlignmentScorer):
         f = _claim_features(sentence)
         converted, units, wrong = conv = _conversion(f, ctx)
         feats = self._features(f, ctx, conv)
+        found = ctx.stems | _valued(f, ctx)
         return {
             "lex_content": feats.get("content", 1.0),
             "lex_bigrams": feats.get("bigrams", 1.0),
-            "novel_content": float(sum(1 for x in f.content if x not in ctx.stems and x not in units)),
+            "novel_content": float(sum(1 for x in f.content if x not in found and x not in units)),
             "novel_numbers": float(len({x for x in f.numbers if not _supported(x, ctx, converted)}) + wrong),
-            "novel_entities": float(sum(1 for x in f.entities if x not in ctx.stems)),
+            "novel_entities": float(sum(1 for x in f.entities if x not in found)),
         }
 
     def novel_number_forms(self, sentence: str, context: str, question: str = "") -> frozenset[str]:

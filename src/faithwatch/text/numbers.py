@@ -443,6 +443,38 @@ def roman_numerals(text: str) -> list[tuple[int, int, int]]:
     return out
 
 
+#: the ordinal words "First" to "Tenth" a ruler's number is written in ("Henry the Eighth"); from "Eleventh" on,
+#: both signals read an ordinal word in digits ("the 14th": :func:`ordinals_in_digits`)
+_REGNAL_WORDS = {**_UNIT_ORDINALS, "tenth": 10}
+_REGNAL_RE = re.compile(rf"(?<![\w'’-])([A-Z][\w'’-]*) the ({_alternatives(_REGNAL_WORDS)}|\d{{1,2}}(?:st|nd|rd|th))\b",
+                        re.IGNORECASE)
+#: capitalised words that are no ruler's name before "the" and an ordinal ("Friday the 13th", "May the Fourth")
+_NOT_RULERS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january",
+                         "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                         "november", "december"})
+
+
+def regnal_ordinals(text: str) -> list[tuple[int, int, int]]:
+    """A ruler's number written as an ordinal after "the", as ``(start, end, value)`` of the ordinal: "Henry the
+    Eighth" (8), "Louis the 14th" (14, as :func:`ordinals_in_digits` writes "the Fourteenth"). The ordinal word is
+    capitalised ("First" to "Tenth"); the name before "the" is capitalised and no stop word, weekday or month; no
+    capitalised word follows ("the Second World War" is none). Edits version 105, lexical version 30."""
+    from faithwatch.text.words import is_stop  # words.py imports nothing of this module; kept local all the same
+
+    out = []
+    for m in _REGNAL_RE.finditer(text):
+        name, ordinal = m.group(1), m.group(2)
+        if not name[0].isupper() or name.lower() in _NOT_RULERS or is_stop(name.lower()):
+            continue
+        if text[m.start(2) - 4:m.start(2)] != "the " or (ordinal[0].isalpha() and not ordinal[0].isupper()):
+            continue
+        if re.match(r"\s+[A-Z]", text[m.end():]):
+            continue
+        value = _REGNAL_WORDS.get(ordinal.lower()) or int(ordinal[:-2])
+        out.append((m.start(2), m.end(2), value))
+    return out
+
+
 def roman_value(word: str) -> int | None:
     """The value of ``word`` as a Roman numeral written in capitals of I, V, X and L ("XIV": 14; 1 to 89), or None
     ("L" alone, lower case and ill-formed numerals such as "IIII" or "VX" are none)."""
