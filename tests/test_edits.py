@@ -549,6 +549,22 @@ def test_two_sides_exchanged_is_a_flip(scorer, sentence, flipped):
 
 
 @pytest.mark.parametrize("sentence, flipped", [
+    ("The festival starts on 9 May and ends on 3 May.", 1.0),  # v106: two numbers traded across clauses
+    ("Smith scored 8 points and Jones scored 12 points.", 1.0),
+    ("The school has 35 pupils and 420 teachers.", 1.0),
+    ("Doors open at 8 pm and the show starts at 6 pm.", 1.0),  # two phrases after "at", clauses apart
+    ("The festival ends on 9 May and starts on 3 May.", 0.0),  # two clauses reordered, each with its number
+    ("The market is held on 17 June and 10 June.", 0.0),  # a list of dates reordered
+    ("The vote was held in 2020 and 2019.", 0.0),
+])
+def test_two_numbers_traded_across_clauses_is_a_flip(scorer, sentence, flipped):
+    context = ("The festival starts on 3 May and ends on 9 May. Smith scored 12 points and Jones scored 8 points. "
+               "The school has 420 pupils and 35 teachers. Doors open at 6 pm and the show starts at 8 pm. The "
+               "market is held on 10 June and 17 June. The vote was held in 2019 and 2020.")
+    assert scorer.evidence(sentence, context)["edit_neg_flip"] == flipped
+
+
+@pytest.mark.parametrize("sentence, flipped", [
     ("Germany lost to Brazil 7-1 in the semi-final.", 1.0),  # v23: beat / lost
     ("Profits missed forecasts in May.", 1.0),  # beat / missed
     ("Brazil lost to Germany 7-1 in the semi-final.", 0.0),  # the converse restates the source

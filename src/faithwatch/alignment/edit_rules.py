@@ -185,7 +185,8 @@ def _exchanged(sent: list[_Token], source: list[_Token], opcodes: list[_Op],
     least :data:`MIN_MATCH` of its content tokens and more than ``match``, the sentence's own coverage (a reversal
     restores the source, a moved phrase does not: "Brazil beat Germany" for "Germany beat Brazil"); else none. Not
     across nothing, a coordination or a symmetric relation (:data:`SYMMETRIC`: "Argentina and Brazil met"), nor
-    between two phrases led by the same preposition (:data:`PREPOSITIONS`: "in 1860 in Vienna")."""
+    between two phrases led by the same preposition (:data:`PREPOSITIONS`: "in 1860 in Vienna"), unless the spans
+    are numbers traded across clauses (:func:`_numbers_traded`: "starts on 9 May and ends on 3 May"; v106)."""
     if all(op[0] == "equal" for op in opcodes):
         return []
     loose = {i for op in opcodes if op[0] != "equal" for i in range(op[1], op[2])}
@@ -199,10 +200,12 @@ def _exchanged(sent: list[_Token], source: list[_Token], opcodes: list[_Op],
             if b1 <= a2 or not (a_loose or b_loose) or keys[a1:a2] == keys[b1:b2]:
                 continue
             between = sent[a2:b1]
-            if any(t.key in SYMMETRIC for t in between) or not _found(keys[b1:b2] + keys[a2:b1] + keys[a1:a2],
-                                                                       haystack):
+            if not _found(keys[b1:b2] + keys[a2:b1] + keys[a1:a2], haystack):
                 continue
-            if a1 and keys[a1 - 1] == keys[b1 - 1] and keys[a1 - 1] in PREPOSITIONS:
+            traded = _numbers_traded(sent, (a1, a2), (b1, b2))  # across clauses, no list reordered (v106)
+            if not traded and any(t.key in SYMMETRIC for t in between):
+                continue
+            if not traded and a1 and keys[a1 - 1] == keys[b1 - 1] and keys[a1 - 1] in PREPOSITIONS:
                 continue  # "in Vienna in 1860" -> "in 1860 in Vienna": two phrases reordered (v25)
             swapped = sent[:a1] + sent[b1:b2] + between + sent[a1:a2] + sent[b2:]
             matcher = difflib.SequenceMatcher(None, [t.key for t in swapped], [t.key for t in source], autojunk=False)
@@ -212,6 +215,17 @@ def _exchanged(sent: list[_Token], source: list[_Token], opcodes: list[_Op],
                     and _coverage(swapped, matcher) >= max(MIN_MATCH, match + 1e-9)):
                 return [("reverse", sent[a1:a2], sent[b1:b2])]
     return []
+
+
+def _numbers_traded(sent: list[_Token], a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether two spans of the sentence are numbers traded across its clauses (v106): every token of each a
+    number, and a content token between them other than one that follows both ("May" of "3 May and 9 May"): "starts
+    on 9 May and ends on 3 May", "Smith scored 8 points and Jones scored 12 points"; not "on 9 May and 3 May"."""
+    if not all(t.number for t in sent[a[0]:a[1]] + sent[b[0]:b[1]]):
+        return False
+    after = {sent[i].key for i in (a[1], b[1]) if i < len(sent)}
+    shared = after if len(after) == 1 and a[1] < len(sent) and b[1] < len(sent) else set()
+    return any(t.content and t.key not in shared for t in sent[a[1]:b[0]])
 
 
 def _anchored(opcodes: list[_Op], sent: list[_Token], source: list[_Token]) -> list[_Op]:

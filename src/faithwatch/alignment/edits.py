@@ -86,7 +86,10 @@ replaces a numeral or a number, or is replaced by one ("Type 2" restates "Type I
 "Louis XIV"; "I" alone only after a numbering noun, "War" or a titled name: :func:`~faithwatch.text.roman_numerals`,
 v101). A ruler's number written as an ordinal after "the" is such a numeral, "the" and a digit ordinal's suffix left
 out of the change ("Henry the Eighth" restates "Henry VIII", "the Seventh" for "VIII" is a changed number:
-:func:`~faithwatch.text.regnal_ordinals`, v105).
+:func:`~faithwatch.text.regnal_ordinals`, v105). Two numbers traded across the clauses of a near copy are two sides
+exchanged, across a coordination or two phrases led by one preposition too ("starts on 9 May and ends on 3 May" for
+"starts on 3 May and ends on 9 May"), unless nothing but their shared unit or month and the coordination stands
+between them ("on 9 May and 3 May"; v106).
 """
 
 from __future__ import annotations
@@ -135,7 +138,7 @@ EDIT_FEATURES = ("edit_match", "edit_swap_num", "edit_swap_word", "edit_neg_flip
 #: 81 (kept as 82), 86 (kept in 87), 88 (kept as 89), 95 (kept as 96), 99 and 100 (kept as 101); 94 not landed
 #: (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and its
 #: demonym", "Numbers written in words", "Unit rule 3", "A Roman numeral …")
-EDITS_VERSION = "105"
+EDITS_VERSION = "106"
 
 
 @dataclass
