@@ -799,6 +799,12 @@ LATER_GROUPS = {
         ("The doctor measured diastolic pressure.", 1.0),
         ("The report is early.", 0.0),  # no group's word
         ("The pharmacy sells generic medicines.", 0.0), ("The trait is dominant.", 0.0)],
+    "Sales tripled last year. Prices rose fourfold in a decade. The hotel has a double room.": [
+        ("Sales doubled last year.", 1.0),  # v108
+        ("Sales quadrupled last year.", 1.0), ("Sales halved last year.", 1.0),
+        ("Prices rose threefold in a decade.", 1.0), ("The hotel has a triple room.", 1.0),
+        ("Sales trebled last year.", 0.0),  # the same multiple
+        ("Sales grew last year.", 0.0), ("Prices rose fourfold in ten years.", 0.0)],
 }
 
 

@@ -308,7 +308,10 @@ CONTRAST_GROUPS = (
     "generic / branded", "dominant / recessive", "edible / poisonous", "freshman freshmen / sophomore sophomores",
     "preliminary / final", "interim / permanent", "debut / farewell", "premiere / finale", "uptown / downtown",
     "waxing / waning", "humid / arid", "fertile / barren", "dorsal / ventral", "systolic / diastolic",
-    "lethal deadly / harmless", "nominee nominees / winner winners")
+    "lethal deadly / harmless", "nominee nominees / winner winners",
+    # v108: multiples
+    "halve halved halving / double doubled doubling twofold / triple tripled tripling treble trebled threefold / "
+    "quadruple quadrupled quadrupling fourfold")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
