@@ -9,6 +9,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
 from itertools import takewhile
 
+from faithwatch.text.words import is_stop
+
 #: the whole numbers to twenty spelled out, in order ("zero" … "twenty")
 SMALL_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
                       "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
@@ -452,6 +454,7 @@ _REGNAL_RE = re.compile(rf"(?<![\w'’-])([A-Z][\w'’-]*) the ({_alternatives(_
 _NOT_RULERS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january",
                          "february", "march", "april", "may", "june", "july", "august", "september", "october",
                          "november", "december"})
+_CAPITALISED_NEXT = re.compile(r"\s+[A-Z]")
 
 
 def regnal_ordinals(text: str) -> list[tuple[int, int, int]]:
@@ -459,8 +462,6 @@ def regnal_ordinals(text: str) -> list[tuple[int, int, int]]:
     Eighth" (8), "Louis the 14th" (14, as :func:`ordinals_in_digits` writes "the Fourteenth"). The ordinal word is
     capitalised ("First" to "Tenth"); the name before "the" is capitalised and no stop word, weekday or month; no
     capitalised word follows ("the Second World War" is none). Edits version 105, lexical version 30."""
-    from faithwatch.text.words import is_stop  # words.py imports nothing of this module; kept local all the same
-
     out = []
     for m in _REGNAL_RE.finditer(text):
         name, ordinal = m.group(1), m.group(2)
@@ -468,7 +469,7 @@ def regnal_ordinals(text: str) -> list[tuple[int, int, int]]:
             continue
         if text[m.start(2) - 4:m.start(2)] != "the " or (ordinal[0].isalpha() and not ordinal[0].isupper()):
             continue
-        if re.match(r"\s+[A-Z]", text[m.end():]):
+        if _CAPITALISED_NEXT.match(text, m.end()):
             continue
         value = _REGNAL_WORDS.get(ordinal.lower()) or int(ordinal[:-2])
         out.append((m.start(2), m.end(2), value))
