@@ -805,6 +805,12 @@ LATER_GROUPS = {
         ("Prices rose threefold in a decade.", 1.0), ("The hotel has a triple room.", 1.0),
         ("Sales trebled last year.", 0.0),  # the same multiple
         ("Sales grew last year.", 0.0), ("Prices rose fourfold in ten years.", 0.0)],
+    "She earned a bachelor's degree in chemistry. A nurse checked the patient every hour.": [
+        ("She earned a master's degree in chemistry.", 1.0),  # v109
+        ("She earned a doctorate in chemistry.", 1.0), ("A doctor checked the patient every hour.", 1.0),
+        ("A physician checked the patient every hour.", 1.0),
+        ("She completed a bachelor's degree in chemistry.", 0.0),  # no group's word
+        ("A nurse examined the patient every hour.", 0.0)],
 }
 
 

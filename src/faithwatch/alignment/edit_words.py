@@ -311,7 +311,10 @@ CONTRAST_GROUPS = (
     "lethal deadly / harmless", "nominee nominees / winner winners",
     # v108: multiples
     "halve halved halving / double doubled doubling twofold / triple tripled tripling treble trebled threefold / "
-    "quadruple quadrupled quadrupling fourfold")
+    "quadruple quadrupled quadrupling fourfold",
+    # v109: degrees and care roles
+    "bachelor bachelors / master masters / doctorate doctorates doctoral",
+    "nurse nurses / doctor doctors physician physicians")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
