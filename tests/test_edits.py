@@ -811,6 +811,12 @@ LATER_GROUPS = {
         ("A physician checked the patient every hour.", 1.0),
         ("She completed a bachelor's degree in chemistry.", 0.0),  # no group's word
         ("A nurse examined the patient every hour.", 0.0)],
+    "The coach praised the defence. The judge dismissed the claim. The ferry runs hourly in summer.": [
+        ("The player praised the defence.", 1.0),  # v110
+        ("The jury dismissed the claim.", 1.0), ("The ferry runs daily in summer.", 1.0),
+        ("The ferry runs weekly in summer.", 1.0),
+        ("The coach commended the defence.", 0.0),  # no group's word
+        ("The judge dismissed the claim.", 0.0)],
 }
 
 

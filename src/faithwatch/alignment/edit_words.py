@@ -314,7 +314,9 @@ CONTRAST_GROUPS = (
     "quadruple quadrupled quadrupling fourfold",
     # v109: degrees and care roles
     "bachelor bachelors / master masters / doctorate doctorates doctoral",
-    "nurse nurses / doctor doctors physician physicians")
+    "nurse nurses / doctor doctors physician physicians",
+    # v110: sport and court roles, hourly
+    "coach coaches / player players", "judge judges / jury juries juror jurors", "hourly / daily / weekly")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 

@@ -138,7 +138,7 @@ EDIT_FEATURES = ("edit_match", "edit_swap_num", "edit_swap_word", "edit_neg_flip
 #: 81 (kept as 82), 86 (kept in 87), 88 (kept as 89), 95 (kept as 96), 99 and 100 (kept as 101); 94 and 107 not
 #: landed (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and
 #: its demonym", "Numbers written in words", "Unit rule 3", "A Roman numeral …", "A pronoun's gender …")
-EDITS_VERSION = "109"
+EDITS_VERSION = "110"
 
 
 @dataclass
