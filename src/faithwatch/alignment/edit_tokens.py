@@ -84,7 +84,7 @@ def _tokens(text: str) -> tuple[_Token, ...]:
     shares = {start: rest for start, *rest in spelled_shares(text)}  # "two-thirds of": 67 and "of" (v60)
     romans = {start: (end, value) for start, end, value in roman_numerals(text)}  # "XIV": 14 (v101)
     # "Henry the Eighth": "Eighth" is 8, as "VIII" is (v105; "the 14th" is a number already)
-    romans |= {start: (end, value) for start, end, value in regnal_ordinals(text) if text[start].isalpha()}
+    romans |= {start: (end, value) for start, end, value in regnal_ordinals(text, words_only=True)}
     number: tuple[int, int] | None = None  # the span of the number token just before, if any
     skip = 0  # the end of the number in words just read
     starts: list[int] = []  # where the match that gave each token starts (for amounts: v62)

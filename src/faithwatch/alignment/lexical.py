@@ -173,7 +173,7 @@ def _sentence_features(sentence: str, claim_start: int = 0) -> _Features:
 def _numeral_words(text: str, start: int = 0) -> tuple[tuple[str, str], ...]:
     """The stem and value of each numeral word of ``text[start:]``: a Roman numeral (:func:`roman_numerals`), or a
     ruler's ordinal word (:func:`regnal_ordinals`: "Eighth", not "the 14th", which is a number; version 30)."""
-    spans = roman_numerals(text) + [r for r in regnal_ordinals(text) if text[r[0]].isalpha()]
+    spans = roman_numerals(text) + regnal_ordinals(text, words_only=True)
     return tuple((stem(text[a:b]), str(value)) for a, b, value in spans if a >= start)
 
 
@@ -258,12 +258,12 @@ def _context_index(context: str) -> _ContextIndex:
     values = _exact_values(context) + (_exact_values(joined) if joined != context else ())
     shares = share_values(context)  # "half of" holds 50 ("50%"), an exact value unless bounded (version 22)
     percents = {p for _, p, _ in shares}
-    romans = {str(value) for _, _, value in roman_numerals(context)}  # "Volume XII" holds 12 (version 29)
-    romans |= {str(value) for _, _, value in regnal_ordinals(context)}  # "Henry the Eighth" holds 8 (version 30)
-    numbers, bare = numbers | percents | romans, bare | percents | romans
+    numerals = {str(value) for _, _, value in roman_numerals(context)}  # "Volume XII" holds 12 (version 29)
+    numerals |= {str(value) for _, _, value in regnal_ordinals(context)}  # "Henry the Eighth" holds 8 (version 30)
+    numbers, bare = numbers | percents | numerals, bare | percents | numerals
     values += tuple(Decimal(p) for _, p, bound in shares if bound is None)
     return _ContextIndex(numbers, bare, values, frozenset(stems) | currencies,
-                         frozenset(zip(stems, stems[1:], strict=False)), tuple(measures(context)), frozenset(romans))
+                         frozenset(zip(stems, stems[1:], strict=False)), tuple(measures(context)), frozenset(numerals))
 
 
 class _Conversion(NamedTuple):

@@ -457,17 +457,20 @@ _NOT_RULERS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday",
 _CAPITALISED_NEXT = re.compile(r"\s+[A-Z]")
 
 
-def regnal_ordinals(text: str) -> list[tuple[int, int, int]]:
+def regnal_ordinals(text: str, words_only: bool = False) -> list[tuple[int, int, int]]:
     """A ruler's number written as an ordinal after "the", as ``(start, end, value)`` of the ordinal: "Henry the
     Eighth" (8), "Louis the 14th" (14, as :func:`ordinals_in_digits` writes "the Fourteenth"). The ordinal word is
     capitalised ("First" to "Tenth"); the name before "the" is capitalised and no stop word, weekday or month; no
-    capitalised word follows ("the Second World War" is none). Edits version 105, lexical version 30."""
+    capitalised word follows ("the Second World War" is none); ``words_only``: the ordinal words alone (a digit
+    ordinal is a number already). Edits version 105, lexical version 30."""
     out = []
     for m in _REGNAL_RE.finditer(text):
         name, ordinal = m.group(1), m.group(2)
         if not name[0].isupper() or name.lower() in _NOT_RULERS or is_stop(name.lower()):
             continue
         if text[m.start(2) - 4:m.start(2)] != "the " or (ordinal[0].isalpha() and not ordinal[0].isupper()):
+            continue
+        if words_only and not ordinal[0].isalpha():
             continue
         if _CAPITALISED_NEXT.match(text, m.end()):
             continue
