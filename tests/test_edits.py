@@ -817,6 +817,15 @@ LATER_GROUPS = {
         ("The ferry runs weekly in summer.", 1.0),
         ("The coach commended the defence.", 0.0),  # no group's word
         ("The judge dismissed the claim.", 0.0)],
+    ("Most of the residents opposed the road. The United States agreed to the plan. The team lost in the semifinal. "
+     "The hotel's manager said it would reopen."): [
+        ("Few of the residents opposed the road.", 1.0),  # v113
+        ("The team lost in the final.", 1.0),
+        ("The team lost in the quarterfinal.", 1.0), ("The hotel's owner said it would reopen.", 1.0),
+        ("Most of the locals opposed the road.", 0.0),  # no group's word
+        ("The team was beaten in the semifinal.", 0.0), ("The hotel's manager said it would open again.", 0.0),
+        ("The federal government agreed to the plan.", 0.0),  # "state" is no group's word
+        ("The team lost in the semi-final.", 0.0), ("The team lost in the semi final.", 0.0)],  # one word, split
 }
 
 

@@ -60,7 +60,7 @@ class _Token:
     caps: bool = False  # written in capitals, two or more ("EPA"): maybe an acronym (v30)
     listed: bool = False  # digits followed by ".", ")", ":" or a capitalised word: maybe a list number (v50)
     bound: str = ""  # a number's bound ("more than 300": "above"; `text.bound_before`; v56)
-    text: str = ""  # as written (what a change shows; never compared)
+    text: str = ""  # as written (what a change shows; compared only joined: `edits._joined`, v113)
     amount: Measure | None = None  # the amount of unit rule 2 C it is part of ("a day and a half"; v62)
     name: bool = False  # capitalised, in any place, a content word English does not write in lower case (v89)
     roman: str = ""  # a Roman numeral's value ("XIV": "14"; `text.roman_numerals`), or a ruler's ordinal word's

@@ -316,7 +316,9 @@ CONTRAST_GROUPS = (
     "bachelor bachelors / master masters / doctorate doctorates doctoral",
     "nurse nurses / doctor doctors physician physicians",
     # v110: sport and court roles, hourly
-    "coach coaches / player players", "judge judges / jury juries juror jurors", "hourly / daily / weekly")
+    "coach coaches / player players", "judge judges / jury juries juror jurors", "hourly / daily / weekly",
+    # v113: quantities, rounds of a tournament, roles in a business
+    "most / few", "quarterfinal quarterfinals / semifinal semifinals / final finals", "manager managers / owner owners")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 

@@ -135,10 +135,11 @@ from faithwatch.text import Measure, drop_conversions, measures, spaced_decimals
 EDIT_FEATURES = ("edit_match", "edit_swap_num", "edit_swap_word", "edit_neg_flip")
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47, 55, 67,
-#: 81 (kept as 82), 86 (kept in 87), 88 (kept as 89), 95 (kept as 96), 99 and 100 (kept as 101); 94 and 107 not
-#: landed (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …", "A count changed …", "A country and
-#: its demonym", "Numbers written in words", "Unit rule 3", "A Roman numeral …", "A pronoun's gender …")
-EDITS_VERSION = "110"
+#: 81 (kept as 82), 86 (kept in 87), 88 (kept as 89), 95 (kept as 96), 99 and 100 (kept as 101), 111 (dropped for
+#: 112), 112 (as 113); 94 and 107 not landed (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …",
+#: "A count changed …", "A country and its demonym", "Numbers written in words", "Unit rule 3", "A Roman numeral …",
+#: "A pronoun's gender …", "Quantities, rounds and roles …")
+EDITS_VERSION = "113"
 
 
 @dataclass
@@ -299,6 +300,14 @@ class EditScorer:
                  other_amount: bool) -> str | None:
         """The feature that counts one local edit (``op``: its kind, ``mine`` for ``theirs``), or None;
         ``other_amount``: an amount restated at another value (v62)."""
+        feature = self._judged(op, mine, theirs, held, other_amount)
+        if feature == "edit_neg_flip" and mine and theirs and _joined(mine) == _joined(theirs):
+            return None  # no contrast inside one word written split: "semi-final" for "semifinal" (v113)
+        return feature
+
+    def _judged(self, op: str, mine: list[_Token], theirs: list[_Token], held: _Held,
+                other_amount: bool) -> str | None:
+        """:meth:`_feature`, before a word written split is read as one."""
         novel = [t for t in mine if t.content and not self.in_context(t)]  # found nowhere in the context
         if other_amount and op != "reverse":
             return "edit_swap_num"
@@ -410,6 +419,11 @@ def counts(changes: list[EditChange]) -> dict[str, float]:
 #: "anchored" among them, replace words): difflib's "delete" is words the sentence adds
 _HOW = {"delete": "add", "insert": "leave out", "singled": "leave out", "reverse": "reverse", "unnegated": "leave out",
         "negation added": "add"}
+
+
+def _joined(toks: list[_Token]) -> str:
+    """Tokens as written, lower case, with no space between them: one word joined, split or hyphenated (v113)."""
+    return "".join(t.text for t in toks).lower()
 
 
 def _words(toks: list[_Token]) -> str:
