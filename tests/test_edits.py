@@ -826,6 +826,14 @@ LATER_GROUPS = {
         ("The team was beaten in the semifinal.", 0.0), ("The hotel's manager said it would open again.", 0.0),
         ("The federal government agreed to the plan.", 0.0),  # "state" is no group's word
         ("The team lost in the semi-final.", 0.0), ("The team lost in the semi final.", 0.0)],  # one word, split
+    ("The patient was admitted on Monday. Prices rose sharply in May. The court upheld the appeal. The treaty was "
+     "signed in Oslo. The play is a comedy. The firm owned the warehouse."): [
+        ("The patient was discharged on Monday.", 1.0),  # v114
+        ("Prices rose slightly in May.", 1.0), ("The court rejected the appeal.", 1.0),
+        ("The treaty was rejected in Oslo.", 1.0), ("The play is a tragedy.", 1.0),
+        ("The firm leased the warehouse.", 1.0), ("The firm rented the warehouse.", 1.0),
+        ("Prices rose steeply in May.", 0.0),  # the same side
+        ("The treaty was ratified in Oslo.", 0.0), ("The court upheld the appeal.", 0.0)],
 }
 
 

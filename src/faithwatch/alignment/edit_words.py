@@ -318,7 +318,13 @@ CONTRAST_GROUPS = (
     # v110: sport and court roles, hourly
     "coach coaches / player players", "judge judges / jury juries juror jurors", "hourly / daily / weekly",
     # v113: quantities, rounds of a tournament, roles in a business
-    "most / few", "quarterfinal quarterfinals / semifinal semifinals / final finals", "manager managers / owner owners")
+    "most / few", "quarterfinal quarterfinals / semifinal semifinals / final finals", "manager managers / owner owners",
+    # v114: care, degree of a change, rulings, genres, tenure
+    "admit admits admitted admission / discharge discharges discharged",
+    "sharply steeply dramatically / slightly marginally modestly",
+    "sign signs signed ratify ratified / reject rejects rejected",
+    "uphold upholds upheld / reject rejects rejected dismiss dismisses dismissed",
+    "comedy comedies / tragedy tragedies", "own owns owned / rent rents rented lease leases leased")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
