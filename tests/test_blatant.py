@@ -145,7 +145,8 @@ def test_swapped_contrast_words_are_flagged_and_their_controls_pass():
     # (106: two numbers traded across clauses), 108 (108: multiples; part 107, for 107, not landed, is kept unread
     # in its own file), 109 (109: degrees and care roles), 110 (110: sport and court roles, hourly), 111 (113:
     # quantities, rounds and roles; its federal/state items, a group 113 lacks, miss; 111 and 112 not kept), 114
-    # (114: care, change, rulings, genres, tenure); parts 85 and 86 (84 and 85: a change's direction reversed in a
+    # (114: care, change, rulings, genres, tenure), 115 (115: secrecy, harm, ownership, contests, water,
+    # frequency, diet, authorship, votes); parts 85 and 86 (84 and 85: a change's direction reversed in a
     # restatement; their restatements paraphrase, so they have their own test below); parts 38, 39 (lexical 12,
     # 45: not kept), 95 (94 and lexical 28: clock times, not landed), 79 (81: not kept; its rule kept as 82, the
     # part left out: its helper's restatements paraphrase more freely, 9 of 12 pass before the rule as after) and
@@ -154,7 +155,7 @@ def test_swapped_contrast_words_are_flagged_and_their_controls_pass():
     items = [json.loads(line) for line in CONTRASTS.read_text(encoding="utf-8").splitlines()]
     items = (items[:144] + items[180:324] + items[360:384] + items[396:468] + items[504:540] + items[612:720]
              + items[756:864] + items[882:972] + items[1008:1332] + items[1440:2196] + items[2232:2772]
-             + items[2808:2952] + items[3024:3312] + items[3348:3924])
+             + items[2808:2952] + items[3024:3312] + items[3348:3960])
     flagged: dict[str, list[bool]] = {"s": [], "f": [], "c": []}
     for item in items:
         result = monitor.score(None, item["context"], item["response"])

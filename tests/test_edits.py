@@ -834,6 +834,14 @@ LATER_GROUPS = {
         ("The firm leased the warehouse.", 1.0), ("The firm rented the warehouse.", 1.0),
         ("Prices rose steeply in May.", 0.0),  # the same side
         ("The treaty was ratified in Oslo.", 0.0), ("The court upheld the appeal.", 0.0)],
+    ("The vote was secret. The storm damaged the school. The injury was minor. The railway was privatised in 1994. "
+     "She conceded the election. The menu is vegetarian. He wrote the novel in French."): [
+        ("The vote was public.", 1.0),  # v115
+        ("The storm destroyed the school.", 1.0), ("The injury was serious.", 1.0),
+        ("The railway was nationalised in 1994.", 1.0), ("She won the election.", 1.0),
+        ("The menu is vegan.", 1.0), ("He translated the novel in French.", 1.0),
+        ("The gale damaged the school.", 0.0),  # no group's word
+        ("The railway was privatized in 1994.", 0.0), ("The vote was secret.", 0.0)],
 }
 
 

@@ -324,7 +324,14 @@ CONTRAST_GROUPS = (
     "sharply steeply dramatically / slightly marginally modestly",
     "sign signs signed ratify ratified / reject rejects rejected",
     "uphold upholds upheld / reject rejects rejected dismiss dismisses dismissed",
-    "comedy comedies / tragedy tragedies", "own owns owned / rent rents rented lease leases leased")
+    "comedy comedies / tragedy tragedies", "own owns owned / rent rents rented lease leases leased",
+    # v115: secrecy, harm, ownership, contests, water, frequency, diet, authorship, votes
+    "secret secretly / public publicly", "damage damaged damages / destroy destroyed destroys", "minor / serious",
+    "privatise privatised privatize privatized privatisation privatization / nationalise nationalised nationalize "
+    "nationalized nationalisation nationalization", "concede concedes conceded / win wins won",
+    "salt salty saltwater / fresh freshwater", "annual annually yearly / biennial biennially",
+    "vegetarian vegetarians / vegan vegans", "write writes wrote written / translate translates translated",
+    "unanimous unanimously / majority")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
