@@ -842,6 +842,14 @@ LATER_GROUPS = {
         ("The menu is vegan.", 1.0), ("He translated the novel in French.", 1.0),
         ("The gale damaged the school.", 0.0),  # no group's word
         ("The railway was privatized in 1994.", 0.0), ("The vote was secret.", 0.0)],
+    ("Leeds were the favourite. The frog is endangered. The loan was fully repaid. The tax was abolished in 2008. "
+     "The volcano is dormant. The ship sailed eastward. The economy expanded. The mine closed in 1985."): [
+        ("Leeds were the underdog.", 1.0),  # v116
+        ("The frog is extinct.", 1.0), ("The loan was partially repaid.", 1.0),
+        ("The tax was introduced in 2008.", 1.0), ("The volcano is active.", 1.0),
+        ("The ship sailed westward.", 1.0), ("The economy contracted.", 1.0), ("The mine reopened in 1985.", 1.0),
+        ("The loan was completely repaid.", 0.0),  # the same side
+        ("The tax was scrapped in 2008.", 0.0), ("The ship sailed eastwards.", 0.0)],
 }
 
 

@@ -331,7 +331,15 @@ CONTRAST_GROUPS = (
     "nationalized nationalisation nationalization", "concede concedes conceded / win wins won",
     "salt salty saltwater / fresh freshwater", "annual annually yearly / biennial biennially",
     "vegetarian vegetarians / vegan vegans", "write writes wrote written / translate translates translated",
-    "unanimous unanimously / majority")
+    "unanimous unanimously / majority",
+    # v116: odds, trade, survival, extent, treaties, taxes, takeovers, volcanoes, headings, growth, discipline, closure
+    "favourite favourites favorite favorites / underdog underdogs", "supplier suppliers / customer customers",
+    "endangered / extinct", "fully completely entirely / partially partly", "bilateral / multilateral",
+    "abolish abolished abolishes abolition / introduce introduced introduces introduction", "hostile / friendly",
+    "dormant / active", "eastward eastwards / westward westwards / northward northwards / southward southwards",
+    "expand expanded expands expansion / contract contracted contracts contraction",
+    "suspend suspended suspends suspension / reinstate reinstated reinstates",
+    "close closed closes closure / reopen reopened reopens reopening")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
