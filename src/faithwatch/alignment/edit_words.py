@@ -9,7 +9,7 @@ import gzip
 from functools import cache
 from importlib.resources import files
 
-from faithwatch.text import stem
+from faithwatch.text import MONTHS, WEEKDAYS, stem
 
 #: negation words (compared unstemmed: tokens keep them as written)
 NEGATIONS = frozenset({"not", "no", "never", "without", "none", "nor", "neither", "nobody", "nothing", "cannot"})
@@ -98,8 +98,7 @@ CONTRAST_GROUPS = (
     "rich wealthy / poor", "present absent", "wet dry", "empty full", "thick thin", "wide narrow",
     "ancient modern", "past future", "former current", "domestic / international foreign", "urban rural",
     "northern southern", "eastern western", "spring / summer / autumn fall / winter",
-    "january / february / march / april / may / june / july / august / september / october / november / december",
-    "monday / tuesday / wednesday / thursday / friday / saturday / sunday", "primary secondary",
+    " / ".join(MONTHS), " / ".join(WEEKDAYS), "primary secondary",
     "inner outer", "early late", "frequent rare", "common rare", "asleep awake", "friend ally / enemy",
     "peace war", "love hate", "allow permit / forbid forbidden forbade prohibit ban",
     "first second third fourth fifth sixth seventh eighth ninth tenth",

@@ -129,14 +129,23 @@ from faithwatch.alignment.edit_rules import (
     _width,
 )
 from faithwatch.alignment.edit_tokens import _acronyms, _Token, tokens
-from faithwatch.text import Measure, drop_conversions, measures, spaced_decimals, split_sentences, strip_preamble
+from faithwatch.text import (
+    ORDINAL_SUFFIX_RE,
+    ORDINAL_SUFFIXES,
+    Measure,
+    drop_conversions,
+    measures,
+    spaced_decimals,
+    split_sentences,
+    strip_preamble,
+)
 
 #: what :meth:`EditScorer.evidence` returns (the ``edits`` signal's features)
 EDIT_FEATURES = ("edit_match", "edit_swap_num", "edit_swap_word", "edit_neg_flip")
 #: the meaning of the features: bump when a rule changes (a detector records it; a monitor refuses another)
 #: not kept: 7, 8, 13, 14 B, 15 A, 16 (kept as 51), 17, 19, 20, 24, 27, 29, 30 A, 33, 39, 40, 43, 45, 47, 55, 67,
-#: 81 (kept as 82), 86 (kept in 87), 88 (kept as 89), 95 (kept as 96), 99 and 100 (kept as 101), 111 (dropped for
-#: 112), 112 (as 113); 94 and 107 not landed (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …",
+#: 81 (kept as 82), 86 (kept in 87), 88 (kept as 89), 95 (kept as 96), 99 and 100 (kept as 101), 111 and 112
+#: (narrowed as 113); 94 and 107 not landed (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …",
 #: "A count changed …", "A country and its demonym", "Numbers written in words", "Unit rule 3", "A Roman numeral …",
 #: "A pronoun's gender …", "Quantities, rounds and roles …")
 EDITS_VERSION = "116"
@@ -386,14 +395,11 @@ class EditScorer:
 _ANSWER_RE = re.compile(r"^\W*(?:no|not(?: really)?|nope)\s*[,.!;:\u2013\u2014-]", re.I)
 
 
-_ORDINAL_SUFFIXES = frozenset({"st", "nd", "rd", "th"})
-
-
 def _numeral_core(toks: list[_Token]) -> list[_Token]:
     """``toks`` without "the" and a digit ordinal's suffix: the numeral a ruler's number in words leaves ("the
     Eighth": "Eighth", "the 14th": 14; v105)."""
     return [t for i, t in enumerate(toks) if t.key != "the" and not (
-        t.key in _ORDINAL_SUFFIXES and i and toks[i - 1].number)]
+        t.key in ORDINAL_SUFFIXES and i and toks[i - 1].number)]
 
 
 def _reversed_changes(sent: list[_Token], held: tuple[_Moved, ...]) -> list[EditChange]:
@@ -429,7 +435,7 @@ def _joined(toks: list[_Token]) -> str:
 def _words(toks: list[_Token]) -> str:
     """Tokens as written, joined by spaces ("n't" joined to its verb, an ordinal's suffix to its number)."""
     words = " ".join(t.text for t in toks if t.text).replace(" n't", "n't").replace(" n’t", "n’t")
-    return re.sub(r"(\d) (st|nd|rd|th)\b", r"\1\2", words)
+    return re.sub(rf"(\d) ({ORDINAL_SUFFIX_RE})\b", r"\1\2", words)
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from faithwatch.alignment.lexical import content_runs, content_stems, number_values, word_tokens
-from faithwatch.text import NUMBER_WORDS, asked, normalise_number, number_forms, split_sentences, stem
+from faithwatch.text import (
+    MONTH_ABBREVIATIONS,
+    MONTHS,
+    NUMBER_WORDS,
+    ORDINAL_SUFFIX_RE,
+    asked,
+    normalise_number,
+    number_forms,
+    split_sentences,
+    stem,
+)
 
 _WH = r"(?:who|whom|whose|what|which|where|when|why|how)"
 # a clause boundary: a comma (and optional "and"/"or") or a bare "and", before a wh-word that at most two words
@@ -67,12 +77,11 @@ _NUMERIC = re.compile(
     rf"|{_WHAT_NOUN}(?:age|number|temperature|percentage|population|height|length|speed)\b"
     rf"|\bin\s+(?:{_UNITS})\b",
     re.IGNORECASE)
-_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
-           "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
+_MONTHS = "|".join(MONTHS + tuple(MONTH_ABBREVIATIONS))
 _YEAR = r"(1\d{3}|20\d{2})"
 # a year written as a date: a span ("between 1887 and 1889", "1887-1889"), after a preposition or a month ("in
 # 1953", "May 29, 1953", "29 May 1953"; the day is part of the date), or with an era
-_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_DAY = rf"(\d{{1,2}})(?:{ORDINAL_SUFFIX_RE})?"
 _YEAR_END = r"\b(?![.,]\d)"  # not part of a longer number ("1953.5")
 _NOT_UNIT = rf"{_YEAR_END}(?!\s*(?:{_UNITS})\b)"
 _DATE = re.compile(

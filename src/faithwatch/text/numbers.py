@@ -62,6 +62,11 @@ _ORDINAL_RE = re.compile(rf"\b(?:({_TENS_WORDS})[\s-]({_alternatives(_UNIT_ORDIN
                          rf"({_alternatives(_OWN_ORDINALS)}))\b", re.IGNORECASE)
 
 
+#: the suffixes of an ordinal in digits ("21st", "42nd", "63rd", "14th"), and a regex alternation of them
+ORDINAL_SUFFIXES = ("st", "nd", "rd", "th")
+ORDINAL_SUFFIX_RE = "|".join(ORDINAL_SUFFIXES)
+
+
 def _ordinal_suffix(value: int) -> str:
     """The suffix of ``value`` as an ordinal in digits: "st" (21), "nd" (42), "rd" (63), "th" (11, 12, 13, 30)."""
     if value % 100 in (11, 12, 13):
@@ -246,13 +251,17 @@ def scale_after(text: str, number_start: int, number_end: int, word_start: int, 
     return str(10 ** MAGNITUDES[low])
 
 
+#: the names of the months and weekdays, lower case
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 #: the months a date may abbreviate ("Feb. 14", "3 Mar 2015"; lexical scorer version 9, edits version 42)
 MONTH_ABBREVIATIONS = {"jan": "january", "feb": "february", "mar": "march", "apr": "april", "jun": "june",
                        "jul": "july", "aug": "august", "sep": "september", "sept": "september", "oct": "october",
                        "nov": "november", "dec": "december"}
 #: what follows a word that a number completes ("Feb. 14", tokenised "feb . 14"; "No. 1", "no 10")
 NUMBER_AFTER = re.compile(r"\s?\.?\s*\d")
-_NUMBER_BEFORE = re.compile(r"\d(?:st|nd|rd|th)?\.?\s*$", re.IGNORECASE)
+_NUMBER_BEFORE = re.compile(rf"\d(?:{ORDINAL_SUFFIX_RE})?\.?\s*$", re.IGNORECASE)
 
 
 def month_name(text: str, start: int, end: int) -> str | None:
@@ -448,12 +457,10 @@ def roman_numerals(text: str) -> list[tuple[int, int, int]]:
 #: the ordinal words "First" to "Tenth" a ruler's number is written in ("Henry the Eighth"); from "Eleventh" on,
 #: both signals read an ordinal word in digits ("the 14th": :func:`ordinals_in_digits`)
 _REGNAL_WORDS = {**_UNIT_ORDINALS, "tenth": 10}
-_REGNAL_RE = re.compile(rf"(?<![\w'’-])([A-Z][\w'’-]*) the ({_alternatives(_REGNAL_WORDS)}|\d{{1,2}}(?:st|nd|rd|th))\b",
-                        re.IGNORECASE)
+_REGNAL_RE = re.compile(rf"(?<![\w'’-])([A-Z][\w'’-]*) the "
+                        rf"({_alternatives(_REGNAL_WORDS)}|\d{{1,2}}(?:{ORDINAL_SUFFIX_RE}))\b", re.IGNORECASE)
 #: capitalised words that are no ruler's name before "the" and an ordinal ("Friday the 13th", "May the Fourth")
-_NOT_RULERS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january",
-                         "february", "march", "april", "may", "june", "july", "august", "september", "october",
-                         "november", "december"})
+_NOT_RULERS = frozenset(WEEKDAYS + MONTHS)
 _CAPITALISED_NEXT = re.compile(r"\s+[A-Z]")
 
 
