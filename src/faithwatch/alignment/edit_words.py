@@ -324,12 +324,12 @@ CONTRAST_GROUPS = (
     "sign signs signed ratify ratified / reject rejects rejected",
     "uphold upholds upheld / reject rejects rejected dismiss dismisses dismissed",
     "comedy comedies / tragedy tragedies", "own owns owned / rent rents rented lease leases leased",
-    # v115: secrecy, harm, ownership, contests, water, frequency, diet, authorship, votes
+    # v115: secrecy, harm, ownership, contests, water, frequency, authorship, votes (vegetarian/vegan: v78)
     "secret secretly / public publicly", "damage damaged damages / destroy destroyed destroys", "minor / serious",
     "privatise privatised privatize privatized privatisation privatization / nationalise nationalised nationalize "
     "nationalized nationalisation nationalization", "concede concedes conceded / win wins won",
     "salt salty saltwater / fresh freshwater", "annual annually yearly / biennial biennially",
-    "vegetarian vegetarians / vegan vegans", "write writes wrote written / translate translates translated",
+    "write writes wrote written / translate translates translated",
     "unanimous unanimously / majority",
     # v116: odds, trade, survival, extent, treaties, taxes, takeovers, volcanoes, headings, growth, discipline, closure
     "favourite favourites favorite favorites / underdog underdogs", "supplier suppliers / customer customers",
