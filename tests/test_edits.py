@@ -850,6 +850,18 @@ LATER_GROUPS = {
         ("The ship sailed westward.", 1.0), ("The economy contracted.", 1.0), ("The mine reopened in 1985.", 1.0),
         ("The loan was completely repaid.", 0.0),  # the same side
         ("The tax was scrapped in 2008.", 0.0), ("The ship sailed eastwards.", 0.0)],
+    ("Tessa is a moderate candidate. The shop sells wild salmon. The plane landed near Hull. The prisoner was "
+     "pardoned in 1790. Acme acquired the mill in 2001. Ray was appointed in May. The statue is an original. The "
+     "road was widened. The star is a dwarf. The drug was approved. The theatre was restored. The guild was "
+     "founded in 1850."): [
+        ("Tessa is a radical candidate.", 1.0),  # v117
+        ("The shop sells farmed salmon.", 1.0), ("The plane crashed near Hull.", 1.0),
+        ("The prisoner was executed in 1790.", 1.0), ("Acme sold the mill in 2001.", 1.0),
+        ("Ray was sacked in May.", 1.0), ("The statue is a replica.", 1.0), ("The road was narrowed.", 1.0),
+        ("The star is a giant.", 1.0), ("The drug was banned.", 1.0), ("The theatre was demolished.", 1.0),
+        ("The guild was dissolved in 1850.", 1.0),
+        ("Acme bought the mill in 2001.", 0.0),  # no other side
+        ("The statue is genuine.", 0.0), ("The guild was established in 1850.", 0.0)],
 }
 
 

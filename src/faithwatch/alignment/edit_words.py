@@ -338,7 +338,16 @@ CONTRAST_GROUPS = (
     "dormant / active", "eastward eastwards / westward westwards / northward northwards / southward southwards",
     "expand expanded expands expansion / contract contracted contracts contraction",
     "suspend suspended suspends suspension / reinstate reinstated reinstates",
-    "close closed closes closure / reopen reopened reopens reopening")
+    "close closed closes closure / reopen reopened reopens reopening",
+    # v117: politics, food, flight, justice, deals, offices, art, roads, stars, rules, buildings, societies
+    "moderate moderates / radical radicals", "wild / farmed", "landed / crashed",
+    "pardon pardoned pardons / execute executed executes execution", "acquire acquired acquires / sell sold sells",
+    "appoint appointed appoints / sack sacked dismiss dismissed oust ousted",
+    "original originals genuine authentic / replica replicas forgery forgeries fake fakes counterfeit",
+    "widen widened widens widening / narrow narrowed narrows narrowing", "dwarf dwarfs / giant giants supergiant"
+    " supergiants", "approve approved approves approval / ban banned bans",
+    "restore restored restores restoration / demolish demolished demolishes demolition",
+    "founded founding / dissolved disbanded")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
