@@ -862,6 +862,17 @@ LATER_GROUPS = {
         ("The guild was dissolved in 1850.", 1.0),
         ("Acme bought the mill in 2001.", 0.0),  # no other side
         ("The statue is genuine.", 0.0), ("The guild was established in 1850.", 0.0)],
+    ("The housing boom began in 2004. Leeds qualified for the final. The patient recovered. The ring has a diamond. "
+     "The boy was adopted in 2010. The lease was renewed. The crowd cheered the mayor. Acme launched the kettle. "
+     "The old will is handwritten. The lake was frozen. The fee applies to residents. The crater is circular."): [
+        ("The housing recession began in 2004.", 1.0),  # v118
+        ("Leeds were eliminated in the final.", 1.0), ("The patient relapsed.", 1.0), ("The ring has a ruby.", 1.0),
+        ("The boy was fostered in 2010.", 1.0), ("The lease expired.", 1.0), ("The crowd booed the mayor.", 1.0),
+        ("Acme recalled the kettle.", 1.0), ("The old will is typed.", 1.0), ("The lake was thawed.", 1.0),
+        ("The fee applies to visitors.", 1.0), ("The crater is oval.", 1.0),
+        ("The housing slump began in 2004.", 1.0), ("The fee applies to tourists.", 1.0),
+        ("The crowd applauded the mayor.", 0.0),  # no group's word
+        ("The lease was extended.", 0.0), ("The crater is round.", 0.0)],
 }
 
 

@@ -347,7 +347,16 @@ CONTRAST_GROUPS = (
     "widen widened widens widening / narrow narrowed narrows narrowing", "dwarf dwarfs / giant giants supergiant"
     " supergiants", "approve approved approves approval / ban banned bans",
     "restore restored restores restoration / demolish demolished demolishes demolition",
-    "founded founding / dissolved disbanded")
+    "founded founding / dissolved disbanded",
+    # v118: the economy, contests, care, gems, children, leases, crowds, recalls, records, storage, fees, shapes
+    "boom booming / recession recessions slump", "qualify qualified qualifies / eliminated",
+    "recover recovered recovers / relapse relapsed relapses",
+    "diamond diamonds / ruby rubies / emerald emeralds / sapphire sapphires",
+    "adopt adopted adopts adoption / foster fostered fosters",
+    "renew renewed renews renewal / expire expired expires expiry lapse lapsed",
+    "cheer cheered cheers / boo booed boos jeer jeered jeers", "launch launched launches / recall recalled recalls",
+    "handwritten / typed typewritten", "frozen / thawed", "resident residents / visitor visitors tourist tourists",
+    "circular / oval / rectangular / triangular")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
