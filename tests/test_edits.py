@@ -873,6 +873,18 @@ LATER_GROUPS = {
         ("The housing slump began in 2004.", 1.0), ("The fee applies to tourists.", 1.0),
         ("The crowd applauded the mayor.", 0.0),  # no group's word
         ("The lease was extended.", 0.0), ("The crater is round.", 0.0)],
+    ("Analysts expect a bull market. The court upheld the ruling on appeal. Ada donated the painting to the museum. "
+     "The control group received a placebo. The keeper saved the penalty. Acme is a wholesaler of tea. Mira is a "
+     "famous soprano. The play is written in prose. Kip won the sprint in Oslo. The cells are haploid. The bust is "
+     "made of marble. The station is overground."): [
+        ("Analysts expect a bear market.", 1.0),  # v119
+        ("The court reversed the ruling on appeal.", 1.0), ("Ada lent the painting to the museum.", 1.0),
+        ("The control group received a vaccine.", 1.0), ("The keeper conceded the penalty.", 1.0),
+        ("Acme is a retailer of tea.", 1.0), ("Mira is a famous tenor.", 1.0),
+        ("The play is written in verse.", 1.0), ("Kip won the marathon in Oslo.", 1.0),
+        ("The cells are diploid.", 1.0), ("The bust is made of bronze.", 1.0), ("The station is underground.", 1.0),
+        ("Analysts expect a bullish market.", 0.0),  # the same side
+        ("Ada bequeathed the painting to the museum.", 0.0), ("The bust is made of stone.", 0.0)],
 }
 
 

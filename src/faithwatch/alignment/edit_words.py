@@ -356,7 +356,15 @@ CONTRAST_GROUPS = (
     "renew renewed renews renewal / expire expired expires expiry lapse lapsed",
     "cheer cheered cheers / boo booed boos jeer jeered jeers", "launch launched launches / recall recalled recalls",
     "handwritten / typed typewritten", "frozen / thawed", "resident residents / visitor visitors tourist tourists",
-    "circular / oval / rectangular / triangular")
+    "circular / oval / rectangular / triangular",
+    # v119: markets, appeals, gifts, trials, saves, trade, voices, forms, races, cells, stone, railways
+    "bull bullish / bear bearish", "uphold upheld upholds / reverse reversed reverses",
+    "donate donated donates donation donations bequeath bequeathed / lend lends lent loaned",
+    "placebo placebos / vaccine vaccines drug drugs", "save saved saves / concede conceded concedes",
+    "wholesaler wholesalers / retailer retailers", "soprano sopranos / alto altos / tenor tenors / baritone baritones",
+    "prose / verse", "sprint sprints sprinter sprinters / marathon marathons",
+    "haploid / diploid / triploid / polyploid", "marble / granite / limestone / sandstone / bronze",
+    "overground / underground")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
