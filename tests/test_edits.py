@@ -885,6 +885,19 @@ LATER_GROUPS = {
         ("The cells are diploid.", 1.0), ("The bust is made of bronze.", 1.0), ("The station is underground.", 1.0),
         ("Analysts expect a bullish market.", 0.0),  # the same side
         ("Ada bequeathed the painting to the museum.", 0.0), ("The bust is made of stone.", 0.0)],
+    ("The krona appreciated against the euro. The council is solvent. The board endorsed the plan. The barley was "
+     "harvested in May. The ice sheet is thickening. The wolf escaped in 1998. The finch is a migratory bird. Rats "
+     "were eradicated from Lundy. The stadium project was abandoned. The Tuareg were nomadic. The forest was "
+     "planted in 1920. The ruby was stolen in 1911."): [
+        ("The krona depreciated against the euro.", 1.0),  # v120
+        ("The council is bankrupt.", 1.0), ("The board vetoed the plan.", 1.0),
+        ("The barley was sown in May.", 1.0), ("The ice sheet is thinning.", 1.0),
+        ("The wolf was captured in 1998.", 1.0),
+        ("The finch is a resident bird.", 1.0), ("Rats were reintroduced to Lundy.", 1.0),
+        ("The stadium project was completed.", 1.0), ("The Tuareg were sedentary.", 1.0),
+        ("The forest was felled in 1920.", 1.0), ("The ruby was recovered in 1911.", 1.0),
+        ("The board backed the plan.", 0.0),  # no group's word
+        ("The council is insolvent.", 1.0), ("The krona gained against the euro.", 0.0)],
 }
 
 

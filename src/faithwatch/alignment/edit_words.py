@@ -364,7 +364,16 @@ CONTRAST_GROUPS = (
     "wholesaler wholesalers / retailer retailers", "soprano sopranos / alto altos / tenor tenors / baritone baritones",
     "prose / verse", "sprint sprints sprinter sprinters / marathon marathons",
     "haploid / diploid / triploid / polyploid", "marble / granite / limestone / sandstone / bronze",
-    "overground / underground")
+    "overground / underground",
+    # v120: currencies, solvency, votes, crops, ice, custody, birds, species, projects, peoples, forests, thefts
+    "appreciate appreciated appreciates appreciation / depreciate depreciated depreciates depreciation",
+    "solvent / bankrupt bankruptcy insolvent", "endorse endorsed endorses endorsement / veto vetoed vetoes",
+    "sow sowed sown sows / harvest harvested harvests reap reaped",
+    "thicken thickened thickens thickening / thin thinned thins thinning",
+    "escape escaped escapes / capture captured captures recapture recaptured", "migratory migrant migrants / resident",
+    "eradicate eradicated eradicates eradication / reintroduce reintroduced reintroduces reintroduction",
+    "abandon abandoned abandons / complete completed completes completion", "nomadic nomad nomads / sedentary settled",
+    "planted planting / felled felling", "steal stole stolen steals theft / recover recovered recovers")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
