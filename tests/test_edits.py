@@ -898,6 +898,16 @@ LATER_GROUPS = {
         ("The forest was felled in 1920.", 1.0), ("The ruby was recovered in 1911.", 1.0),
         ("The board backed the plan.", 0.0),  # no group's word
         ("The council is insolvent.", 1.0), ("The krona gained against the euro.", 0.0)],
+    ("The council voted in favour of the plan. The tax is progressive. The reaction is exothermic. The microbes are "
+     "aerobic. The drug is a stimulant. The pill is an agonist. The rock is igneous. Norland is a democratic state. "
+     "Norland has a parliamentary system. The disease is hereditary. The ticket is valid. The adder is venomous."): [
+        ("The council voted against the plan.", 1.0),  # v121
+        ("The tax is regressive.", 1.0), ("The reaction is endothermic.", 1.0), ("The microbes are anaerobic.", 1.0),
+        ("The drug is a sedative.", 1.0), ("The pill is an antagonist.", 1.0), ("The rock is sedimentary.", 1.0),
+        ("Norland is an authoritarian state.", 1.0), ("Norland has a presidential system.", 1.0),
+        ("The disease is acquired.", 1.0), ("The ticket is void.", 1.0), ("The adder is harmless.", 1.0),
+        ("The council voted for the plan.", 0.0),  # the same side
+        ("The disease is inherited.", 0.0), ("The adder is poisonous.", 0.0)],
 }
 
 

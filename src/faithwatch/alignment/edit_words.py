@@ -373,7 +373,13 @@ CONTRAST_GROUPS = (
     "escape escaped escapes / capture captured captures recapture recaptured", "migratory migrant migrants / resident",
     "eradicate eradicated eradicates eradication / reintroduce reintroduced reintroduces reintroduction",
     "abandon abandoned abandons / complete completed completes completion", "nomadic nomad nomads / sedentary settled",
-    "planted planting / felled felling", "steal stole stolen steals theft / recover recovered recovers")
+    "planted planting / felled felling", "steal stole stolen steals theft / recover recovered recovers",
+    # v121: votes, taxes, reactions, microbes, drugs, rocks, regimes, constitutions, diseases, contracts, snakes
+    "favour favor / against", "progressive / regressive", "exothermic / endothermic", "aerobic / anaerobic",
+    "stimulant stimulants / sedative sedatives depressant depressants", "agonist agonists / antagonist antagonists",
+    "igneous / sedimentary / metamorphic", "democratic democracy / authoritarian dictatorship autocratic",
+    "parliamentary / presidential", "hereditary inherited congenital / acquired", "valid / void",
+    "toxic poisonous venomous / harmless")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
