@@ -908,6 +908,13 @@ LATER_GROUPS = {
         ("The disease is acquired.", 1.0), ("The ticket is void.", 1.0), ("The adder is harmless.", 1.0),
         ("The council voted for the plan.", 0.0),  # the same side
         ("The disease is inherited.", 0.0), ("The adder is poisonous.", 0.0)],
+    ("The ticket is refundable. The scan is non-invasive. Only smokers pay less for cover."): [
+        ("The ticket is non-refundable.", 1.0),  # v122: a "non-" added or dropped
+        ("The ticket is non refundable.", 1.0), ("The scan is invasive.", 1.0),
+        ("Only non-smokers pay less for cover.", 1.0),
+        ("The ticket is nonrefundable.", 1.0),  # a negating prefix (v34), as before
+        ("The scan is noninvasive.", 0.0),  # one word, split (v113)
+        ("The ticket is refundable.", 0.0), ("The scan is non-invasive.", 0.0)],
 }
 
 

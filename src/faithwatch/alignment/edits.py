@@ -12,19 +12,20 @@ its *source*. Features (see :data:`EDIT_FEATURES`):
 * ``edit_swap_word`` - replaced spans with a name-like word (capitalised) found nowhere in the context (a swapped
   name or place; an acronym of a run of the context's capitalised words, "EPA", counts as found: v30);
 * ``edit_neg_flip`` - changed spans that add or drop a negation (a word; a verb that negates, "failed to",
-  :data:`NEGATING_VERBS`, v36; or a prefix: likely/unlikely, :data:`NEGATING_PREFIXES`), swap a word for its
-  opposite (rose/fell, before/after, ...: :data:`OPPOSITES`) or for another of its closed group (am/pm,
-  exports/imports, mother/father, metres/feet, dollars/euros, tallest/shortest, increased/reduced, may/must, ...:
+  :data:`NEGATING_VERBS`, v36; or a prefix: likely/unlikely, :data:`NEGATING_PREFIXES`, or "non-" written with a
+  hyphen, which the tokens split off, v122), swap a word for its opposite (rose/fell, before/after, ...:
+  :data:`OPPOSITES`) or for another of its closed group (am/pm, exports/imports, mother/father, metres/feet,
+  dollars/euros, tallest/shortest, increased/reduced, may/must, ...:
   :data:`~faithwatch.alignment.edit_words.CONTRASTS`; "up to" reads as "at most" there: v32), swap a scale word of a
   number for another ("6.3 million" -> "6.3 billion": :data:`SCALE_WORDS`), exchange the two sides of a relation
   ("Brazil beat Germany" for "Germany beat Brazil": :func:`_exchanged`), or widen the source to all with a universal
   word (:data:`UNIVERSALS`): in place of content words of the source ("free for Plus members" -> "free for
   everyone"; "Plus members get" -> "Everyone gets"), or inserted where the copy leaves a restriction out ("is always
   free", when the source speaks of no "all", "every" or "each"); or "all", "every" or "each" in place of a partial
-  quantifier or frequency word ("All residents" for "Some residents", "always" for "usually": :data:`PARTIAL`,
-  v68). A widening counts at either end of the sentence, however long the source's end is. So does a copy that
-  makes one of several the only one, leaving out "one of" or "among" before "the" ("the largest lender" for "one
-  of the largest lenders": v69).
+  quantifier or frequency word ("All residents" for "Some residents", "always" for "usually": :data:`PARTIAL`, v68).
+  A widening counts at either end of the sentence, however long the source's end is. So does a copy that makes one
+  of several the only one, leaving out "one of" or "among" before "the" ("the largest lender" for "one of the
+  largest lenders": v69).
 
 Only local changes of a near copy count (:func:`_inner`): changes between the first and last aligned run, or a short
 replacement at the end, or a widening; at most :data:`MAX_EDITS` of them (a widening outside the aligned part is not
@@ -148,7 +149,7 @@ EDIT_FEATURES = ("edit_match", "edit_swap_num", "edit_swap_word", "edit_neg_flip
 #: (narrowed as 113); 94 and 107 not landed (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …",
 #: "A count changed …", "A country and its demonym", "Numbers written in words", "Unit rule 3", "A Roman numeral …",
 #: "A pronoun's gender …", "Quantities, rounds and roles …")
-EDITS_VERSION = "121"
+EDITS_VERSION = "122"
 
 
 @dataclass
@@ -343,6 +344,8 @@ class EditScorer:
             if _inverts(mine, theirs, held):
                 return "edit_neg_flip"
             return "edit_swap_num" if novel and novel[0].number and theirs[0].number else None
+        if op in ("insert", "delete") and [t.key for t in mine + theirs] == ["non"]:
+            return "edit_neg_flip"  # "non-refundable" for "refundable": a prefix the tokens split off (v122)
         if op in ("singled", "negated", "unnegated", "negation added") or _flips(mine, theirs, held):
             # "the largest" for "one of the …" (v69); a negation leading the source changed (v70)
             return "edit_neg_flip"
