@@ -344,8 +344,8 @@ CONTRAST_GROUPS = (
     "pardon pardoned pardons / execute executed executes execution", "acquire acquired acquires / sell sold sells",
     "appoint appointed appoints / sack sacked dismiss dismissed oust ousted",
     "original originals genuine authentic / replica replicas forgery forgeries fake fakes counterfeit",
-    "widen widened widens widening / narrow narrowed narrows narrowing", "dwarf dwarfs / giant giants supergiant"
-    " supergiants", "approve approved approves approval / ban banned bans",
+    "widen widened widens widening / narrow narrowed narrows narrowing",
+    "dwarf dwarfs / giant giants supergiant supergiants", "approve approved approves approval / ban banned bans",
     "restore restored restores restoration / demolish demolished demolishes demolition",
     "founded founding / dissolved disbanded",
     # v118: the economy, contests, care, gems, children, leases, crowds, recalls, records, storage, fees, shapes
