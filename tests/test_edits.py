@@ -896,8 +896,9 @@ LATER_GROUPS = {
         ("The finch is a resident bird.", 1.0), ("Rats were reintroduced to Lundy.", 1.0),
         ("The stadium project was completed.", 1.0), ("The Tuareg were sedentary.", 1.0),
         ("The forest was felled in 1920.", 1.0), ("The ruby was recovered in 1911.", 1.0),
+        ("The council is insolvent.", 1.0),  # a negating prefix (v34), as before
         ("The board backed the plan.", 0.0),  # no group's word
-        ("The council is insolvent.", 1.0), ("The krona gained against the euro.", 0.0)],
+        ("The krona gained against the euro.", 0.0)],
     ("The council voted in favour of the plan. The tax is progressive. The reaction is exothermic. The microbes are "
      "aerobic. The drug is a stimulant. The pill is an agonist. The rock is igneous. Norland is a democratic state. "
      "Norland has a parliamentary system. The disease is hereditary. The ticket is valid. The adder is venomous."): [

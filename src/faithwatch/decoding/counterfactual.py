@@ -69,7 +69,7 @@ from typing import Any
 from faithwatch.decoding.types import REFUSAL
 from faithwatch.errors import InputError
 from faithwatch.store import read_lines
-from faithwatch.text import SMALL_NUMBER_WORDS, TENS, WORD_VALUES
+from faithwatch.text import ORDINAL_SUFFIX_RE, SMALL_NUMBER_WORDS, TENS, WORD_VALUES
 from faithwatch.text.visible import is_blank, require_text_within
 
 #: the name of the packaged counterfactual set (``--data counterfactual``)
@@ -102,7 +102,7 @@ def _pattern(alias: str) -> re.Pattern[str]:
     left = r"(?<!\w)" + (r"(?<!\d[.,])" if norm[0].isdigit() else "")
     plural = "(?:e?s)?" if norm[-1].isalpha() else ""
     # after a number, a unit may follow without a space ("40.5km"), an ordinal suffix may not ("6th")
-    right = r"(?!\d)(?!_)(?!(?:st|nd|rd|th)\b)(?![.,]\d)" if norm[-1].isdigit() else r"(?!\w)"
+    right = rf"(?!\d)(?!_)(?!(?:{ORDINAL_SUFFIX_RE})\b)(?![.,]\d)" if norm[-1].isdigit() else r"(?!\w)"
     return re.compile(left + re.escape(norm) + plural + right)
 
 
