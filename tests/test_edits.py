@@ -916,6 +916,19 @@ LATER_GROUPS = {
         ("The ticket is nonrefundable.", 1.0),  # a negating prefix (v34), as before
         ("The scan is noninvasive.", 0.0),  # one word, split (v113)
         ("The ticket is refundable.", 0.0), ("The scan is non-invasive.", 0.0)],
+    ("The drug is given intravenously. The moon has a prograde orbit. The lens is convex. The telescope is a "
+     "refractor. The rock is porous. The price is inclusive of tax. The study was retrospective. The trial was "
+     "randomised. The shares sold at a premium. The sage is a perennial. King Olaf abdicated in 1911. The krona "
+     "was devalued in 1967."): [
+        ("The drug is given orally.", 1.0),  # v123
+        ("The moon has a retrograde orbit.", 1.0), ("The lens is concave.", 1.0),
+        ("The telescope is a reflector.", 1.0), ("The rock is impermeable.", 1.0),
+        ("The price is exclusive of tax.", 1.0), ("The study was prospective.", 1.0),
+        ("The trial was observational.", 1.0), ("The shares sold at a discount.", 1.0),
+        ("The sage is an annual.", 1.0), ("King Olaf was crowned in 1911.", 1.0),
+        ("The krona was revalued in 1967.", 1.0),
+        ("The rock is permeable.", 0.0),  # the same side
+        ("The trial was randomized.", 0.0)],
 }
 
 

@@ -379,7 +379,13 @@ CONTRAST_GROUPS = (
     "stimulant stimulants / sedative sedatives depressant depressants", "agonist agonists / antagonist antagonists",
     "igneous / sedimentary / metamorphic", "democratic democracy / authoritarian dictatorship autocratic",
     "parliamentary / presidential", "hereditary inherited congenital / acquired", "valid / void",
-    "toxic poisonous venomous / harmless")
+    "toxic poisonous venomous / harmless",
+    # v123: routes, orbits, optics, rock, prices, studies, trials, shares, plants, thrones, currencies
+    "intravenous intravenously / oral orally / topical topically", "prograde / retrograde", "convex / concave",
+    "refractor refractors / reflector reflectors", "porous permeable / impermeable", "inclusive / exclusive",
+    "retrospective retrospectively / prospective prospectively", "randomised randomized / observational",
+    "premium / discount", "perennial perennials / annual annuals / biennial biennials",
+    "abdicated abdicates abdicate / crowned enthroned", "devalued devalue devalues / revalued revalue revalues")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
