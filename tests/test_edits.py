@@ -929,6 +929,18 @@ LATER_GROUPS = {
         ("The krona was revalued in 1967.", 1.0),
         ("The rock is permeable.", 0.0),  # the same side
         ("The trial was randomized.", 0.0)],
+    ("Lead is harmful to birds. Ada resigned from the party. Here the word is a noun. Kip was released on parole. "
+     "The statue was erected in 1920. The court granted the appeal. The portrait is a watercolour. The whale "
+     "is a vertebrate. The loan was repaid in 2015. The form is singular. The floor is made of hardwood. The "
+     "moa is extinct."): [
+        ("Lead is beneficial to birds.", 1.0),  # v124
+        ("Ada was expelled from the party.", 1.0), ("Here the word is a verb.", 1.0),
+        ("Kip was released on bail.", 1.0), ("The statue was dismantled in 1920.", 1.0),
+        ("The court dismissed the appeal.", 1.0), ("The portrait is an acrylic.", 1.0),
+        ("The whale is an invertebrate.", 1.0), ("The loan was forgiven in 2015.", 1.0),
+        ("The form is plural.", 1.0), ("The floor is made of softwood.", 1.0), ("The moa is extant.", 1.0),
+        ("The portrait is a watercolor.", 0.0),  # the same class
+        ("Lead is damaging to birds.", 0.0)],
 }
 
 

@@ -385,7 +385,14 @@ CONTRAST_GROUPS = (
     "refractor refractors / reflector reflectors", "porous permeable / impermeable", "inclusive / exclusive",
     "retrospective retrospectively / prospective prospectively", "randomised randomized / observational",
     "premium / discount", "perennial perennials / annual annuals / biennial biennials",
-    "abdicated abdicates abdicate / crowned enthroned", "devalued devalue devalues / revalued revalue revalues")
+    "abdicated abdicates abdicate / crowned enthroned", "devalued devalue devalues / revalued revalue revalues",
+    # v124: health, membership, grammar, release, monuments, appeals, paint, animals, debts, number, timber, survival
+    "harmful / beneficial", "resigned resign resigns / expelled expel expels",
+    "noun nouns / verb verbs / adjective adjectives / adverb adverbs", "parole / bail / probation",
+    "erected erect / dismantled dismantle", "grant granted grants / dismiss dismissed dismisses",
+    "watercolour watercolours watercolor watercolors / acrylic acrylics / oil oils / pastel pastels / gouache",
+    "vertebrate vertebrates / invertebrate invertebrates", "repaid repay repays / forgiven forgive forgives",
+    "singular / plural", "hardwood hardwoods / softwood softwoods", "extinct / extant")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
