@@ -941,6 +941,17 @@ LATER_GROUPS = {
         ("The form is plural.", 1.0), ("The floor is made of softwood.", 1.0), ("The moa is extant.", 1.0),
         ("The portrait is a watercolor.", 0.0),  # the same class
         ("Lead is damaging to birds.", 0.0)],
+    ("The file was encrypted. The tablet runs on Android. The servers run on Linux. The sauce is spicy. The sentence "
+     "was suspended. The coffee is decaffeinated. The border is demilitarised. The band played acoustically. The "
+     "goats are domesticated. The harvest was bumper. The staff are salaried. The hotel is a budget one."): [
+        ("The file was decrypted.", 1.0),  # v125
+        ("The tablet runs on iOS.", 1.0), ("The servers run on Windows.", 1.0), ("The sauce is mild.", 1.0),
+        ("The sentence was custodial.", 1.0), ("The coffee is caffeinated.", 1.0),
+        ("The border is militarised.", 1.0), ("The band played electrically.", 1.0),
+        ("The goats are feral.", 1.0), ("The harvest was meagre.", 1.0), ("The staff are hourly.", 1.0),
+        ("The hotel is a luxury one.", 1.0),
+        ("The border is demilitarized.", 0.0),  # the same class
+        ("The goats are tame.", 0.0)],
 }
 
 

@@ -392,7 +392,12 @@ CONTRAST_GROUPS = (
     "erected erect / dismantled dismantle", "grant granted grants / dismiss dismissed dismisses",
     "watercolour watercolours watercolor watercolors / acrylic acrylics / oil oils / pastel pastels / gouache",
     "vertebrate vertebrates / invertebrate invertebrates", "repaid repay repays / forgiven forgive forgives",
-    "singular / plural", "hardwood hardwoods / softwood softwoods", "extinct / extant")
+    "singular / plural", "hardwood hardwoods / softwood softwoods", "extinct / extant",
+    # v125: secrets, systems, food, sentences, drinks, borders, sound, animals, harvests, pay, hotels
+    "encrypt encrypted encrypts encryption / decrypt decrypted decrypts decryption", "android / ios",
+    "linux / windows / macos", "spicy / mild", "suspended / custodial", "decaffeinated decaf / caffeinated",
+    "demilitarised demilitarized / militarised militarized", "acoustically / electrically", "domesticated tame / feral",
+    "bumper / meagre meager", "salaried / hourly", "budget / luxury")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
