@@ -952,6 +952,17 @@ LATER_GROUPS = {
         ("The hotel is a luxury one.", 1.0),
         ("The border is demilitarized.", 0.0),  # the same class
         ("The goats are tame.", 0.0)],
+    ("The print is monochrome. The sea was calm. The herbs are fresh. The piece is tonal. Tsar Ivo was deposed in "
+     "1917. The wine is sweet. The canvas is abstract. Ana and Teo are engaged. The point was won with a forehand. "
+     "The field is arable. The screen glass is laminated. The referendum is binding."): [
+        ("The print is colour.", 1.0),  # v126
+        ("The sea was rough.", 1.0), ("The herbs are dried.", 1.0), ("The piece is atonal.", 1.0),
+        ("Tsar Ivo was crowned in 1917.", 1.0), ("The wine is dry.", 1.0), ("The canvas is figurative.", 1.0),
+        ("Ana and Teo are married.", 1.0), ("The point was won with a backhand.", 1.0),
+        ("The field is pasture.", 1.0), ("The screen glass is tempered.", 1.0),
+        ("The referendum is advisory.", 1.0),
+        ("The field is fertile.", 0.0),  # no group's word
+        ("The sea was still.", 0.0)],
 }
 
 

@@ -397,7 +397,12 @@ CONTRAST_GROUPS = (
     "encrypt encrypted encrypts encryption / decrypt decrypted decrypts decryption", "android / ios",
     "linux / windows / macos", "spicy / mild", "suspended / custodial", "decaffeinated decaf / caffeinated",
     "demilitarised demilitarized / militarised militarized", "acoustically / electrically", "domesticated tame / feral",
-    "bumper / meagre meager", "salaried / hourly", "budget / luxury")
+    "bumper / meagre meager", "salaried / hourly", "budget / luxury",
+    # v126: pictures, seas, herbs, music, thrones, wine, paintings, couples, strokes, land, glass, votes
+    "monochrome / colour color colours colors", "calm / rough", "fresh / dried", "tonal / atonal",
+    "deposed deposes depose / crowned enthroned", "sweet / dry", "abstract / figurative", "engaged / married",
+    "forehand forehands / backhand backhands", "arable / pasture pastures grazing", "laminated / tempered",
+    "binding / advisory")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
