@@ -963,6 +963,16 @@ LATER_GROUPS = {
         ("The referendum is advisory.", 1.0),
         ("The field is fertile.", 0.0),  # no group's word
         ("The sea was still.", 0.0)],
+    ("The microbe is prokaryotic. The bullet hit an artery. The virus has an RNA genome. The burn is superficial. "
+     "The chapel is Gothic. The columns are Doric. The house is detached. The cottage roof is thatched. The car is a "
+     "convertible. The yacht is a catamaran. The museum's plane is a biplane. The market is a monopoly."): [
+        ("The microbe is eukaryotic.", 1.0),  # v127
+        ("The bullet hit a vein.", 1.0), ("The virus has a DNA genome.", 1.0), ("The burn is deep.", 1.0),
+        ("The chapel is Baroque.", 1.0), ("The columns are Ionic.", 1.0), ("The house is terraced.", 1.0),
+        ("The cottage roof is tiled.", 1.0), ("The car is a hatchback.", 1.0), ("The yacht is a monohull.", 1.0),
+        ("The museum's plane is a monoplane.", 1.0), ("The market is a duopoly.", 1.0),
+        ("The car is a cabriolet.", 0.0),  # no group's word
+        ("The burn is minor.", 0.0)],
 }
 
 

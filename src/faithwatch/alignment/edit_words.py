@@ -402,7 +402,15 @@ CONTRAST_GROUPS = (
     "monochrome / colour color colours colors", "calm / rough", "fresh / dried", "tonal / atonal",
     "deposed deposes depose / crowned enthroned", "sweet / dry", "abstract / figurative", "engaged / married",
     "forehand forehands / backhand backhands", "arable / pasture pastures grazing", "laminated / tempered",
-    "binding / advisory")
+    "binding / advisory",
+    # v127: cells, vessels, genomes, wounds, styles, columns, houses, roofs, cars, boats, aircraft, markets
+    "prokaryotic prokaryote prokaryotes / eukaryotic eukaryote eukaryotes",
+    "artery arteries arterial / vein veins venous", "rna / dna", "superficial / deep",
+    "gothic / romanesque / baroque / neoclassical / rococo", "doric / ionic / corinthian", "detached / terraced",
+    "thatched / tiled", "convertible convertibles / saloon saloons sedan sedans / hatchback hatchbacks",
+    "catamaran catamarans / monohull monohulls / trimaran trimarans",
+    "biplane biplanes / monoplane monoplanes / triplane triplanes",
+    "monopoly monopolies / oligopoly oligopolies / duopoly duopolies")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
