@@ -158,7 +158,8 @@ def test_swapped_contrast_words_are_flagged_and_their_controls_pass():
     # number, timber, survival), 125 (125: secrets, systems, food, sentences, drinks, borders, sound, animals,
     # harvests, pay, hotels), 126 (126: pictures, seas, herbs, music, thrones, wine, paintings, couples, strokes,
     # land, glass, votes), 127 (127: cells, vessels, genomes, wounds, styles, columns, houses, roofs, cars, boats,
-    # aircraft, markets); parts 85 and 86 (84 and 85: a change's direction reversed in a restatement; their
+    # aircraft, markets), 128 (128: policy, mines, dances, poems, shows, lives, strings, horses, plants, trees,
+    # galaxies, fossils); parts 85 and 86 (84 and 85: a change's direction reversed in a restatement; their
     # restatements paraphrase, so they have their own test below); parts 38, 39 (lexical 12, 45: not kept), 95 (94
     # and lexical 28: clock times, not landed), 79 (81: not kept; its rule kept as 82, the part left out: its
     # helper's restatements paraphrase more freely, 9 of 12 pass before the rule as after) and parts 5, 10, 14,
@@ -167,7 +168,7 @@ def test_swapped_contrast_words_are_flagged_and_their_controls_pass():
     items = [json.loads(line) for line in CONTRASTS.read_text(encoding="utf-8").splitlines()]
     items = (items[:144] + items[180:324] + items[360:384] + items[396:468] + items[504:540] + items[612:720]
              + items[756:864] + items[882:972] + items[1008:1332] + items[1440:2196] + items[2232:2772]
-             + items[2808:2952] + items[3024:3312] + items[3348:4392])
+             + items[2808:2952] + items[3024:3312] + items[3348:4428])
     flagged: dict[str, list[bool]] = {"s": [], "f": [], "c": []}
     for item in items:
         result = monitor.score(None, item["context"], item["response"])

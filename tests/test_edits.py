@@ -973,6 +973,16 @@ LATER_GROUPS = {
         ("The museum's plane is a monoplane.", 1.0), ("The market is a duopoly.", 1.0),
         ("The car is a cabriolet.", 0.0),  # no group's word
         ("The burn is minor.", 0.0)],
+    ("The bank's policy is expansionary. The copper mine is opencast. The first dance was a waltz. The prize went "
+     "to a sonnet. The show is scripted. Her book is an autobiography. Lena plays the viola. The winner is a "
+     "stallion. The lily is a monocot. The pine is a conifer. The galaxy is spiral. The fossil is a trilobite."): [
+        ("The bank's policy is contractionary.", 1.0),  # v128
+        ("The copper mine is underground.", 1.0), ("The first dance was a tango.", 1.0),
+        ("The prize went to a haiku.", 1.0), ("The show is improvised.", 1.0), ("Her book is a biography.", 1.0),
+        ("Lena plays the cello.", 1.0), ("The winner is a mare.", 1.0), ("The lily is a dicot.", 1.0),
+        ("The pine is a broadleaf.", 1.0), ("The galaxy is elliptical.", 1.0), ("The fossil is an ammonite.", 1.0),
+        ("Her book is a memoir.", 0.0),  # the same class
+        ("The show is unscripted.", 1.0)],  # a negating prefix (v34), as before
 }
 
 

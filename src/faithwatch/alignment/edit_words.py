@@ -410,7 +410,15 @@ CONTRAST_GROUPS = (
     "thatched / tiled", "convertible convertibles / saloon saloons sedan sedans / hatchback hatchbacks",
     "catamaran catamarans / monohull monohulls / trimaran trimarans",
     "biplane biplanes / monoplane monoplanes / triplane triplanes",
-    "monopoly monopolies / oligopoly oligopolies / duopoly duopolies")
+    "monopoly monopolies / oligopoly oligopolies / duopoly duopolies",
+    # v128: policy, mines, dances, poems, shows, lives, strings, horses, plants, trees, galaxies, fossils
+    "expansionary / contractionary", "opencast / underground",
+    "waltz waltzes / tango tangos / foxtrot foxtrots / polka polkas", "sonnet sonnets / haiku / limerick limericks",
+    "scripted / improvised unscripted", "autobiography autobiographies memoir memoirs / biography biographies",
+    "violin violins / viola violas / cello cellos", "stallion stallions colt colts / mare mares filly fillies",
+    "monocot monocots monocotyledon monocotyledons / dicot dicots dicotyledon dicotyledons",
+    "conifer conifers coniferous / broadleaf broadleaved", "spiral / elliptical",
+    "trilobite trilobites / ammonite ammonites")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
