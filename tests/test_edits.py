@@ -983,6 +983,17 @@ LATER_GROUPS = {
         ("The pine is a broadleaf.", 1.0), ("The galaxy is elliptical.", 1.0), ("The fossil is an ammonite.", 1.0),
         ("Her book is a memoir.", 0.0),  # the same class
         ("The show is unscripted.", 1.0)],  # a negating prefix (v34), as before
+    ("The case was heard by a magistrate. Dr Oyo is a surgeon. The drug comes as a tablet. The market is held "
+     "weekly. The fish is baked. The shirt is made of cotton. The boots are leather. The tent is waterproof. The "
+     "firm hired an intern. The junction is a roundabout. The ship is a tanker. The beef is minced."): [
+        ("The case was heard by a jury.", 1.0),  # v129
+        ("Dr Oyo is an anaesthetist.", 1.0), ("The market is held fortnightly.", 1.0), ("The fish is fried.", 1.0),
+        ("The boots are suede.", 1.0), ("The tent is windproof.", 1.0), ("The firm hired an apprentice.", 1.0),
+        ("The junction is a crossroads.", 1.0), ("The ship is a trawler.", 1.0), ("The beef is diced.", 1.0),
+        ("Dr Oyo is an anesthetist.", 1.0),  # the other class, spelled the American way
+        ("The fish is cooked.", 0.0),  # no group's word
+        ("The shirt is made of wool.", 1.0),  # an older group's, as before
+        ("The drug comes as a capsule.", 0.0)],  # one class of an older group: no group of v129 splits it
 }
 
 

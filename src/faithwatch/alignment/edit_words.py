@@ -418,7 +418,12 @@ CONTRAST_GROUPS = (
     "violin violins / viola violas / cello cellos", "stallion stallions colt colts / mare mares filly fillies",
     "monocot monocots monocotyledon monocotyledons / dicot dicots dicotyledon dicotyledons",
     "conifer conifers coniferous / broadleaf broadleaved", "spiral / elliptical",
-    "trilobite trilobites / ammonite ammonites")
+    "trilobite trilobites / ammonite ammonites",
+    # v129: courts, surgery, doses, cooking, shoes, jackets, trainees, junctions, ships, meat
+    "magistrate magistrates / jury juries", "surgeon surgeons / anaesthetist anaesthetists anesthetist anesthetists",
+    "weekly / fortnightly", "baked / fried / grilled / roasted / boiled / poached / steamed", "leather / suede",
+    "waterproof / windproof", "intern interns / apprentice apprentices", "roundabout roundabouts / crossroads",
+    "tanker tankers / trawler trawlers", "minced / diced")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
