@@ -994,6 +994,16 @@ LATER_GROUPS = {
         ("The fish is cooked.", 0.0),  # no group's word
         ("The shirt is made of wool.", 1.0),  # an older group's, as before
         ("The drug comes as a capsule.", 0.0)],  # one class of an older group: no group of v129 splits it
+    ("The pupil was suspended. The grid is centralised. The battery is rechargeable. The bulb is incandescent. The "
+     "waste was recycled. The clouds were cumulus. The eruption was explosive. The coast is rocky. The course lasts "
+     "a semester. The wetland is a marsh. The watch is mechanical. The lighthouse is manned."): [
+        ("The pupil was expelled.", 1.0),  # v130
+        ("The grid is decentralised.", 1.0), ("The battery is disposable.", 1.0), ("The bulb is fluorescent.", 1.0),
+        ("The waste was incinerated.", 1.0), ("The clouds were cirrus.", 1.0), ("The eruption was effusive.", 1.0),
+        ("The coast is sandy.", 1.0), ("The course lasts a trimester.", 1.0), ("The wetland is a bog.", 1.0),
+        ("The watch is mechanical.", 0.0), ("The watch is quartz.", 1.0), ("The lighthouse is automated.", 1.0),
+        ("The grid is centralized.", 0.0),  # the same class
+        ("The battery is reusable.", 0.0)],
 }
 
 

@@ -423,7 +423,12 @@ CONTRAST_GROUPS = (
     "magistrate magistrates / jury juries", "surgeon surgeons / anaesthetist anaesthetists anesthetist anesthetists",
     "weekly / fortnightly", "baked / fried / grilled / roasted / boiled / poached / steamed", "leather / suede",
     "waterproof / windproof", "intern interns / apprentice apprentices", "roundabout roundabouts / crossroads",
-    "tanker tankers / trawler trawlers", "minced / diced")
+    "tanker tankers / trawler trawlers", "minced / diced",
+    # v130: schools, grids, batteries, bulbs, waste, clouds, eruptions, coasts, terms, wetlands, watches, lighthouses
+    "suspended / expelled", "centralised centralized / decentralised decentralized",
+    "rechargeable reusable / disposable", "incandescent / fluorescent", "recycled / incinerated",
+    "cumulus / cirrus / stratus", "explosive / effusive", "rocky / sandy", "semester semesters / trimester trimesters",
+    "marsh marshes / bog bogs", "mechanical / quartz", "manned / automated")
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
