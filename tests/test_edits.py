@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import faithwatch.alignment.edit_rules as rules_module
+import faithwatch.alignment.edit_words as words_module
 import faithwatch.alignment.edits as edits_module
 from faithwatch.alignment.edit_words import (
     CONTRADICTORIES,
@@ -17,7 +18,7 @@ from faithwatch.alignment.edit_words import (
     opposites,
 )
 from faithwatch.alignment.edits import EDIT_FEATURES, MIN_MATCH, EditScorer, tokens
-from faithwatch.text import stem
+from faithwatch.text import MONTHS, WEEKDAYS, stem
 
 CONTEXT = ("The Kellner Street Bridge opened to traffic on 14 May 1931 after four years of construction. "
            "It was designed by the engineer Margaret Hollis. Tolls were not collected after 1958. "
@@ -1852,3 +1853,24 @@ def test_a_roman_numeral_follows_a_capitalised_word(text, numbers):
     assert [t.roman for t in read if t.roman] == numbers
     assert not any(t.number for t in read)  # keyed and aligned as written (v100)
     assert [t.key for t in read] == [t.key for t in tokens(text.lower())]
+
+
+def test_the_contrast_groups_file_holds_distinct_groups_of_two_classes_or_more():
+    assert len(CONTRAST_GROUPS) == len(set(CONTRAST_GROUPS)) > 600
+    assert all(len(classes(group)) >= 2 for group in CONTRAST_GROUPS)
+    assert " / ".join(MONTHS) in CONTRAST_GROUPS and " / ".join(WEEKDAYS) in CONTRAST_GROUPS  # "@months", "@weekdays"
+    assert not any(group.startswith(("#", "@")) for group in CONTRAST_GROUPS)
+
+
+@pytest.mark.parametrize("line", ["rocky / / sandy", "@seasons", "rocky /"])
+def test_a_malformed_contrast_groups_line_is_a_clear_error(tmp_path, monkeypatch, line):
+    (tmp_path / "contrast_groups.txt").write_text(f"# a comment\nhigh low\n{line}\n", encoding="utf-8")
+    monkeypatch.setattr(words_module, "files", lambda package: tmp_path)
+    with pytest.raises(ValueError, match="contrast_groups.txt line 3"):
+        words_module._contrast_groups()
+
+
+def test_the_contrast_groups_file_reads_comments_names_and_groups(tmp_path, monkeypatch):
+    (tmp_path / "contrast_groups.txt").write_text("# v1: a comment\n\nhigh low\n  @months  \nrocky / sandy\n")
+    monkeypatch.setattr(words_module, "files", lambda package: tmp_path)
+    assert words_module._contrast_groups() == ("high low", " / ".join(MONTHS), "rocky / sandy")
