@@ -1005,6 +1005,17 @@ LATER_GROUPS = {
         ("The watch is mechanical.", 0.0), ("The watch is quartz.", 1.0), ("The lighthouse is automated.", 1.0),
         ("The grid is centralized.", 0.0),  # the same class
         ("The battery is reusable.", 0.0)],
+    ("The bond is covalent. The virus is airborne. The painting is a portrait. The course is synchronous. Ida plays "
+     "the harpsichord. The movement is marked allegro. The sentences are concurrent. The parliament is unicameral. "
+     "The regiment was infantry. The brewery makes a lager. The scarf is knitted. The jet is a fighter."): [
+        ("The bond is ionic.", 1.0),  # v131
+        ("The virus is waterborne.", 1.0), ("The painting is a landscape.", 1.0),
+        ("The course is asynchronous.", 1.0), ("Ida plays the piano.", 1.0), ("The movement is marked adagio.", 1.0),
+        ("The sentences are consecutive.", 1.0), ("The parliament is bicameral.", 1.0),
+        ("The regiment was cavalry.", 1.0), ("The brewery makes an ale.", 1.0), ("The scarf is woven.", 1.0),
+        ("The jet is a bomber.", 1.0),
+        ("The bond is metallic.", 0.0),  # no group's word
+        ("The sentences will run concurrently.", 0.0)],  # the same class
 }
 
 
