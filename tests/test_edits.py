@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 import faithwatch.alignment.edit_rules as rules_module
@@ -1875,13 +1878,21 @@ def test_the_contrast_groups_file_holds_distinct_groups_of_two_classes_or_more()
 
 @pytest.mark.parametrize("line", ["rocky / / sandy", "@seasons", "rocky /"])
 def test_a_malformed_contrast_groups_line_is_a_clear_error(tmp_path, monkeypatch, line):
-    (tmp_path / "contrast_groups.txt").write_text(f"# a comment\nhigh low\n{line}\n", encoding="utf-8")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "contrast_groups.txt").write_text(f"# a comment\nhigh low\n{line}\n", encoding="utf-8")
     monkeypatch.setattr(words_module, "files", lambda package: tmp_path)
     with pytest.raises(ValueError, match="contrast_groups.txt line 3"):
         words_module._contrast_groups()
 
 
 def test_the_contrast_groups_file_reads_comments_names_and_groups(tmp_path, monkeypatch):
-    (tmp_path / "contrast_groups.txt").write_text("# v1: a comment\n\nhigh low\n  @months  \nrocky / sandy\n")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "contrast_groups.txt").write_text("# v1: a comment\n\nhigh low\n  @months  \nrocky / sandy\n")
     monkeypatch.setattr(words_module, "files", lambda package: tmp_path)
     assert words_module._contrast_groups() == ("high low", " / ".join(MONTHS), "rocky / sandy")
+
+
+def test_the_contrast_groups_load_without_the_data_loaders():
+    code = "import sys, faithwatch.alignment.edit_words; print('faithwatch.data.loaders' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"  # reading the file must not import faithwatch.data (a third of a second)

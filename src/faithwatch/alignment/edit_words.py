@@ -61,7 +61,8 @@ def classes(group: str, doubled: bool = True) -> tuple[frozenset[str], ...]:
 def _contrast_groups() -> tuple[str, ...]:
     """The groups of ``faithwatch/data/contrast_groups.txt`` (its header says the format), in order."""
     named = {"@months": " / ".join(MONTHS), "@weekdays": " / ".join(WEEKDAYS)}
-    text = files("faithwatch.data").joinpath("contrast_groups.txt").read_text(encoding="utf-8")
+    # through the top package: importing faithwatch.data would load its loaders (a third of a second) here
+    text = files("faithwatch").joinpath("data").joinpath("contrast_groups.txt").read_text(encoding="utf-8")
     groups = []
     for number, line in enumerate(text.splitlines(), 1):
         group = named.get(line.strip(), line.strip())
