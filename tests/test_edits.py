@@ -1019,6 +1019,17 @@ LATER_GROUPS = {
         ("The jet is a bomber.", 1.0),
         ("The bond is metallic.", 0.0),  # no group's word
         ("The sentences will run concurrently.", 0.0)],  # the same class
+    ("The beam was tested under a static load. Lee is an admiral. The print is an etching. The paper is a tabloid. "
+     "The insect is a larva. The fox is a predator. The film was dubbed. The frog is arboreal. The pie has "
+     "shortcrust pastry. The reactor uses fission. The cell divides by mitosis. The logo is symmetric."): [
+        ("The beam was tested under a dynamic load.", 1.0),  # v132
+        ("Lee is a commodore.", 1.0), ("The print is a woodcut.", 1.0), ("The paper is a broadsheet.", 1.0),
+        ("The insect is a pupa.", 1.0), ("The fox is a scavenger.", 1.0), ("The film was subtitled.", 1.0),
+        ("The frog is aquatic.", 1.0), ("The pie has puff pastry.", 1.0), ("The reactor uses fusion.", 1.0),
+        ("The cell divides by meiosis.", 1.0), ("The logo is asymmetric.", 1.0),
+        ("The logo is symmetrical.", 0.0),  # the same class
+        ("The print is a lithograph.", 1.0),  # the group's fourth class
+        ("The fox is a hunter.", 0.0)],  # no group's word
 }
 
 
