@@ -1030,6 +1030,17 @@ LATER_GROUPS = {
         ("The logo is symmetrical.", 0.0),  # the same class
         ("The print is a lithograph.", 1.0),  # the group's fourth class
         ("The fox is a hunter.", 0.0)],  # no group's word
+    ("The country opened an embassy. The study is qualitative. The wave is longitudinal. The argument is "
+     "deductive. The growth was linear. The angle is acute. The triangle is isosceles. The copper is a conductor. "
+     "The mixture is homogeneous. Glucose is a monosaccharide. The tooth is a molar. The stroke was ischaemic."): [
+        ("The country opened a consulate.", 1.0),  # v133
+        ("The study is quantitative.", 1.0), ("The wave is transverse.", 1.0), ("The argument is inductive.", 1.0),
+        ("The growth was exponential.", 1.0), ("The angle is obtuse.", 1.0), ("The triangle is equilateral.", 1.0),
+        ("The copper is an insulator.", 1.0), ("The mixture is heterogeneous.", 1.0),
+        ("Glucose is a disaccharide.", 1.0), ("The tooth is an incisor.", 1.0), ("The stroke was haemorrhagic.", 1.0),
+        ("The stroke was ischemic.", 0.0),  # the same class, spelled the American way
+        ("The stroke was hemorrhagic.", 1.0),
+        ("The tooth is a canine.", 0.0)],  # no group's word
 }
 
 
