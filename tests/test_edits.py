@@ -1041,6 +1041,19 @@ LATER_GROUPS = {
         ("The stroke was ischemic.", 0.0),  # the same class, spelled the American way
         ("The stroke was hemorrhagic.", 1.0),
         ("The tooth is a canine.", 0.0)],  # no group's word
+    ("The clan is matrilineal. The verb is in the indicative. The valley is glacial. The prints are matte. The logo "
+     "is a raster file. The album was recorded in mono. The vase is porcelain. The variable is continuous. The "
+     "evidence is anecdotal. The bridge is a suspension bridge. The panels are monocrystalline. The drug is "
+     "bactericidal."): [
+        ("The clan is patrilineal.", 1.0),  # v134
+        ("The verb is in the subjunctive.", 1.0), ("The valley is fluvial.", 1.0), ("The prints are glossy.", 1.0),
+        ("The logo is a vector file.", 1.0), ("The album was recorded in stereo.", 1.0),
+        ("The vase is earthenware.", 1.0), ("The variable is discrete.", 1.0), ("The evidence is empirical.", 1.0),
+        ("The bridge is a cantilever bridge.", 1.0), ("The panels are polycrystalline.", 1.0),
+        ("The drug is bacteriostatic.", 1.0),
+        ("The prints are matt.", 0.0),  # the same class
+        ("The vase is stoneware.", 1.0),  # the group's third class
+        ("The vase is ceramic.", 0.0)],  # no group's word
 }
 
 
