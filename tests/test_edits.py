@@ -1054,6 +1054,18 @@ LATER_GROUPS = {
         ("The prints are matt.", 0.0),  # the same class
         ("The vase is stoneware.", 1.0),  # the group's third class
         ("The vase is ceramic.", 0.0)],  # no group's word
+    ("The runners faced a headwind. The wind was easterly. The route is flown by a jet. The ruling concerned the "
+     "executive branch. Kim made a birdie. The club signed a spinner. Ana won the javelin. The dog is a pedigree. "
+     "The vaccine was intramuscular. The care was palliative. The flight was suborbital. The sample held a "
+     "steroid."): [
+        ("The runners faced a tailwind.", 1.0),  # v135
+        ("The wind was westerly.", 1.0), ("The route is flown by a turboprop.", 1.0),
+        ("The ruling concerned the legislative branch.", 1.0), ("Kim made a bogey.", 1.0),
+        ("The club signed a seamer.", 1.0), ("Ana won the discus.", 1.0), ("The dog is a mongrel.", 1.0),
+        ("The vaccine was subcutaneous.", 1.0), ("The care was curative.", 1.0), ("The flight was orbital.", 1.0),
+        ("The sample held a peptide.", 1.0),
+        ("The care was preventative.", 1.0),  # the group's third class
+        ("The runners faced a gale.", 0.0)],  # no group's word
 }
 
 
