@@ -1066,6 +1066,18 @@ LATER_GROUPS = {
         ("The sample held a peptide.", 1.0),
         ("The care was preventative.", 1.0),  # the group's third class
         ("The runners faced a gale.", 0.0)],  # no group's word
+    ("The organism is unicellular. The fungus is parasitic. The animal is a marsupial. The lizard is oviparous. "
+     "The fish is pelagic. The boundary is convergent. The rock is intrusive. The policy is fiscal. The "
+     "unemployment is structural. The army is made up of conscripts. The telescope is reflecting. The ray is a "
+     "cartilaginous fish."): [
+        ("The organism is multicellular.", 1.0),  # v136
+        ("The fungus is mutualistic.", 1.0), ("The animal is a placental.", 1.0), ("The lizard is viviparous.", 1.0),
+        ("The fish is benthic.", 1.0), ("The boundary is divergent.", 1.0), ("The rock is extrusive.", 1.0),
+        ("The policy is monetary.", 1.0), ("The unemployment is cyclical.", 1.0),
+        ("The army is made up of volunteers.", 1.0), ("The telescope is refracting.", 1.0),
+        ("The ray is a bony fish.", 1.0),
+        ("The fungus is saprophytic.", 1.0),  # the group's third class
+        ("The rock is igneous.", 0.0)],  # a word of an older group, not of this one
 }
 
 
