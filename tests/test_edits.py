@@ -1078,6 +1078,19 @@ LATER_GROUPS = {
         ("The ray is a bony fish.", 1.0),
         ("The fungus is saprophytic.", 1.0),  # the group's third class
         ("The rock is igneous.", 0.0)],  # a word of an older group, not of this one
+    ("The prize went to an elegy. The family chose a burial. Ruth is a barrister. The dispute went to arbitration. "
+     "Sam shot with a rifle. The navy built a frigate. Jo paddled a kayak. The boat has an inboard motor. The drug "
+     "is a monoclonal antibody. Lee saw a cardiologist. The cancer was localised. The study examined innate "
+     "immunity."): [
+        ("The prize went to an ode.", 1.0),  # v137
+        ("The family chose a cremation.", 1.0), ("Ruth is a solicitor.", 1.0),
+        ("The dispute went to mediation.", 1.0), ("Sam shot with a pistol.", 1.0), ("The navy built a destroyer.", 1.0),
+        ("Jo paddled a canoe.", 1.0), ("The boat has an outboard motor.", 1.0),
+        ("The drug is a polyclonal antibody.", 1.0), ("Lee saw a neurologist.", 1.0),
+        ("The cancer was metastatic.", 1.0), ("The study examined adaptive immunity.", 1.0),
+        ("The cancer was localized.", 0.0),  # the same class
+        ("Lee saw an oncologist.", 1.0),  # the group's fourth class
+        ("Jo paddled a dinghy.", 0.0)],  # no group's word
 }
 
 
