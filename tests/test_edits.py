@@ -1091,6 +1091,20 @@ LATER_GROUPS = {
         ("The cancer was localized.", 0.0),  # the same class
         ("Lee saw an oncologist.", 1.0),  # the group's fourth class
         ("Jo paddled a dinghy.", 0.0)],  # no group's word
+    ("Ann plays the trumpet. The choir sang a hymn. Ida played a sonata. The organist played a fugue. The festival "
+     "opened with an oratorio. The theatre staged a satire. The critic wrote a glowing review. The paper added a "
+     "crossword. The shop sold a doll. The stream is a tributary. The court issued an injunction. The rock holds "
+     "quartz."): [
+        ("Ann plays the trombone.", 1.0),  # v138
+        ("The choir sang a carol.", 1.0), ("Ida played a concerto.", 1.0), ("The organist played a prelude.", 1.0),
+        ("The festival opened with a cantata.", 1.0), ("The theatre staged a farce.", 1.0),
+        ("The critic wrote a scathing review.", 1.0), ("The paper added a sudoku.", 1.0),
+        ("The shop sold a puppet.", 1.0),
+        ("The stream is a distributary.", 1.0),  # a flip before too: "dis" negates "tributary" (v34)
+        ("The court issued a subpoena.", 1.0), ("The rock holds feldspar.", 1.0),
+        ("Ann plays the piano.", 1.0),  # an older class of the instruments, as before
+        ("Ann plays the oboe.", 1.0),  # another new class of the instruments
+        ("The critic wrote a positive review.", 0.0)],  # no group of this version holds it
 }
 
 
