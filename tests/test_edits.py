@@ -1105,6 +1105,9 @@ LATER_GROUPS = {
         ("Ann plays the piano.", 1.0),  # an older class of the instruments, as before
         ("Ann plays the oboe.", 1.0),  # another new class of the instruments
         ("The critic wrote a positive review.", 0.0)],  # no group of this version holds it
+    ("The names are etched on the memorial. The print is an etching."): [
+        ("The names are engraved on the memorial.", 0.0),  # v139: "engraving" left the prints (v132)
+        ("The print is a woodcut.", 1.0)],
 }
 
 
