@@ -8,7 +8,6 @@ import sys
 import pytest
 
 import faithwatch.alignment.edit_rules as rules_module
-import faithwatch.alignment.edit_words as words_module
 import faithwatch.alignment.edits as edits_module
 from faithwatch.alignment.edit_words import (
     CONTRADICTORIES,
@@ -19,6 +18,7 @@ from faithwatch.alignment.edit_words import (
     classes,
     forms,
     opposites,
+    parse_groups,
 )
 from faithwatch.alignment.edits import EDIT_FEATURES, MIN_MATCH, EditScorer, tokens
 from faithwatch.text import MONTHS, WEEKDAYS, stem
@@ -1966,19 +1966,14 @@ def test_the_contrast_groups_file_holds_distinct_groups_of_two_classes_or_more()
 
 
 @pytest.mark.parametrize("line", ["rocky / / sandy", "@seasons", "rocky /"])
-def test_a_malformed_contrast_groups_line_is_a_clear_error(tmp_path, monkeypatch, line):
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "contrast_groups.txt").write_text(f"# a comment\nhigh low\n{line}\n", encoding="utf-8")
-    monkeypatch.setattr(words_module, "files", lambda package: tmp_path)
+def test_a_malformed_contrast_groups_line_is_a_clear_error(line):
     with pytest.raises(ValueError, match="contrast_groups.txt line 3"):
-        words_module._contrast_groups()
+        parse_groups(f"# a comment\nhigh low\n{line}\n")
 
 
-def test_the_contrast_groups_file_reads_comments_names_and_groups(tmp_path, monkeypatch):
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "contrast_groups.txt").write_text("# v1: a comment\n\nhigh low\n  @months  \nrocky / sandy\n")
-    monkeypatch.setattr(words_module, "files", lambda package: tmp_path)
-    assert words_module._contrast_groups() == ("high low", " / ".join(MONTHS), "rocky / sandy")
+def test_the_contrast_groups_file_reads_comments_names_and_groups():
+    text = "# v1: a comment\n\nhigh low\n  @months  \nrocky / sandy\n"
+    assert parse_groups(text) == ("high low", " / ".join(MONTHS), "rocky / sandy")
 
 
 def test_the_contrast_groups_load_without_the_data_loaders():

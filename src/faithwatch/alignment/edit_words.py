@@ -58,11 +58,10 @@ def classes(group: str, doubled: bool = True) -> tuple[frozenset[str], ...]:
                  for part in (group.split("/") if "/" in group else group.split()))
 
 
-def _contrast_groups() -> tuple[str, ...]:
-    """The groups of ``faithwatch/data/contrast_groups.txt`` (its header says the format), in order."""
+def parse_groups(text: str) -> tuple[str, ...]:
+    """The groups of a contrast-groups file's ``text`` (the header of ``faithwatch/data/contrast_groups.txt`` says
+    the format), in order; a malformed line (an empty class, an unknown "@" name) is a ``ValueError`` naming it."""
     named = {"@months": " / ".join(MONTHS), "@weekdays": " / ".join(WEEKDAYS)}
-    # through the top package: importing faithwatch.data would load its loaders (a third of a second) here
-    text = files("faithwatch").joinpath("data").joinpath("contrast_groups.txt").read_text(encoding="utf-8")
     groups = []
     for number, line in enumerate(text.splitlines(), 1):
         group = named.get(line.strip(), line.strip())
@@ -76,8 +75,9 @@ def _contrast_groups() -> tuple[str, ...]:
 
 #: closed groups of contrast words, as classes of synonyms: a word swapped for one of another class of its group
 #: flips the statement too (edits v4); kept in ``faithwatch/data/contrast_groups.txt``, whose comments say which
-#: version added which groups
-CONTRAST_GROUPS = _contrast_groups()
+#: version added which groups (read through the top package: importing faithwatch.data would load its loaders)
+CONTRAST_GROUPS = parse_groups(
+    files("faithwatch").joinpath("data").joinpath("contrast_groups.txt").read_text(encoding="utf-8"))
 CONTRASTS = tuple(classes(group) for group in CONTRAST_GROUPS)
 
 
