@@ -1108,6 +1108,20 @@ LATER_GROUPS = {
     ("The names are etched on the memorial. The print is an etching."): [
         ("The names are engraved on the memorial.", 0.0),  # v139: "engraving" left the prints (v132)
         ("The print is a woodcut.", 1.0)],
+    ("The zoo has a lion. The reserve tracks an elephant. The sanctuary keeps a gorilla. An alligator swam in the "
+     "canal. The pond holds a frog. A rabbit ran across the field. A dolphin followed the boat. A wasp nest was "
+     "found. An eagle nests on the cliff. A beaver returned to the river. The farm keeps a donkey. The survey "
+     "recorded a moth."): [
+        ("The zoo has a tiger.", 1.0),  # v140
+        ("The reserve tracks a rhino.", 1.0), ("The sanctuary keeps a chimpanzee.", 1.0),
+        ("A crocodile swam in the canal.", 1.0), ("The pond holds a toad.", 1.0),
+        ("A hare ran across the field.", 1.0), ("A porpoise followed the boat.", 1.0),
+        ("A hornet nest was found.", 1.0), ("A falcon nests on the cliff.", 1.0),
+        ("An otter returned to the river.", 1.0), ("The farm keeps a mule.", 1.0),
+        ("The survey recorded a butterfly.", 1.0),
+        ("The sanctuary keeps a chimp.", 1.0),  # the class's short form, against "gorilla"
+        ("The zoo has a lions.", 0.0),  # the same class
+        ("A bird nests on the cliff.", 0.0)],  # no group's word
 }
 
 
