@@ -1122,6 +1122,23 @@ LATER_GROUPS = {
         ("The sanctuary keeps a chimp.", 1.0),  # the class's short form, against "gorilla"
         ("The zoo has a lions.", 0.0),  # the same class
         ("A bird nests on the cliff.", 0.0)],  # no group's word
+    ("The farm raises salmon. The bay grows an oyster crop. The boat landed a lobster. A termite colony damaged the "
+     "hall. A lizard was found in the crate. A swan nests on the lake. Astronomers tracked a comet. Jo tore a "
+     "tendon. Max broke his femur. The surgeon treated the retina. The cafe sells an espresso. The village sits on "
+     "a peninsula."): [
+        ("The farm raises trout.", 1.0),  # v141
+        ("The bay grows a mussel crop.", 1.0), ("The boat landed a crab.", 1.0),
+        ("An ant colony damaged the hall.", 1.0), ("A snake was found in the crate.", 1.0),
+        ("A goose nests on the lake.", 1.0), ("Astronomers tracked an asteroid.", 1.0),
+        ("Jo tore a ligament.", 1.0), ("Max broke his tibia.", 1.0), ("The surgeon treated the cornea.", 1.0),
+        ("The cafe sells a cappuccino.", 1.0), ("The village sits on an isthmus.", 1.0),
+        ("Astronomers tracked a meteor.", 1.0),  # another class than "comet"
+        ("The farm raises cod.", 1.0),  # the group's third class
+        ("The boat landed a shrimp.", 1.0),  # "prawn prawns shrimp shrimps" is one class, not "lobster"'s
+        ("Jo tore a muscle.", 0.0)],  # no group's word
+    ("The boat landed a prawn. A meteorite fell on the farm."): [
+        ("The boat landed a shrimp.", 0.0),  # v141: one class
+        ("A meteor fell on the farm.", 0.0)],
 }
 
 
