@@ -1139,6 +1139,16 @@ LATER_GROUPS = {
     ("The boat landed a prawn. A meteorite fell on the farm."): [
         ("The boat landed a shrimp.", 0.0),  # v141: one class
         ("A meteor fell on the farm.", 0.0)],
+    ("The park planted an oak. The show had a tulip display. The orchard grows apple trees. Sam grows a carrot crop. "
+     "The bakery sells a croissant. The dairy makes cheddar. The recipe uses basil. The cake has cinnamon. The "
+     "jacket is made of tweed. Divers found a sword. The team surveyed the lagoon. The shop sold a sofa."): [
+        ("The park planted a beech.", 1.0),  # v142
+        ("The show had a daffodil display.", 1.0), ("The orchard grows pear trees.", 1.0),
+        ("Sam grows a turnip crop.", 1.0), ("The bakery sells a bagel.", 1.0), ("The dairy makes brie.", 1.0),
+        ("The recipe uses parsley.", 1.0), ("The cake has nutmeg.", 1.0), ("The jacket is made of velvet.", 1.0),
+        ("Divers found a dagger.", 1.0), ("The team surveyed the estuary.", 1.0), ("The shop sold an armchair.", 1.0),
+        ("The park planted a willow.", 1.0),  # the group's sixth class
+        ("The shop sold a couch.", 0.0)],  # no group's word
 }
 
 
