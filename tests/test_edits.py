@@ -1149,6 +1149,18 @@ LATER_GROUPS = {
         ("Divers found a dagger.", 1.0), ("The team surveyed the estuary.", 1.0), ("The shop sold an armchair.", 1.0),
         ("The park planted a willow.", 1.0),  # the group's sixth class
         ("The shop sold a couch.", 0.0)],  # no group's word
+    ("The club teaches judo. The club plays chess. They hired a plumber. Ann rented a cottage. The barn burned down. "
+     "The firm recalled an oven. A bakery opened. Tom suffered a fracture. Lee rode a scooter. Pupils were given a "
+     "pencil. A yacht was launched. A necklace was stolen."): [
+        ("The club teaches karate.", 1.0),  # v143
+        ("The club plays backgammon.", 1.0), ("They hired an electrician.", 1.0), ("Ann rented a bungalow.", 1.0),
+        ("The shed burned down.", 1.0), ("The firm recalled a microwave.", 1.0), ("A butcher opened.", 1.0),
+        ("Tom suffered a sprain.", 1.0), ("Lee rode a moped.", 1.0), ("Pupils were given a crayon.", 1.0),
+        ("A dinghy was launched.", 1.0), ("A bracelet was stolen.", 1.0),
+        ("The firm recalled a refrigerator.", 1.0),  # another class than "oven"
+        ("Tom suffered a break.", 0.0)],  # no group's word
+    ("The firm recalled a fridge."): [
+        ("The firm recalled a refrigerator.", 0.0)],  # v143: one class
 }
 
 
