@@ -1161,6 +1161,19 @@ LATER_GROUPS = {
         ("Tom suffered a break.", 0.0)],  # no group's word
     ("The firm recalled a fridge."): [
         ("The firm recalled a refrigerator.", 0.0)],  # v143: one class
+    ("She wore a jacket. The shop sold boots. Tom hurt a finger. The gallery unveiled a sculpture. A laptop was "
+     "stolen. The museum shows a knife. A parcel was delivered. Astronomers found a planet. Ann carried a bucket. "
+     "The cafe served soup. The restaurant sells pizza. Joe entered a cake."): [
+        ("She wore a cardigan.", 1.0),  # v144
+        ("The shop sold sandals.", 1.0), ("Tom hurt a toe.", 1.0), ("The gallery unveiled a painting.", 1.0),
+        ("A smartphone was stolen.", 1.0), ("The museum shows a spoon.", 1.0), ("A postcard was delivered.", 1.0),
+        ("Astronomers found a moon.", 1.0), ("Ann carried a basket.", 1.0), ("The cafe served salad.", 1.0),
+        ("The restaurant sells burgers.", 1.0), ("Joe entered a pie.", 1.0),
+        ("She wore a jumper.", 1.0),  # "sweater jumper" is a class of its own
+        ("Tom hurt a thumb.", 0.0),  # the same class as "finger"
+        ("She wore a coat.", 0.0)],  # no group's word
+    ("She wore a sweater."): [
+        ("She wore a jumper.", 0.0)],  # v144: one class
 }
 
 
