@@ -1174,6 +1174,19 @@ LATER_GROUPS = {
         ("She wore a coat.", 0.0)],  # no group's word
     ("She wore a sweater."): [
         ("She wore a jumper.", 0.0)],  # v144: one class
+    ("The stall sold juice. A toddler was rescued. The school bought a telescope. A breeze blew during the fair. "
+     "Drizzle fell during the parade. The witness saw a blonde woman. Children flew a kite. A hammer was stolen. "
+     "The campers stayed in a tent. The estate belongs to a duke. The navy tested a missile. People held a candle."): [
+        ("The stall sold lemonade.", 1.0),  # v145
+        ("A teenager was rescued.", 1.0), ("The school bought a microscope.", 1.0),
+        ("A gale blew during the fair.", 1.0), ("A downpour fell during the parade.", 1.0),
+        ("The witness saw a brunette woman.", 1.0), ("Children flew a balloon.", 1.0),
+        ("A screwdriver was stolen.", 1.0), ("The campers stayed in a caravan.", 1.0),
+        ("The estate belongs to an earl.", 1.0), ("The navy tested a torpedo.", 1.0),
+        ("People held a lantern.", 1.0),
+        ("A baby was rescued.", 1.0),  # "infant baby" is another class than "toddler"
+        ("The witness saw a blond woman.", 0.0),  # the same class
+        ("People held a torch.", 0.0)],  # no group's word
 }
 
 
