@@ -1187,6 +1187,17 @@ LATER_GROUPS = {
         ("A baby was rescued.", 1.0),  # "infant baby" is another class than "toddler"
         ("The witness saw a blond woman.", 0.0),  # the same class
         ("People held a torch.", 0.0)],  # no group's word
+    ("The soloist was a violinist. A novelist won the prize. The gallery showed a sculptor. They hired an architect. "
+     "The restaurant honoured a chef. A skier won the race. A swimmer joined the challenge. A nun ran the project. "
+     "The bride arrived late. Twins were born. A senator visited the school. A choir performed."): [
+        ("The soloist was a pianist.", 1.0),  # v146
+        ("A poet won the prize.", 1.0), ("The gallery showed a painter.", 1.0), ("They hired an accountant.", 1.0),
+        ("The restaurant honoured a waiter.", 1.0), ("A snowboarder won the race.", 1.0),
+        ("A rower joined the challenge.", 1.0), ("A monk ran the project.", 1.0), ("The groom arrived late.", 1.0),
+        ("Triplets were born.", 1.0), ("A councillor visited the school.", 1.0), ("An orchestra performed.", 1.0),
+        ("The bridegroom arrived late.", 1.0),  # the class of "groom"
+        ("The restaurant honoured a waitress.", 1.0),  # the class of "waiter"
+        ("The restaurant honoured a cook.", 0.0)],  # no group's word
 }
 
 
