@@ -1198,6 +1198,17 @@ LATER_GROUPS = {
         ("The bridegroom arrived late.", 1.0),  # the class of "groom"
         ("The restaurant honoured a waitress.", 1.0),  # the class of "waiter"
         ("The restaurant honoured a cook.", 0.0)],  # no group's word
+    ("The trust restored a lighthouse. A quartet performed. A battalion was deployed. She won an Oscar. The museum "
+     "shows a glider. The viaduct was repaired. The company staged an opera. He arrived in a taxi. The school had "
+     "a mumps outbreak. The patient has leukaemia. She competes in skiing. The team plays netball."): [
+        ("The trust restored a windmill.", 1.0),  # v147
+        ("A trio performed.", 1.0), ("A regiment was deployed.", 1.0), ("She won an Emmy.", 1.0),
+        ("The museum shows an airship.", 1.0), ("The aqueduct was repaired.", 1.0),
+        ("The company staged a ballet.", 1.0), ("He arrived in a limousine.", 1.0),
+        ("The school had a measles outbreak.", 1.0), ("The patient has lymphoma.", 1.0),
+        ("She competes in skating.", 1.0), ("The team plays volleyball.", 1.0),
+        ("The patient has leukemia.", 0.0),  # the same class
+        ("He arrived in a cab.", 0.0)],  # no group's word
 }
 
 
