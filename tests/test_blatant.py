@@ -182,16 +182,17 @@ def test_swapped_contrast_words_are_flagged_and_their_controls_pass():
     # lights), 146 (146: musicians, writers, artists, professions, kitchen staff, snow sports, athletes, religious
     # orders, weddings, multiple births, elected members, ensembles), 147 (147: old buildings, ensembles by size,
     # army units, screen and music awards, aircraft, bridges, stage works, cars for hire, childhood infections,
-    # blood cancers, ice and snow sports, court sports); parts 85 and 86 (84 and 85: a change's direction reversed
-    # in a restatement; their restatements paraphrase, so they have their own test below); parts 38, 39 (lexical
-    # 12, 45: not kept), 95 (94 and lexical 28: clock times, not landed), 79 (81: not kept; its rule kept as 82,
-    # the part left out: its helper's restatements paraphrase more freely, 9 of 12 pass before the rule as after)
-    # and parts 5, 10, 14, 16, 17, 21 and 28, 11's last 4, 25's first 6, 62 (8, 13, 17, 19, 20, 24, 14 B, 29, 30
-    # A, 33 and unit rule 3: not kept)
+    # blood cancers, ice and snow sports, court sports), 148 (148: garden, zoo and water birds, Australian and
+    # farm-park animals, small mammals, young pets, dog breeds, folk instruments, things pushed, sea creatures,
+    # insects); parts 85 and 86 (84 and 85: a change's direction reversed in a restatement; their restatements
+    # paraphrase, so they have their own test below); parts 38, 39 (lexical 12, 45: not kept), 95 (94 and lexical
+    # 28: clock times, not landed), 79 (81: not kept; its rule kept as 82, the part left out: its helper's
+    # restatements paraphrase more freely, 9 of 12 pass before the rule as after) and parts 5, 10, 14, 16, 17, 21
+    # and 28, 11's last 4, 25's first 6, 62 (8, 13, 17, 19, 20, 24, 14 B, 29, 30 A, 33 and unit rule 3: not kept)
     items = [json.loads(line) for line in CONTRASTS.read_text(encoding="utf-8").splitlines()]
     items = (items[:144] + items[180:324] + items[360:384] + items[396:468] + items[504:540] + items[612:720]
              + items[756:864] + items[882:972] + items[1008:1332] + items[1440:2196] + items[2232:2772]
-             + items[2808:2952] + items[3024:3312] + items[3348:5076])
+             + items[2808:2952] + items[3024:3312] + items[3348:5112])
     flagged: dict[str, list[bool]] = {"s": [], "f": [], "c": []}
     for item in items:
         result = monitor.score(None, item["context"], item["response"])

@@ -1209,6 +1209,17 @@ LATER_GROUPS = {
         ("She competes in skating.", 1.0), ("The team plays volleyball.", 1.0),
         ("The patient has leukemia.", 0.0),  # the same class
         ("He arrived in a cab.", 0.0)],  # no group's word
+    ("The survey counted a sparrow. The zoo has a penguin. A heron nests by the lake. The park has a kangaroo. The "
+     "farm has a camel. The centre helped a hedgehog. Sam adopted a puppy. A spaniel won the show. Jo plays the "
+     "banjo. Ann pushed a pram. A jellyfish was found. The survey recorded a dragonfly."): [
+        ("The survey counted a pigeon.", 1.0),  # v148
+        ("The zoo has a flamingo.", 1.0), ("A cormorant nests by the lake.", 1.0), ("The park has a koala.", 1.0),
+        ("The farm has a llama.", 1.0), ("The centre helped a squirrel.", 1.0), ("Sam adopted a kitten.", 1.0),
+        ("A terrier won the show.", 1.0), ("Jo plays the ukulele.", 1.0), ("Ann pushed a wheelchair.", 1.0),
+        ("An octopus was found.", 1.0), ("The survey recorded a grasshopper.", 1.0),
+        ("Jo plays the guitar.", 1.0),  # an older class of the instruments
+        ("Ann pushed a pushchair.", 0.0),  # the same class
+        ("Sam adopted a dog.", 0.0)],  # no group's word
 }
 
 

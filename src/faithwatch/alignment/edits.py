@@ -149,7 +149,7 @@ EDIT_FEATURES = ("edit_match", "edit_swap_num", "edit_swap_word", "edit_neg_flip
 #: (narrowed as 113); 94 and 107 not landed (docs/transfer.md, "A word swapped …", "Decimals …", "Year ranges …",
 #: "A count changed …", "A country and its demonym", "Numbers written in words", "Unit rule 3", "A Roman numeral …",
 #: "A pronoun's gender …", "Quantities, rounds and roles …")
-EDITS_VERSION = "147"
+EDITS_VERSION = "148"
 
 
 @dataclass
